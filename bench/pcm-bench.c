@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pcm-bench - pcm's benchmarks. Each result is one JSON line that carries its
+ * parameters and, where there is one, the ratio against a baseline measured
+ * in the same run. Figures are medians over interleaved runs, because these
+ * machines are noisy.
+ *
+ *   pcm-bench handlers [--json] [--policy NAME|FILE.so] [--flows N] [--events N] [--runs N]
+ *   pcm-bench list
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "builtin.h"
+#include "native_swift.h"
+#include "shell.h"
+
+#define TRACE_LEN 65536u /* distinct events, replayed round-robin over the flows */
+
+struct bench_opts {
+	const char *policy; /* NULL: every built-in */
+	uint32_t flows;
+	uint64_t events;
+	unsigned runs;
+	bool json;
+};
+
+/* A compact ACK trace: what a NIC or transport would report per ACK. */
+struct trace {
+	uint32_t rtt_ns[TRACE_LEN];
+	uint8_t flags[TRACE_LEN]; /* TRACE_* */
+};
+
+enum {
+	TRACE_ECN = 1,
+	TRACE_NACK = 2,
+	TRACE_RTO = 4,
+};
+
+static uint64_t xorshift64(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+/*
+ * RTTs around the fabric's 14 us base with queueing of 0-24 us, a few long
+ * samples; 5% ECN-marked, 0.2% NACKs, 0.01% timeouts.
+ */
+static void trace_fill(struct trace *t)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ull;
+
+	for (uint32_t i = 0; i < TRACE_LEN; i++) {
+		uint64_t r = xorshift64(&s);
+		uint32_t q = (uint32_t)(r % 24000);
+
+		t->rtt_ns[i] = 14022 + q + ((r >> 20) % 100 == 0 ? 200000 : 0);
+		t->flags[i] = 0;
+		if ((r >> 32) % 100 < 5)
+			t->flags[i] |= TRACE_ECN;
+		if ((r >> 40) % 1000 < 2)
+			t->flags[i] |= TRACE_NACK;
+		if ((r >> 48) % 10000 < 1)
+			t->flags[i] |= TRACE_RTO;
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#define SIGBIT(x) ((pcm_uint)1 << PCM_SIG_##x)
+
+/* Build the event a datapath hands the shell for trace entry @i. */
+static inline void make_event(const struct trace *t, uint32_t i, struct pcm_event *ev)
+{
+	uint8_t f = t->flags[i];
+
+	ev->valid = SIGBIT(ACK) | SIGBIT(DATA_TX) | SIGBIT(RTT) | SIGBIT(TX_EVENT);
+	ev->values[PCM_SIG_ACK] = 1;
+	ev->values[PCM_SIG_DATA_TX] = 4096;
+	ev->values[PCM_SIG_RTT] = (pcm_uint)t->rtt_ns[i] * 1000;
+	ev->values[PCM_SIG_TX_EVENT] = 1;
+	if (f & TRACE_ECN) {
+		ev->valid |= SIGBIT(ECN) | SIGBIT(CNP);
+		ev->values[PCM_SIG_ECN] = 1;
+		ev->values[PCM_SIG_CNP] = 1;
+	}
+	if (f & TRACE_NACK) {
+		ev->valid |= SIGBIT(NACK);
+		ev->values[PCM_SIG_NACK] = 1;
+	}
+	if (f & TRACE_RTO) {
+		ev->valid |= SIGBIT(RTO);
+		ev->values[PCM_SIG_RTO] = 1;
+	}
+}
+
+static inline void make_native_event(const struct trace *t, uint32_t i,
+				     struct native_swift_event *ev)
+{
+	uint8_t f = t->flags[i];
+
+	ev->acks = 1;
+	ev->nacks = (f & TRACE_NACK) != 0;
+	ev->rtos = (f & TRACE_RTO) != 0;
+	ev->has_rtt = true;
+	ev->acked_bytes = 4096;
+	ev->rtt_ps = (uint64_t)t->rtt_ns[i] * 1000;
+}
+
+struct run_result {
+	double seconds;
+	uint64_t calls;
+};
+
+static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
+				 uint64_t events, uint32_t flows)
+{
+	uint64_t calls0 = shell->stats.handler_calls;
+	struct pcm_event ev = { 0 };
+	pcm_uint now = 1000000;
+	struct run_result r;
+	double t0 = now_s();
+
+	for (uint64_t n = 0; n < events; n++) {
+		make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
+		now += 1000;
+		pcm_shell_feed(shell, (uint32_t)(n % flows), &ev, now);
+	}
+	r.seconds = now_s() - t0;
+	r.calls = shell->stats.handler_calls - calls0;
+	return r;
+}
+
+static struct run_result run_native(struct native_swift_flow *fl,
+				    const struct native_swift_params *p, const struct trace *t,
+				    uint64_t events, uint32_t flows)
+{
+	struct native_swift_event ev;
+	pcm_uint now = 1000000;
+	struct run_result r = { 0 };
+	double t0 = now_s();
+
+	for (uint64_t n = 0; n < events; n++) {
+		make_native_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
+		now += 1000;
+		r.calls += native_swift_on_event(&fl[n % flows], p, &ev, now);
+	}
+	r.seconds = now_s() - t0;
+	return r;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct handler_result {
+	double ns_per_event;
+	double mcalls_per_s;
+	double native_ns_per_event; /* 0 when no native baseline */
+	size_t bytes_per_flow;
+};
+
+static bool has_native_baseline(const struct pcm_package *pkg)
+{
+	return strcmp(pkg->name, "swift") == 0 && strcmp(pkg->arith, "double") == 0;
+}
+
+static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
+		     const struct trace *t, struct handler_result *res)
+{
+	double pcm_ns[64], pcm_rate[64], nat_ns[64];
+	struct native_swift_flow *native = NULL;
+	struct native_swift_params params;
+	struct pcm_shell *shell;
+	struct pcm_diag diag;
+	int rc;
+
+	rc = pcm_shell_create(pkg, NULL, o->flows, 0, &shell, &diag);
+	if (rc < 0) {
+		fprintf(stderr, "pcm-bench: %s\n", diag.msg);
+		return rc;
+	}
+	if (has_native_baseline(pkg)) {
+		native_swift_default_params(&params);
+		native = calloc(o->flows, sizeof(*native));
+		if (!native) {
+			pcm_shell_destroy(shell);
+			return -ENOMEM;
+		}
+		for (uint32_t f = 0; f < o->flows; f++)
+			native_swift_init(&native[f], &params, 0);
+	}
+	/* Warm both, then interleave PCM and native runs so noise hits both alike. */
+	run_pcm(shell, t, o->events / 4, o->flows);
+	if (native)
+		run_native(native, &params, t, o->events / 4, o->flows);
+	for (unsigned r = 0; r < o->runs; r++) {
+		struct run_result pr = run_pcm(shell, t, o->events, o->flows);
+
+		pcm_ns[r] = pr.seconds * 1e9 / (double)o->events;
+		pcm_rate[r] = (double)pr.calls / pr.seconds / 1e6;
+		if (native) {
+			struct run_result nr = run_native(native, &params, t, o->events, o->flows);
+
+			nat_ns[r] = nr.seconds * 1e9 / (double)o->events;
+		}
+	}
+	res->ns_per_event = median(pcm_ns, o->runs);
+	res->mcalls_per_s = median(pcm_rate, o->runs);
+	res->native_ns_per_event = native ? median(nat_ns, o->runs) : 0;
+	res->bytes_per_flow = pcm_shell_bytes_per_flow(shell);
+	free(native);
+	pcm_shell_destroy(shell);
+	return 0;
+}
+
+static void print_result(const struct pcm_package *pkg, const struct bench_opts *o,
+			 const struct handler_result *r)
+{
+	if (!o->json) {
+		printf("%-16s sync  %8.2f ns/event  %7.2f Mcalls/s  %zu B/flow", pkg->name,
+		       r->ns_per_event, r->mcalls_per_s, r->bytes_per_flow);
+		if (r->native_ns_per_event > 0)
+			printf("  native %.2f ns  ratio %.3f", r->native_ns_per_event,
+			       r->ns_per_event / r->native_ns_per_event);
+		putchar('\n');
+		return;
+	}
+	printf("{\"bench\":\"handlers\",\"policy\":\"%s\",\"arith\":\"%s\",\"mode\":\"sync\","
+	       "\"flows\":%u,\"events\":%llu,\"runs\":%u,\"ns_per_event\":%.3f,"
+	       "\"mcalls_per_s\":%.3f,\"bytes_per_flow\":%zu",
+	       pkg->name, pkg->arith, o->flows, (unsigned long long)o->events, o->runs,
+	       r->ns_per_event, r->mcalls_per_s, r->bytes_per_flow);
+	if (r->native_ns_per_event > 0)
+		printf(",\"native_ns_per_event\":%.3f,\"native_ratio\":%.4f",
+		       r->native_ns_per_event, r->ns_per_event / r->native_ns_per_event);
+	puts("}");
+	fflush(stdout);
+}
+
+static void pin_to_current_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int bench_policy(const char *name, const struct bench_opts *o, const struct trace *t)
+{
+	struct pcm_package_handle h;
+	struct handler_result r;
+	char err[512];
+	int rc;
+
+	rc = pcm_package_open(name, pcm_builtin_policies, &h, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "pcm-bench: %s\n", err);
+		return rc;
+	}
+	rc = bench_one(h.pkg, o, t, &r);
+	if (rc == 0)
+		print_result(h.pkg, o, &r);
+	pcm_package_close(&h);
+	return rc;
+}
+
+static int parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "pcm-bench: %s: '%s' is not a number in %llu..%llu\n", flag, s,
+			(unsigned long long)min, (unsigned long long)max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },     { "policy", required_argument, NULL, 'p' },
+		{ "flows", required_argument, NULL, 'f' }, { "events", required_argument, NULL, 'e' },
+		{ "runs", required_argument, NULL, 'r' }, { "mode", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c;
+
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': o->json = true; break;
+		case 'p': o->policy = optarg; break;
+		case 'm':
+			if (strcmp(optarg, "sync") != 0) {
+				fprintf(stderr, "pcm-bench: --mode: '%s' is not available; "
+						"this build has 'sync'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'f':
+			if (parse_u64("--flows", optarg, 1, PCM_SHELL_MAX_FLOWS, &v) < 0)
+				return -EINVAL;
+			o->flows = (uint32_t)v;
+			break;
+		case 'e':
+			if (parse_u64("--events", optarg, 1000, 1ull << 40, &o->events) < 0)
+				return -EINVAL;
+			break;
+		case 'r':
+			if (parse_u64("--runs", optarg, 1, 64, &v) < 0)
+				return -EINVAL;
+			o->runs = (unsigned)v;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pcm-bench handlers: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_handlers(int argc, char **argv)
+{
+	struct bench_opts o = { .flows = 4096, .events = 20000000, .runs = 5 };
+	struct trace *t;
+	int rc = 0;
+
+	if (parse_handlers_opts(argc, argv, &o) < 0)
+		return 2;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return 1;
+	trace_fill(t);
+	pin_to_current_cpu();
+	if (o.policy)
+		rc = bench_policy(o.policy, &o, t);
+	for (size_t i = 0; !o.policy && pcm_builtin_policies[i] && rc == 0; i++)
+		rc = bench_policy(pcm_builtin_policies[i]->name, &o, t);
+	free(t);
+	return rc < 0 ? 1 : 0;
+}
+
+static int cmd_list(void)
+{
+	for (size_t i = 0; pcm_builtin_policies[i]; i++)
+		printf("%-16s %s\n", pcm_builtin_policies[i]->name,
+		       pcm_builtin_policies[i]->description);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage:\n"
+	      "  pcm-bench handlers [--json] [--policy NAME|FILE.so] [--flows N] [--events N]\n"
+	      "                     [--runs N] [--mode sync]\n"
+	      "  pcm-bench list\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "handlers") == 0)
+		return cmd_handlers(argc, argv);
+	if (strcmp(argv[1], "list") == 0)
+		return cmd_list();
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "pcm-bench: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * swift.c - Swift, delay-based window congestion control.
+ *
+ * Kumar et al., "Swift: Delay is Simple and Effective for Congestion Control
+ * in the Datacenter", SIGCOMM 2020.
+ *
+ * Per call, with cwnd in packets and delays in microseconds:
+ *   target = base + hops * h + clamp(alpha / sqrt(cwnd) + beta, 0, fs_range)
+ *   delay < target:  cwnd += ai * acked / cwnd      (cwnd >= 1)
+ *                    cwnd += ai * acked             (cwnd < 1)
+ *   delay >= target: cwnd *= max(1 - beta_md * (delay - target) / delay, 1 - max_mdf)
+ *                    at most once per RTT
+ *   NACK:            cwnd *= 1 - max_mdf, at most once per RTT
+ *   RTO:             after RTX_RESET_THRESHOLD in a row cwnd = min, else as NACK
+ *   cwnd is clamped to [FABRIC_MIN_CWND, FABRIC_MAX_CWND] / MSS.
+ * alpha and beta scale the target with 1/sqrt(cwnd) so that small windows
+ * (many competing flows) tolerate more queueing (paper section 3.5).
+ *
+ * All arithmetic goes through pcm_fx so the same source builds in double,
+ * Q42.22, Q32.32 and Q16.16 (pcmc --arith).
+ */
+#include "swift.h"
+#include "pcmh.h"
+
+static PCM_FORCE_INLINE pcm_fx fx_const(double v)
+{
+	return pcm_fx_from_double(v);
+}
+
+/* ps -> microseconds, split so that Q16.16 keeps ns precision without overflow. */
+static PCM_FORCE_INLINE pcm_fx ps_to_us(pcm_uint ps)
+{
+	pcm_fx whole = pcm_fx_from_uint(ps / 1000000);
+	pcm_fx frac = pcm_fx_div(pcm_fx_from_uint((ps % 1000000) / 1000), pcm_fx_from_int(1000));
+
+	return pcm_fx_add(whole, frac);
+}
+
+static PCM_FORCE_INLINE pcm_fx target_delay_us(pcm_fx cwnd)
+{
+	pcm_fx fs = pcm_fx_add(pcm_fx_div(fx_const(FS_ALPHA), pcm_fx_sqrt(cwnd)), fx_const(FS_BETA));
+	pcm_fx hops = pcm_fx_mul_int(fx_const(HOP_SCALE_US), FABRIC_HOP_COUNT);
+
+	fs = pcm_fx_max(pcm_fx_min(fs, fx_const(FS_RANGE_US)), PCM_FX_ZERO);
+	return pcm_fx_add(pcm_fx_add(fx_const(BASE_TARGET_US), hops), fs);
+}
+
+static PCM_FORCE_INLINE pcm_fx additive_increase(pcm_fx cwnd, pcm_uint acked_bytes)
+{
+	pcm_fx acked = pcm_fx_div(pcm_fx_from_uint(acked_bytes), pcm_fx_from_uint(MSS_BYTES));
+	pcm_fx step = pcm_fx_mul(fx_const(AI_PKTS), acked);
+
+	if (pcm_fx_ge(cwnd, PCM_FX_ONE))
+		step = pcm_fx_div(step, cwnd);
+	return pcm_fx_add(cwnd, step);
+}
+
+static PCM_FORCE_INLINE pcm_fx delay_decrease(pcm_fx cwnd, pcm_fx delay, pcm_fx target)
+{
+	pcm_fx excess = pcm_fx_div(pcm_fx_sub(delay, target), delay);
+	pcm_fx factor = pcm_fx_sub(PCM_FX_ONE, pcm_fx_mul(fx_const(BETA), excess));
+
+	factor = pcm_fx_max(factor, pcm_fx_sub(PCM_FX_ONE, fx_const(MAX_MDF)));
+	return pcm_fx_mul(cwnd, factor);
+}
+
+static PCM_FORCE_INLINE pcm_fx max_decrease(pcm_fx cwnd)
+{
+	return pcm_fx_mul(cwnd, pcm_fx_sub(PCM_FX_ONE, fx_const(MAX_MDF)));
+}
+
+static PCM_FORCE_INLINE pcm_fx on_timeout(ALGO_CTX_ARGS, pcm_fx cwnd, bool can_decrease)
+{
+	pcm_uint retx = get_var_uint(RETX_COUNT) + get_signal(NUM_RTO);
+
+	set_var_uint(RETX_COUNT, retx);
+	if (retx >= RTX_RESET_THRESHOLD)
+		return fx_const(MIN_CWND_PKTS);
+	return can_decrease ? max_decrease(cwnd) : cwnd;
+}
+
+static PCM_FORCE_INLINE pcm_fx on_nack(ALGO_CTX_ARGS, pcm_fx cwnd, bool can_decrease)
+{
+	set_var_uint(RETX_COUNT, 0);
+	return can_decrease ? max_decrease(cwnd) : cwnd;
+}
+
+static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd, bool can_decrease)
+{
+	pcm_fx delay = ps_to_us(get_signal(RTT_SAMPLE));
+	pcm_fx target = target_delay_us(cwnd);
+
+	set_var_uint(RETX_COUNT, 0);
+	if (pcm_fx_lt(delay, target))
+		return additive_increase(cwnd, get_signal(ACKED_BYTES));
+	return can_decrease ? delay_decrease(cwnd, delay, target) : cwnd;
+}
+
+int algorithm_main()
+{
+	pcm_uint mask = get_signal_trigger_mask();
+	pcm_uint now = get_signal(NOW);
+	pcm_fx cwnd, next;
+	bool can_decrease;
+
+	if (!get_var_uint(INITIALIZED)) {
+		set_var_fx(CWND_PKTS, pcm_fx_div(pcm_fx_from_uint(get_control(CWND_BYTES)),
+						 pcm_fx_from_uint(MSS_BYTES)));
+		set_var_uint(INITIALIZED, 1);
+	}
+	cwnd = get_var_fx(CWND_PKTS);
+	can_decrease = now - get_var_uint(T_LAST_DECREASE) >= get_signal(RTT_SAMPLE);
+
+	if (mask & NUM_RTO)
+		next = on_timeout(ALGO_CTX_PASS, cwnd, can_decrease);
+	else if (mask & NUM_NACK)
+		next = on_nack(ALGO_CTX_PASS, cwnd, can_decrease);
+	else
+		next = on_ack(ALGO_CTX_PASS, cwnd, can_decrease);
+
+	next = pcm_fx_max(pcm_fx_min(next, fx_const(MAX_CWND_PKTS)), fx_const(MIN_CWND_PKTS));
+	if (pcm_fx_lt(next, cwnd))
+		set_var_uint(T_LAST_DECREASE, now);
+	set_var_fx(CWND_PKTS, next);
+	set_control(CWND_BYTES, pcm_fx_to_uint(pcm_fx_mul_int(next, MSS_BYTES)));
+	return PCM_SUCCESS;
+}
