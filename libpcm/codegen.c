@@ -147,7 +147,13 @@ int pcm_codegen_header(const struct pcm_spec *spec, const struct pcm_fabric *fab
 		pcm_arith_macro(opts->arith));
 	fprintf(out, "#define PCM_HANDLER_ENTRY %s_main\n\n", opts->symbol);
 	fputs("#include \"pcm.h\"\n\n", out);
-	fprintf(out, "int %s_main(pcm_uint *snapshot);\n\n", opts->symbol);
+	/*
+	 * Internal linkage: the handler's later `int algorithm_main()` definition
+	 * inherits it (C11 6.2.2), so packages never collide when linked together
+	 * and the compiler may inline the handler into its pipeline even in PIC code.
+	 */
+	fprintf(out, "static int %s_main(pcm_uint *snapshot) __attribute__((unused));\n\n",
+		opts->symbol);
 	emit_header_constants(spec, fabric, out);
 	emit_header_names(spec, &l, out);
 	fprintf(out, "\n#endif /* PCM_GEN_%s_H */\n", spec->name);
