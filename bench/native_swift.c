@@ -45,6 +45,17 @@ void native_swift_init(struct native_swift_flow *f, const struct native_swift_pa
 	f->epoch_ps = now_ps;
 }
 
+/* Plain comparisons, not fmin/fmax: those are out-of-line libm calls here. */
+static inline double min_d(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+static inline double max_d(double a, double b)
+{
+	return a > b ? a : b;
+}
+
 static double ps_to_us(uint64_t ps)
 {
 	return (double)(ps / 1000000) + (double)((ps % 1000000) / 1000) / 1000.0;
@@ -54,7 +65,7 @@ static double target_delay_us(const struct native_swift_params *p, double cwnd)
 {
 	double fs = p->fs_alpha / sqrt(cwnd) + p->fs_beta;
 
-	fs = fmax(fmin(fs, p->fs_range_us), 0.0);
+	fs = max_d(min_d(fs, p->fs_range_us), 0.0);
 	return p->base_target_us + p->hop_scale_us * p->hop_count + fs;
 }
 
@@ -72,7 +83,7 @@ static double on_ack(struct native_swift_flow *f, const struct native_swift_para
 	}
 	if (!can_decrease)
 		return cwnd;
-	return cwnd * fmax(1.0 - p->beta * ((delay - target) / delay), 1.0 - p->max_mdf);
+	return cwnd * max_d(1.0 - p->beta * ((delay - target) / delay), 1.0 - p->max_mdf);
 }
 
 bool native_swift_on_event(struct native_swift_flow *f, const struct native_swift_params *p,
@@ -99,7 +110,7 @@ bool native_swift_on_event(struct native_swift_flow *f, const struct native_swif
 	} else {
 		next = on_ack(f, p, ev, can_decrease);
 	}
-	next = fmax(fmin(next, p->max_cwnd_pkts), p->min_cwnd_pkts);
+	next = max_d(min_d(next, p->max_cwnd_pkts), p->min_cwnd_pkts);
 	if (next < cwnd)
 		f->t_last_decrease_ps = now;
 	f->cwnd_pkts = next;

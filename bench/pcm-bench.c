@@ -6,6 +6,7 @@
  * machines are noisy.
  *
  *   pcm-bench handlers [--json] [--policy NAME|FILE.so] [--flows N] [--events N] [--runs N]
+ *                      [--burst N]
  *   pcm-bench list
  */
 #include <errno.h>
@@ -27,6 +28,7 @@ struct bench_opts {
 	uint32_t flows;
 	uint64_t events;
 	unsigned runs;
+	uint32_t burst;
 	bool json;
 };
 
@@ -128,25 +130,48 @@ struct run_result {
 	uint64_t calls;
 };
 
+#define MAX_BURST 256
+
+/*
+ * PCM side. burst == 1 calls pcm_shell_feed() per event; otherwise events
+ * are gathered into bursts, as a datapath polling a completion queue would,
+ * and handed over with pcm_shell_feed_burst().
+ */
 static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
-				 uint64_t events, uint32_t flows)
+				 uint64_t events, uint32_t flows, uint32_t burst)
 {
+	static struct pcm_flow_event batch[MAX_BURST];
 	uint64_t calls0 = shell->stats.handler_calls;
 	struct pcm_event ev = { 0 };
 	pcm_uint now = 1000000;
+	uint32_t flow = 0, fill = 0;
 	struct run_result r;
 	double t0 = now_s();
 
 	for (uint64_t n = 0; n < events; n++) {
-		make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
 		now += 1000;
-		pcm_shell_feed(shell, (uint32_t)(n % flows), &ev, now);
+		if (burst == 1) {
+			make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
+			pcm_shell_feed(shell, flow, &ev, now);
+		} else {
+			batch[fill].flow = flow;
+			batch[fill].now_ps = now;
+			make_event(t, (uint32_t)n & (TRACE_LEN - 1), &batch[fill].ev);
+			if (++fill == burst) {
+				pcm_shell_feed_burst(shell, batch, fill);
+				fill = 0;
+			}
+		}
+		flow = flow + 1 == flows ? 0 : flow + 1;
 	}
+	if (fill)
+		pcm_shell_feed_burst(shell, batch, fill);
 	r.seconds = now_s() - t0;
 	r.calls = shell->stats.handler_calls - calls0;
 	return r;
 }
 
+/* Native side: the hand-written Swift is called per event, as a transport calls it. */
 static struct run_result run_native(struct native_swift_flow *fl,
 				    const struct native_swift_params *p, const struct trace *t,
 				    uint64_t events, uint32_t flows)
@@ -154,12 +179,14 @@ static struct run_result run_native(struct native_swift_flow *fl,
 	struct native_swift_event ev;
 	pcm_uint now = 1000000;
 	struct run_result r = { 0 };
+	uint32_t flow = 0;
 	double t0 = now_s();
 
 	for (uint64_t n = 0; n < events; n++) {
 		make_native_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
 		now += 1000;
-		r.calls += native_swift_on_event(&fl[n % flows], p, &ev, now);
+		r.calls += native_swift_on_event(&fl[flow], p, &ev, now);
+		flow = flow + 1 == flows ? 0 : flow + 1;
 	}
 	r.seconds = now_s() - t0;
 	return r;
@@ -216,11 +243,11 @@ static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
 			native_swift_init(&native[f], &params, 0);
 	}
 	/* Warm both, then interleave PCM and native runs so noise hits both alike. */
-	run_pcm(shell, t, o->events / 4, o->flows);
+	run_pcm(shell, t, o->events / 4, o->flows, o->burst);
 	if (native)
 		run_native(native, &params, t, o->events / 4, o->flows);
 	for (unsigned r = 0; r < o->runs; r++) {
-		struct run_result pr = run_pcm(shell, t, o->events, o->flows);
+		struct run_result pr = run_pcm(shell, t, o->events, o->flows, o->burst);
 
 		pcm_ns[r] = pr.seconds * 1e9 / (double)o->events;
 		pcm_rate[r] = (double)pr.calls / pr.seconds / 1e6;
@@ -243,8 +270,8 @@ static void print_result(const struct pcm_package *pkg, const struct bench_opts 
 			 const struct handler_result *r)
 {
 	if (!o->json) {
-		printf("%-16s sync  %8.2f ns/event  %7.2f Mcalls/s  %zu B/flow", pkg->name,
-		       r->ns_per_event, r->mcalls_per_s, r->bytes_per_flow);
+		printf("%-16s sync burst %-3u %8.2f ns/event  %7.2f Mcalls/s  %zu B/flow", pkg->name,
+		       o->burst, r->ns_per_event, r->mcalls_per_s, r->bytes_per_flow);
 		if (r->native_ns_per_event > 0)
 			printf("  native %.2f ns  ratio %.3f", r->native_ns_per_event,
 			       r->ns_per_event / r->native_ns_per_event);
@@ -252,9 +279,9 @@ static void print_result(const struct pcm_package *pkg, const struct bench_opts 
 		return;
 	}
 	printf("{\"bench\":\"handlers\",\"policy\":\"%s\",\"arith\":\"%s\",\"mode\":\"sync\","
-	       "\"flows\":%u,\"events\":%llu,\"runs\":%u,\"ns_per_event\":%.3f,"
+	       "\"flows\":%u,\"burst\":%u,\"events\":%llu,\"runs\":%u,\"ns_per_event\":%.3f,"
 	       "\"mcalls_per_s\":%.3f,\"bytes_per_flow\":%zu",
-	       pkg->name, pkg->arith, o->flows, (unsigned long long)o->events, o->runs,
+	       pkg->name, pkg->arith, o->flows, o->burst, (unsigned long long)o->events, o->runs,
 	       r->ns_per_event, r->mcalls_per_s, r->bytes_per_flow);
 	if (r->native_ns_per_event > 0)
 		printf(",\"native_ns_per_event\":%.3f,\"native_ratio\":%.4f",
@@ -316,6 +343,7 @@ static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
 		{ "json", no_argument, NULL, 'j' },     { "policy", required_argument, NULL, 'p' },
 		{ "flows", required_argument, NULL, 'f' }, { "events", required_argument, NULL, 'e' },
 		{ "runs", required_argument, NULL, 'r' }, { "mode", required_argument, NULL, 'm' },
+		{ "burst", required_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -342,6 +370,11 @@ static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
 			if (parse_u64("--events", optarg, 1000, 1ull << 40, &o->events) < 0)
 				return -EINVAL;
 			break;
+		case 'b':
+			if (parse_u64("--burst", optarg, 1, MAX_BURST, &v) < 0)
+				return -EINVAL;
+			o->burst = (uint32_t)v;
+			break;
 		case 'r':
 			if (parse_u64("--runs", optarg, 1, 64, &v) < 0)
 				return -EINVAL;
@@ -360,7 +393,7 @@ static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
 
 static int cmd_handlers(int argc, char **argv)
 {
-	struct bench_opts o = { .flows = 4096, .events = 20000000, .runs = 5 };
+	struct bench_opts o = { .flows = 4096, .events = 20000000, .runs = 5, .burst = 32 };
 	struct trace *t;
 	int rc = 0;
 
@@ -391,7 +424,7 @@ static void usage(FILE *f)
 {
 	fputs("usage:\n"
 	      "  pcm-bench handlers [--json] [--policy NAME|FILE.so] [--flows N] [--events N]\n"
-	      "                     [--runs N] [--mode sync]\n"
+	      "                     [--runs N] [--burst N] [--mode sync]\n"
 	      "  pcm-bench list\n",
 	      f);
 }

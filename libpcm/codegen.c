@@ -329,8 +329,8 @@ static void emit_commit(const struct pcm_spec *spec, const struct layout *l, FIL
 static void emit_feed(const struct pcm_spec *spec, const struct layout *l,
 		      const struct pcm_codegen_opts *opts, FILE *out)
 {
-	fputs("__attribute__((flatten)) static int pcm_gen_feed(pcm_uint *rec, "
-	      "const struct pcm_event *ev, pcm_uint now_ps)\n{\n",
+	fputs("__attribute__((flatten)) static int pcm_gen_feed(pcm_uint *restrict rec, "
+	      "const struct pcm_event *restrict ev, pcm_uint now_ps)\n{\n",
 	      out);
 	fputs("\tconst pcm_uint valid = ev->valid;\n\t(void)valid;\n", out);
 	emit_accumulate(spec, l, out);
@@ -339,6 +339,24 @@ static void emit_feed(const struct pcm_spec *spec, const struct layout *l,
 	fprintf(out, "\tconst int rc = %s_main(rec);\n", opts->symbol);
 	emit_commit(spec, l, out);
 	fputs("\treturn rc == PCM_SUCCESS ? 1 : -EIO;\n}\n\n", out);
+}
+
+static void emit_feed_burst(const struct layout *l, FILE *out)
+{
+	fputs("__attribute__((flatten)) static uint32_t pcm_gen_feed_burst(pcm_uint *restrict records, "
+	      "uint32_t n_flows,\n\tconst struct pcm_flow_event *restrict evs, uint32_t n, "
+	      "uint64_t *calls, uint64_t *errors)\n{\n"
+	      "\tuint64_t c = 0, e = 0;\n\tuint32_t i;\n\n"
+	      "\tfor (i = 0; i < n; i++) {\n"
+	      "\t\tconst uint32_t flow = evs[i].flow;\n\n"
+	      "\t\tif (flow >= n_flows)\n\t\t\tbreak;\n",
+	      out);
+	fprintf(out, "\t\tconst int rc = pcm_gen_feed(records + (size_t)flow * %u, &evs[i].ev, "
+		     "evs[i].now_ps);\n\n",
+		l->record_slots);
+	fputs("\t\tc += rc != 0;\n\t\te += rc < 0;\n\t}\n"
+	      "\t*calls += c;\n\t*errors += e;\n\treturn i;\n}\n\n",
+	      out);
 }
 
 static void emit_helpers(FILE *out)
@@ -412,7 +430,9 @@ static void emit_descriptor(const struct pcm_spec *spec, const struct layout *l,
 	fputs("\t.signals = pcm_gen_signals,\n\t.controls = pcm_gen_controls,\n"
 	      "\t.variables = pcm_gen_variables,\n",
 	      out);
-	fputs("\t.ops = { pcm_gen_init, pcm_gen_feed, pcm_gen_handler },\n};\n", out);
+	fputs("\t.ops = {\n\t\t.init = pcm_gen_init,\n\t\t.feed = pcm_gen_feed,\n"
+	      "\t\t.handler = pcm_gen_handler,\n\t\t.feed_burst = pcm_gen_feed_burst,\n\t},\n};\n",
+	      out);
 	if (opts->export_entry)
 		fprintf(out, "\nPCM_GEN_EXPORT const struct pcm_package *const pcm_package_entry = &%s;\n",
 			opts->symbol);
@@ -442,6 +462,7 @@ int pcm_codegen_unit(const struct pcm_spec *spec, const struct pcm_codegen_opts 
 	emit_tables(spec, out);
 	emit_init(spec, &l, out);
 	emit_feed(spec, &l, opts, out);
+	emit_feed_burst(&l, out);
 	emit_descriptor(spec, &l, opts, out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -49,7 +49,8 @@ int pcm_package_validate(const struct pcm_package *pkg, const char **why)
 		*why = "built for another package ABI version; rebuild it with this pcmc";
 		return -EPROTO;
 	}
-	if (!pkg->name || !pkg->arith || !pkg->ops.init || !pkg->ops.feed || !pkg->ops.handler) {
+	if (!pkg->name || !pkg->arith || !pkg->ops.init || !pkg->ops.feed || !pkg->ops.handler ||
+	    !pkg->ops.feed_burst) {
 		*why = "descriptor incomplete (name, arith or an op missing)";
 		return -EINVAL;
 	}

@@ -37,6 +37,13 @@ struct pcm_event {
 	pcm_uint values[PCM_SIG_COUNT];
 };
 
+/* An event addressed to a flow, for burst feeding. */
+struct pcm_flow_event {
+	uint32_t flow;
+	pcm_uint now_ps;
+	struct pcm_event ev;
+};
+
 struct pcm_pkg_signal {
 	const char *name;
 	uint8_t type;    /* pcm_signal_t */
@@ -74,6 +81,15 @@ struct pcm_package_ops {
 	int (*feed)(pcm_uint *rec, const struct pcm_event *ev, pcm_uint now_ps);
 	/* The raw handler over a snapshot laid out like the record's first slots. */
 	int (*handler)(pcm_uint *snapshot);
+	/*
+	 * feed() over a burst: @records holds @n_flows records; each event goes
+	 * to its flow's record. Stops at the first event whose flow is not below
+	 * @n_flows. Adds handler invocations to *calls and PCM_ERROR returns to
+	 * *errors. Return: the number of events processed.
+	 */
+	uint32_t (*feed_burst)(pcm_uint *records, uint32_t n_flows,
+			       const struct pcm_flow_event *evs, uint32_t n, uint64_t *calls,
+			       uint64_t *errors);
 };
 
 struct pcm_package {

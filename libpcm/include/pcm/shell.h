@@ -82,6 +82,24 @@ static inline int pcm_shell_feed(struct pcm_shell *shell, uint32_t flow,
 }
 
 /**
+ * pcm_shell_feed_burst() - feed a burst of events, each to its own flow, with
+ * one call into the package (the generated loop inlines the pipeline).
+ *
+ * Return: the number of events processed; fewer than @n means evs[return]
+ * names an unknown flow and it and the rest were not fed.
+ */
+static inline uint32_t pcm_shell_feed_burst(struct pcm_shell *shell,
+					    const struct pcm_flow_event *evs, uint32_t n)
+{
+	uint32_t done = shell->pkg->ops.feed_burst(shell->records, shell->n_flows, evs, n,
+						   &shell->stats.handler_calls,
+						   &shell->stats.handler_errors);
+
+	shell->stats.events += done;
+	return done;
+}
+
+/**
  * pcm_shell_tick() - evaluate @flow's triggers at @now_ps with no new sample,
  * so that ELAPSED_TIME timers fire without traffic.
  *
