@@ -331,6 +331,32 @@ static void test_unknown_flow_is_rejected(void **state)
 	pcm_shell_destroy(sh);
 }
 
+static void test_burst_feeds_each_flow_and_stops_at_unknown_flow(void **state)
+{
+	struct pcm_shell *sh = make_shell(&pcm_pkg_accum_probe, 3);
+	struct pcm_flow_event evs[5] = { 0 };
+	pcm_uint out;
+
+	for (int i = 0; i < 5; i++) {
+		evs[i].flow = (uint32_t)(i % 3);
+		evs[i].now_ps = (pcm_uint)i + 1;
+		evs[i].ev.valid = BIT(PCM_SIG_ECN);
+		evs[i].ev.values[PCM_SIG_ECN] = 1;
+	}
+	evs[3].flow = 7; /* unknown: evs[3] and evs[4] are not fed */
+	assert_int_equal(pcm_shell_feed_burst(sh, evs, 5), 3);
+	assert_int_equal(sh->stats.events, 3);
+	assert_int_equal(sh->stats.handler_calls, 3);
+	for (uint32_t f = 0; f < 3; f++) {
+		assert_int_equal(pcm_shell_control(sh, f, PCM_CTRL_CWND, &out), 0);
+		assert_int_equal(out, 8);
+	}
+	assert_int_equal(pcm_shell_feed_burst(sh, evs + 4, 1), 1);
+	assert_int_equal(pcm_shell_control(sh, 1, PCM_CTRL_CWND, &out), 0);
+	assert_int_equal(out, 9);
+	pcm_shell_destroy(sh);
+}
+
 static void test_flow_count_limits(void **state)
 {
 	struct pcm_shell *sh = NULL;
@@ -391,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_elapsed_time_timer_fires_on_tick_without_traffic),
 		cmocka_unit_test(test_handler_error_is_reported_and_counted),
 		cmocka_unit_test(test_unknown_flow_is_rejected),
+		cmocka_unit_test(test_burst_feeds_each_flow_and_stops_at_unknown_flow),
 		cmocka_unit_test(test_flow_count_limits),
 		cmocka_unit_test(test_million_flows_fit_and_report_bytes_per_flow),
 		cmocka_unit_test(test_shell_rejects_package_missing_target_capability),
