@@ -16,6 +16,20 @@
 #define FABRIC_BDP 175284u
 #define FABRIC_HOP_COUNT 6u
 
+/* bytes / mss as whole packets plus a fraction, as pcm_algo_bytes_to_pkts() does */
+static double bytes_to_pkts(uint64_t bytes, uint64_t mss)
+{
+	return (double)(bytes / mss) + (double)(bytes % mss) / (double)mss;
+}
+
+/* whole packets scaled in integers, the fraction in double, as pcm_algo_pkts_to_bytes() */
+static uint64_t pkts_to_bytes(double pkts, uint64_t mss)
+{
+	uint64_t whole = (uint64_t)pkts;
+
+	return whole * mss + (uint64_t)((pkts - (double)whole) * (double)mss);
+}
+
 void native_swift_default_params(struct native_swift_params *p)
 {
 	p->mss_bytes = FABRIC_LINK_MSS;
@@ -37,7 +51,7 @@ void native_swift_default_params(struct native_swift_params *p)
 void native_swift_init(struct native_swift_flow *f, const struct native_swift_params *p,
 		       uint64_t now_ps)
 {
-	f->cwnd_pkts = (double)p->initial_cwnd_bytes / p->mss_bytes;
+	f->cwnd_pkts = bytes_to_pkts(p->initial_cwnd_bytes, (uint64_t)p->mss_bytes);
 	f->cwnd_bytes = p->initial_cwnd_bytes;
 	f->t_last_decrease_ps = 0;
 	f->retx_count = 0;
@@ -77,7 +91,7 @@ static double on_ack(struct native_swift_flow *f, const struct native_swift_para
 
 	f->retx_count = 0;
 	if (delay < target) {
-		double step = p->ai_pkts * ((double)ev->acked_bytes / p->mss_bytes);
+		double step = p->ai_pkts * bytes_to_pkts(ev->acked_bytes, (uint64_t)p->mss_bytes);
 
 		return cwnd + (cwnd >= 1.0 ? step / cwnd : step);
 	}
@@ -114,6 +128,6 @@ bool native_swift_on_event(struct native_swift_flow *f, const struct native_swif
 	if (next < cwnd)
 		f->t_last_decrease_ps = now;
 	f->cwnd_pkts = next;
-	f->cwnd_bytes = (uint64_t)(next * p->mss_bytes);
+	f->cwnd_bytes = pkts_to_bytes(next, (uint64_t)p->mss_bytes);
 	return true;
 }

@@ -6,8 +6,13 @@
  * machines are noisy.
  *
  *   pcm-bench handlers [--json] [--policy NAME|FILE.so] [--flows N] [--events N] [--runs N]
- *                      [--burst N]
+ *                      [--burst N] [--mode sync|async-relaxed|async-locked|async-bounded]
+ *                      [--workers N] [--skew-bound N]
+ *   pcm-bench validate-rtt-injection [--json] [--observations N] [--flows N] [--gap-ns N]
+ *                      [--skew-bound N] [--csv FILE]
  *   pcm-bench list
+ *
+ * The asynchronous-shell benchmarks live in bench_async.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,34 +22,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "builtin.h"
 #include "native_swift.h"
 #include "shell.h"
 
-#define TRACE_LEN 65536u /* distinct events, replayed round-robin over the flows */
-
-struct bench_opts {
-	const char *policy; /* NULL: every built-in */
-	uint32_t flows;
-	uint64_t events;
-	unsigned runs;
-	uint32_t burst;
-	bool json;
-};
-
-/* A compact ACK trace: what a NIC or transport would report per ACK. */
-struct trace {
-	uint32_t rtt_ns[TRACE_LEN];
-	uint8_t flags[TRACE_LEN]; /* TRACE_* */
-};
-
-enum {
-	TRACE_ECN = 1,
-	TRACE_NACK = 2,
-	TRACE_RTO = 4,
-};
-
-static uint64_t xorshift64(uint64_t *s)
+uint64_t bench_xorshift64(uint64_t *s)
 {
 	uint64_t x = *s;
 
@@ -56,14 +39,15 @@ static uint64_t xorshift64(uint64_t *s)
 
 /*
  * RTTs around the fabric's 14 us base with queueing of 0-24 us, a few long
- * samples; 5% ECN-marked, 0.2% NACKs, 0.01% timeouts.
+ * samples; 5% ECN-marked, 0.2% NACKs, 0.01% timeouts. Each event also
+ * reports one transmit event and one packet ready to send (LB demand).
  */
 static void trace_fill(struct trace *t)
 {
 	uint64_t s = 0x9e3779b97f4a7c15ull;
 
 	for (uint32_t i = 0; i < TRACE_LEN; i++) {
-		uint64_t r = xorshift64(&s);
+		uint64_t r = bench_xorshift64(&s);
 		uint32_t q = (uint32_t)(r % 24000);
 
 		t->rtt_ns[i] = 14022 + q + ((r >> 20) % 100 == 0 ? 200000 : 0);
@@ -77,60 +61,13 @@ static void trace_fill(struct trace *t)
 	}
 }
 
-static double now_s(void)
+double bench_now_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
-
-#define SIGBIT(x) ((pcm_uint)1 << PCM_SIG_##x)
-
-/* Build the event a datapath hands the shell for trace entry @i. */
-static inline void make_event(const struct trace *t, uint32_t i, struct pcm_event *ev)
-{
-	uint8_t f = t->flags[i];
-
-	ev->valid = SIGBIT(ACK) | SIGBIT(DATA_TX) | SIGBIT(RTT) | SIGBIT(TX_EVENT);
-	ev->values[PCM_SIG_ACK] = 1;
-	ev->values[PCM_SIG_DATA_TX] = 4096;
-	ev->values[PCM_SIG_RTT] = (pcm_uint)t->rtt_ns[i] * 1000;
-	ev->values[PCM_SIG_TX_EVENT] = 1;
-	if (f & TRACE_ECN) {
-		ev->valid |= SIGBIT(ECN) | SIGBIT(CNP);
-		ev->values[PCM_SIG_ECN] = 1;
-		ev->values[PCM_SIG_CNP] = 1;
-	}
-	if (f & TRACE_NACK) {
-		ev->valid |= SIGBIT(NACK);
-		ev->values[PCM_SIG_NACK] = 1;
-	}
-	if (f & TRACE_RTO) {
-		ev->valid |= SIGBIT(RTO);
-		ev->values[PCM_SIG_RTO] = 1;
-	}
-}
-
-static inline void make_native_event(const struct trace *t, uint32_t i,
-				     struct native_swift_event *ev)
-{
-	uint8_t f = t->flags[i];
-
-	ev->acks = 1;
-	ev->nacks = (f & TRACE_NACK) != 0;
-	ev->rtos = (f & TRACE_RTO) != 0;
-	ev->has_rtt = true;
-	ev->acked_bytes = 4096;
-	ev->rtt_ps = (uint64_t)t->rtt_ns[i] * 1000;
-}
-
-struct run_result {
-	double seconds;
-	uint64_t calls;
-};
-
-#define MAX_BURST 256
 
 /*
  * PCM side. burst == 1 calls pcm_shell_feed() per event; otherwise events
@@ -146,7 +83,7 @@ static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
 	pcm_uint now = 1000000;
 	uint32_t flow = 0, fill = 0;
 	struct run_result r;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	for (uint64_t n = 0; n < events; n++) {
 		now += 1000;
@@ -166,21 +103,21 @@ static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
 	}
 	if (fill)
 		pcm_shell_feed_burst(shell, batch, fill);
-	r.seconds = now_s() - t0;
+	r.seconds = bench_now_s() - t0;
 	r.calls = shell->stats.handler_calls - calls0;
 	return r;
 }
 
 /* Native side: the hand-written Swift is called per event, as a transport calls it. */
-static struct run_result run_native(struct native_swift_flow *fl,
-				    const struct native_swift_params *p, const struct trace *t,
-				    uint64_t events, uint32_t flows)
+struct run_result bench_run_native(struct native_swift_flow *fl,
+				   const struct native_swift_params *p, const struct trace *t,
+				   uint64_t events, uint32_t flows)
 {
 	struct native_swift_event ev;
 	pcm_uint now = 1000000;
 	struct run_result r = { 0 };
 	uint32_t flow = 0;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	for (uint64_t n = 0; n < events; n++) {
 		make_native_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
@@ -188,7 +125,7 @@ static struct run_result run_native(struct native_swift_flow *fl,
 		r.calls += native_swift_on_event(&fl[flow], p, &ev, now);
 		flow = flow + 1 == flows ? 0 : flow + 1;
 	}
-	r.seconds = now_s() - t0;
+	r.seconds = bench_now_s() - t0;
 	return r;
 }
 
@@ -199,7 +136,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, unsigned n)
+double bench_median(double *v, unsigned n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -212,7 +149,7 @@ struct handler_result {
 	size_t bytes_per_flow;
 };
 
-static bool has_native_baseline(const struct pcm_package *pkg)
+bool bench_has_native_baseline(const struct pcm_package *pkg)
 {
 	return strcmp(pkg->name, "swift") == 0 && strcmp(pkg->arith, "double") == 0;
 }
@@ -232,7 +169,7 @@ static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
 		fprintf(stderr, "pcm-bench: %s\n", diag.msg);
 		return rc;
 	}
-	if (has_native_baseline(pkg)) {
+	if (bench_has_native_baseline(pkg)) {
 		native_swift_default_params(&params);
 		native = calloc(o->flows, sizeof(*native));
 		if (!native) {
@@ -245,21 +182,21 @@ static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
 	/* Warm both, then interleave PCM and native runs so noise hits both alike. */
 	run_pcm(shell, t, o->events / 4, o->flows, o->burst);
 	if (native)
-		run_native(native, &params, t, o->events / 4, o->flows);
+		bench_run_native(native, &params, t, o->events / 4, o->flows);
 	for (unsigned r = 0; r < o->runs; r++) {
 		struct run_result pr = run_pcm(shell, t, o->events, o->flows, o->burst);
 
 		pcm_ns[r] = pr.seconds * 1e9 / (double)o->events;
 		pcm_rate[r] = (double)pr.calls / pr.seconds / 1e6;
 		if (native) {
-			struct run_result nr = run_native(native, &params, t, o->events, o->flows);
+			struct run_result nr = bench_run_native(native, &params, t, o->events, o->flows);
 
 			nat_ns[r] = nr.seconds * 1e9 / (double)o->events;
 		}
 	}
-	res->ns_per_event = median(pcm_ns, o->runs);
-	res->mcalls_per_s = median(pcm_rate, o->runs);
-	res->native_ns_per_event = native ? median(nat_ns, o->runs) : 0;
+	res->ns_per_event = bench_median(pcm_ns, o->runs);
+	res->mcalls_per_s = bench_median(pcm_rate, o->runs);
+	res->native_ns_per_event = native ? bench_median(nat_ns, o->runs) : 0;
 	res->bytes_per_flow = pcm_shell_bytes_per_flow(shell);
 	free(native);
 	pcm_shell_destroy(shell);
@@ -314,14 +251,18 @@ static int bench_policy(const char *name, const struct bench_opts *o, const stru
 		fprintf(stderr, "pcm-bench: %s\n", err);
 		return rc;
 	}
-	rc = bench_one(h.pkg, o, t, &r);
-	if (rc == 0)
-		print_result(h.pkg, o, &r);
+	if (o->async) {
+		rc = bench_async_handlers(h.pkg, o, t);
+	} else {
+		rc = bench_one(h.pkg, o, t, &r);
+		if (rc == 0)
+			print_result(h.pkg, o, &r);
+	}
 	pcm_package_close(&h);
 	return rc;
 }
 
-static int parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -343,7 +284,8 @@ static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
 		{ "json", no_argument, NULL, 'j' },     { "policy", required_argument, NULL, 'p' },
 		{ "flows", required_argument, NULL, 'f' }, { "events", required_argument, NULL, 'e' },
 		{ "runs", required_argument, NULL, 'r' }, { "mode", required_argument, NULL, 'm' },
-		{ "burst", required_argument, NULL, 'b' },
+		{ "burst", required_argument, NULL, 'b' }, { "workers", required_argument, NULL, 'w' },
+		{ "skew-bound", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -355,28 +297,40 @@ static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
 		case 'j': o->json = true; break;
 		case 'p': o->policy = optarg; break;
 		case 'm':
-			if (strcmp(optarg, "sync") != 0) {
-				fprintf(stderr, "pcm-bench: --mode: '%s' is not available; "
-						"this build has 'sync'\n", optarg);
+			o->async = strcmp(optarg, "sync") != 0;
+			if (o->async && (strncmp(optarg, "async-", 6) != 0 ||
+					 pcm_async_mode_parse(optarg + 6, &o->async_mode) < 0)) {
+				fprintf(stderr, "pcm-bench: --mode: '%s' is not one of sync, "
+						"async-relaxed, async-locked, async-bounded\n", optarg);
 				return -EINVAL;
 			}
 			break;
+		case 'w':
+			if (bench_parse_u64("--workers", optarg, 1, PCM_ASYNC_MAX_WORKERS, &v) < 0)
+				return -EINVAL;
+			o->workers = (uint32_t)v;
+			break;
+		case 's':
+			if (bench_parse_u64("--skew-bound", optarg, 0, UINT32_MAX, &v) < 0)
+				return -EINVAL;
+			o->skew_bound = (uint32_t)v;
+			break;
 		case 'f':
-			if (parse_u64("--flows", optarg, 1, PCM_SHELL_MAX_FLOWS, &v) < 0)
+			if (bench_parse_u64("--flows", optarg, 1, PCM_SHELL_MAX_FLOWS, &v) < 0)
 				return -EINVAL;
 			o->flows = (uint32_t)v;
 			break;
 		case 'e':
-			if (parse_u64("--events", optarg, 1000, 1ull << 40, &o->events) < 0)
+			if (bench_parse_u64("--events", optarg, 1000, 1ull << 40, &o->events) < 0)
 				return -EINVAL;
 			break;
 		case 'b':
-			if (parse_u64("--burst", optarg, 1, MAX_BURST, &v) < 0)
+			if (bench_parse_u64("--burst", optarg, 1, MAX_BURST, &v) < 0)
 				return -EINVAL;
 			o->burst = (uint32_t)v;
 			break;
 		case 'r':
-			if (parse_u64("--runs", optarg, 1, 64, &v) < 0)
+			if (bench_parse_u64("--runs", optarg, 1, 64, &v) < 0)
 				return -EINVAL;
 			o->runs = (unsigned)v;
 			break;
@@ -393,7 +347,8 @@ static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
 
 static int cmd_handlers(int argc, char **argv)
 {
-	struct bench_opts o = { .flows = 4096, .events = 20000000, .runs = 5, .burst = 32 };
+	struct bench_opts o = { .flows = 4096, .events = 20000000, .runs = 5, .burst = 32,
+				.workers = 1, .skew_bound = 2 };
 	struct trace *t;
 	int rc = 0;
 
@@ -403,7 +358,8 @@ static int cmd_handlers(int argc, char **argv)
 	if (!t)
 		return 1;
 	trace_fill(t);
-	pin_to_current_cpu();
+	if (!o.async) /* bench_async_handlers() places the datapath and the workers itself */
+		pin_to_current_cpu();
 	if (o.policy)
 		rc = bench_policy(o.policy, &o, t);
 	for (size_t i = 0; !o.policy && pcm_builtin_policies[i] && rc == 0; i++)
@@ -424,7 +380,11 @@ static void usage(FILE *f)
 {
 	fputs("usage:\n"
 	      "  pcm-bench handlers [--json] [--policy NAME|FILE.so] [--flows N] [--events N]\n"
-	      "                     [--runs N] [--burst N] [--mode sync]\n"
+	      "                     [--runs N] [--burst N]\n"
+	      "                     [--mode sync|async-relaxed|async-locked|async-bounded]\n"
+	      "                     [--workers N] [--skew-bound N]\n"
+	      "  pcm-bench validate-rtt-injection [--json] [--observations N] [--flows N]\n"
+	      "                     [--gap-ns N] [--skew-bound N] [--csv FILE]\n"
 	      "  pcm-bench list\n",
 	      f);
 }
@@ -437,6 +397,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "handlers") == 0)
 		return cmd_handlers(argc, argv);
+	if (strcmp(argv[1], "validate-rtt-injection") == 0)
+		return bench_validate_rtt_injection(argc, argv);
 	if (strcmp(argv[1], "list") == 0)
 		return cmd_list();
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

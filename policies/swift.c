@@ -18,23 +18,17 @@
  * (many competing flows) tolerate more queueing (paper section 3.5).
  *
  * All arithmetic goes through pcm_fx so the same source builds in double,
- * Q42.22, Q32.32 and Q16.16 (pcmc --arith).
+ * Q42.22, Q32.32 and Q16.16 (pcmc --arith); bytes and picoseconds are
+ * converted with pcm_algo.h's split conversions so Q16.16 never sees a value
+ * beyond its +-32768 range.
  */
 #include "swift.h"
 #include "pcmh.h"
+#include "pcm_algo.h"
 
 static PCM_FORCE_INLINE pcm_fx fx_const(double v)
 {
 	return pcm_fx_from_double(v);
-}
-
-/* ps -> microseconds, split so that Q16.16 keeps ns precision without overflow. */
-static PCM_FORCE_INLINE pcm_fx ps_to_us(pcm_uint ps)
-{
-	pcm_fx whole = pcm_fx_from_uint(ps / 1000000);
-	pcm_fx frac = pcm_fx_div(pcm_fx_from_uint((ps % 1000000) / 1000), pcm_fx_from_int(1000));
-
-	return pcm_fx_add(whole, frac);
 }
 
 static PCM_FORCE_INLINE pcm_fx target_delay_us(pcm_fx cwnd)
@@ -48,7 +42,7 @@ static PCM_FORCE_INLINE pcm_fx target_delay_us(pcm_fx cwnd)
 
 static PCM_FORCE_INLINE pcm_fx additive_increase(pcm_fx cwnd, pcm_uint acked_bytes)
 {
-	pcm_fx acked = pcm_fx_div(pcm_fx_from_uint(acked_bytes), pcm_fx_from_uint(MSS_BYTES));
+	pcm_fx acked = pcm_algo_bytes_to_pkts(acked_bytes, MSS_BYTES);
 	pcm_fx step = pcm_fx_mul(fx_const(AI_PKTS), acked);
 
 	if (pcm_fx_ge(cwnd, PCM_FX_ONE))
@@ -88,7 +82,7 @@ static PCM_FORCE_INLINE pcm_fx on_nack(ALGO_CTX_ARGS, pcm_fx cwnd, bool can_decr
 
 static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd, bool can_decrease)
 {
-	pcm_fx delay = ps_to_us(get_signal(RTT_SAMPLE));
+	pcm_fx delay = pcm_algo_ps_to_us(get_signal(RTT_SAMPLE));
 	pcm_fx target = target_delay_us(cwnd);
 
 	set_var_uint(RETX_COUNT, 0);
@@ -105,8 +99,7 @@ int algorithm_main()
 	bool can_decrease;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, pcm_fx_div(pcm_fx_from_uint(get_control(CWND_BYTES)),
-						 pcm_fx_from_uint(MSS_BYTES)));
+		set_var_fx(CWND_PKTS, pcm_algo_bytes_to_pkts(get_control(CWND_BYTES), MSS_BYTES));
 		set_var_uint(INITIALIZED, 1);
 	}
 	cwnd = get_var_fx(CWND_PKTS);
@@ -123,6 +116,6 @@ int algorithm_main()
 	if (pcm_fx_lt(next, cwnd))
 		set_var_uint(T_LAST_DECREASE, now);
 	set_var_fx(CWND_PKTS, next);
-	set_control(CWND_BYTES, pcm_fx_to_uint(pcm_fx_mul_int(next, MSS_BYTES)));
+	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(next, MSS_BYTES));
 	return PCM_SUCCESS;
 }

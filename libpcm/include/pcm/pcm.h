@@ -113,6 +113,14 @@ typedef enum pcm_control {
 /* A trigger threshold of this value means "no trigger". */
 #define PCM_SIG_NO_TRIGGER (UINT64_MAX)
 
+/*
+ * Entropy values are 16-bit (a UDP source port). In PCM_SIG_NACK_EV, bit 16
+ * marks a NACK for a packet trimmed on the last hop, the path-feedback
+ * distinction REPS needs; datapaths without trimming never set it.
+ */
+#define PCM_EV_NACK_LAST_HOP ((pcm_uint)1 << 16)
+#define PCM_EV_MASK ((pcm_uint)0xffff)
+
 /* Rate control scale: PCM_RATE_ONE is 100% of line rate (DOCA PCC's 1 << 20). */
 #define PCM_RATE_ONE ((pcm_uint)1 << 20)
 

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dcqcn.c - DCQCN's reaction point (the sender's rate controller).
+ *
+ * Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
+ * SIGCOMM 2015.
+ *
+ * Rates RC (current) and RT (target) are fractions of line rate:
+ *   per CNP:        RT = RC;  RC *= 1 - alpha / 2;  alpha = (1 - g) alpha + g;
+ *                   the timer, the byte counter and both stage counts restart
+ *   no CNP for K:   alpha = (1 - g) alpha                      (ALPHA_TIMER)
+ *   increase event: the timer T expires (RATE_TIMER) or the byte counter B
+ *                   does (TX_PKTS); T_COUNT or BC_COUNT += 1, then
+ *       max(T_COUNT, BC_COUNT) <= F:   fast recovery     RC = (RT + RC) / 2
+ *       min(T_COUNT, BC_COUNT) >  F:   hyper increase    RT += i R_HAI, i = min - F;
+ *                                                        RC = (RT + RC) / 2
+ *       otherwise:                     additive increase RT += R_AI; RC = (RT + RC) / 2
+ *   RT and RC stay in [RATE_MIN, 1]; RATE = RC * PCM_RATE_ONE.
+ *
+ * In the emulation: the rate falls on CNPs and climbs back to line rate
+ * through the three stages once the marks stop.
+ *
+ * Timers are ELAPSED_TIME triggers whose epoch a CNP moves (the shell resets
+ * every signal the handler leaves alone); a call that is not a timer's
+ * expiry writes the timer back to keep its epoch. TX_PKTS keeps the packets
+ * below one byte-counter period the same way. A datapath calls
+ * pcm_shell_tick() so timers expire without traffic.
+ *
+ * Tunables: G (dimensionless), ALPHA_PERIOD_PS and TIMER_PERIOD_PS (ps),
+ * BC_PKTS (packets of FABRIC_LINK_MSS), F_STEPS (steps), R_AI, R_HAI and
+ * RATE_MIN (fractions of line rate).
+ */
+#include "dcqcn.h"
+#include "pcm_algo.h"
+#include "pcmh.h"
+
+static PCM_FORCE_INLINE pcm_fx fx(double v)
+{
+	return pcm_fx_from_double(v);
+}
+
+static PCM_FORCE_INLINE pcm_fx clamp_rate(pcm_fx r)
+{
+	return pcm_algo_clamp(r, fx(RATE_MIN), PCM_FX_ONE);
+}
+
+static PCM_FORCE_INLINE void cut(ALGO_CTX_ARGS, pcm_uint cnps)
+{
+	pcm_fx rc = get_var_fx(RC), alpha = get_var_fx(ALPHA);
+
+	for (pcm_uint i = 0; i < MIN(cnps, CNP_MAX_PER_CALL); i++) {
+		set_var_fx(RT, rc);
+		rc = pcm_fx_mul(rc, pcm_fx_sub(PCM_FX_ONE, pcm_fx_div(alpha, pcm_fx_from_int(2))));
+		rc = clamp_rate(rc);
+		alpha = pcm_algo_ewma(alpha, PCM_FX_ONE, fx(G));
+	}
+	set_var_fx(RC, rc);
+	set_var_fx(ALPHA, alpha);
+	set_var_uint(T_COUNT, 0);
+	set_var_uint(BC_COUNT, 0);
+}
+
+static PCM_FORCE_INLINE void increase(ALGO_CTX_ARGS)
+{
+	pcm_uint t = get_var_uint(T_COUNT), bc = get_var_uint(BC_COUNT);
+	pcm_fx rt = get_var_fx(RT), rc = get_var_fx(RC);
+
+	if (MIN(t, bc) > F_STEPS)
+		rt = pcm_fx_add(rt, pcm_fx_mul_int(fx(R_HAI), (int64_t)(MIN(t, bc) - F_STEPS)));
+	else if (MAX(t, bc) > F_STEPS)
+		rt = pcm_fx_add(rt, fx(R_AI));
+	rt = clamp_rate(rt);
+	rc = clamp_rate(pcm_fx_div(pcm_fx_add(rt, rc), pcm_fx_from_int(2)));
+	set_var_fx(RT, rt);
+	set_var_fx(RC, rc);
+}
+
+int algorithm_main()
+{
+	pcm_uint mask = get_signal_trigger_mask();
+
+	if (!get_var_uint(INITIALIZED)) {
+		set_var_fx(RC, PCM_FX_ONE);
+		set_var_fx(RT, PCM_FX_ONE);
+		set_var_fx(ALPHA, PCM_FX_ONE);
+		set_var_uint(INITIALIZED, 1);
+	}
+
+	if (mask & NUM_CNP) {
+		/* Leave every signal alone: the shell restarts both timers and the counter. */
+		cut(ALGO_CTX_PASS, get_signal(NUM_CNP));
+	} else {
+		pcm_uint tx = get_signal(TX_PKTS);
+
+		if (mask & ALPHA_TIMER)
+			set_var_fx(ALPHA,
+				   pcm_fx_mul(get_var_fx(ALPHA), pcm_fx_sub(PCM_FX_ONE, fx(G))));
+		else
+			set_signal(ALPHA_TIMER, get_signal(ALPHA_TIMER));
+		if (mask & RATE_TIMER) {
+			set_var_uint(T_COUNT, get_var_uint(T_COUNT) + 1);
+			increase(ALGO_CTX_PASS);
+		} else {
+			set_signal(RATE_TIMER, get_signal(RATE_TIMER));
+		}
+		for (; tx >= BC_PKTS; tx -= BC_PKTS) {
+			set_var_uint(BC_COUNT, get_var_uint(BC_COUNT) + 1);
+			increase(ALGO_CTX_PASS);
+		}
+		set_signal(TX_PKTS, tx);
+	}
+	set_control(RATE, pcm_algo_rate_from_frac(get_var_fx(RC)));
+	return PCM_SUCCESS;
+}

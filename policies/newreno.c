@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/*
+ * newreno.c - TCP NewReno's AIMD congestion window, per ACK.
+ *
+ * Allman, Paxson, Blanton, "TCP Congestion Control", RFC 5681 (2009);
+ * Henderson et al., "The NewReno Modification to TCP's Fast Recovery
+ * Algorithm", RFC 6582 (2012).
+ *
+ * With cwnd and ssthresh in packets and `acked` the packets an ACK covers:
+ *   cwnd <  ssthresh:   cwnd += acked                       (slow start)
+ *   cwnd >= ssthresh:   cwnd += AI * acked / cwnd           (+AI packets per RTT)
+ *   NACK (loss):        ssthresh = max(BETA * cwnd, min); cwnd = ssthresh,
+ *                       at most once per RTT (one recovery episode per window)
+ *   RTO:                ssthresh = max(BETA * cwnd, min); cwnd = min (the loss window)
+ *   cwnd is clamped to [FABRIC_MIN_CWND, FABRIC_MAX_CWND] / MSS.
+ * Sequence numbers are not signals, so "once per window of data" is "once
+ * per RTT sample since the last reduction". The first window is one BDP and
+ * ssthresh starts at the maximum window, so slow start runs until the first
+ * loss or the clamp.
+ *
+ * In the emulation: a sawtooth that fills the bottleneck buffer until trims,
+ * then halves; every flow completes.
+ *
+ * Tunables: BETA (fraction), AI_PKTS (packets per RTT); windows in packets of
+ * FABRIC_LINK_MSS bytes; RTT_SAMPLE and NOW in ps. One call handles one kind
+ * of event, in the order RTO, NACK, ACK.
+ */
+#include "newreno.h"
+#include "pcm_algo.h"
+#include "pcmh.h"
+
+static PCM_FORCE_INLINE pcm_fx fx(double v)
+{
+	return pcm_fx_from_double(v);
+}
+
+static PCM_FORCE_INLINE bool may_decrease(ALGO_CTX_ARGS, pcm_uint now)
+{
+	return !get_var_uint(DECREASED) ||
+	       now - get_var_uint(T_LAST_DECREASE) >= get_signal(RTT_SAMPLE);
+}
+
+static PCM_FORCE_INLINE pcm_fx on_loss(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now, bool timeout)
+{
+	pcm_fx ssthresh = pcm_fx_max(pcm_fx_mul(cwnd, fx(BETA)), fx(MIN_CWND_PKTS));
+
+	set_var_fx(SSTHRESH_PKTS, ssthresh);
+	set_var_uint(T_LAST_DECREASE, now);
+	set_var_uint(DECREASED, 1);
+	return timeout ? fx(MIN_CWND_PKTS) : ssthresh;
+}
+
+static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd)
+{
+	pcm_fx acked = pcm_algo_bytes_to_pkts(get_signal(ACKED_BYTES), MSS_BYTES);
+
+	if (pcm_fx_lt(cwnd, get_var_fx(SSTHRESH_PKTS)))
+		return pcm_fx_add(cwnd, acked);
+	return pcm_algo_ai_step(cwnd, fx(AI_PKTS), acked);
+}
+
+int algorithm_main()
+{
+	pcm_uint mask = get_signal_trigger_mask();
+	pcm_uint now = get_signal(NOW);
+	pcm_fx cwnd;
+
+	if (!get_var_uint(INITIALIZED)) {
+		set_var_fx(CWND_PKTS, fx(INIT_CWND_PKTS));
+		set_var_fx(SSTHRESH_PKTS, fx(MAX_CWND_PKTS));
+		set_var_uint(INITIALIZED, 1);
+	}
+	cwnd = get_var_fx(CWND_PKTS);
+
+	if (mask & NUM_RTO)
+		cwnd = on_loss(ALGO_CTX_PASS, cwnd, now, true);
+	else if (mask & NUM_NACK)
+		cwnd = may_decrease(ALGO_CTX_PASS, now) ? on_loss(ALGO_CTX_PASS, cwnd, now, false)
+							: cwnd;
+	else
+		cwnd = on_ack(ALGO_CTX_PASS, cwnd);
+
+	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
+	set_var_fx(CWND_PKTS, cwnd);
+	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, MSS_BYTES));
+	return PCM_SUCCESS;
+}

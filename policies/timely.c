@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/*
+ * timely.c - TIMELY, RTT-gradient rate control.
+ *
+ * Mittal et al., "TIMELY: RTT-based Congestion Control for the Datacenter",
+ * SIGCOMM 2015.
+ *
+ * Rate r as a fraction of line rate, RTTs in microseconds; one update per
+ * completion of a 64 KiB segment, i.e. at most once per SEGMENT_US / r:
+ *   diff     = EWMA_ALPHA-weighted EWMA of (rtt - prev_rtt);  prev_rtt = rtt
+ *   gradient = diff / MIN_RTT
+ *   rtt < T_LOW:           r += DELTA
+ *   rtt > T_HIGH:          r *= 1 - BETA (1 - T_HIGH / rtt)
+ *   gradient <= 0:         r += N DELTA, N = HAI_FACTOR after HAI_THRESHOLD
+ *                          non-positive gradients in a row (hyperactive increase), else 1
+ *   otherwise:             r *= 1 - BETA * gradient
+ *   r is clamped to [RATE_MIN, 1]; RATE = r * PCM_RATE_ONE.
+ * The first sample only sets prev_rtt's reference (its difference is 0).
+ * Thresholds scale with the fabric profile instead of the paper's 10 GbE
+ * values (T_low 50 us, T_high 500 us, minRTT 20 us).
+ *
+ * In the emulation: RTTs held between T_LOW and T_HIGH.
+ *
+ * Tunables: EWMA_ALPHA, BETA (dimensionless); DELTA, RATE_MIN (fractions of
+ * line rate); HAI_THRESHOLD (updates), HAI_FACTOR; MIN_RTT_US, T_LOW_US,
+ * T_HIGH_US, SEGMENT_US (us).
+ */
+#include "timely.h"
+#include "pcm_algo.h"
+#include "pcmh.h"
+
+static PCM_FORCE_INLINE pcm_fx fx(double v)
+{
+	return pcm_fx_from_double(v);
+}
+
+static PCM_FORCE_INLINE bool update_due(ALGO_CTX_ARGS, pcm_fx rate, pcm_uint now)
+{
+	pcm_fx since;
+
+	if (!get_var_uint(UPDATED))
+		return true;
+	since = pcm_algo_ps_to_us(now - get_var_uint(T_LAST_UPDATE));
+	return pcm_fx_ge(since, pcm_fx_div(fx(SEGMENT_US), rate));
+}
+
+static PCM_FORCE_INLINE pcm_fx next_rate(ALGO_CTX_ARGS, pcm_fx rate, pcm_fx rtt)
+{
+	pcm_fx prev = get_var_uint(UPDATED) ? get_var_fx(PREV_RTT_US) : rtt;
+	pcm_fx diff = pcm_algo_ewma(get_var_fx(RTT_DIFF_US), pcm_fx_sub(rtt, prev), fx(EWMA_ALPHA));
+	pcm_fx gradient = pcm_fx_div(diff, fx(MIN_RTT_US));
+	pcm_uint neg = pcm_fx_le(gradient, PCM_FX_ZERO) ? get_var_uint(NEG_COUNT) + 1 : 0;
+
+	set_var_fx(PREV_RTT_US, rtt);
+	set_var_fx(RTT_DIFF_US, diff);
+	set_var_uint(NEG_COUNT, neg);
+	if (pcm_fx_lt(rtt, fx(T_LOW_US)))
+		return pcm_fx_add(rate, fx(DELTA));
+	if (pcm_fx_gt(rtt, fx(T_HIGH_US))) {
+		pcm_fx excess = pcm_fx_sub(PCM_FX_ONE, pcm_fx_div(fx(T_HIGH_US), rtt));
+
+		return pcm_fx_mul(rate, pcm_fx_sub(PCM_FX_ONE, pcm_fx_mul(fx(BETA), excess)));
+	}
+	if (pcm_fx_le(gradient, PCM_FX_ZERO))
+		return pcm_fx_add(rate,
+				  pcm_fx_mul_int(fx(DELTA), neg >= HAI_THRESHOLD ? HAI_FACTOR : 1));
+	return pcm_fx_mul(rate, pcm_fx_sub(PCM_FX_ONE, pcm_fx_mul(fx(BETA), gradient)));
+}
+
+int algorithm_main()
+{
+	pcm_uint now = get_signal(NOW);
+	pcm_uint rtt = get_signal(RTT_SAMPLE);
+	pcm_fx rate;
+
+	if (!get_var_uint(INITIALIZED)) {
+		set_var_fx(RATE_FRAC, PCM_FX_ONE);
+		set_var_uint(INITIALIZED, 1);
+	}
+	rate = get_var_fx(RATE_FRAC);
+	if (!rtt || !update_due(ALGO_CTX_PASS, rate, now))
+		return PCM_SUCCESS;
+
+	rate = pcm_algo_clamp(next_rate(ALGO_CTX_PASS, rate, pcm_algo_ps_to_us(rtt)), fx(RATE_MIN),
+			      PCM_FX_ONE);
+	set_var_uint(T_LAST_UPDATE, now);
+	set_var_uint(UPDATED, 1);
+	set_var_fx(RATE_FRAC, rate);
+	set_control(RATE, pcm_algo_rate_from_frac(rate));
+	return PCM_SUCCESS;
+}

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uec_dctcp.c - Ultra Ethernet's DCTCP variant.
+ *
+ * Ultra Ethernet Consortium, UE Specification 1.0 (2025), congestion
+ * management, and its reference simulator (uet-htsim); derived from
+ * Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010.
+ *
+ * DCTCP's per-window alpha is dropped: every ACK acts at once. Windows in
+ * packets, per event with `acked` and `marked` packets (marked bytes are
+ * min(bytes, ecn_acks * MSS)):
+ *   cwnd += AI * (acked - marked) / cwnd          (+AI packets per RTT unmarked)
+ *   cwnd -= marked / MARK_DIVISOR                 (a third of each marked packet)
+ *   NACK: cwnd -= nacked                          (each trimmed packet's bytes;
+ *                                                  one packet per NACK if unreported)
+ *   RTO:  cwnd -= one packet per timeout
+ *   cwnd is clamped to [FABRIC_MIN_CWND, FABRIC_MAX_CWND] / MSS (the floor is one MTU).
+ * Summed over a window with marked fraction p the decrease is p * cwnd / 3
+ * against DCTCP's alpha / 2: harsher, but with no per-window smoothing to lag.
+ *
+ * In the emulation: a queue near the marking threshold, with more
+ * oscillation than dctcp and no per-window lag.
+ *
+ * A call reacts to the most severe kind of event it carries: RTO, then NACK,
+ * then ACK; per-event datapaths never mix them.
+ *
+ * Tunables: AI_PKTS (packets per RTT), MARK_DIVISOR (dimensionless).
+ */
+#include "uec_dctcp.h"
+#include "pcm_algo.h"
+#include "pcmh.h"
+
+static PCM_FORCE_INLINE pcm_fx fx(double v)
+{
+	return pcm_fx_from_double(v);
+}
+
+static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd)
+{
+	pcm_uint acked = get_signal(ACKED_BYTES);
+	pcm_uint marked = MIN(acked, get_signal(NUM_ECN) * MSS_BYTES);
+
+	if (acked > marked)
+		cwnd = pcm_algo_ai_step(cwnd, fx(AI_PKTS),
+					pcm_algo_bytes_to_pkts(acked - marked, MSS_BYTES));
+	if (marked)
+		cwnd = pcm_fx_sub(
+		    cwnd, pcm_fx_div(pcm_algo_bytes_to_pkts(marked, MSS_BYTES), fx(MARK_DIVISOR)));
+	return cwnd;
+}
+
+static PCM_FORCE_INLINE pcm_fx on_nack(ALGO_CTX_ARGS, pcm_fx cwnd)
+{
+	pcm_uint nacked = get_signal(NACKED_BYTES);
+
+	if (!nacked)
+		nacked = get_signal(NUM_NACK) * MSS_BYTES;
+	return pcm_fx_sub(cwnd, pcm_algo_bytes_to_pkts(nacked, MSS_BYTES));
+}
+
+int algorithm_main()
+{
+	pcm_uint mask = get_signal_trigger_mask();
+	pcm_fx cwnd;
+
+	if (!get_var_uint(INITIALIZED)) {
+		set_var_fx(CWND_PKTS, fx(INIT_CWND_PKTS));
+		set_var_uint(INITIALIZED, 1);
+	}
+	cwnd = get_var_fx(CWND_PKTS);
+
+	if (mask & NUM_RTO)
+		cwnd = pcm_fx_sub(cwnd, pcm_fx_from_uint(get_signal(NUM_RTO)));
+	else if (mask & NUM_NACK)
+		cwnd = on_nack(ALGO_CTX_PASS, cwnd);
+	else
+		cwnd = on_ack(ALGO_CTX_PASS, cwnd);
+
+	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
+	set_var_fx(CWND_PKTS, cwnd);
+	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, MSS_BYTES));
+	return PCM_SUCCESS;
+}

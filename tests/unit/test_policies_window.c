@@ -1,0 +1,1077 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_policies_window.c - the window congestion controllers of the policy
+ * library (newreno, cubic, dctcp, uec_dctcp, smartt, nscc, mprdma) driven
+ * through the synchronous shell on the "uet" target. Each is checked step
+ * by step against a double-precision reference model of its update rules
+ * over long scripted traces (exact equality: the double build performs the
+ * same operations), and against the behaviour its paper states.
+ */
+#include "policy_harness.h"
+
+/* One scripted datapath event. */
+struct wev {
+	uint32_t acks, ecn, nacks, rtos;
+	uint64_t acked_bytes, nacked_bytes;
+	uint64_t rtt_ps;   /* 0: no RTT sample */
+	uint64_t inflight; /* IN_FLIGHT, when nonzero */
+	uint64_t ack_ev;   /* ACK_EV, with acks */
+};
+
+static bool wev_triggers(const struct wev *e)
+{
+	return e->acks || e->ecn || e->nacks || e->rtos;
+}
+
+static void wev_feed(struct pcm_shell *sh, const struct wev *e, uint64_t now)
+{
+	struct pcm_event ev = { 0 };
+
+	if (e->acks) {
+		ph_set(&ev, PCM_SIG_ACK, e->acks);
+		ph_set(&ev, PCM_SIG_DATA_TX, e->acked_bytes);
+		ph_set(&ev, PCM_SIG_ACK_EV, e->ack_ev);
+	}
+	if (e->ecn)
+		ph_set(&ev, PCM_SIG_ECN, e->ecn);
+	if (e->nacks) {
+		ph_set(&ev, PCM_SIG_NACK, e->nacks);
+		ph_set(&ev, PCM_SIG_DATA_NACKED, e->nacked_bytes);
+	}
+	if (e->rtos)
+		ph_set(&ev, PCM_SIG_RTO, e->rtos);
+	if (e->rtt_ps)
+		ph_set(&ev, PCM_SIG_RTT, e->rtt_ps);
+	if (e->inflight)
+		ph_set(&ev, PCM_SIG_IN_FLIGHT, e->inflight);
+	ph_feed(sh, &ev, now, wev_triggers(e));
+}
+
+/*
+ * A random per-event trace: ACKs of one full packet (sometimes a short one),
+ * a marked fraction, RTT samples around the base RTT with queueing, rare
+ * NACKs and rarer timeouts, and RTT-only events that trigger nothing.
+ */
+static struct wev wev_random(uint64_t *s, unsigned ecn_pct, uint64_t rtt_lo_ps,
+			     uint64_t rtt_span_ps)
+{
+	uint64_t r = ph_rand(s);
+	struct wev e = { 0 };
+
+	switch (r % 64) {
+	case 0:
+		e.nacks = 1;
+		e.nacked_bytes = (r >> 8) % 3 ? F_MSS : 0;
+		break;
+	case 1:
+		if ((r >> 8) % 8 == 0)
+			e.rtos = 1;
+		else
+			e.rtt_ps = rtt_lo_ps + (r >> 12) % rtt_span_ps;
+		break;
+	case 2:
+		e.rtt_ps = rtt_lo_ps + (r >> 12) % rtt_span_ps;
+		break;
+	default:
+		e.acks = 1;
+		e.acked_bytes = (r >> 8) % 16 ? F_MSS : 1000 + (r >> 16) % 3000;
+		e.ecn = (r >> 20) % 100 < ecn_pct;
+		e.rtt_ps = (r >> 28) % 4 ? rtt_lo_ps + (r >> 32) % rtt_span_ps : 0;
+		e.inflight = 100000 + (r >> 40) % 100000;
+		e.ack_ev = (r >> 44) & 0xffff;
+		break;
+	}
+	return e;
+}
+
+/*
+ * RTT regimes for the delay-driven policies, switched every few thousand
+ * events: near the base RTT (fast increase), around the target, far above it
+ * with sparse ACKs (an incast victim: quick adapt), and a wide mix. Each is
+ * {lowest RTT, span, time between events}.
+ */
+static const uint64_t rtt_regimes[][3] = {
+	{ F_BRTT - US / 2, US, US / 2 },
+	{ F_BRTT, 20 * US, US / 2 },
+	{ F_BRTT + 30 * US, 50 * US, 5 * US },
+	{ F_BRTT - 2 * US, 90 * US, US / 2 },
+};
+
+static const uint64_t *rtt_regime(unsigned i)
+{
+	return rtt_regimes[(i / 3000) % (sizeof(rtt_regimes) / sizeof(rtt_regimes[0]))];
+}
+
+/* ---- newreno ----------------------------------------------------------------- */
+
+struct reno_m {
+	double cwnd, ssthresh;
+	uint64_t t_dec, rtt;
+	bool dec;
+};
+
+static void reno_init(struct reno_m *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->cwnd = M_INIT_PKTS;
+	m->ssthresh = M_MAX_PKTS;
+}
+
+static void reno_loss(struct reno_m *m, uint64_t now, bool timeout)
+{
+	m->ssthresh = m_max(m->cwnd * 0.5, M_MIN_PKTS);
+	m->t_dec = now;
+	m->dec = true;
+	m->cwnd = timeout ? M_MIN_PKTS : m->ssthresh;
+}
+
+static void reno_step(struct reno_m *m, const struct wev *e, uint64_t now)
+{
+	if (e->rtt_ps)
+		m->rtt = e->rtt_ps;
+	if (!(e->acks || e->nacks || e->rtos))
+		return;
+	if (e->rtos) {
+		reno_loss(m, now, true);
+	} else if (e->nacks) {
+		if (!m->dec || now - m->t_dec >= m->rtt)
+			reno_loss(m, now, false);
+	} else {
+		double acked = m_b2p(e->acked_bytes);
+
+		if (m->cwnd < m->ssthresh)
+			m->cwnd = m->cwnd + acked;
+		else
+			m->cwnd = m->cwnd + (1.0 * acked) / m->cwnd;
+	}
+	m->cwnd = m_clamp(m->cwnd, M_MIN_PKTS, M_MAX_PKTS);
+}
+
+static void test_newreno_matches_reference_on_random_trace(void **state)
+{
+	struct pcm_shell *sh = ph_open("newreno");
+	uint64_t s = 0x5eed1, now = 0;
+	struct reno_m m;
+
+	reno_init(&m);
+	for (unsigned i = 0; i < 30000; i++) {
+		struct wev e = wev_random(&s, 0, F_BRTT, 30 * US);
+
+		e.ecn = 0; /* newreno has no ECN signal */
+		now += 1 * US;
+		wev_feed(sh, &e, now);
+		reno_step(&m, &e, now);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		if (e.acks || e.nacks || e.rtos) {
+			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
+			assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == m.ssthresh);
+		}
+	}
+	pcm_shell_destroy(sh);
+}
+
+static void test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window(void **state)
+{
+	struct pcm_shell *sh = ph_open("newreno");
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = 20 * US };
+	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
+	struct wev rto = { .rtos = 1 };
+	uint64_t now = 0;
+	double before;
+
+	for (int i = 0; i < 5; i++)
+		wev_feed(sh, &ack, now += US);
+	before = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &nack, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == before * 0.5);
+	/* more NACKs within the same 20 us RTT: one recovery episode, no further cut */
+	for (int i = 0; i < 10; i++)
+		wev_feed(sh, &nack, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == before * 0.5);
+	/* congestion avoidance: about +1 packet per window of ACKs */
+	before = ph_var_d(sh, "CWND_PKTS");
+	for (int i = 0; i < (int)(before + 0.5); i++)
+		wev_feed(sh, &ack, now += US);
+	assert_true(fabs(ph_var_d(sh, "CWND_PKTS") - (before + 1.0)) < 0.05);
+	wev_feed(sh, &rto, now += US);
+	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(M_MIN_PKTS));
+	/* slow start again below ssthresh: one packet per packet acked */
+	wev_feed(sh, &ack, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == M_MIN_PKTS + 1.0);
+	pcm_shell_destroy(sh);
+}
+
+/* ---- cubic ------------------------------------------------------------------- */
+
+#define CUBIC_C 0.4
+#define CUBIC_BETA 0.7
+#define CUBIC_BRTT_US (F_BRTT / 1000000.0)
+
+struct cubic_m {
+	double cwnd, ssthresh, w_max, w_last_max, k, origin;
+	uint64_t t_epoch, t_dec, rtt;
+	bool in_epoch, dec;
+};
+
+static void cubic_init(struct cubic_m *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->cwnd = M_INIT_PKTS;
+	m->ssthresh = M_MAX_PKTS;
+}
+
+static void cubic_loss(struct cubic_m *m, uint64_t now, bool timeout)
+{
+	double ssthresh = m_max(m->cwnd * CUBIC_BETA, M_MIN_PKTS);
+	double w_max = m->cwnd;
+
+	if (m->cwnd < m->w_last_max)
+		w_max = (m->cwnd * (1.0 + CUBIC_BETA)) / 2.0;
+	m->w_last_max = m->cwnd;
+	m->w_max = w_max;
+	m->ssthresh = ssthresh;
+	m->in_epoch = false;
+	m->t_dec = now;
+	m->dec = true;
+	m->cwnd = timeout ? M_MIN_PKTS : ssthresh;
+}
+
+static void cubic_ca(struct cubic_m *m, double acked, uint64_t now)
+{
+	const double d_max = ceil(pow(2.0 * M_MAX_PKTS / CUBIC_C, 1.0 / 3.0));
+	const double friendly = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
+	double since, t, d, target;
+
+	if (!m->in_epoch) {
+		m->k = cbrt(m_max(m->w_max - m->cwnd, 0.0) / CUBIC_C);
+		m->origin = m_max(m->w_max, m->cwnd);
+		m->t_epoch = now;
+		m->in_epoch = true;
+	}
+	since = m_ps_to_us(now - m->t_epoch);
+	t = (since + m_ps_to_us(m->rtt)) / CUBIC_BRTT_US;
+	d = m_clamp(t - m->k, 0.0 - d_max, d_max);
+	target = CUBIC_C * ((d * d) * d) + m->origin;
+	if (target > m->cwnd)
+		m->cwnd = m->cwnd + ((target - m->cwnd) / m->cwnd) * acked;
+	else
+		m->cwnd = m->cwnd + (0.01 * acked) / m->cwnd;
+	if (m->rtt)
+		m->cwnd =
+		    m_max(m->cwnd, CUBIC_BETA * m->w_max + friendly * (since / m_ps_to_us(m->rtt)));
+}
+
+static void cubic_step(struct cubic_m *m, const struct wev *e, uint64_t now)
+{
+	if (e->rtt_ps)
+		m->rtt = e->rtt_ps;
+	if (!(e->acks || e->nacks || e->rtos))
+		return;
+	if (e->rtos) {
+		cubic_loss(m, now, true);
+	} else if (e->nacks) {
+		if (!m->dec || now - m->t_dec >= m->rtt)
+			cubic_loss(m, now, false);
+	} else if (m->cwnd < m->ssthresh) {
+		m->cwnd = m->cwnd + m_b2p(e->acked_bytes);
+	} else {
+		cubic_ca(m, m_b2p(e->acked_bytes), now);
+	}
+	m->cwnd = m_clamp(m->cwnd, M_MIN_PKTS, M_MAX_PKTS);
+}
+
+static void test_cubic_matches_reference_on_random_trace(void **state)
+{
+	struct pcm_shell *sh = ph_open("cubic");
+	uint64_t s = 0xc0b1c, now = 0;
+	struct cubic_m m;
+
+	cubic_init(&m);
+	for (unsigned i = 0; i < 30000; i++) {
+		struct wev e = wev_random(&s, 0, F_BRTT, 30 * US);
+
+		e.ecn = 0;
+		now += 2 * US;
+		wev_feed(sh, &e, now);
+		cubic_step(&m, &e, now);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		if (e.acks || e.nacks || e.rtos) {
+			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
+			assert_true(ph_var_d(sh, "W_MAX_PKTS") == m.w_max);
+			assert_true(ph_var_d(sh, "K_BRTT") == m.k);
+		}
+	}
+	pcm_shell_destroy(sh);
+}
+
+static void test_cubic_returns_to_wmax_after_k_base_rtts_then_probes_beyond(void **state)
+{
+	struct pcm_shell *sh = ph_open("cubic");
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_BRTT };
+	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
+	uint64_t now = 0, t_loss;
+	double w_max, k, at_k;
+
+	wev_feed(sh, &nack, now += US);
+	t_loss = now;
+	w_max = ph_var_d(sh, "W_MAX_PKTS");
+	assert_true(w_max == M_INIT_PKTS);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == w_max * CUBIC_BETA);
+	/* one ACK per 0.25 us; the window follows the cubic, one RTT ahead */
+	wev_feed(sh, &ack, now += US / 4);
+	k = ph_var_d(sh, "K_BRTT");
+	assert_true(fabs(k - cbrt(w_max * (1.0 - CUBIC_BETA) / CUBIC_C)) < 1e-9);
+	while (now - t_loss < (uint64_t)((k - 1.0) * F_BRTT)) /* t + RTT reaches K */
+		wev_feed(sh, &ack, now += US / 4);
+	at_k = ph_var_d(sh, "CWND_PKTS");
+	print_message("cubic: Wmax %.3f, K %.3f BRTT, cwnd at K %.3f\n", w_max, k, at_k);
+	assert_true(fabs(at_k - w_max) < 0.03 * w_max);
+	/* flat around Wmax, then ever steeper past it (convex): growth per BRTT */
+	{
+		double g[3], c = at_k;
+
+		for (int r = 0; r < 3; r++) {
+			for (int i = 0; i < 56; i++)
+				wev_feed(sh, &ack, now += US / 4);
+			g[r] = ph_var_d(sh, "CWND_PKTS") - c;
+			c += g[r];
+		}
+		print_message("cubic: growth in the BRTTs after K: %.3f %.3f %.3f packets\n", g[0],
+			      g[1], g[2]);
+		assert_true(g[0] < 1.0 && g[0] < g[1] && g[1] < g[2]);
+	}
+	pcm_shell_destroy(sh);
+}
+
+/* ---- dctcp ------------------------------------------------------------------- */
+
+#define DCTCP_G 0.0625
+
+struct dctcp_m {
+	double cwnd, alpha;
+	uint64_t win_acked, win_marked, win_end;
+	bool cut;
+};
+
+static void dctcp_window(struct dctcp_m *m, double cwnd)
+{
+	m->win_acked = m->win_marked = 0;
+	m->cut = false;
+	m->win_end = m_p2b(cwnd);
+}
+
+static void dctcp_init(struct dctcp_m *m)
+{
+	m->cwnd = M_INIT_PKTS;
+	m->alpha = 1.0;
+	dctcp_window(m, M_INIT_PKTS);
+}
+
+static void dctcp_step(struct dctcp_m *m, const struct wev *e)
+{
+	if (!wev_triggers(e))
+		return;
+	if (e->rtos) {
+		m->cwnd = M_MIN_PKTS;
+		dctcp_window(m, m->cwnd);
+	} else if (e->nacks) {
+		if (!m->cut) {
+			m->cwnd = m->cwnd * 0.5;
+			m->cut = true;
+		}
+	} else {
+		uint64_t acked = e->acks ? e->acked_bytes : 0;
+		uint64_t marked =
+		    acked < e->ecn * (uint64_t)F_MSS ? acked : e->ecn * (uint64_t)F_MSS;
+		uint64_t wa = m->win_acked + acked, wm = m->win_marked + marked;
+
+		if (e->ecn) {
+			if (!m->cut) {
+				m->cwnd = m->cwnd * (1.0 - m->alpha / 2.0);
+				m->cut = true;
+			}
+		} else {
+			m->cwnd = m->cwnd + (1.0 * m_b2p(acked)) / m->cwnd;
+		}
+		if (wa >= m->win_end) {
+			m->alpha = m_ewma(m->alpha, m_min(m_b2p(wm) / m_b2p(wa), 1.0), DCTCP_G);
+			dctcp_window(m, m->cwnd);
+		} else {
+			m->win_acked = wa;
+			m->win_marked = wm;
+		}
+	}
+	m->cwnd = m_clamp(m->cwnd, M_MIN_PKTS, M_MAX_PKTS);
+}
+
+static void test_dctcp_matches_reference_on_random_trace(void **state)
+{
+	struct pcm_shell *sh = ph_open("dctcp");
+	uint64_t s = 0xdc7c9, now = 0;
+	struct dctcp_m m;
+
+	dctcp_init(&m);
+	for (unsigned i = 0; i < 40000; i++) {
+		struct wev e = wev_random(&s, 10, F_BRTT, 20 * US);
+
+		wev_feed(sh, &e, now += US);
+		dctcp_step(&m, &e);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		if (wev_triggers(&e)) {
+			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
+			assert_true(ph_var_d(sh, "ALPHA") == m.alpha);
+		}
+	}
+	pcm_shell_destroy(sh);
+}
+
+static void test_dctcp_alpha_converges_to_the_marked_fraction(void **state)
+{
+	static const unsigned every[] = { 4, 10, 2 }; /* one ACK in N marked */
+
+	for (size_t k = 0; k < sizeof(every) / sizeof(every[0]); k++) {
+		struct pcm_shell *sh = ph_open("dctcp");
+		uint64_t now = 0;
+		double p = 1.0 / every[k], alpha;
+
+		for (unsigned i = 0; i < 60000; i++) {
+			struct wev e = { .acks = 1,
+					 .acked_bytes = F_MSS,
+					 .ecn = i % every[k] == 0 };
+
+			wev_feed(sh, &e, now += US);
+		}
+		alpha = ph_var_d(sh, "ALPHA");
+		print_message("dctcp: 1 in %u marked: alpha %.4f\n", every[k], alpha);
+		assert_true(fabs(alpha - p) < 0.03);
+		pcm_shell_destroy(sh);
+	}
+}
+
+static void test_dctcp_cuts_by_half_alpha_at_most_once_per_window(void **state)
+{
+	struct pcm_shell *sh = ph_open("dctcp");
+	struct wev marked = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1 };
+	uint64_t now = 0;
+	double before = ph_var_d(sh, "CWND_PKTS");
+
+	wev_feed(sh, &marked, now += US); /* alpha starts at 1: halve */
+	assert_true(ph_var_d(sh, "CWND_PKTS") == M_INIT_PKTS * 0.5);
+	before = ph_var_d(sh, "CWND_PKTS");
+	for (int i = 0; i < 20; i++) /* the rest of this window: no further cut */
+		wev_feed(sh, &marked, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == before);
+	pcm_shell_destroy(sh);
+}
+
+/* ---- uec_dctcp --------------------------------------------------------------- */
+
+static double uecd_step(double cwnd, const struct wev *e)
+{
+	if (!wev_triggers(e))
+		return cwnd;
+	if (e->rtos) {
+		cwnd = cwnd - (double)e->rtos;
+	} else if (e->nacks) {
+		uint64_t nacked = e->nacked_bytes ? e->nacked_bytes : e->nacks * (uint64_t)F_MSS;
+
+		cwnd = cwnd - m_b2p(nacked);
+	} else {
+		uint64_t acked = e->acks ? e->acked_bytes : 0;
+		uint64_t marked =
+		    acked < e->ecn * (uint64_t)F_MSS ? acked : e->ecn * (uint64_t)F_MSS;
+
+		if (acked > marked)
+			cwnd = cwnd + (1.0 * m_b2p(acked - marked)) / cwnd;
+		if (marked)
+			cwnd = cwnd - m_b2p(marked) / 3.0;
+	}
+	return m_clamp(cwnd, M_MIN_PKTS, M_MAX_PKTS);
+}
+
+static void test_uec_dctcp_matches_reference_on_random_trace(void **state)
+{
+	struct pcm_shell *sh = ph_open("uec_dctcp");
+	uint64_t s = 0x0ec0, now = 0;
+	double cwnd = M_INIT_PKTS;
+
+	for (unsigned i = 0; i < 40000; i++) {
+		struct wev e = wev_random(&s, 8, F_BRTT, 20 * US);
+
+		wev_feed(sh, &e, now += US);
+		cwnd = uecd_step(cwnd, &e);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(cwnd));
+		if (wev_triggers(&e))
+			assert_true(ph_var_d(sh, "CWND_PKTS") == cwnd);
+	}
+	pcm_shell_destroy(sh);
+}
+
+static void test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes(void **state)
+{
+	struct pcm_shell *sh = ph_open("uec_dctcp");
+	struct wev marked = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1 };
+	struct wev nack = { .nacks = 1, .nacked_bytes = 2 * F_MSS };
+	uint64_t now = 0;
+	double before = ph_var_d(sh, "CWND_PKTS");
+
+	wev_feed(sh, &marked, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == M_INIT_PKTS - 1.0 / 3.0);
+	before = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &nack, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == before - 2.0);
+	/* every ACK marked: down to one MTU and held there */
+	for (int i = 0; i < 500; i++)
+		wev_feed(sh, &marked, now += US);
+	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(M_MIN_PKTS));
+	pcm_shell_destroy(sh);
+}
+
+/* ---- smartt ------------------------------------------------------------------ */
+
+#define SM_TARGET_US (F_TRTT / 1000000.0)
+#define SM_BASE_US (F_BRTT / 1000000.0)
+#define SM_QA_PERIOD ((uint64_t)F_BRTT + F_TRTT)
+
+struct smartt_m {
+	double cwnd;
+	uint64_t rtt, t_md, fi_bytes, qa_start, achieved, prev_achieved, t_qa;
+	bool qa_done, md_done, init;
+};
+
+static bool sm_quick_adapt(struct smartt_m *m, uint64_t now)
+{
+	uint64_t achieved;
+
+	if (m->qa_done && now - m->t_qa < SM_QA_PERIOD)
+		return false;
+	achieved = m->prev_achieved > m->achieved ? m->prev_achieved : m->achieved;
+	m->cwnd = m_min(m->cwnd, m_b2p(achieved));
+	m->t_qa = now;
+	m->qa_done = true;
+	m->fi_bytes = 0;
+	return true;
+}
+
+static void sm_ack(struct smartt_m *m, const struct wev *e, uint64_t now)
+{
+	uint64_t acked = e->acks ? e->acked_bytes : 0;
+	uint64_t marked = acked < e->ecn * (uint64_t)F_MSS ? acked : e->ecn * (uint64_t)F_MSS;
+	double rtt = m_ps_to_us(m->rtt);
+
+	if (now - m->qa_start >= SM_QA_PERIOD) {
+		m->prev_achieved = m->achieved;
+		m->achieved = 0;
+		m->qa_start = now;
+	}
+	m->achieved += acked;
+	if (!(rtt > 0.0))
+		return;
+	if (rtt > 4.0 * SM_TARGET_US && sm_quick_adapt(m, now))
+		return;
+	if (marked) {
+		m->fi_bytes = 0;
+		if (rtt < SM_TARGET_US) {
+			m->cwnd = m->cwnd - 0.5 * m_b2p(marked);
+		} else if (!m->md_done || now - m->t_md >= m->rtt) {
+			double f = 1.0 - 0.8 * ((rtt - SM_TARGET_US) / rtt);
+
+			m->t_md = now;
+			m->md_done = true;
+			m->cwnd = m->cwnd * m_max(f, 1.0 - 0.5);
+		}
+		return;
+	}
+	if (rtt >= SM_TARGET_US) {
+		m->fi_bytes = 0;
+		m->cwnd = m->cwnd + (1.0 * m_b2p(acked)) / m->cwnd;
+		return;
+	}
+	if (rtt <= SM_BASE_US + 1.0) {
+		if (m->fi_bytes >= m_p2b(m->cwnd)) {
+			m->cwnd = m->cwnd + 1.0 * m_b2p(acked);
+			return;
+		}
+		m->fi_bytes += acked;
+	} else {
+		m->fi_bytes = 0;
+	}
+	m->cwnd = m->cwnd + (0.25 * ((SM_TARGET_US - rtt) / rtt)) * m_b2p(acked);
+}
+
+static void smartt_step(struct smartt_m *m, const struct wev *e, uint64_t now)
+{
+	if (e->rtt_ps)
+		m->rtt = e->rtt_ps;
+	if (!wev_triggers(e))
+		return;
+	if (!m->init) {
+		m->cwnd = M_INIT_PKTS;
+		m->qa_start = now;
+		m->init = true;
+	}
+	if (e->rtos || e->nacks) {
+		if (!sm_quick_adapt(m, now) && !e->rtos) {
+			uint64_t nacked =
+			    e->nacked_bytes ? e->nacked_bytes : e->nacks * (uint64_t)F_MSS;
+
+			m->cwnd = m->cwnd - m_b2p(nacked);
+		}
+	} else {
+		sm_ack(m, e, now);
+	}
+	m->cwnd = m_clamp(m->cwnd, M_MIN_PKTS, M_MAX_PKTS);
+}
+
+static void test_smartt_matches_reference_on_random_trace(void **state)
+{
+	struct pcm_shell *sh = ph_open("smartt");
+	uint64_t s = 0x53a77, now = 0;
+	struct smartt_m m = { 0 };
+
+	for (unsigned i = 0; i < 40000; i++) {
+		const uint64_t *r = rtt_regime(i);
+		struct wev e = wev_random(&s, i % 6000 < 3000 ? 15 : 2, r[0], r[1]);
+
+		wev_feed(sh, &e, now += r[2]);
+		smartt_step(&m, &e, now);
+		if (m.init)
+			assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		if (wev_triggers(&e))
+			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
+	}
+	pcm_shell_destroy(sh);
+}
+
+static double smartt_after(const struct wev *e, unsigned n)
+{
+	struct pcm_shell *sh = ph_open("smartt");
+	uint64_t now = 0;
+	double cwnd;
+
+	for (unsigned i = 0; i < n; i++)
+		wev_feed(sh, e, now += US / 4);
+	cwnd = ph_var_d(sh, "CWND_PKTS");
+	pcm_shell_destroy(sh);
+	return cwnd;
+}
+
+static void test_smartt_quadrants_move_the_window_the_stated_way(void **state)
+{
+	const uint64_t low = F_BRTT + 4 * US, high = F_TRTT + 10 * US;
+	struct wev mi = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = low };
+	struct wev fi = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = high };
+	struct wev fd = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .rtt_ps = low };
+	struct wev md = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .rtt_ps = high };
+	double c0 = M_INIT_PKTS, c_mi, c_fi, c_fd, c_md;
+
+	/* one ACK: MI proportional to the distance below target, FI one packet per window */
+	c_mi = smartt_after(&mi, 1);
+	c_fi = smartt_after(&fi, 1);
+	assert_true(c_mi == c0 + (0.25 * ((SM_TARGET_US - m_ps_to_us(low)) / m_ps_to_us(low))));
+	assert_true(c_fi == c0 + 1.0 / c0);
+	assert_true(c_mi > c_fi);
+	/* FD: half a packet per marked packet; MD: a multiplicative cut, once per RTT */
+	c_fd = smartt_after(&fd, 1);
+	c_md = smartt_after(&md, 1);
+	assert_true(c_fd == c0 - 0.5);
+	assert_true(c_md ==
+		    c0 * (1.0 - 0.8 * ((m_ps_to_us(high) - SM_TARGET_US) / m_ps_to_us(high))));
+	assert_true(smartt_after(&md, 8) == c_md); /* 8 ACKs in 2 us, inside one RTT */
+}
+
+static void test_smartt_quick_adapt_on_trim_sets_window_to_delivered_bytes(void **state)
+{
+	struct pcm_shell *sh = ph_open("smartt");
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_TRTT + 5 * US };
+	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
+	uint64_t now = 0;
+
+	/* 3 packets per QA period delivered (an incast share), then a trim */
+	for (int i = 0; i < 12; i++)
+		wev_feed(sh, &ack, now += SM_QA_PERIOD / 3);
+	wev_feed(sh, &nack, now += 1000);
+	assert_true(ph_var_d(sh, "CWND_PKTS") <= 4.0);
+	/* a second trim in the same period removes just its bytes */
+	{
+		double before = ph_var_d(sh, "CWND_PKTS");
+
+		wev_feed(sh, &nack, now += 1000);
+		assert_true(ph_var_d(sh, "CWND_PKTS") == m_max(before - 1.0, M_MIN_PKTS));
+	}
+	pcm_shell_destroy(sh);
+}
+
+/* ---- nscc -------------------------------------------------------------------- */
+
+#define N_TARGET_US (0.75 * F_BRTT / 1000000.0)
+#define N_TARGET_PS ((uint64_t)(0.75 * F_BRTT))
+#define N_SCALE_A (F_BDP / 150000.0)
+#define N_SCALE_B (N_TARGET_US / 12.0)
+#define N_PI (4.0 * N_SCALE_A * N_SCALE_B / N_TARGET_US)
+#define N_FI (5.0 * N_SCALE_A)
+#define N_ETA (0.15 * N_SCALE_A)
+#define N_FAST (0.25 * N_SCALE_A)
+#define N_GAIN 0.0125
+#define N_ADJ_BYTES (8u * F_MTU)
+#define N_QA_THRESH (4.0 * N_TARGET_US)
+#define N_QA_MAX (F_MAX_CWND >> 3)
+
+struct nscc_m {
+	double cwnd, inc, avg;
+	uint64_t rtt, inflight, base, received, last_adjust, last_dec, fi_count, achieved, qa_end;
+	uint64_t to_ignore, ignored;
+	bool fast, trigger_qa, init;
+};
+
+static double n_clamp(double c)
+{
+	return m_clamp(c, M_MIN_PKTS, M_MAX_PKTS);
+}
+
+static bool n_quick_adapt(struct nscc_m *m, bool loss, bool marked, double delay, uint64_t now)
+{
+	bool done = false;
+
+	if (m->ignored < m->to_ignore && marked) {
+		done = true;
+	} else if (now > m->qa_end) {
+		if (m->qa_end && (m->trigger_qa || loss || delay > N_QA_THRESH) &&
+		    m->achieved < N_QA_MAX) {
+			m->cwnd = m_max(m_b2p(m->achieved), M_MIN_PKTS);
+			m->to_ignore = m->inflight;
+			m->ignored = 0;
+			m->trigger_qa = false;
+			done = true;
+		}
+		m->achieved = 0;
+		m->qa_end = now + m->base + N_TARGET_PS;
+	}
+	if (done) {
+		m->inc = 0.0;
+		m->received = 0;
+	}
+	return done;
+}
+
+static void n_ack(struct nscc_m *m, const struct wev *e, uint64_t now)
+{
+	uint64_t acked = e->acks ? e->acked_bytes : 0;
+	bool marked = e->ecn != 0;
+	double delay, ap;
+
+	m->achieved += acked;
+	m->received += acked;
+	m->ignored += acked;
+	if (!m->rtt) {
+		delay = m->avg;
+	} else {
+		double sample;
+
+		if (m->rtt < m->base)
+			m->base = m->rtt;
+		delay = m_ps_to_us(m->rtt - m->base);
+		sample = !marked && delay > N_TARGET_US ? m_ps_to_us(m->base) / 4.0 : delay;
+		m->avg = m_ewma(m->avg, sample, N_GAIN);
+	}
+	if (n_quick_adapt(m, false, marked, delay, now)) {
+		m->cwnd = n_clamp(m->cwnd);
+		return;
+	}
+	ap = m_b2p(acked);
+	if (!marked && delay >= N_TARGET_US) {
+		m->inc = m->inc + N_FI * ap;
+	} else if (!marked) {
+		bool fast = false;
+
+		if (delay < 1.0) {
+			m->fi_count += acked;
+			if (m->fi_count > m_p2b(m->cwnd) || m->fast) {
+				m->cwnd = m->cwnd + ap * N_FAST;
+				m->fast = fast = true;
+			}
+		} else {
+			m->fi_count = 0;
+		}
+		if (!fast) {
+			m->fast = false;
+			m->inc = m->inc + (N_PI * ap) * (N_TARGET_US - delay);
+		}
+	} else if (delay >= N_TARGET_US) {
+		m->fast = false;
+		m->fi_count = 0;
+		if (m->avg > N_TARGET_US && now - m->last_dec > m->base) {
+			double f = 1.0 - (0.8 * (m->avg - N_TARGET_US)) / m->avg;
+
+			m->last_dec = now;
+			m->cwnd = m->cwnd * m_max(f, 0.5);
+		}
+	}
+	m->cwnd = n_clamp(m->cwnd);
+	if (m->received > N_ADJ_BYTES || now - m->last_adjust > F_BRTT) {
+		m->cwnd = m->cwnd + m->inc / m->cwnd;
+		if (now - m->last_adjust >= F_BRTT) {
+			m->cwnd = m->cwnd + N_ETA;
+			m->last_adjust = now;
+		}
+		m->inc = 0.0;
+		m->received = 0;
+		m->cwnd = n_clamp(m->cwnd);
+	}
+}
+
+static void nscc_step(struct nscc_m *m, const struct wev *e, uint64_t now)
+{
+	if (e->rtt_ps)
+		m->rtt = e->rtt_ps;
+	if (e->inflight)
+		m->inflight = e->inflight;
+	if (!wev_triggers(e))
+		return;
+	if (!m->init) {
+		m->cwnd = M_MAX_PKTS;
+		m->base = F_BRTT;
+		m->last_adjust = now;
+		m->init = true;
+	}
+	if (e->rtos) {
+		m->cwnd = n_clamp(m->cwnd - (double)e->rtos);
+	} else if (e->nacks) {
+		uint64_t nacked = e->nacked_bytes ? e->nacked_bytes : e->nacks * (uint64_t)F_MSS;
+
+		m->ignored += nacked;
+		m->avg = m_ewma(m->avg, m_ps_to_us(F_BRTT), N_GAIN);
+		m->trigger_qa = true;
+		if (n_quick_adapt(m, true, true, 0.0, now))
+			m->cwnd = n_clamp(m->cwnd);
+		else
+			m->cwnd = n_clamp(m->cwnd - m_b2p(nacked));
+	} else {
+		n_ack(m, e, now);
+	}
+	m->rtt = 0; /* RTT_SAMPLE is consumed by every call */
+}
+
+static void test_nscc_matches_reference_on_random_trace(void **state)
+{
+	struct pcm_shell *sh = ph_open("nscc");
+	uint64_t s = 0x25cc, now = 0;
+	struct nscc_m m = { 0 };
+
+	for (unsigned i = 0; i < 60000; i++) {
+		const uint64_t *r = rtt_regime(i);
+		struct wev e = wev_random(&s, i % 9000 < 3000 ? 2 : 20, r[0], r[1]);
+
+		wev_feed(sh, &e, now += r[2]);
+		nscc_step(&m, &e, now);
+		if (m.init)
+			assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		if (wev_triggers(&e)) {
+			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
+			assert_true(ph_var_d(sh, "AVG_DELAY_US") == m.avg);
+			assert_true(ph_var_d(sh, "INC") == m.inc);
+			assert_int_equal(ph_var_u(sh, "BASE_RTT_PS"), m.base);
+		}
+	}
+	pcm_shell_destroy(sh);
+}
+
+static void test_nscc_decreases_on_ecn_with_delay_and_grows_without(void **state)
+{
+	struct pcm_shell *sh = ph_open("nscc");
+	struct wev calm = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_BRTT + 3 * US };
+	struct wev hot = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .rtt_ps = F_BRTT + 30 * US };
+	struct wev noisy = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .rtt_ps = F_BRTT + 2 * US };
+	uint64_t now = 0;
+	double c0, c1;
+	unsigned cuts = 0;
+
+	/* marks with a low delay are a path effect: the window does not move down */
+	for (int i = 0; i < 50; i++)
+		wev_feed(sh, &noisy, now += US / 4);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == M_MAX_PKTS);
+	/* marks with a high delay: cuts, at most one per base RTT (14 us) */
+	for (int i = 0; i < 400; i++) {
+		double before = ph_var_d(sh, "CWND_PKTS");
+
+		wev_feed(sh, &hot, now += US / 2);
+		cuts += ph_var_d(sh, "CWND_PKTS") < before;
+	}
+	c0 = ph_var_d(sh, "CWND_PKTS");
+	assert_true(c0 < M_MAX_PKTS);
+	assert_true(cuts >= 1 && cuts <= 200 / 14 + 1);
+	/* unmarked ACKs below the target: proportional increase, applied in batches */
+	for (int i = 0; i < 400; i++)
+		wev_feed(sh, &calm, now += US / 2);
+	c1 = ph_var_d(sh, "CWND_PKTS");
+	assert_true(c1 > c0);
+	pcm_shell_destroy(sh);
+}
+
+static void test_nscc_trim_requests_quick_adapt_to_delivered_bytes(void **state)
+{
+	struct pcm_shell *sh = ph_open("nscc");
+	struct wev ack = {
+		.acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_BRTT + 12 * US, .inflight = 50000
+	};
+	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
+	uint64_t now = 0;
+
+	/* two packets per QA period (base + target = ~24.5 us) */
+	for (int i = 0; i < 10; i++)
+		wev_feed(sh, &ack, now += 12 * US);
+	wev_feed(sh, &nack, now += 30 * US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") <= 3.0);
+	assert_int_equal(ph_var_u(sh, "BYTES_TO_IGNORE"), 50000);
+	pcm_shell_destroy(sh);
+}
+
+/* ---- mprdma ------------------------------------------------------------------ */
+
+#define VPQ_LEN 32
+
+struct mprdma_m {
+	double cwnd;
+	uint64_t q[VPQ_LEN], head, count, rng, ev;
+};
+
+static void mp_push(struct mprdma_m *m, uint64_t vp)
+{
+	m->q[m->head % VPQ_LEN] = vp;
+	m->head = (m->head + 1) % VPQ_LEN;
+	if (m->count < VPQ_LEN)
+		m->count++;
+}
+
+/* One event: feedback (like the window models) and, with @tx, a packet's path. */
+static void mprdma_step(struct mprdma_m *m, const struct wev *e, bool tx, uint64_t now)
+{
+	if (e->rtos) {
+		m->cwnd = M_MIN_PKTS;
+	} else if (e->nacks) {
+		m->cwnd = m->cwnd - 0.5 * (double)e->nacks;
+		mp_push(m, m_rng_next(&m->rng, now) & 0xffff);
+	} else if (e->acks || e->ecn) {
+		uint64_t acked = e->acks ? e->acked_bytes : 0;
+		uint64_t marked =
+		    acked < e->ecn * (uint64_t)F_MSS ? acked : e->ecn * (uint64_t)F_MSS;
+
+		if (acked > marked)
+			m->cwnd = m->cwnd + (1.0 * m_b2p(acked - marked)) / m->cwnd;
+		if (marked)
+			m->cwnd = m->cwnd - 0.5 * m_b2p(marked);
+		if (e->ecn)
+			mp_push(m, m_rng_next(&m->rng, now) & 0xffff);
+		else if (e->acks)
+			mp_push(m, e->ack_ev & 0xffff);
+	}
+	m->cwnd = m_clamp(m->cwnd, M_MIN_PKTS, M_MAX_PKTS);
+	if (tx) {
+		if (m->count) {
+			m->ev = m->q[(m->head + VPQ_LEN - m->count) % VPQ_LEN];
+			m->count--;
+		} else {
+			m->ev = m_rng_next(&m->rng, now) & 0xffff;
+		}
+	}
+}
+
+static void mprdma_feed(struct pcm_shell *sh, const struct wev *e, bool tx, uint64_t now)
+{
+	struct pcm_event ev = { 0 };
+
+	if (e->acks) {
+		ph_set(&ev, PCM_SIG_ACK, e->acks);
+		ph_set(&ev, PCM_SIG_DATA_TX, e->acked_bytes);
+		ph_set(&ev, PCM_SIG_ACK_EV, e->ack_ev);
+	}
+	if (e->ecn)
+		ph_set(&ev, PCM_SIG_ECN, e->ecn);
+	if (e->nacks)
+		ph_set(&ev, PCM_SIG_NACK, e->nacks);
+	if (e->rtos)
+		ph_set(&ev, PCM_SIG_RTO, e->rtos);
+	if (tx)
+		ph_set(&ev, PCM_SIG_TX_READY_PKTS, 1);
+	ph_feed(sh, &ev, now, tx || wev_triggers(e));
+}
+
+static void test_mprdma_matches_reference_on_random_trace(void **state)
+{
+	struct pcm_shell *sh = ph_open("mprdma");
+	struct mprdma_m m = { .cwnd = M_INIT_PKTS };
+	uint64_t s = 0x3e7d, now = 0;
+
+	for (unsigned i = 0; i < 40000; i++) {
+		struct wev e = wev_random(&s, 12, F_BRTT, 10 * US);
+		bool tx = ph_rand(&s) % 3 != 0;
+
+		e.rtt_ps = 0;
+		if (!tx && !wev_triggers(&e))
+			continue;
+		mprdma_feed(sh, &e, tx, now += 300000);
+		mprdma_step(&m, &e, tx, now);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_EV), m.ev);
+	}
+	pcm_shell_destroy(sh);
+}
+
+static void test_mprdma_next_packet_follows_unmarked_acks_and_leaves_marked_paths(void **state)
+{
+	struct pcm_shell *sh = ph_open("mprdma");
+	struct wev none = { 0 };
+	uint64_t now = 0;
+
+	for (uint64_t vp = 100; vp < 110; vp++) {
+		struct wev good = { .acks = 1, .acked_bytes = F_MSS, .ack_ev = vp };
+		struct wev bad = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .ack_ev = vp + 1000 };
+
+		mprdma_feed(sh, &good, false, now += 1000);
+		mprdma_feed(sh, &none, true, now += 1000);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_EV), vp); /* clocked onto the same path */
+		mprdma_feed(sh, &bad, false, now += 1000);
+		mprdma_feed(sh, &none, true, now += 1000);
+		assert_int_not_equal(ph_ctrl(sh, PCM_CTRL_EV), vp + 1000); /* moved off it */
+	}
+	/* window: +1/cwnd per unmarked ACK, -1/2 per marked one */
+	{
+		double c = ph_var_d(sh, "CWND_PKTS");
+		struct wev good = { .acks = 1, .acked_bytes = F_MSS, .ack_ev = 7 };
+		struct wev bad = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .ack_ev = 7 };
+
+		mprdma_feed(sh, &good, false, now += 1000);
+		assert_true(ph_var_d(sh, "CWND_PKTS") == c + 1.0 / c);
+		c = ph_var_d(sh, "CWND_PKTS");
+		mprdma_feed(sh, &bad, false, now += 1000);
+		assert_true(ph_var_d(sh, "CWND_PKTS") == c - 0.5);
+	}
+	pcm_shell_destroy(sh);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_newreno_matches_reference_on_random_trace),
+		cmocka_unit_test(test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window),
+		cmocka_unit_test(test_cubic_matches_reference_on_random_trace),
+		cmocka_unit_test(test_cubic_returns_to_wmax_after_k_base_rtts_then_probes_beyond),
+		cmocka_unit_test(test_dctcp_matches_reference_on_random_trace),
+		cmocka_unit_test(test_dctcp_alpha_converges_to_the_marked_fraction),
+		cmocka_unit_test(test_dctcp_cuts_by_half_alpha_at_most_once_per_window),
+		cmocka_unit_test(test_uec_dctcp_matches_reference_on_random_trace),
+		cmocka_unit_test(test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes),
+		cmocka_unit_test(test_smartt_matches_reference_on_random_trace),
+		cmocka_unit_test(test_smartt_quadrants_move_the_window_the_stated_way),
+		cmocka_unit_test(test_smartt_quick_adapt_on_trim_sets_window_to_delivered_bytes),
+		cmocka_unit_test(test_nscc_matches_reference_on_random_trace),
+		cmocka_unit_test(test_nscc_decreases_on_ecn_with_delay_and_grows_without),
+		cmocka_unit_test(test_nscc_trim_requests_quick_adapt_to_delivered_bytes),
+		cmocka_unit_test(test_mprdma_matches_reference_on_random_trace),
+		cmocka_unit_test(
+		    test_mprdma_next_packet_follows_unmarked_acks_and_leaves_marked_paths),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
