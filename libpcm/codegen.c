@@ -97,9 +97,17 @@ static const char *num_type_c(enum pcm_num_type t)
 static void emit_header_constants(const struct pcm_spec *spec, const struct pcm_fabric *fabric,
 				  FILE *out)
 {
+	char typed[PCM_DIAG_MAX];
+
+	/* Typed like constants, so C evaluates them as the loader did (64-bit). */
 	fputs("/* Fabric profile */\n", out);
-	for (unsigned i = 0; fabric && i < fabric->n_entries; i++)
-		emit_guarded_define(out, fabric->entries[i].name, fabric->entries[i].value.c_expr);
+	for (unsigned i = 0; fabric && i < fabric->n_entries; i++) {
+		const struct pcm_fabric_entry *e = &fabric->entries[i];
+
+		snprintf(typed, sizeof(typed), "((%s)(%s))", num_type_c(e->value.num.type),
+			 e->value.c_expr);
+		emit_guarded_define(out, e->name, typed);
+	}
 	fputs("\n/* Constants */\n", out);
 	for (unsigned i = 0; i < spec->n_constants; i++) {
 		const struct pcm_spec_constant *c = &spec->constants[i];

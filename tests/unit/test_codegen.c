@@ -106,7 +106,7 @@ static void test_header_places_signals_controls_variables_at_fixed_offsets(void 
 	assert_non_null(strstr(h, "\tC0 = 0,\n\tC1 = 1,\n"));
 	assert_non_null(strstr(h, "\tV0 = 0,\n\tARR = 1,\n\tV1 = 5,\n"));
 	assert_non_null(strstr(h, "#define TWICE_MSS ((pcm_uint)((2 * FABRIC_LINK_MSS)))"));
-	assert_non_null(strstr(h, "#define FABRIC_LINK_MSS 4096\n"));
+	assert_non_null(strstr(h, "#define FABRIC_LINK_MSS ((pcm_int)(4096))\n"));
 	assert_non_null(strstr(h, "#define PCM_ARITH_DOUBLE 1"));
 	assert_non_null(strstr(h, "#define PCM_HANDLER_ENTRY pcm_pkg_small_main"));
 	free(h);

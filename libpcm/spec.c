@@ -1,0 +1,1576 @@
+// SPDX-License-Identifier: MIT
+/*
+ * spec.c - load a handler package spec and a fabric profile from YAML.
+ *
+ * Two passes over the text. libyaml's event parser goes first, to reject what
+ * its document API would accept silently: anchors and aliases (an alias bomb
+ * expands exponentially when walked), extra documents, and nesting or node
+ * counts no spec needs, which would only cost time and memory. The document API
+ * then builds the node tree, whose marks give every diagnostic its line and
+ * column. The walk follows the spec's fixed schema, so its depth never
+ * depends on the input, and each list is checked against its limit before
+ * anything is allocated for it.
+ *
+ * Nothing is published until the whole file is valid: on error the caller's
+ * pointer is left alone and everything built so far is freed.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "expr.h"
+#include "pcm/spec.h"
+
+#define MAX_FILE_BYTES (1u << 20)
+#define KEY_MAX 96   /* "signals[63].reset_upon_trigger" and the like */
+#define SHOWN_MAX 48 /* longest piece of input quoted in a message */
+#define MAX_FIELDS 8
+#define MAX_YAML_DEPTH 32     /* a spec needs 3 levels */
+#define MAX_YAML_NODES 100000 /* a spec at every limit has about 40000 */
+#define EVAL_TAG "!eval"
+#define STD_TAG_PREFIX "tag:yaml.org,2002:"
+#define WANT_ANY_TYPE (-1) /* keep a value's own type (fabric entries) */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+struct name_entry {
+	const char *name;
+	struct pcm_srcloc loc;
+};
+
+struct loader {
+	const char *label; /* the file name diagnostics start with */
+	struct pcm_diag *diag;
+	yaml_document_t doc;
+	bool have_doc;
+	/* What names in values resolve to, in this order. */
+	const struct pcm_spec_constant *constants;
+	unsigned n_constants_visible;
+	const struct pcm_fabric *fabric;
+	bool no_fabric_profile; /* a spec loaded without one: say so when FABRIC_* is unknown */
+	bool missed_fabric_name; /* an !eval asked for a FABRIC_* name without a profile */
+	/* Every spec name so far, to keep them unique. */
+	struct name_entry *names;
+	unsigned n_names;
+	unsigned cap_names;
+	uint32_t n_var_slots;
+};
+
+/* Diagnostics -------------------------------------------------------------- */
+
+static struct pcm_srcloc node_loc(const yaml_node_t *node)
+{
+	struct pcm_srcloc loc = { (unsigned)node->start_mark.line + 1,
+				  (unsigned)node->start_mark.column + 1 };
+	return loc;
+}
+
+static struct pcm_srcloc mark_loc(yaml_mark_t mark)
+{
+	struct pcm_srcloc loc = { (unsigned)mark.line + 1, (unsigned)mark.column + 1 };
+	return loc;
+}
+
+static int diag_at(struct loader *ld, struct pcm_srcloc loc, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* "file:line:col: key: what is wrong"; returns -EINVAL. */
+static int diag_at(struct loader *ld, struct pcm_srcloc loc, const char *key, const char *fmt, ...)
+{
+	char *msg = ld->diag->msg;
+	int used;
+	va_list ap;
+
+	used = snprintf(msg, PCM_DIAG_MAX, "%s:%u:%u: %s%s", ld->label, loc.line, loc.col,
+			key ? key : "", key && key[0] ? ": " : "");
+	if (used < 0 || used >= PCM_DIAG_MAX - 1)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(msg + used, (size_t)(PCM_DIAG_MAX - used), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Input text as a message may quote it: printable, and cut short with "...". */
+static const char *shown(char *buf, size_t size, const char *text, size_t len)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < len && n + 4 < size && i < SHOWN_MAX; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		buf[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	if (i < len && n + 4 <= size) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static const char *node_kind(const yaml_node_t *node)
+{
+	switch (node->type) {
+	case YAML_SCALAR_NODE:
+		return "a scalar";
+	case YAML_SEQUENCE_NODE:
+		return "a list";
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	default:
+		return "nothing";
+	}
+}
+
+/* "section[index]"; sections are short literals, so this never truncates. */
+static void item_key(char *buf, const char *section, unsigned index)
+{
+	snprintf(buf, KEY_MAX, "%.40s[%u]", section, index);
+}
+
+/* "where.field", or "field" at the top level; cut short at KEY_MAX - 1. */
+static void field_key(char *buf, const char *where, const char *field)
+{
+	size_t n = 0;
+
+	for (const char *s = where; *s && n < KEY_MAX - 1; s++)
+		buf[n++] = *s;
+	if (where[0] && n < KEY_MAX - 1)
+		buf[n++] = '.';
+	for (const char *s = field; *s && n < KEY_MAX - 1; s++)
+		buf[n++] = *s;
+	buf[n] = '\0';
+}
+
+/* YAML ----------------------------------------------------------------------- */
+
+static struct pcm_srcloc offset_loc(const unsigned char *buf, size_t len, size_t offset)
+{
+	struct pcm_srcloc loc = { 1, 1 };
+
+	for (size_t i = 0; i < offset && i < len; i++) {
+		if (buf[i] == '\n') {
+			loc.line++;
+			loc.col = 1;
+		} else {
+			loc.col++;
+		}
+	}
+	return loc;
+}
+
+static int yaml_error(struct loader *ld, const yaml_parser_t *parser, const unsigned char *buf,
+		      size_t len)
+{
+	struct pcm_srcloc loc = mark_loc(parser->problem_mark);
+	const char *problem = parser->problem ? parser->problem : "unknown error";
+
+	/* libyaml leaves the error unset on some of its allocation failures. */
+	if (parser->error == YAML_MEMORY_ERROR || parser->error == YAML_NO_ERROR)
+		return -ENOMEM;
+	if (parser->error == YAML_READER_ERROR)
+		return diag_at(ld, offset_loc(buf, len, parser->problem_offset), NULL,
+			       "YAML syntax error: %s", problem);
+	if (parser->context)
+		return diag_at(ld, loc, NULL, "YAML syntax error: %s (%s at %u:%u)", problem,
+			       parser->context, (unsigned)parser->context_mark.line + 1,
+			       (unsigned)parser->context_mark.column + 1);
+	return diag_at(ld, loc, NULL, "YAML syntax error: %s", problem);
+}
+
+static const yaml_char_t *event_anchor(const yaml_event_t *event)
+{
+	switch (event->type) {
+	case YAML_SCALAR_EVENT:
+		return event->data.scalar.anchor;
+	case YAML_SEQUENCE_START_EVENT:
+		return event->data.sequence_start.anchor;
+	case YAML_MAPPING_START_EVENT:
+		return event->data.mapping_start.anchor;
+	default:
+		return NULL;
+	}
+}
+
+struct prescan {
+	unsigned n_documents;
+	unsigned n_nodes;
+	unsigned depth; /* open sequences and mappings */
+};
+
+static int check_event(struct loader *ld, const yaml_event_t *event, struct prescan *scan)
+{
+	const yaml_char_t *anchor = event_anchor(event);
+	struct pcm_srcloc loc = mark_loc(event->start_mark);
+	char buf[SHOWN_MAX + 4];
+
+	if ((event->type == YAML_SCALAR_EVENT || event->type == YAML_SEQUENCE_START_EVENT ||
+	     event->type == YAML_MAPPING_START_EVENT) &&
+	    ++scan->n_nodes > MAX_YAML_NODES)
+		return diag_at(ld, loc, NULL, "more than %d YAML nodes", MAX_YAML_NODES);
+	if (event->type == YAML_SEQUENCE_START_EVENT || event->type == YAML_MAPPING_START_EVENT) {
+		if (++scan->depth > MAX_YAML_DEPTH)
+			return diag_at(ld, loc, NULL, "YAML nesting deeper than %d levels",
+				       MAX_YAML_DEPTH);
+	} else if (event->type == YAML_SEQUENCE_END_EVENT ||
+		   event->type == YAML_MAPPING_END_EVENT) {
+		scan->depth--;
+	}
+
+	if (event->type == YAML_ALIAS_EVENT) {
+		const char *name = (const char *)event->data.alias.anchor;
+
+		return diag_at(ld, loc, NULL,
+			       "YAML aliases (*%s) are not supported; quote a value that starts "
+			       "with '*'",
+			       shown(buf, sizeof(buf), name, strlen(name)));
+	}
+	if (anchor)
+		return diag_at(ld, loc, NULL,
+			       "YAML anchors (&%s) are not supported; quote a value that starts "
+			       "with '&'",
+			       shown(buf, sizeof(buf), (const char *)anchor,
+				     strlen((const char *)anchor)));
+	if (event->type == YAML_DOCUMENT_START_EVENT && ++scan->n_documents > 1)
+		return diag_at(ld, loc, NULL, "a second YAML document; the file must hold one");
+	return 0;
+}
+
+/*
+ * The first pass: syntax, and what the document API would accept but we do
+ * not. The depth and node limits also bound the work and memory of the
+ * second pass; libyaml's own work grows with the square of the nesting depth
+ * of flow collections.
+ */
+static int yaml_prescan(struct loader *ld, const unsigned char *buf, size_t len)
+{
+	struct prescan scan = { 0 };
+	yaml_parser_t parser;
+	yaml_event_t event;
+	bool done = false;
+	int ret = 0;
+
+	if (!yaml_parser_initialize(&parser))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&parser, buf, len);
+	while (!done && ret == 0) {
+		if (!yaml_parser_parse(&parser, &event)) {
+			ret = yaml_error(ld, &parser, buf, len);
+			break;
+		}
+		ret = check_event(ld, &event, &scan);
+		done = event.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&event);
+	}
+	yaml_parser_delete(&parser);
+	return ret;
+}
+
+static int yaml_load(struct loader *ld, const char *text, size_t len)
+{
+	const unsigned char *buf = (const unsigned char *)text;
+	struct pcm_srcloc start = { 1, 1 };
+	yaml_parser_t parser;
+	int ret;
+
+	if (len > MAX_FILE_BYTES)
+		return diag_at(ld, start, NULL, "the file is %zu bytes, over the limit of 1 MiB",
+			       len);
+	ret = yaml_prescan(ld, buf, len);
+	if (ret)
+		return ret;
+	if (!yaml_parser_initialize(&parser))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&parser, buf, len);
+	if (yaml_parser_load(&parser, &ld->doc))
+		ld->have_doc = true;
+	else
+		ret = yaml_error(ld, &parser, buf, len);
+	yaml_parser_delete(&parser);
+	return ret;
+}
+
+static yaml_node_t *get_node(struct loader *ld, int index)
+{
+	return yaml_document_get_node(&ld->doc, index);
+}
+
+static bool is_standard_tag(const yaml_node_t *node)
+{
+	return node->tag && strncmp((const char *)node->tag, STD_TAG_PREFIX,
+				    strlen(STD_TAG_PREFIX)) == 0;
+}
+
+static bool is_eval_tag(const yaml_node_t *node)
+{
+	return node->tag && strcmp((const char *)node->tag, EVAL_TAG) == 0;
+}
+
+/* An empty value, ~ or null: treated as if the key were absent. */
+static bool is_null(const yaml_node_t *node)
+{
+	const char *text;
+
+	if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+	    !is_standard_tag(node))
+		return false;
+	text = (const char *)node->data.scalar.value;
+	return strcmp(text, "") == 0 || strcmp(text, "~") == 0 || strcmp(text, "null") == 0 ||
+	       strcmp(text, "Null") == 0 || strcmp(text, "NULL") == 0;
+}
+
+static int check_tag(struct loader *ld, const yaml_node_t *node, const char *key)
+{
+	char buf[SHOWN_MAX + 4];
+	const char *tag = node->tag ? (const char *)node->tag : "";
+
+	if (is_standard_tag(node))
+		return 0;
+	if (is_eval_tag(node))
+		return diag_at(ld, node_loc(node), key, "!eval is only allowed on values");
+	return diag_at(ld, node_loc(node), key,
+		       "unsupported YAML tag '%s'; quote a value that starts with '!'",
+		       shown(buf, sizeof(buf), tag, strlen(tag)));
+}
+
+/* The text of a scalar that is plain text, not a value; no tag, no NUL inside. */
+static int scalar_text(struct loader *ld, const yaml_node_t *node, const char *key,
+		       const char **text)
+{
+	int ret;
+
+	if (node->type != YAML_SCALAR_NODE)
+		return diag_at(ld, node_loc(node), key, "expected a scalar, found %s",
+			       node_kind(node));
+	ret = check_tag(ld, node, key);
+	if (ret)
+		return ret;
+	if (strlen((const char *)node->data.scalar.value) != node->data.scalar.length)
+		return diag_at(ld, node_loc(node), key, "contains a NUL character");
+	*text = (const char *)node->data.scalar.value;
+	return 0;
+}
+
+/* Mappings with a fixed set of keys -------------------------------------------- */
+
+struct fields {
+	const char *const *keys;
+	unsigned n_keys;
+	yaml_node_t *key[MAX_FIELDS];	/* the key as written, if present */
+	yaml_node_t *value[MAX_FIELDS]; /* NULL when absent or null */
+};
+
+static int find_key(const struct fields *f, const char *text)
+{
+	for (unsigned k = 0; k < f->n_keys; k++) {
+		if (strcmp(f->keys[k], text) == 0)
+			return (int)k;
+	}
+	return -1;
+}
+
+static void key_list(const struct fields *f, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned k = 0; k < f->n_keys && used < size; k++) {
+		int n = snprintf(buf + used, size - used, "%s%s", k ? ", " : "", f->keys[k]);
+
+		if (n < 0)
+			return;
+		used += (size_t)n;
+	}
+}
+
+static int unknown_key(struct loader *ld, const yaml_node_t *key_node, const char *where,
+		       const char *text, const struct fields *f)
+{
+	char key[KEY_MAX], buf[SHOWN_MAX + 4], expected[200];
+	const char *closest = pcm_closest_spelling(f->keys, f->n_keys, text);
+
+	field_key(key, where, shown(buf, sizeof(buf), text, strlen(text)));
+	key_list(f, expected, sizeof(expected));
+	if (closest)
+		return diag_at(ld, node_loc(key_node), key, "unknown key; did you mean %s?",
+			       closest);
+	return diag_at(ld, node_loc(key_node), key, "unknown key (expected %s)", expected);
+}
+
+/* Sort a mapping's pairs into @f by key; unknown and repeated keys are errors. */
+static int collect_fields(struct loader *ld, yaml_node_t *map, const char *where,
+			  struct fields *f)
+{
+	char key[KEY_MAX];
+
+	for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
+	     pair < map->data.mapping.pairs.top; pair++) {
+		yaml_node_t *key_node = get_node(ld, pair->key);
+		yaml_node_t *value_node = get_node(ld, pair->value);
+		const char *text;
+		int k, ret;
+
+		if (!key_node || !value_node)
+			return diag_at(ld, node_loc(map), where, "malformed YAML mapping");
+		ret = scalar_text(ld, key_node, where[0] ? where : NULL, &text);
+		if (ret)
+			return ret;
+		k = find_key(f, text);
+		if (k < 0)
+			return unknown_key(ld, key_node, where, text, f);
+		if (f->key[k]) {
+			struct pcm_srcloc first = node_loc(f->key[k]);
+
+			field_key(key, where, f->keys[k]);
+			return diag_at(ld, node_loc(key_node), key,
+				       "duplicate key (first at %u:%u)", first.line, first.col);
+		}
+		f->key[k] = key_node;
+		f->value[k] = is_null(value_node) ? NULL : value_node;
+	}
+	return 0;
+}
+
+/* A field that must be present and not empty. */
+static int required_field(struct loader *ld, const yaml_node_t *map, const struct fields *f,
+			  unsigned k, const char *where, yaml_node_t **out)
+{
+	char key[KEY_MAX];
+
+	field_key(key, where, f->keys[k]);
+	if (!f->key[k])
+		return diag_at(ld, node_loc(map), key, "missing required key");
+	if (!f->value[k])
+		return diag_at(ld, node_loc(f->key[k]), key, "empty value");
+	*out = f->value[k];
+	return 0;
+}
+
+/* Names ---------------------------------------------------------------------- */
+
+static const char *const c_keywords[] = {
+	"auto",	   "bool",     "break",	   "case",     "char",	   "const",   "continue",
+	"default", "do",       "double",   "else",     "enum",	   "extern",  "false",
+	"float",   "for",      "goto",	   "if",       "inline",   "int",     "long",
+	"NULL",	   "register", "restrict", "return",   "short",	   "signed",  "sizeof",
+	"static",  "struct",   "switch",   "true",     "typedef",  "union",   "unsigned",
+	"void",	   "volatile", "while",	   "alignas",  "alignof",  "asm",     "static_assert",
+	"typeof",  "int64_t",  "uint64_t", "size_t",
+};
+
+/* The handler API and what generated headers define; a spec name must not shadow them. */
+static const char *const api_names[] = {
+	"get_signal",	  "set_signal",	  "update_signal",	    "get_signal_trigger_mask",
+	"get_control",	  "set_control",  "get_var",		    "get_var_uint",
+	"get_var_int",	  "get_var_float", "set_var_uint",	    "set_var_int",
+	"set_var_float",  "get_arr_uint", "set_arr_uint",	    "snapshot",
+	"algorithm_main", "ALGO_CTX_ARGS", "ALGO_CTX_PASS",	    "MASK_OFFSET",
+	"SET_SIGNAL_MASK_OFFSET", "SIGNAL_OFFSET", "CONTROL_OFFSET", "VAR_OFFSET",
+	"HANDLER_BUILD",  "STATIC_ASSERT", "MIN",		    "MAX",
+	"sqrt",		  "pow",	  "log",		    "exp",
+	"fabs",		  "floor",	  "ceil",		    "round",
+	"fmin",		  "fmax",
+};
+
+static bool in_list(const char *const *list, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(list[i], name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool has_prefix(const char *name, const char *prefix)
+{
+	return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+/* Why @name may not be used, or NULL when it may. */
+static const char *reserved_reason(const char *name)
+{
+	if (has_prefix(name, "FABRIC_"))
+		return "names starting with FABRIC_ belong to the fabric profile";
+	if (has_prefix(name, "PCM_") || has_prefix(name, "pcm_"))
+		return "names starting with PCM_ or pcm_ belong to pcm";
+	if (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z')))
+		return "names starting with __ or _ and a capital letter are reserved in C";
+	if (in_list(c_keywords, sizeof(c_keywords) / sizeof(c_keywords[0]), name))
+		return "it is a C keyword or type";
+	if (in_list(api_names, sizeof(api_names) / sizeof(api_names[0]), name))
+		return "it is a name of the handler API";
+	return NULL;
+}
+
+/* A C identifier of at most PCM_NAME_MAX - 1 characters, copied into @name. */
+static int identifier_field(struct loader *ld, const yaml_node_t *node, const char *key,
+			    char name[PCM_NAME_MAX])
+{
+	char buf[SHOWN_MAX + 4];
+	const char *text;
+	size_t len;
+	int ret = scalar_text(ld, node, key, &text);
+
+	if (ret)
+		return ret;
+	len = strlen(text);
+	if (!pcm_is_identifier(text, len))
+		return diag_at(ld, node_loc(node), key, "'%s' is not a C identifier",
+			       shown(buf, sizeof(buf), text, len));
+	if (len >= PCM_NAME_MAX)
+		return diag_at(ld, node_loc(node), key, "'%s' is longer than %d characters",
+			       shown(buf, sizeof(buf), text, len), PCM_NAME_MAX - 1);
+	memcpy(name, text, len + 1);
+	return 0;
+}
+
+static int remember_name(struct loader *ld, const char *name, struct pcm_srcloc loc)
+{
+	if (ld->n_names == ld->cap_names) {
+		unsigned cap = ld->cap_names ? 2 * ld->cap_names : 64;
+		struct name_entry *names = realloc(ld->names, cap * sizeof(*names));
+
+		if (!names)
+			return -ENOMEM;
+		ld->names = names;
+		ld->cap_names = cap;
+	}
+	ld->names[ld->n_names].name = name;
+	ld->names[ld->n_names].loc = loc;
+	ld->n_names++;
+	return 0;
+}
+
+/* The `name` of a constant, signal, control or variable: unique and not reserved. */
+static int spec_name_field(struct loader *ld, const yaml_node_t *item, const struct fields *f,
+			   unsigned k, const char *where, char name[PCM_NAME_MAX])
+{
+	char key[KEY_MAX];
+	const char *why;
+	yaml_node_t *node;
+	struct pcm_srcloc loc;
+	int ret = required_field(ld, item, f, k, where, &node);
+
+	if (ret)
+		return ret;
+	field_key(key, where, f->keys[k]);
+	ret = identifier_field(ld, node, key, name);
+	if (ret)
+		return ret;
+	loc = node_loc(node);
+	why = reserved_reason(name);
+	if (why)
+		return diag_at(ld, loc, key, "'%s' is reserved: %s", name, why);
+	for (unsigned i = 0; i < ld->n_names; i++) {
+		if (strcmp(ld->names[i].name, name) == 0)
+			return diag_at(ld, loc, key, "duplicate name '%s' (first defined at %u:%u)",
+				       name, ld->names[i].loc.line, ld->names[i].loc.col);
+	}
+	return remember_name(ld, name, loc);
+}
+
+/* Enumerations --------------------------------------------------------------- */
+
+static int enum_field(struct loader *ld, const yaml_node_t *node, const char *key,
+		      enum pcm_name_kind kind, const char *what, unsigned *value)
+{
+	char buf[SHOWN_MAX + 4], expected[400], hint[80] = "";
+	const char *text, *closest;
+	int ret = scalar_text(ld, node, key, &text);
+
+	if (ret)
+		return ret;
+	if (pcm_name_lookup(kind, text, value) == 0)
+		return 0;
+	closest = pcm_name_closest(kind, text);
+	if (closest)
+		snprintf(hint, sizeof(hint), "; did you mean %s?", closest);
+	pcm_name_list(kind, expected, sizeof(expected));
+	return diag_at(ld, node_loc(node), key, "unknown %s '%s'%s (expected one of %s)", what,
+		       shown(buf, sizeof(buf), text, strlen(text)), hint, expected);
+}
+
+static int num_type_field(struct loader *ld, const yaml_node_t *node, const char *key,
+			  enum pcm_num_type *type)
+{
+	static const enum pcm_num_type types[] = { PCM_NUM_UINT, PCM_NUM_INT, PCM_NUM_FLOAT };
+	char buf[SHOWN_MAX + 4];
+	const char *text;
+	int ret = scalar_text(ld, node, key, &text);
+
+	if (ret)
+		return ret;
+	for (unsigned i = 0; i < 3; i++) {
+		if (strcmp(text, pcm_num_type_name(types[i])) == 0) {
+			*type = types[i];
+			return 0;
+		}
+	}
+	return diag_at(ld, node_loc(node), key, "unknown type '%s' (expected uint, int or float)",
+		       shown(buf, sizeof(buf), text, strlen(text)));
+}
+
+static int bool_field(struct loader *ld, const yaml_node_t *node, const char *key, bool *value)
+{
+	static const char *const trues[] = { "true", "True", "TRUE" };
+	static const char *const falses[] = { "false", "False", "FALSE" };
+	char buf[SHOWN_MAX + 4];
+	const char *text;
+	int ret = scalar_text(ld, node, key, &text);
+
+	if (ret)
+		return ret;
+	if (in_list(trues, 3, text) || in_list(falses, 3, text)) {
+		*value = in_list(trues, 3, text);
+		return 0;
+	}
+	return diag_at(ld, node_loc(node), key, "expected \"true\" or \"false\", found '%s'",
+		       shown(buf, sizeof(buf), text, strlen(text)));
+}
+
+/* Values --------------------------------------------------------------------- */
+
+static int resolve_name(struct loader *ld, const char *name, size_t len, struct pcm_num *out)
+{
+	for (unsigned i = 0; i < ld->n_constants_visible; i++) {
+		const struct pcm_spec_constant *c = &ld->constants[i];
+
+		if (strlen(c->name) == len && memcmp(c->name, name, len) == 0) {
+			*out = c->value.num;
+			return 0;
+		}
+	}
+	for (unsigned i = 0; ld->fabric && i < ld->fabric->n_entries; i++) {
+		const struct pcm_fabric_entry *e = &ld->fabric->entries[i];
+
+		if (strlen(e->name) == len && memcmp(e->name, name, len) == 0) {
+			*out = e->value.num;
+			return 0;
+		}
+	}
+	return pcm_expr_builtin(name, len, out);
+}
+
+static int expr_lookup(void *ctx, const char *name, size_t len, struct pcm_num *out)
+{
+	struct loader *ld = ctx;
+	int ret = resolve_name(ld, name, len, out);
+
+	if (ret == -ENOENT && ld->no_fabric_profile && len > 7 && memcmp(name, "FABRIC_", 7) == 0)
+		ld->missed_fabric_name = true;
+	return ret;
+}
+
+static const char *unknown_name_hint(const struct loader *ld, const char *name)
+{
+	if (ld->no_fabric_profile && has_prefix(name, "FABRIC_"))
+		return " (no fabric profile was given)";
+	return "";
+}
+
+/* C text of @len bytes, with line breaks made spaces so it fits on a #define line. */
+static char *c_text(const char *text, size_t len, bool parenthesize)
+{
+	char *s = malloc(len + 3);
+	size_t n = 0;
+
+	if (!s)
+		return NULL;
+	if (parenthesize)
+		s[n++] = '(';
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+
+		s[n++] = (c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '\v') ? ' ' : c;
+	}
+	if (parenthesize)
+		s[n++] = ')';
+	s[n] = '\0';
+	return s;
+}
+
+static int eval_value(struct loader *ld, const yaml_node_t *node, const char *key,
+		      const char *text, size_t len, struct pcm_num *num)
+{
+	struct pcm_expr_error err;
+	char buf[SHOWN_MAX + 4];
+	int ret = pcm_expr_eval(text, len, expr_lookup, ld, num, &err);
+
+	if (ret != -EINVAL)
+		return ret;
+	return diag_at(ld, node_loc(node), key, "!eval: %s at column %u of \"%s\"%s", err.msg,
+		       err.col, shown(buf, sizeof(buf), text, len),
+		       ld->missed_fabric_name ? " (no fabric profile was given)" : "");
+}
+
+static int plain_value(struct loader *ld, const yaml_node_t *node, const char *key,
+		       const char *text, size_t len, struct pcm_num *num)
+{
+	char buf[SHOWN_MAX + 4];
+	int ret;
+
+	if (pcm_is_identifier(text, len)) {
+		ret = resolve_name(ld, text, len, num);
+		if (ret == -ENOENT)
+			return diag_at(ld, node_loc(node), key, "unknown name '%s'%s",
+				       shown(buf, sizeof(buf), text, len),
+				       unknown_name_hint(ld, text));
+		return ret;
+	}
+	ret = pcm_number_parse(text, len, num);
+	if (ret == -EINVAL)
+		return diag_at(ld, node_loc(node), key,
+			       "bad number '%s' (expected a number, a name or !eval \"<C "
+			       "expression>\")",
+			       shown(buf, sizeof(buf), text, len));
+	if (ret == -ERANGE)
+		return diag_at(ld, node_loc(node), key, "number '%s' is out of range",
+			       shown(buf, sizeof(buf), text, len));
+	return ret;
+}
+
+static bool is_negative(const struct pcm_num *num)
+{
+	return (num->type == PCM_NUM_INT && num->i < 0) ||
+	       (num->type == PCM_NUM_FLOAT && num->f < 0);
+}
+
+static int convert_value(struct loader *ld, const yaml_node_t *node, const char *key,
+			 enum pcm_num_type type, struct pcm_num *num)
+{
+	char value[48];
+	int ret;
+
+	pcm_num_format(num, value, sizeof(value));
+	ret = pcm_num_convert(num, type);
+	if (ret == -EDOM)
+		return diag_at(ld, node_loc(node), key, "value %s is not an integer for type %s",
+			       value, pcm_num_type_name(type));
+	if (ret == -ERANGE && type == PCM_NUM_UINT && is_negative(num))
+		return diag_at(ld, node_loc(node), key, "value %s is negative for type uint",
+			       value);
+	if (ret == -ERANGE)
+		return diag_at(ld, node_loc(node), key, "value %s is out of range for type %s",
+			       value, pcm_num_type_name(type));
+	return ret;
+}
+
+/*
+ * A value: a number, a name, or !eval "<C expression>". @want is the type to
+ * convert to, or WANT_ANY_TYPE. c_expr is set last, so a failure allocates nothing.
+ */
+static int value_field(struct loader *ld, const yaml_node_t *node, const char *key, int want,
+		       struct pcm_value *out)
+{
+	bool eval = is_eval_tag(node);
+	struct pcm_num num;
+	const char *text;
+	size_t len;
+	int ret;
+
+	if (node->type != YAML_SCALAR_NODE)
+		return diag_at(ld, node_loc(node), key,
+			       "expected a number, a name or !eval \"<C expression>\", found %s",
+			       node_kind(node));
+	text = (const char *)node->data.scalar.value;
+	len = node->data.scalar.length;
+	if (!eval) {
+		ret = check_tag(ld, node, key);
+		if (ret)
+			return ret;
+	}
+	if (strlen(text) != len)
+		return diag_at(ld, node_loc(node), key, "contains a NUL character");
+	if (len > PCM_EXPR_MAX_LEN)
+		return diag_at(ld, node_loc(node), key, "value is longer than %d characters",
+			       PCM_EXPR_MAX_LEN);
+	if (eval)
+		ret = eval_value(ld, node, key, text, len, &num);
+	else
+		ret = plain_value(ld, node, key, text, len, &num);
+	if (ret == 0 && want != WANT_ANY_TYPE)
+		ret = convert_value(ld, node, key, (enum pcm_num_type)want, &num);
+	if (ret)
+		return ret;
+	/* A signed literal is parenthesized too: "X - -1" must not become "X --1". */
+	out->c_expr = c_text(text, len, eval || text[0] == '-' || text[0] == '+');
+	if (!out->c_expr)
+		return -ENOMEM;
+	out->num = num;
+	out->loc = node_loc(node);
+	return 0;
+}
+
+/* An optional value field, or the default "0" of @type at @loc. */
+static int value_field_or_zero(struct loader *ld, const struct fields *f, unsigned k,
+			       const char *where, enum pcm_num_type type, struct pcm_srcloc loc,
+			       struct pcm_value *out)
+{
+	char key[KEY_MAX];
+
+	if (f->value[k]) {
+		field_key(key, where, f->keys[k]);
+		return value_field(ld, f->value[k], key, (int)type, out);
+	}
+	out->c_expr = strdup("0");
+	if (!out->c_expr)
+		return -ENOMEM;
+	out->num.type = type;
+	out->num.u = 0;
+	if (type == PCM_NUM_FLOAT)
+		out->num.f = 0.0;
+	out->loc = loc;
+	return 0;
+}
+
+/* Lists ---------------------------------------------------------------------- */
+
+/*
+ * A list section, or none (absent or null): check its shape and its length
+ * against @limit before anything is allocated for it.
+ */
+static int open_list(struct loader *ld, const yaml_node_t *node, const char *section,
+		     unsigned limit, const char *limit_text, unsigned *count)
+{
+	size_t n;
+
+	*count = 0;
+	if (!node)
+		return 0;
+	if (node->type != YAML_SEQUENCE_NODE)
+		return diag_at(ld, node_loc(node), section, "expected a list, found %s",
+			       node_kind(node));
+	n = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+	if (n > limit) {
+		yaml_node_t *extra = get_node(ld, node->data.sequence.items.start[limit]);
+
+		return diag_at(ld, extra ? node_loc(extra) : node_loc(node), section,
+			       "%zu %s exceed %s", n, section, limit_text);
+	}
+	*count = (unsigned)n;
+	return 0;
+}
+
+static int list_item(struct loader *ld, const yaml_node_t *list, unsigned i, const char *section,
+		     yaml_node_t **item)
+{
+	char key[KEY_MAX];
+	yaml_node_t *node = get_node(ld, list->data.sequence.items.start[i]);
+
+	if (!node)
+		return diag_at(ld, node_loc(list), section, "malformed YAML list");
+	if (node->type != YAML_MAPPING_NODE) {
+		item_key(key, section, i);
+		return diag_at(ld, node_loc(node), key, "expected a mapping, found %s",
+			       node_kind(node));
+	}
+	*item = node;
+	return 0;
+}
+
+static void *alloc_items(unsigned count, size_t size, int *ret)
+{
+	void *items;
+
+	*ret = 0;
+	if (count == 0)
+		return NULL;
+	items = calloc(count, size);
+	if (!items)
+		*ret = -ENOMEM;
+	return items;
+}
+
+/* algorithm ------------------------------------------------------------------ */
+
+enum { ALGO_NAME, ALGO_DESCRIPTION, ALGO_N_FIELDS };
+static const char *const algorithm_keys[ALGO_N_FIELDS] = { "name", "description" };
+
+static int parse_algorithm(struct loader *ld, const yaml_node_t *root, const struct fields *top,
+			   unsigned k, struct pcm_spec *spec)
+{
+	struct fields f = { .keys = algorithm_keys, .n_keys = ALGO_N_FIELDS };
+	const char *text;
+	yaml_node_t *node;
+	int ret = required_field(ld, root, top, k, "", &node);
+
+	if (ret)
+		return ret;
+	if (node->type != YAML_MAPPING_NODE)
+		return diag_at(ld, node_loc(node), "algorithm",
+			       "expected a mapping with name and description, found %s",
+			       node_kind(node));
+	ret = collect_fields(ld, node, "algorithm", &f);
+	if (ret == 0)
+		ret = required_field(ld, node, &f, ALGO_NAME, "algorithm", &node);
+	if (ret == 0)
+		ret = identifier_field(ld, node, "algorithm.name", spec->name);
+	if (ret || !f.value[ALGO_DESCRIPTION])
+		return ret;
+	ret = scalar_text(ld, f.value[ALGO_DESCRIPTION], "algorithm.description", &text);
+	if (ret)
+		return ret;
+	spec->description = strdup(text);
+	return spec->description ? 0 : -ENOMEM;
+}
+
+/* constants ------------------------------------------------------------------ */
+
+enum { CONST_NAME, CONST_TYPE, CONST_VALUE, CONST_N_FIELDS };
+static const char *const constant_keys[CONST_N_FIELDS] = { "name", "type", "value" };
+
+static int parse_constant(struct loader *ld, yaml_node_t *item, unsigned i,
+			  struct pcm_spec_constant *c)
+{
+	struct fields f = { .keys = constant_keys, .n_keys = CONST_N_FIELDS };
+	char where[KEY_MAX], key[KEY_MAX];
+	yaml_node_t *node;
+	int ret;
+
+	item_key(where, "constants", i);
+	c->loc = node_loc(item);
+	ret = collect_fields(ld, item, where, &f);
+	if (ret == 0)
+		ret = spec_name_field(ld, item, &f, CONST_NAME, where, c->name);
+	if (ret == 0)
+		ret = required_field(ld, item, &f, CONST_TYPE, where, &node);
+	if (ret == 0) {
+		field_key(key, where, "type");
+		ret = num_type_field(ld, node, key, &c->type);
+	}
+	if (ret == 0)
+		ret = required_field(ld, item, &f, CONST_VALUE, where, &node);
+	if (ret == 0) {
+		field_key(key, where, "value");
+		ret = value_field(ld, node, key, (int)c->type, &c->value);
+	}
+	return ret;
+}
+
+static int parse_constants(struct loader *ld, const yaml_node_t *list, struct pcm_spec *spec)
+{
+	unsigned n;
+	int ret = open_list(ld, list, "constants", PCM_SPEC_MAX_CONSTANTS,
+			    "the limit of " STR(PCM_SPEC_MAX_CONSTANTS), &n);
+
+	if (ret)
+		return ret;
+	spec->constants = alloc_items(n, sizeof(*spec->constants), &ret);
+	if (ret)
+		return ret;
+	spec->n_constants = n;
+	ld->constants = spec->constants;
+	for (unsigned i = 0; i < n && ret == 0; i++) {
+		yaml_node_t *item;
+
+		ret = list_item(ld, list, i, "constants", &item);
+		if (ret == 0)
+			ret = parse_constant(ld, item, i, &spec->constants[i]);
+		/* A constant is visible to the values after it, never to its own. */
+		ld->n_constants_visible = i + 1;
+	}
+	return ret;
+}
+
+/* signals -------------------------------------------------------------------- */
+
+enum {
+	SIG_NAME,
+	SIG_TYPE,
+	SIG_ACCUM,
+	SIG_TRIGGER_TYPE,
+	SIG_TRIGGER_OP,
+	SIG_THRESHOLD,
+	SIG_RESET,
+	SIG_INITIAL,
+	SIG_N_FIELDS,
+};
+
+static const char *const signal_keys[SIG_N_FIELDS] = {
+	"name",		  "type",	       "accumulation",	     "trigger_type",
+	"trigger_op",	  "trigger_threshold", "reset_upon_trigger", "initial_value",
+};
+
+static int signal_enum(struct loader *ld, const yaml_node_t *item, const struct fields *f,
+		       unsigned k, const char *where, enum pcm_name_kind kind, const char *what,
+		       unsigned *value)
+{
+	char key[KEY_MAX];
+	yaml_node_t *node;
+	int ret = required_field(ld, item, f, k, where, &node);
+
+	if (ret)
+		return ret;
+	field_key(key, where, f->keys[k]);
+	return enum_field(ld, node, key, kind, what, value);
+}
+
+/* trigger_type, trigger_op and trigger_threshold; a threshold alone means RAW (SDK). */
+static int parse_trigger(struct loader *ld, const yaml_node_t *item, const struct fields *f,
+			 const char *where, struct pcm_spec_signal *sig)
+{
+	char key[KEY_MAX];
+	unsigned value = PCM_TRIG_OP_GE;
+	int ret = 0;
+
+	sig->trigger = f->value[SIG_THRESHOLD] ? PCM_SIG_TRIGGER_RAW : PCM_SIG_TRIGGER_NONE;
+	if (f->value[SIG_TRIGGER_TYPE]) {
+		field_key(key, where, "trigger_type");
+		if (!f->value[SIG_THRESHOLD])
+			return diag_at(ld, node_loc(f->value[SIG_TRIGGER_TYPE]), key,
+				       "a trigger_type needs a trigger_threshold");
+		ret = signal_enum(ld, item, f, SIG_TRIGGER_TYPE, where, PCM_NAMES_TRIGGER,
+				  "trigger type", &value);
+		sig->trigger = (pcm_signal_trigger_t)value;
+	}
+	value = PCM_TRIG_OP_GE;
+	if (ret == 0 && f->value[SIG_TRIGGER_OP])
+		ret = signal_enum(ld, item, f, SIG_TRIGGER_OP, where, PCM_NAMES_TRIGGER_OP,
+				  "trigger operator", &value);
+	sig->op = (pcm_trigger_op_t)value;
+	if (ret)
+		return ret;
+	if (f->value[SIG_THRESHOLD]) {
+		field_key(key, where, "trigger_threshold");
+		return value_field(ld, f->value[SIG_THRESHOLD], key, PCM_NUM_UINT,
+				   &sig->threshold);
+	}
+	sig->threshold.c_expr = strdup("PCM_SIG_NO_TRIGGER");
+	if (!sig->threshold.c_expr)
+		return -ENOMEM;
+	sig->threshold.num.type = PCM_NUM_UINT;
+	sig->threshold.num.u = PCM_SIG_NO_TRIGGER;
+	sig->threshold.loc = sig->loc;
+	return 0;
+}
+
+static int parse_signal(struct loader *ld, yaml_node_t *item, unsigned i,
+			struct pcm_spec_signal *sig)
+{
+	struct fields f = { .keys = signal_keys, .n_keys = SIG_N_FIELDS };
+	char where[KEY_MAX], key[KEY_MAX];
+	unsigned value;
+	int ret;
+
+	item_key(where, "signals", i);
+	sig->loc = node_loc(item);
+	sig->reset_upon_trigger = true;
+	ret = collect_fields(ld, item, where, &f);
+	if (ret == 0)
+		ret = spec_name_field(ld, item, &f, SIG_NAME, where, sig->name);
+	if (ret == 0)
+		ret = signal_enum(ld, item, &f, SIG_TYPE, where, PCM_NAMES_SIGNAL, "signal type",
+				  &value);
+	if (ret)
+		return ret;
+	sig->type = (pcm_signal_t)value;
+	sig->type_loc = node_loc(f.value[SIG_TYPE]);
+	ret = signal_enum(ld, item, &f, SIG_ACCUM, where, PCM_NAMES_ACCUM, "accumulation",
+			  &value);
+	if (ret)
+		return ret;
+	sig->accum = (pcm_signal_accum_t)value;
+	ret = parse_trigger(ld, item, &f, where, sig);
+	if (ret == 0 && f.value[SIG_RESET]) {
+		field_key(key, where, "reset_upon_trigger");
+		ret = bool_field(ld, f.value[SIG_RESET], key, &sig->reset_upon_trigger);
+	}
+	if (ret == 0)
+		ret = value_field_or_zero(ld, &f, SIG_INITIAL, where, PCM_NUM_UINT, sig->loc,
+					  &sig->initial);
+	return ret;
+}
+
+static int parse_signals(struct loader *ld, const yaml_node_t *list, struct pcm_spec *spec)
+{
+	unsigned n;
+	int ret = open_list(ld, list, "signals", PCM_SPEC_MAX_SIGNALS,
+			    "the " STR(PCM_SPEC_MAX_SIGNALS) "-bit trigger mask", &n);
+
+	if (ret)
+		return ret;
+	spec->signals = alloc_items(n, sizeof(*spec->signals), &ret);
+	if (ret)
+		return ret;
+	spec->n_signals = n;
+	for (unsigned i = 0; i < n && ret == 0; i++) {
+		yaml_node_t *item;
+
+		ret = list_item(ld, list, i, "signals", &item);
+		if (ret == 0)
+			ret = parse_signal(ld, item, i, &spec->signals[i]);
+	}
+	return ret;
+}
+
+/* controls ------------------------------------------------------------------- */
+
+enum { CTRL_NAME, CTRL_TYPE, CTRL_INITIAL, CTRL_N_FIELDS };
+static const char *const control_keys[CTRL_N_FIELDS] = { "name", "type", "initial_value" };
+
+static int parse_control(struct loader *ld, yaml_node_t *item, unsigned i,
+			 struct pcm_spec_control *ctrl)
+{
+	struct fields f = { .keys = control_keys, .n_keys = CTRL_N_FIELDS };
+	char where[KEY_MAX], key[KEY_MAX];
+	yaml_node_t *node;
+	unsigned value;
+	int ret;
+
+	item_key(where, "controls", i);
+	ctrl->loc = node_loc(item);
+	ret = collect_fields(ld, item, where, &f);
+	if (ret == 0)
+		ret = spec_name_field(ld, item, &f, CTRL_NAME, where, ctrl->name);
+	if (ret == 0)
+		ret = required_field(ld, item, &f, CTRL_TYPE, where, &node);
+	if (ret)
+		return ret;
+	field_key(key, where, "type");
+	ret = enum_field(ld, node, key, PCM_NAMES_CONTROL, "control type", &value);
+	if (ret)
+		return ret;
+	ctrl->type = (pcm_control_t)value;
+	ctrl->type_loc = node_loc(node);
+	return value_field_or_zero(ld, &f, CTRL_INITIAL, where, PCM_NUM_UINT, ctrl->loc,
+				   &ctrl->initial);
+}
+
+static int parse_controls(struct loader *ld, const yaml_node_t *list, struct pcm_spec *spec)
+{
+	unsigned n;
+	int ret = open_list(ld, list, "controls", PCM_SPEC_MAX_CONTROLS,
+			    "the limit of " STR(PCM_SPEC_MAX_CONTROLS), &n);
+
+	if (ret)
+		return ret;
+	spec->controls = alloc_items(n, sizeof(*spec->controls), &ret);
+	if (ret)
+		return ret;
+	spec->n_controls = n;
+	for (unsigned i = 0; i < n && ret == 0; i++) {
+		yaml_node_t *item;
+
+		ret = list_item(ld, list, i, "controls", &item);
+		if (ret == 0)
+			ret = parse_control(ld, item, i, &spec->controls[i]);
+	}
+	return ret;
+}
+
+/* variables ------------------------------------------------------------------ */
+
+enum { VAR_NAME, VAR_TYPE, VAR_INITIAL, VAR_ARR_LEN, VAR_N_FIELDS };
+static const char *const variable_keys[VAR_N_FIELDS] = { "name", "type", "initial_value",
+							 "arr_len" };
+
+static int parse_arr_len(struct loader *ld, const yaml_node_t *node, const char *where,
+			 uint32_t *arr_len)
+{
+	struct pcm_value value = { 0 };
+	char key[KEY_MAX];
+	int ret;
+
+	field_key(key, where, "arr_len");
+	ret = value_field(ld, node, key, PCM_NUM_UINT, &value);
+	free(value.c_expr);
+	if (ret)
+		return ret;
+	if (value.num.u == 0)
+		return diag_at(ld, node_loc(node), key, "an array needs at least 1 slot");
+	if (value.num.u > PCM_SPEC_MAX_ARR_LEN)
+		return diag_at(ld, node_loc(node), key, "%" PRIu64 " exceeds the limit of %d",
+			       value.num.u, PCM_SPEC_MAX_ARR_LEN);
+	*arr_len = (uint32_t)value.num.u;
+	return 0;
+}
+
+static int parse_variable(struct loader *ld, yaml_node_t *item, unsigned i,
+			  struct pcm_spec_variable *var)
+{
+	struct fields f = { .keys = variable_keys, .n_keys = VAR_N_FIELDS };
+	char where[KEY_MAX], key[KEY_MAX];
+	yaml_node_t *node;
+	int ret;
+
+	item_key(where, "variables", i);
+	var->loc = node_loc(item);
+	var->arr_len = 1;
+	ret = collect_fields(ld, item, where, &f);
+	if (ret == 0)
+		ret = spec_name_field(ld, item, &f, VAR_NAME, where, var->name);
+	if (ret == 0)
+		ret = required_field(ld, item, &f, VAR_TYPE, where, &node);
+	if (ret == 0) {
+		field_key(key, where, "type");
+		ret = num_type_field(ld, node, key, &var->type);
+	}
+	if (ret == 0 && f.value[VAR_ARR_LEN])
+		ret = parse_arr_len(ld, f.value[VAR_ARR_LEN], where, &var->arr_len);
+	if (ret)
+		return ret;
+	var->slot = ld->n_var_slots;
+	if (var->arr_len > PCM_SPEC_MAX_VAR_SLOTS - ld->n_var_slots) {
+		node = f.value[VAR_ARR_LEN] ? f.value[VAR_ARR_LEN] : item;
+		return diag_at(ld, node_loc(node), where,
+			       "variables need %u slots, over the limit of %d",
+			       ld->n_var_slots + var->arr_len, PCM_SPEC_MAX_VAR_SLOTS);
+	}
+	ld->n_var_slots += var->arr_len;
+	return value_field_or_zero(ld, &f, VAR_INITIAL, where, var->type, var->loc,
+				   &var->initial);
+}
+
+static int parse_variables(struct loader *ld, const yaml_node_t *list, struct pcm_spec *spec)
+{
+	unsigned n;
+	int ret = open_list(ld, list, "variables", PCM_SPEC_MAX_VAR_SLOTS,
+			    "the limit of " STR(PCM_SPEC_MAX_VAR_SLOTS) " variable slots", &n);
+
+	if (ret)
+		return ret;
+	spec->variables = alloc_items(n, sizeof(*spec->variables), &ret);
+	if (ret)
+		return ret;
+	spec->n_variables = n;
+	for (unsigned i = 0; i < n && ret == 0; i++) {
+		yaml_node_t *item;
+
+		ret = list_item(ld, list, i, "variables", &item);
+		if (ret == 0)
+			ret = parse_variable(ld, item, i, &spec->variables[i]);
+	}
+	spec->n_var_slots = ld->n_var_slots;
+	return ret;
+}
+
+/* The spec ------------------------------------------------------------------- */
+
+enum { TOP_ALGORITHM, TOP_CONSTANTS, TOP_SIGNALS, TOP_CONTROLS, TOP_VARIABLES, TOP_N_FIELDS };
+static const char *const top_keys[TOP_N_FIELDS] = { "algorithm", "constants", "signals",
+						    "controls", "variables" };
+
+static int parse_spec_root(struct loader *ld, struct pcm_spec *spec)
+{
+	struct fields f = { .keys = top_keys, .n_keys = TOP_N_FIELDS };
+	yaml_node_t *root = yaml_document_get_root_node(&ld->doc);
+	struct pcm_srcloc start = { 1, 1 };
+	int ret;
+
+	if (!root || is_null(root))
+		return diag_at(ld, start, "algorithm", "missing required key (the spec is empty)");
+	if (root->type != YAML_MAPPING_NODE)
+		return diag_at(ld, node_loc(root), NULL,
+			       "expected a mapping with keys algorithm, constants, signals, "
+			       "controls and variables, found %s",
+			       node_kind(root));
+	ret = collect_fields(ld, root, "", &f);
+	if (ret == 0)
+		ret = parse_algorithm(ld, root, &f, TOP_ALGORITHM, spec);
+	if (ret == 0)
+		ret = parse_constants(ld, f.value[TOP_CONSTANTS], spec);
+	if (ret == 0)
+		ret = parse_signals(ld, f.value[TOP_SIGNALS], spec);
+	if (ret == 0)
+		ret = parse_controls(ld, f.value[TOP_CONTROLS], spec);
+	if (ret == 0)
+		ret = parse_variables(ld, f.value[TOP_VARIABLES], spec);
+	return ret;
+}
+
+static void loader_init(struct loader *ld, const char *label, struct pcm_diag *diag)
+{
+	memset(ld, 0, sizeof(*ld));
+	ld->label = label ? label : "<buffer>";
+	ld->diag = diag;
+	diag->msg[0] = '\0';
+}
+
+static int invalid_arguments(struct loader *ld)
+{
+	snprintf(ld->diag->msg, sizeof(ld->diag->msg), "%s: invalid arguments", ld->label);
+	return -EINVAL;
+}
+
+static int loader_finish(struct loader *ld, int ret)
+{
+	if (ld->have_doc)
+		yaml_document_delete(&ld->doc);
+	free(ld->names);
+	if (ret == -ENOMEM && ld->diag->msg[0] == '\0')
+		snprintf(ld->diag->msg, sizeof(ld->diag->msg), "%s: out of memory", ld->label);
+	return ret;
+}
+
+void pcm_spec_free(struct pcm_spec *spec)
+{
+	if (!spec)
+		return;
+	for (unsigned i = 0; spec->constants && i < spec->n_constants; i++)
+		free(spec->constants[i].value.c_expr);
+	for (unsigned i = 0; spec->signals && i < spec->n_signals; i++) {
+		free(spec->signals[i].threshold.c_expr);
+		free(spec->signals[i].initial.c_expr);
+	}
+	for (unsigned i = 0; spec->controls && i < spec->n_controls; i++)
+		free(spec->controls[i].initial.c_expr);
+	for (unsigned i = 0; spec->variables && i < spec->n_variables; i++)
+		free(spec->variables[i].initial.c_expr);
+	free(spec->constants);
+	free(spec->signals);
+	free(spec->controls);
+	free(spec->variables);
+	free(spec->description);
+	free(spec->path);
+	free(spec);
+}
+
+int pcm_spec_parse(const char *name, const char *buf, size_t len, const struct pcm_fabric *fabric,
+		   struct pcm_spec **out, struct pcm_diag *diag)
+{
+	struct pcm_diag scratch;
+	struct pcm_spec *spec;
+	struct loader ld;
+	int ret;
+
+	loader_init(&ld, name, diag ? diag : &scratch);
+	ld.fabric = fabric;
+	ld.no_fabric_profile = !fabric;
+	if (!out || (!buf && len))
+		return invalid_arguments(&ld);
+	spec = calloc(1, sizeof(*spec));
+	if (!spec)
+		return loader_finish(&ld, -ENOMEM);
+	spec->path = strdup(ld.label);
+	ret = spec->path ? yaml_load(&ld, buf ? buf : "", len) : -ENOMEM;
+	if (ret == 0)
+		ret = parse_spec_root(&ld, spec);
+	ret = loader_finish(&ld, ret);
+	if (ret) {
+		pcm_spec_free(spec);
+		return ret;
+	}
+	*out = spec;
+	return 0;
+}
+
+/* The fabric profile ------------------------------------------------------------ */
+
+static int fabric_name(struct loader *ld, const yaml_node_t *key_node,
+		       const struct pcm_fabric *fabric, const struct pcm_srcloc *key_locs,
+		       char name[PCM_NAME_MAX])
+{
+	char buf[SHOWN_MAX + 4];
+	const char *text;
+	struct pcm_srcloc loc = node_loc(key_node);
+	int ret = scalar_text(ld, key_node, NULL, &text);
+
+	if (ret)
+		return ret;
+	shown(buf, sizeof(buf), text, strlen(text));
+	if (!has_prefix(text, "FABRIC_") || !pcm_is_identifier(text, strlen(text)))
+		return diag_at(ld, loc, buf, "fabric profile names are C identifiers starting "
+					     "with FABRIC_");
+	if (strlen(text) >= PCM_NAME_MAX)
+		return diag_at(ld, loc, buf, "longer than %d characters", PCM_NAME_MAX - 1);
+	for (unsigned i = 0; i < fabric->n_entries; i++) {
+		if (strcmp(fabric->entries[i].name, text) == 0)
+			return diag_at(ld, loc, buf, "duplicate name (first defined at %u:%u)",
+				       key_locs[i].line, key_locs[i].col);
+	}
+	memcpy(name, text, strlen(text) + 1);
+	return 0;
+}
+
+static int parse_fabric_root(struct loader *ld, struct pcm_fabric *fabric)
+{
+	struct pcm_srcloc key_locs[PCM_FABRIC_MAX_ENTRIES];
+	yaml_node_t *root = yaml_document_get_root_node(&ld->doc);
+	yaml_node_pair_t *pairs;
+	size_t n;
+
+	if (!root || is_null(root))
+		return 0;
+	if (root->type != YAML_MAPPING_NODE)
+		return diag_at(ld, node_loc(root), NULL,
+			       "expected a mapping of FABRIC_* names to values, found %s",
+			       node_kind(root));
+	pairs = root->data.mapping.pairs.start;
+	n = (size_t)(root->data.mapping.pairs.top - pairs);
+	if (n > PCM_FABRIC_MAX_ENTRIES) {
+		yaml_node_t *extra = get_node(ld, pairs[PCM_FABRIC_MAX_ENTRIES].key);
+
+		return diag_at(ld, extra ? node_loc(extra) : node_loc(root), NULL,
+			       "%zu entries exceed the limit of %d", n, PCM_FABRIC_MAX_ENTRIES);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct pcm_fabric_entry *entry = &fabric->entries[fabric->n_entries];
+		yaml_node_t *key_node = get_node(ld, pairs[i].key);
+		yaml_node_t *value_node = get_node(ld, pairs[i].value);
+		int ret;
+
+		if (!key_node || !value_node)
+			return diag_at(ld, node_loc(root), NULL, "malformed YAML mapping");
+		ret = fabric_name(ld, key_node, fabric, key_locs, entry->name);
+		if (ret == 0 && is_null(value_node))
+			ret = diag_at(ld, node_loc(key_node), entry->name, "empty value");
+		/* Values see the entries before them: ld->fabric is this profile. */
+		if (ret == 0)
+			ret = value_field(ld, value_node, entry->name, WANT_ANY_TYPE,
+					  &entry->value);
+		if (ret)
+			return ret;
+		key_locs[fabric->n_entries++] = node_loc(key_node);
+	}
+	return 0;
+}
+
+void pcm_fabric_free(struct pcm_fabric *fabric)
+{
+	if (!fabric)
+		return;
+	for (unsigned i = 0; i < fabric->n_entries; i++)
+		free(fabric->entries[i].value.c_expr);
+	free(fabric->path);
+	free(fabric);
+}
+
+int pcm_fabric_parse(const char *name, const char *buf, size_t len, struct pcm_fabric **out,
+		     struct pcm_diag *diag)
+{
+	struct pcm_diag scratch;
+	struct pcm_fabric *fabric;
+	struct loader ld;
+	int ret;
+
+	loader_init(&ld, name, diag ? diag : &scratch);
+	if (!out || (!buf && len))
+		return invalid_arguments(&ld);
+	fabric = calloc(1, sizeof(*fabric));
+	if (!fabric)
+		return loader_finish(&ld, -ENOMEM);
+	ld.fabric = fabric;
+	fabric->path = strdup(ld.label);
+	ret = fabric->path ? yaml_load(&ld, buf ? buf : "", len) : -ENOMEM;
+	if (ret == 0)
+		ret = parse_fabric_root(&ld, fabric);
+	ret = loader_finish(&ld, ret);
+	if (ret) {
+		pcm_fabric_free(fabric);
+		return ret;
+	}
+	*out = fabric;
+	return 0;
+}
+
+/* Files ---------------------------------------------------------------------- */
+
+/* Reads at most MAX_FILE_BYTES + 1 bytes, enough to tell that a file is too large. */
+static int read_file(const char *path, char **text, size_t *len, struct pcm_diag *diag)
+{
+	size_t cap = 64 * 1024, used = 0;
+	char *buf = NULL, errbuf[128];
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(diag->msg, sizeof(diag->msg), "cannot open '%s': %s", path,
+			 strerror_r(-ret, errbuf, sizeof(errbuf)));
+		return ret;
+	}
+	buf = malloc(cap);
+	if (!buf)
+		ret = -ENOMEM;
+	while (ret == 0) {
+		ssize_t n;
+
+		if (used == cap) {
+			char *bigger = realloc(buf, 2 * cap);
+
+			if (!bigger) {
+				ret = -ENOMEM;
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			snprintf(diag->msg, sizeof(diag->msg), "cannot read '%s': %s", path,
+				 strerror_r(-ret, errbuf, sizeof(errbuf)));
+			break;
+		}
+		used += (size_t)n;
+		if (n == 0 || used > MAX_FILE_BYTES)
+			break;
+	}
+	close(fd);
+	if (ret == -ENOMEM)
+		snprintf(diag->msg, sizeof(diag->msg), "cannot read '%s': out of memory", path);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*text = buf;
+	*len = used;
+	return 0;
+}
+
+int pcm_spec_load(const char *path, const struct pcm_fabric *fabric, struct pcm_spec **out,
+		  struct pcm_diag *diag)
+{
+	struct pcm_diag scratch;
+	char *text;
+	size_t len;
+	int ret;
+
+	if (!diag)
+		diag = &scratch;
+	if (!path || !out) {
+		snprintf(diag->msg, sizeof(diag->msg), "invalid arguments");
+		return -EINVAL;
+	}
+	ret = read_file(path, &text, &len, diag);
+	if (ret)
+		return ret;
+	ret = pcm_spec_parse(path, text, len, fabric, out, diag);
+	free(text);
+	return ret;
+}
+
+int pcm_fabric_load(const char *path, struct pcm_fabric **out, struct pcm_diag *diag)
+{
+	struct pcm_diag scratch;
+	char *text;
+	size_t len;
+	int ret;
+
+	if (!diag)
+		diag = &scratch;
+	if (!path || !out) {
+		snprintf(diag->msg, sizeof(diag->msg), "invalid arguments");
+		return -EINVAL;
+	}
+	ret = read_file(path, &text, &len, diag);
+	if (ret)
+		return ret;
+	ret = pcm_fabric_parse(path, text, len, out, diag);
+	free(text);
+	return ret;
+}
