@@ -268,7 +268,8 @@ static const char *op_expr(pcm_trigger_op_t op)
 {
 	static const char *const exprs[PCM_TRIG_OP_COUNT] = {
 		"(x > t)", "(x < t)", "(x >= t)", "(x <= t)", "(x == t)", "(x != t)",
-		"((x & t) != 0)", "((x | t) != 0)", "((x ^ t) != 0)", "(x && t)", "(x || t)",
+		"((x & t) != 0)", "((x | t) != 0)", "((x ^ t) != 0)", "(x != 0 && t != 0)",
+		"(x != 0 || t != 0)",
 	};
 
 	return (unsigned)op < PCM_TRIG_OP_COUNT ? exprs[op] : "0";
@@ -369,9 +370,10 @@ static void emit_feed_burst(const struct layout *l, FILE *out)
 
 static void emit_helpers(FILE *out)
 {
-	fputs("static PCM_FORCE_INLINE pcm_uint pcm_gen_sat_add(pcm_uint a, pcm_uint b)\n{\n"
+	fputs("#define PCM_GEN_HELPER static PCM_FORCE_INLINE __attribute__((unused))\n"
+	      "PCM_GEN_HELPER pcm_uint pcm_gen_sat_add(pcm_uint a, pcm_uint b)\n{\n"
 	      "\tpcm_uint s;\n\n\treturn __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;\n}\n\n"
-	      "static PCM_FORCE_INLINE pcm_uint pcm_gen_abs_diff(pcm_uint a, pcm_uint b)\n{\n"
+	      "PCM_GEN_HELPER pcm_uint pcm_gen_abs_diff(pcm_uint a, pcm_uint b)\n{\n"
 	      "\treturn a >= b ? a - b : b - a;\n}\n\n"
 	      "static int pcm_gen_handler(pcm_uint *snapshot)\n{\n",
 	      out);

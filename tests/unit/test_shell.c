@@ -175,8 +175,8 @@ static pcm_uint raw_mask_for(pcm_uint x)
 	m |= (pcm_uint)((x & t) != 0) << T_BAND;
 	m |= (pcm_uint)((x | t) != 0) << T_BOR;
 	m |= (pcm_uint)((x ^ t) != 0) << T_BXOR;
-	m |= (pcm_uint)(x && t) << T_LAND;
-	m |= (pcm_uint)(x || t) << T_LOR;
+	m |= (pcm_uint)(x != 0 && t != 0) << T_LAND;
+	m |= (pcm_uint)(x != 0 || t != 0) << T_LOR;
 	return m;
 }
 
