@@ -1,65 +1,57 @@
 // SPDX-License-Identifier: MIT
 /*
- * pcm-sim - run a window policy through the synchronous shell on pcm's
- * built-in event scenario and print what it did.
+ * pcm-sim - run a scenario on the in-process UET emulation (a discrete-event
+ * fabric and UET NICs whose CC and LB are PCM handler packages) and say what
+ * happened.
  *
- *   pcm-sim [--policy NAME|FILE.so] [--flows N] [--duration-us N] [--json]
+ *   pcm-sim [SCENARIO.yaml] [--policy NAME|FILE.so] [--seed N] [--out DIR] [--json]
  *
- * The built-in scenario is a fluid model of N flows sharing one 100 Gbit/s
- * bottleneck with the default fabric's 14 us base RTT: each microsecond the
- * link drains 12,500 bytes, split among the flows by their share of the
- * window; each flow gets one ACK event per MSS acknowledged, carrying an RTT
- * of base + queue / rate. Flow i joins at i * 400 us, flow 0 sees a trimmed
- * packet (NACK) at 1 ms and flow 1 a retransmission timeout at 1.5 ms. The policy's CWND control sets
- * each flow's window. It shows the handler reacting to delay, loss and
- * timeouts; the packet-level UET emulation is a separate, larger piece.
+ * Without a scenario it runs the built-in one (scenarios/incast-8.yaml, an
+ * 8:1 incast with swift, compiled in). --policy replaces the scenario's
+ * default policy; --out writes the records (uet-transport-stats.csv,
+ * uet-events.csv, uet-monitor.csv when EnableUETMonitor is set,
+ * uet-flows.csv) plus fct.csv and summary.json; --json prints one JSON object.
+ * See pcm-sim(1).
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "builtin.h"
-#include "shell.h"
+#include "uet.h"
 
-#define LINK_BYTES_PER_US 12500.0 /* 100 Gbit/s */
-#define BASE_RTT_PS 14022720.0
-#define MSS 4096.0
-#define MAX_FLOWS 64
+extern const char pcm_embedded_scenario_default[];
+extern const size_t pcm_embedded_scenario_default_len;
 
-struct sim_opts {
+#define DEFAULT_NAME "(built-in) scenarios/incast-8.yaml"
+
+struct opts {
+	const char *scenario;
 	const char *policy;
-	unsigned flows;
-	unsigned duration_us;
+	const char *out;
+	uint64_t seed;
+	bool have_seed;
 	bool json;
 };
 
-#define JOIN_INTERVAL_US 400
-
-struct flow {
-	double acked_frac; /* bytes acknowledged but not yet a whole MSS */
-	uint64_t acked_bytes;
-	pcm_uint cwnd;
-};
-
-struct sim {
-	struct pcm_shell *shell;
-	struct flow f[MAX_FLOWS];
-	unsigned n;
-	double queue_bytes;
-	double rtt_sum_us;
-	uint64_t rtt_samples;
-	uint64_t events;
-};
-
-static int parse_opts(int argc, char **argv, struct sim_opts *o)
+static void usage(FILE *f)
 {
-	static const struct option opts[] = {
+	fprintf(f, "usage: pcm-sim [SCENARIO.yaml] [--policy NAME|FILE.so] [--seed N] [--out DIR] "
+		   "[--json]\n"
+		   "  without SCENARIO: the built-in 8:1 incast with swift\n");
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
 		{ "policy", required_argument, NULL, 'p' },
-		{ "flows", required_argument, NULL, 'f' },
-		{ "duration-us", required_argument, NULL, 'd' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "out", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -67,186 +59,321 @@ static int parse_opts(int argc, char **argv, struct sim_opts *o)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:f:d:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:s:o:jh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'p': o->policy = optarg; break;
-		case 'j': o->json = true; break;
-		case 'f':
-			o->flows = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || o->flows < 1 || o->flows > MAX_FLOWS) {
-				fprintf(stderr, "pcm-sim: --flows: '%s' is not in 1..%d\n", optarg,
-					MAX_FLOWS);
-				return -EINVAL;
-			}
+		case 'p':
+			o->policy = optarg;
 			break;
-		case 'd':
-			o->duration_us = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || o->duration_us < 100 || o->duration_us > 10000000) {
-				fprintf(stderr, "pcm-sim: --duration-us: '%s' is not in 100..10000000\n",
+		case 's':
+			errno = 0;
+			o->seed = strtoull(optarg, &end, 0);
+			if (*end || errno || optarg[0] == '-' || !optarg[0]) {
+				fprintf(stderr,
+					"pcm-sim: --seed: '%s' is not a non-negative integer\n",
 					optarg);
 				return -EINVAL;
 			}
+			o->have_seed = true;
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case 'j':
+			o->json = true;
 			break;
 		case 'h':
-			printf("usage: pcm-sim [--policy NAME|FILE.so] [--flows N] [--duration-us N] "
-			       "[--json]\n");
+			usage(stdout);
 			exit(0);
 		default:
+			usage(stderr);
 			return -EINVAL;
 		}
 	}
+	if (optind < argc)
+		o->scenario = argv[optind++];
 	if (optind < argc) {
-		fprintf(stderr,
-			"pcm-sim: '%s': scenario files need the packet-level UET emulation, which "
-			"this build does not have yet; run without it for the built-in scenario\n",
-			argv[optind]);
+		fprintf(stderr, "pcm-sim: one scenario at a time ('%s' is extra)\n", argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static void deliver(struct sim *s, unsigned i, double bytes, pcm_uint now_ps)
+static double now_s(void)
 {
-	struct flow *f = &s->f[i];
-	double rtt_ps = BASE_RTT_PS + s->queue_bytes / LINK_BYTES_PER_US * 1e6;
-	struct pcm_event ev = { .valid = (1u << PCM_SIG_ACK) | (1u << PCM_SIG_DATA_TX) |
-					 (1u << PCM_SIG_RTT) };
+	struct timespec ts;
 
-	f->acked_frac += bytes;
-	while (f->acked_frac >= MSS) {
-		f->acked_frac -= MSS;
-		f->acked_bytes += (uint64_t)MSS;
-		ev.values[PCM_SIG_ACK] = 1;
-		ev.values[PCM_SIG_DATA_TX] = (pcm_uint)MSS;
-		ev.values[PCM_SIG_RTT] = (pcm_uint)rtt_ps;
-		pcm_shell_feed(s->shell, i, &ev, now_ps);
-		s->rtt_sum_us += rtt_ps / 1e6;
-		s->rtt_samples++;
-		s->events++;
-	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void inject(struct sim *s, unsigned flow, pcm_signal_t type, pcm_uint now_ps)
+static long max_rss_kb(void)
 {
-	struct pcm_event ev = { .valid = (pcm_uint)1 << type };
+	struct rusage ru;
 
-	if (flow >= s->n)
-		return;
-	ev.values[type] = 1;
-	pcm_shell_feed(s->shell, flow, &ev, now_ps);
-	s->events++;
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
-/* One microsecond of the fluid model. */
-static void step(struct sim *s, unsigned t_us)
+static FILE *open_out(const char *dir, const char *name)
 {
-	pcm_uint now_ps = (pcm_uint)t_us * 1000000;
-	double total = 0, bdp = LINK_BYTES_PER_US * BASE_RTT_PS / 1e6;
+	char path[4096];
+	FILE *f;
 
-	for (unsigned i = 0; i < s->n; i++) {
-		s->f[i].cwnd = 0;
-		if (t_us >= i * JOIN_INTERVAL_US)
-			pcm_shell_control(s->shell, i, PCM_CTRL_CWND, &s->f[i].cwnd);
-		total += (double)s->f[i].cwnd;
-	}
-	s->queue_bytes = total > bdp ? total - bdp : 0;
-	for (unsigned i = 0; i < s->n; i++)
-		if (s->f[i].cwnd)
-			deliver(s, i, LINK_BYTES_PER_US * (double)s->f[i].cwnd / total, now_ps);
-	if (t_us == 1000)
-		inject(s, 0, PCM_SIG_NACK, now_ps);
-	if (t_us == 1500)
-		inject(s, 1, PCM_SIG_RTO, now_ps);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "pcm-sim: %s: cannot write: %s\n", path, strerror(errno));
+	return f;
 }
 
-static double jain(const struct sim *s)
+static void json_str(FILE *f, const char *s)
 {
-	double sum = 0, sq = 0;
-
-	for (unsigned i = 0; i < s->n; i++) {
-		sum += (double)s->f[i].acked_bytes;
-		sq += (double)s->f[i].acked_bytes * (double)s->f[i].acked_bytes;
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
 	}
-	return sq > 0 ? sum * sum / (s->n * sq) : 0;
+	fputc('"', f);
 }
 
-static void print_row(const struct sim *s, unsigned t_us)
+/* Ideal completion of an incast: every byte into the receiver at its link rate. */
+static double ideal_us(const struct uet_scenario *scn, const struct uet_sim *sim)
 {
-	printf("%7u us  queue %8.0f B  rtt %6.2f us  cwnd", t_us, s->queue_bytes,
-	       (BASE_RTT_PS + s->queue_bytes / LINK_BYTES_PER_US * 1e6) / 1e6);
-	for (unsigned i = 0; i < s->n && i < 8; i++)
-		printf(" %7llu", (unsigned long long)s->f[i].cwnd);
-	printf("%s\n", s->n > 8 ? " ..." : "");
+	uint64_t rate = scn->nic.data_rate_bps < scn->topo.link_rate_bps ? scn->nic.data_rate_bps
+									 : scn->topo.link_rate_bps;
+	uint64_t bytes = 0;
+
+	if (scn->traffic != UET_TRAFFIC_INCAST || scn->n_flows)
+		return 0;
+	for (uint32_t i = 0; i < uet_sim_n_msgs(sim); i++)
+		bytes += uet_sim_msg(sim, i)->bytes;
+	return (double)bytes * 8 / (double)rate * 1e6;
 }
 
-static void print_summary(const struct sim *s, const struct sim_opts *o)
+/* @timing: add wall-clock figures (left out of summary.json, which must be reproducible). */
+static void print_json(FILE *f, const struct uet_scenario *scn, const char *policy, uint64_t seed,
+		       const struct uet_results *r, double wall, double ideal, bool timing)
 {
-	double goodput = 0;
-
-	for (unsigned i = 0; i < s->n; i++)
-		goodput += (double)s->f[i].acked_bytes * 8 / (o->duration_us * 1e3);
-	if (o->json) {
-		printf("{\"scenario\":\"builtin-fluid\",\"policy\":\"%s\",\"flows\":%u,"
-		       "\"sim_time_us\":%u,\"events\":%llu,\"handler_calls\":%llu,"
-		       "\"goodput_gbps\":%.3f,\"mean_rtt_us\":%.3f,\"jain\":%.4f}\n",
-		       s->shell->pkg->name, s->n, o->duration_us,
-		       (unsigned long long)s->events,
-		       (unsigned long long)s->shell->stats.handler_calls, goodput,
-		       s->rtt_sum_us / (double)s->rtt_samples, jain(s));
-		return;
-	}
-	printf("\n%s on %u flows for %u us: %llu events, %llu handler calls, %llu errors\n",
-	       s->shell->pkg->name, s->n, o->duration_us, (unsigned long long)s->events,
-	       (unsigned long long)s->shell->stats.handler_calls,
-	       (unsigned long long)s->shell->stats.handler_errors);
-	printf("goodput %.2f Gbit/s of 100, mean RTT %.2f us (base 14.02), Jain fairness %.4f\n",
-	       goodput, s->rtt_sum_us / (double)s->rtt_samples, jain(s));
+	fputs("{\"scenario\":", f);
+	json_str(f, scn->name);
+	fputs(",\"policy\":", f);
+	json_str(f, policy);
+	fprintf(f,
+		",\"seed\":%llu,\"hosts\":%u,\"flows\":%u,\"completed\":%u,\"sim_time_us\":%.3f,"
+		"\"fct_us\":{\"min\":%.3f,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f},",
+		(unsigned long long)seed, r->hosts, r->flows, r->completed,
+		(double)r->sim_time_ps / 1e6, r->fct_min_us, r->fct_p50_us, r->fct_p99_us,
+		r->fct_max_us);
+	if (ideal > 0)
+		fprintf(f, "\"ideal_fct_us\":%.3f,\"max_fct_over_ideal\":%.4f,", ideal,
+			r->fct_max_us / ideal);
+	fprintf(f,
+		"\"jain\":%.4f,\"goodput_gbps\":%.3f,\"data_packets\":%llu,\"retransmits\":%llu,"
+		"\"nacks\":%llu,\"trims\":%llu,\"drops\":%llu,\"timeouts\":%llu,\"ecn_marks\":%llu,"
+		"\"acks\":%llu,\"probes\":%llu,\"handler_calls\":%llu,\"handler_errors\":%llu,"
+		"\"events\":%llu",
+		r->jain, r->goodput_gbps, (unsigned long long)r->data_packets,
+		(unsigned long long)r->retransmits, (unsigned long long)r->nacks,
+		(unsigned long long)r->trims, (unsigned long long)r->drops,
+		(unsigned long long)r->timeouts, (unsigned long long)r->ecn_marks,
+		(unsigned long long)r->acks, (unsigned long long)r->probes,
+		(unsigned long long)r->handler_calls, (unsigned long long)r->handler_errors,
+		(unsigned long long)r->events);
+	if (timing)
+		fprintf(f,
+			",\"wall_s\":%.3f,\"data_packets_per_wall_s\":%.0f,"
+			"\"events_per_wall_s\":%.0f,\"max_rss_mb\":%.1f",
+			wall, wall > 0 ? (double)r->data_packets / wall : 0,
+			wall > 0 ? (double)r->events / wall : 0, (double)max_rss_kb() / 1024);
+	fputs("}\n", f);
 }
 
-static int run(const struct pcm_package *pkg, const struct sim_opts *o)
+static void print_text(const struct uet_scenario *scn, const char *policy, uint64_t seed,
+		       const struct uet_sim *sim, const struct uet_results *r, double wall,
+		       double ideal, int rc)
 {
-	struct pcm_diag diag;
-	struct sim s = { .n = o->flows };
-	int rc;
+	uint32_t n = uet_sim_n_msgs(sim);
 
-	if (!(pkg->control_types & (1u << PCM_CTRL_CWND))) {
-		fprintf(stderr, "pcm-sim: policy '%s' has no PCM_CTRL_CWND control; the built-in "
-				"scenario drives window policies\n", pkg->name);
-		return -ENOTSUP;
+	printf("pcm-sim: %s (%s): %u hosts, %u flows, policy %s, seed %llu\n", scn->name,
+	       scn->path, r->hosts, r->flows, policy, (unsigned long long)seed);
+	if (scn->description[0])
+		printf("%s\n", scn->description);
+	if (n <= 32) {
+		printf("\n  flow  src -> dst        bytes    start us      FCT us"
+		       "   goodput Gb/s\n");
+		for (uint32_t i = 0; i < n; i++) {
+			const struct uet_msg_info *m = uet_sim_msg(sim, i);
+			double fct = m->done_ps ? (double)(m->done_ps - m->post_ps) / 1e6 : 0;
+
+			printf("  %4u %4u -> %-4u %12llu %11.3f %11.3f %14.2f\n", i, m->src, m->dst,
+			       (unsigned long long)m->bytes, (double)m->post_ps / 1e6, fct,
+			       fct > 0 ? (double)m->bytes * 8 / fct / 1e3 : 0);
+		}
 	}
-	rc = pcm_shell_create(pkg, pcm_target_find("uet"), o->flows, 0, &s.shell, &diag);
-	if (rc < 0) {
-		fprintf(stderr, "pcm-sim: %s\n", diag.msg);
-		return rc;
+	printf("\n%u of %u flows completed in %.3f us of simulated time%s\n", r->completed,
+	       r->flows, (double)r->sim_time_ps / 1e6,
+	       rc == 0 ? "" : rc == -ETIMEDOUT ? " (stopped at the scenario's stop time)"
+					      : " (stalled)");
+	printf("FCT us: min %.3f  p50 %.3f  p99 %.3f  max %.3f\n", r->fct_min_us, r->fct_p50_us,
+	       r->fct_p99_us, r->fct_max_us);
+	if (ideal > 0)
+		printf("ideal (all bytes through the receiver's link): %.3f us; max FCT / ideal "
+		       "%.4f\n",
+		       ideal, r->fct_max_us / ideal);
+	printf("goodput %.2f Gbit/s, Jain fairness %.4f\n", r->goodput_gbps, r->jain);
+	printf("data packets %llu, retransmits %llu, NACKs %llu, trims %llu, drops %llu, "
+	       "timeouts %llu, ECN marks %llu\n",
+	       (unsigned long long)r->data_packets, (unsigned long long)r->retransmits,
+	       (unsigned long long)r->nacks, (unsigned long long)r->trims,
+	       (unsigned long long)r->drops, (unsigned long long)r->timeouts,
+	       (unsigned long long)r->ecn_marks);
+	printf("handler calls %llu (errors %llu), events %llu, %.3f s wall, %.2f M data "
+	       "packets/s\n",
+	       (unsigned long long)r->handler_calls, (unsigned long long)r->handler_errors,
+	       (unsigned long long)r->events, wall,
+	       wall > 0 ? (double)r->data_packets / wall / 1e6 : 0);
+}
+
+static int write_fct(const char *dir, const struct uet_sim *sim)
+{
+	FILE *f = open_out(dir, "fct.csv");
+
+	if (!f)
+		return -EIO;
+	fputs("flow,src,dst,bytes,post_ps,send_complete_ps,recv_complete_ps,msg_complete_ps,"
+	      "fct_ps\n",
+	      f);
+	for (uint32_t i = 0; i < uet_sim_n_msgs(sim); i++) {
+		const struct uet_msg_info *m = uet_sim_msg(sim, i);
+
+		fprintf(f, "%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu\n", i, m->src, m->dst,
+			(unsigned long long)m->bytes, (unsigned long long)m->post_ps,
+			(unsigned long long)m->tx_done_ps, (unsigned long long)m->rx_done_ps,
+			(unsigned long long)m->done_ps,
+			(unsigned long long)(m->done_ps ? m->done_ps - m->post_ps : 0));
 	}
-	if (!o->json)
-		printf("pcm-sim: built-in scenario, %u flows, 100 Gbit/s bottleneck, policy %s "
-		       "(%s)\n\n", o->flows, pkg->name, pkg->arith);
-	for (unsigned t = 1; t <= o->duration_us; t++) {
-		step(&s, t);
-		if (!o->json && (t % (o->duration_us / 20) == 0 || t == 1001 || t == 1501))
-			print_row(&s, t);
-	}
-	print_summary(&s, o);
-	pcm_shell_destroy(s.shell);
-	return 0;
+	return fclose(f) == 0 ? 0 : -EIO;
 }
 
 int main(int argc, char **argv)
 {
-	struct sim_opts o = { .policy = "swift", .flows = 4, .duration_us = 3000 };
-	struct pcm_package_handle h;
-	char err[512];
-	int rc;
+	struct pcm_package_handle h[UET_MAX_POLICIES] = { 0 };
+	const struct pcm_package *pkgs[UET_MAX_POLICIES] = { 0 };
+	struct uet_records rec = { 0 };
+	struct uet_scenario *scn = NULL;
+	struct uet_sim *sim = NULL;
+	struct uet_results r;
+	struct opts o = { 0 };
+	struct pcm_diag diag;
+	double t0, wall, ideal;
+	int rc, ret = 2;
 
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
-	rc = pcm_package_open(o.policy, pcm_builtin_policies, &h, err, sizeof(err));
+	if (o.scenario)
+		rc = uet_scenario_load(o.scenario, &scn, &diag);
+	else
+		rc = uet_scenario_parse(DEFAULT_NAME, pcm_embedded_scenario_default,
+					pcm_embedded_scenario_default_len, &scn, &diag);
 	if (rc < 0) {
-		fprintf(stderr, "pcm-sim: %s\n", err);
-		return 1;
+		fprintf(stderr, "pcm-sim: %s\n", diag.msg[0] ? diag.msg : strerror(-rc));
+		return 2;
 	}
-	rc = run(h.pkg, &o);
-	pcm_package_close(&h);
-	return rc < 0 ? 1 : 0;
+	if (o.policy) {
+		if (strlen(o.policy) >= sizeof(scn->policies[0])) {
+			fprintf(stderr, "pcm-sim: --policy: name too long\n");
+			goto out;
+		}
+		snprintf(scn->policies[0], sizeof(scn->policies[0]), "%s", o.policy);
+	}
+	for (uint32_t i = 0; i < scn->n_policies; i++) {
+		char err[512];
+
+		if (strcmp(scn->policies[i], "none") == 0)
+			continue;
+		rc = pcm_package_open(scn->policies[i], pcm_builtin_policies, &h[i], err,
+				      sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "pcm-sim: %s: policy '%s': %s\n", scn->path,
+				scn->policies[i], err);
+			goto out;
+		}
+		pkgs[i] = h[i].pkg;
+	}
+	rc = uet_sim_create(scn, pkgs, o.have_seed ? o.seed : scn->seed, &sim, &diag);
+	if (rc < 0) {
+		fprintf(stderr, "pcm-sim: %s\n", diag.msg[0] ? diag.msg : strerror(-rc));
+		goto out;
+	}
+	if (o.out) {
+		if (mkdir(o.out, 0777) < 0 && errno != EEXIST) {
+			fprintf(stderr, "pcm-sim: --out %s: %s\n", o.out, strerror(errno));
+			goto out;
+		}
+		rec.transport_stats = scn->nic.transport_stats
+					      ? open_out(o.out, "uet-transport-stats.csv")
+					      : NULL;
+		rec.events = scn->nic.event_logging ? open_out(o.out, "uet-events.csv") : NULL;
+		rec.monitor = scn->nic.uet_monitor ? open_out(o.out, "uet-monitor.csv") : NULL;
+		rec.flows = open_out(o.out, "uet-flows.csv");
+		if ((scn->nic.transport_stats && !rec.transport_stats) ||
+		    (scn->nic.event_logging && !rec.events) ||
+		    (scn->nic.uet_monitor && !rec.monitor) || !rec.flows)
+			goto out;
+		uet_sim_set_records(sim, &rec);
+	}
+	t0 = now_s();
+	rc = uet_sim_run(sim, scn->stop_ps);
+	wall = now_s() - t0;
+	if (rc == -ENOMEM || rc == -ENOSPC) {
+		fprintf(stderr, "pcm-sim: %s: out of memory during the run\n", scn->path);
+		ret = 1;
+		goto out;
+	}
+	uet_sim_results(sim, &r);
+	ideal = ideal_us(scn, sim);
+	if (o.json)
+		print_json(stdout, scn, scn->policies[0], o.have_seed ? o.seed : scn->seed, &r,
+			   wall, ideal, true);
+	else
+		print_text(scn, scn->policies[0], o.have_seed ? o.seed : scn->seed, sim, &r, wall,
+			   ideal, rc);
+	ret = rc == 0 ? 0 : 1;
+	if (rc < 0)
+		fprintf(stderr, "pcm-sim: %s: %u of %u flows did not complete by %.3f us%s\n",
+			scn->path, r.flows - r.completed, r.flows, (double)uet_sim_now(sim) / 1e6,
+			rc == -ETIMEDOUT ? " (raise 'stop' in the scenario)" : "");
+	if (o.out) {
+		FILE *f;
+
+		if (write_fct(o.out, sim) < 0)
+			ret = 1;
+		f = open_out(o.out, "summary.json");
+		if (f) {
+			print_json(f, scn, scn->policies[0], o.have_seed ? o.seed : scn->seed, &r,
+				   0, ideal, false);
+			if (fclose(f) != 0)
+				ret = 1;
+		} else {
+			ret = 1;
+		}
+	}
+out:
+	if (rec.transport_stats && fclose(rec.transport_stats) != 0)
+		ret = 1;
+	if (rec.events && fclose(rec.events) != 0)
+		ret = 1;
+	if (rec.monitor && fclose(rec.monitor) != 0)
+		ret = 1;
+	if (rec.flows && fclose(rec.flows) != 0)
+		ret = 1;
+	uet_sim_destroy(sim);
+	for (uint32_t i = 0; i < UET_MAX_POLICIES; i++)
+		if (h[i].pkg)
+			pcm_package_close(&h[i]);
+	uet_scenario_free(scn);
+	return ret;
 }

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_des.c - the timing wheel pops events in exact (time, insertion) order
+ * across every level and the overflow list, cancellation removes exactly the
+ * cancelled events, and the event pool recycles instead of growing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "des.h"
+
+struct ref {
+	uint64_t t;
+	uint64_t id;
+	bool cancelled;
+	struct uet_ev *ev;
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void test_pop_order_is_time_then_insertion_across_levels(void **state)
+{
+	enum { N = 20000 };
+	struct uet_des des;
+	struct uet_rng rng;
+	struct ref *r = calloc(N, sizeof(*r));
+	uint64_t last_t = 0, last_id = 0;
+	size_t n = 0;
+
+	assert_int_equal(uet_des_init(&des), 0);
+	uet_rng_seed(&rng, 7);
+	for (size_t i = 0; i < N; i++) {
+		/* spread over ps, ns, us, ms, s and beyond the 70 s wheel horizon */
+		unsigned scale = uet_rng_below(&rng, 7);
+		uint64_t t = uet_rng_next(&rng) % (1ull << (8 + scale * 7));
+
+		if (i % 10 == 0)
+			t = r[i / 2].t; /* equal times must keep insertion order */
+		r[i] = (struct ref){ .t = t, .id = i };
+		r[i].ev = uet_des_schedule(&des, t, 1, NULL, i);
+	}
+	for (size_t i = 0; i < N; i += 3) {
+		uet_des_cancel(&des, r[i].ev);
+		r[i].cancelled = true;
+	}
+	qsort(r, N, sizeof(*r), ref_cmp);
+	for (size_t i = 0; i < N; i++) {
+		struct uet_ev *ev;
+
+		if (r[i].cancelled)
+			continue;
+		ev = uet_des_pop(&des);
+		assert_non_null(ev);
+		assert_int_equal(ev->t_ps, r[i].t);
+		assert_int_equal(ev->arg, r[i].id);
+		assert_true(ev->t_ps > last_t || (ev->t_ps == last_t && ev->arg >= last_id));
+		last_t = ev->t_ps;
+		last_id = ev->arg;
+		uet_des_free(&des, ev);
+		n++;
+	}
+	assert_null(uet_des_pop(&des));
+	assert_int_equal(des.n_pending, 0);
+	assert_int_equal(n, N - (N + 2) / 3);
+	uet_des_fini(&des);
+	free(r);
+}
+
+/* Handlers schedule into the slot being served, the next slot and far away. */
+static void test_events_scheduled_while_running_keep_order(void **state)
+{
+	struct uet_des des;
+	struct uet_rng rng;
+	uint64_t last = 0, popped = 0;
+	struct uet_ev *ev;
+
+	assert_int_equal(uet_des_init(&des), 0);
+	uet_rng_seed(&rng, 11);
+	for (int i = 0; i < 100; i++)
+		uet_des_schedule(&des, 5 + (uint64_t)i * 333, 1, NULL, 0);
+	while ((ev = uet_des_pop(&des))) {
+		assert_true(ev->t_ps >= last);
+		last = ev->t_ps;
+		if (++popped < 200000) {
+			uint64_t d[] = { 0, 1, 700, 1024, 5000000, 300000000, 20000000000000ull };
+
+			if (uet_rng_below(&rng, 2))
+				uet_des_schedule(&des, des.now_ps + d[uet_rng_below(&rng, 7)], 1,
+						 NULL, 0);
+			else
+				uet_des_schedule(&des, des.now_ps + uet_rng_below(&rng, 100000), 1,
+						 NULL, 0);
+		}
+		uet_des_free(&des, ev);
+	}
+	assert_true(popped >= 200000);
+	/* 100 events pending at any time: the pool recycled instead of growing */
+	assert_true(des.n_allocated <= 8192);
+	uet_des_fini(&des);
+}
+
+static void test_cancelled_event_in_current_slot_is_skipped(void **state)
+{
+	struct uet_des des;
+	struct uet_ev *a, *b;
+
+	assert_int_equal(uet_des_init(&des), 0);
+	uet_des_schedule(&des, 100, 1, NULL, 1);
+	a = uet_des_pop(&des);
+	uet_des_free(&des, a);
+	b = uet_des_schedule(&des, 100, 1, NULL, 2); /* same slot: straight into the heap */
+	uet_des_schedule(&des, 101, 1, NULL, 3);
+	uet_des_cancel(&des, b);
+	a = uet_des_pop(&des);
+	assert_int_equal(a->arg, 3);
+	uet_des_free(&des, a);
+	assert_null(uet_des_pop(&des));
+	uet_des_fini(&des);
+}
+
+static void test_same_seed_same_random_stream(void **state)
+{
+	struct uet_rng a, b, c;
+
+	uet_rng_seed(&a, 42);
+	uet_rng_seed(&b, 42);
+	uet_rng_seed(&c, 43);
+	for (int i = 0; i < 1000; i++) {
+		uint64_t x = uet_rng_next(&a);
+
+		assert_int_equal(x, uet_rng_next(&b));
+		assert_int_not_equal(x, uet_rng_next(&c));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pop_order_is_time_then_insertion_across_levels),
+		cmocka_unit_test(test_events_scheduled_while_running_keep_order),
+		cmocka_unit_test(test_cancelled_event_in_current_slot_is_skipped),
+		cmocka_unit_test(test_same_seed_same_random_stream),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

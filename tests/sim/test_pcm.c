@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_pcm.c - the NIC's PCM integration: which signals each ACK, NACK,
+ * timeout and transmission feeds, and that each control is enforced (CWND as
+ * the window, RATE by pacing, EV as the next packet's entropy, receiver
+ * credit), in synchronous mode and with a modelled scheduling delay, with the
+ * policy chosen per destination.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "harness.h"
+#include "uet_int.h"
+
+extern const struct pcm_package pcm_pkg_sim_counter;
+extern const struct pcm_package pcm_pkg_step_window;
+extern const struct pcm_package pcm_pkg_pace_half;
+extern const struct pcm_package pcm_pkg_ev_const;
+
+#define MSS 4096u
+#define STOP_PS (1000ull * 1000000000ull)
+
+/* A variable of the record in @slot of policy 0's shell (records outlive their groups). */
+static pcm_uint var(struct uet_sim *sim, uint32_t slot, const char *name)
+{
+	const struct pcm_package *pkg = sim->cc[0].pkg;
+	const pcm_uint *rec = pcm_shell_record(sim->cc[0].shell, slot);
+
+	for (uint32_t i = 0; i < pkg->n_variables; i++)
+		if (strcmp(pkg->variables[i].name, name) == 0)
+			return rec[2 + pkg->n_signals + pkg->n_controls + pkg->variables[i].slot];
+	fail_msg("no variable %s", name);
+	return 0;
+}
+
+static struct uet_sim *pair_with(struct uet_scenario *scn, const struct pcm_package *pkg)
+{
+	const struct pcm_package *pkgs[1] = { pkg };
+
+	snprintf(scn->policies[0], sizeof(scn->policies[0]), "%s", pkg ? pkg->name : "none");
+	return make_sim(scn, pkgs);
+}
+
+/* Drop the first transmission of PSN 20 and trim the first of PSN 3. */
+struct two_faults {
+	struct capture c;
+	bool dropped, trimmed;
+};
+
+static enum uet_filter_verdict two_faults_filter(void *ctx, const struct uet_pkt_view *p)
+{
+	struct two_faults *f = ctx;
+
+	if (p->kind != UET_PKT_DATA || (p->flags & UET_PF_RETX))
+		return UET_FILTER_PASS;
+	if (p->psn == 20 && !f->dropped) {
+		f->dropped = true;
+		return UET_FILTER_DROP;
+	}
+	if (p->psn == 3 && !f->trimmed) {
+		f->trimmed = true;
+		return UET_FILTER_TRIM;
+	}
+	return UET_FILTER_PASS;
+}
+
+static void two_faults_monitor(void *ctx, const struct uet_pkt_view *p)
+{
+	capture_monitor(&((struct two_faults *)ctx)->c, p);
+}
+
+static void test_ack_nack_rto_and_tx_signals_reach_the_handler(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct two_faults f = { 0 };
+	struct uet_hooks h = { .ctx = &f, .monitor = two_faults_monitor,
+			       .at_switch = two_faults_filter };
+	uint32_t acks = 0, data = 0, trimmed_entropy = 0;
+	const struct uet_pkt_view *last_ack = NULL;
+	uint64_t tx_of[64] = { 0 }, rtt;
+	struct uet_sim *sim;
+
+	scn->nic.trimming = true;
+	sim = pair_with(scn, &pcm_pkg_sim_counter);
+	uet_sim_set_hooks(sim, &h);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 64 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	ROWS_FOREACH(&f.c, r) {
+		if (r->nic == 0 && !r->rx && r->kind == UET_PKT_DATA) {
+			data++;
+			tx_of[r->psn] = r->t_ps;
+			if (r->psn == 3 && !(r->flags & UET_PF_RETX))
+				trimmed_entropy = r->entropy;
+		}
+		if (r->nic == 0 && r->rx && r->kind == UET_PKT_ACK) {
+			acks++;
+			last_ack = r;
+		}
+	}
+	/* the sender's group took record 0 */
+	assert_int_equal(var(sim, 0, "ACKS"), acks);
+	assert_int_equal(var(sim, 0, "NACKS"), 1);
+	assert_int_equal(var(sim, 0, "RTOS"), 1);
+	assert_int_equal(var(sim, 0, "TXES"), data);
+	assert_int_equal(data, 66);
+	assert_int_equal(var(sim, 0, "ACKED_BYTES"), 64 * MSS);
+	/* trimmed on the port facing the receiver: bit 16 flags the last hop */
+	assert_int_equal(var(sim, 0, "LAST_NACK_EV"), trimmed_entropy | (1u << 16));
+	/* RTT: ACK arrival minus the acknowledged packet's start, minus the reported service */
+	rtt = last_ack->t_ps - tx_of[last_ack->psn] - last_ack->service_ps;
+	assert_int_equal(var(sim, 0, "LAST_RTT"), rtt);
+	uet_sim_destroy(sim);
+	free(f.c.rows);
+	free(scn);
+}
+
+/* For each of the first @n data packets: was it sent before the previous one's ACK came back? */
+static uint32_t sent_before_previous_ack(const struct capture *c, uint32_t n)
+{
+	uint64_t tx[64] = { 0 }, ack[64] = { 0 };
+	uint32_t early = 0;
+
+	ROWS_FOREACH(c, r) {
+		if (r->nic == 0 && !r->rx && r->kind == UET_PKT_DATA && r->psn < 64 && !tx[r->psn])
+			tx[r->psn] = r->t_ps;
+		if (r->nic == 0 && r->rx && r->kind == UET_PKT_ACK && r->psn < 64 && !ack[r->psn])
+			ack[r->psn] = r->t_ps;
+	}
+	for (uint32_t i = 1; i < n; i++)
+		early += tx[i] < ack[i - 1];
+	return early;
+}
+
+static void test_cwnd_applies_at_once_in_sync_and_n_events_late_in_async(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct uet_sim *sim;
+	struct capture c;
+
+	/* sync: the first ACK opens the window to 16 packets */
+	sim = pair_with(scn, &pcm_pkg_step_window);
+	capture_init(&c);
+	capture_attach(&c, sim);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 40 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	assert_int_equal(sent_before_previous_ack(&c, 2), 0); /* one packet at first */
+	assert_true(sent_before_previous_ack(&c, 10) >= 8);   /* then a burst */
+	uet_sim_destroy(sim);
+	free(c.rows);
+
+	/* async, 8 events late: stop-and-wait until the 8th ACK has been fed */
+	scn->shell_mode = UET_SHELL_ASYNC;
+	scn->delay_events = 8;
+	sim = pair_with(scn, &pcm_pkg_step_window);
+	capture_init(&c);
+	capture_attach(&c, sim);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 40 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	assert_int_equal(sent_before_previous_ack(&c, 9), 0);
+	assert_true(sent_before_previous_ack(&c, 16) >= 6);
+	uet_sim_destroy(sim);
+	free(c.rows);
+	free(scn);
+}
+
+static void test_rate_control_is_enforced_by_pacing(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	uint64_t ser = 80ull * (MSS + UET_WIRE_HDR_BYTES), prev = 0;
+	struct uet_sim *sim = pair_with(scn, &pcm_pkg_pace_half);
+	const struct uet_msg_info *m;
+	struct capture c;
+	uint32_t n = 0;
+
+	capture_init(&c);
+	capture_attach(&c, sim);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 200 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	ROWS_FOREACH(&c, r) {
+		if (r->nic == 0 && !r->rx && r->kind == UET_PKT_DATA) {
+			if (n++)
+				assert_true(r->t_ps - prev >= 2 * ser);
+			prev = r->t_ps;
+		}
+	}
+	assert_int_equal(n, 200);
+	m = uet_sim_msg(sim, 0);
+	/* 200 packets at half of 100 Gbit/s take at least 199 gaps of two packet times */
+	assert_true(m->done_ps - m->post_ps >= 199 * 2 * ser);
+	uet_sim_destroy(sim);
+	free(c.rows);
+	free(scn);
+}
+
+static void test_ev_control_sets_each_packets_entropy(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct uet_sim *sim = pair_with(scn, &pcm_pkg_ev_const);
+	struct capture c;
+	uint32_t n = 0;
+
+	capture_init(&c);
+	capture_attach(&c, sim);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 50 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	ROWS_FOREACH(&c, r) {
+		if (r->nic == 0 && !r->rx && r->kind == UET_PKT_DATA) {
+			assert_int_equal(r->entropy, 0x1234);
+			n++;
+		}
+	}
+	assert_int_equal(n, 50);
+	/* one TX_READY call per packet, before it was built */
+	assert_int_equal(var(sim, 0, "CALLS"), 50);
+	uet_sim_destroy(sim);
+	free(c.rows);
+	free(scn);
+}
+
+static void test_cnp_at_most_one_per_interval(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	const struct pcm_package *pkgs[1] = { &pcm_pkg_sim_counter };
+	struct uet_sim *sim;
+	uint64_t span_ps;
+
+	scn->topo.senders = 4;
+	scn->topo.ecn_kmin_bytes = 0;
+	scn->topo.ecn_kmax_bytes = 1; /* mark whatever finds a queue */
+	scn->nic.cnp_interval_ps = 20000000;
+	snprintf(scn->policies[0], sizeof(scn->policies[0]), "sim_counter");
+	sim = make_sim(scn, pkgs);
+	assert_int_equal(uet_sim_post(sim, 0, 4, 400 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_post(sim, 1, 4, 400 * MSS, 0, -1), 1);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	span_ps = uet_sim_msg(sim, 0)->done_ps;
+	assert_true(var(sim, 0, "ECNS") > 100);
+	assert_true(var(sim, 0, "CNPS") >= 1);
+	assert_true(var(sim, 0, "CNPS") <= 1 + span_ps / scn->nic.cnp_interval_ps);
+	uet_sim_destroy(sim);
+	free(scn);
+}
+
+static void test_eqds_credit_keeps_the_last_hop_from_trimming(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct pcm_package_handle h;
+	const struct pcm_package *pkgs[1];
+	struct uet_results r;
+	struct uet_sim *sim;
+	char err[256];
+
+	assert_int_equal(pcm_package_open("eqds", pcm_builtin_policies, &h, err, sizeof(err)), 0);
+	pkgs[0] = h.pkg;
+	scn->topo.senders = 8;
+	scn->nic.trimming = true;
+	scn->nic.credit_speculative_bytes = 0; /* everything is pulled */
+	scn->nic.initial_cwnd_bytes = 1u << 20;
+	snprintf(scn->policies[0], sizeof(scn->policies[0]), "eqds");
+	sim = make_sim(scn, pkgs);
+	for (uint32_t i = 0; i < 8; i++)
+		assert_int_equal(uet_sim_post(sim, i, 8, 300 * MSS, 0, -1), (int)i);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	uet_sim_results(sim, &r);
+	assert_int_equal(r.completed, 8);
+	assert_int_equal(r.trims, 0);
+	assert_int_equal(r.retransmits, 0);
+	/* credit paced at the receiver's link keeps it busy */
+	assert_true(r.goodput_gbps > 80);
+	uet_sim_destroy(sim);
+	free(scn);
+
+	/* without credit the same incast of fixed windows trims */
+	scn = pair_scenario();
+	scn->topo.senders = 8;
+	scn->nic.trimming = true;
+	scn->nic.initial_cwnd_bytes = 1u << 20;
+	sim = make_sim(scn, NULL);
+	for (uint32_t i = 0; i < 8; i++)
+		assert_int_equal(uet_sim_post(sim, i, 8, 300 * MSS, 0, -1), (int)i);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	uet_sim_results(sim, &r);
+	assert_true(r.trims > 100);
+	uet_sim_destroy(sim);
+	free(scn);
+}
+
+static void test_policy_is_chosen_per_destination(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	const struct pcm_package *pkgs[2] = { NULL, &pcm_pkg_pace_half };
+	struct uet_sim *sim;
+	uint64_t fct_paced, fct_free;
+
+	scn->topo.kind = UET_TOPO_FAT_TREE;
+	scn->topo.k = 4;
+	snprintf(scn->policies[1], sizeof(scn->policies[1]), "pace_half");
+	scn->n_policies = 2;
+	scn->rules[0] = (struct uet_policy_rule){ .src = -1, .dst = 5, .policy = 1 };
+	scn->n_rules = 1;
+	sim = make_sim(scn, pkgs);
+	assert_int_equal(uet_sim_post(sim, 0, 5, 300 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_post(sim, 1, 6, 300 * MSS, 0, -1), 1);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	assert_int_equal(uet_sim_msg(sim, 0)->policy, 1);
+	assert_int_equal(uet_sim_msg(sim, 1)->policy, 0);
+	fct_paced = uet_sim_msg(sim, 0)->done_ps;
+	fct_free = uet_sim_msg(sim, 1)->done_ps;
+	assert_true(fct_paced > fct_free * 3 / 2);
+	uet_sim_destroy(sim);
+	free(scn);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ack_nack_rto_and_tx_signals_reach_the_handler),
+		cmocka_unit_test(test_cwnd_applies_at_once_in_sync_and_n_events_late_in_async),
+		cmocka_unit_test(test_rate_control_is_enforced_by_pacing),
+		cmocka_unit_test(test_ev_control_sets_each_packets_entropy),
+		cmocka_unit_test(test_cnp_at_most_one_per_interval),
+		cmocka_unit_test(test_eqds_credit_keeps_the_last_hop_from_trimming),
+		cmocka_unit_test(test_policy_is_chosen_per_destination),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

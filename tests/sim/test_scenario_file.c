@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_scenario_file.c - scenario files: every mistake is reported as
+ * "file:line:col: key: what is wrong" and rejected, and no input, however
+ * mangled, crashes the loader.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "uet.h"
+
+static const char good[] = "name: t\n"
+			   "seed: 3\n"
+			   "topology:\n"
+			   "  type: fat_tree\n"
+			   "  k: 4\n"
+			   "  link_rate: 100Gbps\n"
+			   "  link_delay: 1us\n"
+			   "nic:\n"
+			   "  RdmaDataMSS: 4096\n"
+			   "  AckRequestEveryNthPacket: 4\n"
+			   "  InitialRetransmitTimeout: 50us\n"
+			   "  DataRate: 100 Gbps\n"
+			   "policy: swift\n"
+			   "rules:\n"
+			   "  - {dst: 3, policy: doca_ecn_aimd}\n"
+			   "shell: {mode: async, delay_events: 32}\n"
+			   "traffic: {type: permutation, bytes: 1MiB}\n"
+			   "flows:\n"
+			   "  - {src: 0, dst: 5, bytes: 4KB, start: 2us, policy: none}\n"
+			   "failures:\n"
+			   "  - {link: [agg0.0, core0], at: 10us, until: 20us}\n"
+			   "stop: 5ms\n";
+
+static void test_valid_file_sets_every_field(void **state)
+{
+	struct uet_scenario *scn = NULL;
+	struct pcm_diag diag;
+
+	assert_int_equal(uet_scenario_parse("t.yaml", good, strlen(good), &scn, &diag), 0);
+	assert_string_equal(scn->name, "t");
+	assert_int_equal(scn->seed, 3);
+	assert_int_equal(scn->topo.kind, UET_TOPO_FAT_TREE);
+	assert_int_equal(scn->topo.k, 4);
+	assert_int_equal(scn->topo.link_delay_ps, 1000000);
+	assert_int_equal(scn->nic.ack_every_nth, 4);
+	assert_int_equal(scn->nic.initial_rto_ps, 50000000);
+	assert_int_equal(scn->nic.data_rate_bps, 100000000000ull);
+	assert_int_equal(scn->n_policies, 3);
+	assert_string_equal(scn->policies[0], "swift");
+	assert_string_equal(scn->policies[1], "doca_ecn_aimd");
+	assert_string_equal(scn->policies[2], "none");
+	assert_int_equal(scn->rules[0].dst, 3);
+	assert_int_equal(scn->rules[0].src, -1);
+	assert_int_equal(scn->rules[0].policy, 1);
+	assert_int_equal(scn->shell_mode, UET_SHELL_ASYNC);
+	assert_int_equal(scn->delay_events, 32);
+	assert_int_equal(scn->traffic, UET_TRAFFIC_PERMUTATION);
+	assert_int_equal(scn->traffic_bytes, 1048576);
+	assert_int_equal(scn->n_flows, 1);
+	assert_int_equal(scn->flows[0].bytes, 4000);
+	assert_int_equal(scn->flows[0].start_ps, 2000000);
+	assert_int_equal(scn->flows[0].policy, 2);
+	assert_string_equal(scn->failures[0].b, "core0");
+	assert_int_equal(scn->failures[0].until_ps, 20000000);
+	assert_int_equal(scn->stop_ps, 5000000000ull);
+	uet_scenario_free(scn);
+}
+
+struct bad_case {
+	const char *yaml;
+	const char *prefix; /* "file:line:col: key" */
+	const char *what;   /* part of the explanation */
+};
+
+static const struct bad_case bad[] = {
+	{ "name: x\ncolour: red\n", "b.yaml:2:1: colour", "unknown key" },
+	{ "topology:\n  link_delay: 3\n", "b.yaml:2:15: topology.link_delay", "needs a unit" },
+	{ "topology:\n  link_delay: 3 parsecs\n", "b.yaml:2:15: topology.link_delay",
+	  "unknown unit" },
+	{ "topology:\n  k: 5\n", "b.yaml:2:6: topology.k", "even" },
+	{ "topology:\n  type: torus\n", "b.yaml:2:9: topology.type", "not incast" },
+	{ "topology: [1, 2]\n", "b.yaml:1:11: topology", "mapping" },
+	{ "nic:\n  RdmaMss: 4096\n", "b.yaml:2:3: nic.RdmaMss", "unknown NIC attribute" },
+	{ "nic:\n  RdmaDataMSS: -4\n", "b.yaml:2:16: nic.RdmaDataMSS", "non-negative" },
+	{ "nic:\n  RdmaDataMSS: 0\n", "b.yaml:2:16: nic.RdmaDataMSS", "outside" },
+	{ "nic:\n  TrimmingEnabled: maybe\n", "b.yaml:2:20: nic.TrimmingEnabled",
+	  "not a boolean" },
+	{ "nic:\n  DataRate: 400\n", "b.yaml:2:13: nic.DataRate", "needs a unit" },
+	{ "nic:\n  DataRate: {a: 1}\n", "b.yaml:2:13: nic.DataRate", "single value" },
+	{ "flows:\n  - {src: 0, bytes: 10}\n", "b.yaml:2:5: flows[0]", "needs src, dst and bytes" },
+	{ "flows:\n  - {src: 0, dst: 1, bytes: 1.5}\n", "b.yaml:2:29: flows[0].bytes",
+	  "whole number" },
+	{ "shell: {mode: async}\n", "b.yaml:1:1: (top)", "delay_events" },
+	{ "shell: {mode: sometimes}\n", "b.yaml:1:15: shell.mode", "sync or async" },
+	{ "failures:\n  - {link: [a], at: 1us}\n", "b.yaml:2:12: failures[0].link",
+	  "[node, node]" },
+	{ "failures:\n  - {link: [a, b], at: 5us, until: 1us}\n", "b.yaml:2:5: failures[0]",
+	  "after" },
+	{ "rules:\n  - {dst: 1}\n", "b.yaml:2:5: rules[0]", "missing 'policy'" },
+	{ "name: [unclosed\n", "b.yaml:2:1: YAML", "" },
+	{ "", "b.yaml:1:1: (top)", "empty" },
+	{ "- just\n- a list\n", "b.yaml:1:1: (top)", "mapping" },
+	{ "traffic: {type: incast, bytes: 5XB}\n", "b.yaml:1:32: traffic.bytes", "unknown unit" },
+};
+
+static void test_bad_input_names_file_line_col_and_key(void **state)
+{
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct uet_scenario *scn = NULL;
+		struct pcm_diag diag;
+		const char *y = bad[i].yaml;
+		int rc = uet_scenario_parse("b.yaml", y, strlen(y), &scn, &diag);
+
+		if (rc != -EINVAL || strncmp(diag.msg, bad[i].prefix, strlen(bad[i].prefix)) != 0 ||
+		    !strstr(diag.msg, bad[i].what))
+			fail_msg("case %zu: rc %d, message '%s', wanted '%s...%s'", i, rc, diag.msg,
+				 bad[i].prefix, bad[i].what);
+		assert_null(scn);
+	}
+}
+
+static void test_inconsistent_scenario_is_rejected_at_creation(void **state)
+{
+	static const char *const yaml[] = {
+		("topology: {type: fat_tree, k: 4}\n"
+		 "failures:\n  - {link: [agg0.0, edge1.0], at: 1us}\n"),
+		"topology: {type: incast, senders: 2}\nflows:\n  - {src: 0, dst: 7, bytes: 1}\n",
+		"nic: {PrefetchBufferEnable: true, PrefetchBufferSize: 100}\n",
+		"topology: {uet_policy: false, trimming: true}\n",
+	};
+	static const char *const want[] = { "no link between", "hosts are 0..2",
+					    "PrefetchBufferSize", "UET policy" };
+
+	for (size_t i = 0; i < sizeof(yaml) / sizeof(yaml[0]); i++) {
+		struct uet_scenario *scn = NULL;
+		struct uet_sim *sim = NULL;
+		struct pcm_diag diag;
+
+		int rc = uet_scenario_parse("c.yaml", yaml[i], strlen(yaml[i]), &scn, &diag);
+
+		assert_int_equal(rc, 0);
+		snprintf(scn->policies[0], sizeof(scn->policies[0]), "none");
+		assert_int_equal(uet_sim_create(scn, NULL, 1, &sim, &diag), -EINVAL);
+		if (!strstr(diag.msg, want[i]) || strncmp(diag.msg, "c.yaml:", 7) != 0)
+			fail_msg("case %zu: '%s'", i, diag.msg);
+		uet_scenario_free(scn);
+	}
+}
+
+static void test_mangled_input_never_crashes(void **state)
+{
+	size_t n = strlen(good);
+	char *buf = malloc(n + 1);
+	uint64_t x = 88172645463325252ull;
+	unsigned accepted = 0;
+
+	for (int round = 0; round < 4000; round++) {
+		struct uet_scenario *scn = NULL;
+		struct pcm_diag diag;
+		int flips = 1 + round % 4, rc;
+
+		memcpy(buf, good, n + 1);
+		for (int f = 0; f < flips; f++) {
+			static const char alphabet[] = " :-[]{}#\n\t\"'0a9&*!|>%@`,.";
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			buf[x % n] = alphabet[(x >> 32) % (sizeof(alphabet) - 1)];
+		}
+		rc = uet_scenario_parse("m.yaml", buf, (size_t)((x >> 20) % (n + 1)), &scn, &diag);
+		if (rc == 0) {
+			accepted++;
+			uet_scenario_free(scn);
+		} else {
+			assert_int_equal(rc, -EINVAL);
+			assert_int_equal(strncmp(diag.msg, "m.yaml:", 7), 0);
+		}
+	}
+	assert_true(accepted > 0);
+	free(buf);
+}
+
+static void test_missing_file_is_an_error_not_a_crash(void **state)
+{
+	struct uet_scenario *scn = NULL;
+	struct pcm_diag diag;
+
+	assert_int_equal(uet_scenario_load("/nonexistent/x.yaml", &scn, &diag), -ENOENT);
+	assert_non_null(strstr(diag.msg, "/nonexistent/x.yaml"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid_file_sets_every_field),
+		cmocka_unit_test(test_bad_input_names_file_line_col_and_key),
+		cmocka_unit_test(test_inconsistent_scenario_is_rejected_at_creation),
+		cmocka_unit_test(test_mangled_input_never_crashes),
+		cmocka_unit_test(test_missing_file_is_an_error_not_a_crash),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

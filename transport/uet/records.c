@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/*
+ * records.c - the CSV records of a run:
+ * - uet-transport-stats: one row per NIC every NDStatsReportInterval, each
+ *   counter twice: ivl_<name> for the interval and <name> since the start;
+ * - uet-events: PDC created and closed, message posted, and the three
+ *   completions (send_complete: the last packet first went on the wire;
+ *   recv_complete: the receiver has every byte; msg_complete: the sender has
+ *   the last ACK);
+ * - uet-monitor: one row per packet a NIC sends or receives;
+ * - uet-flows: per-flow (PDC group) cwnd, rate and in-flight bytes every
+ *   sample interval.
+ * Every value is an integer (times in ps), so equal runs give equal bytes.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "uet_int.h"
+
+const char *const uet_stat_names[UET_ST_COUNT] = {
+	[UET_ST_TX_DATA_PKTS] = "tx_data_pkts",
+	[UET_ST_TX_DATA_BYTES] = "tx_data_bytes",
+	[UET_ST_TX_RETX_PKTS] = "tx_retx_pkts",
+	[UET_ST_TX_ACKS] = "tx_acks",
+	[UET_ST_TX_NACKS] = "tx_nacks",
+	[UET_ST_TX_PROBES] = "tx_probes",
+	[UET_ST_RX_DATA_PKTS] = "rx_data_pkts",
+	[UET_ST_RX_DATA_BYTES] = "rx_data_bytes",
+	[UET_ST_RX_DUP_PKTS] = "rx_dup_pkts",
+	[UET_ST_RX_OOO_PKTS] = "rx_ooo_pkts",
+	[UET_ST_RX_TRIMMED] = "rx_trimmed",
+	[UET_ST_RX_POOL_DROPS] = "rx_pool_drops",
+	[UET_ST_RX_ACKS] = "rx_acks",
+	[UET_ST_RX_NACKS] = "rx_nacks",
+	[UET_ST_RX_ECN] = "rx_ecn",
+	[UET_ST_TIMEOUTS] = "timeouts",
+	[UET_ST_MSGS_POSTED] = "msgs_posted",
+	[UET_ST_MSGS_SENT] = "msgs_completed",
+	[UET_ST_MSGS_RECEIVED] = "msgs_received",
+	[UET_ST_HANDLER_CALLS] = "handler_calls",
+};
+
+static const char *const kind_names[UET_PKT_KIND_COUNT] = {
+	"data", "ack", "nack", "probe", "probe_ack", "credit_req", "credit", "raw",
+};
+
+static const char *const dscp_names[UET_DSCP_COUNT] = {
+	"no_trim", "trimmable", "trimmable_retx", "control", "trimmed", "trimmed_last_hop",
+};
+
+const char *uet_pkt_kind_name(enum uet_pkt_kind k)
+{
+	return (unsigned)k < UET_PKT_KIND_COUNT ? kind_names[k] : "?";
+}
+
+const char *uet_dscp_name(enum uet_dscp d)
+{
+	return (unsigned)d < UET_DSCP_COUNT ? dscp_names[d] : "?";
+}
+
+static void put_ip(FILE *f, uint32_t ip)
+{
+	fprintf(f, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
+}
+
+void uet_rec_headers(struct uet_sim *s)
+{
+	const struct uet_records *r = &s->rec;
+
+	if (r->transport_stats && s->cfg.transport_stats) {
+		fputs("time_ps,nic,ip", r->transport_stats);
+		for (int i = 0; i < UET_ST_COUNT; i++)
+			fprintf(r->transport_stats, ",ivl_%s,%s", uet_stat_names[i],
+				uet_stat_names[i]);
+		fputc('\n', r->transport_stats);
+	}
+	if (r->events && s->cfg.event_logging)
+		fputs("time_ps,nic,ip,event,pdc,peer_ip,bytes\n", r->events);
+	if (r->monitor && s->cfg.uet_monitor)
+		fputs("time_ps,nic,dir,kind,src_ip,dst_ip,pdc,psn,ar,retx,eom,ce,codepoint,"
+		      "entropy,wire_bytes,payload_bytes,cack,sack_base,sack_bitmap,service_ps,"
+		      "nack_code\n",
+		      r->monitor);
+	if (r->flows)
+		fputs("time_ps,nic,peer,group,policy,cwnd_bytes,rate,inflight_bytes,"
+		      "backlog_bytes,base_rtt_ps,last_rtt_ps,feeds\n",
+		      r->flows);
+}
+
+void uet_rec_stats(struct uet_sim *s)
+{
+	FILE *f = s->rec.transport_stats;
+
+	if (!f || !s->cfg.transport_stats)
+		return;
+	for (uint32_t h = 0; h < s->n_hosts; h++) {
+		struct uet_nic *nic = &s->nics[h];
+
+		fprintf(f, "%" PRIu64 ",%u,", s->des.now_ps, h);
+		put_ip(f, nic->ip);
+		for (int i = 0; i < UET_ST_COUNT; i++) {
+			fprintf(f, ",%" PRIu64 ",%" PRIu64, nic->st[i] - nic->st_last[i],
+				nic->st[i]);
+			nic->st_last[i] = nic->st[i];
+		}
+		fputc('\n', f);
+	}
+}
+
+void uet_rec_flows(struct uet_sim *s)
+{
+	FILE *f = s->rec.flows;
+
+	if (!f)
+		return;
+	for (uint32_t h = 0; h < s->n_hosts; h++) {
+		struct uet_nic *nic = &s->nics[h];
+
+		for (uint32_t i = 0; i < nic->n_groups; i++) {
+			const struct uet_group *g = nic->groups[i];
+
+			if (!g->n_tx)
+				continue;
+			fprintf(f,
+				"%" PRIu64 ",%u,%u,%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64
+				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+				s->des.now_ps, h, g->peer, g->id,
+				g->cc ? g->cc->pkg->name : "none", g->ctl.cwnd, g->ctl.rate,
+				g->inflight, g->backlog_bytes, g->base_rtt_ps, g->last_rtt_ps,
+				g->feeds);
+		}
+	}
+}
+
+void uet_rec_event(struct uet_sim *s, uint32_t nic, const char *what, uint32_t pdc,
+		   uint32_t peer, uint64_t bytes)
+{
+	FILE *f = s->rec.events;
+
+	fprintf(f, "%" PRIu64 ",%u,", s->des.now_ps, nic);
+	put_ip(f, s->nics[nic].ip);
+	fprintf(f, ",%s,%u,", what, pdc);
+	put_ip(f, s->nics[peer].ip);
+	fprintf(f, ",%" PRIu64 "\n", bytes);
+}
+
+void uet_rec_monitor(struct uet_sim *s, const struct uet_pkt_view *v)
+{
+	FILE *f = s->rec.monitor;
+	bool ack = v->kind == UET_PKT_ACK;
+
+	fprintf(f, "%" PRIu64 ",%u,%s,%s,", v->t_ps, v->nic, v->rx ? "rx" : "tx",
+		uet_pkt_kind_name(v->kind));
+	put_ip(f, s->nics[v->src].ip);
+	fputc(',', f);
+	put_ip(f, s->nics[v->dst].ip);
+	fprintf(f, ",%u,%u,%u,%u,%u,%u,%s,%u,%u,%u,", v->pdc, v->psn, !!(v->flags & UET_PF_AR),
+		!!(v->flags & UET_PF_RETX), !!(v->flags & UET_PF_EOM), !!(v->flags & UET_PF_CE),
+		uet_dscp_name(v->dscp), v->entropy, v->wire_bytes, v->payload_bytes);
+	if (ack)
+		fprintf(f, "%" PRId64 ",%u,%016" PRIx64 ",%u,", v->cack, v->sack_base,
+			v->sack_bits, v->service_ps);
+	else
+		fputs(",,,,", f);
+	if (v->kind == UET_PKT_NACK)
+		fprintf(f, "%u\n", v->nack_code);
+	else
+		fputc('\n', f);
+}
