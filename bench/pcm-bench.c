@@ -9,7 +9,7 @@
  *                      [--burst N] [--mode sync|async-relaxed|async-locked|async-bounded]
  *                      [--workers N] [--skew-bound N]
  *   pcm-bench validate-rtt-injection [--json] [--observations N] [--flows N] [--gap-ns N]
- *                      [--skew-bound N] [--csv FILE]
+ *                      [--queue-ns N] [--skew-bound N] [--csv FILE]
  *   pcm-bench list
  *
  * The asynchronous-shell benchmarks live in bench_async.c.
@@ -384,7 +384,7 @@ static void usage(FILE *f)
 	      "                     [--mode sync|async-relaxed|async-locked|async-bounded]\n"
 	      "                     [--workers N] [--skew-bound N]\n"
 	      "  pcm-bench validate-rtt-injection [--json] [--observations N] [--flows N]\n"
-	      "                     [--gap-ns N] [--skew-bound N] [--csv FILE]\n"
+	      "                     [--gap-ns N] [--queue-ns N] [--skew-bound N] [--csv FILE]\n"
 	      "  pcm-bench list\n",
 	      f);
 }

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - what pcm-bench's subcommands share: options, the ACK trace every
+ * handler benchmark replays, the native Swift baseline loop, and helpers.
+ */
+#ifndef PCM_BENCH_BENCH_H
+#define PCM_BENCH_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "async.h"
+#include "native_swift.h"
+#include "package.h"
+
+#define TRACE_LEN 65536u /* distinct events, replayed round-robin over the flows */
+#define MAX_BURST 256
+
+struct bench_opts {
+	const char *policy; /* NULL: every built-in */
+	uint32_t flows;
+	uint64_t events;
+	unsigned runs;
+	uint32_t burst;
+	bool json;
+	bool async; /* --mode async-*: the asynchronous shell */
+	enum pcm_async_mode async_mode;
+	uint32_t workers;
+	uint32_t skew_bound; /* async-bounded */
+};
+
+/* A compact ACK trace: what a NIC or transport would report per ACK. */
+struct trace {
+	uint32_t rtt_ns[TRACE_LEN];
+	uint8_t flags[TRACE_LEN]; /* TRACE_* */
+};
+
+enum {
+	TRACE_ECN = 1,
+	TRACE_NACK = 2,
+	TRACE_RTO = 4,
+};
+
+struct run_result {
+	double seconds;
+	uint64_t calls;
+};
+
+#define SIGBIT(x) ((pcm_uint)1 << PCM_SIG_##x)
+
+/* Build the event a datapath hands the shell for trace entry @i. */
+static inline void make_event(const struct trace *t, uint32_t i, struct pcm_event *ev)
+{
+	uint8_t f = t->flags[i];
+
+	ev->valid = SIGBIT(ACK) | SIGBIT(DATA_TX) | SIGBIT(RTT) | SIGBIT(TX_EVENT);
+	ev->values[PCM_SIG_ACK] = 1;
+	ev->values[PCM_SIG_DATA_TX] = 4096;
+	ev->values[PCM_SIG_RTT] = (pcm_uint)t->rtt_ns[i] * 1000;
+	ev->values[PCM_SIG_TX_EVENT] = 1;
+	if (f & TRACE_ECN) {
+		ev->valid |= SIGBIT(ECN) | SIGBIT(CNP);
+		ev->values[PCM_SIG_ECN] = 1;
+		ev->values[PCM_SIG_CNP] = 1;
+	}
+	if (f & TRACE_NACK) {
+		ev->valid |= SIGBIT(NACK);
+		ev->values[PCM_SIG_NACK] = 1;
+	}
+	if (f & TRACE_RTO) {
+		ev->valid |= SIGBIT(RTO);
+		ev->values[PCM_SIG_RTO] = 1;
+	}
+}
+
+static inline void make_native_event(const struct trace *t, uint32_t i,
+				     struct native_swift_event *ev)
+{
+	uint8_t f = t->flags[i];
+
+	ev->acks = 1;
+	ev->nacks = (f & TRACE_NACK) != 0;
+	ev->rtos = (f & TRACE_RTO) != 0;
+	ev->has_rtt = true;
+	ev->acked_bytes = 4096;
+	ev->rtt_ps = (uint64_t)t->rtt_ns[i] * 1000;
+}
+
+uint64_t bench_xorshift64(uint64_t *s);
+double bench_now_s(void);
+/* Sorts @v. */
+double bench_median(double *v, unsigned n);
+bool bench_has_native_baseline(const struct pcm_package *pkg);
+struct run_result bench_run_native(struct native_swift_flow *fl,
+				   const struct native_swift_params *p, const struct trace *t,
+				   uint64_t events, uint32_t flows);
+int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* bench_async.c */
+int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts *o,
+			 const struct trace *t);
+int bench_validate_rtt_injection(int argc, char **argv);
+
+#endif /* PCM_BENCH_BENCH_H */
