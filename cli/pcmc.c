@@ -8,6 +8,9 @@
  *   pcmc check SPEC.yaml --target T [--fabric F.yaml]
  *   pcmc targets
  *
+ * Extra C files are compiled alongside the handler and -l LIB links a library
+ * (e.g. -l xxhash for an SDK helper header).
+ *
  * build validates the spec, checks it against the target, writes the
  * accessor header and the pipeline unit into a scratch directory and runs the
  * C compiler ($CC, default cc) to make a shared object that pcmd, pcm-sim and
@@ -34,6 +37,7 @@
 extern char **environ;
 
 #define MAX_EXTRA_SOURCES 16
+#define MAX_LIBS 8
 
 struct pcmc_args {
 	const char *cmd;
@@ -48,6 +52,8 @@ struct pcmc_args {
 	const char *header_out;
 	const char *unit_out;
 	const char *keep_dir;
+	const char *libs[MAX_LIBS];
+	int n_libs;
 	enum pcm_arith arith;
 	bool export_entry;
 };
@@ -57,7 +63,7 @@ static void usage(FILE *f)
 	fputs("usage:\n"
 	      "  pcmc build SPEC.yaml HANDLER.c [EXTRA.c...] [--fabric FABRIC.yaml]\n"
 	      "             [--arith double|q16.16|q32.32|q42.22] [--target NAME] -o OUT.so\n"
-	      "             [--keep-dir DIR]\n"
+	      "             [--keep-dir DIR] [-l LIB]...\n"
 	      "  pcmc gen SPEC.yaml HANDLER.c --symbol SYM --header OUT.h --unit OUT.c\n"
 	      "             [--fabric FABRIC.yaml] [--arith A] [--target NAME] [--export-entry]\n"
 	      "  pcmc check SPEC.yaml --target NAME [--fabric FABRIC.yaml]\n"
@@ -78,13 +84,14 @@ static int parse_options(int argc, char **argv, struct pcmc_args *a)
 		{ "header", required_argument, NULL, 'H' },
 		{ "unit", required_argument, NULL, 'U' },
 		{ "keep-dir", required_argument, NULL, 'k' },
+		{ "library", required_argument, NULL, 'l' },
 		{ "export-entry", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "f:a:t:o:s:H:U:k:eh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:a:t:o:s:H:U:k:l:eh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': a->fabric_path = optarg; break;
 		case 't': a->target_name = optarg; break;
@@ -93,6 +100,13 @@ static int parse_options(int argc, char **argv, struct pcmc_args *a)
 		case 'H': a->header_out = optarg; break;
 		case 'U': a->unit_out = optarg; break;
 		case 'k': a->keep_dir = optarg; break;
+		case 'l':
+			if (a->n_libs == MAX_LIBS) {
+				fprintf(stderr, "pcmc: more than %d -l libraries\n", MAX_LIBS);
+				return -EINVAL;
+			}
+			a->libs[a->n_libs++] = optarg;
+			break;
 		case 'e': a->export_entry = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'a':
@@ -275,9 +289,9 @@ static int run_compiler(char *const argv[])
 static int compile_shared(const struct pcmc_args *a, const char *dir, const char *unit)
 {
 	char inc_gen[PATH_MAX + 2], inc_pkg[PATH_MAX + 2], inc_pcm[PATH_MAX + 2];
-	char arith_def[64], handler_dir[PATH_MAX];
+	char arith_def[64], handler_dir[PATH_MAX], libs[MAX_LIBS][PCM_NAME_MAX + 3];
 	const char *cc = getenv("CC");
-	char *argv[32 + MAX_EXTRA_SOURCES];
+	char *argv[32 + MAX_EXTRA_SOURCES + MAX_LIBS];
 	int n = 0;
 
 	snprintf(handler_dir, sizeof(handler_dir), "%s", a->handler_path);
@@ -300,6 +314,10 @@ static int compile_shared(const struct pcmc_args *a, const char *dir, const char
 	argv[n++] = (char *)unit;
 	for (int i = 0; i < a->n_extra; i++)
 		argv[n++] = (char *)a->extra[i];
+	for (int i = 0; i < a->n_libs; i++) {
+		snprintf(libs[i], sizeof(libs[i]), "-l%s", a->libs[i]);
+		argv[n++] = libs[i];
+	}
 	argv[n++] = "-lm";
 	argv[n] = NULL;
 	return run_compiler(argv);
