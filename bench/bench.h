@@ -53,11 +53,14 @@ static inline void make_event(const struct trace *t, uint32_t i, struct pcm_even
 {
 	uint8_t f = t->flags[i];
 
-	ev->valid = SIGBIT(ACK) | SIGBIT(DATA_TX) | SIGBIT(RTT) | SIGBIT(TX_EVENT);
+	ev->valid = SIGBIT(ACK) | SIGBIT(DATA_TX) | SIGBIT(RTT) | SIGBIT(TX_EVENT) |
+		    SIGBIT(TX_READY_PKTS);
 	ev->values[PCM_SIG_ACK] = 1;
 	ev->values[PCM_SIG_DATA_TX] = 4096;
 	ev->values[PCM_SIG_RTT] = (pcm_uint)t->rtt_ns[i] * 1000;
 	ev->values[PCM_SIG_TX_EVENT] = 1;
+	/* the ACK opened the window for one packet: LB policies pick its entropy */
+	ev->values[PCM_SIG_TX_READY_PKTS] = 1;
 	if (f & TRACE_ECN) {
 		ev->valid |= SIGBIT(ECN) | SIGBIT(CNP);
 		ev->values[PCM_SIG_ECN] = 1;
@@ -86,6 +89,9 @@ static inline void make_native_event(const struct trace *t, uint32_t i,
 	ev->rtt_ps = (uint64_t)t->rtt_ns[i] * 1000;
 }
 
+/* The handler benchmarks' simulated clock, ps; it never goes back. */
+extern pcm_uint bench_now_ps;
+
 uint64_t bench_xorshift64(uint64_t *s);
 double bench_now_s(void);
 /* Sorts @v. */
@@ -100,5 +106,8 @@ int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max,
 int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts *o,
 			 const struct trace *t);
 int bench_validate_rtt_injection(int argc, char **argv);
+
+/* bench_arith.c */
+int bench_validate_arith(int argc, char **argv);
 
 #endif /* PCM_BENCH_BENCH_H */

@@ -123,7 +123,6 @@ static struct async_run run_async(struct pcm_async *as, const struct trace *t, u
 	static struct pcm_flow_event batch[MAX_BURST];
 	struct pcm_async_stats s0, s1;
 	struct pcm_event ev = { 0 };
-	pcm_uint now = 1000000;
 	uint32_t flow = 0, fill = 0;
 	struct async_run r;
 	double t0;
@@ -131,7 +130,8 @@ static struct async_run run_async(struct pcm_async *as, const struct trace *t, u
 	pcm_async_stats(as, UINT32_MAX, &s0);
 	t0 = bench_now_s();
 	for (uint64_t n = 0; n < events; n++) {
-		now += 1000;
+		pcm_uint now = bench_now_ps += 1000;
+
 		if (burst == 1) {
 			make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
 			pcm_async_feed(as, flow, &ev, now);

@@ -10,9 +10,12 @@
  *                      [--workers N] [--skew-bound N]
  *   pcm-bench validate-rtt-injection [--json] [--observations N] [--flows N] [--gap-ns N]
  *                      [--queue-ns N] [--skew-bound N] [--csv FILE]
+ *   pcm-bench validate-arith --policy NAME [--scenario FILE] [--policy-dir DIR] [--seed N]
+ *                      [--json]
  *   pcm-bench list
  *
- * The asynchronous-shell benchmarks live in bench_async.c.
+ * The asynchronous-shell benchmarks live in bench_async.c, the numerical
+ * validation across fixed-point formats in bench_arith.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -70,6 +73,12 @@ double bench_now_s(void)
 }
 
 /*
+ * The benchmarks' clock, ps: one event per ns. It only moves forward, across
+ * runs and shells too, so ELAPSED_TIME timers never see time go back.
+ */
+pcm_uint bench_now_ps = 1000000;
+
+/*
  * PCM side. burst == 1 calls pcm_shell_feed() per event; otherwise events
  * are gathered into bursts, as a datapath polling a completion queue would,
  * and handed over with pcm_shell_feed_burst().
@@ -80,13 +89,13 @@ static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
 	static struct pcm_flow_event batch[MAX_BURST];
 	uint64_t calls0 = shell->stats.handler_calls;
 	struct pcm_event ev = { 0 };
-	pcm_uint now = 1000000;
 	uint32_t flow = 0, fill = 0;
 	struct run_result r;
 	double t0 = bench_now_s();
 
 	for (uint64_t n = 0; n < events; n++) {
-		now += 1000;
+		pcm_uint now = bench_now_ps += 1000;
+
 		if (burst == 1) {
 			make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
 			pcm_shell_feed(shell, flow, &ev, now);
@@ -114,15 +123,13 @@ struct run_result bench_run_native(struct native_swift_flow *fl,
 				   uint64_t events, uint32_t flows)
 {
 	struct native_swift_event ev;
-	pcm_uint now = 1000000;
 	struct run_result r = { 0 };
 	uint32_t flow = 0;
 	double t0 = bench_now_s();
 
 	for (uint64_t n = 0; n < events; n++) {
 		make_native_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
-		now += 1000;
-		r.calls += native_swift_on_event(&fl[flow], p, &ev, now);
+		r.calls += native_swift_on_event(&fl[flow], p, &ev, bench_now_ps += 1000);
 		flow = flow + 1 == flows ? 0 : flow + 1;
 	}
 	r.seconds = bench_now_s() - t0;
@@ -385,6 +392,8 @@ static void usage(FILE *f)
 	      "                     [--workers N] [--skew-bound N]\n"
 	      "  pcm-bench validate-rtt-injection [--json] [--observations N] [--flows N]\n"
 	      "                     [--gap-ns N] [--queue-ns N] [--skew-bound N] [--csv FILE]\n"
+	      "  pcm-bench validate-arith --policy NAME [--scenario FILE] [--policy-dir DIR]\n"
+	      "                     [--seed N] [--json]\n"
 	      "  pcm-bench list\n",
 	      f);
 }
@@ -399,6 +408,8 @@ int main(int argc, char **argv)
 		return cmd_handlers(argc, argv);
 	if (strcmp(argv[1], "validate-rtt-injection") == 0)
 		return bench_validate_rtt_injection(argc, argv);
+	if (strcmp(argv[1], "validate-arith") == 0)
+		return bench_validate_arith(argc, argv);
 	if (strcmp(argv[1], "list") == 0)
 		return cmd_list();
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

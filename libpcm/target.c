@@ -7,6 +7,8 @@
  * - uet: the emulated UET NIC sees every packet, trims (as NACKs), ECN marks
  *   (also reported as CNPs), transmit bursts, entropy values and receiver
  *   credit requests, and enforces all controls.
+ * - every datapath but doca hands each flow a FLOW_SEED (a hash of the flow's
+ *   identity), so load balancers that start together draw apart.
  * - verbs/softnic: the CPU transport sees chunk ACKs, RTT, ECN echo, losses
  *   detected by RACK (NACK) and timeouts, but no per-packet trims, CNPs or
  *   credit requests, and cannot grant receiver credit.
@@ -29,14 +31,15 @@ static const struct pcm_target target_uet = {
 	.signals = SIG(ACK) | SIG(RTO) | SIG(NACK) | SIG(ECN) | SIG(RTT) | SIG(DATA_TX) |
 		   SIG(DATA_NACKED) | SIG(IN_FLIGHT) | SIG(ELAPSED_TIME) | SIG(ACK_EV) |
 		   SIG(ECN_EV) | SIG(NACK_EV) | SIG(TX_READY_PKTS) | SIG(TX_BACKLOG_BYTES) |
-		   SIG(CNP) | SIG(TX_EVENT) | SIG(CREDIT_REQUEST) | SIG(QUEUE_DELAY),
+		   SIG(CNP) | SIG(TX_EVENT) | SIG(CREDIT_REQUEST) | SIG(QUEUE_DELAY) |
+		   SIG(FLOW_SEED),
 	.controls = CTRL(CWND) | CTRL(RATE) | CTRL(EV) | CTRL(CUMULATIVE_CREDIT),
 };
 
 #define CPU_TRANSPORT_SIGNALS                                                                      \
 	(SIG(ACK) | SIG(RTO) | SIG(NACK) | SIG(ECN) | SIG(RTT) | SIG(DATA_TX) | SIG(DATA_NACKED) | \
 	 SIG(IN_FLIGHT) | SIG(ELAPSED_TIME) | SIG(ACK_EV) | SIG(NACK_EV) | SIG(TX_READY_PKTS) |    \
-	 SIG(TX_BACKLOG_BYTES) | SIG(QUEUE_DELAY))
+	 SIG(TX_BACKLOG_BYTES) | SIG(QUEUE_DELAY) | SIG(FLOW_SEED))
 
 static const struct pcm_target target_verbs = {
 	.name = "verbs",

@@ -27,8 +27,9 @@
  * Q16.16 after long idle periods; beyond it the target is past the window
  * clamp anyway.
  *
- * In the emulation: after a trim the window regrows to Wmax within K base
- * RTTs (concave), then probes past it (convex).
+ * In the emulation: after a trim the window regrows to Wmax (after fast
+ * convergence) within about K base RTTs (K + 2: the target aims one RTT
+ * ahead), lingers there (concave), then probes past it faster (convex).
  *
  * A call reacts to the most severe kind of event it carries: RTO, then NACK,
  * then ACK; per-event datapaths never mix them.

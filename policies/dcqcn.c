@@ -18,7 +18,8 @@
  *   RT and RC stay in [RATE_MIN, 1]; RATE = RC * PCM_RATE_ONE.
  *
  * In the emulation: the rate falls on CNPs and climbs back to line rate
- * through the three stages once the marks stop.
+ * through the three stages once the marks stop (at 100 Gbit/s the byte
+ * counter's 10 MB make hyper increase start about 50 MB later).
  *
  * Timers are ELAPSED_TIME triggers whose epoch a CNP moves (the shell resets
  * every signal the handler leaves alone); a call that is not a timer's

@@ -17,8 +17,8 @@
  * halve the window; it then tracks the fraction of marked bytes, which is
  * what makes the steady queue sit at the switches' marking threshold.
  *
- * In the emulation: the bottleneck queue stays near the switches' ECN
- * marking threshold with the link busy.
+ * In the emulation: with step marking at K (DCTCP's setting) the bottleneck
+ * queue hovers around K (median within 0.5 K to 1.5 K) with the link busy.
  *
  * Counting marked bytes as min(bytes, ecn_acks * MSS) is exact for per-ACK
  * events and a close bound for coalesced ones.

@@ -10,6 +10,10 @@
  *   per 1000th TX event:   r = min(r + AI / 4, RATE_MAX), AI = 5% of line rate
  * Coalesced events are applied one by one, in that order, so a call that
  * carries n CNPs cuts n times. Integer arithmetic only, as on the DPA.
+ *
+ * In the emulation: each CNP (at most one per CnpInterval per group) cuts the
+ * rate by 10% while a competing flow marks the queue; once the marks stop the
+ * rate climbs back to line rate, 1.25% per 1000 packets sent.
  */
 #include "doca_ecn_aimd.h"
 #include "pcmh.h"

@@ -26,8 +26,9 @@
  * credit among them round-robin, one QUANTUM per pull. A per-sender instance
  * works too, paced at the full link rate each.
  *
- * In the emulation: an N:1 incast has at most 1% trimmed packets and Jain's
- * index >= 0.99 (one instance per receiver).
+ * In the emulation: an 8:1 incast of 16 MiB flows has at most 1% trimmed
+ * packets and Jain's index >= 0.99 (one instance per receiver). The trims
+ * are the first, speculative window's, so shorter flows trim a larger share.
  *
  * Tunables: PS_PER_BYTE (ps per byte), QUANTUM_BYTES, BURST_BYTES (bytes),
  * PULL_INTERVAL_PS (ps).

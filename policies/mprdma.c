@@ -26,7 +26,8 @@
  * are held back), which needs sequence numbers, not signals.
  *
  * Tunables: AI_PKTS, MD_PKTS (packets); VPQ_LEN (VPs); EV_MASK (entropy
- * width). The generator is a per-flow xorshift64 that folds in NOW (ps).
+ * width). The generator is a per-flow xorshift64 that folds in NOW (ps) and
+ * FLOW_SEED (flows that start together still draw apart).
  */
 #include "mprdma.h"
 #include "pcm_algo.h"
@@ -39,7 +40,7 @@ static PCM_FORCE_INLINE pcm_fx fx(double v)
 
 static PCM_FORCE_INLINE pcm_uint random_vp(ALGO_CTX_ARGS)
 {
-	pcm_algo_rng_mix(&get_var_uint(RNG), get_signal(NOW));
+	pcm_algo_rng_mix(&get_var_uint(RNG), get_signal(NOW) ^ get_signal(FLOW_SEED));
 	return (pcm_algo_xorshift64(&get_var_uint(RNG)) >> 32) & EV_MASK;
 }
 

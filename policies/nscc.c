@@ -31,8 +31,8 @@
  * The gains scale with the fabric: SCALE_A = BDP / (100 Gbit/s x 12 us) and
  * SCALE_B = target / 12 us, as the specification derives them.
  *
- * In the emulation: queueing delay held near the 0.75 RTT target; an incast
- * collapses to its fair share through quick adapt.
+ * In the emulation: in an N:1 incast the queueing delay is held near the
+ * 0.75 RTT target (median within 25%).
  *
  * A call reacts to the most severe kind of event it carries: RTO, then NACK,
  * then ACK; per-event datapaths never mix them.

@@ -12,10 +12,12 @@
  * bits, once per flow. XOR with a constant permutes 0..N_EVS-1, so every
  * round uses every entropy exactly once: switches that hash the entropy see
  * an even spread with no feedback at all. The generator is a per-flow
- * xorshift64 that folds in NOW, so flows diverge once their timing does.
+ * xorshift64 that folds in NOW and FLOW_SEED, so flows that start at the
+ * same instant still draw different salts and rounds.
  *
- * In the emulation: an even spread over all paths with no feedback; with a
- * failed link, its share of packets keeps timing out.
+ * In the emulation (beside a CC package, `lb: ops`): an even spread over
+ * all paths with no feedback; with a failed link, its share of packets
+ * keeps timing out.
  *
  * Tunables: N_EVS (entropies, a power of two), EV_MASK (entropy width).
  */
@@ -25,7 +27,7 @@
 
 static PCM_FORCE_INLINE pcm_uint draw(ALGO_CTX_ARGS)
 {
-	pcm_algo_rng_mix(&get_var_uint(RNG), get_signal(NOW));
+	pcm_algo_rng_mix(&get_var_uint(RNG), get_signal(NOW) ^ get_signal(FLOW_SEED));
 	return pcm_algo_xorshift64(&get_var_uint(RNG)) >> 32;
 }
 

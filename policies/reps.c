@@ -29,12 +29,13 @@
  * Without it every NACK counts as trimmed on the way. An ACK's entropy is
  * ACK_EV and its ECN echo is ECN in the same event, so events are per ACK.
  *
- * In the emulation: traffic steers away from a failed link within a few
- * RTTs, with fewer timeouts than ops.
+ * In the emulation (beside a CC package, `lb: reps`): traffic steers away
+ * from a failed link once its first timeouts fire, with fewer timeouts
+ * than ops.
  *
  * Tunables: CACHE_LEN (entropies), FREEZE_PS (ps), EXPLORE_PKTS (packets),
  * EV_MASK (entropy width). The generator is a per-flow xorshift64 that folds
- * in NOW.
+ * in NOW and FLOW_SEED (flows that start together still draw apart).
  */
 #include "reps.h"
 #include "pcm_algo.h"
@@ -42,7 +43,7 @@
 
 static PCM_FORCE_INLINE pcm_uint random_ev(ALGO_CTX_ARGS)
 {
-	pcm_algo_rng_mix(&get_var_uint(RNG), get_signal(NOW));
+	pcm_algo_rng_mix(&get_var_uint(RNG), get_signal(NOW) ^ get_signal(FLOW_SEED));
 	return (pcm_algo_xorshift64(&get_var_uint(RNG)) >> 32) & EV_MASK;
 }
 

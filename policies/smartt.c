@@ -24,8 +24,9 @@
  * QA resets a window that an incast made far too large in one step, to what
  * the path delivered.
  *
- * In the emulation: RTTs held near FABRIC_TRTT; an N:1 incast settles within
- * a few RTTs through quick adapt, with few trims.
+ * In the emulation: RTTs held below FABRIC_TRTT (ECN marks, which start at a
+ * shorter queue, hold it first); an N:1 incast settles within a few RTTs
+ * through quick adapt, with no trims after the first five base RTTs.
  *
  * A call reacts to the most severe kind of event it carries: RTO, then NACK,
  * then ACK; per-event datapaths never mix them.

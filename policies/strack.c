@@ -26,7 +26,8 @@
  *
  * Tunables: N_PATHS (entropies, a power of two), ECN_PENALTY, NACK_PENALTY,
  * MAX_PENALTY (rounds), EV_MASK (entropy width). The generator is a per-flow
- * xorshift64 that folds in NOW (ps).
+ * xorshift64 that folds in NOW (ps) and FLOW_SEED (flows that start
+ * together still draw different salts).
  */
 #include "strack.h"
 #include "pcm_algo.h"
@@ -34,7 +35,7 @@
 
 static PCM_FORCE_INLINE pcm_uint draw(ALGO_CTX_ARGS)
 {
-	pcm_algo_rng_mix(&get_var_uint(RNG), get_signal(NOW));
+	pcm_algo_rng_mix(&get_var_uint(RNG), get_signal(NOW) ^ get_signal(FLOW_SEED));
 	return pcm_algo_xorshift64(&get_var_uint(RNG)) >> 32;
 }
 

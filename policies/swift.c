@@ -17,6 +17,9 @@
  * alpha and beta scale the target with 1/sqrt(cwnd) so that small windows
  * (many competing flows) tolerate more queueing (paper section 3.5).
  *
+ * In the emulation: in an N:1 incast the RTT stays near the target of the
+ * flow's current window (median within 10%).
+ *
  * All arithmetic goes through pcm_fx so the same source builds in double,
  * Q42.22, Q32.32 and Q16.16 (pcmc --arith); bytes and picoseconds are
  * converted with pcm_algo.h's split conversions so Q16.16 never sees a value

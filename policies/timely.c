@@ -19,7 +19,9 @@
  * Thresholds scale with the fabric profile instead of the paper's 10 GbE
  * values (T_low 50 us, T_high 500 us, minRTT 20 us).
  *
- * In the emulation: RTTs held between T_LOW and T_HIGH.
+ * In the emulation: RTTs held between T_LOW and T_HIGH. On a trimming
+ * fabric with 1-BDP queues the RTT never reaches T_HIGH, so the rate falls
+ * only on rising gradients: the queue stays full and much is trimmed.
  *
  * Tunables: EWMA_ALPHA, BETA (dimensionless); DELTA, RATE_MIN (fractions of
  * line rate); HAI_THRESHOLD (updates), HAI_FACTOR; MIN_RTT_US, T_LOW_US,

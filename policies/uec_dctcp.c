@@ -18,8 +18,8 @@
  * Summed over a window with marked fraction p the decrease is p * cwnd / 3
  * against DCTCP's alpha / 2: harsher, but with no per-window smoothing to lag.
  *
- * In the emulation: a queue near the marking threshold, with more
- * oscillation than dctcp and no per-window lag.
+ * In the emulation: with step marking at K the bottleneck queue hovers
+ * around K, as under dctcp.
  *
  * A call reacts to the most severe kind of event it carries: RTO, then NACK,
  * then ACK; per-event datapaths never mix them.

@@ -4,11 +4,13 @@
  * fabric and UET NICs whose CC and LB are PCM handler packages) and say what
  * happened.
  *
- *   pcm-sim [SCENARIO.yaml] [--policy NAME|FILE.so] [--seed N] [--out DIR] [--json]
+ *   pcm-sim [SCENARIO.yaml] [--policy NAME|FILE.so] [--lb NAME|FILE.so|none] [--seed N]
+ *           [--out DIR] [--json]
  *
  * Without a scenario it runs the built-in one (scenarios/incast-8.yaml, an
  * 8:1 incast with swift, compiled in). --policy replaces the scenario's
- * default policy; --out writes the records (uet-transport-stats.csv,
+ * default policy, --lb its LB package (run beside every group's policy);
+ * --out writes the records (uet-transport-stats.csv,
  * uet-events.csv, uet-monitor.csv when EnableUETMonitor is set,
  * uet-flows.csv) plus fct.csv and summary.json; --json prints one JSON object.
  * See pcm-sim(1).
@@ -33,6 +35,7 @@ extern const size_t pcm_embedded_scenario_default_len;
 struct opts {
 	const char *scenario;
 	const char *policy;
+	const char *lb;
 	const char *out;
 	uint64_t seed;
 	bool have_seed;
@@ -41,8 +44,8 @@ struct opts {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: pcm-sim [SCENARIO.yaml] [--policy NAME|FILE.so] [--seed N] [--out DIR] "
-		   "[--json]\n"
+	fprintf(f, "usage: pcm-sim [SCENARIO.yaml] [--policy NAME|FILE.so]\n"
+		   "               [--lb NAME|FILE.so|none] [--seed N] [--out DIR] [--json]\n"
 		   "  without SCENARIO: the built-in 8:1 incast with swift\n");
 }
 
@@ -50,6 +53,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
 		{ "policy", required_argument, NULL, 'p' },
+		{ "lb", required_argument, NULL, 'l' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'j' },
@@ -59,10 +63,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:s:o:jh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:l:s:o:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->policy = optarg;
+			break;
+		case 'l':
+			o->lb = optarg;
 			break;
 		case 's':
 			errno = 0;
@@ -161,6 +168,10 @@ static void print_json(FILE *f, const struct uet_scenario *scn, const char *poli
 	json_str(f, scn->name);
 	fputs(",\"policy\":", f);
 	json_str(f, policy);
+	if (scn->has_lb) {
+		fputs(",\"lb\":", f);
+		json_str(f, scn->policies[scn->lb_policy]);
+	}
 	fprintf(f,
 		",\"seed\":%llu,\"hosts\":%u,\"flows\":%u,\"completed\":%u,\"sim_time_us\":%.3f,"
 		"\"fct_us\":{\"min\":%.3f,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f},",
@@ -197,8 +208,9 @@ static void print_text(const struct uet_scenario *scn, const char *policy, uint6
 {
 	uint32_t n = uet_sim_n_msgs(sim);
 
-	printf("pcm-sim: %s (%s): %u hosts, %u flows, policy %s, seed %llu\n", scn->name,
-	       scn->path, r->hosts, r->flows, policy, (unsigned long long)seed);
+	printf("pcm-sim: %s (%s): %u hosts, %u flows, policy %s%s%s, seed %llu\n", scn->name,
+	       scn->path, r->hosts, r->flows, policy, scn->has_lb ? ", lb " : "",
+	       scn->has_lb ? scn->policies[scn->lb_policy] : "", (unsigned long long)seed);
 	if (scn->description[0])
 		printf("%s\n", scn->description);
 	if (n <= 32) {
@@ -288,6 +300,15 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		snprintf(scn->policies[0], sizeof(scn->policies[0]), "%s", o.policy);
+	}
+	if (o.lb) {
+		rc = uet_scenario_set_lb(scn, o.lb);
+		if (rc < 0) {
+			fprintf(stderr, "pcm-sim: --lb: %s\n",
+				rc == -ENOSPC ? "the scenario already names 8 packages"
+					      : "name too long");
+			goto out;
+		}
 	}
 	for (uint32_t i = 0; i < scn->n_policies; i++) {
 		char err[512];

@@ -25,17 +25,22 @@ extern const struct pcm_package pcm_pkg_ev_const;
 #define MSS 4096u
 #define STOP_PS (1000ull * 1000000000ull)
 
-/* A variable of the record in @slot of policy 0's shell (records outlive their groups). */
-static pcm_uint var(struct uet_sim *sim, uint32_t slot, const char *name)
+/* A variable of the record in @slot of policy @p's shell (records outlive their groups). */
+static pcm_uint var_of(struct uet_sim *sim, uint32_t p, uint32_t slot, const char *name)
 {
-	const struct pcm_package *pkg = sim->cc[0].pkg;
-	const pcm_uint *rec = pcm_shell_record(sim->cc[0].shell, slot);
+	const struct pcm_package *pkg = sim->cc[p].pkg;
+	const pcm_uint *rec = pcm_shell_record(sim->cc[p].shell, slot);
 
 	for (uint32_t i = 0; i < pkg->n_variables; i++)
 		if (strcmp(pkg->variables[i].name, name) == 0)
 			return rec[2 + pkg->n_signals + pkg->n_controls + pkg->variables[i].slot];
 	fail_msg("no variable %s", name);
 	return 0;
+}
+
+static pcm_uint var(struct uet_sim *sim, uint32_t slot, const char *name)
+{
+	return var_of(sim, 0, slot, name);
 }
 
 static struct uet_sim *pair_with(struct uet_scenario *scn, const struct pcm_package *pkg)
@@ -222,6 +227,92 @@ static void test_ev_control_sets_each_packets_entropy(void **state)
 	free(scn);
 }
 
+/* step_window drives the window, ev_const beside it (the scenario's LB) the entropy. */
+static struct uet_sim *pair_with_lb(struct uet_scenario *scn)
+{
+	const struct pcm_package *pkgs[2] = { &pcm_pkg_step_window, &pcm_pkg_ev_const };
+
+	snprintf(scn->policies[0], sizeof(scn->policies[0]), "step_window");
+	assert_int_equal(uet_scenario_set_lb(scn, "ev_const"), 0);
+	assert_int_equal(scn->lb_policy, 1);
+	return make_sim(scn, pkgs);
+}
+
+static void test_lb_package_runs_beside_the_policy_each_driving_its_own_control(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct uet_sim *sim;
+	struct capture c;
+	uint32_t n, fixed;
+
+	for (int async = 0; async < 2; async++) {
+		scn->shell_mode = async ? UET_SHELL_ASYNC : UET_SHELL_SYNC;
+		scn->delay_events = async ? 8 : 0;
+		sim = pair_with_lb(scn);
+		capture_init(&c);
+		capture_attach(&c, sim);
+		assert_int_equal(uet_sim_post(sim, 0, 1, 40 * MSS, 0, -1), 0);
+		assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+		n = fixed = 0;
+		ROWS_FOREACH(&c, r) {
+			if (r->nic == 0 && !r->rx && r->kind == UET_PKT_DATA) {
+				fixed += r->entropy == 0x1234;
+				n++;
+			}
+		}
+		assert_int_equal(n, 40);
+		/* async: the LB's EV, too, reaches the NIC 8 of its feeds (TX_READY or ACK) late */
+		if (async)
+			assert_true(fixed >= 40 - 8 && fixed < 40);
+		else
+			assert_int_equal(fixed, 40);
+		/* the window is step_window's, as when it runs alone */
+		if (async) {
+			assert_int_equal(sent_before_previous_ack(&c, 9), 0);
+			assert_true(sent_before_previous_ack(&c, 16) >= 6);
+		} else {
+			assert_int_equal(sent_before_previous_ack(&c, 2), 0);
+			assert_true(sent_before_previous_ack(&c, 10) >= 8);
+		}
+		/* the LB's record: one TX_READY call per packet */
+		assert_int_equal(var_of(sim, 1, 0, "CALLS"), 40);
+		uet_sim_destroy(sim);
+		free(c.rows);
+	}
+	free(scn);
+}
+
+static void test_lb_overlapping_a_policy_is_rejected_naming_both_and_the_control(void **state)
+{
+	static const struct {
+		const char *policy, *lb, *want[3];
+	} cases[] = {
+		{ "swift", "mprdma", { "'swift'", "'mprdma'", "PCM_CTRL_CWND" } },
+		{ "mprdma", "reps", { "'mprdma'", "'reps'", "PCM_CTRL_EV" } },
+		{ "swift", "eqds", { "'eqds'", "PCM_CTRL_CUMULATIVE_CREDIT", "receiver" } },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct uet_scenario *scn = pair_scenario();
+		const struct pcm_package *pkgs[2] = { 0 };
+		struct uet_sim *sim = NULL;
+		struct pcm_diag diag;
+
+		snprintf(scn->policies[0], sizeof(scn->policies[0]), "%s", cases[i].policy);
+		assert_int_equal(uet_scenario_set_lb(scn, cases[i].lb), 0);
+		for (uint32_t p = 0; p < 2; p++)
+			for (size_t b = 0; pcm_builtin_policies[b]; b++)
+				if (strcmp(pcm_builtin_policies[b]->name, scn->policies[p]) == 0)
+					pkgs[p] = pcm_builtin_policies[b];
+		assert_int_equal(uet_sim_create(scn, pkgs, 1, &sim, &diag), -EINVAL);
+		assert_null(sim);
+		for (int w = 0; w < 3; w++)
+			if (!strstr(diag.msg, cases[i].want[w]))
+				fail_msg("case %zu: '%s' lacks %s", i, diag.msg, cases[i].want[w]);
+		free(scn);
+	}
+}
+
 static void test_cnp_at_most_one_per_interval(void **state)
 {
 	struct uet_scenario *scn = pair_scenario();
@@ -326,6 +417,8 @@ int main(void)
 		cmocka_unit_test(test_cnp_at_most_one_per_interval),
 		cmocka_unit_test(test_eqds_credit_keeps_the_last_hop_from_trimming),
 		cmocka_unit_test(test_policy_is_chosen_per_destination),
+		cmocka_unit_test(test_lb_package_runs_beside_the_policy_each_driving_its_own_control),
+		cmocka_unit_test(test_lb_overlapping_a_policy_is_rejected_naming_both_and_the_control),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -155,6 +155,31 @@ static void test_inconsistent_scenario_is_rejected_at_creation(void **state)
 	}
 }
 
+static void test_lb_gets_its_own_package_entry_apart_from_rules(void **state)
+{
+	static const char y[] = "rules:\n  - {dst: 3, policy: reps}\n"
+				"lb: reps\n"
+				"policy: swift\n";
+	struct uet_scenario *scn = NULL;
+	struct pcm_diag diag;
+
+	assert_int_equal(uet_scenario_parse("l.yaml", y, strlen(y), &scn, &diag), 0);
+	assert_true(scn->has_lb);
+	assert_int_equal(scn->lb_policy, 1);
+	assert_string_equal(scn->policies[1], "reps");
+	/* a rule naming the same package gets a group-policy entry of its own */
+	assert_int_equal(scn->rules[0].policy, 2);
+	assert_string_equal(scn->policies[2], "reps");
+	/* pcm-sim --lb replaces it in place; "none" removes it */
+	assert_int_equal(uet_scenario_set_lb(scn, "ops"), 0);
+	assert_int_equal(scn->lb_policy, 1);
+	assert_string_equal(scn->policies[1], "ops");
+	assert_int_equal(uet_scenario_set_lb(scn, "none"), 0);
+	assert_false(scn->has_lb);
+	assert_int_equal(scn->n_policies, 3);
+	uet_scenario_free(scn);
+}
+
 static void test_mangled_input_never_crashes(void **state)
 {
 	size_t n = strlen(good);
@@ -204,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_valid_file_sets_every_field),
 		cmocka_unit_test(test_bad_input_names_file_line_col_and_key),
 		cmocka_unit_test(test_inconsistent_scenario_is_rejected_at_creation),
+		cmocka_unit_test(test_lb_gets_its_own_package_entry_apart_from_rules),
 		cmocka_unit_test(test_mangled_input_never_crashes),
 		cmocka_unit_test(test_missing_file_is_an_error_not_a_crash),
 	};

@@ -218,6 +218,40 @@ static void test_ecmp_static_flows_starting_apart_take_different_entropies(void 
 	pcm_shell_destroy(sh);
 }
 
+/* ---- every generator ---------------------------------------------------------- */
+
+/* The entropy of @flow's first packet at @now with PCM_SIG_FLOW_SEED = @seed. */
+static uint64_t first_ev(struct pcm_shell *sh, uint32_t flow, uint64_t now, uint64_t seed)
+{
+	struct pcm_event ev = { 0 };
+
+	ph_set(&ev, PCM_SIG_TX_READY_PKTS, 1);
+	ph_set(&ev, PCM_SIG_FLOW_SEED, seed);
+	assert_int_equal(pcm_shell_feed(sh, flow, &ev, now), 1);
+	return ph_ctrl_flow(sh, flow, PCM_CTRL_EV) & EV_BITS;
+}
+
+static void test_flows_starting_together_draw_apart_by_flow_seed(void **state)
+{
+	static const char *const lbs[] = { "ecmp_static", "mprdma", "ops", "reps", "strack" };
+
+	for (size_t i = 0; i < sizeof(lbs) / sizeof(lbs[0]); i++) {
+		struct pcm_shell *sh = ph_open_flows(lbs[i], "uet", 128);
+		uint8_t seen[EV_BITS + 1];
+		unsigned distinct = 0;
+		uint64_t same = first_ev(sh, 64, 1000000, 77);
+
+		memset(seen, 0, sizeof(seen));
+		for (uint32_t f = 0; f < 64; f++)
+			distinct += !seen[first_ev(sh, f, 1000000, 0x9e3779b97f4a7c15ull * (f + 1))]++;
+		if (distinct < 60)
+			fail_msg("%s: %u distinct entropies of 64 flows", lbs[i], distinct);
+		/* the same seed at the same instant: the same draw */
+		assert_int_equal(first_ev(sh, 65, 1000000, 77), same);
+		pcm_shell_destroy(sh);
+	}
+}
+
 /* ---- reps -------------------------------------------------------------------- */
 
 #define REPS_LEN 8
@@ -546,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_ops_flows_starting_apart_spray_differently),
 		cmocka_unit_test(test_ecmp_static_never_changes_the_entropy),
 		cmocka_unit_test(test_ecmp_static_flows_starting_apart_take_different_entropies),
+		cmocka_unit_test(test_flows_starting_together_draw_apart_by_flow_seed),
 		cmocka_unit_test(test_reps_matches_reference_on_random_feedback),
 		cmocka_unit_test(test_reps_reuses_good_entropies_in_arrival_order),
 		cmocka_unit_test(test_reps_avoids_entropies_that_drew_ecn_or_a_trim),

@@ -9,14 +9,22 @@
  * record when it is created and its record is re-initialised, so a new group
  * starts from the package's initial window, as a new UET group does.
  *
- * The controls a group obeys are kept apart from the record (struct uet_ctl):
+ * A scenario may name an LB package (`lb:`) that runs beside every group's
+ * policy, as the paper combines handlers whose controls do not overlap: the
+ * group takes a record in each package's shell (struct uet_bind), ACKs, NACKs
+ * and timeouts go to both, TX, TX-ready and timer events to the package that
+ * reads them, and each control comes from the one package that drives it.
+ * An LB whose controls overlap a policy's is rejected when the sim is built.
+ *
+ * The controls a group obeys are kept apart from the records (struct uet_ctl):
  * - synchronous mode: they are the record's controls after each feed;
  * - asynchronous mode with a scheduling delay of N events: the handler still
  *   runs through the synchronous pipeline when its trigger fires, but its
  *   outputs reach the datapath N feeds (ACK, NACK, timeout, TX or LB events of
- *   that group, timer ticks included) later, through a delay line of N + 1
- *   control sets. This is the paper's model of a control-plane worker that is
- *   N datapath events behind, without threads, so runs stay deterministic.
+ *   that group fed to that package, timer ticks included) later, through a
+ *   delay line of N + 1 control sets per package. This is the paper's model
+ *   of a control-plane worker that is N datapath events behind, without
+ *   threads, so runs stay deterministic.
  *
  * A package that drives CUMULATIVE_CREDIT (EQDS) runs at the receiver only,
  * one record per receiving NIC (flow location = destination), fed each
@@ -74,6 +82,9 @@ int uet_cc_init(struct uet_sim *s, const struct pcm_package *const *pkgs, uint32
 				cc->has_timer = true;
 		cc->delay = scn->shell_mode == UET_SHELL_ASYNC ? scn->delay_events : 0;
 	}
+	s->lb = scn->has_lb && scn->lb_policy < s->n_cc && s->cc[scn->lb_policy].pkg
+		    ? &s->cc[scn->lb_policy]
+		    : NULL;
 	return 0;
 }
 
@@ -85,8 +96,10 @@ void uet_cc_fini(struct uet_sim *s)
 		memset(&s->cc[i], 0, sizeof(s->cc[i]));
 	}
 	s->n_cc = 0;
+	s->lb = NULL;
 }
 
+/* Copy the controls @cc drives, and only those, from a record or a control set. */
 static void read_controls(const struct uet_cc *cc, const pcm_uint *rec, struct uet_ctl *c)
 {
 	if (cc->cwnd_slot >= 0)
@@ -99,76 +112,184 @@ static void read_controls(const struct uet_cc *cc, const pcm_uint *rec, struct u
 		c->credit = rec[cc->credit_slot];
 }
 
-int uet_cc_attach(struct uet_sim *s, struct uet_group *g, uint32_t policy)
+static void copy_controls(const struct uet_cc *cc, const struct uet_ctl *from, struct uet_ctl *to)
 {
-	struct uet_cc *cc;
+	if (cc->cwnd_slot >= 0)
+		to->cwnd = from->cwnd;
+	if (cc->rate_slot >= 0)
+		to->rate = from->rate;
+	if (cc->ev_slot >= 0)
+		to->ev = from->ev;
+	if (cc->credit_slot >= 0)
+		to->credit = from->credit;
+}
+
+/* Give @g a record of @cc's package (none if @cc is NULL or has no package). */
+static int bind_package(struct uet_sim *s, struct uet_group *g, struct uet_bind *b,
+			struct uet_cc *cc)
+{
 	uint32_t slot;
 
-	if (policy >= s->n_cc)
-		policy = 0;
-	cc = &s->cc[policy];
-	g->cc = NULL;
-	if (!cc->pkg)
+	memset(b, 0, sizeof(*b));
+	if (!cc || !cc->pkg)
 		return 0;
 	if (cc->receiver_credit) {
 		/* runs once per receiving NIC (uet_cc_attach_receiver()), not per group */
-		g->cc = cc;
-		g->slot = UET_NONE;
+		b->cc = cc;
+		b->slot = UET_NONE;
 		return 0;
 	}
 	if (!cc->n_free)
 		return -ENOSPC;
 	slot = cc->free_slots[--cc->n_free];
 	pcm_shell_flow_reset(cc->shell, slot, s->des.now_ps);
-	g->cc = cc;
-	g->slot = slot;
 	read_controls(cc, pcm_shell_record(cc->shell, slot), &g->ctl);
 	if (cc->delay) {
-		g->delay_ring = malloc(((size_t)cc->delay + 1) * sizeof(*g->delay_ring));
-		if (!g->delay_ring) {
+		b->delay_ring = malloc(((size_t)cc->delay + 1) * sizeof(*b->delay_ring));
+		if (!b->delay_ring) {
 			cc->free_slots[cc->n_free++] = slot;
-			g->cc = NULL;
 			return -ENOMEM;
 		}
-		g->delay_ring[0] = g->ctl;
+		b->delay_ring[0] = g->ctl;
 	}
+	b->cc = cc;
+	b->slot = slot;
 	return 0;
+}
+
+static void unbind_package(struct uet_bind *b)
+{
+	if (b->cc && b->slot != UET_NONE)
+		b->cc->free_slots[b->cc->n_free++] = b->slot;
+	free(b->delay_ring);
+	memset(b, 0, sizeof(*b));
+}
+
+int uet_cc_attach(struct uet_sim *s, struct uet_group *g, uint32_t policy)
+{
+	int rc;
+
+	if (policy >= s->n_cc)
+		policy = 0;
+	rc = bind_package(s, g, &g->pol, &s->cc[policy]);
+	if (rc == 0)
+		rc = bind_package(s, g, &g->lb, s->lb);
+	if (rc < 0)
+		unbind_package(&g->pol);
+	return rc;
 }
 
 void uet_cc_detach(struct uet_sim *s, struct uet_group *g)
 {
-	if (!g->cc || g->slot == UET_NONE) {
-		g->cc = NULL;
-		return;
-	}
-	g->cc->free_slots[g->cc->n_free++] = g->slot;
-	g->cc = NULL;
+	unbind_package(&g->pol);
+	unbind_package(&g->lb);
 }
 
-int uet_cc_feed(struct uet_sim *s, struct uet_group *g, struct pcm_event *ev)
+unsigned uet_cc_live(const struct uet_group *g)
 {
-	struct uet_cc *cc = g->cc;
-	pcm_uint *rec = pcm_shell_record(cc->shell, g->slot);
-	int rc = pcm_shell_feed(cc->shell, g->slot, ev, s->des.now_ps);
+	return (g->pol.cc && g->pol.slot != UET_NONE ? UET_FEED_POL : 0) |
+	       (g->lb.cc && g->lb.slot != UET_NONE ? UET_FEED_LB : 0);
+}
+
+/* Feed one package; its controls reach the group at once or through its delay line. */
+static int feed_one(struct uet_sim *s, struct uet_group *g, struct uet_bind *b,
+		    const struct pcm_event *ev)
+{
+	struct uet_cc *cc = b->cc;
+	pcm_uint *rec = pcm_shell_record(cc->shell, b->slot);
+	int rc = pcm_shell_feed(cc->shell, b->slot, ev, s->des.now_ps);
 
 	if (rc < 0)
 		s->handler_errors++;
-	g->feeds++;
+	b->feeds++;
 	if (!cc->delay) {
 		if (rc)
 			read_controls(cc, rec, &g->ctl);
-		return rc;
+		return rc > 0;
 	}
 	{
 		uint64_t n = (uint64_t)cc->delay + 1;
-		struct uet_ctl cur = g->delay_ring[(g->feeds - 1) % n];
+		struct uet_ctl cur = b->delay_ring[(b->feeds - 1) % n];
 
 		read_controls(cc, rec, &cur);
-		g->delay_ring[g->feeds % n] = cur;
-		if (g->feeds >= cc->delay)
-			g->ctl = g->delay_ring[(g->feeds - cc->delay) % n];
+		b->delay_ring[b->feeds % n] = cur;
+		if (b->feeds >= cc->delay)
+			copy_controls(cc, &b->delay_ring[(b->feeds - cc->delay) % n], &g->ctl);
 	}
-	return rc;
+	return rc > 0;
+}
+
+int uet_cc_feed(struct uet_sim *s, struct uet_group *g, unsigned which, struct pcm_event *ev)
+{
+	unsigned live = uet_cc_live(g) & which;
+	int n = 0;
+
+	if (live & UET_FEED_POL)
+		n += feed_one(s, g, &g->pol, ev);
+	if (live & UET_FEED_LB)
+		n += feed_one(s, g, &g->lb, ev);
+	return n;
+}
+
+int uet_cc_check_lb(const struct uet_scenario *scn, const struct pcm_package *const *pkgs,
+		    struct pcm_diag *diag)
+{
+	const char *path = scn->path[0] ? scn->path : scn->name;
+	const struct pcm_package *lb;
+
+	if (!scn->has_lb)
+		return 0;
+	if (scn->lb_policy >= scn->n_policies) {
+		uet_diag_set(diag, "%s: lb: index %u is not one of the %u packages", path,
+			     scn->lb_policy, scn->n_policies);
+		return -EINVAL;
+	}
+	lb = pkgs ? pkgs[scn->lb_policy] : NULL;
+	if (!lb)
+		return 0;
+	if (lb->control_types & BIT(PCM_CTRL_CUMULATIVE_CREDIT)) {
+		uet_diag_set(diag,
+			     "%s: lb: '%s' drives PCM_CTRL_CUMULATIVE_CREDIT, which runs at the "
+			     "receiver; make it the policy instead",
+			     path, scn->policies[scn->lb_policy]);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < scn->n_policies; i++) {
+		const struct pcm_package *pkg = pkgs[i];
+		pcm_uint both;
+
+		if (i == scn->lb_policy || !pkg)
+			continue;
+		both = pkg->control_types & lb->control_types;
+		if (both) {
+			uet_diag_set(diag,
+				     "%s: policy '%s' and lb '%s' both drive %s; a group runs a "
+				     "policy and an LB package only when their controls do not "
+				     "overlap",
+				     path, scn->policies[i], scn->policies[scn->lb_policy],
+				     pcm_control_name((pcm_control_t)__builtin_ctzll(both)));
+			return -EINVAL;
+		}
+	}
+	for (uint32_t i = 0; i < scn->n_rules; i++) {
+		if (scn->rules[i].policy == scn->lb_policy) {
+			uet_diag_set(diag, "%s: rules[%u]: the LB package is not a group policy",
+				     path, i);
+			return -EINVAL;
+		}
+	}
+	for (uint32_t i = 0; i < scn->n_flows; i++) {
+		if (scn->flows[i].policy >= 0 && (uint32_t)scn->flows[i].policy == scn->lb_policy) {
+			uet_diag_set(diag, "%s: flows[%u]: the LB package is not a group policy",
+				     path, i);
+			return -EINVAL;
+		}
+	}
+	if (scn->lb_policy == 0) {
+		uet_diag_set(diag, "%s: lb: the LB package is not the default policy", path);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int uet_cc_attach_receiver(struct uet_sim *s, struct uet_nic *nic, struct uet_cc *cc)

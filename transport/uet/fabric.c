@@ -262,6 +262,12 @@ void uet_switch_receive(struct uet_sim *s, struct uet_pkt *pkt)
 			out->trims++;
 			s->sw_trims++;
 		}
+		if (verdict == UET_FILTER_MARK && pkt->kind == UET_PKT_DATA &&
+		    !(pkt->flags & UET_PF_CE)) {
+			pkt->flags |= UET_PF_CE;
+			out->marks++;
+			s->sw_marks++;
+		}
 		uet_port_send(s, out, pkt);
 		return;
 	}

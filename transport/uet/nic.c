@@ -43,9 +43,12 @@
  * message at its last byte with no gap; the sender at its last ACK. The first
  * data ACK of each message draws one base-RTT probe, answered without a hold.
  *
- * Policies: each group is one PCM flow. ACKs, NACKs and timeouts are fed to
- * its package; the controls CWND (window), RATE (pacing), EV (entropy of
- * the next packet) and CUMULATIVE_CREDIT (receiver credit) are enforced.
+ * Policies: each group is one PCM flow of its policy's package and, when the
+ * scenario names one, of an LB package run beside it (disjoint controls).
+ * ACKs, NACKs and timeouts are fed to both, other events to the package that
+ * reads them; the controls CWND (window), RATE (pacing), EV (entropy of the
+ * next packet) and CUMULATIVE_CREDIT (receiver credit) are enforced, each
+ * from the package that drives it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -199,6 +202,20 @@ static struct uet_group *group_find(struct uet_nic *nic, uint32_t peer)
 	return NULL;
 }
 
+/* A group's PCM_SIG_FLOW_SEED: the run's seed and the group's identity, mixed; never 0. */
+static uint64_t flow_seed(const struct uet_sim *s, uint32_t nic, uint32_t peer, uint32_t id)
+{
+	uint64_t x = s->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)nic << 40) ^
+		     ((uint64_t)peer << 20) ^ id;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x ? x : 1;
+}
+
 static struct uet_group *group_get(struct uet_sim *s, struct uet_nic *nic, uint32_t peer,
 				   int policy)
 {
@@ -228,6 +245,7 @@ static struct uet_group *group_get(struct uet_sim *s, struct uet_nic *nic, uint3
 	g->ctl.rate = PCM_RATE_ONE;
 	g->credit_granted = s->cfg.credit_speculative_bytes;
 	g->last_cnp_ps = UINT64_MAX;
+	g->flow_seed = flow_seed(s, nic->id, peer, g->id);
 	if (uet_cc_attach(s, g, policy >= 0 ? (uint32_t)policy : uet_policy_for(s, nic->id, peer)) <
 	    0) {
 		free(g);
@@ -269,43 +287,82 @@ static void group_release_if_dead(struct uet_sim *s, struct uet_group *g)
 			break;
 		}
 	}
-	free(g->delay_ring);
 	free(g);
 }
 
 /* Feeding the policy. */
 
-/* Feed @g's package. Return: 1 if its handler ran. */
-static int feed(struct uet_sim *s, struct uet_group *g, struct pcm_event *ev)
+/*
+ * Feed @g's packages in @which (UET_FEED_*; ACKs, NACKs and timeouts go to
+ * both). Return: 1 if a handler ran.
+ */
+static int feed_to(struct uet_sim *s, struct uet_group *g, unsigned which, struct pcm_event *ev)
 {
-	int rc;
+	int n;
 
-	if (!g->cc || g->slot == UET_NONE)
+	if (!(uet_cc_live(g) & which))
 		return 0;
-	ev->valid |= BIT(PCM_SIG_IN_FLIGHT) | BIT(PCM_SIG_TX_BACKLOG_BYTES);
+	ev->valid |= BIT(PCM_SIG_IN_FLIGHT) | BIT(PCM_SIG_TX_BACKLOG_BYTES) |
+		     BIT(PCM_SIG_FLOW_SEED);
 	ev->values[PCM_SIG_IN_FLIGHT] = g->inflight;
 	ev->values[PCM_SIG_TX_BACKLOG_BYTES] = g->backlog_bytes;
-	rc = uet_cc_feed(s, g, ev);
-	if (rc > 0)
-		g->nic->st[UET_ST_HANDLER_CALLS]++;
-	return rc > 0;
+	ev->values[PCM_SIG_FLOW_SEED] = g->flow_seed;
+	n = uet_cc_feed(s, g, which, ev);
+	g->nic->st[UET_ST_HANDLER_CALLS] += (uint64_t)n;
+	return n > 0;
+}
+
+static int feed(struct uet_sim *s, struct uet_group *g, struct pcm_event *ev)
+{
+	return feed_to(s, g, UET_FEED_ALL, ev);
+}
+
+/* UET_FEED_* of the group's packages (with a record) that @pred holds for. */
+static unsigned packages_where(const struct uet_group *g, bool (*pred)(const struct uet_cc *))
+{
+	unsigned live = uet_cc_live(g), which = 0;
+
+	if ((live & UET_FEED_POL) && pred(g->pol.cc))
+		which |= UET_FEED_POL;
+	if ((live & UET_FEED_LB) && pred(g->lb.cc))
+		which |= UET_FEED_LB;
+	return which;
+}
+
+static bool has_timer(const struct uet_cc *cc)
+{
+	return cc->has_timer;
+}
+
+static bool drives_ev(const struct uet_cc *cc)
+{
+	return cc->ev_slot >= 0;
+}
+
+static bool wants_tx_event(const struct uet_cc *cc)
+{
+	return cc->wants_tx_event;
 }
 
 static void start_tick(struct uet_sim *s, struct uet_group *g)
 {
-	if (g->cc && g->cc->has_timer && g->slot != UET_NONE && !g->tick_ev && s->cfg.tick_ps)
+	if (packages_where(g, has_timer) && !g->tick_ev && s->cfg.tick_ps)
 		g->tick_ev = schedule(s, now_ps(s) + s->cfg.tick_ps, UET_EV_TICK, g, 0);
 }
 
 static uint16_t next_entropy(struct uet_sim *s, struct uet_group *g)
 {
-	if (g->cc && g->cc->ev_slot >= 0 && g->slot != UET_NONE) {
-		if (g->cc->wants_tx_ready) {
+	unsigned which = packages_where(g, drives_ev);
+
+	if (which) {
+		const struct uet_cc *cc = which & UET_FEED_POL ? g->pol.cc : g->lb.cc;
+
+		if (cc->wants_tx_ready) {
 			struct pcm_event ev;
 
 			ev.valid = BIT(PCM_SIG_TX_READY_PKTS);
 			ev.values[PCM_SIG_TX_READY_PKTS] = 1;
-			feed(s, g, &ev);
+			feed_to(s, g, which, &ev);
 		}
 		return (uint16_t)g->ctl.ev;
 	}
@@ -314,12 +371,14 @@ static uint16_t next_entropy(struct uet_sim *s, struct uet_group *g)
 
 static bool rate_limited(const struct uet_group *g)
 {
-	return g->cc && g->cc->rate_slot >= 0 && g->ctl.rate < PCM_RATE_ONE;
+	return ((g->pol.cc && g->pol.cc->rate_slot >= 0) ||
+		(g->lb.cc && g->lb.cc->rate_slot >= 0)) &&
+	       g->ctl.rate < PCM_RATE_ONE;
 }
 
 static bool credit_gated(const struct uet_group *g)
 {
-	return g->cc && g->cc->receiver_credit;
+	return g->pol.cc && g->pol.cc->receiver_credit;
 }
 
 /* Egress pool: reserved at fetch (or commit), released when serialization ends. */
@@ -453,12 +512,12 @@ static void commit_data(struct uet_sim *s, struct uet_nic *nic, struct uet_group
 
 		g->next_send_ps = start + (uint64_t)((double)ser * PCM_RATE_ONE / (double)rate);
 	}
-	if (g->cc && g->cc->wants_tx_event) {
+	if (packages_where(g, wants_tx_event)) {
 		struct pcm_event ev;
 
 		ev.valid = BIT(PCM_SIG_TX_EVENT);
 		ev.values[PCM_SIG_TX_EVENT] = 1;
-		feed(s, g, &ev);
+		feed_to(s, g, packages_where(g, wants_tx_event), &ev);
 	}
 }
 
@@ -1162,7 +1221,7 @@ void uet_nic_tick(struct uet_sim *s, struct uet_group *g)
 	g->tick_ev = NULL;
 	if (!g->n_tx)
 		return; /* restarted by the next message */
-	if (feed(s, g, &ev))
+	if (feed_to(s, g, packages_where(g, has_timer), &ev))
 		kick(s, g);
 	start_tick(s, g);
 }
@@ -1281,7 +1340,7 @@ static void receiver_credit_request(struct uet_sim *s, struct uet_nic *nic, stru
 	g = pdc->rx.grp;
 	if (!credit_gated(g))
 		return;
-	if (!nic->credit_cc && uet_cc_attach_receiver(s, nic, g->cc) < 0) {
+	if (!nic->credit_cc && uet_cc_attach_receiver(s, nic, g->pol.cc) < 0) {
 		s->oom = true;
 		return;
 	}
@@ -1425,7 +1484,7 @@ void uet_nic_free_all(struct uet_sim *s)
 		struct uet_nic *nic = &s->nics[h];
 
 		for (uint32_t i = 0; i < nic->n_groups; i++) {
-			free(nic->groups[i]->delay_ring);
+			uet_cc_detach(s, nic->groups[i]);
 			free(nic->groups[i]);
 		}
 		free(nic->groups);

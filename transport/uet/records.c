@@ -125,9 +125,9 @@ void uet_rec_flows(struct uet_sim *s)
 				"%" PRIu64 ",%u,%u,%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64
 				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
 				s->des.now_ps, h, g->peer, g->id,
-				g->cc ? g->cc->pkg->name : "none", g->ctl.cwnd, g->ctl.rate,
+				g->pol.cc ? g->pol.cc->pkg->name : "none", g->ctl.cwnd, g->ctl.rate,
 				g->inflight, g->backlog_bytes, g->base_rtt_ps, g->last_rtt_ps,
-				g->feeds);
+				g->pol.feeds);
 		}
 	}
 }

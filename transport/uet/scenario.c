@@ -79,6 +79,24 @@ void uet_scenario_defaults(struct uet_scenario *scn)
 	scn->stop_ps = 1000000 * PS_PER_US; /* 1 s */
 }
 
+int uet_scenario_set_lb(struct uet_scenario *scn, const char *name)
+{
+	bool none = strcmp(name, "none") == 0;
+
+	if (strlen(name) >= sizeof(scn->policies[0]))
+		return -ENAMETOOLONG;
+	if (!scn->has_lb) {
+		if (none)
+			return 0;
+		if (scn->n_policies >= UET_MAX_POLICIES)
+			return -ENOSPC;
+		scn->lb_policy = scn->n_policies++;
+	}
+	snprintf(scn->policies[scn->lb_policy], sizeof(scn->policies[0]), "%s", name);
+	scn->has_lb = !none;
+	return 0;
+}
+
 void uet_scenario_free(struct uet_scenario *scn)
 {
 	if (!scn)
@@ -511,13 +529,13 @@ static int parse_topology(struct parser *p, const yaml_node_t *map)
 	return 0;
 }
 
-/* Index of policy @name, adding it to the scenario's list if new. */
+/* Index of policy @name, adding it to the scenario's list if new (never the LB's entry). */
 static int policy_index(struct parser *p, const yaml_node_t *n, const char *name)
 {
 	struct uet_scenario *scn = p->scn;
 
 	for (uint32_t i = 0; i < scn->n_policies; i++)
-		if (strcmp(scn->policies[i], name) == 0)
+		if (strcmp(scn->policies[i], name) == 0 && !(scn->has_lb && i == scn->lb_policy))
 			return (int)i;
 	if (scn->n_policies == UET_MAX_POLICIES)
 		return fail(p, n, "more than %d different policies", UET_MAX_POLICIES);
@@ -835,7 +853,7 @@ static int parse_root(struct parser *p, const yaml_node_t *root)
 	rc = want_mapping(p, root);
 	if (rc < 0)
 		return rc;
-	/* the default policy first, so that rules and flows add theirs after it */
+	/* the default policy and the LB first, so that rules and flows add theirs after them */
 	for_each_pair(p, root, kn, vn) {
 		const char *k = enter_key(p, "", kn);
 
@@ -843,6 +861,18 @@ static int parse_root(struct parser *p, const yaml_node_t *root)
 			rc = parse_string(p, vn, scn->policies[0], sizeof(scn->policies[0]));
 			if (rc < 0)
 				return rc;
+		}
+	}
+	for_each_pair(p, root, kn, vn) {
+		const char *k = enter_key(p, "", kn);
+		char lb[sizeof(scn->policies[0])];
+
+		if (k && strcmp(k, "lb") == 0) {
+			rc = parse_string(p, vn, lb, sizeof(lb));
+			if (rc < 0)
+				return rc;
+			if (uet_scenario_set_lb(scn, lb) < 0)
+				return fail(p, vn, "cannot add the LB package");
 		}
 	}
 	for_each_pair(p, root, kn, vn) {
@@ -860,7 +890,7 @@ static int parse_root(struct parser *p, const yaml_node_t *root)
 			rc = parse_topology(p, vn);
 		else if (strcmp(k, "nic") == 0)
 			rc = parse_nic(p, vn);
-		else if (strcmp(k, "policy") == 0)
+		else if (strcmp(k, "policy") == 0 || strcmp(k, "lb") == 0)
 			rc = 0;
 		else if (strcmp(k, "rules") == 0)
 			rc = parse_rules(p, vn);
@@ -878,8 +908,8 @@ static int parse_root(struct parser *p, const yaml_node_t *root)
 			rc = parse_records(p, vn);
 		else
 			rc = unknown_key(p, kn,
-					 "name, description, seed, topology, nic, policy, rules, "
-					 "shell, traffic, flows, failures, stop, records");
+					 "name, description, seed, topology, nic, policy, lb, "
+					 "rules, shell, traffic, flows, failures, stop, records");
 		if (rc < 0)
 			return rc;
 	}

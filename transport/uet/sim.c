@@ -115,7 +115,9 @@ int uet_sim_post(struct uet_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, 
 	if (s->started)
 		return -EBUSY;
 	if (src >= s->n_hosts || dst >= s->n_hosts || src == dst ||
-	    (policy >= 0 && (uint32_t)policy >= s->scn->n_policies) || bytes > (1ull << 44))
+	    (policy >= 0 && (uint32_t)policy >= s->scn->n_policies) ||
+	    (policy >= 0 && s->scn->has_lb && (uint32_t)policy == s->scn->lb_policy) ||
+	    bytes > (1ull << 44))
 		return -EINVAL;
 	return add_msg(s, src, dst, bytes, at_ps, policy);
 }
@@ -280,6 +282,9 @@ int uet_sim_create(const struct uet_scenario *scn, const struct pcm_package *con
 		if (rc < 0)
 			goto err_destroy;
 	}
+	rc = uet_cc_check_lb(scn, pkgs, diag);
+	if (rc < 0)
+		goto err_destroy;
 	rc = add_traffic(s, diag);
 	if (rc < 0)
 		goto err_destroy;

@@ -187,6 +187,22 @@ struct uet_cc {
 	uint32_t delay;        /* async: feeds before controls apply */
 };
 
+/*
+ * A package bound to a group: its record in the package's shell, the feeds it
+ * has had and, in asynchronous mode, its delay line of control sets.
+ */
+struct uet_bind {
+	struct uet_cc *cc;      /* NULL: no package */
+	uint32_t slot;          /* UET_NONE: no record (a receiver-credit policy's sender) */
+	uint64_t feeds;
+	struct uet_ctl *delay_ring;
+};
+
+/* Which of a group's packages an event goes to (uet_cc_feed()). */
+#define UET_FEED_POL 1u
+#define UET_FEED_LB 2u
+#define UET_FEED_ALL (UET_FEED_POL | UET_FEED_LB)
+
 struct uet_group {
 	struct uet_nic *nic;
 	uint32_t peer;
@@ -201,8 +217,8 @@ struct uet_group {
 	struct uet_group *rq_next, *rq_prev;
 	uint64_t next_send_ps;
 	struct uet_ev *pace_ev;
-	struct uet_cc *cc;
-	uint32_t slot;
+	struct uet_bind pol;    /* the group's policy */
+	struct uet_bind lb;     /* the scenario's LB package, run beside it */
 	uint64_t base_rtt_ps;
 	uint64_t credit_granted, credit_used, credit_sent;
 	uint64_t posted_bytes, credit_requested; /* sender: EQDS requests */
@@ -211,9 +227,8 @@ struct uet_group {
 	bool in_crr;
 	struct uet_ev *tick_ev;
 	uint64_t last_cnp_ps;
-	uint64_t feeds;
-	struct uet_ctl *delay_ring;
 	uint64_t last_rtt_ps;
+	uint64_t flow_seed;     /* PCM_SIG_FLOW_SEED of this group's events */
 };
 
 /* Transport statistics, one row per NIC per NDStatsReportInterval. */
@@ -295,6 +310,7 @@ struct uet_sim {
 	struct uet_pdc **pdcs;
 	struct uet_cc cc[UET_MAX_POLICIES];
 	uint32_t n_cc;
+	struct uet_cc *lb;       /* the LB package's, or NULL */
 	bool started;
 	bool oom;
 	struct uet_hooks hooks;
@@ -390,8 +406,16 @@ int uet_cc_init(struct uet_sim *s, const struct pcm_package *const *pkgs, uint32
 		struct pcm_diag *diag);
 void uet_cc_fini(struct uet_sim *s);
 int uet_cc_attach(struct uet_sim *s, struct uet_group *g, uint32_t policy);
+/* Free the group's records and delay lines. */
 void uet_cc_detach(struct uet_sim *s, struct uet_group *g);
-int uet_cc_feed(struct uet_sim *s, struct uet_group *g, struct pcm_event *ev);
+/* Feed @ev to the group's packages in @which (UET_FEED_*) that have a record.
+ * Return: how many handlers ran. */
+int uet_cc_feed(struct uet_sim *s, struct uet_group *g, unsigned which, struct pcm_event *ev);
+/* UET_FEED_* of the group's packages that have a record. */
+unsigned uet_cc_live(const struct uet_group *g);
+/* Check the LB package against every policy (at sim creation). */
+int uet_cc_check_lb(const struct uet_scenario *scn, const struct pcm_package *const *pkgs,
+		    struct pcm_diag *diag);
 int uet_cc_attach_receiver(struct uet_sim *s, struct uet_nic *nic, struct uet_cc *cc);
 void uet_cc_credit_feed(struct uet_sim *s, struct uet_nic *nic, const struct pcm_event *ev);
 uint64_t uet_cc_handler_calls(const struct uet_sim *s);

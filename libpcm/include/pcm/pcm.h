@@ -62,7 +62,8 @@ typedef enum pcm_signal {
 	PCM_SIG_TX_EVENT = 15,         /* transmit bursts completed (count), DOCA-style */
 	PCM_SIG_CREDIT_REQUEST = 16,   /* receiver: bytes a sender asks credit for */
 	PCM_SIG_QUEUE_DELAY = 17,      /* receiver-reported queueing/service delay, ps */
-	PCM_SIG_COUNT = 18,
+	PCM_SIG_FLOW_SEED = 18,        /* per-flow constant, never 0, that tells flows apart */
+	PCM_SIG_COUNT = 19,
 } pcm_signal_t;
 
 /* Accumulators. */

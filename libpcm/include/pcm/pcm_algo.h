@@ -203,7 +203,9 @@ static inline pcm_uint pcm_algo_xorshift64(pcm_uint *state)
  * pcm_algo_rng_mix() - fold a flow-local input into a xorshift64 state.
  * @state: the state slot.
  * @input: anything that differs between flows or over time, e.g. the flow's
- *         elapsed time in ps; 0 leaves the state as it is.
+ *         elapsed time in ps XOR its PCM_SIG_FLOW_SEED (flows that start at
+ *         the same instant have the same elapsed times); 0 leaves the state
+ *         as it is.
  *
  * Flows that start alike diverge as soon as their inputs differ, while a
  * given input sequence always gives the same outputs.

@@ -141,6 +141,13 @@ struct uet_scenario {
 	struct uet_nic_cfg nic;
 	char policies[UET_MAX_POLICIES][256]; /* [0] is the default policy; "none": fixed window */
 	uint32_t n_policies;
+	/*
+	 * A second package run beside every group's policy (a load balancer,
+	 * typically): policies[lb_policy], when has_lb. It is no group's policy
+	 * itself, and its controls must not overlap any policy's.
+	 */
+	bool has_lb;
+	uint32_t lb_policy;
 	struct uet_policy_rule rules[UET_MAX_RULES];
 	uint32_t n_rules;
 	enum uet_shell_mode shell_mode;
@@ -194,6 +201,16 @@ int uet_scenario_parse(const char *name, const char *text, size_t len, struct ue
  * (-EFBIG above 64 MiB).
  */
 int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_diag *diag);
+
+/**
+ * uet_scenario_set_lb() - run package @name beside every group's policy (the
+ * scenario's `lb:`; pcm-sim --lb), replacing the scenario's own.
+ * @scn: the scenario.
+ * @name: a built-in package name or a .so path; "none" removes the LB.
+ *
+ * Return: 0, -ENAMETOOLONG, -ENOSPC (UET_MAX_POLICIES packages already).
+ */
+int uet_scenario_set_lb(struct uet_scenario *scn, const char *name);
 
 /**
  * uet_scenario_free() - free a scenario from uet_scenario_parse() or _load().
@@ -259,6 +276,7 @@ enum uet_filter_verdict {
 	UET_FILTER_PASS = 0,
 	UET_FILTER_DROP,
 	UET_FILTER_TRIM,
+	UET_FILTER_MARK,          /* set ECN CE on a data packet (as if its queue were long) */
 };
 
 struct uet_hooks {
@@ -305,13 +323,21 @@ struct uet_sim;
  * uet_sim_create() - build the fabric and NICs of @scn.
  * @scn: the scenario; it must outlive the sim.
  * @pkgs: one package per scenario policy (pkgs[i] for scn->policies[i]); a
- *        NULL entry runs a fixed window of InitialCwnd.
+ *        NULL entry runs a fixed window of InitialCwnd (a NULL LB: none).
  * @seed: the run's seed (usually scn->seed).
  * @out: the sim.
  * @diag: what is wrong with the scenario or a package, on failure.
  *
- * Return: 0, -EINVAL (inconsistent scenario), -ENOTSUP (a package needs what
- * the "uet" target lacks), -ENOMEM.
+ * A group runs its policy's package and, with scn->has_lb, the LB package
+ * beside it: each has its own record, both get the group's ACKs, NACKs and
+ * timeouts, and each control is enforced from the one package that drives
+ * it. Controls with no package keep the NIC's defaults (InitialCwnd, line
+ * rate, oblivious spraying).
+ *
+ * Return: 0, -EINVAL (inconsistent scenario; an LB whose controls overlap a
+ * policy's, named in @diag with the control; an LB driving receiver credit;
+ * an LB used as a group's policy), -ENOTSUP (a package needs what the "uet"
+ * target lacks), -ENOMEM.
  */
 int uet_sim_create(const struct uet_scenario *scn, const struct pcm_package *const *pkgs,
 		   uint64_t seed, struct uet_sim **out, struct pcm_diag *diag);
@@ -329,7 +355,8 @@ void uet_sim_destroy(struct uet_sim *sim);
  * @dst: the receiving host (not @src).
  * @bytes: the message size (0 sends one empty packet).
  * @at_ps: when the host rings the doorbell.
- * @policy: index into the scenario's policies, or -1 for the rules.
+ * @policy: index into the scenario's policies (not the LB's), or -1 for the
+ *          rules.
  *
  * Return: the message id (>= 0), -EINVAL (bad hosts or policy), -EBUSY
  * (already running), -ENOMEM.

@@ -1,0 +1,918 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_policies_sim.c - every built-in policy on the UET emulation: the
+ * behaviour its file's top comment states ("In the emulation: ..."), and in
+ * every run that all flows complete. Runs are small and seeded, so each is
+ * deterministic; no test reads a clock.
+ *
+ * CC policies run N:1 incasts through one switch (100 Gbit/s, the default
+ * fabric profile's 14 us RTT, 1-BDP queues, trimming). LB policies run
+ * beside swift (the scenario's `lb:`), on scenarios/failed-link.yaml (a k=4
+ * fat-tree permutation) with or without its failure, or on one flow whose
+ * packets the switch ECN-marks whenever their entropy is in a fixed quarter
+ * of all entropies (UET_FILTER_MARK): paths that always come back marked.
+ *
+ * Probes read the emulation's internals (uet_int.h) from the monitor hook:
+ * the RTT of each ACK as the NIC feeds it to the policy, the bottleneck
+ * queue at each data arrival at the receiver, the controls a group obeys at
+ * each of its transmissions, and the entropies and ordering of packets.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "uet_int.h"
+
+#define PS_PER_US 1000000ull
+#define MSS 4096u
+#define LINK_BPS 100000000000ull
+/* The default fabric profile's unloaded and target RTTs (FABRIC_BRTT, FABRIC_TRTT), ps. */
+#define BRTT_PS 14022720ull
+#define TRTT_PS 24539760ull
+
+/* One control sample: what a group obeyed when it sent a data packet. */
+struct ctl_sample {
+	uint64_t t_ps;
+	uint64_t cwnd, rate;
+	double var;               /* the probed variable of the group's policy, if any */
+};
+
+struct series {
+	struct ctl_sample *s;
+	size_t n, cap;
+};
+
+/* A timed sample: an RTT (ps) with the window the group had, or a queue length (bytes). */
+struct sample {
+	uint64_t t_ps;
+	uint64_t v;
+	uint64_t cwnd;
+};
+
+struct samples {
+	struct sample *s;
+	size_t n, cap;
+};
+
+struct probe {
+	struct uet_sim *sim;
+	uint32_t recv;            /* host whose last-hop queue is sampled, UINT32_MAX: none */
+	const struct uet_port *bottleneck;
+	struct samples rtt, queue, nacks;
+	struct series *ctl;       /* per message id */
+	uint32_t n_ctl;
+	int var_slot;             /* record slot of a pcm_fx (double) policy variable, or -1 */
+	/* data packets put on the wire, and those whose entropy is "bad" (ev & 3 == 0) */
+	uint64_t data_tx, data_tx_bad;
+	uint64_t retx_after_ps, retx_late; /* retransmissions sent at or after retx_after_ps */
+	bool mark_bad;            /* the switch marks every data packet with a bad entropy */
+	/* per message: its first entropy, and whether another one was seen */
+	uint32_t *first_ev;
+	bool *ev_changed;
+	/* receiver: first transmissions that arrived after a higher PSN of their message */
+	int64_t *max_first_psn;
+	uint64_t reordered;
+};
+
+static void push(struct samples *a, uint64_t t_ps, uint64_t v, uint64_t cwnd)
+{
+	if (a->n == a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 4096;
+		a->s = realloc(a->s, a->cap * sizeof(*a->s));
+		assert_non_null(a->s);
+	}
+	a->s[a->n++] = (struct sample){ t_ps, v, cwnd };
+}
+
+static bool bad_ev(uint32_t ev)
+{
+	return (ev & 3) == 0;
+}
+
+static void probe_monitor(void *ctx, const struct uet_pkt_view *v)
+{
+	struct probe *pr = ctx;
+	const struct uet_sim *s = pr->sim;
+
+	if (v->kind == UET_PKT_DATA && !v->rx) {
+		const struct uet_pdc *pdc = s->pdcs[v->pdc];
+
+		pr->data_tx++;
+		pr->data_tx_bad += bad_ev(v->entropy);
+		if ((v->flags & UET_PF_RETX) && v->t_ps >= pr->retx_after_ps)
+			pr->retx_late++;
+		if (pr->first_ev[v->pdc] == UINT32_MAX)
+			pr->first_ev[v->pdc] = v->entropy;
+		else if (pr->first_ev[v->pdc] != v->entropy)
+			pr->ev_changed[v->pdc] = true;
+		if (pdc && v->pdc < pr->n_ctl) {
+			struct series *se = &pr->ctl[v->pdc];
+
+			if (se->n == se->cap) {
+				se->cap = se->cap ? se->cap * 2 : 1024;
+				se->s = realloc(se->s, se->cap * sizeof(*se->s));
+				assert_non_null(se->s);
+			}
+			se->s[se->n] = (struct ctl_sample){ v->t_ps, pdc->grp->ctl.cwnd,
+							    pdc->grp->ctl.rate, 0 };
+			if (pr->var_slot >= 0) {
+				const struct uet_bind *b = &pdc->grp->pol;
+				const pcm_uint *rec = pcm_shell_record(b->cc->shell, b->slot);
+
+				memcpy(&se->s[se->n].var, &rec[pr->var_slot], sizeof(double));
+			}
+			se->n++;
+		}
+		return;
+	}
+	if (!v->rx)
+		return;
+	if (v->kind == UET_PKT_ACK) {
+		const struct uet_pdc *pdc = s->pdcs[v->pdc];
+
+		/* as sender_ack() computes it, before the ACK is processed */
+		if (pdc && v->psn < pdc->npkts && pdc->tx[v->psn].tx_ps) {
+			uint64_t raw = v->t_ps - pdc->tx[v->psn].tx_ps;
+
+			push(&pr->rtt, v->t_ps, raw > v->service_ps ? raw - v->service_ps : 0,
+			     pdc->grp->ctl.cwnd);
+		}
+	} else if (v->kind == UET_PKT_DATA && !(v->flags & UET_PF_RETX) &&
+		   v->dscp != UET_DSCP_TRIMMED && v->dscp != UET_DSCP_TRIMMED_LAST_HOP) {
+		if ((int64_t)v->psn < pr->max_first_psn[v->pdc])
+			pr->reordered++;
+		else
+			pr->max_first_psn[v->pdc] = v->psn;
+	}
+	if (v->kind == UET_PKT_NACK) {
+		push(&pr->nacks, v->t_ps, 1, 0);
+	} else if (v->kind == UET_PKT_DATA && v->nic == pr->recv && pr->bottleneck) {
+		push(&pr->queue, v->t_ps, pr->bottleneck->qbytes[UET_TC_DATA], 0);
+	}
+}
+
+static enum uet_filter_verdict probe_filter(void *ctx, const struct uet_pkt_view *v)
+{
+	struct probe *pr = ctx;
+
+	if (pr->mark_bad && v->kind == UET_PKT_DATA && bad_ev(v->entropy))
+		return UET_FILTER_MARK;
+	return UET_FILTER_PASS;
+}
+
+/* A scenario, its packages and one run of it. */
+struct run {
+	struct uet_scenario *scn;
+	struct pcm_package_handle h[UET_MAX_POLICIES];
+	const struct pcm_package *pkgs[UET_MAX_POLICIES];
+	struct probe pr;
+	struct uet_results r;
+	int rc;
+};
+
+/* N:1 incast of @bytes per sender through one switch: 100 Gbit/s, 3.3 us links
+ * (the profile's 14 us unloaded RTT), 1-BDP queues, trimming. */
+static struct uet_scenario *incast(uint32_t senders, uint64_t bytes)
+{
+	struct uet_scenario *scn = calloc(1, sizeof(*scn));
+
+	assert_non_null(scn);
+	uet_scenario_defaults(scn);
+	snprintf(scn->name, sizeof(scn->name), "incast");
+	snprintf(scn->path, sizeof(scn->path), "incast");
+	scn->topo.senders = senders;
+	scn->topo.link_delay_ps = 3300000;
+	scn->nic.data_rate_bps = LINK_BPS;
+	scn->nic.trimming = true;
+	scn->traffic = UET_TRAFFIC_INCAST;
+	scn->traffic_bytes = bytes;
+	return scn;
+}
+
+static struct uet_scenario *load(const char *name)
+{
+	struct uet_scenario *scn = NULL;
+	struct pcm_diag diag;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/scenarios/%s", PCM_SOURCE_ROOT, name);
+	if (uet_scenario_load(path, &scn, &diag) < 0)
+		fail_msg("%s", diag.msg);
+	return scn;
+}
+
+/*
+ * Build a sim of @scn (taken over) with @policy as its default policy and
+ * @lb (or NULL) beside it, with the probes ready; go() runs it.
+ */
+static void run(struct run *rn, struct uet_scenario *scn, const char *policy, const char *lb)
+{
+	struct pcm_diag diag;
+	uint32_t n;
+
+	memset(rn, 0, sizeof(*rn));
+	rn->scn = scn;
+	snprintf(scn->policies[0], sizeof(scn->policies[0]), "%s", policy);
+	if (lb)
+		assert_int_equal(uet_scenario_set_lb(scn, lb), 0);
+	for (uint32_t i = 0; i < scn->n_policies; i++) {
+		char err[256];
+
+		if (strcmp(scn->policies[i], "none") == 0)
+			continue;
+		if (pcm_package_open(scn->policies[i], pcm_builtin_policies, &rn->h[i], err,
+				     sizeof(err)) < 0)
+			fail_msg("%s", err);
+		rn->pkgs[i] = rn->h[i].pkg;
+	}
+	if (uet_sim_create(scn, rn->pkgs, scn->seed, &rn->pr.sim, &diag) < 0)
+		fail_msg("uet_sim_create: %s", diag.msg);
+	rn->pr.recv = UINT32_MAX;
+	rn->pr.var_slot = -1;
+	if (scn->topo.kind == UET_TOPO_INCAST) {
+		struct uet_sim *s = rn->pr.sim;
+
+		rn->pr.recv = s->n_hosts - 1;
+		for (uint32_t i = 0; i < s->n_ports; i++)
+			if (!s->ports[i].is_nic && s->ports[i].peer == rn->pr.recv)
+				rn->pr.bottleneck = &s->ports[i];
+		assert_non_null(rn->pr.bottleneck);
+	}
+	n = uet_sim_n_msgs(rn->pr.sim);
+	rn->pr.n_ctl = n;
+	rn->pr.ctl = calloc(n, sizeof(*rn->pr.ctl));
+	rn->pr.first_ev = malloc(n * sizeof(*rn->pr.first_ev));
+	rn->pr.ev_changed = calloc(n, sizeof(*rn->pr.ev_changed));
+	rn->pr.max_first_psn = malloc(n * sizeof(*rn->pr.max_first_psn));
+	assert_true(rn->pr.ctl && rn->pr.first_ev && rn->pr.ev_changed && rn->pr.max_first_psn);
+	for (uint32_t i = 0; i < n; i++) {
+		rn->pr.first_ev[i] = UINT32_MAX;
+		rn->pr.max_first_psn[i] = -1;
+	}
+}
+
+static void go(struct run *rn)
+{
+	struct uet_hooks h = { .ctx = &rn->pr, .monitor = probe_monitor,
+			       .at_switch = probe_filter };
+
+	uet_sim_set_hooks(rn->pr.sim, &h);
+	rn->rc = uet_sim_run(rn->pr.sim, rn->scn->stop_ps);
+	uet_sim_results(rn->pr.sim, &rn->r);
+}
+
+static void finish(struct run *rn)
+{
+	uet_sim_destroy(rn->pr.sim);
+	for (uint32_t i = 0; i < rn->pr.n_ctl; i++)
+		free(rn->pr.ctl[i].s);
+	free(rn->pr.ctl);
+	free(rn->pr.first_ev);
+	free(rn->pr.ev_changed);
+	free(rn->pr.max_first_psn);
+	free(rn->pr.rtt.s);
+	free(rn->pr.queue.s);
+	free(rn->pr.nacks.s);
+	for (uint32_t i = 0; i < UET_MAX_POLICIES; i++)
+		if (rn->h[i].pkg)
+			pcm_package_close(&rn->h[i]);
+	uet_scenario_free(rn->scn);
+}
+
+/* Every flow completed, and no handler failed. */
+static void assert_all_complete(const struct run *rn)
+{
+	assert_int_equal(rn->rc, 0);
+	assert_int_equal(rn->r.completed, rn->r.flows);
+	assert_int_equal(rn->r.handler_errors, 0);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The @q quantile of @f(sample) over the samples taken in [@t0, @t1). */
+static double quantile(const struct samples *a, uint64_t t0, uint64_t t1, double q,
+		       double (*f)(const struct sample *))
+{
+	double *v = malloc((a->n ? a->n : 1) * sizeof(*v)), r;
+	size_t n = 0;
+
+	assert_non_null(v);
+	for (size_t i = 0; i < a->n; i++)
+		if (a->s[i].t_ps >= t0 && a->s[i].t_ps < t1)
+			v[n++] = f(&a->s[i]);
+	assert_true(n > 0);
+	qsort(v, n, sizeof(*v), cmp_double);
+	r = v[(size_t)(q * (double)(n - 1))];
+	free(v);
+	return r;
+}
+
+static double value(const struct sample *x)
+{
+	return (double)x->v;
+}
+
+/* When the first flow completed: the end of the window in which all compete. */
+static uint64_t first_done_ps(const struct run *rn)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (uint32_t i = 0; i < uet_sim_n_msgs(rn->pr.sim); i++) {
+		const struct uet_msg_info *m = uet_sim_msg(rn->pr.sim, i);
+
+		if (m->done_ps && m->done_ps < t)
+			t = m->done_ps;
+	}
+	return t;
+}
+
+static void report(const char *what, const struct run *rn)
+{
+	print_message("  %s: %u/%u flows, max FCT %.1f us, Jain %.4f, data %llu, retx %llu, "
+		      "trims %llu, timeouts %llu, marks %llu\n",
+		      what, rn->r.completed, rn->r.flows, rn->r.fct_max_us, rn->r.jain,
+		      (unsigned long long)rn->r.data_packets, (unsigned long long)rn->r.retransmits,
+		      (unsigned long long)rn->r.trims, (unsigned long long)rn->r.timeouts,
+		      (unsigned long long)rn->r.ecn_marks);
+}
+
+/* ---- window CC ---- */
+
+/* Swift's target delay, us, for a window of @cwnd_bytes (swift.{yaml,c}, default fabric). */
+static double swift_target_us(uint64_t cwnd_bytes)
+{
+	const double base = BRTT_PS / 1e6, hops = 6 * 0.5, range = 2.0 * BRTT_PS / 1e6;
+	const double fs_max = 262926.0 / MSS;
+	const double alpha = range / (1.0 / sqrt(0.1) - 1.0 / sqrt(fs_max));
+	const double beta = -alpha / sqrt(fs_max);
+	double cwnd = (double)cwnd_bytes / MSS, fs = alpha / sqrt(cwnd) + beta;
+
+	return base + hops + (fs < 0 ? 0 : fs > range ? range : fs);
+}
+
+static double rtt_over_swift_target(const struct sample *x)
+{
+	return (double)x->v / 1e6 / swift_target_us(x->cwnd);
+}
+
+static void test_swift_keeps_rtt_near_its_target(void **state)
+{
+	uint64_t t0 = 20 * BRTT_PS, t1;
+	double p10, p50, p90;
+	struct run rn;
+
+	run(&rn, incast(8, 2u << 20), "swift", NULL);
+	go(&rn);
+	report("swift, 8:1 incast of 2 MiB", &rn);
+	assert_all_complete(&rn);
+	/* each RTT against the target of the window the flow had when the ACK came */
+	t1 = first_done_ps(&rn);
+	p10 = quantile(&rn.pr.rtt, t0, t1, 0.1, rtt_over_swift_target);
+	p50 = quantile(&rn.pr.rtt, t0, t1, 0.5, rtt_over_swift_target);
+	p90 = quantile(&rn.pr.rtt, t0, t1, 0.9, rtt_over_swift_target);
+	print_message("  RTT / target: p10 %.3f p50 %.3f p90 %.3f\n", p10, p50, p90);
+	assert_true(p50 >= 0.9 && p50 <= 1.1);
+	assert_true(p10 >= 0.85);
+	assert_true(p90 <= 1.25);
+	finish(&rn);
+}
+
+/* An incast whose switches mark every data packet that finds more than @k_bytes queued. */
+static struct uet_scenario *incast_step_marking(uint32_t senders, uint64_t bytes,
+						uint64_t k_bytes)
+{
+	struct uet_scenario *scn = incast(senders, bytes);
+
+	scn->topo.ecn_kmin_bytes = k_bytes;
+	scn->topo.ecn_kmax_bytes = k_bytes + 1;
+	return scn;
+}
+
+/* DCTCP's setting: step marking at K = 20 packets; the queue must hover around K. */
+static void queue_near_k(const char *policy)
+{
+	const uint64_t k = 20 * (MSS + UET_WIRE_HDR_BYTES);
+	uint64_t t0 = 20 * BRTT_PS, t1;
+	double p10, p50, p90;
+	struct run rn;
+
+	run(&rn, incast_step_marking(8, 2u << 20, k), policy, NULL);
+	go(&rn);
+	report(policy, &rn);
+	assert_all_complete(&rn);
+	t1 = first_done_ps(&rn);
+	p10 = quantile(&rn.pr.queue, t0, t1, 0.1, value) / (double)k;
+	p50 = quantile(&rn.pr.queue, t0, t1, 0.5, value) / (double)k;
+	p90 = quantile(&rn.pr.queue, t0, t1, 0.9, value) / (double)k;
+	print_message("  bottleneck queue / K (%llu B): p10 %.2f p50 %.2f p90 %.2f; limit %.2f K\n",
+		      (unsigned long long)k, p10, p50, p90,
+		      (double)rn.pr.bottleneck->limit / (double)k);
+	assert_true(p50 >= 0.5 && p50 <= 1.5);
+	assert_true(p90 <= 2.0);
+	finish(&rn);
+}
+
+static void test_dctcp_holds_the_queue_near_its_marking_threshold(void **state)
+{
+	queue_near_k("dctcp");
+}
+
+static void test_uec_dctcp_holds_the_queue_near_its_marking_threshold(void **state)
+{
+	queue_near_k("uec_dctcp");
+}
+
+/* Cuts of a flow's window after @after_ps to below @keep of its previous value. */
+static unsigned count_cuts(const struct series *se, uint64_t after_ps, double keep,
+			   double *deepest)
+{
+	unsigned n = 0;
+
+	for (size_t i = 1; i < se->n; i++) {
+		double r = (double)se->s[i].cwnd / (double)se->s[i - 1].cwnd;
+
+		if (se->s[i].t_ps < after_ps || r >= 1)
+			continue;
+		*deepest = fmin(*deepest, r);
+		n += r < keep;
+	}
+	return n;
+}
+
+static void test_newreno_saws_between_a_full_buffer_and_half(void **state)
+{
+	unsigned fewest = UINT32_MAX;
+	double qmax, deepest = 1;
+	struct run rn;
+
+	run(&rn, incast(8, 2u << 20), "newreno", NULL);
+	go(&rn);
+	report("newreno", &rn);
+	assert_all_complete(&rn);
+	for (uint32_t i = 0; i < rn.pr.n_ctl; i++) {
+		unsigned c = count_cuts(&rn.pr.ctl[i], 5 * BRTT_PS, 0.6, &deepest);
+
+		fewest = c < fewest ? c : fewest;
+	}
+	qmax = quantile(&rn.pr.queue, 5 * BRTT_PS, first_done_ps(&rn), 1.0, value);
+	print_message("  after 5 BRTT: fewest halvings of a flow %u, deepest cut x%.2f, queue max "
+		      "%.0f of %llu B\n",
+		      fewest, deepest, qmax, (unsigned long long)rn.pr.bottleneck->limit);
+	/* the buffer fills until a trim, each flow halves (BETA), more than once */
+	assert_true(qmax >= 0.95 * (double)rn.pr.bottleneck->limit);
+	assert_true(fewest >= 2);
+	assert_true(deepest >= 0.45);
+	finish(&rn);
+}
+
+/*
+ * Time a window took to cross [lo, hi) x @w bytes within samples [from, to]
+ * (where it only grows), ps; UINT64_MAX if it did not get past hi.
+ */
+static uint64_t band_ps(const struct series *se, size_t from, size_t to, double w, double lo,
+			double hi)
+{
+	uint64_t t_lo = UINT64_MAX;
+
+	for (size_t i = from; i <= to; i++) {
+		if (t_lo == UINT64_MAX && (double)se->s[i].cwnd >= lo * w)
+			t_lo = se->s[i].t_ps;
+		if ((double)se->s[i].cwnd >= hi * w)
+			return se->s[i].t_ps - t_lo;
+	}
+	return UINT64_MAX;
+}
+
+/* Probe @name, a pcm_fx variable of policy 0 (built in double), at each transmission. */
+static void probe_var(struct run *rn, const char *name)
+{
+	const struct pcm_package *pkg = rn->pkgs[0];
+
+	for (uint32_t i = 0; i < pkg->n_variables; i++)
+		if (strcmp(pkg->variables[i].name, name) == 0)
+			rn->pr.var_slot = (int)(2 + pkg->n_signals + pkg->n_controls +
+						pkg->variables[i].slot);
+	assert_true(rn->pr.var_slot >= 0);
+	assert_string_equal(pkg->arith, "double");
+}
+
+/*
+ * Two flows, so each growth epoch is clean. An epoch runs from one cut to the
+ * next; Wmax is the package's W_MAX_PKTS (after fast convergence). Concave then
+ * convex: crossing [0.95, 1.05] Wmax takes longer than crossing [1.10, 1.20]
+ * Wmax; and the window is back at 0.95 Wmax within K + 2 base RTTs, with
+ * K = cbrt((Wmax - cwnd after the cut) / C) (its target aims one RTT ahead).
+ */
+static void test_cubic_regrows_to_wmax_then_probes_past_it(void **state)
+{
+	unsigned epochs = 0, probing = 0, regrown = 0;
+	struct run rn;
+
+	run(&rn, incast(2, 4u << 20), "cubic", NULL);
+	probe_var(&rn, "W_MAX_PKTS");
+	go(&rn);
+	report("cubic, 2:1 incast", &rn);
+	assert_all_complete(&rn);
+	for (uint32_t f = 0; f < 2; f++) {
+		const struct series *se = &rn.pr.ctl[f];
+		size_t start = 0;
+
+		for (size_t i = 1; i < se->n; i++) {
+			double w, w0, k_ps;
+			uint64_t plateau, convex, back;
+
+			if ((double)se->s[i].cwnd >= 0.9 * (double)se->s[i - 1].cwnd)
+				continue;
+			if (start) { /* not the slow-start epoch */
+				w = se->s[start].var * MSS;
+				w0 = (double)se->s[start].cwnd;
+				k_ps = cbrt(fmax(w - w0, 0) / MSS / 0.4) * BRTT_PS;
+				plateau = band_ps(se, start, i - 1, w, 0.95, 1.05);
+				convex = band_ps(se, start, i - 1, w, 1.10, 1.20);
+				back = band_ps(se, start, i - 1, w, 0, 0.95);
+				epochs++;
+				if (convex != UINT64_MAX) {
+					probing++;
+					assert_true(plateau > convex);
+				}
+				if (back != UINT64_MAX) {
+					regrown++;
+					assert_true((double)back <= k_ps + 2.0 * BRTT_PS);
+				}
+			}
+			start = i;
+		}
+	}
+	print_message("  %u epochs: %u back at Wmax within K + 2 BRTT, %u probed past 1.2 Wmax "
+		      "(each slower near Wmax than past it)\n",
+		      epochs, regrown, probing);
+	assert_true(epochs >= 10);
+	assert_true(regrown >= epochs / 2);
+	assert_true(probing >= 4);
+	finish(&rn);
+}
+
+static void test_smartt_keeps_rtt_below_target_and_stops_trimming_early(void **state)
+{
+	size_t late = 0;
+	double p50, p99;
+	struct run rn;
+
+	run(&rn, incast(8, 2u << 20), "smartt", NULL);
+	go(&rn);
+	report("smartt", &rn);
+	assert_all_complete(&rn);
+	for (size_t i = 0; i < rn.pr.nacks.n; i++)
+		late += rn.pr.nacks.s[i].t_ps >= 5 * BRTT_PS;
+	p50 = quantile(&rn.pr.rtt, 5 * BRTT_PS, first_done_ps(&rn), 0.5, value);
+	p99 = quantile(&rn.pr.rtt, 5 * BRTT_PS, first_done_ps(&rn), 0.99, value);
+	print_message("  RTT p50 %.2f p99 %.2f us (target %.2f); NACKs %zu, after 5 BRTT %zu\n",
+		      p50 / 1e6, p99 / 1e6, TRTT_PS / 1e6, rn.pr.nacks.n, late);
+	assert_true(p99 <= (double)TRTT_PS);
+	assert_int_equal(late, 0);
+	finish(&rn);
+}
+
+static double queueing_delay(const struct sample *x)
+{
+	return (double)x->v - (double)BRTT_PS;
+}
+
+static void test_nscc_holds_queueing_delay_near_its_target(void **state)
+{
+	const double target = 0.75 * BRTT_PS;
+	uint64_t t0 = 20 * BRTT_PS, t1;
+	double p10, p50, p90;
+	struct run rn;
+
+	run(&rn, incast(8, 2u << 20), "nscc", NULL);
+	go(&rn);
+	report("nscc", &rn);
+	assert_all_complete(&rn);
+	t1 = first_done_ps(&rn);
+	p10 = quantile(&rn.pr.rtt, t0, t1, 0.1, queueing_delay) / target;
+	p50 = quantile(&rn.pr.rtt, t0, t1, 0.5, queueing_delay) / target;
+	p90 = quantile(&rn.pr.rtt, t0, t1, 0.9, queueing_delay) / target;
+	print_message("  queueing delay / target (%.2f us): p10 %.3f p50 %.3f p90 %.3f\n",
+		      target / 1e6, p10, p50, p90);
+	assert_true(p50 >= 0.8 && p50 <= 1.25);
+	assert_true(p10 >= 0.6);
+	assert_true(p90 <= 1.5);
+	finish(&rn);
+}
+
+/*
+ * One 4 MiB flow whose packets the switch marks whenever their entropy is
+ * "bad" (a quarter of all entropies): paths that always come back marked.
+ */
+static double marked_paths(const char *policy, const char *lb)
+{
+	struct run rn;
+	double share;
+
+	run(&rn, incast(1, 4u << 20), policy, lb);
+	rn.pr.mark_bad = true;
+	go(&rn);
+	report(lb ? lb : policy, &rn);
+	assert_all_complete(&rn);
+	share = (double)rn.pr.data_tx_bad / (double)rn.pr.data_tx;
+	print_message("  share of packets on marked entropies %.4f\n", share);
+	finish(&rn);
+	return share;
+}
+
+static void test_mprdma_shifts_traffic_off_marked_paths(void **state)
+{
+	double mprdma = marked_paths("mprdma", NULL);
+	double oblivious = marked_paths("swift", NULL); /* the NIC sprays at random */
+
+	assert_true(oblivious >= 0.2 && oblivious <= 0.3);
+	assert_true(mprdma <= 0.05);
+}
+
+static void test_timely_holds_rtt_between_t_low_and_t_high(void **state)
+{
+	const double t_low = TRTT_PS, t_high = 5.0 * BRTT_PS;
+	double p1, p99;
+	struct run rn;
+
+	run(&rn, incast(8, 2u << 20), "timely", NULL);
+	go(&rn);
+	report("timely", &rn);
+	assert_all_complete(&rn);
+	p1 = quantile(&rn.pr.rtt, 20 * BRTT_PS, first_done_ps(&rn), 0.01, value);
+	p99 = quantile(&rn.pr.rtt, 20 * BRTT_PS, first_done_ps(&rn), 0.99, value);
+	print_message("  RTT p1 %.2f p99 %.2f us (T_LOW %.2f, T_HIGH %.2f)\n", p1 / 1e6, p99 / 1e6,
+		      t_low / 1e6, t_high / 1e6);
+	assert_true(p1 >= t_low);
+	assert_true(p99 <= t_high);
+	finish(&rn);
+}
+
+/* ---- rate CC ---- */
+
+/*
+ * A long flow (message 0) and a 1 MiB one (message 1) into one receiver: the
+ * long flow's rate must fall to @cut_to or below while they share the link,
+ * never fall again once the short one is done, and be back at line rate
+ * (99%) before the long one ends.
+ */
+static void cut_then_recover(const char *policy, uint64_t long_bytes, double cut_to)
+{
+	struct uet_scenario *scn = incast(2, 0);
+	uint64_t short_done, min_rate = UINT64_MAX, line_at = 0, prev = 0;
+	const struct series *se;
+	bool fell_again = false;
+	struct run rn;
+
+	scn->traffic = UET_TRAFFIC_NONE;
+	scn->flows = calloc(2, sizeof(*scn->flows));
+	assert_non_null(scn->flows);
+	scn->flows[0] = (struct uet_flow_spec){ .src = 0, .dst = 2, .bytes = long_bytes,
+						.policy = -1 };
+	scn->flows[1] = (struct uet_flow_spec){ .src = 1, .dst = 2, .bytes = 1u << 20,
+						.policy = -1 };
+	scn->n_flows = 2;
+	run(&rn, scn, policy, NULL);
+	go(&rn);
+	report(policy, &rn);
+	assert_all_complete(&rn);
+	short_done = uet_sim_msg(rn.pr.sim, 1)->done_ps;
+	se = &rn.pr.ctl[0];
+	for (size_t i = 0; i < se->n; i++) {
+		const struct ctl_sample *x = &se->s[i];
+
+		if (x->t_ps <= short_done) {
+			min_rate = x->rate < min_rate ? x->rate : min_rate;
+		} else {
+			fell_again |= prev && x->rate < prev;
+			if (!line_at && (double)x->rate >= 0.99 * PCM_RATE_ONE)
+				line_at = x->t_ps;
+			prev = x->rate;
+		}
+	}
+	print_message("  short flow done at %.1f us; long flow's rate fell to %.3f, back at line "
+		      "rate at %.1f us\n",
+		      short_done / 1e6, (double)min_rate / PCM_RATE_ONE, line_at / 1e6);
+	assert_true((double)min_rate <= cut_to * PCM_RATE_ONE);
+	assert_false(fell_again);
+	assert_true(line_at > short_done);
+	finish(&rn);
+}
+
+static void test_dcqcn_cuts_the_rate_on_cnps_then_recovers(void **state)
+{
+	cut_then_recover("dcqcn", 96u << 20, 0.5);
+}
+
+static void test_doca_ecn_aimd_cuts_the_rate_on_ecn_then_recovers(void **state)
+{
+	cut_then_recover("doca_ecn_aimd", 160u << 20, 0.8);
+}
+
+/* ---- receiver credit ---- */
+
+static void test_eqds_incast_trims_at_most_1pct_with_jain_above_0_99(void **state)
+{
+	double trimmed;
+	size_t late = 0;
+	struct run rn;
+
+	run(&rn, incast(8, 16u << 20), "eqds", NULL);
+	go(&rn);
+	report("eqds, 8:1 incast of 16 MiB", &rn);
+	assert_all_complete(&rn);
+	for (size_t i = 0; i < rn.pr.nacks.n; i++)
+		late += rn.pr.nacks.s[i].t_ps >= 5 * BRTT_PS;
+	trimmed = (double)rn.r.trims / (double)rn.r.data_packets;
+	print_message("  trimmed %.4f of data packets (%zu after the first 5 BRTT), Jain %.4f\n",
+		      trimmed, late, rn.r.jain);
+	assert_true(trimmed <= 0.01);
+	assert_true(rn.r.jain >= 0.99);
+	finish(&rn);
+}
+
+/* ---- load balancing, each beside swift ---- */
+
+/*
+ * scenarios/failed-link.yaml (k=4 fat tree permutation, agg0.0-core0 down from
+ * 20 us to 400 us, timeouts of 50 us) with swift and @lb. Returns the
+ * timeouts; *late: retransmissions sent 100 us or more into the failure.
+ */
+static uint64_t failed_link(const char *lb, uint64_t *late)
+{
+	struct uet_scenario *scn = load("failed-link.yaml");
+	uint64_t timeouts;
+	struct run rn;
+
+	run(&rn, scn, "swift", lb);
+	rn.pr.retx_after_ps = scn->failures[0].at_ps + 100 * PS_PER_US;
+	go(&rn);
+	report(lb, &rn);
+	assert_all_complete(&rn);
+	timeouts = rn.r.timeouts;
+	*late = rn.pr.retx_late;
+	print_message("  retransmissions 100 us or more into the failure: %llu\n",
+		      (unsigned long long)*late);
+	finish(&rn);
+	return timeouts;
+}
+
+static void test_reps_steers_off_a_failed_link_with_fewer_timeouts_than_ops(void **state)
+{
+	uint64_t late_reps, late_ops;
+	uint64_t reps = failed_link("reps", &late_reps);
+	uint64_t ops = failed_link("ops", &late_ops);
+
+	assert_true(2 * reps <= ops);
+	assert_true(10 * late_reps <= late_ops);
+}
+
+/*
+ * The least even split of data over a switch's uplinks in a fat tree: the
+ * largest max/min packet count over the uplinks of any edge or aggregation
+ * switch that sent at least 200 packets up.
+ */
+static double uplink_imbalance(const struct uet_sim *s)
+{
+	double worst = 1;
+
+	for (uint32_t w = 0; w < s->n_switches; w++) {
+		const struct uet_switch *sw = &s->sw[w];
+		uint8_t up = sw->kind == UET_SW_EDGE ? UET_SW_AGG : UET_SW_CORE;
+		uint64_t lo = UINT64_MAX, hi = 0, sum = 0;
+
+		if (sw->kind != UET_SW_EDGE && sw->kind != UET_SW_AGG)
+			continue;
+		for (uint32_t i = 0; i < sw->n_ports; i++) {
+			const struct uet_port *p = &s->ports[sw->port_base + i];
+
+			if (p->peer < s->n_hosts || s->sw[p->peer - s->n_hosts].kind != up)
+				continue;
+			lo = p->tx_pkts < lo ? p->tx_pkts : lo;
+			hi = p->tx_pkts > hi ? p->tx_pkts : hi;
+			sum += p->tx_pkts;
+		}
+		if (sum >= 200)
+			worst = fmax(worst, lo ? (double)hi / (double)lo : INFINITY);
+	}
+	return worst;
+}
+
+/* The failed-link permutation without its failure. */
+static struct uet_scenario *permutation(void)
+{
+	struct uet_scenario *scn = load("failed-link.yaml");
+
+	scn->n_failures = 0;
+	return scn;
+}
+
+static double spread(const char *lb)
+{
+	struct run rn;
+	double imbalance;
+
+	run(&rn, permutation(), "swift", lb);
+	go(&rn);
+	report(lb, &rn);
+	assert_all_complete(&rn);
+	imbalance = uplink_imbalance(rn.pr.sim);
+	print_message("  uplink packets, max / min over a switch's uplinks: %.3f\n", imbalance);
+	finish(&rn);
+	return imbalance;
+}
+
+static void test_ops_sprays_evenly_and_keeps_losing_to_a_failed_link(void **state)
+{
+	uint64_t late;
+
+	assert_true(spread("ops") <= 1.3);
+	assert_true(spread("ecmp_static") > 2.0); /* one path per flow, for contrast */
+	failed_link("ops", &late);
+	assert_true(late > 0);
+}
+
+static void test_strack_sends_fewer_packets_on_marking_paths_than_ops(void **state)
+{
+	double strack = marked_paths("swift", "strack");
+	double ops = marked_paths("swift", "ops");
+
+	assert_true(ops >= 0.2 && ops <= 0.3);
+	assert_true(strack <= 0.7 * ops);
+}
+
+static void in_order(const char *lb, uint64_t *reordered, uint32_t *changed, uint32_t *distinct)
+{
+	struct run rn;
+
+	run(&rn, permutation(), "swift", lb);
+	go(&rn);
+	report(lb, &rn);
+	assert_all_complete(&rn);
+	*reordered = rn.pr.reordered;
+	*changed = 0;
+	*distinct = 0;
+	for (uint32_t i = 0; i < rn.pr.n_ctl; i++) {
+		bool seen = false;
+
+		*changed += rn.pr.ev_changed[i];
+		for (uint32_t j = 0; j < i; j++)
+			seen |= rn.pr.first_ev[j] == rn.pr.first_ev[i];
+		*distinct += !seen;
+	}
+	print_message("  first transmissions reordered %llu; flows that changed entropy %u; "
+		      "distinct first entropies %u of %u\n",
+		      (unsigned long long)*reordered, *changed, *distinct, rn.pr.n_ctl);
+	finish(&rn);
+}
+
+static void test_ecmp_static_keeps_each_flow_on_one_path_in_order(void **state)
+{
+	uint32_t changed, distinct, ops_changed, ops_distinct;
+	uint64_t reordered, ops_reordered;
+
+	in_order("ecmp_static", &reordered, &changed, &distinct);
+	assert_int_equal(changed, 0);
+	assert_int_equal(reordered, 0);
+	/* flows that start at the same instant still draw their own entropy (FLOW_SEED) */
+	assert_true(distinct >= 15);
+	in_order("ops", &ops_reordered, &ops_changed, &ops_distinct);
+	assert_true(ops_reordered > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_swift_keeps_rtt_near_its_target),
+		cmocka_unit_test(test_dctcp_holds_the_queue_near_its_marking_threshold),
+		cmocka_unit_test(test_uec_dctcp_holds_the_queue_near_its_marking_threshold),
+		cmocka_unit_test(test_newreno_saws_between_a_full_buffer_and_half),
+		cmocka_unit_test(test_cubic_regrows_to_wmax_then_probes_past_it),
+		cmocka_unit_test(test_smartt_keeps_rtt_below_target_and_stops_trimming_early),
+		cmocka_unit_test(test_nscc_holds_queueing_delay_near_its_target),
+		cmocka_unit_test(test_mprdma_shifts_traffic_off_marked_paths),
+		cmocka_unit_test(test_timely_holds_rtt_between_t_low_and_t_high),
+		cmocka_unit_test(test_dcqcn_cuts_the_rate_on_cnps_then_recovers),
+		cmocka_unit_test(test_doca_ecn_aimd_cuts_the_rate_on_ecn_then_recovers),
+		cmocka_unit_test(test_eqds_incast_trims_at_most_1pct_with_jain_above_0_99),
+		cmocka_unit_test(test_ops_sprays_evenly_and_keeps_losing_to_a_failed_link),
+		cmocka_unit_test(test_reps_steers_off_a_failed_link_with_fewer_timeouts_than_ops),
+		cmocka_unit_test(test_strack_sends_fewer_packets_on_marking_paths_than_ops),
+		cmocka_unit_test(test_ecmp_static_keeps_each_flow_on_one_path_in_order),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
