@@ -97,6 +97,13 @@ double bench_now_s(void);
 /* Sorts @v. */
 double bench_median(double *v, unsigned n);
 bool bench_has_native_baseline(const struct pcm_package *pkg);
+/*
+ * The native Swift baseline for @pkg: @flows initialised flows and their
+ * parameters, or NULL with *err = 0 when @pkg has no baseline (*err = -ENOMEM
+ * on allocation failure). Free with free().
+ */
+struct native_swift_flow *bench_native_create(const struct pcm_package *pkg, uint32_t flows,
+					      struct native_swift_params *params, int *err);
 struct run_result bench_run_native(struct native_swift_flow *fl,
 				   const struct native_swift_params *p, const struct trace *t,
 				   uint64_t events, uint32_t flows);

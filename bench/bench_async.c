@@ -234,15 +234,10 @@ int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts 
 	rc = create_async(pkg, o->flows, o->async_mode, o->workers, o->skew_bound, &as);
 	if (rc < 0)
 		return rc;
-	if (bench_has_native_baseline(pkg)) {
-		native_swift_default_params(&params);
-		native = calloc(o->flows, sizeof(*native));
-		if (!native) {
-			pcm_async_destroy(as);
-			return -ENOMEM;
-		}
-		for (uint32_t f = 0; f < o->flows; f++)
-			native_swift_init(&native[f], &params, 0);
+	native = bench_native_create(pkg, o->flows, &params, &rc);
+	if (rc < 0) {
+		pcm_async_destroy(as);
+		return rc;
 	}
 	/* Warm both, then interleave PCM and native runs so noise hits both alike. */
 	run_async(as, t, o->events / 4, o->flows, o->burst);

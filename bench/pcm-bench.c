@@ -161,6 +161,25 @@ bool bench_has_native_baseline(const struct pcm_package *pkg)
 	return strcmp(pkg->name, "swift") == 0 && strcmp(pkg->arith, "double") == 0;
 }
 
+struct native_swift_flow *bench_native_create(const struct pcm_package *pkg, uint32_t flows,
+					      struct native_swift_params *params, int *err)
+{
+	struct native_swift_flow *native;
+
+	*err = 0;
+	if (!bench_has_native_baseline(pkg))
+		return NULL;
+	native_swift_default_params(params);
+	native = calloc(flows, sizeof(*native));
+	if (!native) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (uint32_t f = 0; f < flows; f++)
+		native_swift_init(&native[f], params, 0);
+	return native;
+}
+
 static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
 		     const struct trace *t, struct handler_result *res)
 {
@@ -176,15 +195,10 @@ static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
 		fprintf(stderr, "pcm-bench: %s\n", diag.msg);
 		return rc;
 	}
-	if (bench_has_native_baseline(pkg)) {
-		native_swift_default_params(&params);
-		native = calloc(o->flows, sizeof(*native));
-		if (!native) {
-			pcm_shell_destroy(shell);
-			return -ENOMEM;
-		}
-		for (uint32_t f = 0; f < o->flows; f++)
-			native_swift_init(&native[f], &params, 0);
+	native = bench_native_create(pkg, o->flows, &params, &rc);
+	if (rc < 0) {
+		pcm_shell_destroy(shell);
+		return rc;
 	}
 	/* Warm both, then interleave PCM and native runs so noise hits both alike. */
 	run_pcm(shell, t, o->events / 4, o->flows, o->burst);
