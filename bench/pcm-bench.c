@@ -368,13 +368,20 @@ static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
 
 static int cmd_handlers(int argc, char **argv)
 {
-	struct bench_opts o = { .flows = 4096, .events = 20000000, .runs = 5, .burst = 32,
+	struct bench_opts o = { .flows = 4096, .events = 20000000, .runs = 5, .burst = 0,
 				.workers = 1, .skew_bound = 2 };
 	struct trace *t;
 	int rc = 0;
 
 	if (parse_handlers_opts(argc, argv, &o) < 0)
 		return 2;
+	/*
+	 * Default feeding: per event for the synchronous shell (as a transport
+	 * calls its CC on each ACK), bursts of 32 for the asynchronous one, whose
+	 * datapath side prefetches a burst's records.
+	 */
+	if (!o.burst)
+		o.burst = o.async ? 32 : 1;
 	t = malloc(sizeof(*t));
 	if (!t)
 		return 1;

@@ -327,7 +327,7 @@ static void test_unknown_flow_is_rejected(void **state)
 
 	assert_int_equal(pcm_shell_feed(sh, 4, &ev, 0), -ERANGE);
 	assert_int_equal(pcm_shell_tick(sh, 100, 0), -ERANGE);
-	assert_int_equal(sh->stats.events, 0);
+	assert_int_equal(sh->stats.handler_calls, 0);
 	pcm_shell_destroy(sh);
 }
 
@@ -345,7 +345,6 @@ static void test_burst_feeds_each_flow_and_stops_at_unknown_flow(void **state)
 	}
 	evs[3].flow = 7; /* unknown: evs[3] and evs[4] are not fed */
 	assert_int_equal(pcm_shell_feed_burst(sh, evs, 5), 3);
-	assert_int_equal(sh->stats.events, 3);
 	assert_int_equal(sh->stats.handler_calls, 3);
 	for (uint32_t f = 0; f < 3; f++) {
 		assert_int_equal(pcm_shell_control(sh, f, PCM_CTRL_CWND, &out), 0);
