@@ -459,6 +459,27 @@ static int parse_nic(struct parser *p, const yaml_node_t *map)
 	return 0;
 }
 
+/*
+ * A scalar that must be one of @names (NULL-terminated); *out is its index.
+ * The error lists the choices, @expect, as "a, b or c".
+ */
+static int parse_choice(struct parser *p, const yaml_node_t *n, const char *const *names,
+			const char *expect, unsigned *out)
+{
+	const char *s;
+	int rc = want_scalar(p, n, &s);
+
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; names[i]; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	return fail(p, n, "'%s' is not %s", s, expect);
+}
+
 static int parse_topology(struct parser *p, const yaml_node_t *map)
 {
 	struct uet_topo_cfg *t = &p->scn->topo;
@@ -473,19 +494,15 @@ static int parse_topology(struct parser *p, const yaml_node_t *map)
 		if (!k)
 			return fail(p, kn, "keys must be plain names");
 		if (strcmp(k, "type") == 0) {
-			const char *s;
+			static const char *const names[] = { "incast", "leaf_spine", "fat_tree",
+							     NULL };
+			static const enum uet_topo_kind kinds[] = { UET_TOPO_INCAST, UET_TOPO_LEAF_SPINE,
+						     UET_TOPO_FAT_TREE };
+			unsigned i;
 
-			rc = want_scalar(p, vn, &s);
-			if (rc < 0)
-				return rc;
-			if (strcmp(s, "incast") == 0)
-				t->kind = UET_TOPO_INCAST;
-			else if (strcmp(s, "leaf_spine") == 0)
-				t->kind = UET_TOPO_LEAF_SPINE;
-			else if (strcmp(s, "fat_tree") == 0)
-				t->kind = UET_TOPO_FAT_TREE;
-			else
-				return fail(p, vn, "'%s' is not incast, leaf_spine or fat_tree", s);
+			rc = parse_choice(p, vn, names, "incast, leaf_spine or fat_tree", &i);
+			if (rc == 0)
+				t->kind = kinds[i];
 		} else if (strcmp(k, "senders") == 0) {
 			rc = parse_u32(p, vn, 1, 65535, &t->senders);
 		} else if (strcmp(k, "leaves") == 0) {
@@ -624,17 +641,13 @@ static int parse_shell(struct parser *p, const yaml_node_t *map)
 		const char *k = enter_key(p, "shell", kn);
 
 		if (k && strcmp(k, "mode") == 0) {
-			const char *s;
+			static const char *const names[] = { "sync", "async", NULL };
+			static const enum uet_shell_mode modes[] = { UET_SHELL_SYNC, UET_SHELL_ASYNC };
+			unsigned i;
 
-			rc = want_scalar(p, vn, &s);
-			if (rc < 0)
-				return rc;
-			if (strcmp(s, "sync") == 0)
-				scn->shell_mode = UET_SHELL_SYNC;
-			else if (strcmp(s, "async") == 0)
-				scn->shell_mode = UET_SHELL_ASYNC;
-			else
-				return fail(p, vn, "'%s' is not sync or async", s);
+			rc = parse_choice(p, vn, names, "sync or async", &i);
+			if (rc == 0)
+				scn->shell_mode = modes[i];
 		} else if (k && strcmp(k, "delay_events") == 0) {
 			rc = parse_u32(p, vn, 0, 1u << 16, &scn->delay_events);
 		} else {
@@ -658,19 +671,15 @@ static int parse_traffic(struct parser *p, const yaml_node_t *map)
 		const char *k = enter_key(p, "traffic", kn);
 
 		if (k && strcmp(k, "type") == 0) {
-			const char *s;
+			static const char *const names[] = { "incast", "permutation", "none",
+							     NULL };
+			static const enum uet_traffic_kind kinds[] = { UET_TRAFFIC_INCAST, UET_TRAFFIC_PERMUTATION,
+						     UET_TRAFFIC_NONE };
+			unsigned i;
 
-			rc = want_scalar(p, vn, &s);
-			if (rc < 0)
-				return rc;
-			if (strcmp(s, "incast") == 0)
-				scn->traffic = UET_TRAFFIC_INCAST;
-			else if (strcmp(s, "permutation") == 0)
-				scn->traffic = UET_TRAFFIC_PERMUTATION;
-			else if (strcmp(s, "none") == 0)
-				scn->traffic = UET_TRAFFIC_NONE;
-			else
-				return fail(p, vn, "'%s' is not incast, permutation or none", s);
+			rc = parse_choice(p, vn, names, "incast, permutation or none", &i);
+			if (rc == 0)
+				scn->traffic = kinds[i];
 		} else if (k && strcmp(k, "bytes") == 0) {
 			rc = parse_size(p, vn, 0, 1ull << 44, &scn->traffic_bytes);
 		} else if (k && strcmp(k, "start") == 0) {
