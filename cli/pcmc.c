@@ -3,48 +3,38 @@
  * pcmc - the handler package compiler.
  *
  *   pcmc build SPEC.yaml HANDLER.c [EXTRA.c...] [--fabric F.yaml] [--arith A]
- *              [--target T] -o OUT.so
+ *              [--target T] [-I DIR] [-D NAME[=VALUE]] [-L DIR] [-l LIB]
+ *              -o OUT.so
  *   pcmc gen   SPEC.yaml HANDLER.c --symbol SYM --header OUT.h --unit OUT.c [...]
  *   pcmc check SPEC.yaml --target T [--fabric F.yaml]
  *   pcmc targets
  *
- * Extra C files are compiled alongside the handler and -l LIB links a library
- * (e.g. -l xxhash for an SDK helper header).
- *
  * build validates the spec, checks it against the target, writes the
- * accessor header and the pipeline unit into a scratch directory and runs the
- * C compiler ($CC, default cc) to make a shared object that pcmd, pcm-sim and
- * pcm-bench load. gen stops after writing the two files; meson uses it to
- * build the built-in policies through the same pipeline.
+ * accessor header and the pipeline unit into a scratch directory and builds a
+ * shared object that pcmd, pcm-sim and pcm-bench load, the way the SDK's
+ * build does (pcmc_cc.c). gen stops after writing the two files; meson uses
+ * it to build the built-in policies through the same pipeline.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "codegen.h"
 #include "embedded.h"
+#include "pcmc_cc.h"
 #include "spec.h"
 #include "target.h"
-
-extern char **environ;
-
-#define MAX_EXTRA_SOURCES 16
-#define MAX_LIBS 8
 
 struct pcmc_args {
 	const char *cmd;
 	const char *spec_path;
-	const char *handler_path;
-	const char *extra[MAX_EXTRA_SOURCES];
-	int n_extra;
+	const char *sources[PCMC_MAX_SOURCES]; /* the handler, then extra C files */
+	int n_sources;
 	const char *fabric_path;
 	const char *target_name;
 	const char *out_path;
@@ -52,25 +42,52 @@ struct pcmc_args {
 	const char *header_out;
 	const char *unit_out;
 	const char *keep_dir;
-	const char *libs[MAX_LIBS];
-	int n_libs;
+	struct pcmc_list include_dirs;
+	struct pcmc_list defines;
+	struct pcmc_list lib_dirs;
+	struct pcmc_list libs;
 	enum pcm_arith arith;
 	bool export_entry;
+	bool verbose;
 };
 
 static void usage(FILE *f)
 {
 	fputs("usage:\n"
-	      "  pcmc build SPEC.yaml HANDLER.c [EXTRA.c...] [--fabric FABRIC.yaml]\n"
-	      "             [--arith double|q16.16|q32.32|q42.22] [--target NAME] -o OUT.so\n"
-	      "             [--keep-dir DIR] [-l LIB]...\n"
+	      "  pcmc build SPEC.yaml HANDLER.c [EXTRA.c...] -o OUT.so [--fabric FABRIC.yaml]\n"
+	      "             [--arith double|q16.16|q32.32|q42.22] [--target NAME]\n"
+	      "             [-I DIR]... [-D NAME[=VALUE]]... [-L DIR]... [-l LIB]...\n"
+	      "             [--keep-dir DIR] [-v]\n"
 	      "  pcmc gen SPEC.yaml HANDLER.c --symbol SYM --header OUT.h --unit OUT.c\n"
 	      "             [--fabric FABRIC.yaml] [--arith A] [--target NAME] [--export-entry]\n"
 	      "  pcmc check SPEC.yaml --target NAME [--fabric FABRIC.yaml]\n"
 	      "  pcmc targets\n"
 	      "Without --fabric, the built-in default fabric profile is used.\n"
-	      "The C compiler is $CC (default: cc).\n",
+	      "build defines HANDLER_BUILD and BUILD_ALGO_<NAME>, links libm and, when the\n"
+	      "package includes <xxhash.h>, libxxhash. The C compiler is $CC (default cc),\n"
+	      "with $CFLAGS, and $LDFLAGS when linking; pcm's headers are found beside\n"
+	      "pcmc, through pkg-config, or in $PCM_INCLUDE_DIR.\n",
 	      f);
+}
+
+static int list_add(struct pcmc_list *l, const char *flag, const char *value)
+{
+	if (l->n == PCMC_MAX_FLAGS) {
+		fprintf(stderr, "pcmc: more than %d %s options\n", PCMC_MAX_FLAGS, flag);
+		return -EINVAL;
+	}
+	l->items[l->n++] = value;
+	return 0;
+}
+
+static int parse_arith(const char *name, enum pcm_arith *out)
+{
+	if (pcm_arith_parse(name, out) == 0)
+		return 0;
+	fprintf(stderr, "pcmc: --arith: unknown arithmetic '%s' "
+			"(expected double, q16.16, q32.32 or q42.22)\n",
+		name);
+	return -EINVAL;
 }
 
 static int parse_options(int argc, char **argv, struct pcmc_args *a)
@@ -86,12 +103,14 @@ static int parse_options(int argc, char **argv, struct pcmc_args *a)
 		{ "keep-dir", required_argument, NULL, 'k' },
 		{ "library", required_argument, NULL, 'l' },
 		{ "export-entry", no_argument, NULL, 'e' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "f:a:t:o:s:H:U:k:l:eh", opts, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "f:a:t:o:s:H:U:k:l:I:D:L:evh", opts,
+					   NULL)) != -1) {
 		switch (c) {
 		case 'f': a->fabric_path = optarg; break;
 		case 't': a->target_name = optarg; break;
@@ -100,29 +119,20 @@ static int parse_options(int argc, char **argv, struct pcmc_args *a)
 		case 'H': a->header_out = optarg; break;
 		case 'U': a->unit_out = optarg; break;
 		case 'k': a->keep_dir = optarg; break;
-		case 'l':
-			if (a->n_libs == MAX_LIBS) {
-				fprintf(stderr, "pcmc: more than %d -l libraries\n", MAX_LIBS);
-				return -EINVAL;
-			}
-			a->libs[a->n_libs++] = optarg;
-			break;
+		case 'I': rc = list_add(&a->include_dirs, "-I", optarg); break;
+		case 'D': rc = list_add(&a->defines, "-D", optarg); break;
+		case 'L': rc = list_add(&a->lib_dirs, "-L", optarg); break;
+		case 'l': rc = list_add(&a->libs, "-l", optarg); break;
 		case 'e': a->export_entry = true; break;
+		case 'v': a->verbose = true; break;
 		case 'h': usage(stdout); exit(0);
-		case 'a':
-			if (pcm_arith_parse(optarg, &a->arith) < 0) {
-				fprintf(stderr, "pcmc: --arith: unknown arithmetic '%s' "
-						"(expected double, q16.16, q32.32 or q42.22)\n",
-					optarg);
-				return -EINVAL;
-			}
-			break;
+		case 'a': rc = parse_arith(optarg, &a->arith); break;
 		default:
 			usage(stderr);
 			return -EINVAL;
 		}
 	}
-	return 0;
+	return rc;
 }
 
 static int collect_positionals(int argc, char **argv, struct pcmc_args *a)
@@ -134,14 +144,12 @@ static int collect_positionals(int argc, char **argv, struct pcmc_args *a)
 		return -EINVAL;
 	}
 	a->spec_path = argv[optind];
-	if (n >= 2)
-		a->handler_path = argv[optind + 1];
-	for (int i = optind + 2; i < argc; i++) {
-		if (a->n_extra == MAX_EXTRA_SOURCES) {
-			fprintf(stderr, "pcmc: more than %d extra sources\n", MAX_EXTRA_SOURCES);
+	for (int i = optind + 1; i < argc; i++) {
+		if (a->n_sources == PCMC_MAX_SOURCES) {
+			fprintf(stderr, "pcmc: more than %d C sources\n", PCMC_MAX_SOURCES);
 			return -EINVAL;
 		}
-		a->extra[a->n_extra++] = argv[i];
+		a->sources[a->n_sources++] = argv[i];
 	}
 	return 0;
 }
@@ -224,103 +232,23 @@ static int write_file(const char *path, const struct pcm_spec *spec,
 	return rc;
 }
 
+/* @handler_include: what the unit #includes for the handler. */
 static int generate(const struct pcmc_args *a, const struct pcm_spec *spec,
 		    const struct pcm_fabric *fabric, const char *header_path,
-		    const char *unit_path, const char *symbol, bool export_entry)
+		    const char *unit_path, const char *symbol, const char *handler_include,
+		    bool export_entry)
 {
-	char handler_abs[PATH_MAX];
 	struct pcm_codegen_opts opts = {
 		.arith = a->arith,
 		.symbol = symbol,
 		.export_entry = export_entry,
-		.handler_path = handler_abs,
+		.handler_path = handler_include,
 	};
-	int rc;
+	int rc = write_file(header_path, spec, fabric, &opts, true);
 
-	if (!realpath(a->handler_path, handler_abs)) {
-		rc = -errno;
-		fprintf(stderr, "pcmc: cannot open handler '%s': %s\n", a->handler_path,
-			strerror(errno));
-		return rc;
-	}
-	rc = write_file(header_path, spec, fabric, &opts, true);
 	if (rc == 0)
 		rc = write_file(unit_path, spec, fabric, &opts, false);
 	return rc;
-}
-
-static const char *include_dir(void)
-{
-	static const char *const candidates[] = { PCM_SOURCE_INCLUDE_DIR,
-						  PCM_INSTALL_INCLUDE_DIR };
-	const char *env = getenv("PCM_INCLUDE_DIR");
-	char probe[PATH_MAX];
-
-	if (env && *env)
-		return env;
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-		snprintf(probe, sizeof(probe), "%s/pcmh.h", candidates[i]);
-		if (access(probe, R_OK) == 0)
-			return candidates[i];
-	}
-	return PCM_INSTALL_INCLUDE_DIR;
-}
-
-static int run_compiler(char *const argv[])
-{
-	pid_t pid;
-	int status, rc;
-
-	rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
-	if (rc != 0) {
-		fprintf(stderr, "pcmc: cannot run C compiler '%s': %s (set $CC)\n", argv[0],
-			strerror(rc));
-		return -rc;
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		fprintf(stderr, "pcmc: the C compiler failed on the package (see above)\n");
-		return -EIO;
-	}
-	return 0;
-}
-
-static int compile_shared(const struct pcmc_args *a, const char *dir, const char *unit)
-{
-	char inc_gen[PATH_MAX + 2], inc_pkg[PATH_MAX + 2], inc_pcm[PATH_MAX + 2];
-	char arith_def[64], handler_dir[PATH_MAX], libs[MAX_LIBS][PCM_NAME_MAX + 3];
-	const char *cc = getenv("CC");
-	char *argv[32 + MAX_EXTRA_SOURCES + MAX_LIBS];
-	int n = 0;
-
-	snprintf(handler_dir, sizeof(handler_dir), "%s", a->handler_path);
-	snprintf(inc_gen, sizeof(inc_gen), "-I%s", dir);
-	snprintf(inc_pkg, sizeof(inc_pkg), "-I%s", dirname(handler_dir));
-	snprintf(inc_pcm, sizeof(inc_pcm), "-I%s", include_dir());
-	snprintf(arith_def, sizeof(arith_def), "-D%s=1", pcm_arith_macro(a->arith));
-	argv[n++] = (char *)(cc && *cc ? cc : "cc");
-	argv[n++] = "-std=gnu11";
-	argv[n++] = "-O2";
-	argv[n++] = "-fPIC";
-	argv[n++] = "-shared";
-	argv[n++] = "-fvisibility=hidden";
-	argv[n++] = inc_gen;
-	argv[n++] = inc_pkg;
-	argv[n++] = inc_pcm;
-	argv[n++] = arith_def;
-	argv[n++] = "-o";
-	argv[n++] = (char *)a->out_path;
-	argv[n++] = (char *)unit;
-	for (int i = 0; i < a->n_extra; i++)
-		argv[n++] = (char *)a->extra[i];
-	for (int i = 0; i < a->n_libs; i++) {
-		snprintf(libs[i], sizeof(libs[i]), "-l%s", a->libs[i]);
-		argv[n++] = libs[i];
-	}
-	argv[n++] = "-lm";
-	argv[n] = NULL;
-	return run_compiler(argv);
 }
 
 static int make_scratch_dir(const struct pcmc_args *a, char *dir, size_t len)
@@ -341,21 +269,116 @@ static int make_scratch_dir(const struct pcmc_args *a, char *dir, size_t len)
 	return 0;
 }
 
-static void remove_scratch(const char *dir, const char *header, const char *unit)
+static void remove_scratch(const struct pcmc_package *pkg, const char *header)
 {
+	pcmc_remove_outputs(pkg);
 	unlink(header);
-	unlink(unit);
-	rmdir(dir);
+	unlink(pkg->unit);
+	rmdir(pkg->scratch);
+}
+
+/* Names of the spec's float constants or variables, for the --arith note. */
+static void float_names(const struct pcm_spec *spec, bool variables, char *out, size_t len)
+{
+	size_t used = 0;
+	unsigned n = variables ? spec->n_variables : spec->n_constants;
+
+	out[0] = '\0';
+	for (unsigned i = 0; i < n && used < len; i++) {
+		const char *name = variables ? spec->variables[i].name : spec->constants[i].name;
+		bool is_float = variables ? spec->variables[i].type == PCM_NUM_FLOAT
+					  : spec->constants[i].type == PCM_NUM_FLOAT;
+		int w = is_float ? snprintf(out + used, len - used, "%s%s", used ? ", " : "", name)
+				 : 0;
+
+		used += w > 0 ? (size_t)w : 0;
+	}
+}
+
+/*
+ * --arith selects the pcm_fx format; pcm_float stays double. Say so, so that
+ * runs of a package that computes on pcm_float with C operators are not taken
+ * for a fixed-point study.
+ */
+static void note_arith(const struct pcmc_args *a, const struct pcm_spec *spec,
+		       const struct pcmc_package_facts *facts)
+{
+	char consts[512], vars[512];
+
+	if (a->arith == PCM_ARITH_KIND_DOUBLE)
+		return;
+	float_names(spec, false, consts, sizeof(consts));
+	float_names(spec, true, vars, sizeof(vars));
+	if (!facts->uses_fx)
+		fprintf(stderr,
+			"pcmc: warning: --arith %s has no effect on '%s': it uses no pcm_fx values "
+			"(pcm_fx_*, get_var_fx, set_var_fx), so all its arithmetic, C operators on "
+			"pcm_float included, stays in double\n",
+			pcm_arith_name(a->arith), spec->name);
+	else if (consts[0] || vars[0])
+		fprintf(stderr,
+			"pcmc: note: --arith %s applies to pcm_fx values only; in '%s' these stay "
+			"pcm_float (double)\n",
+			pcm_arith_name(a->arith), spec->name);
+	else
+		return;
+	if (consts[0])
+		fprintf(stderr, "pcmc:   float constants in double: %s\n", consts);
+	if (vars[0])
+		fprintf(stderr, "pcmc:   float variables in double: %s\n", vars);
+}
+
+static int build_package(const struct pcmc_args *a, const struct pcm_spec *spec,
+			 const struct pcm_fabric *fabric, const char *dir)
+{
+	char header[PATH_MAX + 128], unit[PATH_MAX + 128], symbol[PCM_NAME_MAX + 16];
+	char handler_copy[32];
+	struct pcmc_package pkg = {
+		.name = spec->name,
+		.arith_macro = pcm_arith_macro(a->arith),
+		.scratch = dir,
+		.unit = unit,
+		.n_sources = a->n_sources,
+		.include_dirs = &a->include_dirs,
+		.defines = &a->defines,
+		.lib_dirs = &a->lib_dirs,
+		.libs = &a->libs,
+		.out_path = a->out_path,
+		.verbose = a->verbose,
+	};
+	struct pcmc_package_facts facts;
+	int rc;
+
+	memcpy(pkg.sources, a->sources, sizeof(a->sources));
+	snprintf(header, sizeof(header), "%s/%s.h", dir, spec->name);
+	snprintf(unit, sizeof(unit), "%s/%s_pcmgen.c", dir, spec->name);
+	snprintf(symbol, sizeof(symbol), "pcm_pkg_%s", spec->name);
+	pcmc_copy_name(0, handler_copy, sizeof(handler_copy));
+	rc = pcmc_copy_sources(&pkg);
+	if (rc == 0)
+		rc = generate(a, spec, fabric, header, unit, symbol, handler_copy, true);
+	if (rc == 0)
+		rc = pcmc_compile_package(&pkg, &facts);
+	if (rc == 0) {
+		note_arith(a, spec, &facts);
+		printf("pcmc: built '%s' (%s, %s arithmetic%s%s%s) -> %s\n", spec->name,
+		       spec->path, pcm_arith_name(a->arith), a->target_name ? ", target " : "",
+		       a->target_name ? a->target_name : "", facts.linked_xxhash ? ", libxxhash" : "",
+		       a->out_path);
+	}
+	if (!a->keep_dir)
+		remove_scratch(&pkg, header);
+	return rc;
 }
 
 static int cmd_build(const struct pcmc_args *a)
 {
-	char dir[PATH_MAX], header[PATH_MAX + 128], unit[PATH_MAX + 128], symbol[PCM_NAME_MAX + 16];
+	char dir[PATH_MAX];
 	struct pcm_fabric *fabric;
 	struct pcm_spec *spec;
 	int rc;
 
-	if (!a->handler_path || !a->out_path) {
+	if (a->n_sources < 1 || !a->out_path) {
 		fprintf(stderr, "pcmc build: needs SPEC.yaml HANDLER.c and -o OUT.so\n");
 		return -EINVAL;
 	}
@@ -363,21 +386,8 @@ static int cmd_build(const struct pcmc_args *a)
 	if (rc < 0)
 		return rc;
 	rc = make_scratch_dir(a, dir, sizeof(dir));
-	if (rc < 0)
-		goto out_free;
-	snprintf(header, sizeof(header), "%s/%s.h", dir, spec->name);
-	snprintf(unit, sizeof(unit), "%s/%s_pcmgen.c", dir, spec->name);
-	snprintf(symbol, sizeof(symbol), "pcm_pkg_%s", spec->name);
-	rc = generate(a, spec, fabric, header, unit, symbol, true);
 	if (rc == 0)
-		rc = compile_shared(a, dir, unit);
-	if (rc == 0)
-		printf("pcmc: built '%s' (%s, %s arithmetic%s%s) -> %s\n", spec->name,
-		       spec->path, pcm_arith_name(a->arith), a->target_name ? ", target " : "",
-		       a->target_name ? a->target_name : "", a->out_path);
-	if (!a->keep_dir)
-		remove_scratch(dir, header, unit);
-out_free:
+		rc = build_package(a, spec, fabric, dir);
 	pcm_spec_free(spec);
 	pcm_fabric_free(fabric);
 	return rc;
@@ -385,18 +395,26 @@ out_free:
 
 static int cmd_gen(const struct pcmc_args *a)
 {
+	char handler_abs[PATH_MAX];
 	struct pcm_fabric *fabric;
 	struct pcm_spec *spec;
 	int rc;
 
-	if (!a->handler_path || !a->symbol || !a->header_out || !a->unit_out) {
+	if (a->n_sources != 1 || !a->symbol || !a->header_out || !a->unit_out) {
 		fprintf(stderr, "pcmc gen: needs SPEC.yaml HANDLER.c --symbol --header --unit\n");
 		return -EINVAL;
+	}
+	if (!realpath(a->sources[0], handler_abs)) {
+		rc = -errno;
+		fprintf(stderr, "pcmc: cannot open handler '%s': %s\n", a->sources[0],
+			strerror(errno));
+		return rc;
 	}
 	rc = load_inputs(a, &fabric, &spec);
 	if (rc < 0)
 		return rc;
-	rc = generate(a, spec, fabric, a->header_out, a->unit_out, a->symbol, a->export_entry);
+	rc = generate(a, spec, fabric, a->header_out, a->unit_out, a->symbol, handler_abs,
+		      a->export_entry);
 	pcm_spec_free(spec);
 	pcm_fabric_free(fabric);
 	return rc;

@@ -8,8 +8,10 @@
  * function with the handler inlined into it, which is what lets a portable
  * handler cost about what a hand-written one does.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "codegen.h"
@@ -77,84 +79,249 @@ static void compute_layout(const struct pcm_spec *spec, struct layout *l)
 	l->record_slots = next;
 }
 
-static void emit_guarded_define(FILE *out, const char *name, const char *value)
+/*
+ * Spec text in generated C ---------------------------------------------------
+ *
+ * A spec is input and the unit is code: nothing from the spec reaches the C
+ * unescaped. Numbers are emitted as the loader's values, never as the spec's
+ * expression text; names are C identifiers checked by the loader; other text
+ * goes into string literals through pcm_codegen_write_c_string() or, in comments, through
+ * emit_comment_text().
+ */
+
+/* Characters a string literal may carry as they are: no '?' (trigraphs), '"' or '\'. */
+static bool string_safe(unsigned char c)
 {
-	fprintf(out, "#ifndef %s\n#define %s %s\n#endif\n", name, name, value);
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != '\0' && strchr(" _-.,:;/+=()[]{}<>@#%^&*!~|'$", c) != NULL);
 }
 
-static const char *num_type_c(enum pcm_num_type t)
+void pcm_codegen_write_c_string(FILE *out, const char *text)
 {
-	switch (t) {
-	case PCM_NUM_INT:
-		return "pcm_int";
-	case PCM_NUM_FLOAT:
-		return "pcm_float";
-	default:
-		return "pcm_uint";
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
+		if (string_safe(*p))
+			fputc(*p, out);
+		else
+			fprintf(out, "\\%03o", *p);
 	}
+	fputc('"', out);
 }
 
-static void emit_header_constants(const struct pcm_spec *spec, const struct pcm_fabric *fabric,
-				  FILE *out)
+/* The last component of @path with every unusual character made '_': comment-safe. */
+static void emit_comment_text(FILE *out, const char *path)
 {
-	char typed[PCM_DIAG_MAX];
+	const char *base = strrchr(path, '/');
 
-	/* Typed like constants, so C evaluates them as the loader did (64-bit). */
+	for (const unsigned char *p = (const unsigned char *)(base ? base + 1 : path); *p; p++)
+		fputc(isalnum(*p) || *p == '.' || *p == '-' || *p == '_' ? *p : '_', out);
+}
+
+/* A value as a typed C constant; -ERANGE for a float C cannot write (inf, nan). */
+static int emit_num(FILE *out, const struct pcm_num *num)
+{
+	switch (num->type) {
+	case PCM_NUM_UINT:
+		fprintf(out, "((pcm_uint)UINT64_C(%" PRIu64 "))", num->u);
+		return 0;
+	case PCM_NUM_INT:
+		if (num->i == INT64_MIN)
+			fputs("((pcm_int)(-INT64_C(9223372036854775807) - 1))", out);
+		else
+			fprintf(out, "((pcm_int)INT64_C(%" PRId64 "))", num->i);
+		return 0;
+	case PCM_NUM_FLOAT:
+		break;
+	}
+	if (!isfinite(num->f))
+		return -ERANGE;
+	/* 17 significant digits give the same double back. */
+	fprintf(out, "((pcm_float)%.17g)", num->f);
+	return 0;
+}
+
+static int emit_header_constants(const struct pcm_spec *spec, const struct pcm_fabric *fabric,
+				 FILE *out)
+{
+	int ret = 0;
+
 	fputs("/* Fabric profile */\n", out);
-	for (unsigned i = 0; fabric && i < fabric->n_entries; i++) {
+	for (unsigned i = 0; fabric && i < fabric->n_entries && ret == 0; i++) {
 		const struct pcm_fabric_entry *e = &fabric->entries[i];
 
-		snprintf(typed, sizeof(typed), "((%s)(%s))", num_type_c(e->value.num.type),
-			 e->value.c_expr);
-		emit_guarded_define(out, e->name, typed);
+		fprintf(out, "#ifndef %s\n#define %s ", e->name, e->name);
+		ret = emit_num(out, &e->value.num);
+		fputs("\n#endif\n", out);
 	}
 	fputs("\n/* Constants */\n", out);
-	for (unsigned i = 0; i < spec->n_constants; i++) {
-		const struct pcm_spec_constant *c = &spec->constants[i];
+	for (unsigned i = 0; i < spec->n_constants && ret == 0; i++) {
+		fprintf(out, "#define %s ", spec->constants[i].name);
+		ret = emit_num(out, &spec->constants[i].value.num);
+		fputc('\n', out);
+	}
+	return ret;
+}
 
-		fprintf(out, "#define %s ((%s)(%s))\n", c->name, num_type_c(c->type),
-			c->value.c_expr);
+/*
+ * The accessor families of pcmh.h: get_signal(N) pastes N onto "pcm_sig_", and
+ * so on. A name is defined for its own family; for every other family it is
+ * a PCM_NAME_MIXUP() that says what the name is and which accessors it takes.
+ */
+enum family { FAM_SIG, FAM_CTL, FAM_VAR_U, FAM_VAR_I, FAM_VAR_F, FAM_ARR_U, FAM_COUNT };
+
+static const char *const family_prefix[FAM_COUNT] = {
+	"pcm_sig_", "pcm_ctl_", "pcm_var_u_", "pcm_var_i_", "pcm_var_f_", "pcm_arr_u_",
+};
+
+/* What a name of each kind is, and the accessors it takes. */
+struct kind {
+	int family; /* -1: no accessor family (constants, int and float arrays) */
+	const char *what;
+	const char *use;
+};
+
+static const struct kind kind_constant = { -1, "a constant",
+					   "a constant is used by its name, without an accessor" };
+static const struct kind kind_signal = { FAM_SIG, "a signal",
+					 "use get_signal(), set_signal() or update_signal()" };
+static const struct kind kind_control = { FAM_CTL, "a control",
+					  "use get_control() or set_control()" };
+static const struct kind kind_var[3] = {
+	[PCM_NUM_UINT] = { FAM_VAR_U, "a uint variable",
+			   "use get_var(), get_var_uint(), set_var_uint(), get_var_fx() or "
+			   "set_var_fx()" },
+	[PCM_NUM_INT] = { FAM_VAR_I, "an int variable", "use get_var_int() or set_var_int()" },
+	[PCM_NUM_FLOAT] = { FAM_VAR_F, "a float variable",
+			    "use get_var_float() or set_var_float()" },
+};
+static const struct kind kind_arr[3] = {
+	[PCM_NUM_UINT] = { FAM_ARR_U, "a uint array", "use get_arr_uint() or set_arr_uint()" },
+	[PCM_NUM_INT] = { -1, "an int array", "the handler API has accessors for uint arrays only" },
+	[PCM_NUM_FLOAT] = { -1, "a float array",
+			    "the handler API has accessors for uint arrays only" },
+};
+
+/* What each family's accessors expect, for the message. */
+static const char *const family_wants[FAM_COUNT] = {
+	"a signal", "a control", "a uint variable", "an int variable", "a float variable",
+	"a uint array",
+};
+
+static void emit_mixups(FILE *out, const char *name, const struct kind *k)
+{
+	for (int f = 0; f < FAM_COUNT; f++) {
+		if (f == k->family)
+			continue;
+		/* Names are C identifiers: safe inside the string literal. */
+		fprintf(out, "#define %s%s PCM_NAME_MIXUP(\"%s is %s, not %s: %s\")\n",
+			family_prefix[f], name, name, k->what, family_wants[f], k->use);
 	}
 }
 
-static void emit_header_names(const struct pcm_spec *spec, const struct layout *l, FILE *out)
+static const struct kind *variable_kind(const struct pcm_spec_variable *v)
+{
+	return v->is_array ? &kind_arr[v->type] : &kind_var[v->type];
+}
+
+static void emit_offsets(const struct layout *l, FILE *out)
 {
 	fprintf(out, "\n#define MASK_OFFSET %d\n#define SET_SIGNAL_MASK_OFFSET %d\n",
 		PCM_REC_MASK_SLOT, PCM_REC_SET_MASK_SLOT);
 	fprintf(out, "#define SIGNAL_OFFSET %u\n#define CONTROL_OFFSET %u\n#define VAR_OFFSET %u\n",
 		l->sig_off, l->ctrl_off, l->var_off);
-	fprintf(out, "#define PCM_HANDLER_SLOTS %u\n\n", l->handler_slots);
+	fprintf(out, "#define PCM_HANDLER_SLOTS %u\n", l->handler_slots);
+}
 
-	fputs("/* Signals: each name is its bit in the trigger mask. */\n", out);
-	for (unsigned i = 0; i < spec->n_signals; i++)
-		fprintf(out, "#define %s ((pcm_uint)1 << %u)\n", spec->signals[i].name, i);
+/* An enum of @n entries, each written by @entry; none at all for 0 (C has no empty enum). */
+static void emit_enum(FILE *out, const char *comment, unsigned n,
+		      void (*entry)(FILE *, const struct pcm_spec *, unsigned),
+		      const struct pcm_spec *spec)
+{
+	if (n == 0)
+		return;
+	fprintf(out, "\n/* %s */\nenum {\n", comment);
+	for (unsigned i = 0; i < n; i++)
+		entry(out, spec, i);
+	fputs("};\n", out);
+}
 
-	fprintf(out, "\nenum %s_controls {\n", spec->name);
-	for (unsigned i = 0; i < spec->n_controls; i++)
+static void signal_bit(FILE *out, const struct pcm_spec *spec, unsigned i)
+{
+	fprintf(out, "\t%s = %s << %u,\n", spec->signals[i].name, i < 31 ? "1" : "(pcm_uint)1", i);
+}
+
+/* Entry @i of the controls, then of the variables. */
+static void plain_index(FILE *out, const struct pcm_spec *spec, unsigned i)
+{
+	if (i < spec->n_controls)
 		fprintf(out, "\t%s = %u,\n", spec->controls[i].name, i);
-	fprintf(out, "\t%s__CONTROL_COUNT = %u,\n};\n", spec->name, spec->n_controls);
+	else
+		fprintf(out, "\t%s = %u,\n", spec->variables[i - spec->n_controls].name,
+			spec->variables[i - spec->n_controls].slot);
+}
 
-	fprintf(out, "\nenum %s_variables {\n", spec->name);
+/* Entry @i of the signals, then the controls, then the variables. */
+static void pasted_index(FILE *out, const struct pcm_spec *spec, unsigned i)
+{
+	const struct pcm_spec_variable *v;
+	const struct kind *k;
+
+	if (i < spec->n_signals) {
+		fprintf(out, "\t%s%s = %u,\n", family_prefix[FAM_SIG], spec->signals[i].name, i);
+		return;
+	}
+	i -= spec->n_signals;
+	if (i < spec->n_controls) {
+		fprintf(out, "\t%s%s = %u,\n", family_prefix[FAM_CTL], spec->controls[i].name, i);
+		return;
+	}
+	v = &spec->variables[i - spec->n_controls];
+	k = variable_kind(v);
+	/* An int or float array has no accessor: it takes no pasted name. */
+	fprintf(out, "\t%s%s = %u,\n", k->family >= 0 ? family_prefix[k->family] : "pcm_noacc_",
+		v->name, v->slot);
+}
+
+static void emit_header_names(const struct pcm_spec *spec, const struct layout *l, FILE *out)
+{
+	emit_offsets(l, out);
+	emit_enum(out, "Signals: each name is its bit in the trigger mask.", spec->n_signals,
+		  signal_bit, spec);
+	emit_enum(out, "Controls and variables: each name is its index.",
+		  spec->n_controls + spec->n_variables, plain_index, spec);
+	emit_enum(out, "What the accessors paste a name onto (pcmh.h).",
+		  spec->n_signals + spec->n_controls + spec->n_variables, pasted_index, spec);
+	fputs("\n/* A name given to an accessor of another kind: a compile error. */\n", out);
+	for (unsigned i = 0; i < spec->n_constants; i++)
+		emit_mixups(out, spec->constants[i].name, &kind_constant);
+	for (unsigned i = 0; i < spec->n_signals; i++)
+		emit_mixups(out, spec->signals[i].name, &kind_signal);
+	for (unsigned i = 0; i < spec->n_controls; i++)
+		emit_mixups(out, spec->controls[i].name, &kind_control);
 	for (unsigned i = 0; i < spec->n_variables; i++)
-		fprintf(out, "\t%s = %u,\n", spec->variables[i].name, spec->variables[i].slot);
-	fprintf(out, "\t%s__VAR_SLOT_COUNT = %u,\n};\n", spec->name, spec->n_var_slots);
+		emit_mixups(out, spec->variables[i].name, variable_kind(&spec->variables[i]));
 }
 
 int pcm_codegen_header(const struct pcm_spec *spec, const struct pcm_fabric *fabric,
 		       const struct pcm_codegen_opts *opts, FILE *out)
 {
 	struct layout l;
+	int ret;
 
 	compute_layout(spec, &l);
-	fprintf(out, "/* Generated by pcmc from %s (%s arithmetic). Do not edit. */\n",
-		spec->path ? spec->path : spec->name, pcm_arith_name(opts->arith));
+	fputs("/* Generated by pcmc from ", out);
+	emit_comment_text(out, spec->path ? spec->path : spec->name);
+	fprintf(out, " (%s arithmetic). Do not edit. */\n", pcm_arith_name(opts->arith));
 	fprintf(out, "#ifndef PCM_GEN_%s_H\n#define PCM_GEN_%s_H\n\n", spec->name, spec->name);
 	fprintf(out, "#if !defined(PCM_ARITH_DOUBLE) && !defined(PCM_ARITH_Q16_16) && "
 		     "!defined(PCM_ARITH_Q32_32) && !defined(PCM_ARITH_Q42_22)\n"
 		     "#define %s 1\n#endif\n",
 		pcm_arith_macro(opts->arith));
-	fprintf(out, "#define PCM_HANDLER_ENTRY %s_main\n\n", opts->symbol);
-	fputs("#include \"pcm.h\"\n\n", out);
+	/* pcmh.h may have come first, with its default entry name. */
+	fprintf(out, "#undef PCM_HANDLER_ENTRY\n#define PCM_HANDLER_ENTRY %s_main\n\n",
+		opts->symbol);
+	/* pcm's headers first: the spec's names, below, cannot rewrite them. */
+	fputs("#include \"pcm.h\"\n#include \"pcmh.h\"\n\n", out);
 	/*
 	 * Internal linkage: the handler's later `int algorithm_main()` definition
 	 * inherits it (C11 6.2.2), so packages never collide when linked together
@@ -162,7 +329,9 @@ int pcm_codegen_header(const struct pcm_spec *spec, const struct pcm_fabric *fab
 	 */
 	fprintf(out, "static int %s_main(pcm_uint *snapshot) __attribute__((unused));\n\n",
 		opts->symbol);
-	emit_header_constants(spec, fabric, out);
+	ret = emit_header_constants(spec, fabric, out);
+	if (ret)
+		return ret;
 	emit_header_names(spec, &l, out);
 	fprintf(out, "\n#endif /* PCM_GEN_%s_H */\n", spec->name);
 	return ferror(out) ? -EIO : 0;
@@ -421,20 +590,14 @@ static void emit_descriptor(const struct pcm_spec *spec, const struct layout *l,
 {
 	fprintf(out, "PCM_GEN_EXPORT const struct pcm_package %s = {\n", opts->symbol);
 	fputs("\t.abi_version = PCM_PACKAGE_ABI_VERSION,\n", out);
-	fprintf(out, "\t.name = \"%s\",\n", spec->name);
-	fputs("\t.description = ", out);
-	fputc('"', out);
-	for (const char *p = spec->description ? spec->description : ""; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', out);
-		if (*p == '\n')
-			fputs("\\n", out);
-		else if ((unsigned char)*p >= 0x20)
-			fputc(*p, out);
-	}
-	fputs("\",\n", out);
-	fprintf(out, "\t.arith = \"%s\",\n", pcm_arith_name(opts->arith));
-	fprintf(out, "\t.spec_path = \"%s\",\n", spec->path ? spec->path : "");
+	fputs("\t.name = ", out);
+	pcm_codegen_write_c_string(out, spec->name);
+	fputs(",\n\t.description = ", out);
+	pcm_codegen_write_c_string(out, spec->description);
+	fprintf(out, ",\n\t.arith = \"%s\",\n", pcm_arith_name(opts->arith));
+	fputs("\t.spec_path = ", out);
+	pcm_codegen_write_c_string(out, spec->path);
+	fputs(",\n", out);
 	fprintf(out, "\t.n_signals = %u,\n\t.n_controls = %u,\n\t.n_var_slots = %u,\n",
 		spec->n_signals, spec->n_controls, spec->n_var_slots);
 	fprintf(out, "\t.n_variables = %u,\n\t.handler_slots = %u,\n\t.record_slots = %u,\n",
@@ -453,21 +616,27 @@ static void emit_descriptor(const struct pcm_spec *spec, const struct layout *l,
 			opts->symbol);
 }
 
+/* A path an #include "..." can name: header names have no escapes. */
+static bool includable(const char *path)
+{
+	return path[0] && !strpbrk(path, "\"\\\n\r");
+}
+
 int pcm_codegen_unit(const struct pcm_spec *spec, const struct pcm_codegen_opts *opts, FILE *out)
 {
 	struct layout l;
 
-	if (!opts->symbol || !opts->handler_path)
+	if (!opts->symbol || !opts->handler_path || !includable(opts->handler_path))
 		return -EINVAL;
 	compute_layout(spec, &l);
-	fprintf(out, "/* Generated by pcmc from %s (%s arithmetic). Do not edit. */\n",
-		spec->path ? spec->path : spec->name, pcm_arith_name(opts->arith));
+	fputs("/* Generated by pcmc from ", out);
+	emit_comment_text(out, spec->path ? spec->path : spec->name);
+	fprintf(out, " (%s arithmetic). Do not edit. */\n", pcm_arith_name(opts->arith));
 	fprintf(out, "#ifndef %s\n#define %s 1\n#endif\n", pcm_arith_macro(opts->arith),
 		pcm_arith_macro(opts->arith));
-	fputs("#include <errno.h>\n#include <string.h>\n\n", out);
+	fputs("#include <errno.h>\n#include <string.h>\n\n#include \"package.h\"\n\n", out);
 	fputs("#define PCM_GEN_EXPORT __attribute__((visibility(\"default\")))\n", out);
-	fprintf(out, "#include \"%s.h\"\n#include \"pcmh.h\"\n", spec->name);
-	fprintf(out, "#include \"%s\"\n\n#include \"package.h\"\n\n", opts->handler_path);
+	fprintf(out, "static int %s_main(pcm_uint *snapshot);\n", opts->symbol);
 	fprintf(out, "extern const struct pcm_package %s;\n", opts->symbol);
 	if (opts->export_entry)
 		fputs("extern const struct pcm_package *const pcm_package_entry;\n", out);
@@ -479,5 +648,10 @@ int pcm_codegen_unit(const struct pcm_spec *spec, const struct pcm_codegen_opts 
 	emit_feed(spec, &l, opts, out);
 	emit_feed_burst(&l, out);
 	emit_descriptor(spec, &l, opts, out);
+	/*
+	 * The package last: the pipeline above uses none of its names, so neither
+	 * the spec's names nor the handler's macros can change what it means.
+	 */
+	fprintf(out, "\n#include \"%s.h\"\n#include \"%s\"\n", spec->name, opts->handler_path);
 	return ferror(out) ? -EIO : 0;
 }

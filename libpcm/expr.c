@@ -10,10 +10,14 @@
  * undefined operations yield 0 instead of an error, as a C compiler folding
  * the same expression would allow.
  *
- * Types follow what the emitted text means to a C compiler on LP64: a
- * literal without a suffix is a 32-bit int when it fits (so `1 << 40`
- * overflows, as it does in C), names are 64-bit pcm_uint, pcm_int or double
- * values, and the usual arithmetic conversions combine them.
+ * Types follow C on LP64: a literal without a suffix is a 32-bit int when it
+ * fits (so `1 << 40` overflows, as it does in C), names are 64-bit pcm_uint,
+ * pcm_int or double values, and the usual arithmetic conversions combine them.
+ * One operator follows the SDK instead of C: `/` between integers is true
+ * division, as in the SDK's Python evaluator, so an inexact quotient is a
+ * double (`7 / 2` is 3.5, `8 / 2` is the integer 4). pcmc emits the values
+ * this computes, never the expression text, so C's reading of the text never
+ * matters.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strtod_l() */
@@ -852,12 +856,30 @@ static int arith_float(struct parser *p, const struct token *op, double a, doubl
 	return 0;
 }
 
+/* Whether integer @x / @y has no remainder; a zero divisor is left to the C rules. */
+static bool divides_exactly(const struct value *x, const struct value *y)
+{
+	if (x->num.type == PCM_NUM_INT)
+		return y->num.i == 0 || y->num.i == -1 || x->num.i % y->num.i == 0;
+	return y->num.u == 0 || x->num.u % y->num.u == 0;
+}
+
 static int apply_arith(struct parser *p, const struct token *op, struct value *a,
 		       const struct value *b)
 {
 	struct value type = common_type(a, b);
 	struct value x = promote(a, &type), y = promote(b, &type);
 
+	/*
+	 * The SDK evaluates spec values in Python, where / is true division, and
+	 * its packages are written for that (12000000 / 1000000000000 is 1.2e-5,
+	 * not 0): an integer quotient with a remainder is the double quotient.
+	 */
+	if (op->op == OP_DIV && type.num.type != PCM_NUM_FLOAT && !divides_exactly(&x, &y)) {
+		type = (struct value){ .num.type = PCM_NUM_FLOAT };
+		x = promote(&x, &type);
+		y = promote(&y, &type);
+	}
 	*a = type;
 	switch (type.num.type) {
 	case PCM_NUM_INT:

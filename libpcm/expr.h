@@ -4,12 +4,14 @@
  * `!eval "<expr>"` spec values, and the number/identifier rules that plain
  * spec values share with it.
  *
- * The evaluator follows C so that the text pcmc emits into a header means what
- * the loader computed: 64-bit signed and unsigned integers with C's usual
+ * The evaluator follows C: 64-bit signed and unsigned integers with C's usual
  * arithmetic conversions, doubles, casts, and a few <math.h> functions. What C
  * leaves undefined (signed overflow, division by zero, out-of-range shifts and
  * float-to-integer conversions) is an error here, except in operands C would
  * not evaluate (the unused arm of ?:, the right side of a decided && or ||).
+ * The one exception is the SDK's: `/` between integers is true division, an
+ * integer when exact and a double otherwise. Generated headers carry the
+ * values computed here, never the expression text.
  */
 #ifndef PCM_EXPR_H
 #define PCM_EXPR_H
@@ -31,7 +33,9 @@ struct pcm_expr_error {
 
 /*
  * Resolves an identifier that is not a function or a type name. @name is not
- * NUL-terminated. Returns 0 and fills @out, or -ENOENT for an unknown name.
+ * NUL-terminated. Returns 0 and fills @out, -ENOENT for an unknown name, or
+ * another negative errno, which stops the evaluation and is returned as is
+ * (the spec loader uses -EAGAIN for a constant it has not evaluated yet).
  */
 typedef int (*pcm_expr_lookup_fn)(void *ctx, const char *name, size_t len, struct pcm_num *out);
 
@@ -44,7 +48,8 @@ typedef int (*pcm_expr_lookup_fn)(void *ctx, const char *name, size_t len, struc
  * @out: the value, typed by C's rules (int, unsigned or double).
  * @err: on -EINVAL, the reason and its column.
  *
- * Return: 0, -EINVAL for a bad or undefined expression, -ENOMEM.
+ * Return: 0, -EINVAL for a bad or undefined expression, -ENOMEM, or what
+ * @lookup returned other than 0 and -ENOENT.
  */
 int pcm_expr_eval(const char *text, size_t len, pcm_expr_lookup_fn lookup, void *ctx,
 		  struct pcm_num *out, struct pcm_expr_error *err);

@@ -2,14 +2,17 @@
 /*
  * names.c - the spellings of pcm.h's enums as they appear in specs and in
  * generated code, both ways: enum value to name for messages and headers,
- * name to enum value for the spec loader, with a "did you mean" helper.
+ * name to enum value for the spec loader, with a "did you mean" helper; and
+ * which names a spec may not take.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "expr.h"
 #include "pcm/spec.h"
+#include "reserved.h"
 
 static const char *const signal_names[PCM_SIG_COUNT] = {
 	[PCM_SIG_ACK] = "PCM_SIG_ACK",
@@ -199,4 +202,87 @@ void pcm_name_list(enum pcm_name_kind kind, char *buf, size_t size)
 			return;
 		used += (size_t)n;
 	}
+}
+
+/* Reserved names ------------------------------------------------------------- */
+
+/* C's keywords through C23; the reserved table adds the library's names. */
+static const char *const c_keywords[] = {
+	"alignas",  "alignof",	"asm",	    "auto",	"bool",	     "break",
+	"case",	    "char",	"const",    "constexpr", "continue", "default",
+	"do",	    "double",	"else",	    "enum",	"extern",    "false",
+	"float",    "for",	"goto",	    "if",	"inline",    "int",
+	"long",	    "nullptr",	"register", "restrict", "return",    "short",
+	"signed",   "sizeof",	"static",   "static_assert", "struct", "switch",
+	"thread_local", "true", "typedef",  "typeof",	"typeof_unqual", "union",
+	"unsigned", "void",	"volatile", "while",
+};
+
+/*
+ * Names the handler API expands to, the generated header defines or pcmc
+ * passes with -D: not macros of pcm's headers, so not in the reserved table.
+ */
+static const char *const api_names[] = {
+	"CONTROL_OFFSET", "HANDLER_BUILD", "MASK_OFFSET", "SET_SIGNAL_MASK_OFFSET",
+	"SIGNAL_OFFSET",  "VAR_OFFSET",
+	"snapshot", /* what every accessor reads: ALGO_CTX_ARGS's parameter */
+};
+
+static bool in_list(const char *const *list, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(list[i], name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool has_prefix(const char *name, const char *prefix)
+{
+	return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+/* Rules on the name's shape, or NULL. */
+static const char *prefix_reason(const char *name)
+{
+	if (has_prefix(name, "FABRIC_"))
+		return "names starting with FABRIC_ belong to the fabric profile";
+	if (has_prefix(name, "PCM_") || has_prefix(name, "pcm_"))
+		return "names starting with PCM_ or pcm_ belong to pcm";
+	if (has_prefix(name, "BUILD_ALGO_"))
+		return "pcmc defines BUILD_ALGO_<ALGORITHM> for the package, as the SDK's build does";
+	if (name[0] == '_')
+		return "C reserves identifiers that start with '_' at file scope";
+	return NULL;
+}
+
+static int compare_reserved(const void *key, const void *entry)
+{
+	return strcmp(key, ((const struct pcm_reserved_name *)entry)->name);
+}
+
+bool pcm_name_is_reserved(const char *name, char *why, size_t size)
+{
+	const char *rule = prefix_reason(name);
+	const struct pcm_reserved_name *hit;
+
+	if (rule) {
+		snprintf(why, size, "%s", rule);
+		return true;
+	}
+	if (in_list(c_keywords, sizeof(c_keywords) / sizeof(c_keywords[0]), name)) {
+		snprintf(why, size, "it is a C keyword");
+		return true;
+	}
+	if (in_list(api_names, sizeof(api_names) / sizeof(api_names[0]), name)) {
+		snprintf(why, size, "it is a name of the handler API");
+		return true;
+	}
+	hit = bsearch(name, pcm_reserved_names, pcm_reserved_names_count,
+		      sizeof(pcm_reserved_names[0]), compare_reserved);
+	if (!hit)
+		return false;
+	snprintf(why, size, "%s %s", pcm_reserved_origins[hit->origin],
+		 hit->macro ? "defines it as a macro" : "declares or uses it");
+	return true;
 }

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <yaml.h>
@@ -34,7 +35,7 @@
 #define MAX_FILE_BYTES (1u << 20)
 #define KEY_MAX 96   /* "signals[63].reset_upon_trigger" and the like */
 #define SHOWN_MAX 48 /* longest piece of input quoted in a message */
-#define MAX_FIELDS 8
+#define MAX_FIELDS 10
 #define MAX_YAML_DEPTH 32     /* a spec needs 3 levels */
 #define MAX_YAML_NODES 100000 /* a spec at every limit has about 40000 */
 #define EVAL_TAG "!eval"
@@ -56,7 +57,12 @@ struct loader {
 	bool have_doc;
 	/* What names in values resolve to, in this order. */
 	const struct pcm_spec_constant *constants;
-	unsigned n_constants_visible;
+	unsigned n_constants;
+	/* While constants are resolved in dependency order (NULL after). */
+	bool *const_resolved;
+	int *const_waits_on;		/* the constant each one last waited for */
+	yaml_node_t **const_value_nodes;
+	int pending_constant;		/* set when resolve_name() returns -EAGAIN */
 	const struct pcm_fabric *fabric;
 	bool no_fabric_profile; /* a spec loaded without one: say so when FABRIC_* is unknown */
 	bool missed_fabric_name; /* an !eval asked for a FABRIC_* name without a profile */
@@ -458,31 +464,25 @@ static int required_field(struct loader *ld, const yaml_node_t *map, const struc
 	return 0;
 }
 
+/* An optional `description`: text for people, kept for tools, never parsed. */
+static int description_field(struct loader *ld, const struct fields *f, unsigned k,
+			     const char *where, char **out)
+{
+	char key[KEY_MAX];
+	const char *text;
+	int ret;
+
+	if (!f->value[k])
+		return 0;
+	field_key(key, where, f->keys[k]);
+	ret = scalar_text(ld, f->value[k], key, &text);
+	if (ret)
+		return ret;
+	*out = strdup(text);
+	return *out ? 0 : -ENOMEM;
+}
+
 /* Names ---------------------------------------------------------------------- */
-
-static const char *const c_keywords[] = {
-	"auto",	   "bool",     "break",	   "case",     "char",	   "const",   "continue",
-	"default", "do",       "double",   "else",     "enum",	   "extern",  "false",
-	"float",   "for",      "goto",	   "if",       "inline",   "int",     "long",
-	"NULL",	   "register", "restrict", "return",   "short",	   "signed",  "sizeof",
-	"static",  "struct",   "switch",   "true",     "typedef",  "union",   "unsigned",
-	"void",	   "volatile", "while",	   "alignas",  "alignof",  "asm",     "static_assert",
-	"typeof",  "int64_t",  "uint64_t", "size_t",
-};
-
-/* The handler API and what generated headers define; a spec name must not shadow them. */
-static const char *const api_names[] = {
-	"get_signal",	  "set_signal",	  "update_signal",	    "get_signal_trigger_mask",
-	"get_control",	  "set_control",  "get_var",		    "get_var_uint",
-	"get_var_int",	  "get_var_float", "set_var_uint",	    "set_var_int",
-	"set_var_float",  "get_arr_uint", "set_arr_uint",	    "snapshot",
-	"algorithm_main", "ALGO_CTX_ARGS", "ALGO_CTX_PASS",	    "MASK_OFFSET",
-	"SET_SIGNAL_MASK_OFFSET", "SIGNAL_OFFSET", "CONTROL_OFFSET", "VAR_OFFSET",
-	"HANDLER_BUILD",  "STATIC_ASSERT", "MIN",		    "MAX",
-	"sqrt",		  "pow",	  "log",		    "exp",
-	"fabs",		  "floor",	  "ceil",		    "round",
-	"fmin",		  "fmax",
-};
 
 static bool in_list(const char *const *list, size_t n, const char *name)
 {
@@ -496,22 +496,6 @@ static bool in_list(const char *const *list, size_t n, const char *name)
 static bool has_prefix(const char *name, const char *prefix)
 {
 	return strncmp(name, prefix, strlen(prefix)) == 0;
-}
-
-/* Why @name may not be used, or NULL when it may. */
-static const char *reserved_reason(const char *name)
-{
-	if (has_prefix(name, "FABRIC_"))
-		return "names starting with FABRIC_ belong to the fabric profile";
-	if (has_prefix(name, "PCM_") || has_prefix(name, "pcm_"))
-		return "names starting with PCM_ or pcm_ belong to pcm";
-	if (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z')))
-		return "names starting with __ or _ and a capital letter are reserved in C";
-	if (in_list(c_keywords, sizeof(c_keywords) / sizeof(c_keywords[0]), name))
-		return "it is a C keyword or type";
-	if (in_list(api_names, sizeof(api_names) / sizeof(api_names[0]), name))
-		return "it is a name of the handler API";
-	return NULL;
 }
 
 /* A C identifier of at most PCM_NAME_MAX - 1 characters, copied into @name. */
@@ -557,8 +541,7 @@ static int remember_name(struct loader *ld, const char *name, struct pcm_srcloc 
 static int spec_name_field(struct loader *ld, const yaml_node_t *item, const struct fields *f,
 			   unsigned k, const char *where, char name[PCM_NAME_MAX])
 {
-	char key[KEY_MAX];
-	const char *why;
+	char key[KEY_MAX], why[160];
 	yaml_node_t *node;
 	struct pcm_srcloc loc;
 	int ret = required_field(ld, item, f, k, where, &node);
@@ -570,8 +553,7 @@ static int spec_name_field(struct loader *ld, const yaml_node_t *item, const str
 	if (ret)
 		return ret;
 	loc = node_loc(node);
-	why = reserved_reason(name);
-	if (why)
+	if (pcm_name_is_reserved(name, why, sizeof(why)))
 		return diag_at(ld, loc, key, "'%s' is reserved: %s", name, why);
 	for (unsigned i = 0; i < ld->n_names; i++) {
 		if (strcmp(ld->names[i].name, name) == 0)
@@ -644,13 +626,17 @@ static int bool_field(struct loader *ld, const yaml_node_t *node, const char *ke
 
 static int resolve_name(struct loader *ld, const char *name, size_t len, struct pcm_num *out)
 {
-	for (unsigned i = 0; i < ld->n_constants_visible; i++) {
+	for (unsigned i = 0; i < ld->n_constants; i++) {
 		const struct pcm_spec_constant *c = &ld->constants[i];
 
-		if (strlen(c->name) == len && memcmp(c->name, name, len) == 0) {
-			*out = c->value.num;
-			return 0;
+		if (strlen(c->name) != len || memcmp(c->name, name, len) != 0)
+			continue;
+		if (ld->const_resolved && !ld->const_resolved[i]) {
+			ld->pending_constant = (int)i;
+			return -EAGAIN; /* evaluate it first, then come back */
 		}
+		*out = c->value.num;
+		return 0;
 	}
 	for (unsigned i = 0; ld->fabric && i < ld->fabric->n_entries; i++) {
 		const struct pcm_fabric_entry *e = &ld->fabric->entries[i];
@@ -928,9 +914,11 @@ static int parse_algorithm(struct loader *ld, const yaml_node_t *root, const str
 
 /* constants ------------------------------------------------------------------ */
 
-enum { CONST_NAME, CONST_TYPE, CONST_VALUE, CONST_N_FIELDS };
-static const char *const constant_keys[CONST_N_FIELDS] = { "name", "type", "value" };
+enum { CONST_NAME, CONST_TYPE, CONST_VALUE, CONST_DESCRIPTION, CONST_N_FIELDS };
+static const char *const constant_keys[CONST_N_FIELDS] = { "name", "type", "value",
+							   "description" };
 
+/* Everything but the value, which may name constants further down. */
 static int parse_constant(struct loader *ld, yaml_node_t *item, unsigned i,
 			  struct pcm_spec_constant *c)
 {
@@ -951,12 +939,118 @@ static int parse_constant(struct loader *ld, yaml_node_t *item, unsigned i,
 		ret = num_type_field(ld, node, key, &c->type);
 	}
 	if (ret == 0)
-		ret = required_field(ld, item, &f, CONST_VALUE, where, &node);
-	if (ret == 0) {
-		field_key(key, where, "value");
-		ret = value_field(ld, node, key, (int)c->type, &c->value);
-	}
+		ret = description_field(ld, &f, CONST_DESCRIPTION, where, &c->description);
+	if (ret == 0)
+		ret = required_field(ld, item, &f, CONST_VALUE, where, &ld->const_value_nodes[i]);
 	return ret;
+}
+
+static int eval_constant(struct loader *ld, struct pcm_spec_constant *c, unsigned i)
+{
+	char where[KEY_MAX], key[KEY_MAX];
+
+	item_key(where, "constants", i);
+	field_key(key, where, "value");
+	return value_field(ld, ld->const_value_nodes[i], key, (int)c->type, &c->value);
+}
+
+/*
+ * Constants that wait on each other: follow what each one waits for from the
+ * first of them until a constant repeats, and name the loop.
+ */
+static int report_cycle(struct loader *ld, const struct pcm_spec *spec)
+{
+	int seen_at[PCM_SPEC_MAX_CONSTANTS], path[PCM_SPEC_MAX_CONSTANTS];
+	char where[KEY_MAX], key[KEY_MAX], names[PCM_DIAG_MAX / 2] = "";
+	unsigned n = 0, first, lowest;
+	size_t used = 0;
+	int cur = 0;
+
+	for (unsigned i = 0; i < spec->n_constants; i++)
+		seen_at[i] = -1;
+	while (ld->const_resolved[cur])
+		cur++;
+	while (seen_at[cur] < 0) {
+		seen_at[cur] = (int)n;
+		path[n++] = cur;
+		cur = ld->const_waits_on[cur];
+	}
+	first = (unsigned)seen_at[cur];
+	lowest = (unsigned)path[first];
+	for (unsigned k = first; k <= n && used < sizeof(names); k++) {
+		int c = k < n ? path[k] : path[first];
+		int w = snprintf(names + used, sizeof(names) - used, "%s%s", k > first ? " -> " : "",
+				 spec->constants[c].name);
+
+		used += w > 0 ? (size_t)w : 0;
+		if (k < n && (unsigned)path[k] < lowest)
+			lowest = (unsigned)path[k];
+	}
+	item_key(where, "constants", lowest);
+	field_key(key, where, "value");
+	if (n - first == 1)
+		return diag_at(ld, node_loc(ld->const_value_nodes[lowest]), key,
+			       "constant '%s' refers to itself", spec->constants[lowest].name);
+	return diag_at(ld, node_loc(ld->const_value_nodes[lowest]), key,
+		       "constants refer to each other in a cycle: %s", names);
+}
+
+/*
+ * Evaluate the constants in dependency order, as the SDK does: a constant
+ * whose value names one not evaluated yet waits for it and is tried again
+ * once it is known. Each attempt either succeeds or finds a new constant to
+ * wait for, so the work is bounded by the references; what is left at the
+ * end waits in a cycle.
+ */
+static int resolve_constants(struct loader *ld, struct pcm_spec *spec)
+{
+	unsigned n = spec->n_constants, left = n;
+	bool progress = true;
+	int ret = 0;
+
+	while (left && progress && ret == 0) {
+		progress = false;
+		for (unsigned i = 0; i < n && ret == 0; i++) {
+			int w = ld->const_waits_on[i];
+
+			if (ld->const_resolved[i] || (w >= 0 && !ld->const_resolved[w]))
+				continue;
+			ret = eval_constant(ld, &spec->constants[i], i);
+			if (ret == -EAGAIN) {
+				ld->const_waits_on[i] = ld->pending_constant;
+				ret = 0;
+			} else if (ret == 0) {
+				ld->const_resolved[i] = true;
+				left--;
+				progress = true;
+			}
+		}
+	}
+	if (ret == 0 && left)
+		ret = report_cycle(ld, spec);
+	return ret;
+}
+
+static int alloc_constant_state(struct loader *ld, unsigned n)
+{
+	ld->const_resolved = calloc(n, sizeof(*ld->const_resolved));
+	ld->const_waits_on = malloc(n * sizeof(*ld->const_waits_on));
+	ld->const_value_nodes = calloc(n, sizeof(*ld->const_value_nodes));
+	if (!ld->const_resolved || !ld->const_waits_on || !ld->const_value_nodes)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		ld->const_waits_on[i] = -1;
+	return 0;
+}
+
+static void free_constant_state(struct loader *ld)
+{
+	free(ld->const_resolved);
+	free(ld->const_waits_on);
+	free(ld->const_value_nodes);
+	ld->const_resolved = NULL;
+	ld->const_waits_on = NULL;
+	ld->const_value_nodes = NULL;
 }
 
 static int parse_constants(struct loader *ld, const yaml_node_t *list, struct pcm_spec *spec)
@@ -965,22 +1059,25 @@ static int parse_constants(struct loader *ld, const yaml_node_t *list, struct pc
 	int ret = open_list(ld, list, "constants", PCM_SPEC_MAX_CONSTANTS,
 			    "the limit of " STR(PCM_SPEC_MAX_CONSTANTS), &n);
 
-	if (ret)
+	if (ret || n == 0)
 		return ret;
 	spec->constants = alloc_items(n, sizeof(*spec->constants), &ret);
 	if (ret)
 		return ret;
 	spec->n_constants = n;
 	ld->constants = spec->constants;
+	ld->n_constants = n;
+	ret = alloc_constant_state(ld, n);
 	for (unsigned i = 0; i < n && ret == 0; i++) {
 		yaml_node_t *item;
 
 		ret = list_item(ld, list, i, "constants", &item);
 		if (ret == 0)
 			ret = parse_constant(ld, item, i, &spec->constants[i]);
-		/* A constant is visible to the values after it, never to its own. */
-		ld->n_constants_visible = i + 1;
 	}
+	if (ret == 0)
+		ret = resolve_constants(ld, spec);
+	free_constant_state(ld);
 	return ret;
 }
 
@@ -995,12 +1092,14 @@ enum {
 	SIG_THRESHOLD,
 	SIG_RESET,
 	SIG_INITIAL,
+	SIG_DESCRIPTION,
 	SIG_N_FIELDS,
 };
 
 static const char *const signal_keys[SIG_N_FIELDS] = {
 	"name",		  "type",	       "accumulation",	     "trigger_type",
 	"trigger_op",	  "trigger_threshold", "reset_upon_trigger", "initial_value",
+	"description",
 };
 
 static int signal_enum(struct loader *ld, const yaml_node_t *item, const struct fields *f,
@@ -1044,8 +1143,12 @@ static int parse_trigger(struct loader *ld, const yaml_node_t *item, const struc
 		return ret;
 	if (f->value[SIG_THRESHOLD]) {
 		field_key(key, where, "trigger_threshold");
-		return value_field(ld, f->value[SIG_THRESHOLD], key, PCM_NUM_UINT,
-				   &sig->threshold);
+		ret = value_field(ld, f->value[SIG_THRESHOLD], key, PCM_NUM_UINT,
+				  &sig->threshold);
+		/* pcm.h: this threshold means "no trigger", whatever the trigger_type. */
+		if (ret == 0 && sig->threshold.num.u == PCM_SIG_NO_TRIGGER)
+			sig->trigger = PCM_SIG_TRIGGER_NONE;
+		return ret;
 	}
 	sig->threshold.c_expr = strdup("PCM_SIG_NO_TRIGGER");
 	if (!sig->threshold.c_expr)
@@ -1090,6 +1193,8 @@ static int parse_signal(struct loader *ld, yaml_node_t *item, unsigned i,
 	if (ret == 0)
 		ret = value_field_or_zero(ld, &f, SIG_INITIAL, where, PCM_NUM_UINT, sig->loc,
 					  &sig->initial);
+	if (ret == 0)
+		ret = description_field(ld, &f, SIG_DESCRIPTION, where, &sig->description);
 	return ret;
 }
 
@@ -1117,8 +1222,9 @@ static int parse_signals(struct loader *ld, const yaml_node_t *list, struct pcm_
 
 /* controls ------------------------------------------------------------------- */
 
-enum { CTRL_NAME, CTRL_TYPE, CTRL_INITIAL, CTRL_N_FIELDS };
-static const char *const control_keys[CTRL_N_FIELDS] = { "name", "type", "initial_value" };
+enum { CTRL_NAME, CTRL_TYPE, CTRL_INITIAL, CTRL_DESCRIPTION, CTRL_N_FIELDS };
+static const char *const control_keys[CTRL_N_FIELDS] = { "name", "type", "initial_value",
+							 "description" };
 
 static int parse_control(struct loader *ld, yaml_node_t *item, unsigned i,
 			 struct pcm_spec_control *ctrl)
@@ -1144,6 +1250,9 @@ static int parse_control(struct loader *ld, yaml_node_t *item, unsigned i,
 		return ret;
 	ctrl->type = (pcm_control_t)value;
 	ctrl->type_loc = node_loc(node);
+	ret = description_field(ld, &f, CTRL_DESCRIPTION, where, &ctrl->description);
+	if (ret)
+		return ret;
 	return value_field_or_zero(ld, &f, CTRL_INITIAL, where, PCM_NUM_UINT, ctrl->loc,
 				   &ctrl->initial);
 }
@@ -1172,9 +1281,9 @@ static int parse_controls(struct loader *ld, const yaml_node_t *list, struct pcm
 
 /* variables ------------------------------------------------------------------ */
 
-enum { VAR_NAME, VAR_TYPE, VAR_INITIAL, VAR_ARR_LEN, VAR_N_FIELDS };
+enum { VAR_NAME, VAR_TYPE, VAR_INITIAL, VAR_ARR_LEN, VAR_DESCRIPTION, VAR_N_FIELDS };
 static const char *const variable_keys[VAR_N_FIELDS] = { "name", "type", "initial_value",
-							 "arr_len" };
+							 "arr_len", "description" };
 
 static int parse_arr_len(struct loader *ld, const yaml_node_t *node, const char *where,
 			 uint32_t *arr_len)
@@ -1217,8 +1326,12 @@ static int parse_variable(struct loader *ld, yaml_node_t *item, unsigned i,
 		field_key(key, where, "type");
 		ret = num_type_field(ld, node, key, &var->type);
 	}
-	if (ret == 0 && f.value[VAR_ARR_LEN])
+	if (ret == 0 && f.value[VAR_ARR_LEN]) {
+		var->is_array = true;
 		ret = parse_arr_len(ld, f.value[VAR_ARR_LEN], where, &var->arr_len);
+	}
+	if (ret == 0)
+		ret = description_field(ld, &f, VAR_DESCRIPTION, where, &var->description);
 	if (ret)
 		return ret;
 	var->slot = ld->n_var_slots;
@@ -1318,16 +1431,23 @@ void pcm_spec_free(struct pcm_spec *spec)
 {
 	if (!spec)
 		return;
-	for (unsigned i = 0; spec->constants && i < spec->n_constants; i++)
+	for (unsigned i = 0; spec->constants && i < spec->n_constants; i++) {
 		free(spec->constants[i].value.c_expr);
+		free(spec->constants[i].description);
+	}
 	for (unsigned i = 0; spec->signals && i < spec->n_signals; i++) {
 		free(spec->signals[i].threshold.c_expr);
 		free(spec->signals[i].initial.c_expr);
+		free(spec->signals[i].description);
 	}
-	for (unsigned i = 0; spec->controls && i < spec->n_controls; i++)
+	for (unsigned i = 0; spec->controls && i < spec->n_controls; i++) {
 		free(spec->controls[i].initial.c_expr);
-	for (unsigned i = 0; spec->variables && i < spec->n_variables; i++)
+		free(spec->controls[i].description);
+	}
+	for (unsigned i = 0; spec->variables && i < spec->n_variables; i++) {
 		free(spec->variables[i].initial.c_expr);
+		free(spec->variables[i].description);
+	}
 	free(spec->constants);
 	free(spec->signals);
 	free(spec->controls);
@@ -1477,6 +1597,22 @@ int pcm_fabric_parse(const char *name, const char *buf, size_t len, struct pcm_f
 
 /* Files ---------------------------------------------------------------------- */
 
+/* The file's real size, not what was read of it: reading stops past the limit. */
+static int too_large(int fd, const char *path, size_t read_bytes, struct pcm_diag *diag)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uintmax_t)st.st_size >= read_bytes)
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "%s:1:1: the file is %jd bytes, over the limit of 1 MiB (%u bytes)", path,
+			 (intmax_t)st.st_size, MAX_FILE_BYTES);
+	else
+		snprintf(diag->msg, sizeof(diag->msg),
+			 "%s:1:1: the input is over the limit of 1 MiB (%u bytes)", path,
+			 MAX_FILE_BYTES);
+	return -EINVAL;
+}
+
 /* Reads at most MAX_FILE_BYTES + 1 bytes, enough to tell that a file is too large. */
 static int read_file(const char *path, char **text, size_t *len, struct pcm_diag *diag)
 {
@@ -1520,6 +1656,8 @@ static int read_file(const char *path, char **text, size_t *len, struct pcm_diag
 		if (n == 0 || used > MAX_FILE_BYTES)
 			break;
 	}
+	if (ret == 0 && used > MAX_FILE_BYTES)
+		ret = too_large(fd, path, used, diag);
 	close(fd);
 	if (ret == -ENOMEM)
 		snprintf(diag->msg, sizeof(diag->msg), "cannot read '%s': out of memory", path);

@@ -34,6 +34,7 @@
  * PULL_INTERVAL_PS (ps).
  */
 #include "eqds.h"
+#include "pcm_algo.h"
 #include "pcmh.h"
 
 int algorithm_main()

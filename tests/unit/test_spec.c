@@ -376,7 +376,7 @@ static void test_constants_convert_to_their_declared_type(void **state)
 	spec = parse_ok(HEAD "constants:\n"
 			     "  - {name: F, type: float, value: 3}\n"
 			     "  - {name: U, type: uint, value: !eval \"F * 2\"}\n"
-			     "  - {name: I, type: int, value: !eval \"-(pcm_int)U\"}\n"
+			     "  - {name: N, type: int, value: !eval \"-(pcm_int)U\"}\n"
 			     "  - {name: H, type: float, value: !eval \"F / 2\"}\n");
 	assert_int_equal(spec->constants[0].value.num.type, PCM_NUM_FLOAT);
 	assert_true(spec->constants[0].value.num.f == 3.0);
@@ -595,14 +595,50 @@ static void test_fabric_names_without_a_profile_say_so(void **state)
 		   "unknown name 'FABRIC_BDP' (no fabric profile was given)");
 }
 
-static void test_constants_see_only_earlier_constants(void **state)
+static void test_constants_resolve_in_dependency_order(void **state)
+{
+	struct pcm_spec *spec;
+
+	(void)state;
+	/* The SDK's nscc names constants defined further down. */
+	spec = parse_ok(HEAD "constants:\n"
+			     "  - {name: A, type: float, value: !eval \"0.5 * B * C\"}\n"
+			     "  - {name: B, type: uint, value: !eval \"C + D\"}\n"
+			     "  - {name: C, type: uint, value: D}\n"
+			     "  - {name: D, type: uint, value: !eval \"FABRIC_LINK_MSS / 1024\"}\n"
+			     "signals:\n  - {name: S, type: PCM_SIG_ACK, accumulation: "
+			     "PCM_SIG_ACCUM_SUM, trigger_threshold: B}\n");
+	assert_int_equal(spec->constants[3].value.num.u, 4);
+	assert_int_equal(spec->constants[2].value.num.u, 4);
+	assert_int_equal(spec->constants[1].value.num.u, 8);
+	assert_true(spec->constants[0].value.num.f == 16.0);
+	assert_int_equal(spec->signals[0].threshold.num.u, 8);
+	pcm_spec_free(spec);
+}
+
+static void test_constant_cycles_are_errors_that_name_the_constants(void **state)
 {
 	(void)state;
-	expect_error(HEAD "constants:\n  - {name: A, type: uint, value: B}\n"
-			  "  - {name: B, type: uint, value: 1}\n",
-		     "x.yaml:4:34: constants[0].value: ", "unknown name 'B'");
 	expect_error(HEAD "constants:\n  - {name: A, type: uint, value: !eval \"A + 1\"}\n",
-		     "x.yaml:4:34: constants[0].value: ", "unknown name 'A' at column 1");
+		     "x.yaml:4:34: constants[0].value: ", "constant 'A' refers to itself");
+	expect_error(HEAD "constants:\n"
+			  "  - {name: OK, type: uint, value: 1}\n"
+			  "  - {name: A, type: uint, value: !eval \"B + OK\"}\n"
+			  "  - {name: B, type: uint, value: !eval \"2 * C\"}\n"
+			  "  - {name: C, type: uint, value: A}\n",
+		     "x.yaml:5:34: constants[1].value: ",
+		     "constants refer to each other in a cycle: A -> B -> C -> A");
+	/* A constant that waits on a cycle is not part of it. */
+	expect_error(HEAD "constants:\n"
+			  "  - {name: W, type: uint, value: X}\n"
+			  "  - {name: X, type: uint, value: Y}\n"
+			  "  - {name: Y, type: uint, value: X}\n",
+		     "x.yaml:5:34: constants[1].value: ",
+		     "constants refer to each other in a cycle: X -> Y -> X");
+	/* Unknown names are still unknown, wherever they are. */
+	expect_error(HEAD "constants:\n  - {name: A, type: uint, value: !eval \"B * 2\"}\n"
+			  "  - {name: B, type: uint, value: !eval \"NOPE\"}\n",
+		     "x.yaml:5:34: constants[1].value: ", "unknown name 'NOPE' at column 1");
 }
 
 static void test_eval_errors_are_reported_with_the_key(void **state)
@@ -659,7 +695,13 @@ static void test_unknown_keys_are_named(void **state)
 	expect_error(HEAD "signals:\n  - name: A\n    kind: PCM_SIG_ACK\n",
 		     "x.yaml:5:5: signals[0].kind: ",
 		     "unknown key (expected name, type, accumulation, trigger_type, trigger_op, "
-		     "trigger_threshold, reset_upon_trigger, initial_value)");
+		     "trigger_threshold, reset_upon_trigger, initial_value, description)");
+	expect_error(HEAD "signals:\n  - name: A\n    type: PCM_SIG_ACK\n"
+			  "    accumulation: PCM_SIG_ACCUM_SUM\n    trigger_opp: \">\"\n",
+		     "x.yaml:7:5: signals[0].trigger_opp: ", "unknown key; did you mean trigger_op?");
+	expect_error(HEAD "constants:\n  - {name: A, type: uint, value: 1, descripton: x}\n",
+		     "x.yaml:4:37: constants[0].descripton: ",
+		     "unknown key; did you mean description?");
 	expect_error("algorithm:\n  name: x\n  version: 2\n", "x.yaml:3:3: algorithm.version: ",
 		     "unknown key");
 }
@@ -759,7 +801,8 @@ static void test_names_must_be_short_c_identifiers_and_not_reserved(void **state
 	expect_error(HEAD "variables:\n  - {name: int, type: uint}\n",
 		     "x.yaml:4:12: variables[0].name: ", "'int' is reserved: it is a C keyword");
 	expect_error(HEAD "variables:\n  - {name: get_signal, type: uint}\n",
-		     "x.yaml:4:12: variables[0].name: ", "handler API");
+		     "x.yaml:4:12: variables[0].name: ",
+		     "'get_signal' is reserved: <pcmh.h> defines it as a macro");
 	expect_error(HEAD "variables:\n  - {name: VAR_OFFSET, type: uint}\n",
 		     "x.yaml:4:12: variables[0].name: ", "handler API");
 	expect_error(HEAD "constants:\n  - {name: FABRIC_BDP, type: uint, value: 1}\n",
@@ -991,17 +1034,31 @@ static void test_expr_follows_c_precedence(void **state)
 	assert_int_result("1 < 2 == 2 > 1", 1);
 	assert_int_result("0 ? 1 : 2 ? 3 : 4", 3);
 	assert_int_result("1 || 0 && 0", 1);
-	assert_int_result("TEN % 4 + TEN / 4", 4);
-	assert_int_result("-7 / 2", -3);
+	assert_float_result("TEN % 4 + TEN / 4", 4.5);
+	assert_float_result("-7 / 2", -3.5);
+	assert_int_result("-8 / 2", -4);
 	assert_int_result("-7 % 2", -1);
 	assert_int_result("-8 >> 1", -4);
 	assert_int_result("0x10 + 010 + 10", 34);
 }
 
+/* The SDK evaluates specs in Python: / is true division; exact quotients stay integers. */
+static void test_expr_integer_division_is_the_sdks_true_division(void **state)
+{
+	(void)state;
+	assert_float_result("7 / 2", 3.5);
+	assert_int_result("8 / 2", 4);
+	assert_uint_result("(pcm_uint)TEN * 2 / 4", 5);
+	assert_float_result("12000000 / 1000000000000 * 12500000000", 150000.0);
+	assert_uint_result("(pcm_uint)(10000000 / 4096)", 2441);
+	assert_float_result("(TEN / 4) * 2", 5.0);
+	assert_expr_error("7 / 0", 3, "division by zero");
+	assert_expr_error("(7 / 2) << 1", 9, "operands of '<<' must be integers");
+}
+
 static void test_expr_promotes_like_c(void **state)
 {
 	(void)state;
-	assert_int_result("7 / 2", 3);
 	assert_float_result("7 / 2.0", 3.5);
 	assert_float_result("(pcm_float)7 / 2", 3.5);
 	assert_float_result("(double)TEN / 4", 2.5);
@@ -1223,7 +1280,8 @@ int main(void)
 		cmocka_unit_test(test_variable_slots_are_limited_in_total),
 		cmocka_unit_test(test_eval_unknown_name_reports_its_column),
 		cmocka_unit_test(test_fabric_names_without_a_profile_say_so),
-		cmocka_unit_test(test_constants_see_only_earlier_constants),
+		cmocka_unit_test(test_constants_resolve_in_dependency_order),
+		cmocka_unit_test(test_constant_cycles_are_errors_that_name_the_constants),
 		cmocka_unit_test(test_eval_errors_are_reported_with_the_key),
 		cmocka_unit_test(test_yaml_syntax_errors_report_the_position),
 		cmocka_unit_test(test_aliases_and_anchors_are_rejected),
@@ -1243,6 +1301,7 @@ int main(void)
 		cmocka_unit_test(test_fabric_entry_count_is_limited),
 		cmocka_unit_test(test_empty_fabric_profile_has_no_entries),
 		cmocka_unit_test(test_expr_follows_c_precedence),
+		cmocka_unit_test(test_expr_integer_division_is_the_sdks_true_division),
 		cmocka_unit_test(test_expr_promotes_like_c),
 		cmocka_unit_test(test_expr_unsuffixed_literals_are_32_bit_ints),
 		cmocka_unit_test(test_expr_math_functions),

@@ -3,11 +3,12 @@
  * spec.h - the handler package spec (YAML) and the fabric profile (YAML),
  * parsed with libyaml into plain structs.
  *
- * A spec names the package's signals, controls, variables and constants. Every
- * value in it is a number, a name (a FABRIC_* constant or an earlier constant),
- * or `!eval "<C expression>"`. The loader checks each value by evaluating it,
- * keeps its C text for the generated header (pcmc), and keeps its numeric
- * value for shells and checks. Nothing here does I/O besides reading the file.
+ * A spec names the package's signals, controls, variables and constants, in
+ * the public PCM SDK's format. Every value in it is a number, a name (a
+ * FABRIC_* constant or a constant of the spec, in any order), or
+ * `!eval "<expression>"`. The loader evaluates each value; pcmc emits the
+ * values, never the spec's text, into generated C. Nothing here does I/O
+ * besides reading the file.
  */
 #ifndef PCM_SPEC_H
 #define PCM_SPEC_H
@@ -53,9 +54,9 @@ struct pcm_num {
 	};
 };
 
-/* A value as written in the spec: its C expression text and its value. */
+/* A value as written in the spec: its text and its value. */
 struct pcm_value {
-	char *c_expr; /* C constant expression, emitted as is into headers */
+	char *c_expr; /* the text as written (for messages); never emitted into C */
 	struct pcm_num num;
 	struct pcm_srcloc loc;
 };
@@ -64,6 +65,7 @@ struct pcm_spec_constant {
 	char name[PCM_NAME_MAX];
 	enum pcm_num_type type; /* the spec's `type`: uint|int|float */
 	struct pcm_value value; /* converted to `type` */
+	char *description;      /* the SDK's `description`, or NULL */
 	struct pcm_srcloc loc;
 };
 
@@ -76,6 +78,7 @@ struct pcm_spec_signal {
 	struct pcm_value threshold;   /* meaningful when trigger != NONE */
 	bool reset_upon_trigger;      /* default true */
 	struct pcm_value initial;     /* default 0 */
+	char *description;            /* or NULL */
 	struct pcm_srcloc loc;        /* of the list item */
 	struct pcm_srcloc type_loc;   /* of the `type` value */
 };
@@ -84,6 +87,7 @@ struct pcm_spec_control {
 	char name[PCM_NAME_MAX];
 	pcm_control_t type;
 	struct pcm_value initial; /* default 0 */
+	char *description;        /* or NULL */
 	struct pcm_srcloc loc;
 	struct pcm_srcloc type_loc;
 };
@@ -93,7 +97,9 @@ struct pcm_spec_variable {
 	enum pcm_num_type type;
 	struct pcm_value initial; /* converted to `type`; default 0 */
 	uint32_t arr_len;         /* 1 for a scalar */
+	bool is_array;            /* `arr_len` was given: get_arr_uint/set_arr_uint only */
 	uint32_t slot;            /* first slot in the variable area */
+	char *description;        /* or NULL */
 	struct pcm_srcloc loc;
 };
 
@@ -153,9 +159,13 @@ void pcm_fabric_free(struct pcm_fabric *fabric);
  * @diag: filled on failure with file:line:col, the key, and what is wrong.
  *
  * Checks: required keys, known enum names, unique names across constants,
- * signals, controls and variables, valid C identifiers, numbers, !eval
- * expressions (syntax, unknown names, division by zero), at most 64 signals,
- * array lengths, and unknown keys.
+ * signals, controls and variables, valid C identifiers that collide with
+ * nothing a handler's translation unit already defines (see
+ * pcm_name_is_reserved()), numbers, !eval expressions (syntax, unknown
+ * names, division by zero, cycles between constants), at most 64 signals,
+ * array lengths, and unknown keys (with the closest valid key). Constants may
+ * refer to each other in any order; they are evaluated in dependency order.
+ * A trigger_threshold of PCM_SIG_NO_TRIGGER means no trigger.
  *
  * Return: 0, -ENOENT/-EIO when unreadable, -EINVAL on a bad spec, -ENOMEM.
  */
@@ -178,5 +188,22 @@ const char *pcm_control_name(pcm_control_t type); /* "PCM_CTRL_CWND" */
 const char *pcm_accum_name(pcm_signal_accum_t accum);
 const char *pcm_trigger_name(pcm_signal_trigger_t trigger);
 const char *pcm_trigger_op_text(pcm_trigger_op_t op); /* ">=" */
+
+/**
+ * pcm_name_is_reserved() - whether a spec may not use @name for a constant,
+ * signal, control or variable, and why.
+ * @name: a C identifier.
+ * @why: filled with the reason when reserved ("<errno.h> defines it as a macro").
+ * @size: size of @why.
+ *
+ * A spec name becomes a file-scope identifier (or, for a constant, a macro)
+ * in the handler's translation unit, beside the handler API, the C library
+ * headers a handler may include (the C11 headers and <xxhash.h>, as the C
+ * compiler that built pcm sees them) and C itself. Names that any of those
+ * already use are refused rather than failing, or worse compiling, later.
+ *
+ * Return: true when @name is reserved.
+ */
+bool pcm_name_is_reserved(const char *name, char *why, size_t size);
 
 #endif /* PCM_SPEC_H */
