@@ -12,11 +12,17 @@
  * Jain's fairness index. The emulation is deterministic, so the figures are
  * exact, not timings.
  *
- * pcmc is the one beside this program in the build tree
- * (<dir of /proc/self/exe>/../cli/pcmc), else $PCMC, else `pcmc` in $PATH.
- * The sources are found through the built-in package's spec_path (relative
- * to the build tree, where meson ran pcmc, or else to the working directory)
- * or in --policy-dir DIR as DIR/NAME.yaml and DIR/NAME.c.
+ * pcmc is the one beside this program (both installed in one bin/), else the
+ * one in the build tree (<dir of /proc/self/exe>/../cli/pcmc), else $PCMC,
+ * else `pcmc` in $PATH. The sources are found through the built-in package's
+ * spec_path (relative to the build tree, where meson ran pcmc, or else to the
+ * working directory), in the installed share/pcm/policies, or in
+ * --policy-dir DIR as DIR/NAME.yaml and DIR/NAME.c.
+ *
+ * --arith selects the pcm_fx format only; a package that computes on
+ * pcm_float with C operators runs the same double arithmetic in every build.
+ * pcmc says so when it builds one; this tool passes that on, marks the
+ * results "arith_effect":"none" and says the runs are not a fixed-point study.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -53,6 +59,7 @@ struct arith_opts {
 
 struct arith_result {
 	bool ok;                /* built, loaded and run */
+	bool no_effect;         /* pcmc: this --arith cannot change the package */
 	int run_rc;             /* uet_sim_run() */
 	struct uet_results r;
 	uint64_t *fct_ps;       /* per message, 0 if it did not complete */
@@ -95,12 +102,13 @@ static int search_path(const char *name, char *out, size_t len)
 
 static int find_pcmc(char *out, size_t len)
 {
+	static const char *const beside[] = { "%s/pcmc", "%s/../cli/pcmc" };
 	const char *env = getenv("PCMC");
 	char dir[PATH_MAX];
 
 	exe_dir(dir, sizeof(dir));
-	if (dir[0]) {
-		int n = snprintf(out, len, "%s/../cli/pcmc", dir);
+	for (size_t i = 0; dir[0] && i < sizeof(beside) / sizeof(beside[0]); i++) {
+		int n = snprintf(out, len, beside[i], dir);
 
 		if (n > 0 && (size_t)n < len && access(out, X_OK) == 0)
 			return 0;
@@ -156,13 +164,19 @@ static int find_sources(const struct arith_opts *o, char *spec, char *handler, s
 	 * binary's built-ins came from; then from the working directory.
 	 */
 	exe_dir(dir, sizeof(dir));
-	for (int attempt = 0; attempt < 2; attempt++) {
+	for (int attempt = 0; attempt < 3; attempt++) {
 		int n;
 
 		if (attempt == 0 && dir[0] && pkg->spec_path[0] != '/')
 			n = snprintf(spec, len, "%s/../%s", dir, pkg->spec_path);
 		else if (attempt == 1 || pkg->spec_path[0] == '/')
 			n = snprintf(spec, len, "%s", pkg->spec_path);
+		else if (attempt == 2 && PCM_DATADIR_FROM_BINDIR[0] == '/')
+			n = snprintf(spec, len, "%s/pcm/policies/%s.yaml", PCM_DATADIR_FROM_BINDIR,
+				     o->policy);
+		else if (attempt == 2 && dir[0])
+			n = snprintf(spec, len, "%s/%s/pcm/policies/%s.yaml", dir,
+				     PCM_DATADIR_FROM_BINDIR, o->policy);
 		else
 			continue;
 		if (n > 0 && (size_t)n < len && handler_of(spec, handler, len) == 0 &&
@@ -171,35 +185,67 @@ static int find_sources(const struct arith_opts *o, char *spec, char *handler, s
 	}
 	fprintf(stderr,
 		"pcm-bench: validate-arith: cannot find the sources of '%s' (its spec_path is "
-		"'%s', tried from the build tree and from the working directory); give them "
-		"with --policy-dir DIR\n",
+		"'%s', tried from the build tree, the working directory and share/pcm/policies); "
+		"give them with --policy-dir DIR\n",
 		o->policy, pkg->spec_path);
 	return -ENOENT;
 }
 
-/* Run `pcmc build` with its stdout sent to our stderr, so ours carries results only. */
+/* What pcmc says when --arith cannot change a package (pcmc.c, note_arith()). */
+#define PCMC_NO_EFFECT "has no effect on"
+
+/*
+ * Run `pcmc build` with its stdout and stderr sent to our stderr, so ours
+ * carries results only; *no_effect tells whether pcmc warned that --arith has
+ * no effect on the package.
+ */
 static int pcmc_build(const char *pcmc, const char *spec, const char *handler, const char *arith,
-		      const char *out)
+		      const char *out, bool *no_effect)
 {
 	char *argv[] = { (char *)pcmc,	  "build",	   (char *)spec, (char *)handler,
 			 "--arith",	  (char *)arith, "--target",   "uet",
 			 "-o",		  (char *)out,	 NULL };
 	posix_spawn_file_actions_t fa;
-	int rc, status;
+	char text[65536];
+	size_t used = 0;
+	int rc, status, fds[2];
+	ssize_t n;
 	pid_t pid;
 
+	*no_effect = false;
+	if (pipe(fds) < 0)
+		return -errno;
 	rc = posix_spawn_file_actions_init(&fa);
-	if (rc)
-		return -rc;
-	rc = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+	if (!rc)
+		rc = posix_spawn_file_actions_addclose(&fa, fds[0]);
 	if (!rc)
 		rc = posix_spawn(&pid, pcmc, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
 	if (rc) {
+		close(fds[0]);
 		fprintf(stderr, "pcm-bench: validate-arith: cannot run %s: %s\n", pcmc,
 			strerror(rc));
 		return -rc;
 	}
+	/* Read to the end before waiting: a long compiler error must not block pcmc. */
+	while ((n = read(fds[0], text + used, sizeof(text) - 1 - used)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		fwrite(text + used, 1, (size_t)n, stderr);
+		used += (size_t)n;
+		text[used] = '\0';
+		*no_effect = *no_effect || strstr(text, PCMC_NO_EFFECT);
+		if (used == sizeof(text) - 1)
+			used = 0; /* a full buffer was searched; keep passing the rest on */
+	}
+	close(fds[0]);
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -284,10 +330,11 @@ static void print_result(const struct arith_opts *o, const struct uet_scenario *
 	if (!o->json) {
 		printf("%-14s %-7s %-16s seed %-4llu %u/%u flows  max FCT %10.3f us  x%.4f of "
 		       "double  retransmits %6llu  Jain %.4f  timeouts %llu  FCTs differing %u "
-		       "(by up to %.3f us)\n",
+		       "(by up to %.3f us)%s\n",
 		       o->policy, arith, scn->name, (unsigned long long)seed, r->completed, r->flows,
 		       r->fct_max_us, ratio, (unsigned long long)r->retransmits, r->jain,
-		       (unsigned long long)r->timeouts, differ, (double)max_diff / 1e6);
+		       (unsigned long long)r->timeouts, differ, (double)max_diff / 1e6,
+		       res->no_effect ? "  [--arith has no effect: all double]" : "");
 		return;
 	}
 	printf("{\"bench\":\"validate-arith\",\"policy\":\"%s\",\"arith\":\"%s\","
@@ -295,12 +342,13 @@ static void print_result(const struct arith_opts *o, const struct uet_scenario *
 	       "\"max_fct_us\":%.3f,\"max_fct_ratio_vs_double\":%.6f,\"retransmits\":%llu,"
 	       "\"retransmits_double\":%llu,\"jain\":%.4f,\"timeouts\":%llu,\"trims\":%llu,"
 	       "\"handler_calls\":%llu,\"handler_errors\":%llu,\"fcts_differing\":%u,"
-	       "\"max_fct_diff_us\":%.3f}\n",
+	       "\"max_fct_diff_us\":%.3f,\"arith_effect\":\"%s\"}\n",
 	       o->policy, arith, scn->name, (unsigned long long)seed, r->flows, r->completed,
 	       r->fct_max_us, ratio, (unsigned long long)r->retransmits,
 	       (unsigned long long)base->r.retransmits, r->jain, (unsigned long long)r->timeouts,
 	       (unsigned long long)r->trims, (unsigned long long)r->handler_calls,
-	       (unsigned long long)r->handler_errors, differ, (double)max_diff / 1e6);
+	       (unsigned long long)r->handler_errors, differ, (double)max_diff / 1e6,
+	       res == base ? "reference" : res->no_effect ? "none" : "pcm_fx");
 	fflush(stdout);
 }
 
@@ -360,8 +408,8 @@ int bench_validate_arith(int argc, char **argv)
 	if (parse_arith_opts(argc, argv, &o) < 0)
 		return 2;
 	if (find_pcmc(pcmc, sizeof(pcmc)) < 0) {
-		fprintf(stderr, "pcm-bench: validate-arith: no pcmc beside pcm-bench (../cli/pcmc), "
-				"in $PCMC or on $PATH\n");
+		fprintf(stderr, "pcm-bench: validate-arith: no pcmc beside pcm-bench, in the build "
+				"tree (../cli/pcmc), in $PCMC or on $PATH\n");
 		return 1;
 	}
 	if (find_sources(&o, spec, handler, sizeof(spec)) < 0)
@@ -387,7 +435,7 @@ int bench_validate_arith(int argc, char **argv)
 	}
 	for (int a = 0; a < N_ARITH; a++) {
 		snprintf(so[a], sizeof(so[a]), "%s/%s-%s.so", scratch, o.policy, ariths[a]);
-		rc = pcmc_build(pcmc, spec, handler, ariths[a], so[a]);
+		rc = pcmc_build(pcmc, spec, handler, ariths[a], so[a], &res[a].no_effect);
 		if (rc == 0)
 			rc = run_scenario(scn, so[a], seed, &res[a]);
 		if (rc < 0) {
@@ -402,6 +450,15 @@ int bench_validate_arith(int argc, char **argv)
 				o.policy, ariths[a], res[a].r.flows - res[a].r.completed, res[a].r.flows,
 				res[a].run_rc == -ETIMEDOUT ? "stopped at the scenario's stop time"
 							    : "stalled");
+	}
+	for (int a = 1; a < N_ARITH; a++) {
+		if (!res[a].no_effect)
+			continue;
+		fprintf(stderr,
+			"pcm-bench: validate-arith: --arith has no effect on '%s': it computes on "
+			"pcm_float (double) with C operators, not with pcm_fx, so its %s run is the "
+			"double run again, not a fixed-point study\n",
+			o.policy, ariths[a]);
 	}
 	for (int a = 0; a < N_ARITH; a++) {
 		unlink(so[a]);

@@ -213,16 +213,23 @@ static void pkg_config_includedir(char *out, size_t len)
 	out[strcspn(out, "\n")] = '\0';
 }
 
+/* @dir made canonical into @out, for the compiler's messages. */
+static int found_dir(const char *dir, char *out, size_t len)
+{
+	char real[PATH_MAX];
+	const char *shown = realpath(dir, real) ? real : dir;
+
+	return snprintf(out, len, "%s", shown) < (int)len ? 0 : -ENAMETOOLONG;
+}
+
 int pcmc_include_dir(char *out, size_t len)
 {
 	const char *env = getenv("PCM_INCLUDE_DIR");
 	char dir[PATH_MAX], candidate[PATH_MAX + 64], pc[PATH_MAX];
 
 	if (env && *env) {
-		if (has_pcm_headers(env)) {
-			snprintf(out, len, "%s", env);
-			return 0;
-		}
+		if (has_pcm_headers(env))
+			return found_dir(env, out, len);
 		fprintf(stderr, "pcmc: $PCM_INCLUDE_DIR (%s) has no pcmh.h\n", env);
 		return -ENOENT;
 	}
@@ -233,15 +240,15 @@ int pcmc_include_dir(char *out, size_t len)
 	else
 		snprintf(candidate, sizeof(candidate), "%s/%s/pcm", dir, PCM_INCLUDEDIR_FROM_BINDIR);
 	if (dir[0] && has_pcm_headers(candidate))
-		return snprintf(out, len, "%s", candidate) < (int)len ? 0 : -ENAMETOOLONG;
+		return found_dir(candidate, out, len);
 	/* Uninstalled: the build tree's copies (libpcm/uninstalled/meson.build). */
 	snprintf(candidate, sizeof(candidate), "%s/../libpcm/uninstalled", dir);
 	if (dir[0] && has_pcm_headers(candidate))
-		return snprintf(out, len, "%s", candidate) < (int)len ? 0 : -ENAMETOOLONG;
+		return found_dir(candidate, out, len);
 	pkg_config_includedir(pc, sizeof(pc));
 	snprintf(candidate, sizeof(candidate), "%s/pcm", pc);
 	if (pc[0] && has_pcm_headers(candidate))
-		return snprintf(out, len, "%s", candidate) < (int)len ? 0 : -ENAMETOOLONG;
+		return found_dir(candidate, out, len);
 	fprintf(stderr,
 		"pcmc: cannot find pcm's headers (pcmh.h): not in $PCM_INCLUDE_DIR, beside this "
 		"program (%s/%s/pcm, or %s/../libpcm/uninstalled in a build tree), nor through "

@@ -5,28 +5,29 @@
  * spec must therefore not take (see reserved_gen.c): the C11 library but
  * <complex.h> and <tgmath.h>, whose `I` would take a common name for little.
  */
+/* The basic headers first, so that a name is charged to the one that defines it. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <limits.h>
+#include <float.h>
+#include <errno.h>
+#include <string.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <math.h>
 #include <assert.h>
 #include <ctype.h>
-#include <errno.h>
 #include <fenv.h>
-#include <float.h>
 #include <inttypes.h>
 #include <iso646.h>
-#include <limits.h>
 #include <locale.h>
-#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdalign.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <stdnoreturn.h>
-#include <string.h>
 #include <time.h>
 #include <uchar.h>
 #include <wchar.h>

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Must never be used: pcm's own pcm.h wins over a file of that name in the package. */
+#error "the package directory's pcm.h was included instead of pcm's"
