@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test_install.sh SOURCE_ROOT SANITIZE - pcm installed to a temporary prefix
+# works on its own: it builds a copy of the source tree, installs it, deletes
+# the copy and its build, and then, from the prefix alone, checks what was
+# installed, builds against libpcm with pkg-config, builds an out-of-tree
+# package with the installed pcmc and runs it in the installed pcm-sim, and
+# runs the installed pcm-bench validate-arith (which needs the installed
+# pcmc and policy sources).
+#
+# Reproduce by hand: tests/integration/test_install.sh "$PWD" none
+set -euo pipefail
+
+src_root=$1
+sanitize=${2:-none}
+
+if [ "$sanitize" != none ]; then
+	echo "skip: the install test builds its own copy; it runs in the build without sanitizers"
+	exit 77
+fi
+for tool in meson ninja cc pkg-config objcopy; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "skip: $tool is not installed"
+		exit 77
+	fi
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/pcm-install-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+copy=$work/src
+prefix=$work/prefix
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+echo "== building a copy of $src_root and installing it to $prefix"
+mkdir -p "$copy"
+tar -C "$src_root" --exclude='./build*' --exclude=./.git --exclude='./out' -cf - . |
+	tar -C "$copy" -xf -
+meson setup "$work/build" "$copy" --prefix "$prefix" -Dtests=disabled >"$work/setup.log" ||
+	{ cat "$work/setup.log"; fail "meson setup"; }
+ninja -C "$work/build" >"$work/build.log" || { tail -50 "$work/build.log"; fail "ninja"; }
+meson install -C "$work/build" >"$work/install.log" || { cat "$work/install.log"; fail "install"; }
+man_built=no
+[ -e "$work/build/docs/pcmc.1" ] && man_built=yes
+
+echo "== removing the copy and its build: only the prefix is left"
+rm -rf "$copy" "$work/build"
+
+echo "== what was installed"
+for f in bin/pcmc bin/pcm-sim bin/pcm-bench include/pcm/pcmh.h include/pcm/pcm.h \
+	include/pcm/package.h include/pcm/pcm_fx.h include/pcm/pcm_algo.h include/pcm/spec.h \
+	include/pcm/shell.h share/pcm/policies/swift.yaml share/pcm/policies/swift.c \
+	share/pcm/fabric/default.yaml share/pcm/scenarios/incast-8.yaml \
+	share/doc/pcm/sdk-compat.md; do
+	[ -e "$prefix/$f" ] || fail "$f is not installed"
+done
+libpcm_so=$(find "$prefix" -name 'libpcm.so.0*' -type f | head -n1)
+libpcm_a=$(find "$prefix" -name libpcm.a | head -n1)
+pc=$(find "$prefix" -name pcm.pc | head -n1)
+[ -n "$libpcm_so" ] || fail "no shared libpcm"
+[ -n "$libpcm_a" ] || fail "no static libpcm"
+[ -n "$pc" ] || fail "no pcm.pc"
+if command -v pandoc >/dev/null; then
+	[ "$man_built" = yes ] || fail "pandoc is installed but no man pages were built"
+	for m in man1/pcmc.1 man1/pcm-sim.1 man1/pcm-bench.1 man7/pcm-handler.7; do
+		[ -e "$prefix/share/man/$m" ] || fail "man page $m is not installed"
+	done
+fi
+# Debug information may name the build's paths; nothing the programs load may.
+while IFS= read -r -d '' f; do
+	target=$f
+	magic=$(head -c 7 "$f" | od -An -c | tr -d ' ')
+	if [ "${magic:0:6}" = 177ELF ] || [ "$magic" = "!<arch>" ]; then
+		objcopy --strip-debug "$f" "$work/stripped" || fail "objcopy $f"
+		target=$work/stripped
+	fi
+	if grep -q --binary-files=text -e "$copy" -e "$work/build" "$target"; then
+		fail "$f names the deleted source or build tree"
+	fi
+done < <(find "$prefix" -type f -print0)
+
+echo "== a program built against the installed libpcm through pkg-config"
+export PKG_CONFIG_PATH
+PKG_CONFIG_PATH=$(dirname "$pc")
+cat >"$work/use_libpcm.c" <<'PROG'
+#include <stdio.h>
+#include <pcm/spec.h>
+
+int main(int argc, char **argv)
+{
+	struct pcm_fabric *fabric;
+	struct pcm_spec *spec;
+	struct pcm_diag diag;
+
+	if (argc != 3 || pcm_fabric_load(argv[1], &fabric, &diag) ||
+	    pcm_spec_load(argv[2], fabric, &spec, &diag)) {
+		fprintf(stderr, "%s\n", diag.msg);
+		return 1;
+	}
+	printf("%s: %u signals\n", spec->name, spec->n_signals);
+	pcm_spec_free(spec);
+	pcm_fabric_free(fabric);
+	return 0;
+}
+PROG
+# shellcheck disable=SC2046
+cc -o "$work/use_libpcm" "$work/use_libpcm.c" $(pkg-config --cflags --libs pcm) ||
+	fail "cannot build against pcm.pc"
+LD_LIBRARY_PATH=$(dirname "$libpcm_so") "$work/use_libpcm" \
+	"$prefix/share/pcm/fabric/default.yaml" "$prefix/share/pcm/policies/swift.yaml" |
+	grep -q "^swift: " || fail "the program linked with the shared libpcm did not run"
+[ "$(pkg-config --variable=pcmc pcm)" = "$prefix/bin/pcmc" ] || fail "pcm.pc names no pcmc"
+
+echo "== an out-of-tree package built by the installed pcmc, run by the installed pcm-sim"
+pkg=$work/package
+mkdir -p "$pkg"
+cp -r "$src_root/tests/data/sdk_tcp/." "$pkg/"
+# A clean environment: no PCM_INCLUDE_DIR, no pkg-config path; pcmc finds its
+# headers relative to itself.
+env -i PATH=/usr/bin:/bin HOME="$work" "$prefix/bin/pcmc" build "$pkg/reno_like.yaml" \
+	"$pkg/reno_like.c" "$pkg/tcp_shared.c" -I "$pkg/include" --target uet \
+	-o "$pkg/reno_like.so" || fail "the installed pcmc cannot build the package"
+env -i PATH=/usr/bin:/bin "$prefix/bin/pcm-sim" "$prefix/share/pcm/scenarios/incast-8.yaml" \
+	--policy "$pkg/reno_like.so" >"$work/sim.out" || { cat "$work/sim.out"; fail "pcm-sim"; }
+grep -q "8 of 8 flows completed" "$work/sim.out" || { cat "$work/sim.out"; fail "flows left"; }
+grep -q "(errors 0)" "$work/sim.out" || { cat "$work/sim.out"; fail "handler errors"; }
+tail -n 4 "$work/sim.out"
+
+echo "== the installed pcm-bench validate-arith finds the installed pcmc and sources"
+env -i PATH=/usr/bin:/bin "$prefix/bin/pcm-bench" validate-arith --policy swift --json \
+	>"$work/arith.out" 2>"$work/arith.err" || { cat "$work/arith.err"; fail "validate-arith"; }
+[ "$(grep -c '"completed":8' "$work/arith.out")" = 4 ] || { cat "$work/arith.out"; fail "arith runs"; }
+
+echo "install test passed"
