@@ -8,14 +8,19 @@
  * as a bare expression. Besides the sanitizers, the oracles are the loader's contract:
  * a failure returns -EINVAL or -ENOMEM, leaves the out pointer alone and
  * starts its message with the buffer's name; a success yields a spec whose
- * limits, enum values, slot layout and value types all hold.
+ * limits, enum values, slot layout and value types all hold, whose names are
+ * not reserved, and whose generated header and unit keep every string
+ * literal and comment on its line, closed, and free of trigraphs: spec text
+ * never becomes code.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../libpcm/expr.h"
+#include "pcm/codegen.h"
 #include "pcm/spec.h"
 
 #define NAME "fuzz.yaml"
@@ -69,6 +74,14 @@ static void check_name(const char *name)
 	require(pcm_is_identifier(name, len));
 }
 
+static void check_spec_name(const char *name)
+{
+	char why[160];
+
+	check_name(name);
+	require(!pcm_name_is_reserved(name, why, sizeof(why)));
+}
+
 static void check_value(const struct pcm_value *value, enum pcm_num_type type)
 {
 	require(value->c_expr != NULL);
@@ -78,7 +91,7 @@ static void check_value(const struct pcm_value *value, enum pcm_num_type type)
 
 static void check_signal(const struct pcm_spec_signal *s)
 {
-	check_name(s->name);
+	check_spec_name(s->name);
 	require(pcm_signal_name(s->type) != NULL);
 	require(pcm_accum_name(s->accum) != NULL);
 	require(pcm_trigger_name(s->trigger) != NULL);
@@ -96,26 +109,95 @@ static void check_spec(const struct pcm_spec *spec)
 	require(spec->n_signals <= PCM_SPEC_MAX_SIGNALS);
 	require(spec->n_controls <= PCM_SPEC_MAX_CONTROLS);
 	for (unsigned i = 0; i < spec->n_constants; i++) {
-		check_name(spec->constants[i].name);
+		check_spec_name(spec->constants[i].name);
 		check_value(&spec->constants[i].value, spec->constants[i].type);
 	}
 	for (unsigned i = 0; i < spec->n_signals; i++)
 		check_signal(&spec->signals[i]);
 	for (unsigned i = 0; i < spec->n_controls; i++) {
-		check_name(spec->controls[i].name);
+		check_spec_name(spec->controls[i].name);
 		require(pcm_control_name(spec->controls[i].type) != NULL);
 		check_value(&spec->controls[i].initial, PCM_NUM_UINT);
 	}
 	for (unsigned i = 0; i < spec->n_variables; i++) {
 		const struct pcm_spec_variable *v = &spec->variables[i];
 
-		check_name(v->name);
+		check_spec_name(v->name);
 		check_value(&v->initial, v->type);
 		require(v->arr_len >= 1 && v->arr_len <= PCM_SPEC_MAX_ARR_LEN);
 		require(v->slot == slots);
 		slots += v->arr_len;
 	}
 	require(slots == spec->n_var_slots && slots <= PCM_SPEC_MAX_VAR_SLOTS);
+}
+
+/*
+ * A lexer over generated C just good enough for the oracle: string and
+ * character literals and comments open and close on one line, and no "??"
+ * (a trigraph's start) appears inside a literal.
+ */
+static void check_generated_c(const char *text, size_t len)
+{
+	enum { CODE, STRING, CHAR, COMMENT } state = CODE;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i], next = i + 1 < len ? text[i + 1] : '\0';
+
+		require(c != '\0');
+		switch (state) {
+		case CODE:
+			if (c == '"')
+				state = STRING;
+			else if (c == '\'')
+				state = CHAR;
+			else if (c == '/' && next == '*') {
+				state = COMMENT;
+				i++;
+			}
+			break;
+		case STRING:
+		case CHAR:
+			require(c != '\n' && !(c == '?' && next == '?'));
+			if (c == '\\')
+				i++;
+			else if ((state == STRING && c == '"') || (state == CHAR && c == '\''))
+				state = CODE;
+			break;
+		case COMMENT:
+			require(c != '\n');
+			if (c == '*' && next == '/') {
+				state = CODE;
+				i++;
+			}
+			break;
+		}
+	}
+	require(state == CODE);
+}
+
+static void fuzz_codegen(const struct pcm_spec *spec, const struct pcm_fabric *fabric)
+{
+	struct pcm_codegen_opts opts = {
+		.symbol = "pcm_pkg_fuzz",
+		.export_entry = true,
+		.handler_path = "handler.c",
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	for (int unit = 0; unit < 2; unit++) {
+		f = open_memstream(&text, &len);
+		require(f != NULL);
+		ret = unit ? pcm_codegen_unit(spec, &opts, f) : pcm_codegen_header(spec, fabric,
+										   &opts, f);
+		require(fclose(f) == 0);
+		require(ret == 0);
+		check_generated_c(text, len);
+		free(text);
+		text = NULL;
+	}
 }
 
 static void fuzz_spec(const char *buf, size_t len, const struct pcm_fabric *fabric)
@@ -129,6 +211,7 @@ static void fuzz_spec(const char *buf, size_t len, const struct pcm_fabric *fabr
 		return;
 	}
 	check_spec(spec);
+	fuzz_codegen(spec, fabric);
 	pcm_spec_free(spec);
 }
 

@@ -368,6 +368,90 @@ static void test_reset_upon_trigger_accepts_strings_and_yaml_booleans(void **sta
 	pcm_spec_free(spec);
 }
 
+/* The SDK's files carry a description on every item and quote their names. */
+static void test_descriptions_and_quoted_values_as_the_sdk_writes_them(void **state)
+{
+	struct pcm_spec *spec;
+
+	(void)state;
+	spec = parse_ok("algorithm:\n  name: x\n  description: \"the package\"\n"
+			"constants:\n  - name: MSS\n    type: uint\n    value: \"FABRIC_LINK_MSS\"\n"
+			"    description: \"Maximum segment size\"\n"
+			"signals:\n  - name: ACK\n    type: PCM_SIG_ACK\n"
+			"    accumulation: PCM_SIG_ACCUM_SUM\n    trigger_threshold: '1'\n"
+			"    description: ACKs\n"
+			"controls:\n  - name: CWND\n    type: PCM_CTRL_CWND\n"
+			"    initial_value: \"FABRIC_LINK_MSS\"\n    description: window\n"
+			"variables:\n  - name: V\n    type: float\n    initial_value: \"0.5\"\n"
+			"    description: \"a \\\"quoted\\\" ?\?/ description\"\n");
+	assert_string_equal(spec->description, "the package");
+	assert_int_equal(spec->constants[0].value.num.u, 4096);
+	assert_string_equal(spec->constants[0].description, "Maximum segment size");
+	assert_int_equal(spec->signals[0].threshold.num.u, 1);
+	assert_string_equal(spec->signals[0].description, "ACKs");
+	assert_int_equal(spec->controls[0].initial.num.u, 4096);
+	assert_string_equal(spec->controls[0].description, "window");
+	assert_true(spec->variables[0].initial.num.f == 0.5);
+	assert_string_equal(spec->variables[0].description, "a \"quoted\" ?\?/ description");
+	pcm_spec_free(spec);
+	expect_error(HEAD "signals:\n  - name: A\n    type: PCM_SIG_ACK\n"
+			  "    accumulation: PCM_SIG_ACCUM_SUM\n    description: [not, text]\n",
+		     "x.yaml:7:18: signals[0].description: ", "expected a scalar, found a list");
+}
+
+/* pcm.h: a threshold of PCM_SIG_NO_TRIGGER means no trigger, whatever the type. */
+static void test_no_trigger_threshold_arms_no_trigger(void **state)
+{
+	struct pcm_spec *spec;
+
+	(void)state;
+	spec = parse_ok(HEAD "signals:\n"
+			     "  - {name: A, type: PCM_SIG_ACK, accumulation: PCM_SIG_ACCUM_SUM,\n"
+			     "     trigger_threshold: PCM_SIG_NO_TRIGGER}\n"
+			     "  - {name: B, type: PCM_SIG_ECN, accumulation: PCM_SIG_ACCUM_SUM,\n"
+			     "     trigger_type: PCM_SIG_TRIGGER_DELTA, trigger_threshold: "
+			     "PCM_SIG_NO_TRIGGER}\n"
+			     "  - {name: C, type: PCM_SIG_NACK, accumulation: PCM_SIG_ACCUM_SUM,\n"
+			     "     trigger_threshold: !eval \"PCM_SIG_NO_TRIGGER - 1\"}\n");
+	assert_int_equal(spec->signals[0].trigger, PCM_SIG_TRIGGER_NONE);
+	assert_int_equal(spec->signals[1].trigger, PCM_SIG_TRIGGER_NONE);
+	assert_int_equal(spec->signals[2].trigger, PCM_SIG_TRIGGER_RAW);
+	pcm_spec_free(spec);
+}
+
+/* Names the handler's C already has, from the compiler's view of the headers. */
+static void test_names_the_c_library_or_compiler_define_are_reserved(void **state)
+{
+	static const struct {
+		const char *name, *why;
+	} cases[] = {
+		{ "EIO", "<errno.h> defines it as a macro" },
+		{ "uint32_t", "<stdint.h> declares or uses it" },
+		{ "memset", "<string.h> declares or uses it" },
+		{ "stdout", "<stdio.h> defines it as a macro" },
+		{ "XXH64", "<xxhash.h> declares or uses it" },
+		{ "unix", "the C compiler defines it as a macro" },
+		{ "MAX", "<pcm_algo.h> defines it as a macro" },
+		{ "_lower", "C reserves identifiers that start with '_' at file scope" },
+		{ "BUILD_ALGO_X", "pcmc defines BUILD_ALGO_<ALGORITHM>" },
+		{ "HANDLER_BUILD", "handler API" },
+	};
+	char yaml[256], why[160];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(yaml, sizeof(yaml), HEAD "variables:\n  - {name: %s, type: uint}\n",
+			 cases[i].name);
+		expect_error(yaml, "x.yaml:4:12: variables[0].name: ", cases[i].why);
+		assert_true(pcm_name_is_reserved(cases[i].name, why, sizeof(why)));
+	}
+	/* The SDK's own names, and names the generated code used to take. */
+	for (const char *const *n = (const char *const[]){ "MSS", "K", "C", "H", "ECN", "ACK",
+							    "rec", "x", "valid", NULL };
+	     *n; n++)
+		assert_false(pcm_name_is_reserved(*n, why, sizeof(why)));
+}
+
 static void test_constants_convert_to_their_declared_type(void **state)
 {
 	struct pcm_spec *spec;
@@ -866,7 +950,28 @@ static void test_inputs_over_one_mib_are_rejected(void **state)
 	close(fd);
 	assert_int_equal(pcm_spec_load(path, fabric, &spec, &diag), -EINVAL);
 	assert_ptr_equal(spec, SENTINEL);
-	check_diag(diag.msg, path, "over the limit of 1 MiB");
+	check_diag(diag.msg, path, "the file is 1048577 bytes, over the limit of 1 MiB");
+	unlink(path);
+	free(yaml);
+}
+
+/* The size named is the file's, not what was read of it (reading stops past 1 MiB). */
+static void test_input_size_error_names_the_file_size(void **state)
+{
+	size_t len = 2097174; /* past the 2 MiB the reader's buffer doubles to */
+	char *yaml = malloc(len), path[] = "/tmp/test_spec_big_XXXXXX";
+	struct pcm_spec *spec = SENTINEL;
+	struct pcm_diag diag;
+	int fd;
+
+	(void)state;
+	memset(yaml, '#', len);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_true(write(fd, yaml, len) == (ssize_t)len);
+	close(fd);
+	assert_int_equal(pcm_spec_load(path, fabric, &spec, &diag), -EINVAL);
+	check_diag(diag.msg, path, ":1:1: the file is 2097174 bytes, over the limit of 1 MiB");
 	unlink(path);
 	free(yaml);
 }
@@ -1266,6 +1371,9 @@ int main(void)
 		cmocka_unit_test(test_absent_and_empty_lists_are_accepted),
 		cmocka_unit_test(test_uint64_max_values_parse_exactly),
 		cmocka_unit_test(test_reset_upon_trigger_accepts_strings_and_yaml_booleans),
+		cmocka_unit_test(test_descriptions_and_quoted_values_as_the_sdk_writes_them),
+		cmocka_unit_test(test_no_trigger_threshold_arms_no_trigger),
+		cmocka_unit_test(test_names_the_c_library_or_compiler_define_are_reserved),
 		cmocka_unit_test(test_constants_convert_to_their_declared_type),
 		cmocka_unit_test(test_exactly_64_signals_are_accepted),
 		cmocka_unit_test(test_65_signals_exceed_the_trigger_mask),
@@ -1295,6 +1403,7 @@ int main(void)
 		cmocka_unit_test(test_list_limits_are_checked_before_allocation),
 		cmocka_unit_test(test_missing_file_returns_enoent_with_its_name),
 		cmocka_unit_test(test_inputs_over_one_mib_are_rejected),
+		cmocka_unit_test(test_input_size_error_names_the_file_size),
 		cmocka_unit_test(test_default_fabric_has_the_sdk_values),
 		cmocka_unit_test(test_fabric_eval_uses_earlier_entries),
 		cmocka_unit_test(test_fabric_errors_name_the_entry),
