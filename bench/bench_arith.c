@@ -37,6 +37,7 @@
 
 #include "bench.h"
 #include "builtin.h"
+#include "progdir.h"
 #include "uet.h"
 
 extern char **environ;
@@ -66,19 +67,6 @@ struct arith_result {
 	uint32_t n_msgs;
 };
 
-/* The directory of this program, or "" if /proc/self/exe cannot be read. */
-static void exe_dir(char *out, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	out[0] = '\0';
-	if (n <= 0)
-		return;
-	exe[n] = '\0';
-	snprintf(out, len, "%s", dirname(exe));
-}
-
 /* @name on $PATH (or @name itself if it has a '/'), executable. Return: 0, -ENOENT. */
 static int search_path(const char *name, char *out, size_t len)
 {
@@ -106,7 +94,7 @@ static int find_pcmc(char *out, size_t len)
 	const char *env = getenv("PCMC");
 	char dir[PATH_MAX];
 
-	exe_dir(dir, sizeof(dir));
+	pcm_prog_dir(dir, sizeof(dir));
 	for (size_t i = 0; dir[0] && i < sizeof(beside) / sizeof(beside[0]); i++) {
 		int n = snprintf(out, len, beside[i], dir);
 
@@ -163,7 +151,7 @@ static int find_sources(const struct arith_opts *o, char *spec, char *handler, s
 	 * directory: look there first, so that the sources are the ones this
 	 * binary's built-ins came from; then from the working directory.
 	 */
-	exe_dir(dir, sizeof(dir));
+	pcm_prog_dir(dir, sizeof(dir));
 	for (int attempt = 0; attempt < 3; attempt++) {
 		int n;
 

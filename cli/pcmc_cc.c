@@ -34,6 +34,7 @@
 
 #include "codegen.h"
 #include "pcmc_cc.h"
+#include "progdir.h"
 
 extern char **environ;
 
@@ -169,18 +170,6 @@ static bool has_pcm_headers(const char *dir)
 	       access(probe, R_OK) == 0;
 }
 
-static void exe_dir(char *out, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	out[0] = '\0';
-	if (n <= 0)
-		return;
-	exe[n] = '\0';
-	snprintf(out, len, "%s", dirname(exe));
-}
-
 /* `pkg-config --variable=includedir pcm`, or "" when that fails. */
 static void pkg_config_includedir(char *out, size_t len)
 {
@@ -233,7 +222,7 @@ int pcmc_include_dir(char *out, size_t len)
 		fprintf(stderr, "pcmc: $PCM_INCLUDE_DIR (%s) has no pcmh.h\n", env);
 		return -ENOENT;
 	}
-	exe_dir(dir, sizeof(dir));
+	pcm_prog_dir(dir, sizeof(dir));
 	/* Installed: PCM_INCLUDEDIR_FROM_BINDIR is relative to bindir, or absolute. */
 	if (PCM_INCLUDEDIR_FROM_BINDIR[0] == '/')
 		snprintf(candidate, sizeof(candidate), "%s/pcm", PCM_INCLUDEDIR_FROM_BINDIR);

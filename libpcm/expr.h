@@ -128,4 +128,10 @@ const char *pcm_closest_spelling(const char *const *spellings, unsigned n, const
 /* Writes the table's spellings as "A, B, C" into @buf (truncated to @size). */
 void pcm_name_list(enum pcm_name_kind kind, char *buf, size_t size);
 
+/* Whether @name is one of the @n strings of @list. */
+bool pcm_in_list(const char *const *list, size_t n, const char *name);
+
+/* Whether @name starts with @prefix. */
+bool pcm_has_prefix(const char *name, const char *prefix);
+
 #endif /* PCM_EXPR_H */

@@ -228,7 +228,7 @@ static const char *const api_names[] = {
 	"snapshot", /* what every accessor reads: ALGO_CTX_ARGS's parameter */
 };
 
-static bool in_list(const char *const *list, size_t n, const char *name)
+bool pcm_in_list(const char *const *list, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(list[i], name) == 0)
@@ -237,7 +237,7 @@ static bool in_list(const char *const *list, size_t n, const char *name)
 	return false;
 }
 
-static bool has_prefix(const char *name, const char *prefix)
+bool pcm_has_prefix(const char *name, const char *prefix)
 {
 	return strncmp(name, prefix, strlen(prefix)) == 0;
 }
@@ -245,11 +245,11 @@ static bool has_prefix(const char *name, const char *prefix)
 /* Rules on the name's shape, or NULL. */
 static const char *prefix_reason(const char *name)
 {
-	if (has_prefix(name, "FABRIC_"))
+	if (pcm_has_prefix(name, "FABRIC_"))
 		return "names starting with FABRIC_ belong to the fabric profile";
-	if (has_prefix(name, "PCM_") || has_prefix(name, "pcm_"))
+	if (pcm_has_prefix(name, "PCM_") || pcm_has_prefix(name, "pcm_"))
 		return "names starting with PCM_ or pcm_ belong to pcm";
-	if (has_prefix(name, "BUILD_ALGO_"))
+	if (pcm_has_prefix(name, "BUILD_ALGO_"))
 		return "pcmc defines BUILD_ALGO_<ALGORITHM> for the package, as the SDK's build does";
 	if (name[0] == '_')
 		return "C reserves identifiers that start with '_' at file scope";
@@ -270,11 +270,11 @@ bool pcm_name_is_reserved(const char *name, char *why, size_t size)
 		snprintf(why, size, "%s", rule);
 		return true;
 	}
-	if (in_list(c_keywords, sizeof(c_keywords) / sizeof(c_keywords[0]), name)) {
+	if (pcm_in_list(c_keywords, sizeof(c_keywords) / sizeof(c_keywords[0]), name)) {
 		snprintf(why, size, "it is a C keyword");
 		return true;
 	}
-	if (in_list(api_names, sizeof(api_names) / sizeof(api_names[0]), name)) {
+	if (pcm_in_list(api_names, sizeof(api_names) / sizeof(api_names[0]), name)) {
 		snprintf(why, size, "it is a name of the handler API");
 		return true;
 	}

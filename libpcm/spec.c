@@ -484,20 +484,6 @@ static int description_field(struct loader *ld, const struct fields *f, unsigned
 
 /* Names ---------------------------------------------------------------------- */
 
-static bool in_list(const char *const *list, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(list[i], name) == 0)
-			return true;
-	}
-	return false;
-}
-
-static bool has_prefix(const char *name, const char *prefix)
-{
-	return strncmp(name, prefix, strlen(prefix)) == 0;
-}
-
 /* A C identifier of at most PCM_NAME_MAX - 1 characters, copied into @name. */
 static int identifier_field(struct loader *ld, const yaml_node_t *node, const char *key,
 			    char name[PCM_NAME_MAX])
@@ -614,8 +600,8 @@ static int bool_field(struct loader *ld, const yaml_node_t *node, const char *ke
 
 	if (ret)
 		return ret;
-	if (in_list(trues, 3, text) || in_list(falses, 3, text)) {
-		*value = in_list(trues, 3, text);
+	if (pcm_in_list(trues, 3, text) || pcm_in_list(falses, 3, text)) {
+		*value = pcm_in_list(trues, 3, text);
 		return 0;
 	}
 	return diag_at(ld, node_loc(node), key, "expected \"true\" or \"false\", found '%s'",
@@ -661,7 +647,7 @@ static int expr_lookup(void *ctx, const char *name, size_t len, struct pcm_num *
 
 static const char *unknown_name_hint(const struct loader *ld, const char *name)
 {
-	if (ld->no_fabric_profile && has_prefix(name, "FABRIC_"))
+	if (ld->no_fabric_profile && pcm_has_prefix(name, "FABRIC_"))
 		return " (no fabric profile was given)";
 	return "";
 }
@@ -1500,7 +1486,7 @@ static int fabric_name(struct loader *ld, const yaml_node_t *key_node,
 	if (ret)
 		return ret;
 	shown(buf, sizeof(buf), text, strlen(text));
-	if (!has_prefix(text, "FABRIC_") || !pcm_is_identifier(text, strlen(text)))
+	if (!pcm_has_prefix(text, "FABRIC_") || !pcm_is_identifier(text, strlen(text)))
 		return diag_at(ld, loc, buf, "fabric profile names are C identifiers starting "
 					     "with FABRIC_");
 	if (strlen(text) >= PCM_NAME_MAX)

@@ -20,26 +20,12 @@
 #include "builtin.h"
 #include "codegen.h"
 #include "package.h"
+#include "scratch_dir.h"
 #include "shell.h"
 
 #define PCMC PCM_BUILD_ROOT "/cli/pcmc"
 #define FABRIC PCM_SOURCE_ROOT "/policies/fabric/default.yaml"
 
-static char scratch[256];
-
-static int make_scratch(void **state)
-{
-	snprintf(scratch, sizeof(scratch), "/tmp/pcm-test-codegen.XXXXXX");
-	return mkdtemp(scratch) ? 0 : -1;
-}
-
-static int remove_scratch(void **state)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-	return system(cmd) == 0 ? 0 : -1;
-}
 
 static const char small_spec[] = "algorithm:\n"
 				 "  name: small\n"

@@ -24,6 +24,7 @@
 #include <xxhash.h>
 
 #include "package.h"
+#include "scratch_dir.h"
 #include "shell.h"
 
 #define PCMC PCM_BUILD_ROOT "/cli/pcmc"
@@ -32,22 +33,7 @@
 #define CMD_MAX 4096
 #define OUT_MAX 65536
 
-static char scratch[256];
 static char out[OUT_MAX];
-
-static int make_scratch(void **state)
-{
-	snprintf(scratch, sizeof(scratch), "/tmp/pcm-test-pcmc.XXXXXX");
-	return mkdtemp(scratch) ? 0 : -1;
-}
-
-static int remove_scratch(void **state)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-	return system(cmd) == 0 ? 0 : -1;
-}
 
 /* Run a shell command; return its exit status, with stdout and stderr in out[]. */
 static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -88,6 +74,20 @@ static const char *build_ok(const char *name, const char *env, const char *args)
 	if (run("%s %s build %s -o %s", env, PCMC, args, so) != 0)
 		fail_msg("pcmc build %s failed:\n%s", args, out);
 	return so;
+}
+
+/* Build DATA/@dir/@name.yaml and .c (plus @extra) and load it in a one-flow shell. */
+struct loaded;
+static void load(const char *so, struct loaded *l);
+
+static void load_package(const char *dir, const char *name, const char *extra,
+			 struct loaded *l)
+{
+	char args[1024];
+
+	snprintf(args, sizeof(args), "%s/%s/%s.yaml %s/%s/%s.c %s", DATA, dir, name, DATA, dir,
+		 name, extra);
+	load(build_ok(name, "", args), l);
 }
 
 /* A loaded package in a one-flow shell. */
@@ -232,12 +232,9 @@ static void test_build_algo_define_selects_the_header_of_the_package_built(void 
 /* The SDK's cubic: `pcm_float K = get_var_float(K);` means the variable K. */
 static void test_float_variable_named_like_a_local_means_the_variable(void **state)
 {
-	char args[1024];
 	struct loaded l;
 
-	snprintf(args, sizeof(args), "%s/sdk_float_index/float_index.yaml "
-		 "%s/sdk_float_index/float_index.c", DATA, DATA);
-	load(build_ok("float_index", "", args), &l);
+	load_package("sdk_float_index", "float_index", "", &l);
 	assert_int_equal(feed(&l, PCM_SIG_ACK, 1, 1), 1);
 	assert_true(var_float(&l, "K") == 4.0); /* 2 * 1.5 + 1 */
 	assert_int_equal(control(&l, PCM_CTRL_CWND), 4000);
@@ -319,12 +316,9 @@ static void test_bad_cc_and_include_dir_are_named(void **state)
 /* Files named pcm.h, pcmh.h, package.h, pcm_fx.h and shadow_abi.h beside the handler are #errors. */
 static void test_pcm_abi_headers_win_over_same_named_package_files(void **state)
 {
-	char args[1024];
 	struct loaded l;
 
-	snprintf(args, sizeof(args), "%s/shadow_abi/shadow_abi.yaml %s/shadow_abi/shadow_abi.c",
-		 DATA, DATA);
-	load(build_ok("shadow_abi", "", args), &l);
+	load_package("shadow_abi", "shadow_abi", "", &l);
 	assert_int_equal(feed(&l, PCM_SIG_ACK, 3, 1), 1);
 	assert_int_equal(control(&l, PCM_CTRL_CWND), 4099);
 	unload(&l);
@@ -410,12 +404,9 @@ static void test_colliding_names_are_refused_by_pcmc_check(void **state)
 /* rec, x, fired, valid, written, now_ps, <algo>__CONTROL_COUNT: harmless now. */
 static void test_names_of_generated_code_cannot_collide(void **state)
 {
-	char args[1024];
 	struct loaded l;
 
-	snprintf(args, sizeof(args), "%s/collide/generated_names.yaml "
-		 "%s/collide/generated_names.c --target uet", DATA, DATA);
-	load(build_ok("generated_names", "", args), &l);
+	load_package("collide", "generated_names", "--target uet", &l);
 	assert_int_equal(feed2(&l, PCM_SIG_ACK, 2, PCM_SIG_RTT, 777, 5), 1);
 	assert_int_equal(var(&l, "valid"), 2);
 	assert_int_equal(var(&l, "written"), 777);

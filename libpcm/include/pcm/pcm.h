@@ -28,20 +28,9 @@ typedef double pcm_float;
 #define STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-#define PCM_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define PCM_MAX(a, b) ((a) > (b) ? (a) : (b))
-/*
- * MIN and MAX too, except in a handler package's build (HANDLER_BUILD, which
- * pcmc and the SDK's build define): the SDK's packages define their own, and
- * pcm_algo.h gives them to pcm's.
- */
+/* MIN and MAX, except in a handler package's build (see pcm_minmax.h). */
 #ifndef HANDLER_BUILD
-#ifndef MIN
-#define MIN(a, b) PCM_MIN(a, b)
-#endif
-#ifndef MAX
-#define MAX(a, b) PCM_MAX(a, b)
-#endif
+#include "pcm_minmax.h"
 #endif
 
 /* Return codes of algorithm_main(). */

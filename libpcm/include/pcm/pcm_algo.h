@@ -21,14 +21,8 @@
 
 #include "pcm.h"
 #include "pcm_fx.h"
+#include "pcm_minmax.h"
 
-/* pcm.h leaves MIN and MAX out of package builds, for the SDK's packages. */
-#ifndef MIN
-#define MIN(a, b) PCM_MIN(a, b)
-#endif
-#ifndef MAX
-#define MAX(a, b) PCM_MAX(a, b)
-#endif
 
 #define PCM_ALGO_PS_PER_NS 1000u
 #define PCM_ALGO_PS_PER_US 1000000u

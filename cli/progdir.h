@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * progdir.h - the directory of the running program, from which pcm's
+ * programs find what is installed beside them (pcmc its headers, pcm-bench
+ * pcmc and the policy sources), so that nothing needs a path compiled in.
+ */
+#ifndef PCM_CLI_PROGDIR_H
+#define PCM_CLI_PROGDIR_H
+
+#include <stddef.h>
+
+/**
+ * pcm_prog_dir() - the directory of /proc/self/exe.
+ * @out: set to the directory, or "" when it cannot be read.
+ * @len: size of @out.
+ */
+void pcm_prog_dir(char *out, size_t len);
+
+#endif /* PCM_CLI_PROGDIR_H */
