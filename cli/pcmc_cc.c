@@ -541,7 +541,8 @@ static int link_package(const struct pcmc_package *pkg, const struct pcmc_packag
 			cmd_addf(&c, "-L%s", pkg->lib_dirs->items[i]);
 		/* A missing library fails here, not when the package is loaded. A
 		 * sanitizer's runtime comes with the program, so it is let through. */
-		if (!env_mentions("CFLAGS", "-fsanitize") && !env_mentions("LDFLAGS", "-fsanitize"))
+		if (!env_mentions("CC", "-fsanitize") && !env_mentions("CFLAGS", "-fsanitize") &&
+		    !env_mentions("LDFLAGS", "-fsanitize"))
 			cmd_add(&c, "-Wl,--no-undefined");
 		cmd_add(&c, "-Wl,--as-needed");
 		for (int i = 0; i < pkg->libs->n; i++)

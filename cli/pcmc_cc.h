@@ -80,7 +80,8 @@ int pcmc_copy_sources(const struct pcmc_package *pkg);
  * -Wall" works) with $CFLAGS; the link adds $LDFLAGS. Defines HANDLER_BUILD
  * and BUILD_ALGO_<NAME> as the SDK's build does. Include order: generated
  * files, pcm's headers, the package's directories, then -I. Links libm, and
- * libxxhash when the package includes <xxhash.h>; refuses undefined symbols.
+ * libxxhash when the package includes <xxhash.h>; refuses undefined symbols
+ * (unless $CC, $CFLAGS or $LDFLAGS ask for a sanitizer).
  *
  * Return: 0, -EIO when the compiler failed, -errno.
  */

@@ -73,7 +73,7 @@ struct pcm_spec_signal {
 	char name[PCM_NAME_MAX];
 	pcm_signal_t type;
 	pcm_signal_accum_t accum;
-	pcm_signal_trigger_t trigger; /* PCM_SIG_TRIGGER_NONE without a threshold */
+	pcm_signal_trigger_t trigger; /* NONE without a threshold or with PCM_SIG_NO_TRIGGER */
 	pcm_trigger_op_t op;          /* default PCM_TRIG_OP_GE */
 	struct pcm_value threshold;   /* meaningful when trigger != NONE */
 	bool reset_upon_trigger;      /* default true */
