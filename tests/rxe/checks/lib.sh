@@ -40,11 +40,25 @@ log_dir() {
 	echo "$dir"
 }
 
+# is_listening PORT: a TCP socket (IPv4 or IPv6) listens on PORT. Read from
+# /proc/net with builtins: under TCG, ss alone takes a good part of a second.
+is_listening() {
+	local want f _sl local_addr _rem state _rest
+	printf -v want '%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		[ -r $f ] || continue
+		while read -r _sl local_addr _rem state _rest; do
+			[[ $state == 0A && ${local_addr##*:} == "$want" ]] && return 0
+		done <$f
+	done
+	return 1
+}
+
 # wait_listening PORT PID: until a TCP socket listens on PORT. Fails when
 # PID (the server that should open it) exits first, or after 20 s.
 wait_listening() {
 	local tries=0
-	until [ -n "$(ss -Hltn "sport = :$1")" ]; do
+	until is_listening "$1"; do
 		kill -0 "$2" 2>/dev/null || return 1
 		tries=$((tries + 1))
 		[ $tries -lt $LISTEN_WAIT_TENTHS ] || return 1
