@@ -5,6 +5,9 @@
 # rxe0) and PCM_RXE_IP1 (eth1, rxe1).
 
 LISTEN_WAIT_TENTHS=200
+# A pair that hangs (a lost UC message, say) fails with its logs, well
+# before vm-run's own timeout would kill the VM without them.
+PAIR_TIMEOUT_S=120
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -67,9 +70,9 @@ wait_listening() {
 }
 
 # run_pair LOGS PORT SERVER_CMD... -- CLIENT_CMD...: start the server, wait
-# until it listens on PORT, run the client, and wait for both. Their output
-# goes to LOGS.server and LOGS.client, and is printed when either fails.
-# Return: 0 when both exit 0.
+# until it listens on PORT, run the client, and wait for both, each for at
+# most PAIR_TIMEOUT_S. Their output goes to LOGS.server and LOGS.client, and
+# is printed when either fails. Return: 0 when both exit 0.
 run_pair() {
 	local logs=$1 port=$2 server=() spid rc=0 src=0
 	shift 2
@@ -79,10 +82,10 @@ run_pair() {
 	done
 	[ $# -gt 1 ] || fail "run_pair: no client command after --"
 	shift
-	"${server[@]}" >"$logs.server" 2>&1 &
+	timeout $PAIR_TIMEOUT_S "${server[@]}" >"$logs.server" 2>&1 &
 	spid=$!
 	if wait_listening "$port" "$spid"; then
-		"$@" >"$logs.client" 2>&1 || rc=$?
+		timeout $PAIR_TIMEOUT_S "$@" >"$logs.client" 2>&1 || rc=$?
 	else
 		echo "run_pair: ${server[0]} never listened on port $port" >"$logs.client"
 		rc=1
