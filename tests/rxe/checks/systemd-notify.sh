@@ -37,7 +37,7 @@ Description=pcm rxe harness: tiny Type=notify service ($2)
 [Service]
 Type=notify
 ExecStart=/bin/bash $here/notify-service.sh $2 $3
-TimeoutStartSec=30
+TimeoutStartSec=120
 UNIT
 }
 write_unit $ready_unit ready $marker
