@@ -574,3 +574,25 @@ bool uet_nodes_linked(struct uet_sim *s, uint32_t a, uint32_t b)
 {
 	return port_between(s, a, b) != NULL;
 }
+
+int uet_fabric_audit(struct uet_sim *s, struct pcm_diag *diag)
+{
+	for (uint32_t i = 0; i < s->n_ports; i++) {
+		const struct uet_port *p = &s->ports[i];
+
+		for (unsigned tc = 0; tc < UET_NTC; tc++) {
+			if (p->qhead[tc] || p->qbytes[tc]) {
+				uet_diag_set(diag, "port %u (node %u to %u): class %u holds %llu bytes",
+					     i, p->owner, p->peer, tc,
+					     (unsigned long long)p->qbytes[tc]);
+				return -EFAULT;
+			}
+		}
+		if (p->free_pending) {
+			uet_diag_set(diag, "port %u (node %u to %u): a pending serializer event", i,
+				     p->owner, p->peer);
+			return -EFAULT;
+		}
+	}
+	return 0;
+}

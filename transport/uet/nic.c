@@ -264,6 +264,11 @@ static void group_release_if_dead(struct uet_sim *s, struct uet_group *g)
 
 	if (g->n_tx || g->n_rx)
 		return;
+	if (g->inflight || g->backlog_bytes || g->backlog_pkts) {
+		s->leaked_groups++;
+		s->leaked_inflight += g->inflight;
+		s->leaked_backlog += g->backlog_bytes;
+	}
 	rq_remove(nic, g);
 	if (g->pace_ev)
 		uet_des_cancel(&s->des, g->pace_ev);
@@ -1491,4 +1496,46 @@ void uet_nic_free_all(struct uet_sim *s)
 		free(nic->rel.end_ps);
 		free(nic->rel.bytes);
 	}
+}
+
+int uet_nic_audit(struct uet_sim *s, struct pcm_diag *diag)
+{
+	if (s->leaked_groups) {
+		uet_diag_set(diag,
+			     "%u groups were freed holding %llu bytes in flight and %llu bytes of "
+			     "backlog",
+			     s->leaked_groups, (unsigned long long)s->leaked_inflight,
+			     (unsigned long long)s->leaked_backlog);
+		return -EFAULT;
+	}
+	for (uint32_t i = 0; s->pdcs && i < s->n_msgs; i++) {
+		if (s->pdcs[i]) {
+			uet_diag_set(diag, "PDC %u (host %u to %u) is still open", i,
+				     s->pdcs[i]->nic, s->pdcs[i]->peer);
+			return -EFAULT;
+		}
+	}
+	for (uint32_t h = 0; h < s->n_hosts; h++) {
+		struct uet_nic *nic = &s->nics[h];
+		const char *what = NULL;
+
+		egress_drain(nic, now_ps(s));
+		if (nic->egress_used)
+			what = "egress pool bytes reserved";
+		else if (nic->prefetch_used)
+			what = "prefetch buffer bytes held";
+		else if (nic->n_groups)
+			what = "PDC groups alive";
+		else if (nic->rq_head)
+			what = "groups in the ready queue";
+		else if (nic->pass_ev || nic->credit_tick_ev)
+			what = "events pending";
+		if (what) {
+			uet_diag_set(diag, "host %u: %s (egress %llu B, prefetch %llu B, %u groups)",
+				     h, what, (unsigned long long)nic->egress_used,
+				     (unsigned long long)nic->prefetch_used, nic->n_groups);
+			return -EFAULT;
+		}
+	}
+	return 0;
 }

@@ -57,6 +57,7 @@ struct uet_pkt *uet_pkt_alloc(struct uet_sim *s)
 		p = s->pkt_free;
 	}
 	s->pkt_free = UET_PKT_NEXT(p);
+	s->pkts_live++;
 	return p;
 }
 
@@ -559,4 +560,44 @@ uint32_t uet_sim_n_hosts(const struct uet_sim *s)
 uint64_t uet_sim_now(const struct uet_sim *s)
 {
 	return s->des.now_ps;
+}
+
+/* After the last completion nothing is left but packets on the wire and their timers. */
+#define AUDIT_DRAIN_PS 1000000000000ull
+
+int uet_sim_audit(struct uet_sim *s, struct pcm_diag *diag)
+{
+	uint64_t limit = s->des.now_ps + AUDIT_DRAIN_PS;
+	struct uet_ev *ev;
+	int rc;
+
+	diag->msg[0] = '\0';
+	if (s->n_done < s->n_msgs || s->raw_live) {
+		uet_diag_set(diag, "%u of %u messages still open", s->n_msgs - s->n_done,
+			     s->n_msgs);
+		return -EBUSY;
+	}
+	while ((ev = uet_des_pop_until(&s->des, limit))) {
+		bool pooled = ev->pooled;
+
+		dispatch(s, ev);
+		if (pooled)
+			uet_des_free(&s->des, ev);
+		if (s->oom)
+			return -ENOMEM;
+	}
+	if (s->des.n_pending) {
+		uet_diag_set(diag, "%llu events still pending a simulated second after the run",
+			     (unsigned long long)s->des.n_pending);
+		return -ETIMEDOUT;
+	}
+	rc = uet_nic_audit(s, diag);
+	if (rc == 0)
+		rc = uet_fabric_audit(s, diag);
+	if (rc == 0 && s->pkts_live) {
+		uet_diag_set(diag, "%llu packets allocated and never freed",
+			     (unsigned long long)s->pkts_live);
+		rc = -EFAULT;
+	}
+	return rc;
 }

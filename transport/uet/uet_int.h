@@ -302,6 +302,7 @@ struct uet_sim {
 	uint64_t bdp_bytes;
 	uint64_t pcie_ps_per_byte_q16;
 	struct uet_pkt *pkt_free;
+	uint64_t pkts_live;      /* packets allocated and not freed */
 	void **pkt_slabs;
 	size_t n_pkt_slabs, cap_pkt_slabs;
 	struct uet_msg_info *msgs;
@@ -329,6 +330,9 @@ struct uet_sim {
 	uint64_t stop_ps;
 	uint64_t last_stats_ps;
 	uint64_t flow_sample_ps;
+	/* leak audit: what groups still held when they were freed */
+	uint64_t leaked_inflight, leaked_backlog;
+	uint32_t leaked_groups;
 };
 
 /* Format a diagnostic (vsnprintf, truncating). */
@@ -358,6 +362,8 @@ void uet_switch_receive(struct uet_sim *s, struct uet_pkt *pkt);
 int uet_node_find(const struct uet_sim *s, const char *name);
 void uet_link_set(struct uet_sim *s, const struct uet_link_failure *f, bool down);
 bool uet_nodes_linked(struct uet_sim *s, uint32_t a, uint32_t b);
+/* Leak audit of ports and queues, after a drained run. Return: 0, -EFAULT. */
+int uet_fabric_audit(struct uet_sim *s, struct pcm_diag *diag);
 
 static inline uint64_t uet_ser_ps(uint64_t ps_per_byte_q16, uint64_t bytes)
 {
@@ -377,6 +383,7 @@ static inline void uet_pkt_free(struct uet_sim *s, struct uet_pkt *p)
 {
 	if (p->kind == UET_PKT_RAW)
 		s->raw_live--;
+	s->pkts_live--;
 	p->ev.next = (struct uet_ev *)s->pkt_free;
 	s->pkt_free = p;
 }
@@ -396,6 +403,8 @@ void uet_nic_rto(struct uet_sim *s, struct uet_pdc *pdc);
 void uet_nic_pace(struct uet_sim *s, struct uet_group *g);
 int uet_nic_post(struct uet_sim *s, struct uet_msg_info *m);
 void uet_nic_free_all(struct uet_sim *s);
+/* Leak audit of PDCs, groups and pools, after a drained run. Return: 0, -EFAULT. */
+int uet_nic_audit(struct uet_sim *s, struct pcm_diag *diag);
 /* The scenario's rules: the first matching (src, dst) rule's policy, else policy 0. */
 uint32_t uet_policy_for(const struct uet_sim *s, uint32_t src, uint32_t dst);
 void uet_nic_tick(struct uet_sim *s, struct uet_group *g);

@@ -393,6 +393,20 @@ void uet_sim_set_records(struct uet_sim *sim, const struct uet_records *rec);
 int uet_sim_run(struct uet_sim *sim, uint64_t stop_ps);
 
 /**
+ * uet_sim_audit() - after a run that completed every message, let what is
+ * still moving finish (packets in flight, timers, late duplicates), then check
+ * that nothing is held: no PDC or group alive, every egress-pool, prefetch and
+ * receive-pool reservation released, no byte in flight or waiting, no packet
+ * queued or allocated, no event pending.
+ * @sim: the sim, after uet_sim_run() returned 0.
+ * @diag: what was left, on failure.
+ *
+ * Return: 0, -EFAULT (something leaked, named in @diag), -EBUSY (messages
+ * still open), -ETIMEDOUT (events kept coming for a simulated second).
+ */
+int uet_sim_audit(struct uet_sim *sim, struct pcm_diag *diag);
+
+/**
  * uet_sim_results() - summarize the run so far.
  * @sim: the sim.
  * @r: the summary: FCT percentiles over completed messages, Jain's index of
