@@ -258,12 +258,13 @@ oom:
 	return NULL;
 }
 
-static void group_release_if_dead(struct uet_sim *s, struct uet_group *g)
+/* Free @g if no PDC uses it any more. Return: true if it is still alive. */
+static bool group_release_if_dead(struct uet_sim *s, struct uet_group *g)
 {
 	struct uet_nic *nic = g->nic;
 
 	if (g->n_tx || g->n_rx)
-		return;
+		return true;
 	if (g->inflight || g->backlog_bytes || g->backlog_pkts) {
 		s->leaked_groups++;
 		s->leaked_inflight += g->inflight;
@@ -293,6 +294,7 @@ static void group_release_if_dead(struct uet_sim *s, struct uet_group *g)
 		}
 	}
 	free(g);
+	return false;
 }
 
 /* Feeding the policy. */
@@ -958,7 +960,8 @@ static void send_control(struct uet_sim *s, struct uet_nic *nic, uint32_t peer, 
 	uet_port_send(s, nic->port, pkt);
 }
 
-static void close_pdc(struct uet_sim *s, struct uet_pdc *pdc)
+/* The sender's completion: close @pdc. Return: true if its group lives on. */
+static bool close_pdc(struct uet_sim *s, struct uet_pdc *pdc)
 {
 	struct uet_group *g = pdc->grp;
 	struct uet_nic *nic = g->nic;
@@ -994,7 +997,7 @@ static void close_pdc(struct uet_sim *s, struct uet_pdc *pdc)
 		uet_des_cancel(&s->des, pdc->rto_ev);
 	s->pdcs[pdc->id] = NULL;
 	pdc_free(s, pdc);
-	group_release_if_dead(s, g);
+	return group_release_if_dead(s, g);
 }
 
 /* Retire one PSN on an ACK or a SACK bit. Return: payload bytes newly acknowledged. */
@@ -1077,9 +1080,8 @@ static void sender_ack(struct uet_sim *s, struct uet_nic *nic, struct uet_pkt *p
 		send_control(s, nic, pdc->peer, pdc->id, UET_PKT_PROBE, now_ps(s),
 			     UET_PROBE_WIRE_BYTES);
 	}
-	if (pdc->n_acked == pdc->npkts) {
-		close_pdc(s, pdc);
-		/* the group may be gone; restart the NIC for the others */
+	/* the ACK frees window room: the group's other PDCs may send again */
+	if (pdc->n_acked == pdc->npkts && !close_pdc(s, pdc)) {
 		uet_nic_tx_pass(s, nic);
 		return;
 	}
