@@ -15,8 +15,10 @@
  * and a per-switch salt over the equal-cost ports.
  *
  * Routing is closed-form per topology (no tables): up/down in a fat tree and
- * a leaf-spine, direct in the single-switch incast. A failed link drops what
- * is sent onto it; with `reroute` ECMP stops choosing it.
+ * a leaf-spine, direct in the single-switch incast. A failed link loses every
+ * packet whose serialization onto it starts while it is down, those queued on
+ * it before the failure included (a packet already on the wire arrives); with
+ * `reroute` ECMP stops choosing it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -92,6 +94,11 @@ static uint32_t route(const struct uet_sim *s, const struct uet_switch *sw,
 	}
 }
 
+/*
+ * Serialize @pkt onto @p's link. A failed link still takes the packet (the
+ * port does not know), and loses it: a NIC's packet releases its egress
+ * reservation and starts its timer as usual.
+ */
 static void transmit(struct uet_sim *s, struct uet_port *p, struct uet_pkt *pkt, uint64_t now)
 {
 	uint64_t end = now + uet_ser_ps(p->ps_per_byte_q16, pkt->wire);
@@ -101,6 +108,12 @@ static void transmit(struct uet_sim *s, struct uet_port *p, struct uet_pkt *pkt,
 	p->tx_bytes += pkt->wire;
 	if (p->is_nic)
 		uet_nic_tx_start(s, &s->nics[p->owner], pkt, end);
+	if (__builtin_expect(p->failed, 0)) {
+		p->drops++;
+		s->link_drops++;
+		uet_pkt_free(s, pkt);
+		return;
+	}
 	pkt->node = p->peer;
 	uet_des_arm(&s->des, &pkt->ev, end + p->delay_ps, UET_EV_ARRIVE, pkt);
 }
@@ -182,12 +195,6 @@ void uet_port_send(struct uet_sim *s, struct uet_port *p, struct uet_pkt *pkt)
 	uint64_t now = s->des.now_ps;
 	int tc;
 
-	if (__builtin_expect(p->failed, 0)) {
-		p->drops++;
-		s->link_drops++;
-		uet_pkt_free(s, pkt);
-		return;
-	}
 	if (!p->free_pending && p->busy_until <= now) {
 		transmit(s, p, pkt, now);
 		return;
