@@ -21,6 +21,7 @@ extern const struct pcm_package pcm_pkg_sim_counter;
 extern const struct pcm_package pcm_pkg_step_window;
 extern const struct pcm_package pcm_pkg_pace_half;
 extern const struct pcm_package pcm_pkg_ev_const;
+extern const struct pcm_package pcm_pkg_rto_entropy;
 
 #define MSS 4096u
 #define STOP_PS (1000ull * 1000000000ull)
@@ -407,10 +408,38 @@ static void test_policy_is_chosen_per_destination(void **state)
 	free(scn);
 }
 
+static void test_timeout_reports_the_timed_out_packets_entropy(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct uet_sim *sim = pair_with(scn, &pcm_pkg_rto_entropy);
+	uint32_t lost_entropy = UINT32_MAX;
+	struct capture c;
+
+	/* the first copy of PSN 7 is lost: only its timer recovers it */
+	capture_init(&c);
+	c.drop_kind = UET_PKT_DATA;
+	c.drop_psn = 7;
+	c.drop_count = 1;
+	capture_attach(&c, sim);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 16 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	ROWS_FOREACH(&c, r)
+		if (r->nic == 0 && !r->rx && r->kind == UET_PKT_DATA && r->psn == 7 &&
+		    !(r->flags & UET_PF_RETX))
+			lost_entropy = r->entropy;
+	assert_int_equal(var(sim, 0, "RTOS"), 1);
+	/* path feedback for an LB: the entropy of the packet that timed out */
+	assert_int_equal(var(sim, 0, "LAST_RTO_EV"), lost_entropy);
+	uet_sim_destroy(sim);
+	free(c.rows);
+	free(scn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ack_nack_rto_and_tx_signals_reach_the_handler),
+		cmocka_unit_test(test_timeout_reports_the_timed_out_packets_entropy),
 		cmocka_unit_test(test_cwnd_applies_at_once_in_sync_and_n_events_late_in_async),
 		cmocka_unit_test(test_rate_control_is_enforced_by_pacing),
 		cmocka_unit_test(test_ev_control_sets_each_packets_entropy),

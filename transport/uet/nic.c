@@ -504,12 +504,12 @@ static void commit_data(struct uet_sim *s, struct uet_nic *nic, struct uet_group
 	pkt->dscp = c->trimming ? UET_DSCP_TRIMMABLE : UET_DSCP_NO_TRIM;
 	if (retx && c->trimmable_retx)
 		pkt->dscp = UET_DSCP_TRIMMABLE_RETX;
-	pkt->attempt = t->attempts;
+	pkt->retx_level = t->tx_count;
 	pkt->entropy = next_entropy(s, g);
 	t->entropy = pkt->entropy;
 	t->state = UET_TX_OUT;
-	if (t->attempts < 255)
-		t->attempts++;
+	if (t->tx_count < UINT8_MAX)
+		t->tx_count++;
 	g->inflight += payload + UET_NOMINAL_HDR_BYTES;
 	nic->egress_used += pkt->wire;
 	if (rate_limited(g)) {
@@ -774,12 +774,12 @@ static void rto_rearm(struct uet_sim *s, struct uet_pdc *pdc)
 		pdc->rto_ev = schedule(s, next, UET_EV_RTO, pdc, 0);
 }
 
-/* Start @psn's retransmission timer for transmission number @attempt. */
-static void rto_arm(struct uet_sim *s, struct uet_pdc *pdc, uint32_t psn, uint32_t attempt,
+/* Start @psn's retransmission timer at backoff level @level. */
+static void rto_arm(struct uet_sim *s, struct uet_pdc *pdc, uint32_t psn, uint32_t level,
 		    uint64_t deadline)
 {
 	uint32_t levels = rto_levels(&s->cfg);
-	uint32_t l = s->cfg.fixed_rexmit_enable ? 0 : (attempt < levels - 1 ? attempt : levels - 1);
+	uint32_t l = s->cfg.fixed_rexmit_enable ? 0 : (level < levels - 1 ? level : levels - 1);
 	struct uet_rtoq *q;
 
 	if (!pdc->rtoq) {
@@ -866,8 +866,14 @@ void uet_nic_tx_start(struct uet_sim *s, struct uet_nic *nic, struct uet_pkt *pk
 		return;
 	t = &pdc->tx[pkt->psn];
 	t->tx_ps = now_ps(s);
-	if (t->state == UET_TX_OUT && t->attempts == pkt->attempt + 1u)
-		rto_arm(s, pdc, pkt->psn, pkt->attempt, end_ps + rto_ps(&s->cfg, pkt->attempt));
+	/*
+	 * Copies of one PSN leave in commit order, so the last copy serialized
+	 * is the latest: its timer replaces any an older copy started (a queue
+	 * entry whose deadline is not the packet's is stale).
+	 */
+	if (t->state == UET_TX_OUT)
+		rto_arm(s, pdc, pkt->psn, pkt->retx_level,
+			end_ps + rto_ps(&s->cfg, pkt->retx_level));
 	if (!pdc->tx_done_logged && pkt->psn + 1 == pdc->npkts) {
 		pdc->tx_done_logged = true;
 		pdc->msg->tx_done_ps = now_ps(s);
@@ -908,7 +914,7 @@ void uet_nic_rto(struct uet_sim *s, struct uet_pdc *pdc)
 {
 	struct uet_group *g = pdc->grp;
 	uint64_t now = now_ps(s);
-	uint32_t fired = 0;
+	uint32_t fired = 0, last_ev = 0;
 
 	pdc->rto_ev = NULL;
 	for (uint32_t l = 0; l < rto_levels(&s->cfg); l++) {
@@ -924,6 +930,7 @@ void uet_nic_rto(struct uet_sim *s, struct uet_pdc *pdc)
 			if (t->state != UET_TX_OUT || t->rto_ps != deadline)
 				continue; /* acknowledged, NACKed or retransmitted since */
 			g->nic->st[UET_ST_TIMEOUTS]++;
+			last_ev = t->entropy;
 			requeue(s, pdc, psn);
 			fired++;
 		}
@@ -934,8 +941,10 @@ void uet_nic_rto(struct uet_sim *s, struct uet_pdc *pdc)
 	{
 		struct pcm_event ev;
 
-		ev.valid = BIT(PCM_SIG_RTO);
+		/* the entropy of the (last) packet that timed out, as for a NACK: path feedback */
+		ev.valid = BIT(PCM_SIG_RTO) | BIT(PCM_SIG_NACK_EV);
 		ev.values[PCM_SIG_RTO] = fired;
+		ev.values[PCM_SIG_NACK_EV] = last_ev;
 		feed(s, g, &ev);
 	}
 	kick(s, g);
@@ -1054,7 +1063,8 @@ static void sender_ack(struct uet_sim *s, struct uet_nic *nic, struct uet_pkt *p
 	ev.values[PCM_SIG_DATA_TX] = bytes;
 	ev.values[PCM_SIG_ACK_EV] = pkt->entropy;
 	ev.values[PCM_SIG_QUEUE_DELAY] = svc;
-	if (pkt->psn < pdc->npkts && pdc->tx[pkt->psn].tx_ps) {
+	/* Karn: an ACK of a packet sent more than once cannot say which copy it acknowledges */
+	if (pkt->psn < pdc->npkts && pdc->tx[pkt->psn].tx_ps && pdc->tx[pkt->psn].tx_count == 1) {
 		uint64_t raw = now_ps(s) - pdc->tx[pkt->psn].tx_ps;
 
 		ev.valid |= BIT(PCM_SIG_RTT);

@@ -63,7 +63,7 @@ struct uet_pkt {
 	uint32_t cack;       /* ACK: next expected PSN (everything below received) */
 	uint32_t sack_base;
 	uint8_t ce;          /* ACK: CE-marked packets since the previous ACK */
-	uint8_t attempt;     /* DATA: transmission number, 0 first */
+	uint8_t retx_level;  /* DATA: retransmissions before this one (saturating; timer backoff) */
 } __attribute__((aligned(64)));
 
 #define UET_PKT_NEXT(p) ((struct uet_pkt *)(p)->ev.next)
@@ -117,9 +117,14 @@ struct uet_txpkt {
 	uint64_t rto_ps;    /* deadline of the running retransmission timer, 0 if none */
 	uint64_t tx_ps;     /* serialization start of the latest transmission */
 	uint32_t retx_next; /* retransmission FIFO link */
-	uint16_t entropy;
+	uint16_t entropy;   /* of the latest transmission */
 	uint8_t state;
-	uint8_t attempts;   /* transmissions so far */
+	/*
+	 * Transmissions so far, saturating at 255: it only picks the timer's
+	 * backoff level (capped at MaxExponentialRTOBackoffCount <= 40) and tells
+	 * a first transmission apart, so saturation sets no retry limit.
+	 */
+	uint8_t tx_count;
 };
 
 #define UET_NONE UINT32_MAX
