@@ -390,67 +390,17 @@ static bool credit_gated(const struct uet_group *g)
 
 /* Egress pool: reserved at fetch (or commit), released when serialization ends. */
 
-static void egress_drain(struct uet_nic *nic, uint64_t now)
-{
-	struct uet_relfifo *f = &nic->rel;
-
-	while (f->len && f->end_ps[f->head] <= now) {
-		nic->egress_used -= f->bytes[f->head];
-		f->head = f->head + 1 == f->cap ? 0 : f->head + 1;
-		f->len--;
-	}
-}
-
-static int relfifo_push(struct uet_relfifo *f, uint64_t end_ps, uint32_t bytes)
-{
-	uint32_t tail;
-
-	if (f->len == f->cap) {
-		uint32_t cap = f->cap ? f->cap * 2 : 64;
-		uint64_t *e = malloc(cap * sizeof(*e));
-		uint32_t *b = malloc(cap * sizeof(*b));
-
-		if (!e || !b) {
-			free(e);
-			free(b);
-			return -ENOMEM;
-		}
-		for (uint32_t i = 0; i < f->len; i++) {
-			e[i] = f->end_ps[(f->head + i) % f->cap];
-			b[i] = f->bytes[(f->head + i) % f->cap];
-		}
-		free(f->end_ps);
-		free(f->bytes);
-		f->end_ps = e;
-		f->bytes = b;
-		f->head = 0;
-		f->cap = cap;
-	}
-	tail = (f->head + f->len) % f->cap;
-	f->end_ps[tail] = end_ps;
-	f->bytes[tail] = bytes;
-	f->len++;
-	return 0;
-}
-
 /* When the pool is full, wake the scheduler once it has drained to half. */
 static void arm_pool_wake(struct uet_sim *s, struct uet_nic *nic)
 {
-	const struct uet_relfifo *f = &nic->rel;
-	uint64_t remaining = nic->egress_used, half = s->cfg.egress_pool_bytes / 2;
+	uint64_t t;
 
 	if (nic->pool_ev)
 		return;
-	for (uint32_t i = 0; i < f->len; i++) {
-		uint32_t j = (f->head + i) % f->cap;
-
-		remaining -= f->bytes[j];
-		if (remaining <= half) {
-			nic->pool_ev = schedule(s, f->end_ps[j], UET_EV_POOL_WAKE, nic, 0);
-			return;
-		}
-	}
+	t = uet_bytepool_time_at_or_below(&nic->egress, s->cfg.egress_pool_bytes / 2);
 	/* not reachable from packets already on the wire: re-armed at the next start */
+	if (t != UINT64_MAX)
+		nic->pool_ev = schedule(s, t, UET_EV_POOL_WAKE, nic, 0);
 }
 
 /* PCIe: payload fetch. Return: when the payload has arrived at the NIC. */
@@ -511,7 +461,7 @@ static void commit_data(struct uet_sim *s, struct uet_nic *nic, struct uet_group
 	if (t->tx_count < UINT8_MAX)
 		t->tx_count++;
 	g->inflight += payload + UET_NOMINAL_HDR_BYTES;
-	nic->egress_used += pkt->wire;
+	nic->egress.used += pkt->wire;
 	if (rate_limited(g)) {
 		uint64_t rate = g->ctl.rate ? g->ctl.rate : 1;
 		uint64_t ser = uet_ser_ps(nic->port->ps_per_byte_q16, pkt->wire);
@@ -587,8 +537,8 @@ static enum try_result pdc_try(struct uet_sim *s, struct uet_nic *nic, struct ue
 		return TRY_BLOCKED;
 	if (rate_limited(g) && now < g->next_send_ps)
 		return TRY_PACED;
-	egress_drain(nic, now);
-	if (nic->egress_used + wire > c->egress_pool_bytes)
+	uet_bytepool_drain(&nic->egress, now);
+	if (nic->egress.used + wire > c->egress_pool_bytes)
 		return TRY_POOL_FULL;
 
 	switch (kind) {
@@ -855,9 +805,9 @@ void uet_nic_tx_start(struct uet_sim *s, struct uet_nic *nic, struct uet_pkt *pk
 	nic->st[UET_ST_TX_DATA_BYTES] += pkt->payload;
 	if (pkt->flags & UET_PF_RETX)
 		nic->st[UET_ST_TX_RETX_PKTS]++;
-	if (relfifo_push(&nic->rel, end_ps, pkt->wire) < 0) {
+	if (uet_bytepool_release_at(&nic->egress, end_ps, pkt->wire) < 0) {
 		s->oom = true;
-		nic->egress_used -= pkt->wire;
+		nic->egress.used -= pkt->wire;
 	}
 	if (nic->pool_blocked)
 		arm_pool_wake(s, nic);
@@ -1248,11 +1198,21 @@ static void receiver_data(struct uet_sim *s, struct uet_nic *nic, struct uet_pkt
 	const struct uet_nic_cfg *c = &s->cfg;
 	struct uet_pdc *pdc = s->pdcs[pkt->pdc];
 	uint64_t now = now_ps(s), q = s->pcie_ps_per_byte_q16;
-	uint64_t backlog_ps, hold, ack_t;
-	uint32_t psn = pkt->psn, ip_bytes = pkt->payload + UET_NOMINAL_HDR_BYTES;
+	uint64_t hold, ack_t;
+	bool trimmed = pkt->dscp == UET_DSCP_TRIMMED || pkt->dscp == UET_DSCP_TRIMMED_LAST_HOP;
+	uint32_t psn = pkt->psn;
+	uint32_t ip_bytes = trimmed ? UET_TRIMMED_IP_BYTES : pkt->payload + UET_NOMINAL_HDR_BYTES;
 	struct uet_rxpdc *rx;
 	bool ce = pkt->flags & UET_PF_CE, ar = pkt->flags & UET_PF_AR;
 
+	/* 1. the receive pool, at the packet's IP size, before anything else */
+	uet_bytepool_drain(&nic->rx_pool, now);
+	if (nic->rx_pool.used + ip_bytes > c->rx_pool_bytes) {
+		nic->st[UET_ST_RX_POOL_DROPS]++;
+		uet_pkt_free(s, pkt);
+		return;
+	}
+	/* 2. the PDC, created by the first packet of a message that is let in */
 	if (!pdc || !rx_open(s, nic, pdc)) {
 		/* the sender has completed and closed the PDC: a late duplicate */
 		nic->st[UET_ST_RX_DUP_PKTS]++;
@@ -1260,7 +1220,8 @@ static void receiver_data(struct uet_sim *s, struct uet_nic *nic, struct uet_pkt
 		return;
 	}
 	rx = &pdc->rx;
-	if (pkt->dscp == UET_DSCP_TRIMMED || pkt->dscp == UET_DSCP_TRIMMED_LAST_HOP) {
+	/* 3. a trimmed packet: its pool space is released at once, a NACK goes back */
+	if (trimmed) {
 		nic->st[UET_ST_RX_TRIMMED]++;
 		pkt->nack_code = pkt->dscp == UET_DSCP_TRIMMED ? UET_NACK_TRIMMED
 							       : UET_NACK_TRIMMED_LAST_HOP;
@@ -1274,20 +1235,22 @@ static void receiver_data(struct uet_sim *s, struct uet_nic *nic, struct uet_pkt
 		uet_port_send(s, nic->port, pkt);
 		return;
 	}
-	backlog_ps = nic->n2h_free > now ? nic->n2h_free - now : 0;
-	if ((uint64_t)((double)backlog_ps * 65536.0 / (double)q) + ip_bytes > c->rx_pool_bytes) {
-		nic->st[UET_ST_RX_POOL_DROPS]++;
-		uet_pkt_free(s, pkt);
-		return;
-	}
-	hold = backlog_ps + uet_ser_ps(q, ip_bytes);
+	/* the ACK's hold: the bytes waiting in the pool plus this packet, at the PCIe rate */
+	hold = uet_ser_ps(q, nic->rx_pool.used + ip_bytes);
 	nic->st[UET_ST_RX_DATA_PKTS]++;
 	if (psn < pdc->npkts && !rx_has(rx, psn)) {
+		/* 4. a new packet is written to host memory; its pool space is held until then */
 		uint64_t ws = nic->n2h_free > now ? nic->n2h_free : now;
 
 		rx->bits[psn >> 6] |= (uint64_t)1 << (psn & 63);
 		nic->st[UET_ST_RX_DATA_BYTES] += pkt->payload;
+		pdc->msg->delivered_bytes += pkt->payload;
 		nic->n2h_free = ws + uet_ser_ps(q, pcie_bytes(pkt->payload));
+		nic->rx_pool.used += ip_bytes;
+		if (uet_bytepool_release_at(&nic->rx_pool, nic->n2h_free, ip_bytes) < 0) {
+			s->oom = true;
+			nic->rx_pool.used -= ip_bytes;
+		}
 		if (psn == rx->expected) {
 			while (rx->expected < pdc->npkts && rx_has(rx, rx->expected))
 				rx->expected++;
@@ -1297,6 +1260,7 @@ static void receiver_data(struct uet_sim *s, struct uet_nic *nic, struct uet_pkt
 		if (psn + 1 > rx->max_psn)
 			rx->max_psn = psn + 1;
 	} else {
+		/* a duplicate is not written: its pool space is released at once */
 		nic->st[UET_ST_RX_DUP_PKTS]++;
 	}
 	if (ce)
@@ -1505,8 +1469,8 @@ void uet_nic_free_all(struct uet_sim *s)
 			free(nic->groups[i]);
 		}
 		free(nic->groups);
-		free(nic->rel.end_ps);
-		free(nic->rel.bytes);
+		uet_bytepool_free(&nic->egress);
+		uet_bytepool_free(&nic->rx_pool);
 	}
 }
 
@@ -1531,9 +1495,12 @@ int uet_nic_audit(struct uet_sim *s, struct pcm_diag *diag)
 		struct uet_nic *nic = &s->nics[h];
 		const char *what = NULL;
 
-		egress_drain(nic, now_ps(s));
-		if (nic->egress_used)
+		uet_bytepool_drain(&nic->egress, now_ps(s));
+		uet_bytepool_drain(&nic->rx_pool, now_ps(s));
+		if (nic->egress.used)
 			what = "egress pool bytes reserved";
+		else if (nic->rx_pool.used)
+			what = "receive pool bytes held";
 		else if (nic->prefetch_used)
 			what = "prefetch buffer bytes held";
 		else if (nic->n_groups)
@@ -1543,8 +1510,11 @@ int uet_nic_audit(struct uet_sim *s, struct pcm_diag *diag)
 		else if (nic->pass_ev || nic->credit_tick_ev)
 			what = "events pending";
 		if (what) {
-			uet_diag_set(diag, "host %u: %s (egress %llu B, prefetch %llu B, %u groups)",
-				     h, what, (unsigned long long)nic->egress_used,
+			uet_diag_set(diag,
+				     "host %u: %s (egress %llu B, receive %llu B, prefetch %llu B, "
+				     "%u groups)",
+				     h, what, (unsigned long long)nic->egress.used,
+				     (unsigned long long)nic->rx_pool.used,
 				     (unsigned long long)nic->prefetch_used, nic->n_groups);
 			return -EFAULT;
 		}

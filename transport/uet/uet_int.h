@@ -261,11 +261,21 @@ enum uet_stat {
 	UET_ST_COUNT,
 };
 
-struct uet_relfifo {
-	uint64_t *end_ps;
+/* A buffer counted in bytes, its reservations released at scheduled times (bytepool.c). */
+struct uet_bytepool {
+	uint64_t used;         /* reserved, releases up to the last drain applied */
+	uint64_t *end_ps;      /* FIFO of scheduled releases, times non-decreasing */
 	uint32_t *bytes;
 	uint32_t head, len, cap;
 };
+
+/* Apply the releases due by @now_ps. */
+void uet_bytepool_drain(struct uet_bytepool *p, uint64_t now_ps);
+/* Schedule the release of @bytes (already counted in used) at @end_ps. Return: 0, -ENOMEM. */
+int uet_bytepool_release_at(struct uet_bytepool *p, uint64_t end_ps, uint32_t bytes);
+/* When the scheduled releases bring used to @level or below; UINT64_MAX if they never do. */
+uint64_t uet_bytepool_time_at_or_below(const struct uet_bytepool *p, uint64_t level);
+void uet_bytepool_free(struct uet_bytepool *p);
 
 struct uet_nic {
 	uint32_t id;
@@ -274,8 +284,8 @@ struct uet_nic {
 	struct uet_group *rq_head, *rq_tail;
 	struct uet_group **groups;
 	uint32_t n_groups, cap_groups;
-	uint64_t egress_used;
-	struct uet_relfifo rel;
+	struct uet_bytepool egress; /* data-class egress pool */
+	struct uet_bytepool rx_pool; /* data-class receive pool */
 	bool pool_blocked;
 	struct uet_ev *pool_ev;
 	struct uet_ev *pass_ev;

@@ -302,6 +302,7 @@ struct uet_msg_info {
 	uint64_t tx_done_ps;      /* last packet first sent; 0 if not yet */
 	uint64_t rx_done_ps;      /* receiver: last byte with no gap */
 	uint64_t done_ps;         /* sender: last ACK (the FCT end) */
+	uint64_t delivered_bytes; /* receiver: payload written to host memory, each byte once */
 	uint32_t policy;
 };
 
