@@ -263,7 +263,7 @@ static bool group_release_if_dead(struct uet_sim *s, struct uet_group *g)
 {
 	struct uet_nic *nic = g->nic;
 
-	if (g->n_tx || g->n_rx)
+	if (g->n_tx || g->n_rx || g->n_doorbell)
 		return true;
 	if (g->inflight || g->backlog_bytes || g->backlog_pkts) {
 		s->leaked_groups++;
@@ -1417,18 +1417,7 @@ int uet_nic_post(struct uet_sim *s, struct uet_msg_info *m)
 		return -ENOMEM;
 	}
 	pdc->grp = g;
-	if (g->turn) {
-		pdc->ring_next = g->turn;
-		pdc->ring_prev = g->turn->ring_prev;
-		pdc->ring_prev->ring_next = pdc;
-		g->turn->ring_prev = pdc;
-	} else {
-		pdc->ring_next = pdc->ring_prev = pdc;
-		g->turn = pdc;
-	}
-	g->n_tx++;
-	g->backlog_bytes += m->bytes;
-	g->backlog_pkts += (uint32_t)npkts;
+	g->n_doorbell++;
 	s->pdcs[m->id] = pdc;
 	nic->st[UET_ST_MSGS_POSTED]++;
 	log_event(s, nic->id, "pdc_created", pdc->id, pdc->peer, 0);
@@ -1445,11 +1434,34 @@ int uet_nic_post(struct uet_sim *s, struct uet_msg_info *m)
 			g->credit_requested = want;
 		}
 	}
+	/* the transmit process starts 15 ns after the doorbell: not sooner, even if it runs */
+	if (!schedule(s, now_ps(s) + s->cfg.doorbell_ps, UET_EV_DOORBELL, pdc, 0))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The doorbell delay is over: the message's PDC joins its group's turns. */
+void uet_nic_doorbell(struct uet_sim *s, struct uet_pdc *pdc)
+{
+	struct uet_group *g = pdc->grp;
+	struct uet_nic *nic = g->nic;
+
+	g->n_doorbell--;
+	if (g->turn) {
+		pdc->ring_next = g->turn;
+		pdc->ring_prev = g->turn->ring_prev;
+		pdc->ring_prev->ring_next = pdc;
+		g->turn->ring_prev = pdc;
+	} else {
+		pdc->ring_next = pdc->ring_prev = pdc;
+		g->turn = pdc;
+	}
+	g->n_tx++;
+	g->backlog_bytes += pdc->msg->bytes;
+	g->backlog_pkts += pdc->npkts;
 	start_tick(s, g);
 	rq_push_tail(nic, g);
-	if (!nic->pass_ev)
-		nic->pass_ev = schedule(s, now_ps(s) + s->cfg.doorbell_ps, UET_EV_TX_PASS, nic, 0);
-	return 0;
+	uet_nic_tx_pass(s, nic);
 }
 
 void uet_nic_free_all(struct uet_sim *s)

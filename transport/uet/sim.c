@@ -439,6 +439,9 @@ static void dispatch(struct uet_sim *s, struct uet_ev *ev)
 	case UET_EV_CREDIT_TICK:
 		uet_nic_credit_tick(s, ev->obj);
 		break;
+	case UET_EV_DOORBELL:
+		uet_nic_doorbell(s, ev->obj);
+		break;
 	default:
 		break;
 	}

@@ -30,6 +30,7 @@ enum uet_ev_type {
 	UET_EV_LINK,         /* obj: failure, arg: 1 down / 0 up */
 	UET_EV_TICK,         /* obj: group whose package has ELAPSED_TIME triggers */
 	UET_EV_CREDIT_TICK,  /* obj: NIC whose receiver-credit instance has demand */
+	UET_EV_DOORBELL,     /* obj: PDC whose message's doorbell delay is over */
 	UET_EV_COUNT,
 };
 
@@ -214,6 +215,7 @@ struct uet_group {
 	uint32_t id;
 	struct uet_pdc *turn;  /* ring of this NIC's sending PDCs to the peer */
 	uint32_t n_tx, n_rx;
+	uint32_t n_doorbell;   /* PDCs posted whose doorbell delay is not over */
 	uint64_t inflight;
 	uint64_t backlog_bytes; /* new data not yet fetched plus retransmissions waiting */
 	uint32_t backlog_pkts;
@@ -417,6 +419,7 @@ void uet_nic_ack_release(struct uet_sim *s, struct uet_pkt *pkt);
 void uet_nic_rto(struct uet_sim *s, struct uet_pdc *pdc);
 void uet_nic_pace(struct uet_sim *s, struct uet_group *g);
 int uet_nic_post(struct uet_sim *s, struct uet_msg_info *m);
+void uet_nic_doorbell(struct uet_sim *s, struct uet_pdc *pdc);
 void uet_nic_free_all(struct uet_sim *s);
 /* Leak audit of PDCs, groups and pools, after a drained run. Return: 0, -EFAULT. */
 int uet_nic_audit(struct uet_sim *s, struct pcm_diag *diag);
