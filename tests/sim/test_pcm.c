@@ -22,6 +22,7 @@ extern const struct pcm_package pcm_pkg_step_window;
 extern const struct pcm_package pcm_pkg_pace_half;
 extern const struct pcm_package pcm_pkg_ev_const;
 extern const struct pcm_package pcm_pkg_rto_entropy;
+extern const struct pcm_package pcm_pkg_base_rtt_echo;
 
 #define MSS 4096u
 #define STOP_PS (1000ull * 1000000000ull)
@@ -435,11 +436,43 @@ static void test_timeout_reports_the_timed_out_packets_entropy(void **state)
 	free(scn);
 }
 
+static void test_policy_reads_the_base_rtt_its_probe_measured(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct uet_sim *sim = pair_with(scn, &pcm_pkg_base_rtt_echo);
+	uint64_t probe_tx = 0, probe_ack_rx = 0, last;
+	struct capture c;
+
+	capture_init(&c);
+	capture_attach(&c, sim);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 64 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	ROWS_FOREACH(&c, r) {
+		if (r->nic == 0 && !r->rx && r->kind == UET_PKT_PROBE)
+			probe_tx = r->t_ps;
+		if (r->nic == 0 && r->rx && r->kind == UET_PKT_PROBE_ACK)
+			probe_ack_rx = r->t_ps;
+	}
+	assert_true(probe_tx && probe_ack_rx > probe_tx);
+	/* before the probe returns: InitialBaseRTT */
+	assert_int_equal(var(sim, 0, "FIRST_BASE_RTT"), scn->nic.initial_base_rtt_ps);
+	/* after: the probe's round trip (timed from its queueing, at most one packet
+	 * time before its serialization started) */
+	last = var(sim, 0, "LAST_BASE_RTT");
+	assert_true(last >= probe_ack_rx - probe_tx);
+	assert_true(last <= probe_ack_rx - probe_tx + 80ull * (MSS + UET_WIRE_HDR_BYTES));
+	assert_true(last < scn->nic.initial_base_rtt_ps);
+	uet_sim_destroy(sim);
+	free(c.rows);
+	free(scn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ack_nack_rto_and_tx_signals_reach_the_handler),
 		cmocka_unit_test(test_timeout_reports_the_timed_out_packets_entropy),
+		cmocka_unit_test(test_policy_reads_the_base_rtt_its_probe_measured),
 		cmocka_unit_test(test_cwnd_applies_at_once_in_sync_and_n_events_late_in_async),
 		cmocka_unit_test(test_rate_control_is_enforced_by_pacing),
 		cmocka_unit_test(test_ev_control_sets_each_packets_entropy),

@@ -310,10 +310,11 @@ static int feed_to(struct uet_sim *s, struct uet_group *g, unsigned which, struc
 	if (!(uet_cc_live(g) & which))
 		return 0;
 	ev->valid |= BIT(PCM_SIG_IN_FLIGHT) | BIT(PCM_SIG_TX_BACKLOG_BYTES) |
-		     BIT(PCM_SIG_FLOW_SEED);
+		     BIT(PCM_SIG_FLOW_SEED) | BIT(PCM_SIG_BASE_RTT);
 	ev->values[PCM_SIG_IN_FLIGHT] = g->inflight;
 	ev->values[PCM_SIG_TX_BACKLOG_BYTES] = g->backlog_bytes;
 	ev->values[PCM_SIG_FLOW_SEED] = g->flow_seed;
+	ev->values[PCM_SIG_BASE_RTT] = g->base_rtt_ps;
 	n = uet_cc_feed(s, g, which, ev);
 	g->nic->st[UET_ST_HANDLER_CALLS] += (uint64_t)n;
 	return n > 0;
