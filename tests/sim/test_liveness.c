@@ -17,7 +17,7 @@
 
 #include "builtin.h"
 #include "harness.h"
-#include "uet_int.h"
+#include "sim.h"
 
 #define MSS 4096u
 #define PKT_NOMINAL (MSS + UET_NOMINAL_HDR_BYTES)
@@ -229,7 +229,7 @@ static void test_receive_pool_charges_each_packet_its_ip_size(void **state)
 {
 	struct uet_scenario *scn = pair_scenario();
 	struct uet_sim *sim = slow_pcie_incast(scn, NULL);
-	const struct uet_nic *rx = &sim->nics[8];
+	const struct uet_nic *rx = &sim->ns.nics[8];
 
 	assert_int_equal(rx->st[UET_ST_RX_DATA_PKTS], 4);
 	assert_int_equal(rx->st[UET_ST_RX_POOL_DROPS], 4);
@@ -271,10 +271,10 @@ static void test_new_message_waits_for_its_doorbell_delay(void **state)
 	assert_int_equal(uet_sim_post(sim, 0, 1, 64 * MSS, 10000, -1), 1);
 	/* A's transmit process runs at 15 ns: B's 15 ns are not over before 25 ns */
 	assert_int_equal(uet_sim_run(sim, 24000), -ETIMEDOUT);
-	assert_int_equal(sim->pdcs[0]->next_psn > 0, 1);
-	assert_int_equal(sim->pdcs[1]->next_psn, 0);
+	assert_int_equal(sim->ns.pdcs[0]->next_psn > 0, 1);
+	assert_int_equal(sim->ns.pdcs[1]->next_psn, 0);
 	assert_int_equal(uet_sim_run(sim, 26000), -ETIMEDOUT);
-	assert_true(sim->pdcs[1]->next_psn > 0);
+	assert_true(sim->ns.pdcs[1]->next_psn > 0);
 	uet_sim_destroy(sim);
 	free(scn);
 }
@@ -289,7 +289,7 @@ static void rtt_watch_monitor(void *ctx, const struct uet_pkt_view *p)
 {
 	struct rtt_watch *w = ctx;
 	for (uint32_t h = 0; h < 2; h++) {
-		const struct uet_nic *nic = &w->sim->nics[h];
+		const struct uet_nic *nic = &w->sim->ns.nics[h];
 
 		for (uint32_t i = 0; i < nic->n_groups; i++) {
 			uint64_t rtt = nic->groups[i]->last_rtt_ps;

@@ -15,7 +15,7 @@
 
 #include "builtin.h"
 #include "harness.h"
-#include "uet_int.h"
+#include "sim.h"
 
 extern const struct pcm_package pcm_pkg_sim_counter;
 extern const struct pcm_package pcm_pkg_step_window;
@@ -30,8 +30,8 @@ extern const struct pcm_package pcm_pkg_base_rtt_echo;
 /* A variable of the record in @slot of policy @p's shell (records outlive their groups). */
 static pcm_uint var_of(struct uet_sim *sim, uint32_t p, uint32_t slot, const char *name)
 {
-	const struct pcm_package *pkg = sim->cc[p].pkg;
-	const pcm_uint *rec = pcm_shell_record(sim->cc[p].shell, slot);
+	const struct pcm_package *pkg = sim->ns.cc.cc[p].pkg;
+	const pcm_uint *rec = pcm_shell_record(sim->ns.cc.cc[p].shell, slot);
 
 	for (uint32_t i = 0; i < pkg->n_variables; i++)
 		if (strcmp(pkg->variables[i].name, name) == 0)

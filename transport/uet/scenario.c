@@ -20,7 +20,8 @@
 #include <strings.h>
 #include <yaml.h>
 
-#include "uet_int.h"
+#include "diag.h"
+#include "uet.h"
 
 #define PS_PER_US 1000000ull
 

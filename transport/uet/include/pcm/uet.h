@@ -116,6 +116,9 @@ struct uet_link_failure {
 	uint64_t until_ps;        /* UINT64_MAX: never recovers */
 	bool reroute;             /* each switch's ECMP stops choosing the link while it is down
 				   * (no global recomputation: a hop without choice still drops) */
+	uint32_t loss_ppm;        /* 0: the link is down, everything sent onto it is lost;
+				   * otherwise each packet is lost with this probability
+				   * (parts per million), drawn from the run's seed */
 };
 
 struct uet_policy_rule {

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "uet_int.h"
+#include "bytepool.h"
 
 void uet_bytepool_drain(struct uet_bytepool *p, uint64_t now_ps)
 {

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bytepool.h - a NIC buffer counted in bytes whose reservations are released
+ * at scheduled times (bytepool.c): the egress and receive pools.
+ */
+#ifndef PCM_UET_BYTEPOOL_H
+#define PCM_UET_BYTEPOOL_H
+
+#include <stdint.h>
+
+struct uet_bytepool {
+	uint64_t used;         /* reserved, releases up to the last drain applied */
+	uint64_t *end_ps;      /* FIFO of scheduled releases, times non-decreasing */
+	uint32_t *bytes;
+	uint32_t head, len, cap;
+};
+
+/* Apply the releases due by @now_ps. */
+void uet_bytepool_drain(struct uet_bytepool *p, uint64_t now_ps);
+/* Schedule the release of @bytes (already counted in used) at @end_ps. Return: 0, -ENOMEM. */
+int uet_bytepool_release_at(struct uet_bytepool *p, uint64_t end_ps, uint32_t bytes);
+/* When the scheduled releases bring used to @level or below; UINT64_MAX if they never do. */
+uint64_t uet_bytepool_time_at_or_below(const struct uet_bytepool *p, uint64_t level);
+void uet_bytepool_free(struct uet_bytepool *p);
+
+#endif /* PCM_UET_BYTEPOOL_H */
