@@ -145,50 +145,60 @@ static int add_traffic(struct uet_sim *s, struct pcm_diag *diag)
 	return rc < 0 ? rc : 0;
 }
 
+/* A setting that cannot work: the key it came from (file:line:col when a file set it). */
+static int reject(const struct uet_sim *s, struct pcm_diag *diag, const char *key,
+		  const char *why)
+{
+	char where[PCM_DIAG_MAX / 2];
+
+	uet_diag_set(diag, "%s: %s", uet_scenario_where(s->scn, key, where, sizeof(where)), why);
+	return -EINVAL;
+}
+
 static int check_cfg(struct uet_sim *s, struct pcm_diag *diag)
 {
 	const struct uet_nic_cfg *c = &s->ns.cfg;
-	const char *path = s->scn->path[0] ? s->scn->path : s->scn->name;
-	const char *why = NULL;
+	const struct uet_scenario *scn = s->scn;
+	uint64_t mtu_ps = uet_ser_ps(uet_ps_per_byte_q16(s->fab.host_rate_bps),
+				     c->rdma_data_mss + UET_WIRE_HDR_BYTES);
 
-	if (c->rdma_data_mss < 1 || c->rdma_data_mss > 65535 - UET_WIRE_HDR_BYTES)
-		why = "RdmaDataMSS must be in 1..65429";
-	else if (!c->ack_every_nth)
-		why = "AckRequestEveryNthPacket must be at least 1";
-	else if (c->prefetch_enable && c->prefetch_bytes < c->rdma_data_mss + UET_WIRE_HDR_BYTES)
-		why = "PrefetchBufferSize must hold one packet on the wire (RdmaDataMSS + 106)";
-	else if (c->egress_pool_bytes < c->rdma_data_mss + UET_WIRE_HDR_BYTES)
-		why = "EgressBufferSize must hold one full packet on the wire (RdmaDataMSS + 106)";
-	else if (c->rx_pool_bytes < c->rdma_data_mss + UET_NOMINAL_HDR_BYTES)
-		why = "IngressBufferSize must hold one full packet at its IP size (RdmaDataMSS + 88)";
-	else if (!c->data_rate_bps || !c->lane_bps || !c->lane_count)
-		why = "DataRate, LaneBps and LaneCount must be positive";
-	else if (!c->fixed_rexmit_enable && !c->initial_rto_ps)
-		why = "InitialRetransmitTimeout must be positive";
-	else if (c->fixed_rexmit_enable && !c->fixed_rexmit_ps)
-		why = "FixedRexmitTimeout must be positive";
-	else if (c->transport_stats && !c->stats_interval_ps)
-		why = "NDStatsReportInterval must be positive";
-	if (why) {
-		uet_diag_set(diag, "%s: nic: %s", path, why);
-		return -EINVAL;
-	}
-	if (s->scn->topo.switch_trimming && !s->scn->topo.uet_policy) {
-		uet_diag_set(diag,
-			     "%s: topology: trimming runs only under the UET policy (uet_policy: true)",
-			     path);
-		return -EINVAL;
-	}
-	for (uint32_t i = 0; i < s->scn->n_failures; i++) {
-		const struct uet_link_failure *f = &s->scn->failures[i];
+	if (c->prefetch_enable && c->prefetch_bytes < c->rdma_data_mss + UET_WIRE_HDR_BYTES)
+		return reject(s, diag, "nic.PrefetchBufferSize",
+			      "must hold one packet on the wire (RdmaDataMSS + 106)");
+	if (c->egress_pool_bytes < c->rdma_data_mss + UET_WIRE_HDR_BYTES)
+		return reject(s, diag, "nic.EgressBufferSize",
+			      "must hold one full packet on the wire (RdmaDataMSS + 106)");
+	if (c->rx_pool_bytes < c->rdma_data_mss + UET_NOMINAL_HDR_BYTES)
+		return reject(s, diag, "nic.IngressBufferSize",
+			      "must hold one full packet at its IP size (RdmaDataMSS + 88)");
+	if (!c->data_rate_bps || !c->lane_bps || !c->lane_count)
+		return reject(s, diag, "nic", "DataRate, LaneBps and LaneCount must be positive");
+	if (!c->fixed_rexmit_enable && !c->initial_rto_ps)
+		return reject(s, diag, "nic.InitialRetransmitTimeout", "must be positive");
+	if (c->fixed_rexmit_enable && !c->fixed_rexmit_ps)
+		return reject(s, diag, "nic.FixedRexmitTimeout", "must be positive");
+	/* a record interval below one packet time asks for rows faster than anything happens */
+	if (c->transport_stats && c->stats_interval_ps < mtu_ps)
+		return reject(s, diag, "nic.NDStatsReportInterval",
+			      "below one packet time on the wire (RdmaDataMSS + 106 B at the host "
+			      "rate): more rows than packets");
+	if (scn->flow_sample_ps && scn->flow_sample_ps < mtu_ps)
+		return reject(s, diag, "records.flow_sample_interval",
+			      "below one packet time on the wire: more rows than packets");
+	if (scn->topo.switch_trimming && !scn->topo.uet_policy)
+		return reject(s, diag, "topology.trimming",
+			      "trimming runs only under the UET policy (uet_policy: true)");
+	for (uint32_t i = 0; i < scn->n_failures; i++) {
+		const struct uet_link_failure *f = &scn->failures[i];
 		int a = uet_node_find(&s->fab, f->a), b = uet_node_find(&s->fab, f->b);
+		char key[32], why[160];
 
-		if (a < 0 || b < 0 || !uet_nodes_linked(&s->fab, (uint32_t)a, (uint32_t)b)) {
-			uet_diag_set(diag,
-				     "%s: failures[%u]: no link between '%s' and '%s' in this topology",
-				     path, i, f->a, f->b);
-			return -EINVAL;
-		}
+		if (a >= 0 && b >= 0 && uet_nodes_linked(&s->fab, (uint32_t)a, (uint32_t)b))
+			continue;
+		snprintf(key, sizeof(key), "failures[%u]", i);
+		snprintf(why, sizeof(why), "no link between '%s' and '%s' in this topology", f->a,
+			 f->b);
+		return reject(s, diag, key, why);
 	}
 	return 0;
 }

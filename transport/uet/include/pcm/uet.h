@@ -103,6 +103,12 @@ enum uet_traffic_kind {
 	UET_TRAFFIC_PERMUTATION,  /* a random derangement of the hosts, drawn from the seed */
 };
 
+/* Where a key of a scenario file was (for messages about it after parsing). */
+struct uet_scenario_mark {
+	char key[48];             /* "nic.EgressBufferSize", "failures[2]", ... */
+	uint32_t line, col;       /* 1-based */
+};
+
 struct uet_flow_spec {
 	uint32_t src, dst;
 	uint64_t bytes;
@@ -165,6 +171,8 @@ struct uet_scenario {
 	uint32_t n_failures;
 	uint64_t stop_ps;            /* give up at this simulated time */
 	uint64_t flow_sample_ps;     /* cwnd/rate time series interval (0: NDStatsReportInterval) */
+	struct uet_scenario_mark *marks; /* keys read from a file, and where */
+	uint32_t n_marks, cap_marks;
 };
 
 /**
@@ -195,7 +203,10 @@ int uet_scenario_parse(const char *name, const char *text, size_t len, struct ue
 		       struct pcm_diag *diag);
 
 /**
- * uet_scenario_load() - uet_scenario_parse() on the file at @path.
+ * uet_scenario_load() - uet_scenario_parse() on the file at @path. A policy
+ * the file names by a relative path (one with a '/' or ending in ".so") is a
+ * file beside the scenario: it is rewritten relative to the current
+ * directory.
  * @path: the scenario file, also the name in messages.
  * @out: the scenario.
  * @diag: what is wrong, on failure.
@@ -216,10 +227,43 @@ int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_di
 int uet_scenario_set_lb(struct uet_scenario *scn, const char *name);
 
 /**
- * uet_scenario_free() - free a scenario from uet_scenario_parse() or _load().
+ * uet_scenario_free() - free a scenario from uet_scenario_parse(), _load() or
+ * _dup().
  * @scn: the scenario, or NULL.
  */
 void uet_scenario_free(struct uet_scenario *scn);
+
+/**
+ * uet_scenario_dup() - a deep copy of @scn (flows and marks included).
+ * @scn: the scenario.
+ *
+ * Return: the copy (free with uet_scenario_free()), or NULL without memory.
+ */
+struct uet_scenario *uet_scenario_dup(const struct uet_scenario *scn);
+
+/**
+ * uet_scenario_write() - write @scn as a scenario file that
+ * uet_scenario_parse() reads back to the same scenario: every setting
+ * explicit, times in ps, rates in bps, sizes in bytes.
+ * @scn: the scenario.
+ * @f: the stream.
+ *
+ * Return: 0, -EIO.
+ */
+int uet_scenario_write(const struct uet_scenario *scn, FILE *f);
+
+/**
+ * uet_scenario_where() - where key @key was in @scn's file, for a message:
+ * "file:line:col: key" if the file set it, "file: key" otherwise.
+ * @scn: the scenario.
+ * @key: a dotted key ("nic.NDStatsReportInterval", "topology.link_delay",
+ *       "failures[1]").
+ * @buf: the text, @len bytes.
+ *
+ * Return: @buf.
+ */
+const char *uet_scenario_where(const struct uet_scenario *scn, const char *key, char *buf,
+			       size_t len);
 
 /* Packet kinds and codepoints, as the records name them. */
 enum uet_pkt_kind {
