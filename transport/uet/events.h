@@ -23,6 +23,7 @@ enum uet_ev_type {
 	UET_EV_TICK,         /* obj: group whose package has ELAPSED_TIME triggers */
 	UET_EV_CREDIT_TICK,  /* obj: NIC whose receiver-credit instance has demand */
 	UET_EV_DOORBELL,     /* obj: PDC whose message's doorbell delay is over */
+	UET_EV_CREDIT_RETRY, /* obj: group stopped for want of credit, asking again */
 	UET_EV_COUNT,
 };
 

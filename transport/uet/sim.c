@@ -327,6 +327,11 @@ void uet_sim_set_hooks(struct uet_sim *s, const struct uet_hooks *hooks)
 	update_monitor(s);
 }
 
+void uet_sim_set_checks(struct uet_sim *s, bool on)
+{
+	s->ns.checking = on;
+}
+
 void uet_sim_set_records(struct uet_sim *s, const struct uet_records *rec)
 {
 	s->ns.rec = *rec;
@@ -433,6 +438,9 @@ static void dispatch(struct uet_sim *s, struct uet_ev *ev)
 		break;
 	case UET_EV_DOORBELL:
 		uet_nic_doorbell(&s->ns, ev->obj);
+		break;
+	case UET_EV_CREDIT_RETRY:
+		uet_nic_credit_retry(&s->ns, ev->obj);
 		break;
 	case UET_EV_STATS:
 		uet_nic_stats_rows(&s->ns);

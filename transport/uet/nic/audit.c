@@ -145,8 +145,9 @@ int uet_nic_audit(struct uet_nics *ns, struct pcm_diag *diag)
 		struct uet_nic *nic = &ns->nics[h];
 		const char *what = NULL;
 
-		uet_bytepool_drain(&nic->egress, uet_now(ns));
-		uet_bytepool_drain(&nic->rx_pool, uet_now(ns));
+		/* releases already scheduled (a write or a serialization still ending) count */
+		uet_bytepool_drain(&nic->egress, UINT64_MAX);
+		uet_bytepool_drain(&nic->rx_pool, UINT64_MAX);
 		if (nic->egress.used)
 			what = "egress pool bytes reserved";
 		else if (nic->rx_pool.used)
@@ -157,6 +158,8 @@ int uet_nic_audit(struct uet_nics *ns, struct pcm_diag *diag)
 			what = "PDC groups alive";
 		else if (nic->rq_head)
 			what = "groups in the ready queue";
+		else if (nic->pfw_head)
+			what = "groups waiting for prefetch room";
 		else if (nic->crr_head)
 			what = "peers waiting for credit";
 		else if (nic->pass_ev || nic->pool_ev || nic->credit_tick_ev)

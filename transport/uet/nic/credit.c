@@ -6,10 +6,19 @@
  * NIC (flow location = destination): that instance sums every sender's
  * requests and grants cumulative credit at its pace; the NIC hands the credit
  * to the peers with demand round-robin, one full packet (RdmaDataMSS + 106 B)
- * at a time, each grant a CREDIT packet carrying that peer's cumulative
- * credit. Credit counts bytes on the wire, so credit paced at the link rate
- * fills the link and no more. A sender asks for its messages' wire bytes
- * beyond CreditSpeculativeBytes, and again for every packet it loses.
+ * at a time. Credit counts bytes on the wire, so credit paced at the link
+ * rate fills the link and no more. A sender may put CreditSpeculativeBytes
+ * on the wire before any grant, and asks for the rest of what its messages
+ * need, and again for every packet it loses.
+ *
+ * Requests and grants are control packets, which links can lose, and the two
+ * ends' groups live and die on their own; so both carry cumulative totals of
+ * one sender group (named by its id): a request says how many bytes the group
+ * has asked for in all, a grant how many it has been granted in all. A
+ * receiver meeting a new sender group starts its count afresh; a repeated
+ * request makes it send its grant again. A sender stopped for want of credit
+ * asks again every InitialRetransmitTimeout (or FixedRexmitTimeout), so a
+ * lost request or grant costs a timeout, never the message.
  */
 #include "nic.h"
 
@@ -54,11 +63,64 @@ void uet_credit_forget(struct uet_nic *nic, struct uet_group *g)
 	g->in_crr = false;
 }
 
-void uet_credit_request(struct uet_nics *ns, struct uet_group *g, uint32_t pdc_id,
-			uint64_t bytes)
+/* Sender: one request carrying the group's cumulative total, naming an open PDC of it. */
+static void send_request(struct uet_nics *ns, struct uet_group *g, uint32_t pdc_id)
 {
-	g->credit_requested += bytes;
-	uet_send_control(ns, g->nic, g->peer, pdc_id, UET_PKT_CREDIT_REQ, bytes,
+	struct uet_pkt *pkt = uet_pkt_alloc(ns->pkts);
+
+	if (!pkt)
+		return;
+	uet_pkt_clear(pkt);
+	pkt->kind = UET_PKT_CREDIT_REQ;
+	pkt->src = g->nic->id;
+	pkt->dst = g->peer;
+	pkt->pdc = pdc_id;
+	pkt->psn = g->id;
+	pkt->sack_base = g->cc.pol.cc->index;
+	pkt->value = g->credit_requested;
+	pkt->wire = UET_CREDIT_WIRE_BYTES;
+	pkt->dscp = UET_DSCP_CONTROL;
+	pkt->entropy = (uint16_t)(uet_rng_next(ns->rng) >> 48);
+	uet_port_send(ns->fab, g->nic->port, pkt);
+}
+
+void uet_credit_need(struct uet_nics *ns, struct uet_group *g, uint32_t pdc_id, uint64_t wire)
+{
+	uint64_t spec = ns->cfg.credit_speculative_bytes;
+
+	g->credit_need += wire;
+	if (g->credit_need > spec && g->credit_need - spec > g->credit_requested) {
+		g->credit_requested = g->credit_need - spec;
+		send_request(ns, g, pdc_id);
+	}
+}
+
+static uint64_t retry_ps(const struct uet_nics *ns)
+{
+	return uet_rto_ps(&ns->cfg, 0);
+}
+
+void uet_credit_blocked(struct uet_nics *ns, struct uet_group *g)
+{
+	if (!g->credit_retry_ev)
+		g->credit_retry_ev = uet_nic_schedule(ns, uet_now(ns) + retry_ps(ns),
+						      UET_EV_CREDIT_RETRY, g, 0);
+}
+
+void uet_nic_credit_retry(struct uet_nics *ns, struct uet_group *g)
+{
+	g->credit_retry_ev = NULL;
+	if (!g->turn || !g->backlog_pkts)
+		return;
+	/* ask again, naming a PDC that is open; a pass tells whether credit came meanwhile */
+	send_request(ns, g, g->turn->id);
+	uet_nic_kick(ns, g);
+}
+
+/* Receiver: send @g's sender group its cumulative grant. */
+static void send_grant(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g)
+{
+	uet_send_control(ns, nic, g->peer, g->cr_sender - 1, UET_PKT_CREDIT, g->cr_granted,
 			 UET_CREDIT_WIRE_BYTES);
 }
 
@@ -76,18 +138,17 @@ static void distribute(struct uet_nics *ns, struct uet_nic *nic)
 	struct uet_group *g;
 
 	while ((g = nic->crr_head) && avail) {
-		uint64_t q = g->rx_demand < quantum ? g->rx_demand : quantum;
+		uint64_t demand = g->cr_requested - g->cr_granted;
+		uint64_t q = demand < quantum ? demand : quantum;
 
 		if (q > avail)
 			break;
 		avail -= q;
 		nic->credit_distributed += q;
-		g->rx_demand -= q;
-		g->credit_sent += q;
-		uet_send_control(ns, nic, g->peer, UET_NONE, UET_PKT_CREDIT, g->credit_sent,
-				 UET_CREDIT_WIRE_BYTES);
+		g->cr_granted += q;
+		send_grant(ns, nic, g);
 		crr_pop(nic);
-		if (g->rx_demand)
+		if (g->cr_requested > g->cr_granted)
 			crr_push(nic, g);
 	}
 	if (nic->crr_head && !nic->credit_tick_ev) {
@@ -114,35 +175,53 @@ void uet_nic_credit_tick(struct uet_nics *ns, struct uet_nic *nic)
 void uet_credit_request_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt)
 {
 	struct uet_pdc *pdc = ns->pdcs[pkt->pdc];
+	uint32_t policy = pkt->sack_base;
 	struct uet_group *g;
 	struct pcm_event ev;
 
-	if (!pdc || !uet_pdc_rx_open(ns, nic, pdc))
-		return;
+	if (!pdc || policy >= ns->cc.n || !ns->cc.cc[policy].receiver_credit ||
+	    !uet_pdc_rx_open(ns, nic, pdc))
+		return; /* a late request of a message already complete */
 	g = pdc->rx.grp;
-	if (!uet_group_credit_gated(g))
-		return;
-	if (!nic->credit.cc && uet_cc_attach_receiver(g->cc.pol.cc, &nic->credit, uet_now(ns)) < 0) {
+	/* the instance runs the sender's credit package, whatever this side's group runs */
+	if (!nic->credit.cc &&
+	    uet_cc_attach_receiver(&ns->cc.cc[policy], &nic->credit, uet_now(ns)) < 0) {
 		ns->oom = true;
 		return;
 	}
-	g->rx_demand += pkt->value;
+	if (g->cr_sender != pkt->psn + 1) {
+		/* a new sender group: its totals start from zero */
+		g->cr_sender = pkt->psn + 1;
+		g->cr_requested = g->cr_granted = 0;
+		uet_credit_forget(nic, g);
+	}
+	if (pkt->value <= g->cr_requested) {
+		/* asked again: the grant may have been lost */
+		if (g->cr_granted)
+			send_grant(ns, nic, g);
+		return;
+	}
+	ev.valid = UET_BIT(PCM_SIG_CREDIT_REQUEST);
+	ev.values[PCM_SIG_CREDIT_REQUEST] = pkt->value - g->cr_requested;
+	g->cr_requested = pkt->value;
 	if (!g->in_crr)
 		crr_push(nic, g);
-	ev.valid = UET_BIT(PCM_SIG_CREDIT_REQUEST);
-	ev.values[PCM_SIG_CREDIT_REQUEST] = pkt->value;
 	feed_credit(ns, nic, &ev);
 	distribute(ns, nic);
 }
 
 void uet_credit_grant_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt)
 {
-	struct uet_group *g = uet_group_find(nic, pkt->src);
 	uint64_t granted = ns->cfg.credit_speculative_bytes + pkt->value;
 
-	if (!g)
+	for (uint32_t i = 0; i < nic->n_groups; i++) {
+		struct uet_group *g = nic->groups[i];
+
+		if (g->id != pkt->pdc || g->peer != pkt->src)
+			continue;
+		if (granted > g->credit_granted)
+			g->credit_granted = granted;
+		uet_nic_kick(ns, g);
 		return;
-	if (granted > g->credit_granted)
-		g->credit_granted = granted;
-	uet_nic_kick(ns, g);
+	}
 }

@@ -105,10 +105,13 @@ bool uet_group_release_if_dead(struct uet_nics *ns, struct uet_group *g)
 		ns->leaked_backlog += g->backlog_bytes;
 	}
 	uet_rq_remove(nic, g);
+	uet_prefetch_unwait(nic, g);
 	if (g->pace_ev)
 		uet_des_cancel(ns->des, g->pace_ev);
 	if (g->tick_ev)
 		uet_des_cancel(ns->des, g->tick_ev);
+	if (g->credit_retry_ev)
+		uet_des_cancel(ns->des, g->credit_retry_ev);
 	uet_credit_forget(nic, g);
 	uet_cc_detach(&g->cc);
 	for (uint32_t i = 0; i < nic->n_groups; i++) {

@@ -39,20 +39,17 @@
 struct uet_nics;
 
 /*
- * UET_CHECK(): an invariant of the PSN and SACK state, checked in the
- * checking build (UET_CHECKS, which the randomized suite uses). A failure is
- * counted and reported by the leak audit, with the first one's place.
+ * UET_CHECK(): an invariant of the PSN and SACK state, checked when the run
+ * asks for it (uet_sim_set_checks(): the randomized suite, pcm-sim --check).
+ * A failure is counted and reported by the leak audit, with the first one's
+ * place. Unchecked runs pay one predicted branch.
  */
 void uet_check_fail(struct uet_nics *ns, const char *file, int line, const char *what);
-#ifdef UET_CHECKS
 #define UET_CHECK(ns, cond)                                                                        \
 	do {                                                                                       \
-		if (__builtin_expect(!(cond), 0))                                                  \
+		if (__builtin_expect((ns)->checking, 0) && !(cond))                                \
 			uet_check_fail((ns), __FILE__, __LINE__, #cond);                           \
 	} while (0)
-#else
-#define UET_CHECK(ns, cond) ((void)0)
-#endif
 
 /* Per-packet sender state. */
 enum uet_tx_state {
@@ -137,12 +134,19 @@ struct uet_group {
 	struct uet_ccflow cc;   /* its policy, the LB beside it, and the controls in force */
 	bool in_rq;
 	struct uet_group *rq_next, *rq_prev;
+	bool in_pfw;            /* waiting for prefetch buffer room */
+	struct uet_group *pfw_next;
 	uint64_t next_send_ps;
 	struct uet_ev *pace_ev;
 	uint64_t base_rtt_ps;
-	uint64_t credit_granted, credit_used, credit_sent;
-	uint64_t posted_bytes, credit_requested; /* sender: EQDS requests */
-	uint64_t rx_demand;     /* receiver: bytes this peer asked for and was not yet granted */
+	/* receiver credit, sender side (credit.c): wire bytes */
+	uint64_t credit_granted, credit_used; /* may send while used < granted */
+	uint64_t credit_need;   /* posted plus lost: what it must put on the wire */
+	uint64_t credit_requested; /* cumulative, need beyond the speculative bytes */
+	struct uet_ev *credit_retry_ev;
+	/* receiver side: one sender group's requests (its id + 1, 0: none yet) */
+	uint32_t cr_sender;
+	uint64_t cr_requested, cr_granted; /* cumulative, for that sender group */
 	struct uet_group *crr_next; /* receiver: round-robin of peers with demand */
 	bool in_crr;
 	struct uet_ev *tick_ev;
@@ -167,6 +171,7 @@ struct uet_nic {
 	uint64_t last_ack_ps;
 	uint64_t prefetch_used;
 	bool prefetch_blocked;
+	struct uet_group *pfw_head, *pfw_tail; /* groups waiting for prefetch room */
 	/* the receiver-credit (EQDS) instance: one flow per receiving NIC */
 	struct uet_bind credit;
 	uint64_t credit_distributed;
@@ -194,6 +199,7 @@ struct uet_nics {
 	void *monitor_ctx;
 	struct uet_records rec;
 	bool monitor_on;
+	bool checking;                   /* UET_CHECK() on */
 	uint64_t pcie_ps_per_byte_q16;
 	uint64_t seed;
 	uint32_t next_group_id;
@@ -212,7 +218,8 @@ struct uet_nics {
 enum uet_try {
 	UET_TRY_NOTHING = 0,
 	UET_TRY_SENT,
-	UET_TRY_BLOCKED,   /* window or credit */
+	UET_TRY_BLOCKED,   /* window */
+	UET_TRY_NO_CREDIT, /* receiver credit */
 	UET_TRY_PACED,
 	UET_TRY_POOL_FULL,
 	UET_TRY_PREFETCH_FULL,
@@ -347,11 +354,18 @@ enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct
 				struct uet_pdc *pdc);
 /* A prefetched payload is committed to the wire: its buffer space is released. */
 void uet_prefetch_release(struct uet_nics *ns, struct uet_nic *nic, uint32_t wire);
+/* @g can send nothing until the prefetch buffer drains: it waits off the ready queue. */
+void uet_prefetch_wait(struct uet_nic *nic, struct uet_group *g);
+/* Take @g off the prefetch waiters (it is back in the ready queue, or gone). */
+void uet_prefetch_unwait(struct uet_nic *nic, struct uet_group *g);
 void uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt);
 
 /* credit.c */
-void uet_credit_request(struct uet_nics *ns, struct uet_group *g, uint32_t pdc_id,
-			uint64_t bytes);
+/* @g must put @wire more bytes on the wire (a message posted, a packet lost): ask for them. */
+void uet_credit_need(struct uet_nics *ns, struct uet_group *g, uint32_t pdc_id, uint64_t wire);
+/* @g is stopped for want of credit: ask again if nothing answers. */
+void uet_credit_blocked(struct uet_nics *ns, struct uet_group *g);
+void uet_nic_credit_retry(struct uet_nics *ns, struct uet_group *g);
 void uet_credit_request_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
 void uet_credit_grant_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
 void uet_nic_credit_tick(struct uet_nics *ns, struct uet_nic *nic);

@@ -63,15 +63,8 @@ int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m)
 	nic->st[UET_ST_MSGS_POSTED]++;
 	uet_nic_log(ns, nic->id, "pdc_created", pdc->id, pdc->peer, 0);
 	uet_nic_log(ns, nic->id, "msg_posted", pdc->id, pdc->peer, m->bytes);
-	if (uet_group_credit_gated(g)) {
-		/* the first BDP goes speculatively; the rest is asked for */
-		uint64_t spec = ns->cfg.credit_speculative_bytes, want;
-
-		g->posted_bytes += m->bytes + npkts * UET_WIRE_HDR_BYTES;
-		want = g->posted_bytes > spec ? g->posted_bytes - spec : 0;
-		if (want > g->credit_requested)
-			uet_credit_request(ns, g, m->id, want - g->credit_requested);
-	}
+	if (uet_group_credit_gated(g))
+		uet_credit_need(ns, g, m->id, m->bytes + npkts * UET_WIRE_HDR_BYTES);
 	if (!uet_nic_schedule(ns, uet_now(ns) + ns->cfg.doorbell_ps, UET_EV_DOORBELL, pdc, 0))
 		return -ENOMEM;
 	return 0;

@@ -11,6 +11,11 @@
  * queue; when the buffer drains to half its size or less, the transmit
  * process starts again. Without the buffer a fetched payload goes straight to
  * the port.
+ *
+ * A full buffer stops only fetches: a group whose PDCs can send nothing else
+ * (no retransmission, no prefetched payload) waits off the ready queue, and
+ * the others go on committing what they prefetched, which is what drains the
+ * buffer; the waiters come back at the tail when it is half empty.
  */
 #include "nic.h"
 
@@ -40,14 +45,52 @@ enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct
 	return UET_TRY_SENT;
 }
 
+void uet_prefetch_wait(struct uet_nic *nic, struct uet_group *g)
+{
+	if (g->in_pfw)
+		return;
+	g->pfw_next = NULL;
+	if (nic->pfw_tail)
+		nic->pfw_tail->pfw_next = g;
+	else
+		nic->pfw_head = g;
+	nic->pfw_tail = g;
+	g->in_pfw = true;
+	nic->prefetch_blocked = true;
+}
+
+void uet_prefetch_unwait(struct uet_nic *nic, struct uet_group *g)
+{
+	struct uet_group **pp = &nic->pfw_head;
+
+	if (!g->in_pfw)
+		return;
+	nic->pfw_tail = NULL;
+	while (*pp) {
+		if (*pp == g) {
+			*pp = g->pfw_next;
+		} else {
+			nic->pfw_tail = *pp;
+			pp = &(*pp)->pfw_next;
+		}
+	}
+	g->in_pfw = false;
+}
+
 void uet_prefetch_release(struct uet_nics *ns, struct uet_nic *nic, uint32_t wire)
 {
 	nic->prefetch_used -= wire;
-	if (nic->prefetch_blocked && nic->prefetch_used <= ns->cfg.prefetch_bytes / 2) {
-		nic->prefetch_blocked = false;
-		if (!nic->pass_ev)
-			nic->pass_ev = uet_nic_schedule(ns, uet_now(ns), UET_EV_TX_PASS, nic, 0);
+	if (!nic->prefetch_blocked || nic->prefetch_used > ns->cfg.prefetch_bytes / 2)
+		return;
+	nic->prefetch_blocked = false;
+	while (nic->pfw_head) {
+		struct uet_group *g = nic->pfw_head;
+
+		uet_prefetch_unwait(nic, g);
+		uet_rq_push_tail(nic, g);
 	}
+	if (!nic->pass_ev)
+		nic->pass_ev = uet_nic_schedule(ns, uet_now(ns), UET_EV_TX_PASS, nic, 0);
 }
 
 void uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt)
@@ -67,6 +110,7 @@ void uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt)
 		pdc->pf_head = pkt;
 	pdc->pf_tail = pkt;
 	pdc->tx[pkt->psn].state = UET_TX_PREFETCHED;
+	uet_prefetch_unwait(nic, pdc->grp);
 	uet_rq_push_tail(nic, pdc->grp);
 	uet_nic_tx_pass(ns, nic);
 }

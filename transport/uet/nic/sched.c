@@ -155,7 +155,7 @@ static enum uet_try pdc_try(struct uet_nics *ns, struct uet_nic *nic, struct uet
 	/* under receiver credit every byte put on the wire, new or again, spends credit */
 	if (kind != K_PREFETCHED && uet_group_credit_gated(g) &&
 	    g->credit_used + wire > g->credit_granted)
-		return UET_TRY_BLOCKED;
+		return UET_TRY_NO_CREDIT;
 	if (kind == K_NEW && c->prefetch_enable)
 		return uet_prefetch_fetch(ns, nic, g, pdc);
 	if (!window_has_room(ns, g, payload + UET_NOMINAL_HDR_BYTES))
@@ -199,20 +199,30 @@ static enum uet_try pdc_try(struct uet_nics *ns, struct uet_nic *nic, struct uet
 	return UET_TRY_SENT;
 }
 
+/*
+ * One packet from the group's PDC whose turn it is, or the next that can
+ * send. A PDC stopped only by a full prefetch buffer lets the others go (what
+ * they commit drains the buffer); the group waits for room if none can.
+ */
 static enum uet_try group_try(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g)
 {
 	struct uet_pdc *pdc = g->turn;
+	bool prefetch_full = false;
 
 	for (uint32_t i = 0; i < g->n_tx && pdc; i++, pdc = pdc->ring_next) {
 		enum uet_try r = pdc_try(ns, nic, g, pdc);
 
 		if (r == UET_TRY_NOTHING)
 			continue;
+		if (r == UET_TRY_PREFETCH_FULL) {
+			prefetch_full = true;
+			continue;
+		}
 		if (r == UET_TRY_SENT)
 			g->turn = pdc->ring_next;
 		return r;
 	}
-	return UET_TRY_NOTHING;
+	return prefetch_full ? UET_TRY_PREFETCH_FULL : UET_TRY_NOTHING;
 }
 
 void uet_nic_tx_pass(struct uet_nics *ns, struct uet_nic *nic)
@@ -232,12 +242,17 @@ void uet_nic_tx_pass(struct uet_nics *ns, struct uet_nic *nic)
 			uet_arm_pool_wake(ns, nic);
 			return;
 		case UET_TRY_PREFETCH_FULL:
-			nic->prefetch_blocked = true;
-			return;
+			uet_rq_remove(nic, g);
+			uet_prefetch_wait(nic, g);
+			break;
 		case UET_TRY_PACED:
 			uet_rq_remove(nic, g);
 			if (!g->pace_ev)
 				g->pace_ev = uet_nic_schedule(ns, g->next_send_ps, UET_EV_PACE, g, 0);
+			break;
+		case UET_TRY_NO_CREDIT:
+			uet_rq_remove(nic, g);
+			uet_credit_blocked(ns, g);
 			break;
 		case UET_TRY_BLOCKED:
 		case UET_TRY_NOTHING:
@@ -287,5 +302,5 @@ void uet_requeue(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn)
 	g->backlog_pkts++;
 	if (uet_group_credit_gated(g))
 		/* the lost packet must be pulled again */
-		uet_credit_request(ns, g, pdc->id, payload + UET_WIRE_HDR_BYTES);
+		uet_credit_need(ns, g, pdc->id, payload + UET_WIRE_HDR_BYTES);
 }

@@ -421,6 +421,16 @@ int uet_sim_post(struct uet_sim *sim, uint32_t src, uint32_t dst, uint64_t bytes
 void uet_sim_set_hooks(struct uet_sim *sim, const struct uet_hooks *hooks);
 
 /**
+ * uet_sim_set_checks() - check the NIC's PSN and SACK invariants at every
+ * ACK and data packet (a sender never sees an ACK for a PSN it did not send,
+ * a receiver's cumulative ACK and bitmap agree with what arrived, a message
+ * completes with every byte, ...); failures are reported by uet_sim_audit().
+ * @sim: the sim.
+ * @on: check or not (the default).
+ */
+void uet_sim_set_checks(struct uet_sim *sim, bool on);
+
+/**
  * uet_sim_set_records() - write the records to these streams (before the run).
  * The library writes CSV rows and never opens, flushes or closes the streams.
  * @sim: the sim.
