@@ -94,7 +94,9 @@ static void run_to_memory(const char *name, uint64_t seed, struct mem_records *m
 	scn->nic.uet_monitor = true;
 	for (int i = 0; i < 4; i++)
 		f[i] = open_memstream(&m->buf[i], &m->len[i]);
-	rec = (struct uet_records){ f[0], f[1], f[2], f[3] };
+	rec = (struct uet_records){
+		.transport_stats = f[0], .events = f[1], .monitor = f[2], .flows = f[3],
+	};
 	open_policies(scn, &o);
 	assert_int_equal(uet_sim_create(scn, o.pkgs, seed, &sim, &diag), 0);
 	uet_sim_set_records(sim, &rec);

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "des.h"
 #include "diag.h"
@@ -48,6 +49,7 @@ struct uet_port {
 	uint32_t loss_ppm;    /* while failed: parts per million lost (UET_LOSS_ALL_PPM: all) */
 	bool trimming, uet_policy;
 	uint64_t tx_pkts, tx_bytes, drops, trims, marks, max_qbytes;
+	uint64_t sampled_qbytes; /* the total in the last uet-queues row, +1 (0: none yet) */
 };
 
 enum uet_switch_kind {
@@ -124,6 +126,9 @@ int uet_node_find(const struct uet_fabric *f, const char *name);
 bool uet_nodes_linked(const struct uet_fabric *f, uint32_t a, uint32_t b);
 /* Take the link of @fl down (both ways) or bring it back. */
 void uet_link_set(struct uet_fabric *f, const struct uet_link_failure *fl, bool down);
+
+/* uet-queues rows for the switch ports whose queues changed since the last call. */
+void uet_fabric_queue_rows(struct uet_fabric *f, FILE *out);
 
 /* Leak audit of ports and queues, after a drained run. Return: 0, -EFAULT. */
 int uet_fabric_audit(const struct uet_fabric *f, struct pcm_diag *diag);

@@ -9,7 +9,10 @@
  *   the last ACK);
  * - uet-monitor: one row per packet a NIC sends or receives;
  * - uet-flows: per-flow (PDC group) cwnd, rate and in-flight bytes every
- *   sample interval.
+ *   sample interval;
+ * - uet-queues: every switch port's queued bytes per class, each sample
+ *   interval in which it changed (a step function: a port absent from a
+ *   sample kept its last value).
  * Every value is an integer (times in ps), so equal runs give equal bytes.
  */
 #include <inttypes.h>
@@ -84,6 +87,16 @@ void uet_rec_headers(const struct uet_records *r, bool stats, bool events, bool 
 		fputs("time_ps,nic,peer,group,policy,cwnd_bytes,rate,inflight_bytes,"
 		      "backlog_bytes,base_rtt_ps,last_rtt_ps,feeds\n",
 		      r->flows);
+	if (r->queues)
+		fputs("time_ps,port,switch,peer,data_bytes,trimmed_bytes,control_bytes,limit_bytes\n",
+		      r->queues);
+}
+
+void uet_rec_queue_row(FILE *f, uint64_t t_ps, uint32_t port, const char *sw, uint32_t peer,
+		       const uint64_t *qbytes, uint64_t limit)
+{
+	fprintf(f, "%" PRIu64 ",%u,%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", t_ps,
+		port, sw, peer, qbytes[0], qbytes[1], qbytes[2], limit);
 }
 
 void uet_rec_stats_row(FILE *f, uint64_t t_ps, uint32_t nic, uint32_t ip, const uint64_t *st,

@@ -57,6 +57,10 @@ struct uet_flow_row {
 
 void uet_rec_flow_row(FILE *f, const struct uet_flow_row *r);
 
+/* One uet-queues row: a switch port's queued bytes per class at @t_ps. */
+void uet_rec_queue_row(FILE *f, uint64_t t_ps, uint32_t port, const char *sw, uint32_t peer,
+		       const uint64_t *qbytes, uint64_t limit);
+
 /* One uet-events row. */
 void uet_rec_event_row(FILE *f, uint64_t t_ps, uint32_t nic, uint32_t ip, const char *what,
 		       uint32_t pdc, uint32_t peer_ip, uint64_t bytes);

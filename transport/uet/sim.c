@@ -203,6 +203,38 @@ static int check_cfg(struct uet_sim *s, struct pcm_diag *diag)
 	return 0;
 }
 
+/* Append a warning about @key to the sim's list. */
+static void warn(struct uet_sim *s, const char *key, const char *why)
+{
+	size_t len = strlen(s->warnings);
+	char where[256];
+
+	snprintf(s->warnings + len, sizeof(s->warnings) - len, "%s: %s\n",
+		 uet_scenario_where(s->scn, key, where, sizeof(where)), why);
+}
+
+/* Derived values that run but are degenerate: queues of a packet or two. */
+static void check_derived(struct uet_sim *s)
+{
+	const struct uet_topo_cfg *t = &s->scn->topo;
+	uint64_t mtu = s->ns.cfg.rdma_data_mss + UET_WIRE_HDR_BYTES;
+	char why[320];
+
+	if (!t->queue_bytes && s->fab.bdp_bytes < 4 * mtu) {
+		snprintf(why, sizeof(why),
+			 "the derived switch queues (one BDP of the longest path, %llu B) hold "
+			 "fewer than 4 full packets: expect a storm of trims or drops; set "
+			 "topology.queue_bytes, or a link_delay that makes a real BDP",
+			 (unsigned long long)s->fab.bdp_bytes);
+		warn(s, "topology.link_delay", why);
+	} else if (t->queue_bytes && t->queue_bytes < 2 * mtu) {
+		snprintf(why, sizeof(why),
+			 "below two full packets (RdmaDataMSS + 106 B each): raised to %llu B",
+			 (unsigned long long)(2 * mtu));
+		warn(s, "topology.queue_bytes", why);
+	}
+}
+
 static int check_packages(struct uet_sim *s, const struct pcm_package *const *pkgs,
 			  struct pcm_diag *diag)
 {
@@ -285,6 +317,7 @@ int uet_sim_create(const struct uet_scenario *scn, const struct pcm_package *con
 	rc = check_cfg(s, diag);
 	if (rc < 0)
 		goto err_destroy;
+	check_derived(s);
 	rc = check_packages(s, pkgs, diag);
 	if (rc < 0)
 		goto err_destroy;
@@ -376,7 +409,7 @@ static int start(struct uet_sim *s, struct pcm_diag *diag)
 			s->ns.cfg.uet_monitor);
 	if (s->ns.rec.transport_stats && s->ns.cfg.transport_stats)
 		uet_des_schedule(&s->des, s->ns.cfg.stats_interval_ps, UET_EV_STATS, NULL, 0);
-	if (s->ns.rec.flows) {
+	if (s->ns.rec.flows || s->ns.rec.queues) {
 		uint64_t dt = scn->flow_sample_ps ? scn->flow_sample_ps : s->ns.cfg.stats_interval_ps;
 
 		if (!dt)
@@ -451,6 +484,8 @@ static void dispatch(struct uet_sim *s, struct uet_ev *ev)
 		break;
 	case UET_EV_FLOW_SAMPLE:
 		uet_nic_flow_rows(&s->ns);
+		if (s->ns.rec.queues)
+			uet_fabric_queue_rows(&s->fab, s->ns.rec.queues);
 		if (s->ns.n_done < s->n_msgs)
 			uet_des_schedule(&s->des, s->des.now_ps + s->flow_sample_ps,
 					 UET_EV_FLOW_SAMPLE, NULL, 0);
@@ -619,6 +654,16 @@ void uet_sim_results(const struct uet_sim *s, struct uet_results *r)
 	r->handler_calls = uet_cc_handler_calls(&s->ns.cc);
 	r->handler_errors = uet_cc_handler_errors(&s->ns.cc);
 	r->goodput_gbps = r->sim_time_ps ? delivered * 8 / (double)r->sim_time_ps * 1e3 : 0;
+}
+
+const char *uet_sim_warnings(const struct uet_sim *s)
+{
+	return s->warnings;
+}
+
+uint64_t uet_sim_unloaded_rtt_ps(const struct uet_sim *s)
+{
+	return s->fab.unloaded_rtt_ps;
 }
 
 uint32_t uet_sim_n_msgs(const struct uet_sim *s)

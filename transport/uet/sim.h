@@ -28,6 +28,7 @@ struct uet_sim {
 	uint64_t stop_ps;
 	uint64_t last_stats_ps;
 	uint64_t flow_sample_ps;
+	char warnings[1024];     /* derived settings that work but are likely not meant */
 };
 
 #endif /* PCM_UET_SIM_H */

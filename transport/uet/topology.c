@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fabric.h"
+#include "records.h"
 
 struct builder {
 	struct uet_fabric *f;
@@ -322,4 +323,18 @@ void uet_link_set(struct uet_fabric *f, const struct uet_link_failure *fl, bool 
 	pa->loss_ppm = pb->loss_ppm = fl->loss_ppm ? fl->loss_ppm : UET_LOSS_ALL_PPM;
 	/* ECMP avoids a link that is down; a lossy one it cannot tell */
 	pa->reroute_away = pb->reroute_away = down && fl->reroute && !fl->loss_ppm;
+}
+
+void uet_fabric_queue_rows(struct uet_fabric *f, FILE *out)
+{
+	for (uint32_t i = f->n_hosts; i < f->n_ports; i++) {
+		struct uet_port *p = &f->ports[i];
+		uint64_t total = p->qbytes[0] + p->qbytes[1] + p->qbytes[2] + 1;
+
+		if (total == p->sampled_qbytes)
+			continue;
+		p->sampled_qbytes = total;
+		uet_rec_queue_row(out, f->des->now_ps, i, f->sw[p->owner - f->n_hosts].name, p->peer,
+				  p->qbytes, p->limit);
+	}
 }

@@ -340,6 +340,7 @@ struct uet_records {
 	FILE *events;          /* uet-events.csv */
 	FILE *monitor;         /* uet-monitor.csv */
 	FILE *flows;           /* uet-flows.csv: per-flow cwnd/rate time series */
+	FILE *queues;          /* uet-queues.csv: switch egress queues, sampled with the flows */
 };
 
 struct uet_msg_info {
@@ -471,6 +472,26 @@ int uet_sim_audit(struct uet_sim *sim, struct pcm_diag *diag);
  *     their goodput, and the NICs' and switches' counters.
  */
 void uet_sim_results(const struct uet_sim *sim, struct uet_results *r);
+
+/**
+ * uet_sim_warnings() - settings of the scenario that run but are likely not
+ * what was meant (a derived switch queue of a packet or two, ...), one per
+ * line as "file:line:col: key: what", or "" if none.
+ * @sim: the sim.
+ *
+ * Return: a string owned by the sim.
+ */
+const char *uet_sim_warnings(const struct uet_sim *sim);
+
+/**
+ * uet_sim_unloaded_rtt_ps() - the unloaded round trip of the fabric's
+ * longest path: propagation both ways, and a full packet and an ACK
+ * serialized per hop.
+ * @sim: the sim.
+ *
+ * Return: ps.
+ */
+uint64_t uet_sim_unloaded_rtt_ps(const struct uet_sim *sim);
 
 /**
  * uet_sim_n_msgs() - the number of messages posted (by the scenario or
