@@ -458,7 +458,8 @@ static void print_policies(const struct uet_scenario *scn, const struct uet_sim 
 	printf("policies");
 	for (uint32_t p = 0, k = 0; p < scn->n_policies; p++)
 		if (count[p])
-			printf("%s %s (%u flows)", k++ ? "," : "", scn->policies[p], count[p]);
+			printf("%s %s (%u flow%s)", k++ ? "," : "", scn->policies[p], count[p],
+			       count[p] == 1 ? "" : "s");
 }
 
 static void print_text(const struct uet_scenario *scn, const struct uet_sim *sim,

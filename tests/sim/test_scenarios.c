@@ -164,9 +164,11 @@ static void test_records_have_a_row_per_nic_per_interval(void **state)
 
 static void test_every_shipped_scenario_completes(void **state)
 {
-	static const char *const small[] = { "incast-8.yaml", "incast-32.yaml", "failed-link.yaml",
-					     "leaf-spine.yaml", "incast-8-async.yaml",
-					     "incast-8-rate.yaml" };
+	static const char *const small[] = {
+		"incast-8.yaml",	 "incast-32.yaml",     "failed-link.yaml",
+		"leaf-spine.yaml",	 "incast-8-async.yaml", "incast-8-rate.yaml",
+		"rules-per-destination.yaml", "flows-mixed.yaml",
+	};
 
 	for (size_t i = 0; i < sizeof(small) / sizeof(small[0]); i++) {
 		struct uet_scenario *scn = load(small[i]);
