@@ -79,7 +79,7 @@ static uint32_t retire(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn)
 
 	/* the receiver acknowledges only what was sent */
 	UET_CHECK(ns, t->state != UET_TX_UNSENT && t->state != UET_TX_PREFETCHED);
-	if (t->state != UET_TX_OUT && t->state != UET_TX_RTXQ)
+	if (t->state != UET_TX_OUT && !uet_tx_queued(t->state))
 		return 0;
 	payload = uet_pdc_payload(ns, pdc, psn);
 	if (t->state == UET_TX_OUT) {

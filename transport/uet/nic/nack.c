@@ -41,7 +41,7 @@ void uet_nack_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *
 	if (!pdc || pkt->psn >= pdc->npkts || pdc->tx[pkt->psn].state != UET_TX_OUT)
 		return;
 	payload = uet_pdc_payload(ns, pdc, pkt->psn);
-	uet_requeue(ns, pdc, pkt->psn);
+	uet_requeue(ns, pdc, pkt->psn, false);
 	ev.valid = UET_BIT(PCM_SIG_NACK) | UET_BIT(PCM_SIG_DATA_NACKED) | UET_BIT(PCM_SIG_NACK_EV);
 	ev.values[PCM_SIG_NACK] = 1;
 	ev.values[PCM_SIG_DATA_NACKED] = payload;

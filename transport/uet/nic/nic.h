@@ -55,10 +55,17 @@ void uet_check_fail(struct uet_nics *ns, const char *file, int line, const char 
 enum uet_tx_state {
 	UET_TX_UNSENT = 0,
 	UET_TX_OUT,        /* counted in flight: fetched/queued/on the wire, awaiting ACK */
-	UET_TX_RTXQ,       /* queued for retransmission, not in flight */
+	UET_TX_RTXQ,       /* queued for retransmission after a NACK, not in flight */
 	UET_TX_ACKED,
 	UET_TX_PREFETCHED, /* payload in the prefetch buffer, not committed */
+	UET_TX_RTXQ_RTO,   /* queued for retransmission after a timeout, not in flight */
 };
+
+/* Is a packet in this state waiting in its PDC's retransmission queue? */
+static inline bool uet_tx_queued(uint8_t state)
+{
+	return state == UET_TX_RTXQ || state == UET_TX_RTXQ_RTO;
+}
 
 struct uet_txpkt {
 	uint64_t rto_ps;    /* deadline of the running retransmission timer, 0 if none */
@@ -275,8 +282,9 @@ bool uet_pdc_rx_open(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *p
 void uet_pdc_free(struct uet_nics *ns, struct uet_pdc *pdc);
 
 /* segment.c */
+/* Build data packet @psn of @pdc into @pkt; @retx: a retransmission, after a timeout if @rto. */
 void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g,
-			struct uet_pdc *pdc, struct uet_pkt *pkt, uint32_t psn, bool retx);
+			struct uet_pdc *pdc, struct uet_pkt *pkt, uint32_t psn, bool retx, bool rto);
 void uet_send_control(struct uet_nics *ns, struct uet_nic *nic, uint32_t peer, uint32_t pdc_id,
 		      enum uet_pkt_kind kind, uint64_t value, uint16_t wire);
 
@@ -322,8 +330,8 @@ void uet_nic_kick(struct uet_nics *ns, struct uet_group *g);
 void uet_nic_pool_wake(struct uet_nics *ns, struct uet_nic *nic);
 void uet_nic_pace(struct uet_nics *ns, struct uet_group *g);
 void uet_arm_pool_wake(struct uet_nics *ns, struct uet_nic *nic);
-/* A NACK or timeout lost @psn: out of flight, queued for retransmission ahead of new data. */
-void uet_requeue(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn);
+/* A NACK or (@timeout) a timeout lost @psn: out of flight, queued ahead of new data. */
+void uet_requeue(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, bool timeout);
 
 /* group.c */
 /* The scenario's rules: the first matching (src, dst) rule's policy, else policy 0. */

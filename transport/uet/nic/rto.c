@@ -12,6 +12,12 @@
  * reads) and the transmit process restarts. A timer that expires after its
  * packet was acknowledged, NACKed or sent again does nothing.
  *
+ * Deviation, documented: a retransmission after a timeout always asks for an
+ * ACK (it still counts toward AckRequestEveryNthPacket). With N > 1 a loss
+ * pattern of period N (a queue dropping every other packet) could otherwise
+ * meet exactly the ACK-requesting copies forever: everything arrives and no
+ * ACK ever comes back.
+ *
  * Timers of one backoff level have one duration and start in serialization
  * order, so each PDC keeps one FIFO of deadlines per level and one DES event
  * at the earliest live head.
@@ -156,7 +162,7 @@ void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
 				continue; /* acknowledged, NACKed or retransmitted since */
 			g->nic->st[UET_ST_TIMEOUTS]++;
 			last_ev = t->entropy;
-			uet_requeue(ns, pdc, psn);
+			uet_requeue(ns, pdc, psn, true);
 			fired++;
 		}
 	}

@@ -114,7 +114,7 @@ static void retx_pop(struct uet_pdc *pdc, uint32_t psn)
 /* Drop heads of the retransmission FIFO that were acknowledged while waiting. */
 static void retx_skip_stale(struct uet_pdc *pdc)
 {
-	while (pdc->retx_head != UET_NONE && pdc->tx[pdc->retx_head].state != UET_TX_RTXQ)
+	while (pdc->retx_head != UET_NONE && !uet_tx_queued(pdc->tx[pdc->retx_head].state))
 		retx_pop(pdc, pdc->retx_head);
 }
 
@@ -167,21 +167,24 @@ static enum uet_try pdc_try(struct uet_nics *ns, struct uet_nic *nic, struct uet
 		return UET_TRY_POOL_FULL;
 
 	switch (kind) {
-	case K_RETX:
+	case K_RETX: {
+		bool rto = pdc->tx[psn].state == UET_TX_RTXQ_RTO;
+
 		pkt = uet_pkt_alloc(ns->pkts);
 		if (!pkt)
 			return UET_TRY_BLOCKED;
 		retx_pop(pdc, psn);
 		backlog_take(g, payload, wire);
-		uet_segment_commit(ns, nic, g, pdc, pkt, psn, true);
+		uet_segment_commit(ns, nic, g, pdc, pkt, psn, true, rto);
 		uet_port_send(ns->fab, nic->port, pkt);
 		break;
+	}
 	case K_PREFETCHED:
 		pkt = pdc->pf_head;
 		pdc->pf_head = UET_PKT_NEXT(pkt);
 		if (!pdc->pf_head)
 			pdc->pf_tail = NULL;
-		uet_segment_commit(ns, nic, g, pdc, pkt, psn, false);
+		uet_segment_commit(ns, nic, g, pdc, pkt, psn, false, false);
 		uet_port_send(ns->fab, nic->port, pkt);
 		uet_prefetch_release(ns, nic, wire);
 		break;
@@ -191,7 +194,7 @@ static enum uet_try pdc_try(struct uet_nics *ns, struct uet_nic *nic, struct uet
 			return UET_TRY_BLOCKED;
 		pdc->next_psn++;
 		backlog_take(g, payload, wire);
-		uet_segment_commit(ns, nic, g, pdc, pkt, psn, false);
+		uet_segment_commit(ns, nic, g, pdc, pkt, psn, false, false);
 		uet_des_arm(ns->des, &pkt->ev, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE,
 			    pkt);
 		break;
@@ -283,14 +286,14 @@ void uet_nic_pace(struct uet_nics *ns, struct uet_group *g)
 	uet_nic_tx_pass(ns, g->nic);
 }
 
-void uet_requeue(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn)
+void uet_requeue(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, bool timeout)
 {
 	struct uet_txpkt *t = &pdc->tx[psn];
 	struct uet_group *g = pdc->grp;
 	uint32_t payload = uet_pdc_payload(ns, pdc, psn);
 
 	t->rto_ps = 0;
-	t->state = UET_TX_RTXQ;
+	t->state = timeout ? UET_TX_RTXQ_RTO : UET_TX_RTXQ;
 	t->retx_next = UET_NONE;
 	if (pdc->retx_tail != UET_NONE)
 		pdc->tx[pdc->retx_tail].retx_next = psn;

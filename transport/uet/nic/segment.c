@@ -7,7 +7,8 @@
  * 88 B against the group's window and payload + 106 B against the egress
  * pool. The ACK-request flag follows AckRequestEveryNthPacket (counting every
  * data packet of the PDC, retransmissions included, from the first or the
- * Nth) and AckRequestLastPacket. First transmissions are trimmable with
+ * Nth) and AckRequestLastPacket, and a retransmission after a timeout always
+ * carries it (rto.c). First transmissions are trimmable with
  * TrimmingEnabled and no-trim otherwise; retransmissions carry the retransmit
  * flag, the trimmable-retransmission codepoint and a new entropy value.
  * Control packets (ACKs, NACKs, probes, credit) carry the control codepoint.
@@ -34,12 +35,13 @@ static void pace(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g, 
 }
 
 void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g,
-			struct uet_pdc *pdc, struct uet_pkt *pkt, uint32_t psn, bool retx)
+			struct uet_pdc *pdc, struct uet_pkt *pkt, uint32_t psn, bool retx, bool rto)
 {
 	const struct uet_nic_cfg *c = &ns->cfg;
 	struct uet_txpkt *t = &pdc->tx[psn];
 	uint32_t payload = uet_pdc_payload(ns, pdc, psn);
-	bool ar = ack_requested(c, pdc, pdc->n_sent++, psn);
+	/* a copy resent because no ACK came asks for one (rto.c) */
+	bool ar = ack_requested(c, pdc, pdc->n_sent++, psn) || rto;
 	unsigned tx_event;
 
 	pkt->kind = UET_PKT_DATA;
