@@ -330,6 +330,37 @@ static void test_rtt_sample_is_never_taken_from_a_retransmitted_packet(void **st
 	free(scn);
 }
 
+/* Drop every other data packet reaching the switch, whatever it is. */
+static enum uet_filter_verdict every_other_filter(void *ctx, const struct uet_pkt_view *p)
+{
+	unsigned *n = ctx;
+
+	if (p->kind != UET_PKT_DATA)
+		return UET_FILTER_PASS;
+	return (*n)++ % 2 ? UET_FILTER_DROP : UET_FILTER_PASS;
+}
+
+static void test_ack_requests_survive_a_loss_pattern_of_their_period(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	unsigned n = 0;
+	struct uet_hooks h = { .ctx = &n, .at_switch = every_other_filter };
+	struct uet_sim *sim;
+
+	/* every 2nd packet asks for an ACK, and every 2nd packet is lost */
+	scn->nic.ack_every_nth = 2;
+	scn->nic.ack_first = false;
+	scn->nic.ack_last = false;
+	scn->nic.initial_rto_ps = 10 * US;
+	scn->nic.max_rto_backoff = 0;
+	sim = make_sim(scn, NULL);
+	uet_sim_set_hooks(sim, &h);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 16 * MSS, 0, -1), 0);
+	run_and_audit(sim, 100000 * US);
+	uet_sim_destroy(sim);
+	free(scn);
+}
+
 static void test_window_below_one_packet_sends_one_packet_at_a_time(void **state)
 {
 	struct uet_scenario *scn = pair_scenario();
@@ -357,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_packet_dropped_by_the_pool_creates_no_receiver_pdc),
 		cmocka_unit_test(test_new_message_waits_for_its_doorbell_delay),
 		cmocka_unit_test(test_rtt_sample_is_never_taken_from_a_retransmitted_packet),
+		cmocka_unit_test(test_ack_requests_survive_a_loss_pattern_of_their_period),
 		cmocka_unit_test(test_window_below_one_packet_sends_one_packet_at_a_time),
 	};
 
