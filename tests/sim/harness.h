@@ -57,6 +57,10 @@ static inline void capture_init(struct capture *c)
 	c->verdict = UET_FILTER_DROP;
 }
 
+/* Start capturing on @sim, acting (@verdict) on the first @count packets of @kind and @psn. */
+static inline void capture_drop(struct capture *c, struct uet_sim *sim, int kind, int psn,
+				int count, enum uet_filter_verdict verdict);
+
 static inline void capture_attach(struct capture *c, struct uet_sim *sim)
 {
 	struct uet_hooks h = {
@@ -66,6 +70,17 @@ static inline void capture_attach(struct capture *c, struct uet_sim *sim)
 	};
 
 	uet_sim_set_hooks(sim, &h);
+}
+
+static inline void capture_drop(struct capture *c, struct uet_sim *sim, int kind, int psn,
+				int count, enum uet_filter_verdict verdict)
+{
+	capture_init(c);
+	c->drop_kind = kind;
+	c->drop_psn = psn;
+	c->drop_count = count;
+	c->verdict = verdict;
+	capture_attach(c, sim);
 }
 
 /* A two-host fabric (one sender, one receiver, one switch) at 100 Gbit/s, no policy. */

@@ -417,11 +417,7 @@ static void test_timeout_reports_the_timed_out_packets_entropy(void **state)
 	struct capture c;
 
 	/* the first copy of PSN 7 is lost: only its timer recovers it */
-	capture_init(&c);
-	c.drop_kind = UET_PKT_DATA;
-	c.drop_psn = 7;
-	c.drop_count = 1;
-	capture_attach(&c, sim);
+	capture_drop(&c, sim, UET_PKT_DATA, 7, 1, UET_FILTER_DROP);
 	assert_int_equal(uet_sim_post(sim, 0, 1, 16 * MSS, 0, -1), 0);
 	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
 	ROWS_FOREACH(&c, r)

@@ -5,6 +5,7 @@
  * build's invariant failures, and the leak audit after a run.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,6 +21,8 @@ int uet_nics_init(struct uet_nics *ns, uint32_t n_hosts)
 		ns->nics[h].id = h;
 		ns->nics[h].ip = (10u << 24) | (h & 0xffffff); /* 10.0.0.0/8 by host index */
 		ns->nics[h].port = &ns->fab->ports[h];
+		ns->nics[h].pfw.link = offsetof(struct uet_group, pfw);
+		ns->nics[h].crr.link = offsetof(struct uet_group, crr);
 	}
 	return 0;
 }
@@ -158,9 +161,9 @@ int uet_nic_audit(struct uet_nics *ns, struct pcm_diag *diag)
 			what = "PDC groups alive";
 		else if (nic->rq_head)
 			what = "groups in the ready queue";
-		else if (nic->pfw_head)
+		else if (nic->pfw.head)
 			what = "groups waiting for prefetch room";
-		else if (nic->crr_head)
+		else if (nic->crr.head)
 			what = "peers waiting for credit";
 		else if (nic->pass_ev || nic->pool_ev || nic->credit_tick_ev)
 			what = "events pending";

@@ -8,11 +8,11 @@
 
 #include <stdint.h>
 
+#include "ring.h"
+
 struct uet_bytepool {
-	uint64_t used;         /* reserved, releases up to the last drain applied */
-	uint64_t *end_ps;      /* FIFO of scheduled releases, times non-decreasing */
-	uint32_t *bytes;
-	uint32_t head, len, cap;
+	uint64_t used;          /* reserved, releases up to the last drain applied */
+	struct uet_ring rel;    /* scheduled releases (time, bytes), times non-decreasing */
 };
 
 /* Apply the releases due by @now_ps. */

@@ -22,65 +22,16 @@
  */
 #include "nic.h"
 
-static void crr_push(struct uet_nic *nic, struct uet_group *g)
-{
-	g->crr_next = NULL;
-	if (nic->crr_tail)
-		nic->crr_tail->crr_next = g;
-	else
-		nic->crr_head = g;
-	nic->crr_tail = g;
-	g->in_crr = true;
-}
-
-static struct uet_group *crr_pop(struct uet_nic *nic)
-{
-	struct uet_group *g = nic->crr_head;
-
-	nic->crr_head = g->crr_next;
-	if (!nic->crr_head)
-		nic->crr_tail = NULL;
-	g->crr_next = NULL;
-	g->in_crr = false;
-	return g;
-}
-
-void uet_credit_forget(struct uet_nic *nic, struct uet_group *g)
-{
-	struct uet_group **pp = &nic->crr_head;
-
-	if (!g->in_crr)
-		return;
-	nic->crr_tail = NULL;
-	while (*pp) {
-		if (*pp == g) {
-			*pp = g->crr_next;
-		} else {
-			nic->crr_tail = *pp;
-			pp = &(*pp)->crr_next;
-		}
-	}
-	g->in_crr = false;
-}
-
 /* Sender: one request carrying the group's cumulative total, naming an open PDC of it. */
 static void send_request(struct uet_nics *ns, struct uet_group *g, uint32_t pdc_id)
 {
-	struct uet_pkt *pkt = uet_pkt_alloc(ns->pkts);
+	struct uet_pkt *pkt = uet_control_packet(ns, g->nic, g->peer, pdc_id, UET_PKT_CREDIT_REQ,
+						 g->credit_requested, UET_CREDIT_WIRE_BYTES);
 
 	if (!pkt)
 		return;
-	uet_pkt_clear(pkt);
-	pkt->kind = UET_PKT_CREDIT_REQ;
-	pkt->src = g->nic->id;
-	pkt->dst = g->peer;
-	pkt->pdc = pdc_id;
 	pkt->psn = g->id;
 	pkt->sack_base = g->cc.pol.cc->index;
-	pkt->value = g->credit_requested;
-	pkt->wire = UET_CREDIT_WIRE_BYTES;
-	pkt->dscp = UET_DSCP_CONTROL;
-	pkt->entropy = (uint16_t)(uet_rng_next(ns->rng) >> 48);
 	uet_port_send(ns->fab, g->nic->port, pkt);
 }
 
@@ -137,7 +88,7 @@ static void distribute(struct uet_nics *ns, struct uet_nic *nic)
 	uint64_t quantum = ns->cfg.rdma_data_mss + UET_WIRE_HDR_BYTES;
 	struct uet_group *g;
 
-	while ((g = nic->crr_head) && avail) {
+	while ((g = nic->crr.head) && avail) {
 		uint64_t demand = g->cr_requested - g->cr_granted;
 		uint64_t q = demand < quantum ? demand : quantum;
 
@@ -147,11 +98,11 @@ static void distribute(struct uet_nics *ns, struct uet_nic *nic)
 		nic->credit_distributed += q;
 		g->cr_granted += q;
 		send_grant(ns, nic, g);
-		crr_pop(nic);
+		uet_gqueue_pop(&nic->crr);
 		if (g->cr_requested > g->cr_granted)
-			crr_push(nic, g);
+			uet_gqueue_push(&nic->crr, g);
 	}
-	if (nic->crr_head && !nic->credit_tick_ev) {
+	if (nic->crr.head && !nic->credit_tick_ev) {
 		uint64_t dt = ns->cfg.credit_tick_ps;
 
 		if (!dt)
@@ -166,7 +117,7 @@ void uet_nic_credit_tick(struct uet_nics *ns, struct uet_nic *nic)
 	static const struct pcm_event none;
 
 	nic->credit_tick_ev = NULL;
-	if (!nic->crr_head)
+	if (!nic->crr.head)
 		return;
 	feed_credit(ns, nic, &none);
 	distribute(ns, nic);
@@ -193,7 +144,7 @@ void uet_credit_request_receive(struct uet_nics *ns, struct uet_nic *nic, struct
 		/* a new sender group: its totals start from zero */
 		g->cr_sender = pkt->psn + 1;
 		g->cr_requested = g->cr_granted = 0;
-		uet_credit_forget(nic, g);
+		uet_gqueue_remove(&nic->crr, g);
 	}
 	if (pkt->value <= g->cr_requested) {
 		/* asked again: the grant may have been lost */
@@ -204,8 +155,7 @@ void uet_credit_request_receive(struct uet_nics *ns, struct uet_nic *nic, struct
 	ev.valid = UET_BIT(PCM_SIG_CREDIT_REQUEST);
 	ev.values[PCM_SIG_CREDIT_REQUEST] = pkt->value - g->cr_requested;
 	g->cr_requested = pkt->value;
-	if (!g->in_crr)
-		crr_push(nic, g);
+	uet_gqueue_push(&nic->crr, g);
 	feed_credit(ns, nic, &ev);
 	distribute(ns, nic);
 }

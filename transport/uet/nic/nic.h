@@ -14,7 +14,7 @@
  *   sched.c     The transmit scheduler: ready queue, turns, window and pool checks
  *   group.c     PDC groups: their life, and the packages (policy, LB) they feed
  *   prefetch.c  Prefetch buffer
- *   bytepool.c  the egress and receive pools (Buffers)
+ *   bytepool.c  the egress and receive pools (Buffers), on ring.c's FIFOs
  *   credit.c    receiver credit (EQDS), a pcm extension
  *   audit.c     the leak audit, and the records the NIC writes
  *
@@ -81,19 +81,22 @@ struct uet_txpkt {
 	uint8_t tx_count;
 };
 
+struct uet_group;
+
 /*
- * Retransmission timers of one PDC at one backoff level. Every timer of a level
- * has the same duration and starts in serialization order, so deadlines are
- * FIFO: one queue per level and one DES event per PDC (at the earliest head)
- * give exact per-packet timers without an event per packet.
+ * A FIFO of groups waiting for something (credit to hand out, prefetch
+ * room), linked through a struct uet_glink of theirs: a group may wait in
+ * more than one, each through its own link.
  */
-struct uet_rtoq {
-	uint64_t *deadline;
-	uint32_t *psn;
-	uint32_t head, len, cap;
+struct uet_glink {
+	struct uet_group *next;
+	bool queued;
 };
 
-struct uet_group;
+struct uet_gqueue {
+	struct uet_group *head, *tail;
+	size_t link;            /* offsetof(struct uet_group, <its link>) */
+};
 
 /* Receiving side of a PDC. */
 struct uet_rxpdc {
@@ -122,7 +125,14 @@ struct uet_pdc {
 	uint32_t last_payload;
 	bool probe_sent, tx_done_logged;
 	struct uet_txpkt *tx;
-	struct uet_rtoq *rtoq;  /* one per backoff level, allocated at the first transmission */
+	/*
+	 * Retransmission timers, one FIFO of (deadline, PSN) per backoff level:
+	 * every timer of a level has one duration and starts in serialization
+	 * order, so deadlines are FIFO and one DES event per PDC (at the
+	 * earliest head) gives exact per-packet timers. Allocated at the first
+	 * transmission.
+	 */
+	struct uet_ring *rtoq;
 	struct uet_ev *rto_ev;
 	struct uet_rxpdc rx;
 	bool rx_open;
@@ -141,8 +151,7 @@ struct uet_group {
 	struct uet_ccflow cc;   /* its policy, the LB beside it, and the controls in force */
 	bool in_rq;
 	struct uet_group *rq_next, *rq_prev;
-	bool in_pfw;            /* waiting for prefetch buffer room */
-	struct uet_group *pfw_next;
+	struct uet_glink pfw;   /* waiting for prefetch buffer room */
 	uint64_t next_send_ps;
 	struct uet_ev *pace_ev;
 	uint64_t base_rtt_ps;
@@ -154,8 +163,7 @@ struct uet_group {
 	/* receiver side: one sender group's requests (its id + 1, 0: none yet) */
 	uint32_t cr_sender;
 	uint64_t cr_requested, cr_granted; /* cumulative, for that sender group */
-	struct uet_group *crr_next; /* receiver: round-robin of peers with demand */
-	bool in_crr;
+	struct uet_glink crr;   /* receiver: in the round-robin of peers with demand */
 	struct uet_ev *tick_ev;
 	uint64_t last_cnp_ps;
 	uint64_t last_rtt_ps;
@@ -178,11 +186,11 @@ struct uet_nic {
 	uint64_t last_ack_ps;
 	uint64_t prefetch_used;
 	bool prefetch_blocked;
-	struct uet_group *pfw_head, *pfw_tail; /* groups waiting for prefetch room */
+	struct uet_gqueue pfw;  /* groups waiting for prefetch room */
 	/* the receiver-credit (EQDS) instance: one flow per receiving NIC */
 	struct uet_bind credit;
 	uint64_t credit_distributed;
-	struct uet_group *crr_head, *crr_tail;
+	struct uet_gqueue crr;  /* receiver: peers with credit demand, round-robin */
 	struct uet_ev *credit_tick_ev;
 	uint64_t st[UET_ST_COUNT];
 	uint64_t st_last[UET_ST_COUNT];
@@ -285,6 +293,10 @@ void uet_pdc_free(struct uet_nics *ns, struct uet_pdc *pdc);
 /* Build data packet @psn of @pdc into @pkt; @retx: a retransmission, after a timeout if @rto. */
 void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g,
 			struct uet_pdc *pdc, struct uet_pkt *pkt, uint32_t psn, bool retx, bool rto);
+/* A control packet from @nic to @peer, built but not sent; NULL without memory. */
+struct uet_pkt *uet_control_packet(struct uet_nics *ns, struct uet_nic *nic, uint32_t peer,
+				   uint32_t pdc_id, enum uet_pkt_kind kind, uint64_t value,
+				   uint16_t wire);
 void uet_send_control(struct uet_nics *ns, struct uet_nic *nic, uint32_t peer, uint32_t pdc_id,
 		      enum uet_pkt_kind kind, uint64_t value, uint16_t wire);
 
@@ -334,6 +346,11 @@ void uet_arm_pool_wake(struct uet_nics *ns, struct uet_nic *nic);
 void uet_requeue(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, bool timeout);
 
 /* group.c */
+void uet_gqueue_push(struct uet_gqueue *q, struct uet_group *g);
+struct uet_group *uet_gqueue_pop(struct uet_gqueue *q);
+/* Take @g out of @q if it is there. */
+void uet_gqueue_remove(struct uet_gqueue *q, struct uet_group *g);
+bool uet_gqueue_has(const struct uet_gqueue *q, const struct uet_group *g);
 /* The scenario's rules: the first matching (src, dst) rule's policy, else policy 0. */
 uint32_t uet_policy_for(const struct uet_scenario *scn, uint32_t src, uint32_t dst);
 struct uet_group *uet_group_find(struct uet_nic *nic, uint32_t peer);
@@ -364,8 +381,6 @@ enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct
 void uet_prefetch_release(struct uet_nics *ns, struct uet_nic *nic, uint32_t wire);
 /* @g can send nothing until the prefetch buffer drains: it waits off the ready queue. */
 void uet_prefetch_wait(struct uet_nic *nic, struct uet_group *g);
-/* Take @g off the prefetch waiters (it is back in the ready queue, or gone). */
-void uet_prefetch_unwait(struct uet_nic *nic, struct uet_group *g);
 void uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt);
 
 /* credit.c */
@@ -377,6 +392,5 @@ void uet_nic_credit_retry(struct uet_nics *ns, struct uet_group *g);
 void uet_credit_request_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
 void uet_credit_grant_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
 void uet_nic_credit_tick(struct uet_nics *ns, struct uet_nic *nic);
-void uet_credit_forget(struct uet_nic *nic, struct uet_group *g);
 
 #endif /* PCM_UET_NIC_H */

@@ -47,34 +47,8 @@ enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct
 
 void uet_prefetch_wait(struct uet_nic *nic, struct uet_group *g)
 {
-	if (g->in_pfw)
-		return;
-	g->pfw_next = NULL;
-	if (nic->pfw_tail)
-		nic->pfw_tail->pfw_next = g;
-	else
-		nic->pfw_head = g;
-	nic->pfw_tail = g;
-	g->in_pfw = true;
+	uet_gqueue_push(&nic->pfw, g);
 	nic->prefetch_blocked = true;
-}
-
-void uet_prefetch_unwait(struct uet_nic *nic, struct uet_group *g)
-{
-	struct uet_group **pp = &nic->pfw_head;
-
-	if (!g->in_pfw)
-		return;
-	nic->pfw_tail = NULL;
-	while (*pp) {
-		if (*pp == g) {
-			*pp = g->pfw_next;
-		} else {
-			nic->pfw_tail = *pp;
-			pp = &(*pp)->pfw_next;
-		}
-	}
-	g->in_pfw = false;
 }
 
 void uet_prefetch_release(struct uet_nics *ns, struct uet_nic *nic, uint32_t wire)
@@ -83,12 +57,8 @@ void uet_prefetch_release(struct uet_nics *ns, struct uet_nic *nic, uint32_t wir
 	if (!nic->prefetch_blocked || nic->prefetch_used > ns->cfg.prefetch_bytes / 2)
 		return;
 	nic->prefetch_blocked = false;
-	while (nic->pfw_head) {
-		struct uet_group *g = nic->pfw_head;
-
-		uet_prefetch_unwait(nic, g);
+	for (struct uet_group *g; (g = uet_gqueue_pop(&nic->pfw));)
 		uet_rq_push_tail(nic, g);
-	}
 	if (!nic->pass_ev)
 		nic->pass_ev = uet_nic_schedule(ns, uet_now(ns), UET_EV_TX_PASS, nic, 0);
 }
@@ -110,7 +80,7 @@ void uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt)
 		pdc->pf_head = pkt;
 	pdc->pf_tail = pkt;
 	pdc->tx[pkt->psn].state = UET_TX_PREFETCHED;
-	uet_prefetch_unwait(nic, pdc->grp);
+	uet_gqueue_remove(&nic->pfw, pdc->grp);
 	uet_rq_push_tail(nic, pdc->grp);
 	uet_nic_tx_pass(ns, nic);
 }

@@ -49,10 +49,8 @@ void uet_rto_free(struct uet_nics *ns, struct uet_pdc *pdc)
 	pdc->rto_ev = NULL;
 	if (!pdc->rtoq)
 		return;
-	for (uint32_t l = 0; l < rto_levels(&ns->cfg); l++) {
-		free(pdc->rtoq[l].deadline);
-		free(pdc->rtoq[l].psn);
-	}
+	for (uint32_t l = 0; l < rto_levels(&ns->cfg); l++)
+		uet_ring_free(&pdc->rtoq[l]);
 	free(pdc->rtoq);
 	pdc->rtoq = NULL;
 }
@@ -63,18 +61,17 @@ static void rto_rearm(struct uet_nics *ns, struct uet_pdc *pdc)
 	uint64_t next = UINT64_MAX;
 
 	for (uint32_t l = 0; pdc->rtoq && l < rto_levels(&ns->cfg); l++) {
-		struct uet_rtoq *q = &pdc->rtoq[l];
+		struct uet_ring *q = &pdc->rtoq[l];
 
 		while (q->len) {
-			const struct uet_txpkt *t = &pdc->tx[q->psn[q->head]];
+			const struct uet_txpkt *t = &pdc->tx[q->v[q->head]];
 
-			if (t->state == UET_TX_OUT && t->rto_ps == q->deadline[q->head])
+			if (t->state == UET_TX_OUT && t->rto_ps == q->t[q->head])
 				break;
-			q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
-			q->len--;
+			uet_ring_pop(q);
 		}
-		if (q->len && q->deadline[q->head] < next)
-			next = q->deadline[q->head];
+		if (q->len && q->t[q->head] < next)
+			next = q->t[q->head];
 	}
 	if (pdc->rto_ev && pdc->rto_ev->t_ps == next)
 		return;
@@ -86,37 +83,11 @@ static void rto_rearm(struct uet_nics *ns, struct uet_pdc *pdc)
 		pdc->rto_ev = uet_nic_schedule(ns, next, UET_EV_RTO, pdc, 0);
 }
 
-static int rtoq_grow(struct uet_rtoq *q)
-{
-	uint32_t cap = q->cap ? q->cap * 2 : 16;
-	uint64_t *d = malloc(cap * sizeof(*d));
-	uint32_t *p = malloc(cap * sizeof(*p));
-
-	if (!d || !p) {
-		free(d);
-		free(p);
-		return -1;
-	}
-	for (uint32_t i = 0; i < q->len; i++) {
-		d[i] = q->deadline[(q->head + i) % q->cap];
-		p[i] = q->psn[(q->head + i) % q->cap];
-	}
-	free(q->deadline);
-	free(q->psn);
-	q->deadline = d;
-	q->psn = p;
-	q->head = 0;
-	q->cap = cap;
-	return 0;
-}
-
 void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_t level,
 		 uint64_t deadline)
 {
 	uint32_t levels = rto_levels(&ns->cfg);
 	uint32_t l = ns->cfg.fixed_rexmit_enable ? 0 : (level < levels - 1 ? level : levels - 1);
-	struct uet_rtoq *q;
-
 	if (!pdc->rtoq) {
 		pdc->rtoq = calloc(levels, sizeof(*pdc->rtoq));
 		if (!pdc->rtoq) {
@@ -124,14 +95,10 @@ void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_
 			return;
 		}
 	}
-	q = &pdc->rtoq[l];
-	if (q->len == q->cap && rtoq_grow(q) < 0) {
+	if (uet_ring_push(&pdc->rtoq[l], deadline, psn) < 0) {
 		ns->oom = true;
 		return;
 	}
-	q->deadline[(q->head + q->len) % q->cap] = deadline;
-	q->psn[(q->head + q->len) % q->cap] = psn;
-	q->len++;
 	pdc->tx[psn].rto_ps = deadline;
 	if (!pdc->rto_ev || deadline < pdc->rto_ev->t_ps) {
 		if (pdc->rto_ev)
@@ -149,15 +116,14 @@ void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
 
 	pdc->rto_ev = NULL;
 	for (uint32_t l = 0; l < rto_levels(&ns->cfg); l++) {
-		struct uet_rtoq *q = &pdc->rtoq[l];
+		struct uet_ring *q = &pdc->rtoq[l];
 
-		while (q->len && q->deadline[q->head] <= now) {
-			uint64_t deadline = q->deadline[q->head];
-			uint32_t psn = q->psn[q->head];
+		while (q->len && q->t[q->head] <= now) {
+			uint64_t deadline = q->t[q->head];
+			uint32_t psn = q->v[q->head];
 			struct uet_txpkt *t = &pdc->tx[psn];
 
-			q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
-			q->len--;
+			uet_ring_pop(q);
 			if (t->state != UET_TX_OUT || t->rto_ps != deadline)
 				continue; /* acknowledged, NACKed or retransmitted since */
 			g->nic->st[UET_ST_TIMEOUTS]++;

@@ -78,13 +78,14 @@ void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_gro
 	}
 }
 
-void uet_send_control(struct uet_nics *ns, struct uet_nic *nic, uint32_t peer, uint32_t pdc_id,
-		      enum uet_pkt_kind kind, uint64_t value, uint16_t wire)
+struct uet_pkt *uet_control_packet(struct uet_nics *ns, struct uet_nic *nic, uint32_t peer,
+				   uint32_t pdc_id, enum uet_pkt_kind kind, uint64_t value,
+				   uint16_t wire)
 {
 	struct uet_pkt *pkt = uet_pkt_alloc(ns->pkts);
 
 	if (!pkt)
-		return;
+		return NULL;
 	uet_pkt_clear(pkt);
 	pkt->kind = (uint8_t)kind;
 	pkt->src = nic->id;
@@ -94,5 +95,14 @@ void uet_send_control(struct uet_nics *ns, struct uet_nic *nic, uint32_t peer, u
 	pkt->dscp = UET_DSCP_CONTROL;
 	pkt->value = value;
 	pkt->entropy = (uint16_t)(uet_rng_next(ns->rng) >> 48);
-	uet_port_send(ns->fab, nic->port, pkt);
+	return pkt;
+}
+
+void uet_send_control(struct uet_nics *ns, struct uet_nic *nic, uint32_t peer, uint32_t pdc_id,
+		      enum uet_pkt_kind kind, uint64_t value, uint16_t wire)
+{
+	struct uet_pkt *pkt = uet_control_packet(ns, nic, peer, pdc_id, kind, value, wire);
+
+	if (pkt)
+		uet_port_send(ns->fab, nic->port, pkt);
 }
