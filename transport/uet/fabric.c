@@ -50,7 +50,7 @@ static uint32_t ecmp(const struct uet_fabric *f, const struct uet_switch *sw,
 	return first + (uint32_t)(((h >> 32) * n) >> 32);
 }
 
-static uint32_t route(const struct uet_fabric *f, const struct uet_switch *sw,
+static inline uint32_t route(const struct uet_fabric *f, const struct uet_switch *sw,
 		      const struct uet_pkt *pkt)
 {
 	const struct uet_topo_cfg *t = f->topo;

@@ -11,21 +11,6 @@
  */
 #include "bytepool.h"
 
-void uet_bytepool_drain(struct uet_bytepool *p, uint64_t now_ps)
-{
-	struct uet_ring *r = &p->rel;
-
-	while (r->len && r->t[r->head] <= now_ps) {
-		p->used -= r->v[r->head];
-		uet_ring_pop(r);
-	}
-}
-
-int uet_bytepool_release_at(struct uet_bytepool *p, uint64_t end_ps, uint32_t bytes)
-{
-	return uet_ring_push(&p->rel, end_ps, bytes);
-}
-
 uint64_t uet_bytepool_time_at_or_below(const struct uet_bytepool *p, uint64_t level)
 {
 	const struct uet_ring *r = &p->rel;

@@ -16,9 +16,21 @@ struct uet_bytepool {
 };
 
 /* Apply the releases due by @now_ps. */
-void uet_bytepool_drain(struct uet_bytepool *p, uint64_t now_ps);
+static inline void uet_bytepool_drain(struct uet_bytepool *p, uint64_t now_ps)
+{
+	struct uet_ring *r = &p->rel;
+
+	while (r->len && r->t[r->head] <= now_ps) {
+		p->used -= r->v[r->head];
+		uet_ring_pop(r);
+	}
+}
+
 /* Schedule the release of @bytes (already counted in used) at @end_ps. Return: 0, -ENOMEM. */
-int uet_bytepool_release_at(struct uet_bytepool *p, uint64_t end_ps, uint32_t bytes);
+static inline int uet_bytepool_release_at(struct uet_bytepool *p, uint64_t end_ps, uint32_t bytes)
+{
+	return uet_ring_push(&p->rel, end_ps, bytes);
+}
 /* When the scheduled releases bring used to @level or below; UINT64_MAX if they never do. */
 uint64_t uet_bytepool_time_at_or_below(const struct uet_bytepool *p, uint64_t level);
 void uet_bytepool_free(struct uet_bytepool *p);

@@ -185,53 +185,9 @@ bool uet_group_release_if_dead(struct uet_nics *ns, struct uet_group *g)
 	return false;
 }
 
-int uet_group_feed_to(struct uet_nics *ns, struct uet_group *g, unsigned which,
-		      struct pcm_event *ev)
-{
-	int n;
-
-	if (!(uet_cc_live(&g->cc) & which))
-		return 0;
-	ev->valid |= UET_BIT(PCM_SIG_IN_FLIGHT) | UET_BIT(PCM_SIG_TX_BACKLOG_BYTES) |
-		     UET_BIT(PCM_SIG_FLOW_SEED) | UET_BIT(PCM_SIG_BASE_RTT);
-	ev->values[PCM_SIG_IN_FLIGHT] = g->inflight;
-	ev->values[PCM_SIG_TX_BACKLOG_BYTES] = g->backlog_bytes;
-	ev->values[PCM_SIG_FLOW_SEED] = g->flow_seed;
-	ev->values[PCM_SIG_BASE_RTT] = g->base_rtt_ps;
-	n = uet_cc_feed(&g->cc, which, ev, uet_now(ns));
-	g->nic->st[UET_ST_HANDLER_CALLS] += (uint64_t)n;
-	return n > 0;
-}
-
-unsigned uet_group_packages_where(const struct uet_group *g, bool (*pred)(const struct uet_cc *))
-{
-	unsigned live = uet_cc_live(&g->cc), which = 0;
-
-	if ((live & UET_FEED_POL) && pred(g->cc.pol.cc))
-		which |= UET_FEED_POL;
-	if ((live & UET_FEED_LB) && pred(g->cc.lb.cc))
-		which |= UET_FEED_LB;
-	return which;
-}
-
-static bool has_timer(const struct uet_cc *cc)
-{
-	return cc->has_timer;
-}
-
-static bool drives_ev(const struct uet_cc *cc)
-{
-	return cc->ev_slot >= 0;
-}
-
-bool uet_cc_wants_tx_event(const struct uet_cc *cc)
-{
-	return cc->wants_tx_event;
-}
-
 void uet_group_start_tick(struct uet_nics *ns, struct uet_group *g)
 {
-	if (uet_group_packages_where(g, has_timer) && !g->tick_ev && ns->cfg.tick_ps)
+	if (uet_group_packages_where(g, uet_cc_has_timer) && !g->tick_ev && ns->cfg.tick_ps)
 		g->tick_ev = uet_nic_schedule(ns, uet_now(ns) + ns->cfg.tick_ps, UET_EV_TICK, g, 0);
 }
 
@@ -242,38 +198,7 @@ void uet_nic_tick(struct uet_nics *ns, struct uet_group *g)
 	g->tick_ev = NULL;
 	if (!g->n_tx)
 		return; /* restarted by the next message */
-	if (uet_group_feed_to(ns, g, uet_group_packages_where(g, has_timer), &ev))
+	if (uet_group_feed_to(ns, g, uet_group_packages_where(g, uet_cc_has_timer), &ev))
 		uet_nic_kick(ns, g);
 	uet_group_start_tick(ns, g);
-}
-
-uint16_t uet_group_next_entropy(struct uet_nics *ns, struct uet_group *g)
-{
-	unsigned which = uet_group_packages_where(g, drives_ev);
-
-	if (which) {
-		const struct uet_cc *cc = which & UET_FEED_POL ? g->cc.pol.cc : g->cc.lb.cc;
-
-		if (cc->wants_tx_ready) {
-			struct pcm_event ev;
-
-			ev.valid = UET_BIT(PCM_SIG_TX_READY_PKTS);
-			ev.values[PCM_SIG_TX_READY_PKTS] = 1;
-			uet_group_feed_to(ns, g, which, &ev);
-		}
-		return (uint16_t)g->cc.ctl.ev;
-	}
-	return (uint16_t)(uet_rng_next(ns->rng) >> 48);
-}
-
-bool uet_group_rate_limited(const struct uet_group *g)
-{
-	return ((g->cc.pol.cc && g->cc.pol.cc->rate_slot >= 0) ||
-		(g->cc.lb.cc && g->cc.lb.cc->rate_slot >= 0)) &&
-	       g->cc.ctl.rate < PCM_RATE_ONE;
-}
-
-bool uet_group_credit_gated(const struct uet_group *g)
-{
-	return g->cc.pol.cc && g->cc.pol.cc->receiver_credit;
 }

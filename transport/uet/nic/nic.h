@@ -269,6 +269,117 @@ static inline struct uet_ev *uet_nic_schedule(struct uet_nics *ns, uint64_t t, u
 	return ev;
 }
 
+/*
+ * The small pieces of the per-packet path that several files use, inline:
+ * the ready queue (sched.c), and what a group's packages ask of the NIC
+ * (group.c).
+ */
+/* Take @g out of @nic's ready queue, if it is in. */
+static inline void uet_rq_remove(struct uet_nic *nic, struct uet_group *g)
+{
+	if (!g->in_rq)
+		return;
+	if (g->rq_prev)
+		g->rq_prev->rq_next = g->rq_next;
+	else
+		nic->rq_head = g->rq_next;
+	if (g->rq_next)
+		g->rq_next->rq_prev = g->rq_prev;
+	else
+		nic->rq_tail = g->rq_prev;
+	g->rq_next = g->rq_prev = NULL;
+	g->in_rq = false;
+}
+
+/* @g joins the tail (a new message, a prefetched payload) unless it is in. */
+static inline void uet_rq_push_tail(struct uet_nic *nic, struct uet_group *g)
+{
+	if (g->in_rq)
+		return;
+	g->rq_next = NULL;
+	g->rq_prev = nic->rq_tail;
+	if (nic->rq_tail)
+		nic->rq_tail->rq_next = g;
+	else
+		nic->rq_head = g;
+	nic->rq_tail = g;
+	g->in_rq = true;
+}
+
+/* @g comes back at the head (an ACK, NACK or timeout) unless it is in. */
+static inline void uet_rq_push_head(struct uet_nic *nic, struct uet_group *g)
+{
+	if (g->in_rq)
+		return;
+	g->rq_prev = NULL;
+	g->rq_next = nic->rq_head;
+	if (nic->rq_head)
+		nic->rq_head->rq_prev = g;
+	else
+		nic->rq_tail = g;
+	nic->rq_head = g;
+	g->in_rq = true;
+}
+
+/* A retransmission waiting, a payload prefetched, or a segment not yet fetched. */
+static inline bool uet_pdc_has_work(const struct uet_pdc *pdc)
+{
+	return pdc->retx_head != UET_NONE || pdc->pf_head || pdc->next_psn < pdc->npkts;
+}
+
+/* Has some PDC of @g something to send? */
+static inline bool uet_group_has_work(const struct uet_group *g)
+{
+	const struct uet_pdc *pdc = g->turn;
+
+	for (uint32_t i = 0; i < g->n_tx && pdc; i++, pdc = pdc->ring_next)
+		if (uet_pdc_has_work(pdc))
+			return true;
+	return false;
+}
+
+/* UET_FEED_* of @g's packages (with a record) that @pred holds for. */
+static inline unsigned uet_group_packages_where(const struct uet_group *g,
+						bool (*pred)(const struct uet_cc *))
+{
+	unsigned live = uet_cc_live(&g->cc), which = 0;
+
+	if ((live & UET_FEED_POL) && pred(g->cc.pol.cc))
+		which |= UET_FEED_POL;
+	if ((live & UET_FEED_LB) && pred(g->cc.lb.cc))
+		which |= UET_FEED_LB;
+	return which;
+}
+
+static inline bool uet_cc_has_timer(const struct uet_cc *cc)
+{
+	return cc->has_timer;
+}
+
+static inline bool uet_cc_drives_ev(const struct uet_cc *cc)
+{
+	return cc->ev_slot >= 0;
+}
+
+static inline bool uet_cc_wants_tx_event(const struct uet_cc *cc)
+{
+	return cc->wants_tx_event;
+}
+
+/* Is @g paced: a package drives RATE and it is below line rate? */
+static inline bool uet_group_rate_limited(const struct uet_group *g)
+{
+	return ((g->cc.pol.cc && g->cc.pol.cc->rate_slot >= 0) ||
+		(g->cc.lb.cc && g->cc.lb.cc->rate_slot >= 0)) &&
+	       g->cc.ctl.rate < PCM_RATE_ONE;
+}
+
+/* Does @g send only on receiver credit? */
+static inline bool uet_group_credit_gated(const struct uet_group *g)
+{
+	return g->cc.pol.cc && g->cc.pol.cc->receiver_credit;
+}
+
 /* audit.c: NICs, records, audit */
 int uet_nics_init(struct uet_nics *ns, uint32_t n_hosts);
 void uet_nics_fini(struct uet_nics *ns);
@@ -286,7 +397,11 @@ void uet_nic_doorbell(struct uet_nics *ns, struct uet_pdc *pdc);
 /* The sender's completion: close @pdc. Return: true if its group lives on. */
 bool uet_pdc_close(struct uet_nics *ns, struct uet_pdc *pdc);
 /* The receiving side of @pdc on @nic, created by its first packet. Return: false on ENOMEM. */
-bool uet_pdc_rx_open(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc);
+bool uet_pdc_rx_create(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc);
+static inline bool uet_pdc_rx_open(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc)
+{
+	return pdc->rx_open || uet_pdc_rx_create(ns, nic, pdc);
+}
 void uet_pdc_free(struct uet_nics *ns, struct uet_pdc *pdc);
 
 /* segment.c */
@@ -326,16 +441,22 @@ void uet_nack_send(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc
 void uet_nack_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
 
 /* rto.c */
-uint64_t uet_rto_ps(const struct uet_nic_cfg *c, uint32_t level);
+/* The timeout of a transmission at backoff @level (its retransmissions before it). */
+static inline uint64_t uet_rto_ps(const struct uet_nic_cfg *c, uint32_t level)
+{
+	uint32_t k = level < c->max_rto_backoff ? level : c->max_rto_backoff;
+
+	if (c->fixed_rexmit_enable)
+		return c->fixed_rexmit_ps;
+	return c->initial_rto_ps << (k > 40 ? 40 : k);
+}
+
 void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_t level,
 		 uint64_t deadline);
 void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc);
 void uet_rto_free(struct uet_nics *ns, struct uet_pdc *pdc);
 
 /* sched.c */
-void uet_rq_push_tail(struct uet_nic *nic, struct uet_group *g);
-void uet_rq_remove(struct uet_nic *nic, struct uet_group *g);
-bool uet_group_has_work(const struct uet_group *g);
 void uet_nic_tx_pass(struct uet_nics *ns, struct uet_nic *nic);
 /* After an ACK, NACK or timeout: @g back at the head, and a transmit pass. */
 void uet_nic_kick(struct uet_nics *ns, struct uet_group *g);
@@ -358,21 +479,34 @@ struct uet_group *uet_group_get(struct uet_nics *ns, struct uet_nic *nic, uint32
 				int policy);
 /* Free @g if no PDC uses it any more. Return: true if it is still alive. */
 bool uet_group_release_if_dead(struct uet_nics *ns, struct uet_group *g);
-/* Feed @g's packages in @which (UET_FEED_*). Return: 1 if a handler ran. */
-int uet_group_feed_to(struct uet_nics *ns, struct uet_group *g, unsigned which,
-		      struct pcm_event *ev);
+/*
+ * Feed @g's packages in @which (UET_FEED_*), every event carrying IN_FLIGHT,
+ * TX_BACKLOG_BYTES, FLOW_SEED and BASE_RTT. Return: 1 if a handler ran.
+ */
+static inline int uet_group_feed_to(struct uet_nics *ns, struct uet_group *g, unsigned which,
+				    struct pcm_event *ev)
+{
+	int n;
+
+	if (!(uet_cc_live(&g->cc) & which))
+		return 0;
+	ev->valid |= UET_BIT(PCM_SIG_IN_FLIGHT) | UET_BIT(PCM_SIG_TX_BACKLOG_BYTES) |
+		     UET_BIT(PCM_SIG_FLOW_SEED) | UET_BIT(PCM_SIG_BASE_RTT);
+	ev->values[PCM_SIG_IN_FLIGHT] = g->inflight;
+	ev->values[PCM_SIG_TX_BACKLOG_BYTES] = g->backlog_bytes;
+	ev->values[PCM_SIG_FLOW_SEED] = g->flow_seed;
+	ev->values[PCM_SIG_BASE_RTT] = g->base_rtt_ps;
+	n = uet_cc_feed(&g->cc, which, ev, uet_now(ns));
+	g->nic->st[UET_ST_HANDLER_CALLS] += (uint64_t)n;
+	return n > 0;
+}
+
 static inline int uet_group_feed(struct uet_nics *ns, struct uet_group *g, struct pcm_event *ev)
 {
 	return uet_group_feed_to(ns, g, UET_FEED_ALL, ev);
 }
-/* UET_FEED_* of @g's packages (with a record) that @pred holds for. */
-unsigned uet_group_packages_where(const struct uet_group *g, bool (*pred)(const struct uet_cc *));
-bool uet_cc_wants_tx_event(const struct uet_cc *cc);
 void uet_group_start_tick(struct uet_nics *ns, struct uet_group *g);
 void uet_nic_tick(struct uet_nics *ns, struct uet_group *g);
-uint16_t uet_group_next_entropy(struct uet_nics *ns, struct uet_group *g);
-bool uet_group_rate_limited(const struct uet_group *g);
-bool uet_group_credit_gated(const struct uet_group *g);
 
 /* prefetch.c */
 enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g,

@@ -93,10 +93,8 @@ void uet_nic_doorbell(struct uet_nics *ns, struct uet_pdc *pdc)
 	uet_nic_tx_pass(ns, nic);
 }
 
-bool uet_pdc_rx_open(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc)
+bool uet_pdc_rx_create(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc)
 {
-	if (pdc->rx_open)
-		return true;
 	pdc->rx.bits = calloc((pdc->npkts + 63) / 64 + 1, sizeof(uint64_t));
 	if (!pdc->rx.bits) {
 		ns->oom = true;

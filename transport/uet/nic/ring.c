@@ -8,7 +8,7 @@
 
 #include "ring.h"
 
-static int grow(struct uet_ring *r)
+int uet_ring_grow(struct uet_ring *r)
 {
 	uint32_t cap = r->cap ? r->cap * 2 : 16;
 	uint64_t *t = malloc(cap * sizeof(*t));
@@ -29,19 +29,6 @@ static int grow(struct uet_ring *r)
 	r->v = v;
 	r->head = 0;
 	r->cap = cap;
-	return 0;
-}
-
-int uet_ring_push(struct uet_ring *r, uint64_t t, uint32_t v)
-{
-	uint32_t tail;
-
-	if (r->len == r->cap && grow(r) < 0)
-		return -ENOMEM;
-	tail = uet_ring_slot(r, r->len);
-	r->t[tail] = t;
-	r->v[tail] = v;
-	r->len++;
 	return 0;
 }
 

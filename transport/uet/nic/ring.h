@@ -7,6 +7,7 @@
 #ifndef PCM_UET_RING_H
 #define PCM_UET_RING_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,8 +31,22 @@ static inline void uet_ring_pop(struct uet_ring *r)
 	r->len--;
 }
 
+/* Double the room of a full ring. Return: 0, -ENOMEM. */
+int uet_ring_grow(struct uet_ring *r);
+
 /* Append (@t, @v). Return: 0, -ENOMEM. */
-int uet_ring_push(struct uet_ring *r, uint64_t t, uint32_t v);
+static inline int uet_ring_push(struct uet_ring *r, uint64_t t, uint32_t v)
+{
+	uint32_t tail;
+
+	if (__builtin_expect(r->len == r->cap, 0) && uet_ring_grow(r) < 0)
+		return -ENOMEM;
+	tail = uet_ring_slot(r, r->len);
+	r->t[tail] = t;
+	r->v[tail] = v;
+	r->len++;
+	return 0;
+}
 void uet_ring_free(struct uet_ring *r);
 
 #endif /* PCM_UET_RING_H */

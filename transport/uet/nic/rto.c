@@ -26,17 +26,6 @@
 
 #include "nic.h"
 
-uint64_t uet_rto_ps(const struct uet_nic_cfg *c, uint32_t level)
-{
-	uint32_t k = level < c->max_rto_backoff ? level : c->max_rto_backoff;
-
-	if (c->fixed_rexmit_enable)
-		return c->fixed_rexmit_ps;
-	if (k > 40)
-		k = 40;
-	return c->initial_rto_ps << k;
-}
-
 static uint32_t rto_levels(const struct uet_nic_cfg *c)
 {
 	return c->fixed_rexmit_enable ? 1 : c->max_rto_backoff + 1;

@@ -23,65 +23,6 @@
  */
 #include "nic.h"
 
-void uet_rq_remove(struct uet_nic *nic, struct uet_group *g)
-{
-	if (!g->in_rq)
-		return;
-	if (g->rq_prev)
-		g->rq_prev->rq_next = g->rq_next;
-	else
-		nic->rq_head = g->rq_next;
-	if (g->rq_next)
-		g->rq_next->rq_prev = g->rq_prev;
-	else
-		nic->rq_tail = g->rq_prev;
-	g->rq_next = g->rq_prev = NULL;
-	g->in_rq = false;
-}
-
-void uet_rq_push_tail(struct uet_nic *nic, struct uet_group *g)
-{
-	if (g->in_rq)
-		return;
-	g->rq_next = NULL;
-	g->rq_prev = nic->rq_tail;
-	if (nic->rq_tail)
-		nic->rq_tail->rq_next = g;
-	else
-		nic->rq_head = g;
-	nic->rq_tail = g;
-	g->in_rq = true;
-}
-
-static void rq_push_head(struct uet_nic *nic, struct uet_group *g)
-{
-	if (g->in_rq)
-		return;
-	g->rq_prev = NULL;
-	g->rq_next = nic->rq_head;
-	if (nic->rq_head)
-		nic->rq_head->rq_prev = g;
-	else
-		nic->rq_tail = g;
-	nic->rq_head = g;
-	g->in_rq = true;
-}
-
-static bool pdc_has_work(const struct uet_pdc *pdc)
-{
-	return pdc->retx_head != UET_NONE || pdc->pf_head || pdc->next_psn < pdc->npkts;
-}
-
-bool uet_group_has_work(const struct uet_group *g)
-{
-	const struct uet_pdc *pdc = g->turn;
-
-	for (uint32_t i = 0; i < g->n_tx && pdc; i++, pdc = pdc->ring_next)
-		if (pdc_has_work(pdc))
-			return true;
-	return false;
-}
-
 /* Room for @nominal more bytes in @g's window, which is never below one full packet. */
 static bool window_has_room(const struct uet_nics *ns, const struct uet_group *g,
 			    uint32_t nominal)
@@ -268,7 +209,7 @@ void uet_nic_tx_pass(struct uet_nics *ns, struct uet_nic *nic)
 void uet_nic_kick(struct uet_nics *ns, struct uet_group *g)
 {
 	if (!g->in_rq && uet_group_has_work(g))
-		rq_push_head(g->nic, g);
+		uet_rq_push_head(g->nic, g);
 	uet_nic_tx_pass(ns, g->nic);
 }
 

@@ -24,6 +24,30 @@ static bool ack_requested(const struct uet_nic_cfg *c, const struct uet_pdc *pdc
 	return c->ack_first ? count % c->ack_every_nth == 0 : (count + 1) % c->ack_every_nth == 0;
 }
 
+/*
+ * The packet's entropy (its UDP source port): the EV control of the package
+ * that drives it, asked first with TX_READY if it reads that; without one,
+ * oblivious spraying.
+ */
+static uint16_t next_entropy(struct uet_nics *ns, struct uet_group *g)
+{
+	unsigned which = uet_group_packages_where(g, uet_cc_drives_ev);
+
+	if (which) {
+		const struct uet_cc *cc = which & UET_FEED_POL ? g->cc.pol.cc : g->cc.lb.cc;
+
+		if (cc->wants_tx_ready) {
+			struct pcm_event ev;
+
+			ev.valid = UET_BIT(PCM_SIG_TX_READY_PKTS);
+			ev.values[PCM_SIG_TX_READY_PKTS] = 1;
+			uet_group_feed_to(ns, g, which, &ev);
+		}
+		return (uint16_t)g->cc.ctl.ev;
+	}
+	return (uint16_t)(uet_rng_next(ns->rng) >> 48);
+}
+
 /* The group's pacing: the next packet may start one packet time at the rate later. */
 static void pace(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g, uint32_t wire)
 {
@@ -62,7 +86,7 @@ void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_gro
 	if (retx && c->trimmable_retx)
 		pkt->dscp = UET_DSCP_TRIMMABLE_RETX;
 	pkt->retx_level = t->tx_count;
-	pkt->entropy = uet_group_next_entropy(ns, g);
+	pkt->entropy = next_entropy(ns, g);
 	t->entropy = pkt->entropy;
 	t->state = UET_TX_OUT;
 	if (t->tx_count < UINT8_MAX)
