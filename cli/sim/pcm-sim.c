@@ -317,18 +317,35 @@ static int apply_opts(const struct opts *o, struct uet_scenario *scn)
 	return 0;
 }
 
+/* The key that named policy @i: "policy", "lb", or the first rule or flow naming it. */
+static const char *policy_key(const struct uet_scenario *scn, uint32_t i, char *buf, size_t len)
+{
+	if (i == 0)
+		return "policy";
+	if (scn->has_lb && i == scn->lb_policy)
+		return "lb";
+	for (uint32_t k = 0; k < scn->n_rules; k++)
+		if (scn->rules[k].policy == i)
+			return snprintf(buf, len, "rules[%u].policy", k), buf;
+	for (uint32_t k = 0; k < scn->n_flows; k++)
+		if (scn->flows[k].policy == (int32_t)i)
+			return snprintf(buf, len, "flows[%u].policy", k), buf;
+	return "policy";
+}
+
 static int open_packages(const struct uet_scenario *scn, struct pcm_package_handle *h,
 			 const struct pcm_package **pkgs)
 {
 	for (uint32_t i = 0; i < scn->n_policies; i++) {
-		char err[512];
+		char err[512], key[48], where[320];
 
 		if (strcmp(scn->policies[i], "none") == 0)
 			continue;
 		if (pcm_package_open(scn->policies[i], pcm_builtin_policies, &h[i], err,
 				     sizeof(err)) < 0) {
-			fprintf(stderr, "pcm-sim: %s: policy '%s': %s\n", scn->path, scn->policies[i],
-				err);
+			uet_scenario_where(scn, policy_key(scn, i, key, sizeof(key)), where,
+					   sizeof(where));
+			fprintf(stderr, "pcm-sim: %s: '%s': %s\n", where, scn->policies[i], err);
 			return -ENOENT;
 		}
 		pkgs[i] = h[i].pkg;

@@ -145,6 +145,8 @@ static void test_every_scenario_error_names_its_key(void **state)
 		{ "flows:\n  - {src: 0, dst: 5, bytes: 1}\n", "x.yaml:6:19: flows[0].dst: host 5" },
 		{ "shell: {mode: async, delay_events: 0}\n", "x.yaml:5:36: shell.delay_events" },
 		{ "nic: {NDStatsReportInterval: 1ps}\n", "x.yaml:5:7: nic.NDStatsReportInterval" },
+		{ "rules:\n  - {dst: 1, policy: nosuch}\n", "x.yaml:6:14: rules[0].policy: 'nosuch'" },
+		{ "lb: mprdma\n", "x.yaml:5:1: lb: policy 'swift' and lb 'mprdma' both drive" },
 	};
 	char path[512];
 

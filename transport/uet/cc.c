@@ -229,14 +229,16 @@ int uet_cc_feed(struct uet_ccflow *f, unsigned which, const struct pcm_event *ev
 int uet_cc_check_lb(const struct uet_scenario *scn, const struct pcm_package *const *pkgs,
 		    struct pcm_diag *diag)
 {
-	const char *path = scn->path[0] ? scn->path : scn->name;
 	const struct pcm_package *lb;
+	char where[256];
 
 	if (!scn->has_lb)
 		return 0;
-	if (scn->lb_policy >= scn->n_policies) {
-		uet_diag_set(diag, "%s: lb: index %u is not one of the %u packages", path,
-			     scn->lb_policy, scn->n_policies);
+	uet_scenario_where(scn, "lb", where, sizeof(where));
+	if (scn->lb_policy >= scn->n_policies || scn->lb_policy == 0) {
+		uet_diag_set(diag, "%s: the LB package must be a package of its own, not the "
+				   "default policy",
+			     where);
 		return -EINVAL;
 	}
 	lb = pkgs ? pkgs[scn->lb_policy] : NULL;
@@ -244,9 +246,9 @@ int uet_cc_check_lb(const struct uet_scenario *scn, const struct pcm_package *co
 		return 0;
 	if (lb->control_types & BIT(PCM_CTRL_CUMULATIVE_CREDIT)) {
 		uet_diag_set(diag,
-			     "%s: lb: '%s' drives PCM_CTRL_CUMULATIVE_CREDIT, which runs at the "
+			     "%s: '%s' drives PCM_CTRL_CUMULATIVE_CREDIT, which runs at the "
 			     "receiver; make it the policy instead",
-			     path, scn->policies[scn->lb_policy]);
+			     where, scn->policies[scn->lb_policy]);
 		return -EINVAL;
 	}
 	for (uint32_t i = 0; i < scn->n_policies; i++) {
@@ -261,28 +263,25 @@ int uet_cc_check_lb(const struct uet_scenario *scn, const struct pcm_package *co
 				     "%s: policy '%s' and lb '%s' both drive %s; a group runs a "
 				     "policy and an LB package only when their controls do not "
 				     "overlap",
-				     path, scn->policies[i], scn->policies[scn->lb_policy],
+				     where, scn->policies[i], scn->policies[scn->lb_policy],
 				     pcm_control_name((pcm_control_t)__builtin_ctzll(both)));
 			return -EINVAL;
 		}
 	}
+	/* a rule or flow naming the LB gets an entry of its own: this is a scenario built in code */
 	for (uint32_t i = 0; i < scn->n_rules; i++) {
 		if (scn->rules[i].policy == scn->lb_policy) {
 			uet_diag_set(diag, "%s: rules[%u]: the LB package is not a group policy",
-				     path, i);
+				     where, i);
 			return -EINVAL;
 		}
 	}
 	for (uint32_t i = 0; i < scn->n_flows; i++) {
 		if (scn->flows[i].policy >= 0 && (uint32_t)scn->flows[i].policy == scn->lb_policy) {
 			uet_diag_set(diag, "%s: flows[%u]: the LB package is not a group policy",
-				     path, i);
+				     where, i);
 			return -EINVAL;
 		}
-	}
-	if (scn->lb_policy == 0) {
-		uet_diag_set(diag, "%s: lb: the LB package is not the default policy", path);
-		return -EINVAL;
 	}
 	return 0;
 }

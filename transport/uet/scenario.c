@@ -401,13 +401,18 @@ static int want_list(struct parser *p, const yaml_node_t *n)
 	     (vn) = yaml_document_get_node(&(p)->doc, pair_->value), 1);                           \
 	     pair_++)
 
-/* Remember where key @key of the file is (flows are checked as they are read: not kept). */
+/*
+ * Remember where key @key of the file is. A flow's keys are checked as they
+ * are read, so only its policy is kept (a package that fails to open later).
+ */
 static void mark(struct parser *p, const char *key, const yaml_node_t *n)
 {
 	struct uet_scenario *scn = p->scn;
 	struct uet_scenario_mark *m;
+	size_t len = strlen(key);
 
-	if (!n || strncmp(key, "flows[", 6) == 0 || strlen(key) >= sizeof(m->key))
+	if (!n || len >= sizeof(m->key) ||
+	    (strncmp(key, "flows[", 6) == 0 && (len < 7 || strcmp(key + len - 7, ".policy"))))
 		return;
 	for (uint32_t i = 0; i < scn->n_marks; i++)
 		if (strcmp(scn->marks[i].key, key) == 0)
