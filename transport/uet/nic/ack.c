@@ -42,9 +42,11 @@ void uet_ack_send(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc,
 
 	if (blocks > 1)
 		base += (rx->sack_cursor++ % blocks) * UET_SACK_BITS;
-	UET_CHECK(ns, rx->expected <= rx->max_psn && rx->max_psn <= pdc->npkts);
-	UET_CHECK(ns, !rx->expected || uet_rx_has(rx, rx->expected - 1));
-	UET_CHECK(ns, rx->expected == pdc->npkts || !uet_rx_has(rx, rx->expected));
+	if (UET_CHECKING(ns)) {
+		UET_ASSERT(ns, rx->expected <= rx->max_psn && rx->max_psn <= pdc->npkts);
+		UET_ASSERT(ns, !rx->expected || uet_rx_has(rx, rx->expected - 1));
+		UET_ASSERT(ns, rx->expected == pdc->npkts || !uet_rx_has(rx, rx->expected));
+	}
 	pkt->kind = UET_PKT_ACK;
 	pkt->cack = rx->expected;
 	pkt->sack_base = base;
@@ -77,8 +79,6 @@ static uint32_t retire(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn)
 	struct uet_group *g = pdc->grp;
 	uint32_t payload;
 
-	/* the receiver acknowledges only what was sent */
-	UET_CHECK(ns, t->state != UET_TX_UNSENT && t->state != UET_TX_PREFETCHED);
 	if (t->state != UET_TX_OUT && !uet_tx_queued(t->state))
 		return 0;
 	payload = uet_pdc_payload(ns, pdc, psn);
@@ -92,6 +92,24 @@ static uint32_t retire(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn)
 	t->state = UET_TX_ACKED;
 	pdc->n_acked++;
 	return payload;
+}
+
+/* An ACK names only PSNs the sender has committed to the wire, below the message's end. */
+static void check_ack(struct uet_nics *ns, const struct uet_pdc *pdc, const struct uet_pkt *pkt,
+		      uint32_t end)
+{
+	UET_ASSERT(ns, pkt->cack <= pdc->npkts && pkt->sack_base >= pkt->cack);
+	for (uint32_t psn = pdc->una; psn < end; psn++)
+		UET_ASSERT(ns, pdc->tx[psn].state != UET_TX_UNSENT &&
+				       pdc->tx[psn].state != UET_TX_PREFETCHED);
+	for (uint64_t bits = pkt->sack_bits; bits; bits &= bits - 1) {
+		uint32_t psn = pkt->sack_base + (uint32_t)__builtin_ctzll(bits);
+
+		UET_ASSERT(ns, psn < pdc->npkts);
+		if (psn < pdc->npkts)
+			UET_ASSERT(ns, pdc->tx[psn].state != UET_TX_UNSENT &&
+					       pdc->tx[psn].state != UET_TX_PREFETCHED);
+	}
 }
 
 /* The policy's view of one ACK. */
@@ -142,14 +160,14 @@ void uet_ack_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *p
 	if (!pdc)
 		return; /* a late ACK of a message already complete */
 	g = pdc->grp;
-	UET_CHECK(ns, pkt->cack <= pdc->npkts && pkt->sack_base >= pkt->cack);
 	end = pkt->cack < pdc->npkts ? pkt->cack : pdc->npkts;
+	if (UET_CHECKING(ns))
+		check_ack(ns, pdc, pkt, end);
 	for (uint32_t psn = pdc->una; psn < end; psn++)
 		bytes += retire(ns, pdc, psn);
 	while (bits) {
 		uint32_t psn = pkt->sack_base + (uint32_t)__builtin_ctzll(bits);
 
-		UET_CHECK(ns, psn < pdc->npkts);
 		if (psn < pdc->npkts)
 			bytes += retire(ns, pdc, psn);
 		bits &= bits - 1;

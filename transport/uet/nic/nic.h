@@ -45,10 +45,17 @@ struct uet_nics;
  * place. Unchecked runs pay one predicted branch.
  */
 void uet_check_fail(struct uet_nics *ns, const char *file, int line, const char *what);
+#define UET_CHECKING(ns) __builtin_expect((ns)->checking, 0)
+/* Inside an `if (UET_CHECKING(ns))` block: several invariants behind one test. */
+#define UET_ASSERT(ns, cond)                                                                       \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			uet_check_fail((ns), __FILE__, __LINE__, #cond);                           \
+	} while (0)
 #define UET_CHECK(ns, cond)                                                                        \
 	do {                                                                                       \
-		if (__builtin_expect((ns)->checking, 0) && !(cond))                                \
-			uet_check_fail((ns), __FILE__, __LINE__, #cond);                           \
+		if (UET_CHECKING(ns))                                                              \
+			UET_ASSERT(ns, cond);                                                      \
 	} while (0)
 
 /* Per-packet sender state. */

@@ -67,8 +67,8 @@ void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_gro
 	/* a copy resent because no ACK came asks for one (rto.c) */
 	bool ar = ack_requested(c, pdc, pdc->n_sent++, psn) || rto;
 	uint64_t floor = c->rdma_data_mss + UET_NOMINAL_HDR_BYTES;
-	/* the window the scheduler checked (a handler fed below may change it) */
-	uint64_t window = g->cc.ctl.cwnd > floor ? g->cc.ctl.cwnd : floor;
+	/* checks: the window the scheduler checked (a handler fed below may change it) */
+	uint64_t window = UET_CHECKING(ns) && g->cc.ctl.cwnd > floor ? g->cc.ctl.cwnd : floor;
 	unsigned tx_event;
 
 	pkt->kind = UET_PKT_DATA;
@@ -94,9 +94,11 @@ void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_gro
 	g->inflight += payload + UET_NOMINAL_HDR_BYTES;
 	nic->egress.used += pkt->wire;
 	/* the scheduler let it go: it fits the window (never below a packet) and the pool */
-	UET_CHECK(ns, g->inflight <= window);
-	UET_CHECK(ns, nic->egress.used <= c->egress_pool_bytes);
-	UET_CHECK(ns, psn < pdc->next_psn);
+	if (UET_CHECKING(ns)) {
+		UET_ASSERT(ns, g->inflight <= window);
+		UET_ASSERT(ns, nic->egress.used <= c->egress_pool_bytes);
+		UET_ASSERT(ns, psn < pdc->next_psn);
+	}
 	if (uet_group_rate_limited(g))
 		pace(ns, nic, g, pkt->wire);
 	tx_event = uet_group_packages_where(g, uet_cc_wants_tx_event);
