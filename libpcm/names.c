@@ -34,6 +34,7 @@ static const char *const signal_names[PCM_SIG_COUNT] = {
 	[PCM_SIG_CREDIT_REQUEST] = "PCM_SIG_CREDIT_REQUEST",
 	[PCM_SIG_QUEUE_DELAY] = "PCM_SIG_QUEUE_DELAY",
 	[PCM_SIG_FLOW_SEED] = "PCM_SIG_FLOW_SEED",
+	[PCM_SIG_BASE_RTT] = "PCM_SIG_BASE_RTT",
 };
 
 static const char *const control_names[PCM_CTRL_COUNT] = {

@@ -5,8 +5,8 @@
  *
  * The tables say what each datapath really measures and enforces:
  * - uet: the emulated UET NIC sees every packet, trims (as NACKs), ECN marks
- *   (also reported as CNPs), transmit bursts, entropy values and receiver
- *   credit requests, and enforces all controls.
+ *   (also reported as CNPs), transmit bursts, entropy values, receiver
+ *   credit requests and its base-RTT probes, and enforces all controls.
  * - every datapath but doca hands each flow a FLOW_SEED (a hash of the flow's
  *   identity), so load balancers that start together draw apart.
  * - verbs/softnic: the CPU transport sees chunk ACKs, RTT, ECN echo, losses
@@ -32,7 +32,7 @@ static const struct pcm_target target_uet = {
 		   SIG(DATA_NACKED) | SIG(IN_FLIGHT) | SIG(ELAPSED_TIME) | SIG(ACK_EV) |
 		   SIG(ECN_EV) | SIG(NACK_EV) | SIG(TX_READY_PKTS) | SIG(TX_BACKLOG_BYTES) |
 		   SIG(CNP) | SIG(TX_EVENT) | SIG(CREDIT_REQUEST) | SIG(QUEUE_DELAY) |
-		   SIG(FLOW_SEED),
+		   SIG(FLOW_SEED) | SIG(BASE_RTT),
 	.controls = CTRL(CWND) | CTRL(RATE) | CTRL(EV) | CTRL(CUMULATIVE_CREDIT),
 };
 

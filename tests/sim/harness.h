@@ -24,7 +24,7 @@ struct capture {
 	enum uet_filter_verdict verdict;
 };
 
-static void capture_monitor(void *ctx, const struct uet_pkt_view *p)
+static inline void capture_monitor(void *ctx, const struct uet_pkt_view *p)
 {
 	struct capture *c = ctx;
 
@@ -35,7 +35,7 @@ static void capture_monitor(void *ctx, const struct uet_pkt_view *p)
 	c->rows[c->n++] = *p;
 }
 
-static enum uet_filter_verdict capture_filter(void *ctx, const struct uet_pkt_view *p)
+static inline enum uet_filter_verdict capture_filter(void *ctx, const struct uet_pkt_view *p)
 {
 	struct capture *c = ctx;
 
@@ -49,7 +49,7 @@ static enum uet_filter_verdict capture_filter(void *ctx, const struct uet_pkt_vi
 	return c->verdict;
 }
 
-static void capture_init(struct capture *c)
+static inline void capture_init(struct capture *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->drop_kind = -1;
@@ -57,7 +57,11 @@ static void capture_init(struct capture *c)
 	c->verdict = UET_FILTER_DROP;
 }
 
-static void capture_attach(struct capture *c, struct uet_sim *sim)
+/* Start capturing on @sim, acting (@verdict) on the first @count packets of @kind and @psn. */
+static inline void capture_drop(struct capture *c, struct uet_sim *sim, int kind, int psn,
+				int count, enum uet_filter_verdict verdict);
+
+static inline void capture_attach(struct capture *c, struct uet_sim *sim)
 {
 	struct uet_hooks h = {
 		.ctx = c,
@@ -68,8 +72,19 @@ static void capture_attach(struct capture *c, struct uet_sim *sim)
 	uet_sim_set_hooks(sim, &h);
 }
 
+static inline void capture_drop(struct capture *c, struct uet_sim *sim, int kind, int psn,
+				int count, enum uet_filter_verdict verdict)
+{
+	capture_init(c);
+	c->drop_kind = kind;
+	c->drop_psn = psn;
+	c->drop_count = count;
+	c->verdict = verdict;
+	capture_attach(c, sim);
+}
+
 /* A two-host fabric (one sender, one receiver, one switch) at 100 Gbit/s, no policy. */
-static struct uet_scenario *pair_scenario(void)
+static inline struct uet_scenario *pair_scenario(void)
 {
 	struct uet_scenario *scn = calloc(1, sizeof(*scn));
 
@@ -83,7 +98,7 @@ static struct uet_scenario *pair_scenario(void)
 	return scn;
 }
 
-static struct uet_sim *make_sim(const struct uet_scenario *scn,
+static inline struct uet_sim *make_sim(const struct uet_scenario *scn,
 				const struct pcm_package *const *pkgs)
 {
 	struct uet_sim *sim = NULL;

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
-#include "uet_int.h"
+#include "sim.h"
 
 #define MSS 4096u
 #define STOP_PS (1000ull * 1000000000ull) /* 1 s */
@@ -296,7 +296,7 @@ struct window_probe {
 static void window_monitor(void *ctx, const struct uet_pkt_view *p)
 {
 	struct window_probe *w = ctx;
-	const struct uet_nic *nic = &w->sim->nics[0];
+	const struct uet_nic *nic = &w->sim->ns.nics[0];
 	uint64_t total = 0;
 
 	for (uint32_t i = 0; i < nic->n_groups; i++) {
@@ -360,7 +360,7 @@ struct prefetch_probe {
 static void prefetch_monitor(void *ctx, const struct uet_pkt_view *p)
 {
 	struct prefetch_probe *w = ctx;
-	const struct uet_nic *nic = &w->sim->nics[0];
+	const struct uet_nic *nic = &w->sim->ns.nics[0];
 
 	if (nic->prefetch_used > w->max_prefetch)
 		w->max_prefetch = nic->prefetch_used;

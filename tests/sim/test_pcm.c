@@ -15,12 +15,14 @@
 
 #include "builtin.h"
 #include "harness.h"
-#include "uet_int.h"
+#include "sim.h"
 
 extern const struct pcm_package pcm_pkg_sim_counter;
 extern const struct pcm_package pcm_pkg_step_window;
 extern const struct pcm_package pcm_pkg_pace_half;
 extern const struct pcm_package pcm_pkg_ev_const;
+extern const struct pcm_package pcm_pkg_rto_entropy;
+extern const struct pcm_package pcm_pkg_base_rtt_echo;
 
 #define MSS 4096u
 #define STOP_PS (1000ull * 1000000000ull)
@@ -28,8 +30,8 @@ extern const struct pcm_package pcm_pkg_ev_const;
 /* A variable of the record in @slot of policy @p's shell (records outlive their groups). */
 static pcm_uint var_of(struct uet_sim *sim, uint32_t p, uint32_t slot, const char *name)
 {
-	const struct pcm_package *pkg = sim->cc[p].pkg;
-	const pcm_uint *rec = pcm_shell_record(sim->cc[p].shell, slot);
+	const struct pcm_package *pkg = sim->ns.cc.cc[p].pkg;
+	const pcm_uint *rec = pcm_shell_record(sim->ns.cc.cc[p].shell, slot);
 
 	for (uint32_t i = 0; i < pkg->n_variables; i++)
 		if (strcmp(pkg->variables[i].name, name) == 0)
@@ -407,10 +409,66 @@ static void test_policy_is_chosen_per_destination(void **state)
 	free(scn);
 }
 
+static void test_timeout_reports_the_timed_out_packets_entropy(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct uet_sim *sim = pair_with(scn, &pcm_pkg_rto_entropy);
+	uint32_t lost_entropy = UINT32_MAX;
+	struct capture c;
+
+	/* the first copy of PSN 7 is lost: only its timer recovers it */
+	capture_drop(&c, sim, UET_PKT_DATA, 7, 1, UET_FILTER_DROP);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 16 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	ROWS_FOREACH(&c, r)
+		if (r->nic == 0 && !r->rx && r->kind == UET_PKT_DATA && r->psn == 7 &&
+		    !(r->flags & UET_PF_RETX))
+			lost_entropy = r->entropy;
+	assert_int_equal(var(sim, 0, "RTOS"), 1);
+	/* path feedback for an LB: the entropy of the packet that timed out */
+	assert_int_equal(var(sim, 0, "LAST_RTO_EV"), lost_entropy);
+	uet_sim_destroy(sim);
+	free(c.rows);
+	free(scn);
+}
+
+static void test_policy_reads_the_base_rtt_its_probe_measured(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct uet_sim *sim = pair_with(scn, &pcm_pkg_base_rtt_echo);
+	uint64_t probe_tx = 0, probe_ack_rx = 0, last;
+	struct capture c;
+
+	capture_init(&c);
+	capture_attach(&c, sim);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 64 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	ROWS_FOREACH(&c, r) {
+		if (r->nic == 0 && !r->rx && r->kind == UET_PKT_PROBE)
+			probe_tx = r->t_ps;
+		if (r->nic == 0 && r->rx && r->kind == UET_PKT_PROBE_ACK)
+			probe_ack_rx = r->t_ps;
+	}
+	assert_true(probe_tx && probe_ack_rx > probe_tx);
+	/* before the probe returns: InitialBaseRTT */
+	assert_int_equal(var(sim, 0, "FIRST_BASE_RTT"), scn->nic.initial_base_rtt_ps);
+	/* after: the probe's round trip (timed from its queueing, at most one packet
+	 * time before its serialization started) */
+	last = var(sim, 0, "LAST_BASE_RTT");
+	assert_true(last >= probe_ack_rx - probe_tx);
+	assert_true(last <= probe_ack_rx - probe_tx + 80ull * (MSS + UET_WIRE_HDR_BYTES));
+	assert_true(last < scn->nic.initial_base_rtt_ps);
+	uet_sim_destroy(sim);
+	free(c.rows);
+	free(scn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ack_nack_rto_and_tx_signals_reach_the_handler),
+		cmocka_unit_test(test_timeout_reports_the_timed_out_packets_entropy),
+		cmocka_unit_test(test_policy_reads_the_base_rtt_its_probe_measured),
 		cmocka_unit_test(test_cwnd_applies_at_once_in_sync_and_n_events_late_in_async),
 		cmocka_unit_test(test_rate_control_is_enforced_by_pacing),
 		cmocka_unit_test(test_ev_control_sets_each_packets_entropy),

@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include "builtin.h"
-#include "uet_int.h"
+#include "sim.h"
 
 #define PS_PER_US 1000000ull
 #define MSS 4096u
@@ -102,7 +102,7 @@ static void probe_monitor(void *ctx, const struct uet_pkt_view *v)
 	const struct uet_sim *s = pr->sim;
 
 	if (v->kind == UET_PKT_DATA && !v->rx) {
-		const struct uet_pdc *pdc = s->pdcs[v->pdc];
+		const struct uet_pdc *pdc = s->ns.pdcs[v->pdc];
 
 		pr->data_tx++;
 		pr->data_tx_bad += bad_ev(v->entropy);
@@ -120,10 +120,10 @@ static void probe_monitor(void *ctx, const struct uet_pkt_view *v)
 				se->s = realloc(se->s, se->cap * sizeof(*se->s));
 				assert_non_null(se->s);
 			}
-			se->s[se->n] = (struct ctl_sample){ v->t_ps, pdc->grp->ctl.cwnd,
-							    pdc->grp->ctl.rate, 0 };
+			se->s[se->n] = (struct ctl_sample){ v->t_ps, pdc->grp->cc.ctl.cwnd,
+							    pdc->grp->cc.ctl.rate, 0 };
 			if (pr->var_slot >= 0) {
-				const struct uet_bind *b = &pdc->grp->pol;
+				const struct uet_bind *b = &pdc->grp->cc.pol;
 				const pcm_uint *rec = pcm_shell_record(b->cc->shell, b->slot);
 
 				memcpy(&se->s[se->n].var, &rec[pr->var_slot], sizeof(double));
@@ -135,14 +135,14 @@ static void probe_monitor(void *ctx, const struct uet_pkt_view *v)
 	if (!v->rx)
 		return;
 	if (v->kind == UET_PKT_ACK) {
-		const struct uet_pdc *pdc = s->pdcs[v->pdc];
+		const struct uet_pdc *pdc = s->ns.pdcs[v->pdc];
 
 		/* as sender_ack() computes it, before the ACK is processed */
 		if (pdc && v->psn < pdc->npkts && pdc->tx[v->psn].tx_ps) {
 			uint64_t raw = v->t_ps - pdc->tx[v->psn].tx_ps;
 
 			push(&pr->rtt, v->t_ps, raw > v->service_ps ? raw - v->service_ps : 0,
-			     pdc->grp->ctl.cwnd);
+			     pdc->grp->cc.ctl.cwnd);
 		}
 	} else if (v->kind == UET_PKT_DATA && !(v->flags & UET_PF_RETX) &&
 		   v->dscp != UET_DSCP_TRIMMED && v->dscp != UET_DSCP_TRIMMED_LAST_HOP) {
@@ -239,10 +239,10 @@ static void run(struct run *rn, struct uet_scenario *scn, const char *policy, co
 	if (scn->topo.kind == UET_TOPO_INCAST) {
 		struct uet_sim *s = rn->pr.sim;
 
-		rn->pr.recv = s->n_hosts - 1;
-		for (uint32_t i = 0; i < s->n_ports; i++)
-			if (!s->ports[i].is_nic && s->ports[i].peer == rn->pr.recv)
-				rn->pr.bottleneck = &s->ports[i];
+		rn->pr.recv = s->fab.n_hosts - 1;
+		for (uint32_t i = 0; i < s->fab.n_ports; i++)
+			if (!s->fab.ports[i].is_nic && s->fab.ports[i].peer == rn->pr.recv)
+				rn->pr.bottleneck = &s->fab.ports[i];
 		assert_non_null(rn->pr.bottleneck);
 	}
 	n = uet_sim_n_msgs(rn->pr.sim);
@@ -789,17 +789,17 @@ static double uplink_imbalance(const struct uet_sim *s)
 {
 	double worst = 1;
 
-	for (uint32_t w = 0; w < s->n_switches; w++) {
-		const struct uet_switch *sw = &s->sw[w];
+	for (uint32_t w = 0; w < s->fab.n_switches; w++) {
+		const struct uet_switch *sw = &s->fab.sw[w];
 		uint8_t up = sw->kind == UET_SW_EDGE ? UET_SW_AGG : UET_SW_CORE;
 		uint64_t lo = UINT64_MAX, hi = 0, sum = 0;
 
 		if (sw->kind != UET_SW_EDGE && sw->kind != UET_SW_AGG)
 			continue;
 		for (uint32_t i = 0; i < sw->n_ports; i++) {
-			const struct uet_port *p = &s->ports[sw->port_base + i];
+			const struct uet_port *p = &s->fab.ports[sw->port_base + i];
 
-			if (p->peer < s->n_hosts || s->sw[p->peer - s->n_hosts].kind != up)
+			if (p->peer < s->fab.n_hosts || s->fab.sw[p->peer - s->fab.n_hosts].kind != up)
 				continue;
 			lo = p->tx_pkts < lo ? p->tx_pkts : lo;
 			hi = p->tx_pkts > hi ? p->tx_pkts : hi;

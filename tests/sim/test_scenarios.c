@@ -94,7 +94,9 @@ static void run_to_memory(const char *name, uint64_t seed, struct mem_records *m
 	scn->nic.uet_monitor = true;
 	for (int i = 0; i < 4; i++)
 		f[i] = open_memstream(&m->buf[i], &m->len[i]);
-	rec = (struct uet_records){ f[0], f[1], f[2], f[3] };
+	rec = (struct uet_records){
+		.transport_stats = f[0], .events = f[1], .monitor = f[2], .flows = f[3],
+	};
 	open_policies(scn, &o);
 	assert_int_equal(uet_sim_create(scn, o.pkgs, seed, &sim, &diag), 0);
 	uet_sim_set_records(sim, &rec);
@@ -162,9 +164,11 @@ static void test_records_have_a_row_per_nic_per_interval(void **state)
 
 static void test_every_shipped_scenario_completes(void **state)
 {
-	static const char *const small[] = { "incast-8.yaml", "incast-32.yaml", "failed-link.yaml",
-					     "leaf-spine.yaml", "incast-8-async.yaml",
-					     "incast-8-rate.yaml" };
+	static const char *const small[] = {
+		"incast-8.yaml",	 "incast-32.yaml",     "failed-link.yaml",
+		"leaf-spine.yaml",	 "incast-8-async.yaml", "incast-8-rate.yaml",
+		"rules-per-destination.yaml", "flows-mixed.yaml",
+	};
 
 	for (size_t i = 0; i < sizeof(small) / sizeof(small[0]); i++) {
 		struct uet_scenario *scn = load(small[i]);

@@ -5,9 +5,10 @@
  *
  * Each policy of a run gets one synchronous shell (checked against the "uet"
  * target, so a package needing what the NIC cannot measure or enforce is
- * rejected by name) with one flow record per live PDC group; a group takes a
- * record when it is created and its record is re-initialised, so a new group
- * starts from the package's initial window, as a new UET group does.
+ * rejected by name) with one flow record per live flow (a PDC group); a flow
+ * takes a record when it is created and its record is re-initialised, so a
+ * new group starts from the package's initial window, as a new UET group
+ * does.
  *
  * A scenario may name an LB package (`lb:`) that runs beside every group's
  * policy, as the paper combines handlers whose controls do not overlap: the
@@ -37,36 +38,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc.h"
+#include "diag.h"
 #include "target.h"
-#include "uet_int.h"
 
 #define BIT(t) ((pcm_uint)1 << (t))
 
-int uet_cc_init(struct uet_sim *s, const struct pcm_package *const *pkgs, uint32_t max_groups,
-		struct pcm_diag *diag)
+int uet_cc_init(struct uet_ccset *set, const struct uet_scenario *scn,
+		const struct pcm_package *const *pkgs, uint32_t max_flows, struct pcm_diag *diag)
 {
 	const struct pcm_target *uet = pcm_target_find("uet");
-	const struct uet_scenario *scn = s->scn;
 
 	for (uint32_t i = 0; i < scn->n_policies; i++) {
-		struct uet_cc *cc = &s->cc[i];
+		struct uet_cc *cc = &set->cc[i];
 		const struct pcm_package *pkg = pkgs ? pkgs[i] : NULL;
 		int rc;
 
 		cc->index = i;
-		s->n_cc = i + 1;
+		set->n = i + 1;
 		if (!pkg)
 			continue;
-		rc = pcm_shell_create(pkg, uet, max_groups, 0, &cc->shell, diag);
+		rc = pcm_shell_create(pkg, uet, max_flows, 0, &cc->shell, diag);
 		if (rc < 0)
 			return rc;
 		cc->pkg = pkg;
-		cc->free_slots = malloc(max_groups * sizeof(*cc->free_slots));
+		cc->free_slots = malloc(max_flows * sizeof(*cc->free_slots));
 		if (!cc->free_slots)
 			return -ENOMEM;
-		for (uint32_t k = 0; k < max_groups; k++)
-			cc->free_slots[k] = max_groups - 1 - k;
-		cc->n_free = cc->n_slots = max_groups;
+		for (uint32_t k = 0; k < max_flows; k++)
+			cc->free_slots[k] = max_flows - 1 - k;
+		cc->n_free = cc->n_slots = max_flows;
 		cc->cwnd_slot = pkg->control_slot[PCM_CTRL_CWND];
 		cc->rate_slot = pkg->control_slot[PCM_CTRL_RATE];
 		cc->ev_slot = pkg->control_slot[PCM_CTRL_EV];
@@ -82,21 +83,21 @@ int uet_cc_init(struct uet_sim *s, const struct pcm_package *const *pkgs, uint32
 				cc->has_timer = true;
 		cc->delay = scn->shell_mode == UET_SHELL_ASYNC ? scn->delay_events : 0;
 	}
-	s->lb = scn->has_lb && scn->lb_policy < s->n_cc && s->cc[scn->lb_policy].pkg
-		    ? &s->cc[scn->lb_policy]
-		    : NULL;
+	set->lb = scn->has_lb && scn->lb_policy < set->n && set->cc[scn->lb_policy].pkg
+			  ? &set->cc[scn->lb_policy]
+			  : NULL;
 	return 0;
 }
 
-void uet_cc_fini(struct uet_sim *s)
+void uet_cc_fini(struct uet_ccset *set)
 {
-	for (uint32_t i = 0; i < s->n_cc; i++) {
-		pcm_shell_destroy(s->cc[i].shell);
-		free(s->cc[i].free_slots);
-		memset(&s->cc[i], 0, sizeof(s->cc[i]));
+	for (uint32_t i = 0; i < set->n; i++) {
+		pcm_shell_destroy(set->cc[i].shell);
+		free(set->cc[i].free_slots);
+		memset(&set->cc[i], 0, sizeof(set->cc[i]));
 	}
-	s->n_cc = 0;
-	s->lb = NULL;
+	set->n = 0;
+	set->lb = NULL;
 }
 
 /* Copy the controls @cc drives, and only those, from a record or a control set. */
@@ -124,9 +125,9 @@ static void copy_controls(const struct uet_cc *cc, const struct uet_ctl *from, s
 		to->credit = from->credit;
 }
 
-/* Give @g a record of @cc's package (none if @cc is NULL or has no package). */
-static int bind_package(struct uet_sim *s, struct uet_group *g, struct uet_bind *b,
-			struct uet_cc *cc)
+/* Give @f a record of @cc's package (none if @cc is NULL or has no package). */
+static int bind_package(struct uet_ccflow *f, struct uet_bind *b, struct uet_cc *cc,
+			uint64_t now_ps)
 {
 	uint32_t slot;
 
@@ -142,15 +143,15 @@ static int bind_package(struct uet_sim *s, struct uet_group *g, struct uet_bind 
 	if (!cc->n_free)
 		return -ENOSPC;
 	slot = cc->free_slots[--cc->n_free];
-	pcm_shell_flow_reset(cc->shell, slot, s->des.now_ps);
-	read_controls(cc, pcm_shell_record(cc->shell, slot), &g->ctl);
+	pcm_shell_flow_reset(cc->shell, slot, now_ps);
+	read_controls(cc, pcm_shell_record(cc->shell, slot), &f->ctl);
 	if (cc->delay) {
 		b->delay_ring = malloc(((size_t)cc->delay + 1) * sizeof(*b->delay_ring));
 		if (!b->delay_ring) {
 			cc->free_slots[cc->n_free++] = slot;
 			return -ENOMEM;
 		}
-		b->delay_ring[0] = g->ctl;
+		b->delay_ring[0] = f->ctl;
 	}
 	b->cc = cc;
 	b->slot = slot;
@@ -165,46 +166,40 @@ static void unbind_package(struct uet_bind *b)
 	memset(b, 0, sizeof(*b));
 }
 
-int uet_cc_attach(struct uet_sim *s, struct uet_group *g, uint32_t policy)
+int uet_cc_attach(struct uet_ccset *set, struct uet_ccflow *f, uint32_t policy, uint64_t now_ps)
 {
 	int rc;
 
-	if (policy >= s->n_cc)
+	if (policy >= set->n)
 		policy = 0;
-	rc = bind_package(s, g, &g->pol, &s->cc[policy]);
+	rc = bind_package(f, &f->pol, &set->cc[policy], now_ps);
 	if (rc == 0)
-		rc = bind_package(s, g, &g->lb, s->lb);
+		rc = bind_package(f, &f->lb, set->lb, now_ps);
 	if (rc < 0)
-		unbind_package(&g->pol);
+		unbind_package(&f->pol);
 	return rc;
 }
 
-void uet_cc_detach(struct uet_sim *s, struct uet_group *g)
+void uet_cc_detach(struct uet_ccflow *f)
 {
-	unbind_package(&g->pol);
-	unbind_package(&g->lb);
+	unbind_package(&f->pol);
+	unbind_package(&f->lb);
 }
 
-unsigned uet_cc_live(const struct uet_group *g)
-{
-	return (g->pol.cc && g->pol.slot != UET_NONE ? UET_FEED_POL : 0) |
-	       (g->lb.cc && g->lb.slot != UET_NONE ? UET_FEED_LB : 0);
-}
-
-/* Feed one package; its controls reach the group at once or through its delay line. */
-static int feed_one(struct uet_sim *s, struct uet_group *g, struct uet_bind *b,
-		    const struct pcm_event *ev)
+/* Feed one package; its controls reach the flow at once or through its delay line. */
+static int feed_one(struct uet_ccflow *f, struct uet_bind *b, const struct pcm_event *ev,
+		    uint64_t now_ps)
 {
 	struct uet_cc *cc = b->cc;
 	pcm_uint *rec = pcm_shell_record(cc->shell, b->slot);
-	int rc = pcm_shell_feed(cc->shell, b->slot, ev, s->des.now_ps);
+	int rc = pcm_shell_feed(cc->shell, b->slot, ev, now_ps);
 
 	if (rc < 0)
-		s->handler_errors++;
+		cc->handler_errors++;
 	b->feeds++;
 	if (!cc->delay) {
 		if (rc)
-			read_controls(cc, rec, &g->ctl);
+			read_controls(cc, rec, &f->ctl);
 		return rc > 0;
 	}
 	{
@@ -214,34 +209,36 @@ static int feed_one(struct uet_sim *s, struct uet_group *g, struct uet_bind *b,
 		read_controls(cc, rec, &cur);
 		b->delay_ring[b->feeds % n] = cur;
 		if (b->feeds >= cc->delay)
-			copy_controls(cc, &b->delay_ring[(b->feeds - cc->delay) % n], &g->ctl);
+			copy_controls(cc, &b->delay_ring[(b->feeds - cc->delay) % n], &f->ctl);
 	}
 	return rc > 0;
 }
 
-int uet_cc_feed(struct uet_sim *s, struct uet_group *g, unsigned which, struct pcm_event *ev)
+int uet_cc_feed(struct uet_ccflow *f, unsigned which, const struct pcm_event *ev, uint64_t now_ps)
 {
-	unsigned live = uet_cc_live(g) & which;
+	unsigned live = uet_cc_live(f) & which;
 	int n = 0;
 
 	if (live & UET_FEED_POL)
-		n += feed_one(s, g, &g->pol, ev);
+		n += feed_one(f, &f->pol, ev, now_ps);
 	if (live & UET_FEED_LB)
-		n += feed_one(s, g, &g->lb, ev);
+		n += feed_one(f, &f->lb, ev, now_ps);
 	return n;
 }
 
 int uet_cc_check_lb(const struct uet_scenario *scn, const struct pcm_package *const *pkgs,
 		    struct pcm_diag *diag)
 {
-	const char *path = scn->path[0] ? scn->path : scn->name;
 	const struct pcm_package *lb;
+	char where[256];
 
 	if (!scn->has_lb)
 		return 0;
-	if (scn->lb_policy >= scn->n_policies) {
-		uet_diag_set(diag, "%s: lb: index %u is not one of the %u packages", path,
-			     scn->lb_policy, scn->n_policies);
+	uet_scenario_where(scn, "lb", where, sizeof(where));
+	if (scn->lb_policy >= scn->n_policies || scn->lb_policy == 0) {
+		uet_diag_set(diag, "%s: the LB package must be a package of its own, not the "
+				   "default policy",
+			     where);
 		return -EINVAL;
 	}
 	lb = pkgs ? pkgs[scn->lb_policy] : NULL;
@@ -249,9 +246,9 @@ int uet_cc_check_lb(const struct uet_scenario *scn, const struct pcm_package *co
 		return 0;
 	if (lb->control_types & BIT(PCM_CTRL_CUMULATIVE_CREDIT)) {
 		uet_diag_set(diag,
-			     "%s: lb: '%s' drives PCM_CTRL_CUMULATIVE_CREDIT, which runs at the "
+			     "%s: '%s' drives PCM_CTRL_CUMULATIVE_CREDIT, which runs at the "
 			     "receiver; make it the policy instead",
-			     path, scn->policies[scn->lb_policy]);
+			     where, scn->policies[scn->lb_policy]);
 		return -EINVAL;
 	}
 	for (uint32_t i = 0; i < scn->n_policies; i++) {
@@ -266,59 +263,70 @@ int uet_cc_check_lb(const struct uet_scenario *scn, const struct pcm_package *co
 				     "%s: policy '%s' and lb '%s' both drive %s; a group runs a "
 				     "policy and an LB package only when their controls do not "
 				     "overlap",
-				     path, scn->policies[i], scn->policies[scn->lb_policy],
+				     where, scn->policies[i], scn->policies[scn->lb_policy],
 				     pcm_control_name((pcm_control_t)__builtin_ctzll(both)));
 			return -EINVAL;
 		}
 	}
+	/* a rule or flow naming the LB gets an entry of its own: this is a scenario built in code */
 	for (uint32_t i = 0; i < scn->n_rules; i++) {
 		if (scn->rules[i].policy == scn->lb_policy) {
 			uet_diag_set(diag, "%s: rules[%u]: the LB package is not a group policy",
-				     path, i);
+				     where, i);
 			return -EINVAL;
 		}
 	}
 	for (uint32_t i = 0; i < scn->n_flows; i++) {
 		if (scn->flows[i].policy >= 0 && (uint32_t)scn->flows[i].policy == scn->lb_policy) {
 			uet_diag_set(diag, "%s: flows[%u]: the LB package is not a group policy",
-				     path, i);
+				     where, i);
 			return -EINVAL;
 		}
 	}
-	if (scn->lb_policy == 0) {
-		uet_diag_set(diag, "%s: lb: the LB package is not the default policy", path);
-		return -EINVAL;
-	}
 	return 0;
 }
 
-int uet_cc_attach_receiver(struct uet_sim *s, struct uet_nic *nic, struct uet_cc *cc)
+int uet_cc_attach_receiver(struct uet_cc *cc, struct uet_bind *b, uint64_t now_ps)
 {
 	if (!cc->n_free)
 		return -ENOSPC;
-	nic->credit_slot = cc->free_slots[--cc->n_free];
-	nic->credit_cc = cc;
-	pcm_shell_flow_reset(cc->shell, nic->credit_slot, s->des.now_ps);
+	memset(b, 0, sizeof(*b));
+	b->cc = cc;
+	b->slot = cc->free_slots[--cc->n_free];
+	pcm_shell_flow_reset(cc->shell, b->slot, now_ps);
 	return 0;
 }
 
-/* Feed the NIC's receiver-credit instance; its controls are read straight from the record. */
-void uet_cc_credit_feed(struct uet_sim *s, struct uet_nic *nic, const struct pcm_event *ev)
+int uet_cc_credit_feed(struct uet_bind *b, const struct pcm_event *ev, uint64_t now_ps)
 {
-	int rc = pcm_shell_feed(nic->credit_cc->shell, nic->credit_slot, ev, s->des.now_ps);
+	int rc = pcm_shell_feed(b->cc->shell, b->slot, ev, now_ps);
 
+	b->feeds++;
 	if (rc < 0)
-		s->handler_errors++;
-	if (rc > 0)
-		nic->st[UET_ST_HANDLER_CALLS]++;
+		b->cc->handler_errors++;
+	return rc > 0;
 }
 
-uint64_t uet_cc_handler_calls(const struct uet_sim *s)
+uint64_t uet_cc_credit(const struct uet_bind *b)
+{
+	return pcm_shell_record(b->cc->shell, b->slot)[b->cc->credit_slot];
+}
+
+uint64_t uet_cc_handler_calls(const struct uet_ccset *set)
 {
 	uint64_t n = 0;
 
-	for (uint32_t i = 0; i < s->n_cc; i++)
-		if (s->cc[i].shell)
-			n += s->cc[i].shell->stats.handler_calls;
+	for (uint32_t i = 0; i < set->n; i++)
+		if (set->cc[i].shell)
+			n += set->cc[i].shell->stats.handler_calls;
+	return n;
+}
+
+uint64_t uet_cc_handler_errors(const struct uet_ccset *set)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < set->n; i++)
+		n += set->cc[i].handler_errors;
 	return n;
 }

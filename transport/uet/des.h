@@ -208,6 +208,17 @@ static inline uint64_t uet_rng_next(struct uet_rng *r)
 	return result;
 }
 
+/* A 64-bit finalizer (murmur3's): hashes for ECMP salts and per-flow seeds. */
+static inline uint64_t uet_mix64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return k;
+}
+
 /* Uniform in [0, n) without modulo bias worth caring about (n < 2^32). */
 static inline uint32_t uet_rng_below(struct uet_rng *r, uint32_t n)
 {

@@ -9,13 +9,17 @@
  *   the last ACK);
  * - uet-monitor: one row per packet a NIC sends or receives;
  * - uet-flows: per-flow (PDC group) cwnd, rate and in-flight bytes every
- *   sample interval.
+ *   sample interval;
+ * - uet-queues: every switch port's queued bytes per class, each sample
+ *   interval in which it changed (a step function: a port absent from a
+ *   sample kept its last value).
  * Every value is an integer (times in ps), so equal runs give equal bytes.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 
-#include "uet_int.h"
+#include "records.h"
 
 const char *const uet_stat_names[UET_ST_COUNT] = {
 	[UET_ST_TX_DATA_PKTS] = "tx_data_pkts",
@@ -63,20 +67,18 @@ static void put_ip(FILE *f, uint32_t ip)
 	fprintf(f, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
 }
 
-void uet_rec_headers(struct uet_sim *s)
+void uet_rec_headers(const struct uet_records *r, bool stats, bool events, bool monitor)
 {
-	const struct uet_records *r = &s->rec;
-
-	if (r->transport_stats && s->cfg.transport_stats) {
+	if (r->transport_stats && stats) {
 		fputs("time_ps,nic,ip", r->transport_stats);
 		for (int i = 0; i < UET_ST_COUNT; i++)
 			fprintf(r->transport_stats, ",ivl_%s,%s", uet_stat_names[i],
 				uet_stat_names[i]);
 		fputc('\n', r->transport_stats);
 	}
-	if (r->events && s->cfg.event_logging)
+	if (r->events && events)
 		fputs("time_ps,nic,ip,event,pdc,peer_ip,bytes\n", r->events);
-	if (r->monitor && s->cfg.uet_monitor)
+	if (r->monitor && monitor)
 		fputs("time_ps,nic,dir,kind,src_ip,dst_ip,pdc,psn,ar,retx,eom,ce,codepoint,"
 		      "entropy,wire_bytes,payload_bytes,cack,sack_base,sack_bitmap,service_ps,"
 		      "nack_code\n",
@@ -85,75 +87,58 @@ void uet_rec_headers(struct uet_sim *s)
 		fputs("time_ps,nic,peer,group,policy,cwnd_bytes,rate,inflight_bytes,"
 		      "backlog_bytes,base_rtt_ps,last_rtt_ps,feeds\n",
 		      r->flows);
+	if (r->queues)
+		fputs("time_ps,port,switch,peer,data_bytes,trimmed_bytes,control_bytes,limit_bytes\n",
+		      r->queues);
 }
 
-void uet_rec_stats(struct uet_sim *s)
+void uet_rec_queue_row(FILE *f, uint64_t t_ps, uint32_t port, const char *sw, uint32_t peer,
+		       const uint64_t *qbytes, uint64_t limit)
 {
-	FILE *f = s->rec.transport_stats;
+	fprintf(f, "%" PRIu64 ",%u,%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", t_ps,
+		port, sw, peer, qbytes[0], qbytes[1], qbytes[2], limit);
+}
 
-	if (!f || !s->cfg.transport_stats)
-		return;
-	for (uint32_t h = 0; h < s->n_hosts; h++) {
-		struct uet_nic *nic = &s->nics[h];
-
-		fprintf(f, "%" PRIu64 ",%u,", s->des.now_ps, h);
-		put_ip(f, nic->ip);
-		for (int i = 0; i < UET_ST_COUNT; i++) {
-			fprintf(f, ",%" PRIu64 ",%" PRIu64, nic->st[i] - nic->st_last[i],
-				nic->st[i]);
-			nic->st_last[i] = nic->st[i];
-		}
-		fputc('\n', f);
+void uet_rec_stats_row(FILE *f, uint64_t t_ps, uint32_t nic, uint32_t ip, const uint64_t *st,
+		       uint64_t *st_last)
+{
+	fprintf(f, "%" PRIu64 ",%u,", t_ps, nic);
+	put_ip(f, ip);
+	for (int i = 0; i < UET_ST_COUNT; i++) {
+		fprintf(f, ",%" PRIu64 ",%" PRIu64, st[i] - st_last[i], st[i]);
+		st_last[i] = st[i];
 	}
+	fputc('\n', f);
 }
 
-void uet_rec_flows(struct uet_sim *s)
+void uet_rec_flow_row(FILE *f, const struct uet_flow_row *r)
 {
-	FILE *f = s->rec.flows;
-
-	if (!f)
-		return;
-	for (uint32_t h = 0; h < s->n_hosts; h++) {
-		struct uet_nic *nic = &s->nics[h];
-
-		for (uint32_t i = 0; i < nic->n_groups; i++) {
-			const struct uet_group *g = nic->groups[i];
-
-			if (!g->n_tx)
-				continue;
-			fprintf(f,
-				"%" PRIu64 ",%u,%u,%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-				s->des.now_ps, h, g->peer, g->id,
-				g->pol.cc ? g->pol.cc->pkg->name : "none", g->ctl.cwnd, g->ctl.rate,
-				g->inflight, g->backlog_bytes, g->base_rtt_ps, g->last_rtt_ps,
-				g->pol.feeds);
-		}
-	}
+	fprintf(f,
+		"%" PRIu64 ",%u,%u,%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		",%" PRIu64 ",%" PRIu64 "\n",
+		r->t_ps, r->nic, r->peer, r->group, r->policy, r->cwnd_bytes, r->rate,
+		r->inflight_bytes, r->backlog_bytes, r->base_rtt_ps, r->last_rtt_ps, r->feeds);
 }
 
-void uet_rec_event(struct uet_sim *s, uint32_t nic, const char *what, uint32_t pdc,
-		   uint32_t peer, uint64_t bytes)
+void uet_rec_event_row(FILE *f, uint64_t t_ps, uint32_t nic, uint32_t ip, const char *what,
+		       uint32_t pdc, uint32_t peer_ip, uint64_t bytes)
 {
-	FILE *f = s->rec.events;
-
-	fprintf(f, "%" PRIu64 ",%u,", s->des.now_ps, nic);
-	put_ip(f, s->nics[nic].ip);
+	fprintf(f, "%" PRIu64 ",%u,", t_ps, nic);
+	put_ip(f, ip);
 	fprintf(f, ",%s,%u,", what, pdc);
-	put_ip(f, s->nics[peer].ip);
+	put_ip(f, peer_ip);
 	fprintf(f, ",%" PRIu64 "\n", bytes);
 }
 
-void uet_rec_monitor(struct uet_sim *s, const struct uet_pkt_view *v)
+void uet_rec_monitor_row(FILE *f, const struct uet_pkt_view *v, uint32_t src_ip, uint32_t dst_ip)
 {
-	FILE *f = s->rec.monitor;
 	bool ack = v->kind == UET_PKT_ACK;
 
 	fprintf(f, "%" PRIu64 ",%u,%s,%s,", v->t_ps, v->nic, v->rx ? "rx" : "tx",
 		uet_pkt_kind_name(v->kind));
-	put_ip(f, s->nics[v->src].ip);
+	put_ip(f, src_ip);
 	fputc(',', f);
-	put_ip(f, s->nics[v->dst].ip);
+	put_ip(f, dst_ip);
 	fprintf(f, ",%u,%u,%u,%u,%u,%u,%s,%u,%u,%u,", v->pdc, v->psn, !!(v->flags & UET_PF_AR),
 		!!(v->flags & UET_PF_RETX), !!(v->flags & UET_PF_EOM), !!(v->flags & UET_PF_CE),
 		uet_dscp_name(v->dscp), v->entropy, v->wire_bytes, v->payload_bytes);

@@ -20,7 +20,8 @@
 #include <strings.h>
 #include <yaml.h>
 
-#include "uet_int.h"
+#include "diag.h"
+#include "scenario.h"
 
 #define PS_PER_US 1000000ull
 
@@ -102,7 +103,53 @@ void uet_scenario_free(struct uet_scenario *scn)
 	if (!scn)
 		return;
 	free(scn->flows);
+	free(scn->marks);
 	free(scn);
+}
+
+struct uet_scenario *uet_scenario_dup(const struct uet_scenario *scn)
+{
+	struct uet_scenario *d = malloc(sizeof(*d));
+
+	if (!d)
+		return NULL;
+	*d = *scn;
+	d->flows = NULL;
+	d->marks = NULL;
+	d->cap_marks = scn->n_marks;
+	if (scn->n_flows) {
+		d->flows = malloc(scn->n_flows * sizeof(*d->flows));
+		if (!d->flows)
+			goto err;
+		memcpy(d->flows, scn->flows, scn->n_flows * sizeof(*d->flows));
+	}
+	if (scn->n_marks) {
+		d->marks = malloc(scn->n_marks * sizeof(*d->marks));
+		if (!d->marks)
+			goto err;
+		memcpy(d->marks, scn->marks, scn->n_marks * sizeof(*d->marks));
+	}
+	return d;
+err:
+	uet_scenario_free(d);
+	return NULL;
+}
+
+const char *uet_scenario_where(const struct uet_scenario *scn, const char *key, char *buf,
+			       size_t len)
+{
+	const char *file = scn->path[0] ? scn->path : scn->name;
+
+	for (uint32_t i = 0; i < scn->n_marks; i++) {
+		const struct uet_scenario_mark *m = &scn->marks[i];
+
+		if (strcmp(m->key, key) == 0) {
+			snprintf(buf, len, "%s:%u:%u: %s", file, m->line, m->col, key);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%s: %s", file, key);
+	return buf;
 }
 
 /* Parsing. */
@@ -113,6 +160,8 @@ struct parser {
 	struct pcm_diag *diag;
 	struct uet_scenario *scn;
 	char key[128]; /* dotted path of the value being read */
+	uint32_t hosts; /* of the topology, once it is read (0: unknown) */
+	bool oom;
 };
 
 static int fail(struct parser *p, const yaml_node_t *n, const char *fmt, ...)
@@ -352,12 +401,47 @@ static int want_list(struct parser *p, const yaml_node_t *n)
 	     (vn) = yaml_document_get_node(&(p)->doc, pair_->value), 1);                           \
 	     pair_++)
 
+/*
+ * Remember where key @key of the file is. A flow's keys are checked as they
+ * are read, so only its policy is kept (a package that fails to open later).
+ */
+static void mark(struct parser *p, const char *key, const yaml_node_t *n)
+{
+	struct uet_scenario *scn = p->scn;
+	struct uet_scenario_mark *m;
+	size_t len = strlen(key);
+
+	if (!n || len >= sizeof(m->key) ||
+	    (strncmp(key, "flows[", 6) == 0 && (len < 7 || strcmp(key + len - 7, ".policy"))))
+		return;
+	for (uint32_t i = 0; i < scn->n_marks; i++)
+		if (strcmp(scn->marks[i].key, key) == 0)
+			return;
+	if (scn->n_marks == scn->cap_marks) {
+		uint32_t cap = scn->cap_marks ? scn->cap_marks * 2 : 32;
+		struct uet_scenario_mark *a = realloc(scn->marks, cap * sizeof(*a));
+
+		if (!a) {
+			p->oom = true;
+			return;
+		}
+		scn->marks = a;
+		scn->cap_marks = cap;
+	}
+	m = &scn->marks[scn->n_marks++];
+	snprintf(m->key, sizeof(m->key), "%s", key);
+	m->line = (uint32_t)n->start_mark.line + 1;
+	m->col = (uint32_t)n->start_mark.column + 1;
+}
+
 /* Set p->key to prefix.key; return the key text or NULL if it is not a scalar. */
 static const char *enter_key(struct parser *p, const char *prefix, const yaml_node_t *kn)
 {
 	const char *k = scalar(kn);
 
 	snprintf(p->key, sizeof(p->key), "%s%s%s", prefix, prefix[0] ? "." : "", k ? k : "?");
+	if (k)
+		mark(p, p->key, kn);
 	return k;
 }
 
@@ -366,49 +450,42 @@ static int unknown_key(struct parser *p, const yaml_node_t *kn, const char *vali
 	return fail(p, kn, "unknown key (valid here: %s)", valid);
 }
 
-/* NIC attributes, by the document's names. */
-enum attr_type { A_BOOL, A_U32, A_U64_SIZE, A_TIME, A_RATE };
-
-struct attr {
-	const char *name;
-	enum attr_type type;
-	size_t off;
-	uint64_t lo, hi;
-};
-
 #define NIC(f) offsetof(struct uet_nic_cfg, f)
 
-static const struct attr nic_attrs[] = {
-	{ "AckRequestEveryNthPacket", A_U32, NIC(ack_every_nth), 1, 1u << 20 },
-	{ "AckRequestFirstPacket", A_BOOL, NIC(ack_first), 0, 0 },
-	{ "AckRequestLastPacket", A_BOOL, NIC(ack_last), 0, 0 },
-	{ "CnpInterval", A_TIME, NIC(cnp_interval_ps), 0, 0 },
-	{ "CreditTickInterval", A_TIME, NIC(credit_tick_ps), 0, 0 },
-	{ "CreditSpeculativeBytes", A_U64_SIZE, NIC(credit_speculative_bytes), 0, 1ull << 40 },
-	{ "DataRate", A_RATE, NIC(data_rate_bps), 0, 0 },
-	{ "DoorbellDelay", A_TIME, NIC(doorbell_ps), 0, 0 },
-	{ "EgressBufferSize", A_U32, NIC(egress_pool_bytes), 64, 1u << 30 },
-	{ "EnableEventLogging", A_BOOL, NIC(event_logging), 0, 0 },
-	{ "EnableTransportStats", A_BOOL, NIC(transport_stats), 0, 0 },
-	{ "EnableUETMonitor", A_BOOL, NIC(uet_monitor), 0, 0 },
-	{ "FixedRexmitTimeEnable", A_BOOL, NIC(fixed_rexmit_enable), 0, 0 },
-	{ "FixedRexmitTimeout", A_TIME, NIC(fixed_rexmit_ps), 0, 0 },
-	{ "IngressBufferSize", A_U32, NIC(rx_pool_bytes), 64, 1u << 30 },
-	{ "InitialBaseRTT", A_TIME, NIC(initial_base_rtt_ps), 0, 0 },
-	{ "InitialCwnd", A_U64_SIZE, NIC(initial_cwnd_bytes), 1, 1ull << 40 },
-	{ "InitialRetransmitTimeout", A_TIME, NIC(initial_rto_ps), 0, 0 },
-	{ "LaneBps", A_RATE, NIC(lane_bps), 0, 0 },
-	{ "LaneCount", A_U32, NIC(lane_count), 1, 64 },
-	{ "MaxExponentialRTOBackoffCount", A_U32, NIC(max_rto_backoff), 0, 40 },
-	{ "NDStatsReportInterval", A_TIME, NIC(stats_interval_ps), 0, 0 },
-	{ "PcmTickInterval", A_TIME, NIC(tick_ps), 0, 0 },
-	{ "PDCGroupsEnabled", A_BOOL, NIC(pdc_groups), 0, 0 },
-	{ "PrefetchBufferEnable", A_BOOL, NIC(prefetch_enable), 0, 0 },
-	{ "PrefetchBufferSize", A_U32, NIC(prefetch_bytes), 1, 1u << 30 },
-	{ "RdmaDataMSS", A_U32, NIC(rdma_data_mss), 1, 65535 - UET_WIRE_HDR_BYTES },
-	{ "TrimmableRetransmission", A_BOOL, NIC(trimmable_retx), 0, 0 },
-	{ "TrimmingEnabled", A_BOOL, NIC(trimming), 0, 0 },
+/* NIC attributes, by the document's names (scenario.h). */
+const struct uet_nic_attr uet_nic_attrs[] = {
+	{ "AckRequestEveryNthPacket", UET_ATTR_U32, NIC(ack_every_nth), 1, 1u << 20 },
+	{ "AckRequestFirstPacket", UET_ATTR_BOOL, NIC(ack_first), 0, 0 },
+	{ "AckRequestLastPacket", UET_ATTR_BOOL, NIC(ack_last), 0, 0 },
+	{ "CnpInterval", UET_ATTR_TIME, NIC(cnp_interval_ps), 0, 0 },
+	{ "CreditTickInterval", UET_ATTR_TIME, NIC(credit_tick_ps), 0, 0 },
+	{ "CreditSpeculativeBytes", UET_ATTR_SIZE, NIC(credit_speculative_bytes), 0, 1ull << 40 },
+	{ "DataRate", UET_ATTR_RATE, NIC(data_rate_bps), 0, 0 },
+	{ "DoorbellDelay", UET_ATTR_TIME, NIC(doorbell_ps), 0, 0 },
+	{ "EgressBufferSize", UET_ATTR_U32, NIC(egress_pool_bytes), 64, 1u << 30 },
+	{ "EnableEventLogging", UET_ATTR_BOOL, NIC(event_logging), 0, 0 },
+	{ "EnableTransportStats", UET_ATTR_BOOL, NIC(transport_stats), 0, 0 },
+	{ "EnableUETMonitor", UET_ATTR_BOOL, NIC(uet_monitor), 0, 0 },
+	{ "FixedRexmitTimeEnable", UET_ATTR_BOOL, NIC(fixed_rexmit_enable), 0, 0 },
+	{ "FixedRexmitTimeout", UET_ATTR_TIME, NIC(fixed_rexmit_ps), 0, 0 },
+	{ "IngressBufferSize", UET_ATTR_U32, NIC(rx_pool_bytes), 64, 1u << 30 },
+	{ "InitialBaseRTT", UET_ATTR_TIME, NIC(initial_base_rtt_ps), 0, 0 },
+	{ "InitialCwnd", UET_ATTR_SIZE, NIC(initial_cwnd_bytes), 1, 1ull << 40 },
+	{ "InitialRetransmitTimeout", UET_ATTR_TIME, NIC(initial_rto_ps), 0, 0 },
+	{ "LaneBps", UET_ATTR_RATE, NIC(lane_bps), 0, 0 },
+	{ "LaneCount", UET_ATTR_U32, NIC(lane_count), 1, 64 },
+	{ "MaxExponentialRTOBackoffCount", UET_ATTR_U32, NIC(max_rto_backoff), 0, 40 },
+	{ "NDStatsReportInterval", UET_ATTR_TIME, NIC(stats_interval_ps), 0, 0 },
+	{ "PcmTickInterval", UET_ATTR_TIME, NIC(tick_ps), 0, 0 },
+	{ "PDCGroupsEnabled", UET_ATTR_BOOL, NIC(pdc_groups), 0, 0 },
+	{ "PrefetchBufferEnable", UET_ATTR_BOOL, NIC(prefetch_enable), 0, 0 },
+	{ "PrefetchBufferSize", UET_ATTR_U32, NIC(prefetch_bytes), 1, 1u << 30 },
+	{ "RdmaDataMSS", UET_ATTR_U32, NIC(rdma_data_mss), 1, 65535 - UET_WIRE_HDR_BYTES },
+	{ "TrimmableRetransmission", UET_ATTR_BOOL, NIC(trimmable_retx), 0, 0 },
+	{ "TrimmingEnabled", UET_ATTR_BOOL, NIC(trimming), 0, 0 },
 };
+
+const size_t uet_n_nic_attrs = sizeof(uet_nic_attrs) / sizeof(uet_nic_attrs[0]);
 
 static int parse_nic(struct parser *p, const yaml_node_t *map)
 {
@@ -419,35 +496,35 @@ static int parse_nic(struct parser *p, const yaml_node_t *map)
 		return rc;
 	for_each_pair(p, map, kn, vn) {
 		const char *k = enter_key(p, "nic", kn);
-		const struct attr *a = NULL;
+		const struct uet_nic_attr *a = NULL;
 		char *base = (char *)&p->scn->nic;
 		uint64_t v = 0;
 
-		for (size_t i = 0; k && i < sizeof(nic_attrs) / sizeof(nic_attrs[0]); i++)
-			if (strcmp(k, nic_attrs[i].name) == 0)
-				a = &nic_attrs[i];
+		for (size_t i = 0; k && i < uet_n_nic_attrs; i++)
+			if (strcmp(k, uet_nic_attrs[i].name) == 0)
+				a = &uet_nic_attrs[i];
 		if (!a)
 			return fail(p, kn,
 				    "unknown NIC attribute (the UET NIC document's names, e.g. "
 				    "RdmaDataMSS, AckRequestEveryNthPacket, TrimmingEnabled; see "
 				    "pcm-sim(1))");
 		switch (a->type) {
-		case A_BOOL:
+		case UET_ATTR_BOOL:
 			rc = parse_bool(p, vn, (bool *)(base + a->off));
 			break;
-		case A_U32:
+		case UET_ATTR_U32:
 			rc = parse_u32(p, vn, (uint32_t)a->lo, (uint32_t)a->hi,
 				       (uint32_t *)(base + a->off));
 			break;
-		case A_U64_SIZE:
+		case UET_ATTR_SIZE:
 			rc = parse_size(p, vn, a->lo, a->hi, (uint64_t *)(base + a->off));
 			break;
-		case A_TIME:
+		case UET_ATTR_TIME:
 			rc = parse_time(p, vn, &v);
 			if (rc == 0)
 				*(uint64_t *)(base + a->off) = v;
 			break;
-		case A_RATE:
+		case UET_ATTR_RATE:
 			rc = parse_rate(p, vn, &v);
 			if (rc == 0)
 				*(uint64_t *)(base + a->off) = v;
@@ -573,6 +650,9 @@ static int parse_host(struct parser *p, const yaml_node_t *n, int64_t *out)
 		return 0;
 	}
 	rc = parse_uint(p, n, 0, (1u << 20) - 1, &v);
+	if (rc == 0 && p->hosts && v >= p->hosts)
+		return fail(p, n, "host %llu does not exist: the topology has %u hosts (0..%u)",
+			    (unsigned long long)v, p->hosts, p->hosts - 1);
 	if (rc == 0)
 		*out = (int64_t)v;
 	return rc;
@@ -632,7 +712,7 @@ static int parse_rules(struct parser *p, const yaml_node_t *list)
 static int parse_shell(struct parser *p, const yaml_node_t *map)
 {
 	struct uet_scenario *scn = p->scn;
-	yaml_node_t *kn, *vn;
+	yaml_node_t *kn, *vn, *mode_n = NULL, *delay_n = NULL;
 	int rc = want_mapping(p, map);
 
 	if (rc < 0)
@@ -641,6 +721,7 @@ static int parse_shell(struct parser *p, const yaml_node_t *map)
 		const char *k = enter_key(p, "shell", kn);
 
 		if (k && strcmp(k, "mode") == 0) {
+			mode_n = vn;
 			static const char *const names[] = { "sync", "async", NULL };
 			static const enum uet_shell_mode modes[] = { UET_SHELL_SYNC, UET_SHELL_ASYNC };
 			unsigned i;
@@ -649,12 +730,19 @@ static int parse_shell(struct parser *p, const yaml_node_t *map)
 			if (rc == 0)
 				scn->shell_mode = modes[i];
 		} else if (k && strcmp(k, "delay_events") == 0) {
+			delay_n = vn;
 			rc = parse_u32(p, vn, 0, 1u << 16, &scn->delay_events);
 		} else {
 			return unknown_key(p, kn, "mode, delay_events");
 		}
 		if (rc < 0)
 			return rc;
+	}
+	if (scn->shell_mode == UET_SHELL_ASYNC && !scn->delay_events) {
+		snprintf(p->key, sizeof(p->key), "shell.%s", delay_n ? "delay_events" : "mode");
+		return fail(p, delay_n ? delay_n : mode_n,
+			    "async mode needs delay_events >= 1 (the feeds before a handler's "
+			    "controls apply)");
 	}
 	return 0;
 }
@@ -763,6 +851,8 @@ static int parse_flows(struct parser *p, const yaml_node_t *list)
 		snprintf(p->key, sizeof(p->key), "%s", prefix);
 		if (!have_src || !have_dst || !have_bytes)
 			return fail(p, item, "a flow needs src, dst and bytes");
+		if (f.src == f.dst)
+			return fail(p, item, "src and dst are both host %u", f.src);
 		scn->flows[scn->n_flows++] = f;
 	}
 	return 0;
@@ -784,6 +874,7 @@ static int parse_failures(struct parser *p, const yaml_node_t *list)
 
 		snprintf(prefix, sizeof(prefix), "failures[%u]", scn->n_failures);
 		snprintf(p->key, sizeof(p->key), "%s", prefix);
+		mark(p, prefix, item);
 		if (scn->n_failures == UET_MAX_FAILURES)
 			return fail(p, item, "more than %d failures", UET_MAX_FAILURES);
 		rc = want_mapping(p, item);
@@ -814,8 +905,16 @@ static int parse_failures(struct parser *p, const yaml_node_t *list)
 				rc = parse_time(p, vn, &f.until_ps);
 			} else if (k && strcmp(k, "reroute") == 0) {
 				rc = parse_bool(p, vn, &f.reroute);
+			} else if (k && strcmp(k, "loss") == 0) {
+				double loss = 1;
+
+				rc = parse_double(p, vn, 1e-6, 1, &loss);
+				/* 1 is a link down; below it, the share of packets lost */
+				f.loss_ppm = loss >= 1 ? 0 : (uint32_t)llround(loss * 1e6);
+				if (rc == 0 && loss < 1 && !f.loss_ppm)
+					f.loss_ppm = 1;
 			} else {
-				return unknown_key(p, kn, "link, at, until, reroute");
+				return unknown_key(p, kn, "link, at, until, reroute, loss");
 			}
 			if (rc < 0)
 				return rc;
@@ -850,6 +949,45 @@ static int parse_records(struct parser *p, const yaml_node_t *map)
 	return 0;
 }
 
+/* The topology's host count, or 0 if its sizes are incomplete or out of range. */
+static uint32_t topology_hosts(const struct uet_topo_cfg *t)
+{
+	uint64_t h = 0;
+
+	switch (t->kind) {
+	case UET_TOPO_INCAST:
+		h = (uint64_t)t->senders + 1;
+		break;
+	case UET_TOPO_LEAF_SPINE:
+		h = (uint64_t)t->leaves * t->hosts_per_leaf;
+		break;
+	case UET_TOPO_FAT_TREE:
+		h = (uint64_t)t->k * t->k * t->k / 4;
+		break;
+	}
+	return h >= 2 && h <= (1u << 20) ? (uint32_t)h : 0;
+}
+
+/* After the topology: complete and of a size the fabric can build. */
+static int check_topology(struct parser *p, const yaml_node_t *root)
+{
+	const struct uet_topo_cfg *t = &p->scn->topo;
+	const yaml_node_t *at = root;
+	yaml_node_t *kn, *vn;
+
+	for_each_pair(p, root, kn, vn)
+		if (scalar(kn) && strcmp(scalar(kn), "topology") == 0 && vn)
+			at = kn;
+	snprintf(p->key, sizeof(p->key), "topology");
+	if (t->kind == UET_TOPO_LEAF_SPINE && (!t->leaves || !t->spines || !t->hosts_per_leaf))
+		return fail(p, at, "leaf_spine needs leaves, spines and hosts_per_leaf");
+	p->hosts = topology_hosts(t);
+	if (!p->hosts)
+		return fail(p, at, "%s of more than 2^20 hosts (or fewer than 2)",
+			    t->kind == UET_TOPO_FAT_TREE ? "a fat tree" : "a topology");
+	return 0;
+}
+
 static int parse_root(struct parser *p, const yaml_node_t *root)
 {
 	struct uet_scenario *scn = p->scn;
@@ -862,16 +1000,23 @@ static int parse_root(struct parser *p, const yaml_node_t *root)
 	rc = want_mapping(p, root);
 	if (rc < 0)
 		return rc;
-	/* the default policy and the LB first, so that rules and flows add theirs after them */
+	/*
+	 * The default policy and the LB first, so that rules and flows add
+	 * theirs after them; the topology too, so that hosts can be checked.
+	 */
 	for_each_pair(p, root, kn, vn) {
 		const char *k = enter_key(p, "", kn);
 
-		if (k && strcmp(k, "policy") == 0) {
+		if (k && strcmp(k, "policy") == 0)
 			rc = parse_string(p, vn, scn->policies[0], sizeof(scn->policies[0]));
-			if (rc < 0)
-				return rc;
-		}
+		else if (k && strcmp(k, "topology") == 0)
+			rc = parse_topology(p, vn);
+		if (rc < 0)
+			return rc;
 	}
+	rc = check_topology(p, root);
+	if (rc < 0)
+		return rc;
 	for_each_pair(p, root, kn, vn) {
 		const char *k = enter_key(p, "", kn);
 		char lb[sizeof(scn->policies[0])];
@@ -895,11 +1040,10 @@ static int parse_root(struct parser *p, const yaml_node_t *root)
 			rc = parse_string(p, vn, scn->description, sizeof(scn->description));
 		else if (strcmp(k, "seed") == 0)
 			rc = parse_uint(p, vn, 0, UINT64_MAX, &scn->seed);
-		else if (strcmp(k, "topology") == 0)
-			rc = parse_topology(p, vn);
 		else if (strcmp(k, "nic") == 0)
 			rc = parse_nic(p, vn);
-		else if (strcmp(k, "policy") == 0 || strcmp(k, "lb") == 0)
+		else if (strcmp(k, "policy") == 0 || strcmp(k, "lb") == 0 ||
+			 strcmp(k, "topology") == 0)
 			rc = 0;
 		else if (strcmp(k, "rules") == 0)
 			rc = parse_rules(p, vn);
@@ -923,13 +1067,7 @@ static int parse_root(struct parser *p, const yaml_node_t *root)
 			return rc;
 	}
 	p->key[0] = '\0';
-	if (scn->topo.kind == UET_TOPO_LEAF_SPINE &&
-	    (!scn->topo.leaves || !scn->topo.spines || !scn->topo.hosts_per_leaf))
-		return fail(p, root,
-			    "topology: leaf_spine needs leaves, spines and hosts_per_leaf");
-	if (scn->shell_mode == UET_SHELL_ASYNC && !scn->delay_events)
-		return fail(p, root, "shell: async mode needs delay_events >= 1");
-	return 0;
+	return p->oom ? -ENOMEM : 0;
 }
 
 int uet_scenario_parse(const char *name, const char *text, size_t len, struct uet_scenario **out,
@@ -966,6 +1104,44 @@ int uet_scenario_parse(const char *name, const char *text, size_t len, struct ue
 		return rc;
 	}
 	*out = p.scn;
+	return 0;
+}
+
+static bool is_path(const char *name)
+{
+	size_t n = strlen(name);
+
+	return strchr(name, '/') || (n > 3 && strcmp(name + n - 3, ".so") == 0);
+}
+
+/*
+ * A policy given as a relative path (it has a '/' or ends in ".so") names a
+ * file beside the scenario, as a spec's includes do: make it relative to the
+ * current directory. Return: 0, -ENAMETOOLONG.
+ */
+static int resolve_policy_paths(struct uet_scenario *scn, const char *path, struct pcm_diag *diag)
+{
+	const char *slash = strrchr(path, '/');
+	int dir_len = slash ? (int)(slash - path) : 1;
+	const char *dir = slash ? path : ".";
+
+	for (uint32_t i = 0; i < scn->n_policies; i++) {
+		char *name = scn->policies[i], buf[sizeof(scn->policies[0])];
+		const char *rel = name;
+		int n;
+
+		if (!is_path(name) || name[0] == '/')
+			continue;
+		while (rel[0] == '.' && rel[1] == '/')
+			rel += 2;
+		n = snprintf(buf, sizeof(buf), "%.*s/%s", dir_len, dir, rel);
+		if (n < 0 || (size_t)n >= sizeof(buf)) {
+			uet_diag_set(diag, "%s: policy '%s': the path beside the scenario is too long",
+				     path, name);
+			return -ENAMETOOLONG;
+		}
+		memcpy(name, buf, (size_t)n + 1);
+	}
 	return 0;
 }
 
@@ -1017,5 +1193,12 @@ int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_di
 	fclose(f);
 	rc = uet_scenario_parse(path, buf ? buf : "", len, out, diag);
 	free(buf);
+	if (rc == 0) {
+		rc = resolve_policy_paths(*out, path, diag);
+		if (rc < 0) {
+			uet_scenario_free(*out);
+			*out = NULL;
+		}
+	}
 	return rc;
 }

@@ -1,88 +1,44 @@
 // SPDX-License-Identifier: MIT
 /*
  * sim.c - one run of the UET emulation: building it from a scenario, the
- * traffic, the event loop, the packet pool, the periodic records, link
- * failures and the summary.
+ * traffic, the event loop, the periodic records, link failures, the leak
+ * audit and the summary. The fabric reaches the hosts through host_ops
+ * below, which hand raw queue pairs' packets to raw.c and all others to the
+ * NIC model.
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim.h"
 #include "target.h"
-#include "uet_int.h"
 
-#define PKT_SLAB 4096
-
-void uet_diag_set(struct pcm_diag *d, const char *fmt, ...)
+static void host_tx_start(void *ctx, uint32_t host, struct uet_pkt *pkt, uint64_t end_ps)
 {
-	va_list ap;
+	struct uet_sim *s = ctx;
 
-	va_start(ap, fmt);
-	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
-	va_end(ap);
+	if (pkt->kind == UET_PKT_RAW)
+		uet_raw_tx_start(&s->ns, &s->ns.nics[host], pkt);
+	else
+		uet_nic_tx_start(&s->ns, &s->ns.nics[host], pkt, end_ps);
 }
 
-struct uet_pkt *uet_pkt_alloc(struct uet_sim *s)
+static void host_deliver(void *ctx, uint32_t host, struct uet_pkt *pkt)
 {
-	struct uet_pkt *p = s->pkt_free;
+	struct uet_sim *s = ctx;
 
-	if (__builtin_expect(!p, 0)) {
-		struct uet_pkt *slab;
-
-		if (s->n_pkt_slabs == s->cap_pkt_slabs) {
-			size_t cap = s->cap_pkt_slabs ? s->cap_pkt_slabs * 2 : 16;
-			void **a = realloc(s->pkt_slabs, cap * sizeof(*a));
-
-			if (!a) {
-				s->oom = true;
-				return NULL;
-			}
-			s->pkt_slabs = a;
-			s->cap_pkt_slabs = cap;
-		}
-		slab = aligned_alloc(64, PKT_SLAB * sizeof(*slab));
-		if (!slab) {
-			s->oom = true;
-			return NULL;
-		}
-		memset(slab, 0, PKT_SLAB * sizeof(*slab));
-		s->pkt_slabs[s->n_pkt_slabs++] = slab;
-		for (size_t i = 0; i < PKT_SLAB; i++) {
-			slab[i].ev.next = (struct uet_ev *)s->pkt_free;
-			s->pkt_free = &slab[i];
-		}
-		p = s->pkt_free;
-	}
-	s->pkt_free = UET_PKT_NEXT(p);
-	return p;
+	if (pkt->kind == UET_PKT_RAW)
+		uet_raw_receive(&s->raw, &s->ns, &s->ns.nics[host], pkt);
+	else
+		uet_nic_receive(&s->ns, &s->ns.nics[host], pkt);
 }
 
-void uet_pkt_view(const struct uet_sim *s, const struct uet_pkt *p, uint32_t at, bool rx,
-		  struct uet_pkt_view *v)
-{
-	v->t_ps = s->des.now_ps;
-	v->nic = at;
-	v->rx = rx;
-	v->kind = (enum uet_pkt_kind)p->kind;
-	v->dscp = (enum uet_dscp)p->dscp;
-	v->flags = p->flags;
-	v->src = p->src;
-	v->dst = p->dst;
-	v->pdc = p->pdc;
-	v->psn = p->psn;
-	v->cack = p->kind == UET_PKT_ACK ? (int64_t)p->cack - 1 : -1;
-	v->sack_base = p->kind == UET_PKT_ACK ? p->sack_base : 0;
-	v->sack_bits = p->kind == UET_PKT_ACK ? p->sack_bits : 0;
-	v->service_ps = p->kind == UET_PKT_ACK ? (uint32_t)p->service_units * UET_SERVICE_STEP_PS
-					       : 0;
-	v->nack_code = p->nack_code;
-	v->entropy = p->entropy;
-	v->wire_bytes = p->wire;
-	v->payload_bytes = p->payload;
-}
+static const struct uet_fabric_ops host_ops = {
+	.tx_start = host_tx_start,
+	.deliver = host_deliver,
+};
 
 static int add_msg(struct uet_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t at,
 		   int policy)
@@ -114,7 +70,7 @@ int uet_sim_post(struct uet_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, 
 {
 	if (s->started)
 		return -EBUSY;
-	if (src >= s->n_hosts || dst >= s->n_hosts || src == dst ||
+	if (src >= s->fab.n_hosts || dst >= s->fab.n_hosts || src == dst ||
 	    (policy >= 0 && (uint32_t)policy >= s->scn->n_policies) ||
 	    (policy >= 0 && s->scn->has_lb && (uint32_t)policy == s->scn->lb_policy) ||
 	    bytes > (1ull << 44))
@@ -123,9 +79,9 @@ int uet_sim_post(struct uet_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, 
 }
 
 /* A derangement of the hosts: nobody sends to itself. */
-static int permutation(struct uet_sim *s, uint32_t *perm)
+static void permutation(struct uet_sim *s, uint32_t *perm)
 {
-	uint32_t n = s->n_hosts;
+	uint32_t n = s->fab.n_hosts;
 
 	for (uint32_t i = 0; i < n; i++)
 		perm[i] = i;
@@ -143,33 +99,33 @@ static int permutation(struct uet_sim *s, uint32_t *perm)
 			perm[j] = t;
 		}
 	}
-	return 0;
 }
 
 static int add_traffic(struct uet_sim *s, struct pcm_diag *diag)
 {
 	const struct uet_scenario *scn = s->scn;
 	uint64_t t0 = scn->traffic_start_ps, dt = scn->traffic_stagger_ps;
+	uint32_t hosts = s->fab.n_hosts;
 	int rc = 0;
 
 	switch (scn->traffic) {
 	case UET_TRAFFIC_NONE:
 		break;
 	case UET_TRAFFIC_INCAST: {
-		uint32_t recv = s->n_hosts - 1, i = 0;
+		uint32_t recv = hosts - 1, i = 0;
 
-		for (uint32_t h = 0; h < s->n_hosts && rc >= 0; h++)
+		for (uint32_t h = 0; h < hosts && rc >= 0; h++)
 			if (h != recv)
 				rc = add_msg(s, h, recv, scn->traffic_bytes, t0 + dt * i++, -1);
 		break;
 	}
 	case UET_TRAFFIC_PERMUTATION: {
-		uint32_t *perm = malloc(s->n_hosts * sizeof(*perm));
+		uint32_t *perm = malloc(hosts * sizeof(*perm));
 
 		if (!perm)
 			return -ENOMEM;
 		permutation(s, perm);
-		for (uint32_t h = 0; h < s->n_hosts && rc >= 0; h++)
+		for (uint32_t h = 0; h < hosts && rc >= 0; h++)
 			rc = add_msg(s, h, perm[h], scn->traffic_bytes, t0 + dt * h, -1);
 		free(perm);
 		break;
@@ -178,10 +134,10 @@ static int add_traffic(struct uet_sim *s, struct pcm_diag *diag)
 	for (uint32_t i = 0; i < scn->n_flows && rc >= 0; i++) {
 		const struct uet_flow_spec *f = &scn->flows[i];
 
-		if (f->src >= s->n_hosts || f->dst >= s->n_hosts || f->src == f->dst) {
+		if (f->src >= hosts || f->dst >= hosts || f->src == f->dst) {
 			uet_diag_set(diag,
-				 "%s: flows[%u]: src %u / dst %u: hosts are 0..%u and must differ",
-				 scn->path, i, f->src, f->dst, s->n_hosts - 1);
+				     "%s: flows[%u]: src %u / dst %u: hosts are 0..%u and must differ",
+				     scn->path, i, f->src, f->dst, hosts - 1);
 			return -EINVAL;
 		}
 		rc = add_msg(s, f->src, f->dst, f->bytes, f->start_ps, f->policy);
@@ -189,56 +145,127 @@ static int add_traffic(struct uet_sim *s, struct pcm_diag *diag)
 	return rc < 0 ? rc : 0;
 }
 
+/* A setting that cannot work: the key it came from (file:line:col when a file set it). */
+static int reject(const struct uet_sim *s, struct pcm_diag *diag, const char *key,
+		  const char *why)
+{
+	char where[PCM_DIAG_MAX / 2];
+
+	uet_diag_set(diag, "%s: %s", uet_scenario_where(s->scn, key, where, sizeof(where)), why);
+	return -EINVAL;
+}
+
 static int check_cfg(struct uet_sim *s, struct pcm_diag *diag)
 {
-	const struct uet_nic_cfg *c = &s->cfg;
-	const char *path = s->scn->path[0] ? s->scn->path : s->scn->name;
-	const char *why = NULL;
+	const struct uet_nic_cfg *c = &s->ns.cfg;
+	const struct uet_scenario *scn = s->scn;
+	uint64_t mtu_ps = uet_ser_ps(uet_ps_per_byte_q16(s->fab.host_rate_bps),
+				     c->rdma_data_mss + UET_WIRE_HDR_BYTES);
 
-	if (c->rdma_data_mss < 1 || c->rdma_data_mss > 65535 - UET_WIRE_HDR_BYTES)
-		why = "RdmaDataMSS must be in 1..65429";
-	else if (!c->ack_every_nth)
-		why = "AckRequestEveryNthPacket must be at least 1";
-	else if (c->prefetch_enable && c->prefetch_bytes < c->rdma_data_mss + UET_WIRE_HDR_BYTES)
-		why = "PrefetchBufferSize must hold one packet on the wire (RdmaDataMSS + 106)";
-	else if (c->egress_pool_bytes < c->rdma_data_mss + UET_WIRE_HDR_BYTES)
-		why = "EgressBufferSize must hold one full packet on the wire (RdmaDataMSS + 106)";
-	else if (!c->data_rate_bps || !c->lane_bps || !c->lane_count)
-		why = "DataRate, LaneBps and LaneCount must be positive";
-	else if (!c->fixed_rexmit_enable && !c->initial_rto_ps)
-		why = "InitialRetransmitTimeout must be positive";
-	else if (c->fixed_rexmit_enable && !c->fixed_rexmit_ps)
-		why = "FixedRexmitTimeout must be positive";
-	else if (c->transport_stats && !c->stats_interval_ps)
-		why = "NDStatsReportInterval must be positive";
-	if (why) {
-		uet_diag_set(diag, "%s: nic: %s", path, why);
-		return -EINVAL;
-	}
-	if (s->scn->topo.switch_trimming && !s->scn->topo.uet_policy) {
-		uet_diag_set(diag,
-			 "%s: topology: trimming runs only under the UET policy (uet_policy: true)",
-			 path);
-		return -EINVAL;
-	}
-	for (uint32_t i = 0; i < s->scn->n_failures; i++) {
-		const struct uet_link_failure *f = &s->scn->failures[i];
-		int a = uet_node_find(s, f->a), b = uet_node_find(s, f->b);
+	if (c->prefetch_enable && c->prefetch_bytes < c->rdma_data_mss + UET_WIRE_HDR_BYTES)
+		return reject(s, diag, "nic.PrefetchBufferSize",
+			      "must hold one packet on the wire (RdmaDataMSS + 106)");
+	if (c->egress_pool_bytes < c->rdma_data_mss + UET_WIRE_HDR_BYTES)
+		return reject(s, diag, "nic.EgressBufferSize",
+			      "must hold one full packet on the wire (RdmaDataMSS + 106)");
+	if (c->rx_pool_bytes < c->rdma_data_mss + UET_NOMINAL_HDR_BYTES)
+		return reject(s, diag, "nic.IngressBufferSize",
+			      "must hold one full packet at its IP size (RdmaDataMSS + 88)");
+	if (!c->data_rate_bps || !c->lane_bps || !c->lane_count)
+		return reject(s, diag, "nic", "DataRate, LaneBps and LaneCount must be positive");
+	if (!c->fixed_rexmit_enable && !c->initial_rto_ps)
+		return reject(s, diag, "nic.InitialRetransmitTimeout", "must be positive");
+	if (c->fixed_rexmit_enable && !c->fixed_rexmit_ps)
+		return reject(s, diag, "nic.FixedRexmitTimeout", "must be positive");
+	/* a record interval below one packet time asks for rows faster than anything happens */
+	if (c->transport_stats && c->stats_interval_ps < mtu_ps)
+		return reject(s, diag, "nic.NDStatsReportInterval",
+			      "below one packet time on the wire (RdmaDataMSS + 106 B at the host "
+			      "rate): more rows than packets");
+	if (scn->flow_sample_ps && scn->flow_sample_ps < mtu_ps)
+		return reject(s, diag, "records.flow_sample_interval",
+			      "below one packet time on the wire: more rows than packets");
+	if (scn->topo.switch_trimming && !scn->topo.uet_policy)
+		return reject(s, diag, "topology.trimming",
+			      "trimming runs only under the UET policy (uet_policy: true)");
+	for (uint32_t i = 0; i < scn->n_failures; i++) {
+		const struct uet_link_failure *f = &scn->failures[i];
+		int a = uet_node_find(&s->fab, f->a), b = uet_node_find(&s->fab, f->b);
+		char key[32], why[160];
 
-		if (a < 0 || b < 0 || !uet_nodes_linked(s, (uint32_t)a, (uint32_t)b)) {
-			uet_diag_set(diag,
-				 "%s: failures[%u]: no link between '%s' and '%s' in this topology",
-				 path, i, f->a, f->b);
-			return -EINVAL;
-		}
+		if (a >= 0 && b >= 0 && uet_nodes_linked(&s->fab, (uint32_t)a, (uint32_t)b))
+			continue;
+		snprintf(key, sizeof(key), "failures[%u]", i);
+		snprintf(why, sizeof(why), "no link between '%s' and '%s' in this topology", f->a,
+			 f->b);
+		return reject(s, diag, key, why);
 	}
 	return 0;
+}
+
+/* Append a warning about @key to the sim's list. */
+static void warn(struct uet_sim *s, const char *key, const char *why)
+{
+	size_t len = strlen(s->warnings);
+	char where[256];
+
+	snprintf(s->warnings + len, sizeof(s->warnings) - len, "%s: %s\n",
+		 uet_scenario_where(s->scn, key, where, sizeof(where)), why);
+}
+
+/* Derived values that run but are degenerate: queues of a packet or two. */
+static void check_derived(struct uet_sim *s)
+{
+	const struct uet_topo_cfg *t = &s->scn->topo;
+	uint64_t mtu = s->ns.cfg.rdma_data_mss + UET_WIRE_HDR_BYTES;
+	char why[320];
+
+	if (!t->queue_bytes && s->fab.bdp_bytes < 4 * mtu) {
+		snprintf(why, sizeof(why),
+			 "the derived switch queues (one BDP of the longest path, %llu B) hold "
+			 "fewer than 4 full packets: expect a storm of trims or drops; set "
+			 "topology.queue_bytes, or a link_delay that makes a real BDP",
+			 (unsigned long long)s->fab.bdp_bytes);
+		warn(s, "topology.link_delay", why);
+	} else if (t->queue_bytes && t->queue_bytes < 2 * mtu) {
+		snprintf(why, sizeof(why),
+			 "below two full packets (RdmaDataMSS + 106 B each): raised to %llu B",
+			 (unsigned long long)(2 * mtu));
+		warn(s, "topology.queue_bytes", why);
+	}
+}
+
+static int check_packages(struct uet_sim *s, const struct pcm_package *const *pkgs,
+			  struct pcm_diag *diag)
+{
+	const struct uet_scenario *scn = s->scn;
+
+	for (uint32_t i = 0; i < scn->n_policies; i++) {
+		const struct pcm_package *pkg = pkgs ? pkgs[i] : NULL;
+		const char *why;
+		int rc;
+
+		s->ns.cc.cc[i].pkg = pkg;
+		if (!pkg)
+			continue;
+		rc = pcm_package_validate(pkg, &why);
+		if (rc < 0) {
+			uet_diag_set(diag, "policy '%s': %s", scn->policies[i], why);
+			return rc;
+		}
+		rc = pcm_target_check_package(pcm_target_find("uet"), pkg, diag);
+		if (rc < 0)
+			return rc;
+	}
+	return uet_cc_check_lb(scn, pkgs, diag);
 }
 
 int uet_sim_create(const struct uet_scenario *scn, const struct pcm_package *const *pkgs,
 		   uint64_t seed, struct uet_sim **out, struct pcm_diag *diag)
 {
+	const char *where = scn->path[0] ? scn->path : scn->name;
 	struct uet_sim *s;
+	uint64_t host_rate;
 	int rc;
 
 	diag->msg[0] = '\0';
@@ -250,39 +277,48 @@ int uet_sim_create(const struct uet_scenario *scn, const struct pcm_package *con
 	if (!s)
 		return -ENOMEM;
 	s->scn = scn;
-	s->cfg = scn->nic;
 	s->seed = seed;
 	uet_rng_seed(&s->rng, seed);
 	rc = uet_des_init(&s->des);
-	if (rc < 0)
-		goto err_free;
-	rc = uet_fabric_build(s, diag);
+	if (rc < 0) {
+		free(s);
+		return rc;
+	}
+	s->fab = (struct uet_fabric){
+		.topo = &scn->topo,
+		.des = &s->des,
+		.rng = &s->rng,
+		.pkts = &s->pkts,
+		.ops = &host_ops,
+		.ops_ctx = s,
+		.seed = seed,
+	};
+	s->ns = (struct uet_nics){
+		.cfg = scn->nic,
+		.scn = scn,
+		.des = &s->des,
+		.rng = &s->rng,
+		.pkts = &s->pkts,
+		.fab = &s->fab,
+		.seed = seed,
+	};
+	host_rate = scn->nic.data_rate_bps < scn->topo.link_rate_bps ? scn->nic.data_rate_bps
+								      : scn->topo.link_rate_bps;
+	rc = uet_fabric_build(&s->fab, host_rate, scn->nic.rdma_data_mss + UET_WIRE_HDR_BYTES,
+			      where, diag);
 	if (rc < 0)
 		goto err_destroy;
-	s->pcie_ps_per_byte_q16 = uet_ps_per_byte_q16(s->cfg.lane_bps * s->cfg.lane_count);
-	if (s->cfg.credit_speculative_bytes == UINT64_MAX)
-		s->cfg.credit_speculative_bytes = s->bdp_bytes;
+	rc = uet_nics_init(&s->ns, s->fab.n_hosts) < 0 ? -ENOMEM : 0;
+	if (rc < 0)
+		goto err_destroy;
+	s->ns.pcie_ps_per_byte_q16 = uet_ps_per_byte_q16(s->ns.cfg.lane_bps * s->ns.cfg.lane_count);
+	if (s->ns.cfg.credit_speculative_bytes == UINT64_MAX)
+		s->ns.cfg.credit_speculative_bytes = s->fab.bdp_bytes;
 	rc = check_cfg(s, diag);
 	if (rc < 0)
 		goto err_destroy;
-	for (uint32_t i = 0; i < scn->n_policies; i++) {
-		const struct pcm_package *pkg = pkgs ? pkgs[i] : NULL;
-		const char *why;
-
-		s->cc[i].pkg = pkg;
-		if (!pkg)
-			continue;
-		rc = pcm_package_validate(pkg, &why);
-		if (rc < 0) {
-			uet_diag_set(diag, "policy '%s': %s", scn->policies[i],
-				 why);
-			goto err_destroy;
-		}
-		rc = pcm_target_check_package(pcm_target_find("uet"), pkg, diag);
-		if (rc < 0)
-			goto err_destroy;
-	}
-	rc = uet_cc_check_lb(scn, pkgs, diag);
+	check_derived(s);
+	rc = check_packages(s, pkgs, diag);
 	if (rc < 0)
 		goto err_destroy;
 	rc = add_traffic(s, diag);
@@ -293,38 +329,46 @@ int uet_sim_create(const struct uet_scenario *scn, const struct pcm_package *con
 err_destroy:
 	uet_sim_destroy(s);
 	return rc;
-err_free:
-	free(s);
-	return rc;
 }
 
 void uet_sim_destroy(struct uet_sim *s)
 {
 	if (!s)
 		return;
-	uet_nic_free_all(s);
-	uet_cc_fini(s);
-	uet_fabric_free(s);
-	for (size_t i = 0; i < s->n_pkt_slabs; i++)
-		free(s->pkt_slabs[i]);
-	free(s->pkt_slabs);
-	free(s->pdcs);
+	uet_nics_fini(&s->ns);
+	uet_cc_fini(&s->ns.cc);
+	uet_fabric_free(&s->fab);
+	uet_raw_fini(&s->raw);
+	uet_pkt_pool_fini(&s->pkts);
 	free(s->msgs);
-	free(s->rawqps);
 	uet_des_fini(&s->des);
 	free(s);
+}
+
+static void update_monitor(struct uet_sim *s)
+{
+	s->ns.monitor = s->hooks.monitor;
+	s->ns.monitor_ctx = s->hooks.ctx;
+	s->ns.monitor_on = s->hooks.monitor || (s->ns.rec.monitor && s->ns.cfg.uet_monitor);
+	s->fab.at_switch = s->hooks.at_switch;
+	s->fab.at_switch_ctx = s->hooks.ctx;
 }
 
 void uet_sim_set_hooks(struct uet_sim *s, const struct uet_hooks *hooks)
 {
 	s->hooks = *hooks;
-	s->monitor_on = s->hooks.monitor || (s->rec.monitor && s->cfg.uet_monitor);
+	update_monitor(s);
+}
+
+void uet_sim_set_checks(struct uet_sim *s, bool on)
+{
+	s->ns.checking = on;
 }
 
 void uet_sim_set_records(struct uet_sim *s, const struct uet_records *rec)
 {
-	s->rec = *rec;
-	s->monitor_on = s->hooks.monitor || (s->rec.monitor && s->cfg.uet_monitor);
+	s->ns.rec = *rec;
+	update_monitor(s);
 }
 
 static int start(struct uet_sim *s, struct pcm_diag *diag)
@@ -335,36 +379,38 @@ static int start(struct uet_sim *s, struct pcm_diag *diag)
 	int rc;
 
 	for (uint32_t i = 0; i < scn->n_policies; i++)
-		pkgs[i] = s->cc[i].pkg;
-	memset(s->cc, 0, sizeof(s->cc));
-	rc = uet_cc_init(s, pkgs, max_groups, diag);
+		pkgs[i] = s->ns.cc.cc[i].pkg;
+	memset(&s->ns.cc, 0, sizeof(s->ns.cc));
+	rc = uet_cc_init(&s->ns.cc, scn, pkgs, max_groups, diag);
 	if (rc < 0)
 		return rc;
 	for (uint32_t i = 0; i < s->n_msgs; i++) {
 		struct uet_msg_info *m = &s->msgs[i];
 
 		if (m->policy == UINT32_MAX)
-			m->policy = uet_policy_for(s, m->src, m->dst);
+			m->policy = uet_policy_for(scn, m->src, m->dst);
 	}
-	s->pdcs = calloc(s->n_msgs ? s->n_msgs : 1, sizeof(*s->pdcs));
-	if (!s->pdcs)
+	s->ns.pdcs = calloc(s->n_msgs ? s->n_msgs : 1, sizeof(*s->ns.pdcs));
+	if (!s->ns.pdcs)
 		return -ENOMEM;
+	s->ns.n_pdcs = s->n_msgs;
 	for (uint32_t i = 0; i < s->n_msgs; i++)
 		if (!uet_des_schedule(&s->des, s->msgs[i].post_ps, UET_EV_MSG_POST, NULL, i))
 			return -ENOMEM;
 	for (uint32_t i = 0; i < scn->n_failures; i++) {
 		const struct uet_link_failure *f = &scn->failures[i];
 
-		s->any_reroute |= f->reroute;
+		s->fab.any_reroute |= f->reroute;
 		uet_des_schedule(&s->des, f->at_ps, UET_EV_LINK, (void *)f, 1);
 		if (f->until_ps != UINT64_MAX)
 			uet_des_schedule(&s->des, f->until_ps, UET_EV_LINK, (void *)f, 0);
 	}
-	uet_rec_headers(s);
-	if (s->rec.transport_stats && s->cfg.transport_stats)
-		uet_des_schedule(&s->des, s->cfg.stats_interval_ps, UET_EV_STATS, NULL, 0);
-	if (s->rec.flows) {
-		uint64_t dt = scn->flow_sample_ps ? scn->flow_sample_ps : s->cfg.stats_interval_ps;
+	uet_rec_headers(&s->ns.rec, s->ns.cfg.transport_stats, s->ns.cfg.event_logging,
+			s->ns.cfg.uet_monitor);
+	if (s->ns.rec.transport_stats && s->ns.cfg.transport_stats)
+		uet_des_schedule(&s->des, s->ns.cfg.stats_interval_ps, UET_EV_STATS, NULL, 0);
+	if (s->ns.rec.flows || s->ns.rec.queues) {
+		uint64_t dt = scn->flow_sample_ps ? scn->flow_sample_ps : s->ns.cfg.stats_interval_ps;
 
 		if (!dt)
 			dt = 10000000;
@@ -375,77 +421,112 @@ static int start(struct uet_sim *s, struct pcm_diag *diag)
 	return 0;
 }
 
+static bool all_done(const struct uet_sim *s)
+{
+	return s->ns.n_done == s->n_msgs && !s->pkts.raw_live;
+}
+
+static void fetch_done(struct uet_sim *s, struct uet_pkt *pkt)
+{
+	if (pkt->kind == UET_PKT_RAW)
+		uet_port_send(&s->fab, s->ns.nics[pkt->src].port, pkt);
+	else
+		uet_nic_fetch_done(&s->ns, pkt);
+}
+
 static void dispatch(struct uet_sim *s, struct uet_ev *ev)
 {
 	switch (ev->type) {
-	case UET_EV_ARRIVE: {
-		struct uet_pkt *pkt = ev->obj;
-
-		if (pkt->node < s->n_hosts)
-			uet_nic_receive(s, &s->nics[pkt->node], pkt);
-		else
-			uet_switch_receive(s, pkt);
+	case UET_EV_ARRIVE:
+		uet_fabric_arrive(&s->fab, ev->obj);
 		break;
-	}
 	case UET_EV_PORT_FREE:
-		uet_port_free_event(s, ev->obj);
+		uet_port_free_event(&s->fab, ev->obj);
 		break;
 	case UET_EV_FETCH_DONE:
-		uet_nic_fetch_done(s, ev->obj);
+		fetch_done(s, ev->obj);
 		break;
 	case UET_EV_ACK_RELEASE:
-		uet_nic_ack_release(s, ev->obj);
+		uet_nic_ack_release(&s->ns, ev->obj);
 		break;
 	case UET_EV_RTO:
-		uet_nic_rto(s, ev->obj);
+		uet_nic_rto(&s->ns, ev->obj);
 		break;
 	case UET_EV_TX_PASS: {
 		struct uet_nic *nic = ev->obj;
 
 		nic->pass_ev = NULL;
-		uet_nic_tx_pass(s, nic);
+		uet_nic_tx_pass(&s->ns, nic);
 		break;
 	}
 	case UET_EV_POOL_WAKE:
-		uet_nic_pool_wake(s, ev->obj);
+		uet_nic_pool_wake(&s->ns, ev->obj);
 		break;
 	case UET_EV_PACE:
-		uet_nic_pace(s, ev->obj);
+		uet_nic_pace(&s->ns, ev->obj);
 		break;
 	case UET_EV_MSG_POST:
-		if (uet_nic_post(s, &s->msgs[ev->arg]) < 0)
-			s->oom = true;
+		if (uet_nic_post(&s->ns, &s->msgs[ev->arg]) < 0)
+			s->ns.oom = true;
+		break;
+	case UET_EV_DOORBELL:
+		uet_nic_doorbell(&s->ns, ev->obj);
+		break;
+	case UET_EV_CREDIT_RETRY:
+		uet_nic_credit_retry(&s->ns, ev->obj);
 		break;
 	case UET_EV_STATS:
-		uet_rec_stats(s);
+		uet_nic_stats_rows(&s->ns);
 		s->last_stats_ps = s->des.now_ps;
-		if (s->n_done < s->n_msgs)
-			uet_des_schedule(&s->des, s->des.now_ps + s->cfg.stats_interval_ps,
+		if (s->ns.n_done < s->n_msgs)
+			uet_des_schedule(&s->des, s->des.now_ps + s->ns.cfg.stats_interval_ps,
 					 UET_EV_STATS, NULL, 0);
 		break;
 	case UET_EV_FLOW_SAMPLE:
-		uet_rec_flows(s);
-		if (s->n_done < s->n_msgs)
+		uet_nic_flow_rows(&s->ns);
+		if (s->ns.rec.queues)
+			uet_fabric_queue_rows(&s->fab, s->ns.rec.queues);
+		if (s->ns.n_done < s->n_msgs)
 			uet_des_schedule(&s->des, s->des.now_ps + s->flow_sample_ps,
 					 UET_EV_FLOW_SAMPLE, NULL, 0);
 		break;
 	case UET_EV_LINK:
-		uet_link_set(s, ev->obj, ev->arg != 0);
+		uet_link_set(&s->fab, ev->obj, ev->arg != 0);
 		break;
 	case UET_EV_TICK:
-		uet_nic_tick(s, ev->obj);
+		uet_nic_tick(&s->ns, ev->obj);
 		break;
 	case UET_EV_CREDIT_TICK:
-		uet_nic_credit_tick(s, ev->obj);
+		uet_nic_credit_tick(&s->ns, ev->obj);
 		break;
 	default:
 		break;
 	}
 }
 
+static bool out_of_memory(const struct uet_sim *s)
+{
+	return s->ns.oom || s->pkts.oom || s->des.oom;
+}
+
+/* Serve one event. Return: false when nothing is left before @limit_ps. */
+static bool step(struct uet_sim *s, uint64_t limit_ps)
+{
+	struct uet_ev *ev = uet_des_pop_until(&s->des, limit_ps);
+	bool pooled;
+
+	if (!ev)
+		return false;
+	/* an embedded event belongs to its owner, which may re-arm or free it */
+	pooled = ev->pooled;
+	dispatch(s, ev);
+	if (pooled)
+		uet_des_free(&s->des, ev);
+	return true;
+}
+
 int uet_sim_run(struct uet_sim *s, uint64_t stop_ps)
 {
-	struct uet_ev *ev;
 	int rc;
 
 	if (!s->started) {
@@ -456,27 +537,54 @@ int uet_sim_run(struct uet_sim *s, uint64_t stop_ps)
 			return rc;
 	}
 	s->stop_ps = stop_ps;
-	while (s->n_done < s->n_msgs || s->raw_live) {
-		ev = uet_des_pop_until(&s->des, stop_ps);
-		if (!ev)
+	while (!all_done(s)) {
+		if (!step(s, stop_ps))
 			break;
-		if (ev->pooled) {
-			dispatch(s, ev);
-			uet_des_free(&s->des, ev);
-		} else {
-			dispatch(s, ev); /* embedded: the owner may re-arm or free it */
-		}
-		if (__builtin_expect(s->oom, 0))
+		if (__builtin_expect(out_of_memory(s), 0))
 			return -ENOMEM;
 	}
-	if (s->rec.transport_stats && s->cfg.transport_stats && s->last_stats_ps != s->des.now_ps)
-		uet_rec_stats(s);
-	if (s->n_done < s->n_msgs) {
+	if (s->ns.rec.transport_stats && s->ns.cfg.transport_stats &&
+	    s->last_stats_ps != s->des.now_ps)
+		uet_nic_stats_rows(&s->ns);
+	if (s->ns.n_done < s->n_msgs) {
 		if (s->des.now_ps < stop_ps && uet_des_peek_time(&s->des) == UINT64_MAX)
 			return -EDEADLK;
 		return -ETIMEDOUT;
 	}
 	return 0;
+}
+
+/* After the last completion nothing is left but packets on the wire and their timers. */
+#define AUDIT_DRAIN_PS 1000000000000ull
+
+int uet_sim_audit(struct uet_sim *s, struct pcm_diag *diag)
+{
+	uint64_t limit = s->des.now_ps + AUDIT_DRAIN_PS;
+	int rc;
+
+	diag->msg[0] = '\0';
+	if (!all_done(s)) {
+		uet_diag_set(diag, "%u of %u messages still open", s->n_msgs - s->ns.n_done,
+			     s->n_msgs);
+		return -EBUSY;
+	}
+	while (step(s, limit))
+		if (out_of_memory(s))
+			return -ENOMEM;
+	if (s->des.n_pending) {
+		uet_diag_set(diag, "%llu events still pending a simulated second after the run",
+			     (unsigned long long)s->des.n_pending);
+		return -ETIMEDOUT;
+	}
+	rc = uet_nic_audit(&s->ns, diag);
+	if (rc == 0)
+		rc = uet_fabric_audit(&s->fab, diag);
+	if (rc == 0 && s->pkts.live) {
+		uet_diag_set(diag, "%llu packets allocated and never freed",
+			     (unsigned long long)s->pkts.live);
+		rc = -EFAULT;
+	}
+	return rc;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -486,15 +594,12 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void uet_sim_results(const struct uet_sim *s, struct uet_results *r)
+static void fct_summary(const struct uet_sim *s, struct uet_results *r)
 {
 	uint64_t *fct = malloc((s->n_msgs ? s->n_msgs : 1) * sizeof(*fct));
-	double sum = 0, sq = 0, delivered = 0;
+	double sum = 0, sq = 0;
 	uint32_t n = 0;
 
-	memset(r, 0, sizeof(*r));
-	r->hosts = s->n_hosts;
-	r->flows = s->n_msgs;
 	for (uint32_t i = 0; i < s->n_msgs && fct; i++) {
 		const struct uet_msg_info *m = &s->msgs[i];
 		double gp;
@@ -517,9 +622,19 @@ void uet_sim_results(const struct uet_sim *s, struct uet_results *r)
 		r->jain = sq > 0 ? sum * sum / ((double)n * sq) : 0;
 	}
 	free(fct);
-	r->sim_time_ps = s->n_done == s->n_msgs ? s->last_done_ps : s->des.now_ps;
-	for (uint32_t h = 0; h < s->n_hosts; h++) {
-		const uint64_t *st = s->nics[h].st;
+}
+
+void uet_sim_results(const struct uet_sim *s, struct uet_results *r)
+{
+	double delivered = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->hosts = s->fab.n_hosts;
+	r->flows = s->n_msgs;
+	fct_summary(s, r);
+	r->sim_time_ps = s->ns.n_done == s->n_msgs ? s->ns.last_done_ps : s->des.now_ps;
+	for (uint32_t h = 0; h < s->fab.n_hosts; h++) {
+		const uint64_t *st = s->ns.nics[h].st;
 
 		r->data_packets += st[UET_ST_TX_DATA_PKTS];
 		r->retransmits += st[UET_ST_TX_RETX_PKTS];
@@ -532,13 +647,23 @@ void uet_sim_results(const struct uet_sim *s, struct uet_results *r)
 		r->drops += st[UET_ST_RX_POOL_DROPS];
 		delivered += (double)st[UET_ST_RX_DATA_BYTES];
 	}
-	r->trims = s->sw_trims;
-	r->ecn_marks = s->sw_marks;
-	r->drops += s->sw_drops + s->link_drops + s->filter_drops;
+	r->trims = s->fab.sw_trims;
+	r->ecn_marks = s->fab.sw_marks;
+	r->drops += s->fab.sw_drops + s->fab.link_drops + s->fab.filter_drops;
 	r->events = s->des.n_processed;
-	r->handler_calls = uet_cc_handler_calls(s);
-	r->handler_errors = s->handler_errors;
+	r->handler_calls = uet_cc_handler_calls(&s->ns.cc);
+	r->handler_errors = uet_cc_handler_errors(&s->ns.cc);
 	r->goodput_gbps = r->sim_time_ps ? delivered * 8 / (double)r->sim_time_ps * 1e3 : 0;
+}
+
+const char *uet_sim_warnings(const struct uet_sim *s)
+{
+	return s->warnings;
+}
+
+uint64_t uet_sim_unloaded_rtt_ps(const struct uet_sim *s)
+{
+	return s->fab.unloaded_rtt_ps;
 }
 
 uint32_t uet_sim_n_msgs(const struct uet_sim *s)
@@ -553,10 +678,25 @@ const struct uet_msg_info *uet_sim_msg(const struct uet_sim *s, uint32_t id)
 
 uint32_t uet_sim_n_hosts(const struct uet_sim *s)
 {
-	return s->n_hosts;
+	return s->fab.n_hosts;
 }
 
 uint64_t uet_sim_now(const struct uet_sim *s)
 {
 	return s->des.now_ps;
+}
+
+void uet_sim_set_raw_ops(struct uet_sim *s, const struct uet_raw_ops *ops)
+{
+	s->raw.ops = *ops;
+}
+
+int uet_sim_raw_qp(struct uet_sim *s, uint32_t src, uint32_t dst, uint16_t entropy)
+{
+	return uet_raw_qp_add(&s->raw, s->fab.n_hosts, src, dst, entropy);
+}
+
+int uet_sim_raw_post(struct uet_sim *s, uint32_t qp, uint64_t bytes, uint64_t cookie)
+{
+	return uet_raw_post(&s->raw, &s->ns, qp, bytes, cookie);
 }

@@ -61,7 +61,8 @@ typedef enum pcm_signal {
 	PCM_SIG_CREDIT_REQUEST = 16,   /* receiver: bytes a sender asks credit for */
 	PCM_SIG_QUEUE_DELAY = 17,      /* receiver-reported queueing/service delay, ps */
 	PCM_SIG_FLOW_SEED = 18,        /* per-flow constant, never 0, that tells flows apart */
-	PCM_SIG_COUNT = 19,
+	PCM_SIG_BASE_RTT = 19,         /* the flow's base RTT as the datapath measured it, ps */
+	PCM_SIG_COUNT = 20,
 } pcm_signal_t;
 
 /* Accumulators. */

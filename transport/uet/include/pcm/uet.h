@@ -103,6 +103,12 @@ enum uet_traffic_kind {
 	UET_TRAFFIC_PERMUTATION,  /* a random derangement of the hosts, drawn from the seed */
 };
 
+/* Where a key of a scenario file was (for messages about it after parsing). */
+struct uet_scenario_mark {
+	char key[48];             /* "nic.EgressBufferSize", "failures[2]", ... */
+	uint32_t line, col;       /* 1-based */
+};
+
 struct uet_flow_spec {
 	uint32_t src, dst;
 	uint64_t bytes;
@@ -116,6 +122,9 @@ struct uet_link_failure {
 	uint64_t until_ps;        /* UINT64_MAX: never recovers */
 	bool reroute;             /* each switch's ECMP stops choosing the link while it is down
 				   * (no global recomputation: a hop without choice still drops) */
+	uint32_t loss_ppm;        /* 0: the link is down, everything sent onto it is lost;
+				   * otherwise each packet is lost with this probability
+				   * (parts per million), drawn from the run's seed */
 };
 
 struct uet_policy_rule {
@@ -162,6 +171,8 @@ struct uet_scenario {
 	uint32_t n_failures;
 	uint64_t stop_ps;            /* give up at this simulated time */
 	uint64_t flow_sample_ps;     /* cwnd/rate time series interval (0: NDStatsReportInterval) */
+	struct uet_scenario_mark *marks; /* keys read from a file, and where */
+	uint32_t n_marks, cap_marks;
 };
 
 /**
@@ -192,7 +203,10 @@ int uet_scenario_parse(const char *name, const char *text, size_t len, struct ue
 		       struct pcm_diag *diag);
 
 /**
- * uet_scenario_load() - uet_scenario_parse() on the file at @path.
+ * uet_scenario_load() - uet_scenario_parse() on the file at @path. A policy
+ * the file names by a relative path (one with a '/' or ending in ".so") is a
+ * file beside the scenario: it is rewritten relative to the current
+ * directory.
  * @path: the scenario file, also the name in messages.
  * @out: the scenario.
  * @diag: what is wrong, on failure.
@@ -213,10 +227,43 @@ int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_di
 int uet_scenario_set_lb(struct uet_scenario *scn, const char *name);
 
 /**
- * uet_scenario_free() - free a scenario from uet_scenario_parse() or _load().
+ * uet_scenario_free() - free a scenario from uet_scenario_parse(), _load() or
+ * _dup().
  * @scn: the scenario, or NULL.
  */
 void uet_scenario_free(struct uet_scenario *scn);
+
+/**
+ * uet_scenario_dup() - a deep copy of @scn (flows and marks included).
+ * @scn: the scenario.
+ *
+ * Return: the copy (free with uet_scenario_free()), or NULL without memory.
+ */
+struct uet_scenario *uet_scenario_dup(const struct uet_scenario *scn);
+
+/**
+ * uet_scenario_write() - write @scn as a scenario file that
+ * uet_scenario_parse() reads back to the same scenario: every setting
+ * explicit, times in ps, rates in bps, sizes in bytes.
+ * @scn: the scenario.
+ * @f: the stream.
+ *
+ * Return: 0, -EIO.
+ */
+int uet_scenario_write(const struct uet_scenario *scn, FILE *f);
+
+/**
+ * uet_scenario_where() - where key @key was in @scn's file, for a message:
+ * "file:line:col: key" if the file set it, "file: key" otherwise.
+ * @scn: the scenario.
+ * @key: a dotted key ("nic.NDStatsReportInterval", "topology.link_delay",
+ *       "failures[1]").
+ * @buf: the text, @len bytes.
+ *
+ * Return: @buf.
+ */
+const char *uet_scenario_where(const struct uet_scenario *scn, const char *key, char *buf,
+			       size_t len);
 
 /* Packet kinds and codepoints, as the records name them. */
 enum uet_pkt_kind {
@@ -293,6 +340,7 @@ struct uet_records {
 	FILE *events;          /* uet-events.csv */
 	FILE *monitor;         /* uet-monitor.csv */
 	FILE *flows;           /* uet-flows.csv: per-flow cwnd/rate time series */
+	FILE *queues;          /* uet-queues.csv: switch egress queues, sampled with the flows */
 };
 
 struct uet_msg_info {
@@ -302,6 +350,7 @@ struct uet_msg_info {
 	uint64_t tx_done_ps;      /* last packet first sent; 0 if not yet */
 	uint64_t rx_done_ps;      /* receiver: last byte with no gap */
 	uint64_t done_ps;         /* sender: last ACK (the FCT end) */
+	uint64_t delivered_bytes; /* receiver: payload written to host memory, each byte once */
 	uint32_t policy;
 };
 
@@ -373,6 +422,16 @@ int uet_sim_post(struct uet_sim *sim, uint32_t src, uint32_t dst, uint64_t bytes
 void uet_sim_set_hooks(struct uet_sim *sim, const struct uet_hooks *hooks);
 
 /**
+ * uet_sim_set_checks() - check the NIC's PSN and SACK invariants at every
+ * ACK and data packet (a sender never sees an ACK for a PSN it did not send,
+ * a receiver's cumulative ACK and bitmap agree with what arrived, a message
+ * completes with every byte, ...); failures are reported by uet_sim_audit().
+ * @sim: the sim.
+ * @on: check or not (the default).
+ */
+void uet_sim_set_checks(struct uet_sim *sim, bool on);
+
+/**
  * uet_sim_set_records() - write the records to these streams (before the run).
  * The library writes CSV rows and never opens, flushes or closes the streams.
  * @sim: the sim.
@@ -393,12 +452,46 @@ void uet_sim_set_records(struct uet_sim *sim, const struct uet_records *rec);
 int uet_sim_run(struct uet_sim *sim, uint64_t stop_ps);
 
 /**
+ * uet_sim_audit() - after a run that completed every message, let what is
+ * still moving finish (packets in flight, timers, late duplicates), then check
+ * that nothing is held: no PDC or group alive, every egress-pool, prefetch and
+ * receive-pool reservation released, no byte in flight or waiting, no packet
+ * queued or allocated, no event pending.
+ * @sim: the sim, after uet_sim_run() returned 0.
+ * @diag: what was left, on failure.
+ *
+ * Return: 0, -EFAULT (something leaked, named in @diag), -EBUSY (messages
+ * still open), -ETIMEDOUT (events kept coming for a simulated second).
+ */
+int uet_sim_audit(struct uet_sim *sim, struct pcm_diag *diag);
+
+/**
  * uet_sim_results() - summarize the run so far.
  * @sim: the sim.
  * @r: the summary: FCT percentiles over completed messages, Jain's index of
  *     their goodput, and the NICs' and switches' counters.
  */
 void uet_sim_results(const struct uet_sim *sim, struct uet_results *r);
+
+/**
+ * uet_sim_warnings() - settings of the scenario that run but are likely not
+ * what was meant (a derived switch queue of a packet or two, ...), one per
+ * line as "file:line:col: key: what", or "" if none.
+ * @sim: the sim.
+ *
+ * Return: a string owned by the sim.
+ */
+const char *uet_sim_warnings(const struct uet_sim *sim);
+
+/**
+ * uet_sim_unloaded_rtt_ps() - the unloaded round trip of the fabric's
+ * longest path: propagation both ways, and a full packet and an ACK
+ * serialized per hop.
+ * @sim: the sim.
+ *
+ * Return: ps.
+ */
+uint64_t uet_sim_unloaded_rtt_ps(const struct uet_sim *sim);
 
 /**
  * uet_sim_n_msgs() - the number of messages posted (by the scenario or

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * audit.c - the NICs as a whole: creating and freeing them, what they show
+ * the outside (the monitor hook and the records they write), the checking
+ * build's invariant failures, and the leak audit after a run.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nic.h"
+
+int uet_nics_init(struct uet_nics *ns, uint32_t n_hosts)
+{
+	ns->nics = calloc(n_hosts, sizeof(*ns->nics));
+	if (!ns->nics)
+		return -1;
+	ns->n_hosts = n_hosts;
+	for (uint32_t h = 0; h < n_hosts; h++) {
+		ns->nics[h].id = h;
+		ns->nics[h].ip = (10u << 24) | (h & 0xffffff); /* 10.0.0.0/8 by host index */
+		ns->nics[h].port = &ns->fab->ports[h];
+		ns->nics[h].pfw.link = offsetof(struct uet_group, pfw);
+		ns->nics[h].crr.link = offsetof(struct uet_group, crr);
+	}
+	return 0;
+}
+
+void uet_nics_fini(struct uet_nics *ns)
+{
+	for (uint32_t i = 0; ns->pdcs && i < ns->n_pdcs; i++) {
+		if (ns->pdcs[i])
+			uet_pdc_free(ns, ns->pdcs[i]);
+		ns->pdcs[i] = NULL;
+	}
+	for (uint32_t h = 0; h < ns->n_hosts && ns->nics; h++) {
+		struct uet_nic *nic = &ns->nics[h];
+
+		for (uint32_t i = 0; i < nic->n_groups; i++) {
+			uet_cc_detach(&nic->groups[i]->cc);
+			free(nic->groups[i]);
+		}
+		free(nic->groups);
+		uet_bytepool_free(&nic->egress);
+		uet_bytepool_free(&nic->rx_pool);
+	}
+	free(ns->nics);
+	free(ns->pdcs);
+	ns->nics = NULL;
+	ns->pdcs = NULL;
+}
+
+void uet_nic_monitor(struct uet_nics *ns, const struct uet_pkt *pkt, uint32_t at, bool rx)
+{
+	struct uet_pkt_view v;
+
+	uet_pkt_view(pkt, uet_now(ns), at, rx, &v);
+	if (ns->monitor)
+		ns->monitor(ns->monitor_ctx, &v);
+	if (ns->rec.monitor && ns->cfg.uet_monitor)
+		uet_rec_monitor_row(ns->rec.monitor, &v, ns->nics[v.src].ip, ns->nics[v.dst].ip);
+}
+
+void uet_nic_log(struct uet_nics *ns, uint32_t nic, const char *what, uint32_t pdc,
+		 uint32_t peer, uint64_t bytes)
+{
+	if (ns->rec.events && ns->cfg.event_logging)
+		uet_rec_event_row(ns->rec.events, uet_now(ns), nic, ns->nics[nic].ip, what, pdc,
+				  ns->nics[peer].ip, bytes);
+}
+
+void uet_nic_stats_rows(struct uet_nics *ns)
+{
+	FILE *f = ns->rec.transport_stats;
+
+	if (!f || !ns->cfg.transport_stats)
+		return;
+	for (uint32_t h = 0; h < ns->n_hosts; h++) {
+		struct uet_nic *nic = &ns->nics[h];
+
+		uet_rec_stats_row(f, uet_now(ns), h, nic->ip, nic->st, nic->st_last);
+	}
+}
+
+void uet_nic_flow_rows(struct uet_nics *ns)
+{
+	FILE *f = ns->rec.flows;
+
+	if (!f)
+		return;
+	for (uint32_t h = 0; h < ns->n_hosts; h++) {
+		const struct uet_nic *nic = &ns->nics[h];
+
+		for (uint32_t i = 0; i < nic->n_groups; i++) {
+			const struct uet_group *g = nic->groups[i];
+			struct uet_flow_row r = {
+				.t_ps = uet_now(ns),
+				.nic = h,
+				.peer = g->peer,
+				.group = g->id,
+				.policy = g->cc.pol.cc ? g->cc.pol.cc->pkg->name : "none",
+				.cwnd_bytes = g->cc.ctl.cwnd,
+				.rate = g->cc.ctl.rate,
+				.inflight_bytes = g->inflight,
+				.backlog_bytes = g->backlog_bytes,
+				.base_rtt_ps = g->base_rtt_ps,
+				.last_rtt_ps = g->last_rtt_ps,
+				.feeds = g->cc.pol.feeds,
+			};
+
+			if (g->n_tx)
+				uet_rec_flow_row(f, &r);
+		}
+	}
+}
+
+void uet_check_fail(struct uet_nics *ns, const char *file, int line, const char *what)
+{
+	if (!ns->check_failures++)
+		snprintf(ns->check_msg, sizeof(ns->check_msg), "%s:%d: %s, at %llu ps", file, line,
+			 what, (unsigned long long)uet_now(ns));
+}
+
+int uet_nic_audit(struct uet_nics *ns, struct pcm_diag *diag)
+{
+	if (ns->check_failures) {
+		uet_diag_set(diag, "invariant failed %llu times; first: %s",
+			     (unsigned long long)ns->check_failures, ns->check_msg);
+		return -EFAULT;
+	}
+	if (ns->leaked_groups) {
+		uet_diag_set(diag,
+			     "%u groups were freed holding %llu bytes in flight and %llu bytes of "
+			     "backlog",
+			     ns->leaked_groups, (unsigned long long)ns->leaked_inflight,
+			     (unsigned long long)ns->leaked_backlog);
+		return -EFAULT;
+	}
+	for (uint32_t i = 0; ns->pdcs && i < ns->n_pdcs; i++) {
+		if (ns->pdcs[i]) {
+			uet_diag_set(diag, "PDC %u (host %u to %u) is still open", i,
+				     ns->pdcs[i]->nic, ns->pdcs[i]->peer);
+			return -EFAULT;
+		}
+	}
+	for (uint32_t h = 0; h < ns->n_hosts; h++) {
+		struct uet_nic *nic = &ns->nics[h];
+		const char *what = NULL;
+
+		/* releases already scheduled (a write or a serialization still ending) count */
+		uet_bytepool_drain(&nic->egress, UINT64_MAX);
+		uet_bytepool_drain(&nic->rx_pool, UINT64_MAX);
+		if (nic->egress.used)
+			what = "egress pool bytes reserved";
+		else if (nic->rx_pool.used)
+			what = "receive pool bytes held";
+		else if (nic->prefetch_used)
+			what = "prefetch buffer bytes held";
+		else if (nic->n_groups)
+			what = "PDC groups alive";
+		else if (nic->rq_head)
+			what = "groups in the ready queue";
+		else if (nic->pfw.head)
+			what = "groups waiting for prefetch room";
+		else if (nic->crr.head)
+			what = "peers waiting for credit";
+		else if (nic->pass_ev || nic->pool_ev || nic->credit_tick_ev)
+			what = "events pending";
+		if (what) {
+			uet_diag_set(diag,
+				     "host %u: %s (egress %llu B, receive %llu B, prefetch %llu B, "
+				     "%u groups)",
+				     h, what, (unsigned long long)nic->egress.used,
+				     (unsigned long long)nic->rx_pool.used,
+				     (unsigned long long)nic->prefetch_used, nic->n_groups);
+			return -EFAULT;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring.h - a growable FIFO of (time, value) pairs (ring.c): a PDC's
+ * retransmission deadlines and their PSNs (rto.c), a pool's scheduled
+ * releases and their bytes (bytepool.c). Both are pushed in time order.
+ */
+#ifndef PCM_UET_RING_H
+#define PCM_UET_RING_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct uet_ring {
+	uint64_t *t;
+	uint32_t *v;
+	uint32_t head, len, cap;
+};
+
+/* The slot of the @i-th entry from the head. */
+static inline uint32_t uet_ring_slot(const struct uet_ring *r, uint32_t i)
+{
+	uint32_t s = r->head + i;
+
+	return s < r->cap ? s : s - r->cap;
+}
+
+static inline void uet_ring_pop(struct uet_ring *r)
+{
+	r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
+	r->len--;
+}
+
+/* Double the room of a full ring. Return: 0, -ENOMEM. */
+int uet_ring_grow(struct uet_ring *r);
+
+/* Append (@t, @v). Return: 0, -ENOMEM. */
+static inline int uet_ring_push(struct uet_ring *r, uint64_t t, uint32_t v)
+{
+	uint32_t tail;
+
+	if (__builtin_expect(r->len == r->cap, 0) && uet_ring_grow(r) < 0)
+		return -ENOMEM;
+	tail = uet_ring_slot(r, r->len);
+	r->t[tail] = t;
+	r->v[tail] = v;
+	r->len++;
+	return 0;
+}
+void uet_ring_free(struct uet_ring *r);
+
+#endif /* PCM_UET_RING_H */

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rto.c - per-packet retransmission timers ("Retransmission timer").
+ *
+ * A packet's timer starts when its serialization ends and runs
+ * InitialRetransmitTimeout * 2^min(retransmissions,
+ * MaxExponentialRTOBackoffCount), or FixedRexmitTimeout with
+ * FixedRexmitTimeEnable; there is no retry limit. When it expires while the
+ * packet is outstanding, the packet leaves the flight and is queued for
+ * retransmission ahead of new data, the group's packages get an RTO event
+ * (with the timed-out packet's entropy in NACK_EV, the path feedback REPS
+ * reads) and the transmit process restarts. A timer that expires after its
+ * packet was acknowledged, NACKed or sent again does nothing.
+ *
+ * Deviation, documented: a retransmission after a timeout always asks for an
+ * ACK (it still counts toward AckRequestEveryNthPacket). With N > 1 a loss
+ * pattern of period N (a queue dropping every other packet) could otherwise
+ * meet exactly the ACK-requesting copies forever: everything arrives and no
+ * ACK ever comes back.
+ *
+ * Timers of one backoff level have one duration and start in serialization
+ * order, so each PDC keeps one FIFO of deadlines per level and one DES event
+ * at the earliest live head.
+ */
+#include <stdlib.h>
+
+#include "nic.h"
+
+static uint32_t rto_levels(const struct uet_nic_cfg *c)
+{
+	return c->fixed_rexmit_enable ? 1 : c->max_rto_backoff + 1;
+}
+
+void uet_rto_free(struct uet_nics *ns, struct uet_pdc *pdc)
+{
+	if (pdc->rto_ev)
+		uet_des_cancel(ns->des, pdc->rto_ev);
+	pdc->rto_ev = NULL;
+	if (!pdc->rtoq)
+		return;
+	for (uint32_t l = 0; l < rto_levels(&ns->cfg); l++)
+		uet_ring_free(&pdc->rtoq[l]);
+	free(pdc->rtoq);
+	pdc->rtoq = NULL;
+}
+
+/* Schedule the PDC's timer event at its earliest live deadline, dropping stale heads. */
+static void rto_rearm(struct uet_nics *ns, struct uet_pdc *pdc)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (uint32_t l = 0; pdc->rtoq && l < rto_levels(&ns->cfg); l++) {
+		struct uet_ring *q = &pdc->rtoq[l];
+
+		while (q->len) {
+			const struct uet_txpkt *t = &pdc->tx[q->v[q->head]];
+
+			if (t->state == UET_TX_OUT && t->rto_ps == q->t[q->head])
+				break;
+			uet_ring_pop(q);
+		}
+		if (q->len && q->t[q->head] < next)
+			next = q->t[q->head];
+	}
+	if (pdc->rto_ev && pdc->rto_ev->t_ps == next)
+		return;
+	if (pdc->rto_ev) {
+		uet_des_cancel(ns->des, pdc->rto_ev);
+		pdc->rto_ev = NULL;
+	}
+	if (next != UINT64_MAX)
+		pdc->rto_ev = uet_nic_schedule(ns, next, UET_EV_RTO, pdc, 0);
+}
+
+void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_t level,
+		 uint64_t deadline)
+{
+	uint32_t levels = rto_levels(&ns->cfg);
+	uint32_t l = ns->cfg.fixed_rexmit_enable ? 0 : (level < levels - 1 ? level : levels - 1);
+	if (!pdc->rtoq) {
+		pdc->rtoq = calloc(levels, sizeof(*pdc->rtoq));
+		if (!pdc->rtoq) {
+			ns->oom = true;
+			return;
+		}
+	}
+	if (uet_ring_push(&pdc->rtoq[l], deadline, psn) < 0) {
+		ns->oom = true;
+		return;
+	}
+	pdc->tx[psn].rto_ps = deadline;
+	if (!pdc->rto_ev || deadline < pdc->rto_ev->t_ps) {
+		if (pdc->rto_ev)
+			uet_des_cancel(ns->des, pdc->rto_ev);
+		pdc->rto_ev = uet_nic_schedule(ns, deadline, UET_EV_RTO, pdc, 0);
+	}
+}
+
+void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
+{
+	struct uet_group *g = pdc->grp;
+	uint64_t now = uet_now(ns);
+	uint32_t fired = 0, last_ev = 0;
+	struct pcm_event ev;
+
+	pdc->rto_ev = NULL;
+	for (uint32_t l = 0; l < rto_levels(&ns->cfg); l++) {
+		struct uet_ring *q = &pdc->rtoq[l];
+
+		while (q->len && q->t[q->head] <= now) {
+			uint64_t deadline = q->t[q->head];
+			uint32_t psn = q->v[q->head];
+			struct uet_txpkt *t = &pdc->tx[psn];
+
+			uet_ring_pop(q);
+			if (t->state != UET_TX_OUT || t->rto_ps != deadline)
+				continue; /* acknowledged, NACKed or retransmitted since */
+			g->nic->st[UET_ST_TIMEOUTS]++;
+			last_ev = t->entropy;
+			uet_requeue(ns, pdc, psn, true);
+			fired++;
+		}
+	}
+	rto_rearm(ns, pdc);
+	if (!fired)
+		return;
+	/* the entropy of the (last) packet that timed out, as for a NACK: path feedback */
+	ev.valid = UET_BIT(PCM_SIG_RTO) | UET_BIT(PCM_SIG_NACK_EV);
+	ev.values[PCM_SIG_RTO] = fired;
+	ev.values[PCM_SIG_NACK_EV] = last_ev;
+	uet_group_feed(ns, g, &ev);
+	uet_nic_kick(ns, g);
+}
