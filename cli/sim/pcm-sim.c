@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 
 #include "builtin.h"
 #include "embedded.h"
+#include "progdir.h"
 #include "spec.h"
 #include "uet.h"
 #include "uet_dst.h"
@@ -611,11 +613,11 @@ static int close_records(struct uet_records *rec)
 	return ret;
 }
 
-/* pcm-plot over the records in @dir: the plotting tool beside pcm-sim, then the built one. */
+/* pcm-plot over the records in @dir: $PCM_PLOT, else the tool beside pcm-sim. */
 static int plot(const char *dir)
 {
-	const char *env = getenv("PCM_PLOT");
-	const char *candidates[] = { env, PCM_PLOT_SOURCE, PCM_PLOT_INSTALL };
+	char beside[PATH_MAX + 16];
+	const char *candidates[] = { getenv("PCM_PLOT"), beside };
 	const char *script = NULL;
 	pid_t pid;
 	int status;
@@ -627,11 +629,13 @@ static int plot(const char *dir)
 			dir);
 		return -ENOTSUP;
 	}
+	pcm_prog_dir(beside, PATH_MAX);
+	strcat(beside, "/pcm-plot");
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]) && !script; i++)
 		if (candidates[i] && access(candidates[i], R_OK) == 0)
 			script = candidates[i];
 	if (!script) {
-		fprintf(stderr, "pcm-sim: --plot: pcm-plot not found (set PCM_PLOT)\n");
+		fprintf(stderr, "pcm-sim: --plot: no pcm-plot beside pcm-sim (%s); set PCM_PLOT\n", beside);
 		return -ENOENT;
 	}
 	fflush(stdout);
