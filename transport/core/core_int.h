@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core_int.h - the core's state, shared by its files (conn, send, recv, ack,
+ * recovery, path, core). Nothing outside transport/core includes this.
+ *
+ * Sequence numbers are u32 and compared modulo 2^32 (seq_diff()). A message
+ * slot s holds message k with k mod 16 == s; per slot the sender remembers
+ * the last message that finished in it (sdone) and the receiver the last
+ * receive (rdone), both starting at s - 16, so "slot free for k" is one
+ * comparison: nothing active there and the last one finished was k - 16.
+ */
+#ifndef XP_CORE_INT_H
+#define XP_CORE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cc.h"
+#include "core.h"
+#include "imm.h"
+#include "pacer.h"
+#include "pool.h"
+#include "rtt.h"
+#include "timerq.h"
+#include "wire.h"
+
+#define XP_WIN 64 /* chunks a message may have beyond its cumulative ACK: the SACK bitmap */
+#define XP_SLOT_MASK (XP_MSG_SLOTS - 1)
+#define XP_CTS_WINDOW (2 * XP_MSG_SLOTS) /* CTS seqs a sender accepts beyond its oldest message */
+#define XP_NO_LAST 0xffffu
+#define XP_MAX_REO_MULT 16  /* RACK reo_wnd grows to at most 16 x min_RTT/4 (then SRTT caps it) */
+#define XP_REO_PERSIST 16   /* recoveries a grown reo_wnd lasts (RFC 8985 6.2) */
+
+static inline int32_t seq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+enum xp_conn_state {
+	XP_CS_FREE = 0,
+	XP_CS_OPEN,       /* created (bound or not) */
+	XP_CS_CLOSING,    /* graceful close under way */
+	XP_CS_DEAD,       /* failed (reset, timeout, I/O); waits for xp_conn_close() */
+	XP_CS_QUARANTINE, /* closed; the id is not reused until quarantine_until_ns */
+};
+
+enum {
+	XP_CH_INFLIGHT = 1, /* counted in bytes in flight */
+	XP_CH_LOST = 2,     /* declared lost, waiting to be retransmitted */
+	XP_CH_ACKED = 4,
+	XP_CH_SAMPLED = 8,  /* its latest transmission gave an RTT sample already */
+};
+
+struct xp_path {
+	uint32_t handle;
+	uint16_t ev;
+	uint64_t rtt_ewma_ns; /* 0: no sample yet */
+};
+
+/* One chunk of a message being sent; ring[index mod XP_WIN] of its message. */
+struct xp_chunk {
+	uint64_t off;
+	uint64_t sent_ns;  /* latest transmission */
+	uint64_t tx_seq;   /* connection-wide order of the latest transmission */
+	uint32_t len;
+	uint8_t flags;
+	uint8_t tx_count;  /* transmissions, saturating */
+	uint8_t path;      /* path index of the latest transmission */
+};
+
+/* A message being sent: started once its CTS arrived. */
+struct xp_smsg {
+	uint32_t conn;
+	uint32_t seq;
+	uint32_t op;
+	uint64_t laddr;
+	uint64_t len;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint64_t raddr;
+	uint64_t cut_bytes;  /* bytes already cut into chunks */
+	uint32_t min_chunk;  /* smallest non-last chunk: max(min_chunk_bytes, ceil(len/4096)) */
+	uint16_t n_cut;      /* chunks cut (and sent at least once) */
+	uint16_t cum;        /* chunks acknowledged in order */
+	uint16_t n_lost;     /* chunks marked lost, not yet retransmitted */
+	bool last_cut;
+	struct xp_chunk ring[XP_WIN];
+};
+
+enum xp_cts_state {
+	XP_CTS_TO_SEND = 0, /* not sent yet */
+	XP_CTS_SENT,        /* sent, no sign from the sender yet: retransmitted on a timer */
+	XP_CTS_CONFIRMED,   /* a chunk, CTS_ACK or ABORT came back */
+};
+
+/* A receive whose CTS went (or is about to go) to the sender. */
+struct xp_rmsg {
+	uint32_t conn;
+	uint32_t seq;
+	uint32_t op;
+	uint64_t addr;
+	uint64_t cap;
+	uint32_t rkey;
+	uint64_t bytes;
+	uint64_t sack;       /* bit j: chunk cum + 1 + j received */
+	uint16_t cum;        /* chunks received in order = index of the first missing one */
+	uint16_t last;       /* index of the last chunk, XP_NO_LAST until seen */
+	/* the next ACK record */
+	uint16_t echo_chunk;
+	bool echo_parity;
+	bool echo_ce;
+	bool echo_fresh;     /* a chunk arrived since the last ACK record */
+	bool dup_seen;
+	bool complete;       /* completion delivered; released after its ACK goes */
+	uint16_t ce;         /* CE-marked chunks since the last ACK record */
+	uint64_t echo_arrive_ns;
+	/* CTS */
+	uint8_t cts_state;
+	uint8_t cts_backoff;
+	uint64_t cts_deadline_ns;
+};
+
+enum xp_op_kind {
+	XP_OP_SEND = 0,
+	XP_OP_RECV = 1,
+};
+
+/* A posted operation, from post to its completion's emission. */
+struct xp_op {
+	uint64_t addr;
+	uint64_t len; /* send length or receive capacity */
+	uint64_t cookie;
+	uint64_t bytes;
+	uint32_t key;
+	uint32_t seq;
+	uint32_t conn;
+	uint32_t next; /* queue link, then completion-FIFO link */
+	int32_t status;
+	uint8_t kind;
+};
+
+/* A CTS the sender holds until its message starts. */
+struct xp_cts {
+	uint64_t raddr;
+	uint64_t cap;
+	uint32_t rkey;
+	uint32_t seq;
+	bool held;
+};
+
+enum xp_outcome {
+	XP_OUT_OK = 0,
+	XP_OUT_ABORTED, /* too long for its receive */
+	XP_OUT_FAILED,  /* any other error */
+};
+
+/* The last message that finished in a slot. */
+struct xp_slot_done {
+	uint32_t seq;
+	uint16_t n_chunks;
+	uint8_t outcome;
+};
+
+/* Control records a connection has to send (bit per slot where per message). */
+enum {
+	XP_CTL_FIN = 1,
+	XP_CTL_FIN_ACK = 2,
+	XP_CTL_RESET = 4,
+	XP_CTL_RESET_ACK = 8,
+};
+
+struct xp_idq {
+	uint32_t head;
+	uint32_t tail;
+	uint32_t len;
+};
+
+struct xp_conn {
+	uint32_t id;
+	uint8_t state;
+	bool bound;
+	bool rc_mode;
+	bool reset_end;      /* ended by a reset: answer the peer with RESET */
+	uint32_t nonce;
+	uint32_t peer_id;
+	uint32_t peer_nonce;
+	uint32_t ctrl_peer;
+	uint32_t n_paths;
+	struct xp_path *paths;
+	int32_t err;         /* DEAD: what every later post returns */
+	int32_t close_status;
+
+	/* CC */
+	struct xp_cc_binding cc;
+	struct xp_cc_info cc_info;
+	uint32_t cc_flow;
+	uint64_t flow_seed;
+	uint64_t cc_tick_ns;  /* next tick, 0: none */
+
+	/* sender */
+	uint32_t send_posted;     /* next send seq */
+	uint32_t send_done_below; /* oldest send not finished */
+	struct xp_idq sq;         /* queued sends not started, by seq (op links) */
+	uint32_t smsg[XP_MSG_SLOTS];
+	struct xp_cts cts[XP_MSG_SLOTS];
+	struct xp_slot_done sdone[XP_MSG_SLOTS];
+	uint32_t n_smsgs;
+	uint64_t backlog_bytes;   /* posted, not yet cut into chunks */
+	uint64_t in_flight_bytes;
+	uint32_t in_flight_chunks;
+	uint32_t lost_chunks;
+	uint64_t tx_seq;
+	uint64_t pace_next_ns;
+
+	/* loss recovery (recovery.c) */
+	struct xp_rtt rtt;
+	uint64_t rack_tx_seq;     /* newest transmission known delivered */
+	uint64_t rack_xmit_ns;
+	uint64_t rack_rtt_ns;
+	uint64_t reo_deadline_ns;
+	uint64_t last_dsack_ns;
+	uint8_t reo_mult;
+	uint8_t reo_persist;
+	uint8_t rto_backoff;
+	bool tlp_out;             /* a probe is outstanding */
+	bool probe_pending;       /* send a probe on the next turn */
+	bool rack_dirty;          /* delivery news since the last loss detection */
+	uint64_t rto_deadline_ns;
+	uint64_t tlp_deadline_ns;
+	uint64_t max_hold_ns;
+
+	/* receiver */
+	uint32_t recv_posted;
+	uint32_t recv_done_below; /* oldest receive not finished */
+	uint32_t recv_cts_next;   /* next receive to advertise */
+	struct xp_idq rq;
+	uint32_t rmsg[XP_MSG_SLOTS];
+	struct xp_slot_done rdone[XP_MSG_SLOTS];
+	uint32_t n_rmsgs;
+	uint32_t cts_unconfirmed;
+
+	/* operations not yet completed (queued or active, both directions) */
+	uint32_t ops_open;
+
+	/* control records to send */
+	uint16_t ack_pend;      /* ACK of rmsg[s] */
+	uint16_t done_ack_pend; /* "complete" ACK of rdone[s] */
+	uint16_t cts_pend;
+	uint16_t cts_ack_pend;
+	uint16_t abort_pend;    /* ABORT of sdone[s].seq */
+	uint16_t ack_req_pend;  /* ACK_REQ of smsg[s] */
+	uint8_t ctl_pend;       /* XP_CTL_* */
+	uint8_t reset_reason;
+
+	/* close */
+	bool fin_sent;
+	bool fin_acked;
+	bool reset_acked;
+	bool peer_fin;
+	uint32_t peer_sends_total;
+	uint32_t peer_recvs_total;
+	uint8_t close_backoff;
+	uint64_t close_rtx_ns;  /* FIN or RESET retransmission, 0: none */
+	uint64_t quarantine_until_ns;
+	bool close_comp_pending;
+
+	/* no-progress timeout */
+	uint64_t no_progress_ns;
+	uint64_t last_progress_ns;
+	bool was_owed;
+
+	/* intrusive links */
+	uint32_t comp_next;
+};
+
+/* A lazily-unlinked FIFO of connection ids (ready, ctrl, starved). */
+struct xp_idlist {
+	uint32_t head;
+	uint32_t tail;
+	uint32_t *next;
+	uint8_t *on;
+};
+
+#define XP_COMP_CONN_TAG 0x80000000u
+
+struct xp_core {
+	struct xp_core_config cfg;
+	struct xp_rto_params rto;
+	uint64_t rng;
+	uint64_t max_msg_bytes;
+
+	struct xp_conn *conns;
+	struct xp_path *paths;
+	uint32_t *free_ids;      /* FIFO ring of ids out of quarantine */
+	uint32_t free_head;
+	uint32_t free_len;
+	uint32_t conns_open;
+	uint32_t conns_quarantined;
+
+	struct xp_smsg *smsgs;
+	struct xp_pool smsg_pool;
+	struct xp_rmsg *rmsgs;
+	struct xp_pool rmsg_pool;
+	struct xp_op *ops;
+	struct xp_pool op_pool;
+
+	struct xp_timerq timers;
+	struct xp_wheel wheel;
+	uint32_t *scratch;       /* ids expired off the wheel */
+
+	struct xp_idlist ready;  /* may have chunks to send */
+	struct xp_idlist ctrl;   /* have control records to send */
+	struct xp_idlist starved;/* wait for a message pool entry */
+
+	uint32_t comp_head;      /* completion FIFO of tagged items */
+	uint32_t comp_tail;
+	uint32_t comp_len;
+
+	uint64_t in_flight_bytes;
+	uint32_t in_flight_chunks;
+	struct xp_core_stats stats;
+	size_t bytes_total;
+};
+
+/* core.c */
+uint64_t xp_rand(struct xp_core *core);
+void xp_idlist_push(struct xp_idlist *l, uint32_t id);
+uint32_t xp_idlist_pop(struct xp_idlist *l);
+void xp_complete_op(struct xp_core *core, struct xp_conn *c, uint32_t op, int status,
+		    uint64_t bytes);
+void xp_complete_close(struct xp_core *core, struct xp_conn *c, int status);
+void xp_drop(struct xp_core *core, enum xp_drop why);
+void xp_opq_append(struct xp_core *core, struct xp_idq *q, uint32_t op);
+void xp_opq_unlink(struct xp_core *core, struct xp_idq *q, uint32_t prev, uint32_t op);
+void xp_cc_read(struct xp_core *core, struct xp_conn *c, struct xp_cc_ctl *ctl);
+
+static inline struct xp_smsg *xp_smsg_at(struct xp_core *core, struct xp_conn *c, uint32_t seq)
+{
+	uint32_t i = c->smsg[seq & XP_SLOT_MASK];
+
+	return i != XP_NONE && core->smsgs[i].seq == seq ? &core->smsgs[i] : NULL;
+}
+
+static inline struct xp_rmsg *xp_rmsg_at(struct xp_core *core, struct xp_conn *c, uint32_t seq)
+{
+	uint32_t i = c->rmsg[seq & XP_SLOT_MASK];
+
+	return i != XP_NONE && core->rmsgs[i].seq == seq ? &core->rmsgs[i] : NULL;
+}
+
+static inline void xp_inflight_add(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch)
+{
+	ch->flags |= XP_CH_INFLIGHT;
+	c->in_flight_bytes += ch->len;
+	c->in_flight_chunks++;
+	core->in_flight_bytes += ch->len;
+	core->in_flight_chunks++;
+}
+
+static inline void xp_inflight_sub(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch)
+{
+	ch->flags &= (uint8_t)~XP_CH_INFLIGHT;
+	c->in_flight_bytes -= ch->len;
+	c->in_flight_chunks--;
+	core->in_flight_bytes -= ch->len;
+	core->in_flight_chunks--;
+}
+
+/* conn.c */
+struct xp_conn *xp_conn_get(struct xp_core *core, uint32_t id);
+struct xp_conn *xp_conn_for_record(struct xp_core *core, const struct xp_rec *rec,
+				   uint32_t peer, enum xp_drop *why);
+void xp_conn_on_record(struct xp_core *core, struct xp_conn *c, const struct xp_rec *rec,
+		       uint64_t now_ns);
+void xp_conn_fail(struct xp_core *core, struct xp_conn *c, int err, unsigned reset_reason,
+		  uint64_t now_ns);
+void xp_conn_check_closed(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+void xp_conn_rearm(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+void xp_conn_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+void xp_conn_progress(struct xp_conn *c, uint64_t now_ns);
+void xp_conn_want_ctrl(struct xp_core *core, struct xp_conn *c);
+void xp_conn_want_send(struct xp_core *core, struct xp_conn *c);
+void xp_conn_on_close_record_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+int xp_conn_post_check(const struct xp_conn *c);
+bool xp_conn_live(const struct xp_conn *c);
+
+/* send.c */
+void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec_cts *cts,
+		    uint64_t now_ns);
+void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec_ack *ack,
+		    uint64_t now_ns);
+void xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+bool xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
+		  struct xp_batch *batch);
+void xp_send_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err);
+bool xp_send_busy(const struct xp_conn *c);
+
+/* recv.c */
+int xp_recv_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint32_t path,
+		     bool ecn_ce, uint64_t now_ns);
+void xp_recv_on_seq_record(struct xp_core *core, struct xp_conn *c, const struct xp_rec *rec,
+			   uint64_t now_ns);
+void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+void xp_recv_release(struct xp_core *core, struct xp_conn *c, uint32_t slot, uint64_t now_ns);
+void xp_recv_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err);
+bool xp_recv_done_ok(const struct xp_conn *c, uint32_t seq);
+uint64_t xp_recv_cts_deadline(struct xp_core *core, const struct xp_conn *c);
+void xp_recv_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/* ack.c */
+void xp_ack_fill(struct xp_core *core, struct xp_conn *c, uint32_t slot, bool from_done,
+		 uint64_t now_ns, struct xp_rec *rec);
+void xp_ctrl_drain(struct xp_core *core, uint64_t now_ns, struct xp_batch *batch);
+
+/* recovery.c */
+void xp_rec_init(struct xp_conn *c);
+void xp_rec_on_delivered(struct xp_conn *c, const struct xp_chunk *ch, uint64_t now_ns);
+bool xp_rec_rtt_sample(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
+		       bool parity, uint64_t hold_ns, uint64_t now_ns, uint64_t *rtt_ns);
+void xp_rec_on_dsack(struct xp_conn *c, uint64_t now_ns);
+void xp_rec_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+void xp_rec_on_new_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+void xp_rec_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+uint64_t xp_rec_reo_wnd_ns(const struct xp_conn *c);
+uint64_t xp_rec_rto_ns(const struct xp_core *core, const struct xp_conn *c);
+
+/* path.c */
+uint32_t xp_path_choose(struct xp_core *core, struct xp_conn *c, const struct xp_cc_ctl *ctl);
+void xp_path_on_rtt(struct xp_conn *c, uint32_t path, uint64_t rtt_ns);
+void xp_path_on_loss(struct xp_core *core, struct xp_conn *c, uint32_t path);
+
+#endif /* XP_CORE_INT_H */
