@@ -185,6 +185,9 @@ static bool sender_seq(struct xp_core *core, struct xp_conn *c, uint8_t type, ui
 	case XP_REC_ABORT:
 		*seq = c->sdone[s].seq;
 		return c->sdone[s].outcome == XP_OUT_ABORTED;
+	case XP_REC_ABORT_ACK:
+		*seq = c->rdone[s].seq;
+		return c->rdone[s].outcome == XP_OUT_ABORTED;
 	case XP_REC_CTS_ACK:
 		if (c->cts[s].held) {
 			*seq = c->cts[s].seq;
@@ -291,6 +294,14 @@ static bool emit_cts(struct batcher *bt, struct xp_conn *c, uint64_t now_ns)
 	return true;
 }
 
+static bool emit_aborts(struct batcher *bt, struct xp_conn *c, uint64_t now_ns)
+{
+	if (!emit_seq_records(bt, c, &c->abort_pend, XP_REC_ABORT))
+		return false;
+	xp_send_on_abort_sent(bt->core, c, now_ns);
+	return true;
+}
+
 /* Everything @c has to say. Return: false when the batch filled up first. */
 static bool emit_conn(struct batcher *bt, struct xp_conn *c, uint64_t now_ns)
 {
@@ -298,7 +309,8 @@ static bool emit_conn(struct batcher *bt, struct xp_conn *c, uint64_t now_ns)
 	       emit_flag(bt, c, XP_CTL_RESET, now_ns) &&
 	       emit_flag(bt, c, XP_CTL_FIN_ACK, now_ns) &&
 	       emit_seq_records(bt, c, &c->cts_ack_pend, XP_REC_CTS_ACK) &&
-	       emit_seq_records(bt, c, &c->abort_pend, XP_REC_ABORT) &&
+	       emit_aborts(bt, c, now_ns) &&
+	       emit_seq_records(bt, c, &c->abort_ack_pend, XP_REC_ABORT_ACK) &&
 	       emit_acks(bt, c, now_ns) && emit_cts(bt, c, now_ns) &&
 	       emit_seq_records(bt, c, &c->ack_req_pend, XP_REC_ACK_REQ) &&
 	       emit_flag(bt, c, XP_CTL_FIN, now_ns);

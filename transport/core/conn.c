@@ -15,9 +15,10 @@
  * Graceful close: FIN {sends_total, recvs_total} tells the peer how many
  * messages this side will ever send and receive; the peer fails its
  * operations beyond those with -ECONNRESET. The close completes when every
- * local operation has finished and the peer acknowledged the FIN, or the
- * peer's own FIN showed that it needs nothing from ours (this side posted at
- * least the receives and sends the peer's bounds say).
+ * local operation has finished, every ABORT was acknowledged, and the peer
+ * acknowledged the FIN, or the peer's own FIN showed that it needs nothing
+ * from ours (this side posted at least the receives and sends the peer's
+ * bounds say).
  */
 #include <errno.h>
 #include <string.h>
@@ -214,8 +215,9 @@ static void to_quarantine(struct xp_core *core, struct xp_conn *c, int status, u
 	c->quarantine_until_ns = now_ns + core->cfg.quarantine_ns;
 	/* A graceful close keeps answering: its final ACKs and FIN_ACK may be pending. */
 	if (c->reset_end)
-		c->ack_pend = c->done_ack_pend = c->cts_pend = 0;
-	c->cts_ack_pend = c->abort_pend = c->ack_req_pend = 0;
+		c->ack_pend = c->done_ack_pend = c->cts_pend = c->abort_ack_pend = 0;
+	c->cts_ack_pend = c->abort_pend = c->ack_req_pend = c->abort_unacked = 0;
+	c->abort_rtx_ns = 0;
 	c->ctl_pend &= (uint8_t)~XP_CTL_FIN;
 	if (!c->reset_end)
 		c->close_rtx_ns = 0;
@@ -248,6 +250,8 @@ static void fail_all_ops(struct xp_core *core, struct xp_conn *c, int err)
 		c->cts[s].held = false;
 	c->ack_pend = c->done_ack_pend = c->cts_pend = 0;
 	c->cts_ack_pend = c->abort_pend = c->ack_req_pend = 0;
+	c->abort_unacked = c->abort_ack_pend = 0;
+	c->abort_rtx_ns = 0;
 	clear_recovery(core, c);
 }
 
@@ -295,7 +299,8 @@ static bool fin_needed(const struct xp_conn *c)
 
 void xp_conn_check_closed(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
-	if (c->state != XP_CS_CLOSING || c->ops_open || c->n_smsgs || c->n_rmsgs)
+	if (c->state != XP_CS_CLOSING || c->ops_open || c->n_smsgs || c->n_rmsgs ||
+	    c->abort_unacked)
 		return;
 	if (fin_needed(c))
 		return;
@@ -449,6 +454,10 @@ static void answer_closed(struct xp_core *core, struct xp_conn *c, const struct 
 			c->done_ack_pend |= (uint16_t)(1u << (rec->u.msg_seq & XP_SLOT_MASK));
 			break;
 		}
+		if (rec->type == XP_REC_ABORT && xp_recv_aborted(c, rec->u.msg_seq)) {
+			c->abort_ack_pend |= (uint16_t)(1u << (rec->u.msg_seq & XP_SLOT_MASK));
+			break;
+		}
 		xp_drop(core, XP_DROP_REC_CLOSED_CONN);
 		return;
 	}
@@ -473,6 +482,9 @@ void xp_conn_on_record(struct xp_core *core, struct xp_conn *c, const struct xp_
 	case XP_REC_ABORT:
 	case XP_REC_ACK_REQ:
 		xp_recv_on_seq_record(core, c, rec, now_ns);
+		break;
+	case XP_REC_ABORT_ACK:
+		xp_send_on_abort_ack(core, c, rec->u.msg_seq, now_ns);
 		break;
 	case XP_REC_FIN:
 		on_fin(core, c, &rec->u.fin, now_ns);
@@ -547,6 +559,7 @@ void xp_conn_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 			return;
 		}
 		xp_rec_on_timer(core, c, now_ns);
+		xp_send_on_timer(core, c, now_ns);
 		xp_recv_on_timer(core, c, now_ns);
 		close_rtx_due(core, c, now_ns);
 		if (c->cc_tick_ns && now_ns >= c->cc_tick_ns) {
@@ -563,7 +576,7 @@ static bool owed(const struct xp_conn *c)
 {
 	if (!xp_conn_live(c))
 		return false;
-	return c->in_flight_chunks || c->lost_chunks || c->cts_unconfirmed ||
+	return c->in_flight_chunks || c->lost_chunks || c->cts_unconfirmed || c->abort_unacked ||
 	       (c->state == XP_CS_CLOSING && fin_needed(c));
 }
 
@@ -592,6 +605,7 @@ void xp_conn_rearm(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		earliest(&d, c->rto_deadline_ns);
 		earliest(&d, c->tlp_deadline_ns);
 		earliest(&d, c->reo_deadline_ns);
+		earliest(&d, c->abort_rtx_ns);
 		earliest(&d, xp_recv_cts_deadline(core, c));
 		if (c->no_progress_ns && o)
 			earliest(&d, c->last_progress_ns + c->no_progress_ns);

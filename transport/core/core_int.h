@@ -36,6 +36,25 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
+/*
+ * Messages finish out of order, but every message not yet finished lies in
+ * [below, below + XP_CTS_WINDOW): a message starts only once the one 16
+ * before it finished, and only with a CTS inside that window. So "oldest
+ * not finished" is @below plus a bitmap of finished seqs after it.
+ */
+static inline void xp_seq_finish(uint32_t *below, uint64_t *finished, uint32_t seq)
+{
+	uint32_t d = seq - *below;
+
+	if (d >= 64)
+		return; /* outside the window: only sends failed wholesale, never revisited */
+	*finished |= 1ull << d;
+	while (*finished & 1) {
+		*finished >>= 1;
+		(*below)++;
+	}
+}
+
 enum xp_conn_state {
 	XP_CS_FREE = 0,
 	XP_CS_OPEN,       /* created (bound or not) */
@@ -200,6 +219,7 @@ struct xp_conn {
 	/* sender */
 	uint32_t send_posted;     /* next send seq */
 	uint32_t send_done_below; /* oldest send not finished */
+	uint64_t send_finished;   /* bit i: send_done_below + i finished */
 	struct xp_idq sq;         /* queued sends not started, by seq (op links) */
 	uint32_t smsg[XP_MSG_SLOTS];
 	struct xp_cts cts[XP_MSG_SLOTS];
@@ -232,6 +252,7 @@ struct xp_conn {
 	/* receiver */
 	uint32_t recv_posted;
 	uint32_t recv_done_below; /* oldest receive not finished */
+	uint64_t recv_finished;   /* bit i: recv_done_below + i finished */
 	uint32_t recv_cts_next;   /* next receive to advertise */
 	struct xp_idq rq;
 	uint32_t rmsg[XP_MSG_SLOTS];
@@ -248,6 +269,10 @@ struct xp_conn {
 	uint16_t cts_pend;
 	uint16_t cts_ack_pend;
 	uint16_t abort_pend;    /* ABORT of sdone[s].seq */
+	uint16_t abort_unacked; /* ABORTs sent and not acknowledged yet (retransmitted) */
+	uint16_t abort_ack_pend;/* ABORT_ACK of rdone[s].seq */
+	uint8_t abort_backoff;
+	uint64_t abort_rtx_ns;  /* ABORT retransmission, 0: none */
 	uint16_t ack_req_pend;  /* ACK_REQ of smsg[s] */
 	uint8_t ctl_pend;       /* XP_CTL_* */
 	uint8_t reset_reason;
@@ -394,6 +419,10 @@ bool xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 		  struct xp_batch *batch);
 void xp_send_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err);
 bool xp_send_busy(const struct xp_conn *c);
+void xp_send_on_abort_ack(struct xp_core *core, struct xp_conn *c, uint32_t seq,
+			  uint64_t now_ns);
+void xp_send_on_abort_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+void xp_send_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
 
 /* recv.c */
 int xp_recv_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint32_t path,
@@ -404,6 +433,7 @@ void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now
 void xp_recv_release(struct xp_core *core, struct xp_conn *c, uint32_t slot, uint64_t now_ns);
 void xp_recv_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err);
 bool xp_recv_done_ok(const struct xp_conn *c, uint32_t seq);
+bool xp_recv_aborted(const struct xp_conn *c, uint32_t seq);
 uint64_t xp_recv_cts_deadline(struct xp_core *core, const struct xp_conn *c);
 void xp_recv_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
 

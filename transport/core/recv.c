@@ -9,6 +9,7 @@
  * advertised ahead and a ping-pong with pre-posted receives pays no
  * rendezvous. A CTS is retransmitted on the connection's RTO (with backoff)
  * until a sign comes back from the sender: a chunk, a CTS_ACK or an ABORT.
+ * Every ABORT, first or repeated, is answered with ABORT_ACK.
  *
  * Per receive: the cumulative chunk (index of the first missing one), a
  * bitmap of the 64 chunks after it, the last chunk's index once seen, and
@@ -45,9 +46,7 @@ static void slot_finished(struct xp_conn *c, uint32_t seq, uint16_t n_chunks, ui
 	d->seq = seq;
 	d->n_chunks = n_chunks;
 	d->outcome = outcome;
-	while (c->rdone[c->recv_done_below & XP_SLOT_MASK].seq == c->recv_done_below &&
-	       c->recv_done_below != c->recv_posted)
-		c->recv_done_below++;
+	xp_seq_finish(&c->recv_done_below, &c->recv_finished, seq);
 }
 
 bool xp_recv_done_ok(const struct xp_conn *c, uint32_t seq)
@@ -312,10 +311,22 @@ int xp_recv_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint
 	return 0;
 }
 
+bool xp_recv_aborted(const struct xp_conn *c, uint32_t seq)
+{
+	const struct xp_slot_done *d = &c->rdone[seq & XP_SLOT_MASK];
+
+	return d->seq == seq && d->outcome == XP_OUT_ABORTED;
+}
+
 static void on_abort(struct xp_core *core, struct xp_conn *c, uint32_t seq, uint64_t now_ns)
 {
 	struct xp_rmsg *r = xp_rmsg_at(core, c, seq);
 
+	if (xp_recv_aborted(c, seq)) { /* again: our ABORT_ACK was lost */
+		c->abort_ack_pend |= slot_bit(seq);
+		xp_conn_want_ctrl(core, c);
+		return;
+	}
 	/* Only a receive that saw nothing: the sender aborts before its first chunk. */
 	if (!r || r->complete || r->cum || r->sack) {
 		xp_drop(core, XP_DROP_SEQ_BAD);
@@ -324,6 +335,8 @@ static void on_abort(struct xp_core *core, struct xp_conn *c, uint32_t seq, uint
 	core->stats.msgs_aborted++;
 	xp_complete_op(core, c, r->op, -EMSGSIZE, 0);
 	release(core, c, r, 0, XP_OUT_ABORTED);
+	c->abort_ack_pend |= slot_bit(seq);
+	xp_conn_want_ctrl(core, c);
 	xp_conn_progress(c, now_ns);
 	xp_recv_try_advertise(core, c, now_ns);
 	xp_conn_check_closed(core, c, now_ns);
@@ -378,8 +391,8 @@ void xp_recv_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_s
 		}
 		xp_opq_unlink(core, &c->rq, prev, i);
 		xp_complete_op(core, c, i, err, 0);
-		if (recv_slot_free(c, op->seq))
-			slot_finished(c, op->seq, 0, XP_OUT_FAILED);
+		/* It never held its slot: the slot keeps the last receive that did. */
+		xp_seq_finish(&c->recv_done_below, &c->recv_finished, op->seq);
 		i = next;
 	}
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {

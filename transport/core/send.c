@@ -7,7 +7,9 @@
  * starts once the peer's CTS k has arrived and its slot (k mod 16) is free,
  * that is message k - 16 has finished. A message longer than the CTS's
  * capacity is not sent: it completes with -EMSGSIZE and an ABORT k tells the
- * receiver, which completes its receive the same way.
+ * receiver, which completes its receive the same way and answers ABORT_ACK;
+ * the ABORT is retransmitted on the RTO until then (or until the slot's next
+ * CTS shows the receiver moved on), and a graceful close waits for it.
  *
  * Chunking. With budget = cwnd - bytes in flight, want = min(chunk_bytes,
  * bytes left), and min = max(min_chunk_bytes, ceil(len / 4096)):
@@ -51,13 +53,6 @@ static bool send_slot_free(const struct xp_conn *c, uint32_t seq)
 	return c->smsg[s] == XP_NONE && c->sdone[s].seq == seq - XP_MSG_SLOTS;
 }
 
-static void advance_done_below(struct xp_conn *c)
-{
-	while (c->sdone[c->send_done_below & XP_SLOT_MASK].seq == c->send_done_below &&
-	       c->send_done_below != c->send_posted)
-		c->send_done_below++;
-}
-
 static void slot_finished(struct xp_conn *c, uint32_t seq, uint16_t n_chunks, uint8_t outcome)
 {
 	struct xp_slot_done *d = &c->sdone[seq & XP_SLOT_MASK];
@@ -65,7 +60,7 @@ static void slot_finished(struct xp_conn *c, uint32_t seq, uint16_t n_chunks, ui
 	d->seq = seq;
 	d->n_chunks = n_chunks;
 	d->outcome = outcome;
-	advance_done_below(c);
+	xp_seq_finish(&c->send_done_below, &c->send_finished, seq);
 }
 
 int xp_post_send(struct xp_core *core, uint32_t id, const struct xp_buf *buf, uint64_t cookie,
@@ -135,6 +130,8 @@ static void start_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i
 	m->n_cut = m->cum = m->n_lost = 0;
 	m->last_cut = false;
 	cts->held = false;
+	/* CTS k means receive k - 16 is over at the receiver: its ABORT arrived. */
+	c->abort_unacked &= (uint16_t)~slot_bit(op->seq);
 	c->smsg[op->seq & XP_SLOT_MASK] = m_i;
 	c->n_smsgs++;
 }
@@ -147,6 +144,7 @@ static void abort_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i
 	c->backlog_bytes -= op->len;
 	core->stats.msgs_aborted++;
 	c->abort_pend |= (uint16_t)slot_bit(op->seq);
+	c->abort_unacked |= (uint16_t)slot_bit(op->seq);
 	xp_complete_op(core, c, op_i, -EMSGSIZE, 0);
 	slot_finished(c, op->seq, 0, XP_OUT_ABORTED);
 	xp_conn_want_ctrl(core, c);
@@ -322,7 +320,7 @@ static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 {
 	uint64_t budget = budget_of(c, ctl);
 
-	for (uint32_t k = 0; k < XP_MSG_SLOTS; k++) {
+	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
 		struct xp_smsg *m = xp_smsg_at(core, c, c->send_done_below + k);
 		struct xp_chunk *ch;
 		uint32_t len, idx;
@@ -352,7 +350,7 @@ static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 static bool first_lost(struct xp_core *core, struct xp_conn *c, struct xp_smsg **mp,
 		       uint32_t *idxp)
 {
-	for (uint32_t k = 0; k < XP_MSG_SLOTS; k++) {
+	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
 		struct xp_smsg *m = xp_smsg_at(core, c, c->send_done_below + k);
 
 		if (!m || !m->n_lost)
@@ -376,7 +374,7 @@ static bool send_newest_again(struct xp_core *core, struct xp_conn *c, uint64_t 
 	uint32_t best_idx = 0;
 	uint64_t best_tx = 0;
 
-	for (uint32_t k = 0; k < XP_MSG_SLOTS; k++) {
+	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
 		struct xp_smsg *m = xp_smsg_at(core, c, c->send_done_below + k);
 
 		for (uint32_t i = m ? m->cum : 0; m && i < m->n_cut; i++) {
@@ -594,6 +592,44 @@ void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	xp_conn_want_send(core, c);
 }
 
+void xp_send_on_abort_ack(struct xp_core *core, struct xp_conn *c, uint32_t seq,
+			  uint64_t now_ns)
+{
+	uint32_t s = seq & XP_SLOT_MASK;
+
+	if (c->sdone[s].seq != seq || c->sdone[s].outcome != XP_OUT_ABORTED ||
+	    !(c->abort_unacked & slot_bit(seq))) {
+		xp_drop(core, XP_DROP_SEQ_BAD);
+		return;
+	}
+	c->abort_unacked &= (uint16_t)~slot_bit(seq);
+	if (!c->abort_unacked) {
+		c->abort_rtx_ns = 0;
+		c->abort_backoff = 0;
+	}
+	xp_conn_progress(c, now_ns);
+	xp_conn_check_closed(core, c, now_ns);
+}
+
+void xp_send_on_abort_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (c->abort_unacked && !c->abort_rtx_ns)
+		c->abort_rtx_ns = now_ns + xp_rtt_rto(&c->rtt, &core->rto, c->abort_backoff);
+}
+
+void xp_send_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (!c->abort_rtx_ns || now_ns < c->abort_rtx_ns)
+		return;
+	c->abort_rtx_ns = 0;
+	if (!c->abort_unacked)
+		return;
+	c->abort_pend |= c->abort_unacked;
+	if (c->abort_backoff < 30)
+		c->abort_backoff++;
+	xp_conn_want_ctrl(core, c);
+}
+
 void xp_send_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err)
 {
 	uint32_t prev = XP_NONE, i = c->sq.head;
@@ -612,7 +648,8 @@ void xp_send_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_s
 		c->backlog_bytes -= op->len;
 		c->cts[op->seq & XP_SLOT_MASK].held = false;
 		xp_complete_op(core, c, i, err, 0);
-		slot_finished(c, op->seq, 0, XP_OUT_FAILED);
+		/* It never held its slot: the slot keeps the last message that did. */
+		xp_seq_finish(&c->send_done_below, &c->send_finished, op->seq);
 		i = next;
 	}
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {

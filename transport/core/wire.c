@@ -63,6 +63,7 @@ uint32_t xp_wire_rec_bytes(unsigned type)
 		return XP_WIRE_CTS_BYTES;
 	case XP_REC_CTS_ACK:
 	case XP_REC_ABORT:
+	case XP_REC_ABORT_ACK:
 	case XP_REC_ACK_REQ:
 	case XP_REC_FIN:
 	case XP_REC_FIN_ACK:
@@ -119,6 +120,7 @@ static int check_fields(const struct xp_rec *rec, enum xp_drop *why)
 		return 0;
 	case XP_REC_CTS_ACK:
 	case XP_REC_ABORT:
+	case XP_REC_ABORT_ACK:
 	case XP_REC_ACK_REQ:
 	case XP_REC_FIN:
 	case XP_REC_FIN_ACK:
@@ -183,6 +185,7 @@ int xp_wire_put(struct xp_wire_writer *w, const struct xp_rec *rec)
 		break;
 	case XP_REC_CTS_ACK:
 	case XP_REC_ABORT:
+	case XP_REC_ABORT_ACK:
 	case XP_REC_ACK_REQ:
 		put32(p + 8, rec->u.msg_seq);
 		break;
@@ -293,6 +296,7 @@ static int decode_body(const uint8_t *p, struct xp_rec *rec, enum xp_drop *why)
 		return 0;
 	case XP_REC_CTS_ACK:
 	case XP_REC_ABORT:
+	case XP_REC_ABORT_ACK:
 	case XP_REC_ACK_REQ:
 		rec->u.msg_seq = get32(p + 8);
 		return get32(p + 12) ? fail(why, XP_DROP_REC_RESERVED) : 0;

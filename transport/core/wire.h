@@ -23,6 +23,7 @@
  *   CTS      32 B  msg_seq u32, rkey u32, raddr u64, cap u64
  *   CTS_ACK  16 B  msg_seq u32, reserved u32     (sender holds that CTS)
  *   ABORT    16 B  msg_seq u32, reserved u32     (message longer than its receive)
+ *   ABORT_ACK 16 B msg_seq u32, reserved u32     (receiver saw that ABORT)
  *   ACK_REQ  16 B  msg_seq u32, reserved u32     (sender asks for an ACK record)
  *   FIN      16 B  sends_total u32, recvs_total u32
  *   FIN_ACK  16 B  reserved u64
@@ -62,6 +63,7 @@ enum xp_rec_type {
 	XP_REC_FIN_ACK = 7,
 	XP_REC_RESET = 8,
 	XP_REC_RESET_ACK = 9,
+	XP_REC_ABORT_ACK = 10,
 	XP_REC_TYPE_END,
 };
 
@@ -106,7 +108,7 @@ struct xp_rec {
 	union {
 		struct xp_rec_ack ack;
 		struct xp_rec_cts cts;
-		uint32_t msg_seq; /* CTS_ACK, ABORT, ACK_REQ */
+		uint32_t msg_seq; /* CTS_ACK, ABORT, ABORT_ACK, ACK_REQ */
 		struct xp_rec_fin fin;
 		uint32_t reason;  /* RESET */
 	} u;
