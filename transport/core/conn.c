@@ -173,6 +173,29 @@ int xp_conn_bind(struct xp_core *core, uint32_t id, uint32_t peer_id, uint32_t p
 	return 0;
 }
 
+int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info)
+{
+	struct xp_conn *c = xp_conn_get(core, id);
+
+	if (!c)
+		return -ENOENT;
+	memset(info, 0, sizeof(*info));
+	info->srtt_ns = c->rtt.srtt_ns;
+	info->rttvar_ns = c->rtt.rttvar_ns;
+	info->min_rtt_ns = c->rtt.samples ? c->rtt.min_ns : 0;
+	info->rto_ns = xp_rec_rto_ns(core, c);
+	info->reo_wnd_ns = xp_rec_reo_wnd_ns(c);
+	info->in_flight_bytes = c->in_flight_bytes;
+	info->in_flight_chunks = c->in_flight_chunks;
+	info->lost_chunks = c->lost_chunks;
+	info->send_msgs = c->n_smsgs;
+	info->recv_msgs = c->n_rmsgs;
+	info->rto_backoff = c->rto_backoff;
+	for (uint32_t p = 0; p < c->n_paths; p++)
+		info->path_rtt_ns[p] = c->paths[p].rtt_ewma_ns;
+	return 0;
+}
+
 int xp_conn_set_cc(struct xp_core *core, uint32_t id, struct xp_cc_binding cc, uint64_t now_ns)
 {
 	struct xp_conn *c = xp_conn_get(core, id);

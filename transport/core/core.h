@@ -200,6 +200,22 @@ struct xp_core_usage {
 	uint32_t completions_pending;
 };
 
+/* One connection's transport state, for stats and tests. */
+struct xp_conn_info {
+	uint64_t srtt_ns;      /* 0 before the first sample */
+	uint64_t rttvar_ns;
+	uint64_t min_rtt_ns;   /* 0 before the first sample */
+	uint64_t rto_ns;       /* with the current backoff */
+	uint64_t reo_wnd_ns;   /* RACK's reordering window */
+	uint64_t in_flight_bytes;
+	uint32_t in_flight_chunks;
+	uint32_t lost_chunks;  /* declared lost, not yet retransmitted */
+	uint32_t send_msgs;    /* messages started and not finished */
+	uint32_t recv_msgs;    /* receives advertised and not finished */
+	uint32_t rto_backoff;
+	uint64_t path_rtt_ns[XP_MAX_PATHS]; /* per-path EWMA, 0 before a sample */
+};
+
 struct xp_core;
 
 /**
@@ -370,6 +386,16 @@ uint32_t xp_core_drain(struct xp_core *core, uint64_t now_ns, struct xp_batch *b
 uint64_t xp_core_next_deadline(const struct xp_core *core);
 
 const struct xp_core_stats *xp_core_stats(const struct xp_core *core);
+
+/**
+ * xp_conn_info() - the transport state of connection @id.
+ * @core: the core.
+ * @id: the connection.
+ * @info: filled in.
+ *
+ * Return: 0, -ENOENT.
+ */
+int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info);
 
 void xp_core_usage(const struct xp_core *core, struct xp_core_usage *usage);
 

@@ -17,10 +17,11 @@
  * chunk (the DSACK signal of a spurious retransmission), and falls back to 1
  * after 16 loss episodes without one.
  *
- * TLP. With chunks in flight and no probe out, PTO = 2 x SRTT (the initial
- * RTO before any sample), plus the receiver's recent maximum hold when a
- * single chunk is in flight; not armed when the RTO would fire first. A
- * probe sends one new chunk if there is one, else the newest chunk again.
+ * TLP. With chunks in flight, no probe out and no RTO recovery under way,
+ * PTO = 2 x SRTT (the initial RTO before any sample), plus the receiver's
+ * recent maximum hold when a single chunk is in flight; not armed when the
+ * RTO would fire first. A probe sends one new chunk if there is one, else
+ * the newest chunk again.
  *
  * RTO. Armed while chunks are in flight: RTO = SRTT + max(G, 4 RTTVAR),
  * floored and capped, doubled per expiry (rtt.c); restarted, with the
@@ -191,7 +192,8 @@ static void arm_tlp(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	uint64_t pto, at;
 
 	c->tlp_deadline_ns = 0;
-	if (c->rc_mode || !c->in_flight_chunks || c->tlp_out)
+	/* No probe in RTO recovery: the backoff is cleared by the first ACK of new data. */
+	if (c->rc_mode || !c->in_flight_chunks || c->tlp_out || c->rto_backoff)
 		return;
 	pto = c->rtt.samples ? 2 * c->rtt.srtt_ns : core->cfg.rto_initial_ns;
 	if (c->in_flight_chunks == 1)

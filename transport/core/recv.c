@@ -39,13 +39,16 @@ static bool recv_slot_free(const struct xp_conn *c, uint32_t seq)
 	return c->rmsg[s] == XP_NONE && c->rdone[s].seq == seq - XP_MSG_SLOTS;
 }
 
+/* As the sender's (send.c): a failed receive does not replace the slot's last real one. */
 static void slot_finished(struct xp_conn *c, uint32_t seq, uint16_t n_chunks, uint8_t outcome)
 {
 	struct xp_slot_done *d = &c->rdone[seq & XP_SLOT_MASK];
 
-	d->seq = seq;
-	d->n_chunks = n_chunks;
-	d->outcome = outcome;
+	if (outcome != XP_OUT_FAILED) {
+		d->seq = seq;
+		d->n_chunks = n_chunks;
+		d->outcome = outcome;
+	}
 	xp_seq_finish(&c->recv_done_below, &c->recv_finished, seq);
 }
 
@@ -391,8 +394,7 @@ void xp_recv_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_s
 		}
 		xp_opq_unlink(core, &c->rq, prev, i);
 		xp_complete_op(core, c, i, err, 0);
-		/* It never held its slot: the slot keeps the last receive that did. */
-		xp_seq_finish(&c->recv_done_below, &c->recv_finished, op->seq);
+		slot_finished(c, op->seq, 0, XP_OUT_FAILED);
 		i = next;
 	}
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {

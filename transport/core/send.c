@@ -53,13 +53,20 @@ static bool send_slot_free(const struct xp_conn *c, uint32_t seq)
 	return c->smsg[s] == XP_NONE && c->sdone[s].seq == seq - XP_MSG_SLOTS;
 }
 
+/*
+ * A message is over. The slot remembers the last message that completed or
+ * was aborted in it (the peer may still ask about those); a failed one is
+ * only counted finished, since nothing can follow it on the connection.
+ */
 static void slot_finished(struct xp_conn *c, uint32_t seq, uint16_t n_chunks, uint8_t outcome)
 {
 	struct xp_slot_done *d = &c->sdone[seq & XP_SLOT_MASK];
 
-	d->seq = seq;
-	d->n_chunks = n_chunks;
-	d->outcome = outcome;
+	if (outcome != XP_OUT_FAILED) {
+		d->seq = seq;
+		d->n_chunks = n_chunks;
+		d->outcome = outcome;
+	}
 	xp_seq_finish(&c->send_done_below, &c->send_finished, seq);
 }
 
@@ -646,10 +653,10 @@ void xp_send_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_s
 		}
 		xp_opq_unlink(core, &c->sq, prev, i);
 		c->backlog_bytes -= op->len;
-		c->cts[op->seq & XP_SLOT_MASK].held = false;
+		if (c->cts[op->seq & XP_SLOT_MASK].seq == op->seq) /* not an earlier one's */
+			c->cts[op->seq & XP_SLOT_MASK].held = false;
 		xp_complete_op(core, c, i, err, 0);
-		/* It never held its slot: the slot keeps the last message that did. */
-		xp_seq_finish(&c->send_done_below, &c->send_finished, op->seq);
+		slot_finished(c, op->seq, 0, XP_OUT_FAILED);
 		i = next;
 	}
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
