@@ -25,7 +25,7 @@
 #include "wire.h"
 #include "xp_net.h"
 
-#define PAIR_MAX_LOG 4096
+#define PAIR_MAX_LOG 65536
 #define PAIR_MAX_PATHS 8
 
 struct pair_comp {
@@ -54,10 +54,10 @@ struct pair {
 	uint32_t nonce[2];
 	uint32_t handle[2][PAIR_MAX_PATHS];
 	uint32_t n_paths;
-	struct pair_comp log[PAIR_MAX_LOG];
+	struct pair_comp *log; /* PAIR_MAX_LOG entries */
 	uint32_t n_log;
 	/* receive rkeys by cookie, to invalidate on completion */
-	uint32_t rkey_of[PAIR_MAX_LOG];
+	uint32_t *rkey_of;     /* PAIR_MAX_LOG entries */
 	xp_net_filter_fn filter;
 	void *filter_arg;
 };
@@ -99,6 +99,10 @@ static inline void pair_init(struct pair *p, const struct pair_opts *o)
 	struct xp_core_config cfg;
 
 	memset(p, 0, sizeof(*p));
+	p->log = calloc(PAIR_MAX_LOG, sizeof(*p->log));
+	p->rkey_of = calloc(PAIR_MAX_LOG, sizeof(*p->rkey_of));
+	assert_non_null(p->log);
+	assert_non_null(p->rkey_of);
 	p->filter = o->filter;
 	p->filter_arg = o->filter_arg;
 	p->n_paths = o->n_paths;
@@ -139,6 +143,8 @@ static inline void pair_init(struct pair *p, const struct pair_opts *o)
 static inline void pair_fini(struct pair *p)
 {
 	xp_net_destroy(p->net);
+	free(p->log);
+	free(p->rkey_of);
 }
 
 static inline struct xp_core *pair_core(struct pair *p, int host)

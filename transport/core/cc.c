@@ -49,7 +49,7 @@ static void fixed_on_rto(void *ctx, uint32_t flow, uint64_t in_flight_bytes, uin
 {
 }
 
-static void fixed_on_tx(void *ctx, uint32_t flow, uint32_t ready_chunks, uint64_t backlog_bytes,
+static void fixed_on_tx(void *ctx, uint32_t flow, uint64_t backlog_bytes,
 			uint64_t in_flight_bytes, uint64_t now_ns)
 {
 }

@@ -12,8 +12,9 @@
  *            RTT sample, or CE marks);
  *   on_loss  once per batch of chunks RACK (or TLP) declared lost;
  *   on_rto   once per retransmission timeout;
- *   on_tx    before each chunk's path is chosen, when the binding asks for it
- *            (info.wants_tx: load balancers that pick an entropy per packet);
+ *   on_tx    before each chunk's path is chosen (one call per chunk about to
+ *            go), when the binding asks for it (info.wants_tx: load
+ *            balancers that pick an entropy per packet);
  *   tick     at the times the binding asks for (info.tick_ns), while the
  *            connection has data in flight or queued.
  * Controls (read after every event, and before each sending round):
@@ -74,8 +75,8 @@ struct xp_cc_ops {
 	void (*on_ack)(void *ctx, uint32_t flow, const struct xp_cc_ack *ack, uint64_t now_ns);
 	void (*on_loss)(void *ctx, uint32_t flow, const struct xp_cc_loss *loss, uint64_t now_ns);
 	void (*on_rto)(void *ctx, uint32_t flow, uint64_t in_flight_bytes, uint64_t now_ns);
-	void (*on_tx)(void *ctx, uint32_t flow, uint32_t ready_chunks, uint64_t backlog_bytes,
-		      uint64_t in_flight_bytes, uint64_t now_ns);
+	void (*on_tx)(void *ctx, uint32_t flow, uint64_t backlog_bytes, uint64_t in_flight_bytes,
+		      uint64_t now_ns);
 	void (*tick)(void *ctx, uint32_t flow, uint64_t now_ns);
 	void (*read)(void *ctx, uint32_t flow, struct xp_cc_ctl *ctl);
 };

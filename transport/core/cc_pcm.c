@@ -12,8 +12,9 @@
  *               NACK_EV = entropy of the last one's path, IN_FLIGHT,
  *               TX_BACKLOG_BYTES;
  *   RTO         RTO = 1, IN_FLIGHT;
- *   transmit    TX_READY_PKTS = chunks ready, TX_BACKLOG_BYTES, IN_FLIGHT
- *               (only to packages that read TX_READY_PKTS, e.g. LB);
+ *   transmit    TX_READY_PKTS = 1 (a chunk is about to go; EV is read right
+ *               after), TX_BACKLOG_BYTES, IN_FLIGHT (only to packages that
+ *               read TX_READY_PKTS, e.g. LB);
  *   tick        no sample: ELAPSED_TIME timers fire (packages with one).
  * FLOW_SEED goes in every event. Counts of zero are not marked valid, so a
  * record without news does not touch a LAST signal. Every event is masked
@@ -431,12 +432,12 @@ static void pcm_on_rto(void *ctx, uint32_t flow, uint64_t in_flight_bytes, uint6
 	feed(ctx, flow, &ev, now_ns, false);
 }
 
-static void pcm_on_tx(void *ctx, uint32_t flow, uint32_t ready_chunks, uint64_t backlog_bytes,
-		      uint64_t in_flight_bytes, uint64_t now_ns)
+static void pcm_on_tx(void *ctx, uint32_t flow, uint64_t backlog_bytes, uint64_t in_flight_bytes,
+		      uint64_t now_ns)
 {
 	struct pcm_event ev = { 0 };
 
-	set(&ev, PCM_SIG_TX_READY_PKTS, ready_chunks);
+	set(&ev, PCM_SIG_TX_READY_PKTS, 1);
 	set(&ev, PCM_SIG_TX_BACKLOG_BYTES, backlog_bytes);
 	set(&ev, PCM_SIG_IN_FLIGHT, in_flight_bytes);
 	feed(ctx, flow, &ev, now_ns, true);

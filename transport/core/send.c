@@ -255,14 +255,6 @@ static uint64_t budget_of(const struct xp_conn *c, const struct xp_cc_ctl *ctl)
 	return ctl->cwnd_bytes > c->in_flight_bytes ? ctl->cwnd_bytes - c->in_flight_bytes : 0;
 }
 
-static uint32_t ready_chunks(const struct xp_core *core, const struct xp_conn *c)
-{
-	uint64_t n = c->lost_chunks + (c->backlog_bytes + core->cfg.chunk_bytes - 1) /
-					      core->cfg.chunk_bytes;
-
-	return n ? (n > UINT32_MAX ? UINT32_MAX : (uint32_t)n) : 1;
-}
-
 /* Put chunk @idx of @m on the wire (first transmission or not). */
 static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m, uint32_t idx,
 		     uint64_t now_ns, struct xp_batch *b, struct xp_cc_ctl *ctl)
@@ -273,8 +265,7 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 	uint32_t p;
 
 	if (c->cc_info.wants_tx) {
-		c->cc.ops->on_tx(c->cc.ctx, c->cc_flow, ready_chunks(core, c), c->backlog_bytes,
-				 c->in_flight_bytes, now_ns);
+		c->cc.ops->on_tx(c->cc.ctx, c->cc_flow, c->backlog_bytes, c->in_flight_bytes, now_ns);
 		xp_cc_read(core, c, ctl);
 	}
 	p = xp_path_choose(core, c, ctl);
