@@ -728,13 +728,15 @@ static void post(struct run *R, const struct wl_event *e)
 	struct xp_buf b;
 	int rc;
 
+	/* Virtual addresses: the core (and the trace) never see where malloc put a buffer. */
 	if (e->kind == WL_SEND) {
-		b = (struct xp_buf){ (uintptr_t)m->src, m->len, 0 };
+		b.len = m->len;
+		b.key = xp_net_reg_virtual(R->net, c->s[s].host, m->src, m->len, &b.addr);
 		rc = xp_post_send(core, c->s[s].id, &b, cookie, xp_net_now(R->net));
 		m->send_posted = rc == 0;
 	} else {
-		b = (struct xp_buf){ (uintptr_t)m->dst, m->cap,
-				     xp_net_reg(R->net, c->s[s].host, m->dst, m->cap) };
+		b.len = m->cap;
+		b.key = xp_net_reg_virtual(R->net, c->s[s].host, m->dst, m->cap, &b.addr);
 		rc = xp_post_recv(core, c->s[s].id, &b, cookie, xp_net_now(R->net));
 		m->recv_posted = rc == 0;
 		m->rkey = b.key;

@@ -38,6 +38,7 @@ struct ev {
 
 struct region {
 	uint8_t *addr;
+	uint64_t vbase; /* the address the core uses for addr */
 	size_t len;
 	uint32_t host;
 	bool valid;
@@ -205,7 +206,7 @@ void xp_net_set_ctrl(struct xp_net *net, uint32_t a, uint32_t b, const struct xp
 	net->hosts[a].ctrl[b] = *link;
 }
 
-uint32_t xp_net_reg(struct xp_net *net, uint32_t host, void *addr, size_t len)
+static uint32_t reg(struct xp_net *net, uint32_t host, void *addr, size_t len, uint64_t vbase)
 {
 	struct region *r;
 
@@ -214,10 +215,41 @@ uint32_t xp_net_reg(struct xp_net *net, uint32_t host, void *addr, size_t len)
 			abort();
 	r = &net->regions[net->n_regions];
 	r->addr = addr;
+	r->vbase = vbase;
 	r->len = len;
 	r->host = host;
 	r->valid = true;
 	return ++net->n_regions; /* key 0 is never valid */
+}
+
+uint32_t xp_net_reg(struct xp_net *net, uint32_t host, void *addr, size_t len)
+{
+	return reg(net, host, addr, len, (uintptr_t)addr);
+}
+
+uint32_t xp_net_reg_virtual(struct xp_net *net, uint32_t host, void *addr, size_t len,
+			    uint64_t *vaddr)
+{
+	uint32_t key = reg(net, host, addr, len, 0);
+
+	*vaddr = (uint64_t)key << 32;
+	net->regions[key - 1].vbase = *vaddr;
+	return key;
+}
+
+/* The real bytes behind [va, va+len) of region @key at @host, or NULL. */
+static uint8_t *translate(struct xp_net *net, uint32_t host, uint32_t key, uint64_t va,
+			  uint64_t len, bool need_valid)
+{
+	struct region *r;
+
+	if (!key || key > net->n_regions)
+		return NULL;
+	r = &net->regions[key - 1];
+	if ((need_valid && !r->valid) || r->host != host || va < r->vbase ||
+	    va - r->vbase > r->len || len > r->len - (va - r->vbase))
+		return NULL;
+	return r->addr + (va - r->vbase);
 }
 
 void xp_net_invalidate(struct xp_net *net, uint32_t host, uint32_t key)
@@ -334,8 +366,13 @@ static void send_write(struct xp_net *net, uint32_t host, const struct xp_write 
 		net->stats.lost++;
 	for (unsigned k = 0; k < n; k++) {
 		struct ev e = { .kind = EV_WRITE, .host = pkt.dst, .path = pe->peer_handle,
-				.imm = w->imm, .len = w->len, .rkey = w->rkey, .raddr = w->raddr,
-				.src = (const void *)(uintptr_t)w->laddr };
+				.imm = w->imm, .len = w->len, .rkey = w->rkey, .raddr = w->raddr };
+
+		/* the source region must hold what the core asked to send */
+		e.src = w->lkey ? translate(net, host, w->lkey, w->laddr, w->len, false)
+				: (const void *)(uintptr_t)w->laddr;
+		if (!e.src && w->len)
+			abort();
 
 		e.t_ns = arrival(net, &pe->link) + extra;
 		if (pe->link.reliable) {
@@ -448,16 +485,12 @@ void xp_net_kick(struct xp_net *net, uint32_t host)
 
 static bool place(struct xp_net *net, const struct ev *e)
 {
-	struct region *r;
+	uint8_t *dst = translate(net, e->host, e->rkey, e->raddr, e->len, true);
 
-	if (!e->rkey || e->rkey > net->n_regions)
-		return false;
-	r = &net->regions[e->rkey - 1];
-	if (!r->valid || r->host != e->host || e->raddr < (uintptr_t)r->addr ||
-	    e->raddr - (uintptr_t)r->addr > r->len || e->len > r->len - (e->raddr - (uintptr_t)r->addr))
+	if (!dst)
 		return false;
 	if (e->len)
-		memcpy((void *)(uintptr_t)e->raddr, e->src, e->len);
+		memcpy(dst, e->src, e->len);
 	return true;
 }
 

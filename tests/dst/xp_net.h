@@ -14,7 +14,8 @@
  * the registered region, else it is dropped before the core sees it (a
  * per-receive rkey, invalidated when the receive completes, is what keeps a
  * late duplicate out of a later receive). Then its bytes are copied from the
- * sender's buffer and the receiving core gets the chunk. Control packets
+ * sender's buffer (through its lkey's region when it has one, else laddr is
+ * a real pointer) and the receiving core gets the chunk. Control packets
  * are copied at send time. After every event the host's core is drained and
  * its next timer scheduled. A trace hash folds every action in, for the
  * same-seed-same-trace check.
@@ -116,8 +117,23 @@ int xp_net_add_path(struct xp_net *net, uint32_t a, uint32_t b, const struct xp_
 /* The control link from @a to @b (default: 1 us, lossless). */
 void xp_net_set_ctrl(struct xp_net *net, uint32_t a, uint32_t b, const struct xp_link *link);
 
-/* Register [addr, addr+len) at @host for remote writes. Return: its key. */
+/* Register [addr, addr+len) at @host, addressed by its real address. Return: its key. */
 uint32_t xp_net_reg(struct xp_net *net, uint32_t host, void *addr, size_t len);
+
+/**
+ * xp_net_reg_virtual() - register [addr, addr+len) at @host under a virtual
+ * address, as a NIC's IOVA: the core only ever sees *vaddr, so runs do not
+ * depend on where malloc put the buffer.
+ * @net: the network.
+ * @host: the host.
+ * @addr: the real buffer.
+ * @len: its length, below 4 GiB.
+ * @vaddr: the address to give the core.
+ *
+ * Return: its key (lkey for a send, rkey for a receive).
+ */
+uint32_t xp_net_reg_virtual(struct xp_net *net, uint32_t host, void *addr, size_t len,
+			    uint64_t *vaddr);
 
 /* Make @key refuse writes from now on. */
 void xp_net_invalidate(struct xp_net *net, uint32_t host, uint32_t key);
