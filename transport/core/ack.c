@@ -37,8 +37,9 @@ struct batcher {
 	uint32_t n_open;
 };
 
-void xp_ack_fill(struct xp_core *core, struct xp_conn *c, uint32_t slot, bool from_done,
-		 uint64_t now_ns, struct xp_rec *rec)
+/* The ACK record of receive @slot (or, @from_done, the "complete" one of its last receive). */
+static void ack_fill(struct xp_core *core, struct xp_conn *c, uint32_t slot, bool from_done,
+		     uint64_t now_ns, struct xp_rec *rec)
 {
 	struct xp_rec_ack *a = &rec->u.ack;
 
@@ -229,7 +230,7 @@ static bool emit_acks(struct batcher *bt, struct xp_conn *c, uint64_t now_ns)
 	while (c->done_ack_pend) {
 		uint32_t s = (uint32_t)__builtin_ctz(c->done_ack_pend);
 
-		xp_ack_fill(core, c, s, true, now_ns, &rec);
+		ack_fill(core, c, s, true, now_ns, &rec);
 		if (!put(bt, c, &rec))
 			return false;
 		c->done_ack_pend &= (uint16_t)~(1u << s);
@@ -248,7 +249,7 @@ static bool emit_acks(struct batcher *bt, struct xp_conn *c, uint64_t now_ns)
 		keep.ce = r->ce;
 		keep.dup_seen = r->dup_seen;
 		keep.echo_valid = r->echo_fresh;
-		xp_ack_fill(core, c, s, false, now_ns, &rec);
+		ack_fill(core, c, s, false, now_ns, &rec);
 		if (!put(bt, c, &rec)) {
 			/* Not sent: put back what filling consumed. */
 			r->ce = keep.ce;

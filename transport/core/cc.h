@@ -104,7 +104,11 @@ struct xp_cc_fixed {
 
 extern const struct xp_cc_ops xp_cc_fixed_ops;
 
-/* Return: a binding to @fixed, whose fields the caller set. */
+/**
+ * xp_cc_fixed_binding() - bind a connection to a fixed window and rate.
+ *
+ * Return: a binding to @fixed, whose fields the caller set.
+ */
 static inline struct xp_cc_binding xp_cc_fixed_binding(struct xp_cc_fixed *fixed)
 {
 	struct xp_cc_binding b = { &xp_cc_fixed_ops, fixed };

@@ -75,7 +75,9 @@ void xp_cc_pcm_config_default(struct xp_cc_pcm_config *cfg);
 int xp_cc_pcm_create(const struct xp_cc_pcm_config *cfg, struct xp_cc_pcm **out,
 		     struct pcm_diag *diag);
 
-/* Stops any worker threads, then frees everything. NULL is a no-op. */
+/**
+ * xp_cc_pcm_destroy() - stops any worker threads, then frees everything. NULL is a no-op.
+ */
 void xp_cc_pcm_destroy(struct xp_cc_pcm *p);
 
 /**
@@ -87,16 +89,30 @@ void xp_cc_pcm_destroy(struct xp_cc_pcm *p);
  */
 int xp_cc_pcm_start(struct xp_cc_pcm *p);
 
-/* Stop the worker threads, if any. */
+/**
+ * xp_cc_pcm_stop() - stop the worker threads, if any.
+ */
 void xp_cc_pcm_stop(struct xp_cc_pcm *p);
 
-/* Return: the binding for xp_conn_config.cc or xp_conn_set_cc(). */
+/**
+ * xp_cc_pcm_binding() - the binding that runs connections on these packages.
+ *
+ * Return: the binding for xp_conn_config.cc or xp_conn_set_cc().
+ */
 struct xp_cc_binding xp_cc_pcm_binding(struct xp_cc_pcm *p);
 
-/* Return: bytes of shell state per flow slot, both packages. */
+/**
+ * xp_cc_pcm_bytes_per_flow() - memory per connection.
+ *
+ * Return: bytes of shell state per flow slot, both packages.
+ */
 size_t xp_cc_pcm_bytes_per_flow(const struct xp_cc_pcm *p);
 
-/* Return: flows open now (connections bound to @p). */
+/**
+ * xp_cc_pcm_flows_open() - connections bound now.
+ *
+ * Return: flows open now (connections bound to @p).
+ */
 uint32_t xp_cc_pcm_flows_open(const struct xp_cc_pcm *p);
 
 /**
@@ -111,7 +127,12 @@ uint32_t xp_cc_pcm_flows_open(const struct xp_cc_pcm *p);
  */
 int xp_cc_pcm_peek(const struct xp_cc_pcm *p, unsigned which, uint32_t flow, pcm_uint *out);
 
-/* Return: handler invocations so far, both packages (sync shells only; 0 for async). */
+/**
+ * xp_cc_pcm_handler_calls() - handler invocations so far.
+ *
+ * Return: handler invocations so far, both packages (sync shells
+ * only; 0 for async).
+ */
 uint64_t xp_cc_pcm_handler_calls(const struct xp_cc_pcm *p);
 
 #endif /* XP_CC_PCM_H */

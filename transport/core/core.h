@@ -114,7 +114,9 @@ struct xp_batch {
 	uint32_t ctrl_used;
 };
 
-/* Reset a batch to empty before a drain. */
+/**
+ * xp_batch_reset() - reset a batch to empty before a drain.
+ */
 static inline void xp_batch_reset(struct xp_batch *b, uint32_t max_writes)
 {
 	b->n = 0;
@@ -227,7 +229,10 @@ struct xp_core;
  */
 int xp_core_create(const struct xp_core_config *cfg, struct xp_core **out);
 
-/* Free everything; open connections are dropped without completions. NULL is a no-op. */
+/**
+ * xp_core_destroy() - free everything; open connections are dropped without completions. NULL
+ * is a no-op.
+ */
 void xp_core_destroy(struct xp_core *core);
 
 /**
@@ -368,7 +373,10 @@ int xp_core_on_ctrl(struct xp_core *core, uint32_t peer, const void *bytes, size
  */
 void xp_core_on_write_done(struct xp_core *core, uint64_t token, int status, uint64_t now_ns);
 
-/* Run every timer due at @now_ns (RACK, TLP, RTO, pacer, retransmits, ticks, quarantine). */
+/**
+ * xp_core_timer() - run every timer due at @now_ns (RACK, TLP, RTO, pacer, retransmits, ticks,
+ * quarantine).
+ */
 void xp_core_timer(struct xp_core *core, uint64_t now_ns);
 
 /**
@@ -382,9 +390,19 @@ void xp_core_timer(struct xp_core *core, uint64_t now_ns);
  */
 uint32_t xp_core_drain(struct xp_core *core, uint64_t now_ns, struct xp_batch *batch);
 
-/* Return: the earliest time xp_core_timer() has work, or UINT64_MAX. */
+/**
+ * xp_core_next_deadline() - when the timers next have work.
+ *
+ * Return: the earliest time xp_core_timer() has work, or UINT64_MAX.
+ */
 uint64_t xp_core_next_deadline(const struct xp_core *core);
 
+/**
+ * xp_core_stats() - the core's counters, drops by reason included.
+ * @core: the core.
+ *
+ * Return: a pointer into the core, valid until it is destroyed.
+ */
 const struct xp_core_stats *xp_core_stats(const struct xp_core *core);
 
 /**
@@ -397,15 +415,35 @@ const struct xp_core_stats *xp_core_stats(const struct xp_core *core);
  */
 int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info);
 
+/**
+ * xp_core_usage() - what the core holds now: connections, pool entries, bytes
+ * in flight, timers, paced connections, completions not yet drained. All
+ * zero once every connection is closed and out of quarantine.
+ * @core: the core.
+ * @usage: filled in.
+ */
 void xp_core_usage(const struct xp_core *core, struct xp_core_usage *usage);
 
-/* Return: bytes the core allocated per connection slot (state, paths, timer, lists). */
+/**
+ * xp_core_bytes_per_conn() - memory per connection slot.
+ *
+ * Return: bytes the core allocated per connection slot (state,
+ * paths, timer, lists).
+ */
 size_t xp_core_bytes_per_conn(const struct xp_core *core);
 
-/* Return: every byte xp_core_create() allocated. */
+/**
+ * xp_core_bytes_total() - memory of the whole core.
+ *
+ * Return: every byte xp_core_create() allocated.
+ */
 size_t xp_core_bytes_total(const struct xp_core *core);
 
-/* Return: the largest message a send may carry: 4096 x chunk_bytes. */
+/**
+ * xp_core_max_msg_bytes() - the largest message.
+ *
+ * Return: the largest message a send may carry: 4096 x chunk_bytes.
+ */
 uint64_t xp_core_max_msg_bytes(const struct xp_core *core);
 
 #endif /* XP_CORE_H */

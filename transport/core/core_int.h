@@ -36,11 +36,11 @@ static inline int32_t seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
-/*
- * Messages finish out of order, but every message not yet finished lies in
- * [below, below + XP_CTS_WINDOW): a message starts only once the one 16
- * before it finished, and only with a CTS inside that window. So "oldest
- * not finished" is @below plus a bitmap of finished seqs after it.
+/**
+ * xp_seq_finish() - messages finish out of order, but every message not yet finished lies in
+ * [below, below + XP_CTS_WINDOW): a message starts only once the one 16 before it finished, and
+ * only with a CTS inside that window. So "oldest not finished" is @below plus a bitmap of
+ * finished seqs after it.
  */
 static inline void xp_seq_finish(uint32_t *below, uint64_t *finished, uint32_t seq)
 {
@@ -347,18 +347,76 @@ struct xp_core {
 	size_t bytes_total;
 };
 
-/* core.c */
+/*
+ * core.c
+ */
+
+/**
+ * xp_rand() - draw from the core's generator.
+ *
+ * Return: the core's next pseudo-random word (splitmix64 of the seed and the draws
+ * so far).
+ */
 uint64_t xp_rand(struct xp_core *core);
+
+/**
+ * xp_idlist_push() - append connection @id to work list @l, unless it is on it.
+ * @l: the list (ready, ctrl or starved).
+ * @id: the connection; its state is checked by whoever pops it.
+ */
 void xp_idlist_push(struct xp_idlist *l, uint32_t id);
+
+/**
+ * xp_idlist_pop() - take the oldest id off a work list.
+ *
+ * Return: the oldest id on @l, taken off it, or XP_NONE.
+ */
 uint32_t xp_idlist_pop(struct xp_idlist *l);
+
+/**
+ * xp_complete_op() - operation @op of @c is over: queue its completion.
+ * @core: the core.
+ * @c: its connection; its open-operation count drops.
+ * @op: the operation's pool index; freed when the completion is drained.
+ * @status: 0 or -errno.
+ * @bytes: bytes sent or received.
+ */
 void xp_complete_op(struct xp_core *core, struct xp_conn *c, uint32_t op, int status,
 		    uint64_t bytes);
+
+/**
+ * xp_complete_close() - queue @c's XP_COMP_CLOSE, after every completion queued before.
+ * @core: the core.
+ * @c: the connection, now quarantined; its id is not freed before this is drained.
+ * @status: the close's status.
+ */
 void xp_complete_close(struct xp_core *core, struct xp_conn *c, int status);
+
+/**
+ * xp_drop() - count one input dropped for @why.
+ */
 void xp_drop(struct xp_core *core, enum xp_drop why);
+
+/**
+ * xp_opq_append() - append operation @op to queue @q (posted, not yet started or advertised).
+ */
 void xp_opq_append(struct xp_core *core, struct xp_idq *q, uint32_t op);
+
+/**
+ * xp_opq_unlink() - unlink @op from @q; @prev is its predecessor there, or XP_NONE at the head.
+ */
 void xp_opq_unlink(struct xp_core *core, struct xp_idq *q, uint32_t prev, uint32_t op);
+
+/**
+ * xp_cc_read() - read @c's controls from its CC binding into @ctl.
+ */
 void xp_cc_read(struct xp_core *core, struct xp_conn *c, struct xp_cc_ctl *ctl);
 
+/**
+ * xp_smsg_at() - find a running message.
+ *
+ * Return: @c's running message @seq, or NULL.
+ */
 static inline struct xp_smsg *xp_smsg_at(struct xp_core *core, struct xp_conn *c, uint32_t seq)
 {
 	uint32_t i = c->smsg[seq & XP_SLOT_MASK];
@@ -366,6 +424,11 @@ static inline struct xp_smsg *xp_smsg_at(struct xp_core *core, struct xp_conn *c
 	return i != XP_NONE && core->smsgs[i].seq == seq ? &core->smsgs[i] : NULL;
 }
 
+/**
+ * xp_rmsg_at() - find an advertised receive.
+ *
+ * Return: @c's advertised receive @seq, or NULL.
+ */
 static inline struct xp_rmsg *xp_rmsg_at(struct xp_core *core, struct xp_conn *c, uint32_t seq)
 {
 	uint32_t i = c->rmsg[seq & XP_SLOT_MASK];
@@ -373,6 +436,10 @@ static inline struct xp_rmsg *xp_rmsg_at(struct xp_core *core, struct xp_conn *c
 	return i != XP_NONE && core->rmsgs[i].seq == seq ? &core->rmsgs[i] : NULL;
 }
 
+/**
+ * xp_inflight_add() - count @ch in flight, for its connection and the core. The one place it is
+ * added.
+ */
 static inline void xp_inflight_add(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch)
 {
 	ch->flags |= XP_CH_INFLIGHT;
@@ -382,6 +449,10 @@ static inline void xp_inflight_add(struct xp_core *core, struct xp_conn *c, stru
 	core->in_flight_chunks++;
 }
 
+/**
+ * xp_inflight_sub() - take @ch, which is in flight, out of the counts. The one place it is
+ * subtracted.
+ */
 static inline void xp_inflight_sub(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch)
 {
 	ch->flags &= (uint8_t)~XP_CH_INFLIGHT;
@@ -391,73 +462,379 @@ static inline void xp_inflight_sub(struct xp_core *core, struct xp_conn *c, stru
 	core->in_flight_chunks--;
 }
 
-/* conn.c */
+/*
+ * conn.c
+ */
+
+/**
+ * xp_conn_get() - look a connection up.
+ *
+ * Return: connection @id if it exists (any state but FREE), else NULL.
+ */
 struct xp_conn *xp_conn_get(struct xp_core *core, uint32_t id);
+
+/**
+ * xp_conn_for_record() - the connection a decoded record names, if it may.
+ * @core: the core.
+ * @rec: the record.
+ * @peer: the control handle it arrived from.
+ * @why: the reason when there is none: unknown id, wrong nonce, wrong peer
+ *       (checked once the connection is bound).
+ *
+ * Return: the connection, or NULL.
+ */
 struct xp_conn *xp_conn_for_record(struct xp_core *core, const struct xp_rec *rec,
 				   uint32_t peer, enum xp_drop *why);
+
+/**
+ * xp_conn_on_record() - apply one record to its connection: live ones go to
+ * the sender (ACK, CTS, ABORT_ACK), the receiver (CTS_ACK, ABORT, ACK_REQ) or
+ * the lifecycle (FIN, FIN_ACK, RESET); dead and quarantined ones answer
+ * what they can (FIN_ACK, "complete", ABORT_ACK, RESET).
+ * @core: the core.
+ * @c: the connection xp_conn_for_record() returned.
+ * @rec: the record.
+ * @now_ns: the time.
+ */
 void xp_conn_on_record(struct xp_core *core, struct xp_conn *c, const struct xp_rec *rec,
 		       uint64_t now_ns);
+
+/**
+ * xp_conn_fail() - @c failed: every operation completes with @err, and it
+ * becomes DEAD (or, if it was closing, closed).
+ * @core: the core.
+ * @c: a live connection.
+ * @err: -ECONNRESET, -ETIMEDOUT or -EIO.
+ * @reset_reason: the RESET to send the peer (enum xp_reset_reason), 0 for none.
+ * @now_ns: the time.
+ */
 void xp_conn_fail(struct xp_core *core, struct xp_conn *c, int err, unsigned reset_reason,
 		  uint64_t now_ns);
+
+/**
+ * xp_conn_check_closed() - if @c is closing gracefully and nothing is left to wait for, close
+ * it (quarantine).
+ */
 void xp_conn_check_closed(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_conn_rearm() - recompute @c's earliest deadline and (re)arm its timer.
+ * Call after anything that may have moved one; it also starts the
+ * no-progress clock when something becomes owed.
+ * @core: the core.
+ * @c: the connection.
+ * @now_ns: the time.
+ */
 void xp_conn_rearm(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_conn_on_timer() - run whichever of @c's timers are due at @now_ns, then rearm.
+ */
 void xp_conn_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_conn_progress() - something moved forward on @c (data acknowledged or accepted, a control
+ * exchange).
+ */
 void xp_conn_progress(struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_conn_want_ctrl() - @c has control records to send: put it on the control work list.
+ */
 void xp_conn_want_ctrl(struct xp_core *core, struct xp_conn *c);
+
+/**
+ * xp_conn_want_send() - @c may have chunks to send: put it on the ready list if it is live,
+ * bound and sending.
+ */
 void xp_conn_want_send(struct xp_core *core, struct xp_conn *c);
+
+/**
+ * xp_conn_on_close_record_sent() - A FIN or RESET of @c went out: arm its retransmission if it
+ * is not armed.
+ */
 void xp_conn_on_close_record_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_conn_post_check() - may the connection take new operations.
+ *
+ * Return: 0 if @c accepts new operations, else what a post returns
+ * (-ESHUTDOWN or its error).
+ */
 int xp_conn_post_check(const struct xp_conn *c);
+
+/**
+ * xp_conn_live() - is the connection open or closing.
+ *
+ * Return: @c is OPEN or CLOSING.
+ */
 bool xp_conn_live(const struct xp_conn *c);
 
-/* send.c */
+/*
+ * send.c
+ */
+
+/**
+ * xp_send_on_cts() - the peer advertised its receive @cts->msg_seq: keep the
+ * CTS and start the message if it can; answer a repeated CTS (CTS_ACK, or
+ * ABORT again for an aborted message); drop one outside the window.
+ * @core: the core.
+ * @c: a live connection.
+ * @cts: the record's body.
+ * @now_ns: the time.
+ */
 void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec_cts *cts,
 		    uint64_t now_ns);
+
+/**
+ * xp_send_on_ack() - apply an ACK record: check it names only chunks sent,
+ * acknowledge chunks, take the RTT sample (Karn), feed RACK and the CC,
+ * finish the message when all of it is acknowledged.
+ * @core: the core.
+ * @c: a live connection.
+ * @ack: the record's body.
+ * @now_ns: the time.
+ */
 void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec_ack *ack,
 		    uint64_t now_ns);
+
+/**
+ * xp_send_try_start() - start every queued send of @c that has its CTS and a free slot (or
+ * abort it if too long).
+ */
 void xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_send_push() - let @c send up to burst_chunks chunks into @batch, under its
+ * budget and pacing: lost chunks first, then new ones, or a TLP probe.
+ * @core: the core.
+ * @c: the connection.
+ * @now_ns: the time.
+ * @batch: where the writes go.
+ *
+ * Return: true if @c has more it could send now (keep it on the ready list).
+ */
 bool xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 		  struct xp_batch *batch);
+
+/**
+ * xp_send_fail_from() - fail every send of @c with seq >= @first_seq (queued ones first) with
+ * @err.
+ */
 void xp_send_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err);
+
+/**
+ * xp_send_busy() - does the connection have sends.
+ *
+ * Return: @c has sends running or queued.
+ */
 bool xp_send_busy(const struct xp_conn *c);
+
+/**
+ * xp_send_on_abort_ack() - the receiver saw our ABORT of @seq: stop retransmitting it. Drops
+ * (seq_bad) a stray one.
+ */
 void xp_send_on_abort_ack(struct xp_core *core, struct xp_conn *c, uint32_t seq,
 			  uint64_t now_ns);
+
+/**
+ * xp_send_on_abort_sent() - ABORTs of @c went out: arm their retransmission while any is
+ * unacknowledged.
+ */
 void xp_send_on_abort_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_send_on_timer() - @c's sender timers: ABORT retransmission when due.
+ */
 void xp_send_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
 
-/* recv.c */
+/*
+ * recv.c
+ */
+
+/**
+ * xp_recv_on_chunk() - a chunk was placed: check its immediate and length
+ * against the receive it names, record it, complete the receive when whole.
+ * @core: the core.
+ * @imm: the immediate, host order.
+ * @byte_len: bytes placed.
+ * @path: the datapath handle it arrived on; must be one of the connection's.
+ * @ecn_ce: it arrived CE-marked.
+ * @now_ns: the time.
+ *
+ * Return: 0 if accepted, -EALREADY for a duplicate (re-ACKed), -EINVAL if dropped.
+ */
 int xp_recv_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint32_t path,
 		     bool ecn_ce, uint64_t now_ns);
+
+/**
+ * xp_recv_on_seq_record() - a sender's record about one of @c's receives:
+ * CTS_ACK (stop retransmitting the CTS), ABORT (complete it with -EMSGSIZE,
+ * answer ABORT_ACK), ACK_REQ (send its ACK record, or "complete" for one
+ * that finished). Drops (seq_bad) one naming no such receive.
+ * @core: the core.
+ * @c: a live connection.
+ * @rec: the record.
+ * @now_ns: the time.
+ */
 void xp_recv_on_seq_record(struct xp_core *core, struct xp_conn *c, const struct xp_rec *rec,
 			   uint64_t now_ns);
+
+/**
+ * xp_recv_try_advertise() - advertise (CTS) every queued receive of @c whose slot is free,
+ * pools permitting.
+ */
 void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_recv_release() - the "complete" ACK of the receive in @slot went out: free the slot,
+ * advertise the next.
+ */
 void xp_recv_release(struct xp_core *core, struct xp_conn *c, uint32_t slot, uint64_t now_ns);
+
+/**
+ * xp_recv_fail_from() - fail every receive of @c with seq >= @first_seq with @err (completed
+ * ones just go).
+ */
 void xp_recv_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err);
+
+/**
+ * xp_recv_done_ok() - did a receive complete with data.
+ *
+ * Return: receive @seq of @c completed with data and its slot still
+ * remembers it.
+ */
 bool xp_recv_done_ok(const struct xp_conn *c, uint32_t seq);
+
+/**
+ * xp_recv_aborted() - was a receive aborted.
+ *
+ * Return: receive @seq of @c was aborted (too long) and its slot still
+ * remembers it.
+ */
 bool xp_recv_aborted(const struct xp_conn *c, uint32_t seq);
+
+/**
+ * xp_recv_cts_deadline() - the next CTS retransmission.
+ *
+ * Return: the earliest CTS retransmission deadline of @c, or 0.
+ */
 uint64_t xp_recv_cts_deadline(struct xp_core *core, const struct xp_conn *c);
+
+/**
+ * xp_recv_on_timer() - queue a retransmission of each of @c's unanswered CTSs that is due.
+ */
 void xp_recv_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
 
-/* ack.c */
-void xp_ack_fill(struct xp_core *core, struct xp_conn *c, uint32_t slot, bool from_done,
-		 uint64_t now_ns, struct xp_rec *rec);
+/*
+ * ack.c
+ */
+
+/**
+ * xp_ctrl_drain() - write the control records of every connection that has
+ * some (ACKs, CTSs, their answers, FIN/RESET), batched per peer into
+ * packets of at most ctrl_mtu bytes, into @batch.
+ * @core: the core.
+ * @now_ns: the time (ACK hold times are measured to it).
+ * @batch: where the packets go; a connection whose records do not fit waits
+ *         for the next drain.
+ */
 void xp_ctrl_drain(struct xp_core *core, uint64_t now_ns, struct xp_batch *batch);
 
-/* recovery.c */
+/*
+ * recovery.c
+ */
+
+/**
+ * xp_rec_init() - reset @c's RTT estimator and RACK, TLP and RTO state.
+ */
 void xp_rec_init(struct xp_conn *c);
+
+/**
+ * xp_rec_on_delivered() - chunk @ch was delivered: advance RACK's newest delivered transmission
+ * if it is newer.
+ */
 void xp_rec_on_delivered(struct xp_conn *c, const struct xp_chunk *ch, uint64_t now_ns);
+
+/**
+ * xp_rec_rtt_sample() - the RTT sample an echo gives, under Karn's rule.
+ * @core: the core.
+ * @c: the connection.
+ * @ch: the echoed chunk.
+ * @parity: the echoed transmission's parity.
+ * @hold_ns: the receiver's hold of it.
+ * @now_ns: the time.
+ * @rtt_ns: the sample, when there is one.
+ *
+ * Return: true if the echo named the chunk's latest transmission
+ * unambiguously and the sample was taken (fed to SRTT and the path's EWMA).
+ */
 bool xp_rec_rtt_sample(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
 		       bool parity, uint64_t hold_ns, uint64_t now_ns, uint64_t *rtt_ns);
+
+/**
+ * xp_rec_on_dsack() - the receiver saw a duplicate (a spurious retransmission): widen reo_wnd,
+ * once per SRTT.
+ */
 void xp_rec_on_dsack(struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_rec_detect() - RACK loss detection over @c's chunks in flight: mark the lost, arm the
+ * reordering timer.
+ */
 void xp_rec_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_rec_on_new_ack() - new data was acknowledged: clear the backoff, restart the RTO, re-arm
+ * the TLP.
+ */
 void xp_rec_on_new_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_rec_on_sent() - A chunk went out: arm the RTO and the TLP if they are not armed.
+ */
 void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_rec_on_timer() - @c's recovery timers: RTO, TLP, RACK reordering, whichever is due.
+ */
 void xp_rec_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_rec_reo_wnd_ns() - RACK's reordering window.
+ *
+ * Return: @c's RACK reordering window, ns.
+ */
 uint64_t xp_rec_reo_wnd_ns(const struct xp_conn *c);
+
+/**
+ * xp_rec_rto_ns() - the current RTO.
+ *
+ * Return: @c's RTO with its current backoff, ns.
+ */
 uint64_t xp_rec_rto_ns(const struct xp_core *core, const struct xp_conn *c);
 
-/* path.c */
+/*
+ * path.c
+ */
+
+/**
+ * xp_path_choose() - pick the path of the next chunk.
+ *
+ * Return: the path index for @c's next chunk: EV mod n_paths, else power of
+ * two choices.
+ */
 uint32_t xp_path_choose(struct xp_core *core, struct xp_conn *c, const struct xp_cc_ctl *ctl);
+
+/**
+ * xp_path_on_rtt() - fold an RTT sample into @path's EWMA (alpha 1/8).
+ */
 void xp_path_on_rtt(struct xp_conn *c, uint32_t path, uint64_t rtt_ns);
+
+/**
+ * xp_path_on_loss() - A chunk on @path was declared lost: fold a penalty sample (the RTO) into
+ * its EWMA.
+ */
 void xp_path_on_loss(struct xp_core *core, struct xp_conn *c, uint32_t path);
 
 #endif /* XP_CORE_INT_H */

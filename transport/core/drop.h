@@ -52,7 +52,9 @@ enum xp_drop {
 	XP_DROP_COUNT,
 };
 
-/* A short stable name ("ctrl_short", ...), or "?" for an unknown value. */
+/**
+ * xp_drop_name() - A short stable name ("ctrl_short", ...), or "?" for an unknown value.
+ */
 const char *xp_drop_name(unsigned reason);
 
 #endif /* XP_DROP_H */

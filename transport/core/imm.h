@@ -46,6 +46,12 @@ struct xp_imm {
 	bool parity;
 };
 
+/**
+ * xp_imm_encode() - the immediate of @f; each field is masked to its width.
+ * @f: the fields.
+ *
+ * Return: the 32-bit immediate, host order.
+ */
 static inline uint32_t xp_imm_encode(const struct xp_imm *f)
 {
 	return (f->last ? XP_IMM_LAST : 0) | (f->parity ? XP_IMM_PARITY : 0) |
@@ -54,6 +60,11 @@ static inline uint32_t xp_imm_encode(const struct xp_imm *f)
 	       (uint32_t)(f->chunk & (XP_MAX_CHUNKS - 1));
 }
 
+/**
+ * xp_imm_decode() - split immediate @imm into its fields (every word decodes).
+ * @imm: the immediate, host order.
+ * @f: the fields.
+ */
 static inline void xp_imm_decode(uint32_t imm, struct xp_imm *f)
 {
 	f->last = imm & XP_IMM_LAST;

@@ -48,14 +48,29 @@ struct xp_wheel {
 int xp_wheel_init(struct xp_wheel *w, uint32_t n_ids, uint32_t n_slots, uint64_t tick_ns,
 		  uint64_t now_ns);
 
+/**
+ * xp_wheel_fini() - free the wheel's memory.
+ * @w: the wheel.
+ */
 void xp_wheel_fini(struct xp_wheel *w);
 
-/* Put @id (not on the wheel) on it, due at @when_ns. */
+/**
+ * xp_wheel_insert() - put @id (not on the wheel) on it, due at @when_ns.
+ */
 void xp_wheel_insert(struct xp_wheel *w, uint32_t id, uint64_t when_ns);
 
-/* Take @id off the wheel; nothing happens if it is not on it. */
+/**
+ * xp_wheel_remove() - take @id off the wheel; nothing happens if it is not on it.
+ */
 void xp_wheel_remove(struct xp_wheel *w, uint32_t id);
 
+/**
+ * xp_wheel_holds() - whether @id is on the wheel.
+ * @w: the wheel.
+ * @id: the id.
+ *
+ * Return: true if it is waiting on the wheel.
+ */
 static inline bool xp_wheel_holds(const struct xp_wheel *w, uint32_t id)
 {
 	return w->tick[id] != UINT64_MAX;
@@ -72,7 +87,12 @@ static inline bool xp_wheel_holds(const struct xp_wheel *w, uint32_t id)
  */
 uint32_t xp_wheel_expire(struct xp_wheel *w, uint64_t now_ns, uint32_t *out, uint32_t max);
 
-/* Return: a time at or before the earliest deadline on the wheel, or UINT64_MAX. */
+/**
+ * xp_wheel_next() - when the wheel next has work.
+ *
+ * Return: a time at or before the earliest deadline on the wheel, or
+ * UINT64_MAX.
+ */
 uint64_t xp_wheel_next(const struct xp_wheel *w);
 
 /**

@@ -30,9 +30,17 @@ struct xp_pool {
  */
 int xp_pool_init(struct xp_pool *pool, uint32_t n);
 
+/**
+ * xp_pool_fini() - free the pool's memory; its indices must no longer be used.
+ * @pool: the pool.
+ */
 void xp_pool_fini(struct xp_pool *pool);
 
-/* Return: a free index, or XP_NONE when the pool is exhausted. */
+/**
+ * xp_pool_get() - take a free index.
+ *
+ * Return: a free index, or XP_NONE when the pool is exhausted.
+ */
 static inline uint32_t xp_pool_get(struct xp_pool *pool)
 {
 	if (pool->used == pool->n)
@@ -40,7 +48,9 @@ static inline uint32_t xp_pool_get(struct xp_pool *pool)
 	return pool->free[pool->n - 1 - pool->used++];
 }
 
-/* Give back @idx, which xp_pool_get() returned and was not put back since. */
+/**
+ * xp_pool_put() - give back @idx, which xp_pool_get() returned and was not put back since.
+ */
 static inline void xp_pool_put(struct xp_pool *pool, uint32_t idx)
 {
 	pool->free[pool->n - pool->used--] = idx;

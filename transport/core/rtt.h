@@ -32,13 +32,21 @@ struct xp_rto_params {
 	uint64_t granularity_ns; /* G: the timer's granularity */
 };
 
-/* An estimator with no sample. */
+/**
+ * xp_rtt_init() - an estimator with no sample.
+ */
 void xp_rtt_init(struct xp_rtt *rtt);
 
-/* Fold one RTT sample (> 0; a zero sample counts as 1 ns) in. */
+/**
+ * xp_rtt_sample() - fold one RTT sample (> 0; a zero sample counts as 1 ns) in.
+ */
 void xp_rtt_sample(struct xp_rtt *rtt, uint64_t sample_ns);
 
-/* Return: the retransmission timeout after @backoff expiries, in ns. */
+/**
+ * xp_rtt_rto() - the retransmission timeout.
+ *
+ * Return: the retransmission timeout after @backoff expiries, in ns.
+ */
 uint64_t xp_rtt_rto(const struct xp_rtt *rtt, const struct xp_rto_params *p, unsigned backoff);
 
 #endif /* XP_RTT_H */

@@ -27,15 +27,27 @@ struct xp_timerq {
  */
 int xp_timerq_init(struct xp_timerq *q, uint32_t n_ids);
 
+/**
+ * xp_timerq_fini() - free the queue's memory.
+ * @q: the queue.
+ */
 void xp_timerq_fini(struct xp_timerq *q);
 
-/* Arm (or move) @id's deadline to @deadline_ns. */
+/**
+ * xp_timerq_set() - arm (or move) @id's deadline to @deadline_ns.
+ */
 void xp_timerq_set(struct xp_timerq *q, uint32_t id, uint64_t deadline_ns);
 
-/* Disarm @id; nothing happens if it is not armed. */
+/**
+ * xp_timerq_cancel() - disarm @id; nothing happens if it is not armed.
+ */
 void xp_timerq_cancel(struct xp_timerq *q, uint32_t id);
 
-/* Return: the earliest deadline, or UINT64_MAX when nothing is armed. */
+/**
+ * xp_timerq_next() - the earliest deadline.
+ *
+ * Return: the earliest deadline, or UINT64_MAX when nothing is armed.
+ */
 static inline uint64_t xp_timerq_next(const struct xp_timerq *q)
 {
 	return q->len ? q->deadline_ns[q->heap[0]] : UINT64_MAX;

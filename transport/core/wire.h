@@ -114,7 +114,9 @@ struct xp_rec {
 	} u;
 };
 
-/* Bytes of a record of @type on the wire, or 0 for an unknown type. */
+/**
+ * xp_wire_rec_bytes() - bytes of a record of @type on the wire, or 0 for an unknown type.
+ */
 uint32_t xp_wire_rec_bytes(unsigned type);
 
 struct xp_wire_writer {
@@ -142,7 +144,9 @@ void xp_wire_begin(struct xp_wire_writer *w, uint8_t *buf, uint32_t cap);
  */
 int xp_wire_put(struct xp_wire_writer *w, const struct xp_rec *rec);
 
-/* Write the header; return the packet's length, or 0 if it holds no record. */
+/**
+ * xp_wire_finish() - write the header; return the packet's length, or 0 if it holds no record.
+ */
 uint32_t xp_wire_finish(struct xp_wire_writer *w);
 
 struct xp_wire_reader {
