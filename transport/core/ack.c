@@ -48,8 +48,8 @@ static void ack_fill(struct xp_core *core, struct xp_conn *c, uint32_t slot, boo
 	rec->conn = (uint16_t)c->peer_id;
 	rec->nonce = c->peer_nonce;
 	if (from_done) {
-		a->msg_seq = c->rdone[slot].seq;
-		a->cum = c->rdone[slot].n_chunks;
+		a->msg_seq = c->rw.last[slot].seq;
+		a->cum = c->rw.last[slot].n_chunks;
 		a->complete = true;
 		return;
 	}
@@ -184,11 +184,11 @@ static bool sender_seq(struct xp_core *core, struct xp_conn *c, uint8_t type, ui
 
 	switch (type) {
 	case XP_REC_ABORT:
-		*seq = c->sdone[s].seq;
-		return c->sdone[s].outcome == XP_OUT_ABORTED;
+		*seq = c->sw.last[s].seq;
+		return c->sw.last[s].outcome == XP_OUT_ABORTED;
 	case XP_REC_ABORT_ACK:
-		*seq = c->rdone[s].seq;
-		return c->rdone[s].outcome == XP_OUT_ABORTED;
+		*seq = c->rw.last[s].seq;
+		return c->rw.last[s].outcome == XP_OUT_ABORTED;
 	case XP_REC_CTS_ACK:
 		if (c->cts[s].held) {
 			*seq = c->cts[s].seq;

@@ -68,16 +68,6 @@ void xp_conn_want_send(struct xp_core *core, struct xp_conn *c)
 		xp_idlist_push(&core->ready, c->id);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 static int check_conn_config(const struct xp_core *core, const struct xp_conn_config *cfg)
 {
 	if (!cfg || cfg->n_paths == 0 || cfg->n_paths > core->cfg.max_paths || !cfg->path_handles)
@@ -90,10 +80,9 @@ static void init_slots(struct xp_conn *c)
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
 		c->smsg[s] = XP_NONE;
 		c->rmsg[s] = XP_NONE;
-		/* "the last message finished in slot s was s - 16": slot s is free for message s */
-		c->sdone[s].seq = s - XP_MSG_SLOTS;
-		c->rdone[s].seq = s - XP_MSG_SLOTS;
 	}
+	xp_seqwin_init(&c->sw);
+	xp_seqwin_init(&c->rw);
 	c->sq.head = c->sq.tail = XP_NONE;
 	c->rq.head = c->rq.tail = XP_NONE;
 }
@@ -126,7 +115,7 @@ int xp_conn_create(struct xp_core *core, const struct xp_conn_config *cfg, uint6
 	do
 		c->nonce = (uint32_t)xp_rand(core);
 	while (!c->nonce);
-	c->flow_seed = mix64(core->cfg.seed ^ ((uint64_t)cid << 32 | c->nonce)) | 1;
+	c->flow_seed = xp_rand(core) | 1;
 	c->rc_mode = cfg->rc_mode;
 	c->no_progress_ns = cfg->no_progress_ns;
 	c->cc = cfg->cc;
@@ -267,8 +256,8 @@ static void conn_free(struct xp_core *core, struct xp_conn *c)
 /* Fail every operation of @c with @err and drop what it had in flight. */
 static void fail_all_ops(struct xp_core *core, struct xp_conn *c, int err)
 {
-	xp_send_fail_from(core, c, c->send_done_below, err);
-	xp_recv_fail_from(core, c, c->recv_done_below, err);
+	xp_send_fail_from(core, c, c->sw.below, err);
+	xp_recv_fail_from(core, c, c->rw.below, err);
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++)
 		c->cts[s].held = false;
 	c->ack_pend = c->done_ack_pend = c->cts_pend = 0;
@@ -407,8 +396,8 @@ static void on_fin(struct xp_core *core, struct xp_conn *c, const struct xp_rec_
 		return;
 	}
 	/* Messages we finished receiving were sent; receives that took our sends were posted. */
-	if (seq_diff(fin->sends_total, c->recv_done_below) < 0 ||
-	    seq_diff(fin->recvs_total, c->send_done_below) < 0) {
+	if (seq_diff(fin->sends_total, c->rw.below) < 0 ||
+	    seq_diff(fin->recvs_total, c->sw.below) < 0) {
 		xp_drop(core, XP_DROP_FIN_BAD);
 		return;
 	}

@@ -105,6 +105,31 @@ uint32_t xp_idlist_pop(struct xp_idlist *l)
 	return id;
 }
 
+int xp_op_post(struct xp_core *core, struct xp_conn *c, struct xp_idq *q, uint8_t kind,
+	       const struct xp_buf *buf, uint64_t cookie, uint32_t seq)
+{
+	struct xp_op *op;
+	uint32_t i;
+
+	if (q->len >= core->cfg.max_queued)
+		return -EAGAIN;
+	i = xp_pool_get(&core->op_pool);
+	if (i == XP_NONE)
+		return -EAGAIN;
+	op = &core->ops[i];
+	memset(op, 0, sizeof(*op));
+	op->kind = kind;
+	op->addr = buf->addr;
+	op->len = buf->len;
+	op->key = buf->key;
+	op->cookie = cookie;
+	op->conn = c->id;
+	op->seq = seq;
+	xp_opq_append(core, q, i);
+	c->ops_open++;
+	return 0;
+}
+
 void xp_opq_append(struct xp_core *core, struct xp_idq *q, uint32_t op)
 {
 	core->ops[op].next = XP_NONE;

@@ -4,10 +4,9 @@
  * recovery, path, core). Nothing outside transport/core includes this.
  *
  * Sequence numbers are u32 and compared modulo 2^32 (seq_diff()). A message
- * slot s holds message k with k mod 16 == s; per slot the sender remembers
- * the last message that finished in it (sdone) and the receiver the last
- * receive (rdone), both starting at s - 16, so "slot free for k" is one
- * comparison: nothing active there and the last one finished was k - 16.
+ * slot s holds message k with k mod 16 == s. Each direction of a connection
+ * keeps a sequence window (struct xp_seqwin, sends sw and receives rw): the
+ * oldest message not finished, and per slot the last one that ended there.
  */
 #ifndef XP_CORE_INT_H
 #define XP_CORE_INT_H
@@ -34,25 +33,6 @@
 static inline int32_t seq_diff(uint32_t a, uint32_t b)
 {
 	return (int32_t)(a - b);
-}
-
-/**
- * xp_seq_finish() - messages finish out of order, but every message not yet finished lies in
- * [below, below + XP_CTS_WINDOW): a message starts only once the one 16 before it finished, and
- * only with a CTS inside that window. So "oldest not finished" is @below plus a bitmap of
- * finished seqs after it.
- */
-static inline void xp_seq_finish(uint32_t *below, uint64_t *finished, uint32_t seq)
-{
-	uint32_t d = seq - *below;
-
-	if (d >= 64)
-		return; /* outside the window: only sends failed wholesale, never revisited */
-	*finished |= 1ull << d;
-	while (*finished & 1) {
-		*finished >>= 1;
-		(*below)++;
-	}
 }
 
 enum xp_conn_state {
@@ -180,6 +160,73 @@ struct xp_slot_done {
 	uint8_t outcome;
 };
 
+/*
+ * One direction's message sequence (sends, or receives), the rule both
+ * share. Messages finish out of order, but every message not yet finished
+ * lies in [below, below + XP_CTS_WINDOW): a message starts only once the one
+ * 16 before it finished, and only with a CTS inside that window. So "oldest
+ * not finished" is @below plus a bitmap of finished seqs after it. Per slot
+ * the window also keeps the last message that completed or was aborted in
+ * it (the peer may still ask about those); starting at s - 16, so "slot free
+ * for k" is: nothing active there and the last one was k - 16.
+ */
+struct xp_seqwin {
+	uint32_t below;    /* oldest message not finished */
+	uint64_t finished; /* bit i: below + i finished */
+	struct xp_slot_done last[XP_MSG_SLOTS];
+};
+
+static inline void xp_seqwin_init(struct xp_seqwin *w)
+{
+	w->below = 0;
+	w->finished = 0;
+	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++)
+		w->last[s] = (struct xp_slot_done){ .seq = s - XP_MSG_SLOTS };
+}
+
+/* Return: the slot of @seq holds nothing (@active[slot] empty) and its last message was seq - 16. */
+static inline bool xp_seqwin_slot_free(const struct xp_seqwin *w, const uint32_t *active,
+				       uint32_t seq)
+{
+	uint32_t s = seq & XP_SLOT_MASK;
+
+	return active[s] == XP_NONE && w->last[s].seq == seq - XP_MSG_SLOTS;
+}
+
+/* Return: the slot of @seq remembers it, ended with @outcome. */
+static inline bool xp_seqwin_ended(const struct xp_seqwin *w, uint32_t seq, uint8_t outcome)
+{
+	const struct xp_slot_done *d = &w->last[seq & XP_SLOT_MASK];
+
+	return d->seq == seq && d->outcome == outcome;
+}
+
+/*
+ * Message @seq is over. A completed or aborted one becomes its slot's last;
+ * a failed one is only counted finished, since nothing can follow it on the
+ * connection. Seqs outside the window (sends failed wholesale) only go.
+ */
+static inline void xp_seqwin_finish(struct xp_seqwin *w, uint32_t seq, uint16_t n_chunks,
+				    uint8_t outcome)
+{
+	uint32_t d = seq - w->below;
+
+	if (outcome != XP_OUT_FAILED)
+		w->last[seq & XP_SLOT_MASK] = (struct xp_slot_done){ seq, n_chunks, outcome };
+	if (d >= 64)
+		return;
+	w->finished |= 1ull << d;
+	while (w->finished & 1) {
+		w->finished >>= 1;
+		w->below++;
+	}
+}
+
+static inline uint16_t xp_slot_bit(uint32_t seq)
+{
+	return (uint16_t)(1u << (seq & XP_SLOT_MASK));
+}
+
 /* Control records a connection has to send (bit per slot where per message). */
 enum {
 	XP_CTL_FIN = 1,
@@ -218,12 +265,10 @@ struct xp_conn {
 
 	/* sender */
 	uint32_t send_posted;     /* next send seq */
-	uint32_t send_done_below; /* oldest send not finished */
-	uint64_t send_finished;   /* bit i: send_done_below + i finished */
+	struct xp_seqwin sw;      /* sends */
 	struct xp_idq sq;         /* queued sends not started, by seq (op links) */
 	uint32_t smsg[XP_MSG_SLOTS];
 	struct xp_cts cts[XP_MSG_SLOTS];
-	struct xp_slot_done sdone[XP_MSG_SLOTS];
 	uint32_t n_smsgs;
 	uint64_t backlog_bytes;   /* posted, not yet cut into chunks */
 	uint64_t in_flight_bytes;
@@ -251,12 +296,10 @@ struct xp_conn {
 
 	/* receiver */
 	uint32_t recv_posted;
-	uint32_t recv_done_below; /* oldest receive not finished */
-	uint64_t recv_finished;   /* bit i: recv_done_below + i finished */
+	struct xp_seqwin rw;      /* receives */
 	uint32_t recv_cts_next;   /* next receive to advertise */
 	struct xp_idq rq;
 	uint32_t rmsg[XP_MSG_SLOTS];
-	struct xp_slot_done rdone[XP_MSG_SLOTS];
 	uint32_t n_rmsgs;
 	uint32_t cts_unconfirmed;
 
@@ -265,12 +308,12 @@ struct xp_conn {
 
 	/* control records to send */
 	uint16_t ack_pend;      /* ACK of rmsg[s] */
-	uint16_t done_ack_pend; /* "complete" ACK of rdone[s] */
+	uint16_t done_ack_pend; /* "complete" ACK of rw.last[s] */
 	uint16_t cts_pend;
 	uint16_t cts_ack_pend;
-	uint16_t abort_pend;    /* ABORT of sdone[s].seq */
+	uint16_t abort_pend;    /* ABORT of sw.last[s].seq */
 	uint16_t abort_unacked; /* ABORTs sent and not acknowledged yet (retransmitted) */
-	uint16_t abort_ack_pend;/* ABORT_ACK of rdone[s].seq */
+	uint16_t abort_ack_pend;/* ABORT_ACK of rw.last[s].seq */
 	uint8_t abort_backoff;
 	uint64_t abort_rtx_ns;  /* ABORT retransmission, 0: none */
 	uint16_t ack_req_pend;  /* ACK_REQ of smsg[s] */
@@ -396,6 +439,22 @@ void xp_complete_close(struct xp_core *core, struct xp_conn *c, int status);
  * xp_drop() - count one input dropped for @why.
  */
 void xp_drop(struct xp_core *core, enum xp_drop why);
+
+/**
+ * xp_op_post() - a new operation of @c, queued on @q: the part of posting a
+ * send or a receive that both share.
+ * @core: the core.
+ * @c: the connection; its open-operation count grows.
+ * @q: its send or receive queue.
+ * @kind: XP_OP_SEND or XP_OP_RECV.
+ * @buf: the buffer.
+ * @cookie: the caller's.
+ * @seq: the operation's message sequence number.
+ *
+ * Return: 0, -EAGAIN (queue or operation pool full).
+ */
+int xp_op_post(struct xp_core *core, struct xp_conn *c, struct xp_idq *q, uint8_t kind,
+	       const struct xp_buf *buf, uint64_t cookie, uint32_t seq);
 
 /**
  * xp_opq_append() - append operation @op to queue @q (posted, not yet started or advertised).

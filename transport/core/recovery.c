@@ -158,7 +158,7 @@ void xp_rec_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		return;
 	reo = xp_rec_reo_wnd_ns(c);
 	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
-		struct xp_smsg *m = xp_smsg_at(core, c, c->send_done_below + k);
+		struct xp_smsg *m = xp_smsg_at(core, c, c->sw.below + k);
 
 		for (uint32_t i = m ? m->cum : 0; m && i < m->n_cut; i++) {
 			struct xp_chunk *ch = &m->ring[i % XP_WIN];
@@ -228,7 +228,7 @@ static void on_rto(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	if (c->rto_backoff < 30)
 		c->rto_backoff++;
 	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
-		struct xp_smsg *m = xp_smsg_at(core, c, c->send_done_below + k);
+		struct xp_smsg *m = xp_smsg_at(core, c, c->sw.below + k);
 
 		if (!m || m->cum == m->n_cut)
 			continue;

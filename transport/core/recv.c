@@ -27,44 +27,15 @@
 
 #include "core_int.h"
 
-static uint16_t slot_bit(uint32_t seq)
-{
-	return (uint16_t)(1u << (seq & XP_SLOT_MASK));
-}
-
-static bool recv_slot_free(const struct xp_conn *c, uint32_t seq)
-{
-	uint32_t s = seq & XP_SLOT_MASK;
-
-	return c->rmsg[s] == XP_NONE && c->rdone[s].seq == seq - XP_MSG_SLOTS;
-}
-
-/* As the sender's (send.c): a failed receive does not replace the slot's last real one. */
-static void slot_finished(struct xp_conn *c, uint32_t seq, uint16_t n_chunks, uint8_t outcome)
-{
-	struct xp_slot_done *d = &c->rdone[seq & XP_SLOT_MASK];
-
-	if (outcome != XP_OUT_FAILED) {
-		d->seq = seq;
-		d->n_chunks = n_chunks;
-		d->outcome = outcome;
-	}
-	xp_seq_finish(&c->recv_done_below, &c->recv_finished, seq);
-}
-
 bool xp_recv_done_ok(const struct xp_conn *c, uint32_t seq)
 {
-	const struct xp_slot_done *d = &c->rdone[seq & XP_SLOT_MASK];
-
-	return d->seq == seq && d->outcome == XP_OUT_OK && d->n_chunks;
+	return xp_seqwin_ended(&c->rw, seq, XP_OUT_OK) && c->rw.last[seq & XP_SLOT_MASK].n_chunks;
 }
 
 int xp_post_recv(struct xp_core *core, uint32_t id, const struct xp_buf *buf, uint64_t cookie,
 		 uint64_t now_ns)
 {
 	struct xp_conn *c = xp_conn_get(core, id);
-	struct xp_op *op;
-	uint32_t i;
 	int rc;
 
 	if (!c)
@@ -76,22 +47,10 @@ int xp_post_recv(struct xp_core *core, uint32_t id, const struct xp_buf *buf, ui
 		return -ECONNRESET; /* the peer will never send it */
 	if (!buf || buf->addr + buf->len < buf->addr)
 		return -EINVAL;
-	if (c->rq.len >= core->cfg.max_queued)
-		return -EAGAIN;
-	i = xp_pool_get(&core->op_pool);
-	if (i == XP_NONE)
-		return -EAGAIN;
-	op = &core->ops[i];
-	memset(op, 0, sizeof(*op));
-	op->kind = XP_OP_RECV;
-	op->addr = buf->addr;
-	op->len = buf->len;
-	op->key = buf->key;
-	op->cookie = cookie;
-	op->conn = id;
-	op->seq = c->recv_posted++;
-	xp_opq_append(core, &c->rq, i);
-	c->ops_open++;
+	rc = xp_op_post(core, c, &c->rq, XP_OP_RECV, buf, cookie, c->recv_posted);
+	if (rc < 0)
+		return rc;
+	c->recv_posted++;
 	xp_recv_try_advertise(core, c, now_ns);
 	xp_conn_rearm(core, c, now_ns);
 	return 0;
@@ -107,7 +66,7 @@ void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now
 		struct xp_rmsg *r;
 		uint32_t r_i;
 
-		if (!recv_slot_free(c, op->seq))
+		if (!xp_seqwin_slot_free(&c->rw, c->rmsg, op->seq))
 			break;
 		r_i = xp_pool_get(&core->rmsg_pool);
 		if (r_i == XP_NONE) {
@@ -130,7 +89,7 @@ void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now
 		c->n_rmsgs++;
 		c->recv_cts_next = op->seq + 1;
 		c->cts_unconfirmed++;
-		c->cts_pend |= slot_bit(op->seq);
+		c->cts_pend |= xp_slot_bit(op->seq);
 		xp_conn_want_ctrl(core, c);
 	}
 }
@@ -141,7 +100,7 @@ static void confirm_cts(struct xp_conn *c, struct xp_rmsg *r)
 		return;
 	r->cts_state = XP_CTS_CONFIRMED;
 	c->cts_unconfirmed--;
-	c->cts_pend &= (uint16_t)~slot_bit(r->seq);
+	c->cts_pend &= (uint16_t)~xp_slot_bit(r->seq);
 }
 
 /* Free @r's slot, recording how its receive ended. */
@@ -153,9 +112,9 @@ static void release(struct xp_core *core, struct xp_conn *c, struct xp_rmsg *r,
 	confirm_cts(c, r);
 	c->rmsg[seq & XP_SLOT_MASK] = XP_NONE;
 	c->n_rmsgs--;
-	c->ack_pend &= (uint16_t)~slot_bit(seq);
+	c->ack_pend &= (uint16_t)~xp_slot_bit(seq);
 	xp_pool_put(&core->rmsg_pool, (uint32_t)(r - core->rmsgs));
-	slot_finished(c, seq, n_chunks, outcome);
+	xp_seqwin_finish(&c->rw, seq, n_chunks, outcome);
 }
 
 void xp_recv_release(struct xp_core *core, struct xp_conn *c, uint32_t slot, uint64_t now_ns)
@@ -215,10 +174,10 @@ static int drop(struct xp_core *core, enum xp_drop why)
 /* A chunk for a slot with no live receive: a re-ACK if it is of the last one that completed. */
 static int chunk_without_receive(struct xp_core *core, struct xp_conn *c, const struct xp_imm *f)
 {
-	const struct xp_slot_done *d = &c->rdone[f->slot];
+	const struct xp_slot_done *d = &c->rw.last[f->slot];
 
 	if (d->outcome == XP_OUT_OK && d->n_chunks && f->chunk < d->n_chunks) {
-		c->done_ack_pend |= slot_bit(f->slot);
+		c->done_ack_pend |= xp_slot_bit(f->slot);
 		xp_conn_want_ctrl(core, c);
 		return drop(core, XP_DROP_IMM_DONE);
 	}
@@ -282,7 +241,7 @@ int xp_recv_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint
 	if (r->complete) {
 		r->dup_seen = true;
 		set_echo(r, &f, ecn_ce, now_ns);
-		c->ack_pend |= slot_bit(r->seq);
+		c->ack_pend |= xp_slot_bit(r->seq);
 		xp_conn_want_ctrl(core, c);
 		return drop(core, XP_DROP_IMM_DONE);
 	}
@@ -290,7 +249,7 @@ int xp_recv_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint
 	if (why == XP_DROP_IMM_DUP) {
 		r->dup_seen = true;
 		set_echo(r, &f, ecn_ce, now_ns);
-		c->ack_pend |= slot_bit(r->seq);
+		c->ack_pend |= xp_slot_bit(r->seq);
 		xp_conn_want_ctrl(core, c);
 	}
 	if (why)
@@ -301,7 +260,7 @@ int xp_recv_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint
 		r->last = f.chunk;
 	set_echo(r, &f, ecn_ce, now_ns);
 	confirm_cts(c, r);
-	c->ack_pend |= slot_bit(r->seq);
+	c->ack_pend |= xp_slot_bit(r->seq);
 	core->stats.chunks_received++;
 	xp_conn_progress(c, now_ns);
 	xp_conn_want_ctrl(core, c);
@@ -316,9 +275,7 @@ int xp_recv_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint
 
 bool xp_recv_aborted(const struct xp_conn *c, uint32_t seq)
 {
-	const struct xp_slot_done *d = &c->rdone[seq & XP_SLOT_MASK];
-
-	return d->seq == seq && d->outcome == XP_OUT_ABORTED;
+	return xp_seqwin_ended(&c->rw, seq, XP_OUT_ABORTED);
 }
 
 static void on_abort(struct xp_core *core, struct xp_conn *c, uint32_t seq, uint64_t now_ns)
@@ -326,7 +283,7 @@ static void on_abort(struct xp_core *core, struct xp_conn *c, uint32_t seq, uint
 	struct xp_rmsg *r = xp_rmsg_at(core, c, seq);
 
 	if (xp_recv_aborted(c, seq)) { /* again: our ABORT_ACK was lost */
-		c->abort_ack_pend |= slot_bit(seq);
+		c->abort_ack_pend |= xp_slot_bit(seq);
 		xp_conn_want_ctrl(core, c);
 		return;
 	}
@@ -338,7 +295,7 @@ static void on_abort(struct xp_core *core, struct xp_conn *c, uint32_t seq, uint
 	core->stats.msgs_aborted++;
 	xp_complete_op(core, c, r->op, -EMSGSIZE, 0);
 	release(core, c, r, 0, XP_OUT_ABORTED);
-	c->abort_ack_pend |= slot_bit(seq);
+	c->abort_ack_pend |= xp_slot_bit(seq);
 	xp_conn_want_ctrl(core, c);
 	xp_conn_progress(c, now_ns);
 	xp_recv_try_advertise(core, c, now_ns);
@@ -367,9 +324,9 @@ void xp_recv_on_seq_record(struct xp_core *core, struct xp_conn *c, const struct
 	default: /* ACK_REQ */
 		if (r && r->cts_state != XP_CTS_TO_SEND) {
 			confirm_cts(c, r); /* the sender has started it */
-			c->ack_pend |= slot_bit(seq);
+			c->ack_pend |= xp_slot_bit(seq);
 		} else if (xp_recv_done_ok(c, seq)) {
-			c->done_ack_pend |= slot_bit(seq);
+			c->done_ack_pend |= xp_slot_bit(seq);
 		} else {
 			xp_drop(core, XP_DROP_SEQ_BAD);
 			return;
@@ -394,7 +351,7 @@ void xp_recv_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_s
 		}
 		xp_opq_unlink(core, &c->rq, prev, i);
 		xp_complete_op(core, c, i, err, 0);
-		slot_finished(c, op->seq, 0, XP_OUT_FAILED);
+		xp_seqwin_finish(&c->rw, op->seq, 0, XP_OUT_FAILED);
 		i = next;
 	}
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
@@ -449,7 +406,7 @@ void xp_recv_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		r->cts_deadline_ns = UINT64_MAX;
 		if (r->cts_backoff < 30)
 			r->cts_backoff++;
-		c->cts_pend |= slot_bit(r->seq);
+		c->cts_pend |= xp_slot_bit(r->seq);
 		xp_conn_want_ctrl(core, c);
 	}
 }

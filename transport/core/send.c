@@ -40,42 +40,10 @@ bool xp_send_busy(const struct xp_conn *c)
 	return c->n_smsgs || c->sq.len;
 }
 
-static uint32_t slot_bit(uint32_t seq)
-{
-	return 1u << (seq & XP_SLOT_MASK);
-}
-
-/* Slot of @seq is free: nothing active in it and the last message there was seq - 16. */
-static bool send_slot_free(const struct xp_conn *c, uint32_t seq)
-{
-	uint32_t s = seq & XP_SLOT_MASK;
-
-	return c->smsg[s] == XP_NONE && c->sdone[s].seq == seq - XP_MSG_SLOTS;
-}
-
-/*
- * A message is over. The slot remembers the last message that completed or
- * was aborted in it (the peer may still ask about those); a failed one is
- * only counted finished, since nothing can follow it on the connection.
- */
-static void slot_finished(struct xp_conn *c, uint32_t seq, uint16_t n_chunks, uint8_t outcome)
-{
-	struct xp_slot_done *d = &c->sdone[seq & XP_SLOT_MASK];
-
-	if (outcome != XP_OUT_FAILED) {
-		d->seq = seq;
-		d->n_chunks = n_chunks;
-		d->outcome = outcome;
-	}
-	xp_seq_finish(&c->send_done_below, &c->send_finished, seq);
-}
-
 int xp_post_send(struct xp_core *core, uint32_t id, const struct xp_buf *buf, uint64_t cookie,
 		 uint64_t now_ns)
 {
 	struct xp_conn *c = xp_conn_get(core, id);
-	struct xp_op *op;
-	uint32_t i;
 	int rc;
 
 	if (!c)
@@ -87,22 +55,10 @@ int xp_post_send(struct xp_core *core, uint32_t id, const struct xp_buf *buf, ui
 		return -ECONNRESET; /* the peer will never post the receive */
 	if (!buf || buf->len > core->max_msg_bytes)
 		return -EMSGSIZE;
-	if (c->sq.len >= core->cfg.max_queued)
-		return -EAGAIN;
-	i = xp_pool_get(&core->op_pool);
-	if (i == XP_NONE)
-		return -EAGAIN;
-	op = &core->ops[i];
-	memset(op, 0, sizeof(*op));
-	op->kind = XP_OP_SEND;
-	op->addr = buf->addr;
-	op->len = buf->len;
-	op->key = buf->key;
-	op->cookie = cookie;
-	op->conn = id;
-	op->seq = c->send_posted++;
-	xp_opq_append(core, &c->sq, i);
-	c->ops_open++;
+	rc = xp_op_post(core, c, &c->sq, XP_OP_SEND, buf, cookie, c->send_posted);
+	if (rc < 0)
+		return rc;
+	c->send_posted++;
 	c->backlog_bytes += buf->len;
 	xp_send_try_start(core, c, now_ns);
 	xp_conn_rearm(core, c, now_ns);
@@ -138,7 +94,7 @@ static void start_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i
 	m->last_cut = false;
 	cts->held = false;
 	/* CTS k means receive k - 16 is over at the receiver: its ABORT arrived. */
-	c->abort_unacked &= (uint16_t)~slot_bit(op->seq);
+	c->abort_unacked &= (uint16_t)~xp_slot_bit(op->seq);
 	c->smsg[op->seq & XP_SLOT_MASK] = m_i;
 	c->n_smsgs++;
 }
@@ -150,10 +106,10 @@ static void abort_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i
 	c->cts[op->seq & XP_SLOT_MASK].held = false;
 	c->backlog_bytes -= op->len;
 	core->stats.msgs_aborted++;
-	c->abort_pend |= (uint16_t)slot_bit(op->seq);
-	c->abort_unacked |= (uint16_t)slot_bit(op->seq);
+	c->abort_pend |= xp_slot_bit(op->seq);
+	c->abort_unacked |= xp_slot_bit(op->seq);
 	xp_complete_op(core, c, op_i, -EMSGSIZE, 0);
-	slot_finished(c, op->seq, 0, XP_OUT_ABORTED);
+	xp_seqwin_finish(&c->sw, op->seq, 0, XP_OUT_ABORTED);
 	xp_conn_want_ctrl(core, c);
 }
 
@@ -168,9 +124,9 @@ void xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		struct xp_cts *cts = &c->cts[op->seq & XP_SLOT_MASK];
 		uint32_t next = op->next, m_i;
 
-		if (seq_diff(op->seq, c->send_done_below) >= (int32_t)XP_CTS_WINDOW)
+		if (seq_diff(op->seq, c->sw.below) >= (int32_t)XP_CTS_WINDOW)
 			break; /* no CTS can be held this far ahead */
-		if (!cts->held || cts->seq != op->seq || !send_slot_free(c, op->seq)) {
+		if (!cts->held || cts->seq != op->seq || !xp_seqwin_slot_free(&c->sw, c->smsg, op->seq)) {
 			prev = i;
 			i = next;
 			continue;
@@ -198,9 +154,9 @@ void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 		    uint64_t now_ns)
 {
 	uint32_t seq = cts->msg_seq, s = seq & XP_SLOT_MASK;
-	int32_t d = seq_diff(seq, c->send_done_below);
+	int32_t d = seq_diff(seq, c->sw.below);
 	struct xp_cts *held = &c->cts[s];
-	bool finished = c->sdone[s].seq == seq;
+	bool finished = c->sw.last[s].seq == seq;
 
 	if (d >= (int32_t)XP_CTS_WINDOW) {
 		xp_drop(core, XP_DROP_CTS_BAD_SEQ);
@@ -208,16 +164,16 @@ void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	}
 	if (d < 0 || finished || xp_smsg_at(core, c, seq) || (held->held && held->seq == seq)) {
 		/* A retransmitted CTS: the receiver has not heard from us. */
-		if (finished && c->sdone[s].outcome == XP_OUT_ABORTED)
-			c->abort_pend |= (uint16_t)slot_bit(seq);
+		if (finished && c->sw.last[s].outcome == XP_OUT_ABORTED)
+			c->abort_pend |= xp_slot_bit(seq);
 		else if (d >= 0 && !finished)
-			c->cts_ack_pend |= (uint16_t)slot_bit(seq);
+			c->cts_ack_pend |= xp_slot_bit(seq);
 		xp_conn_want_ctrl(core, c);
 		xp_drop(core, XP_DROP_CTS_DUP);
 		return;
 	}
 	/* New: the slot's previous message must be seq - 16, running or finished. */
-	if (held->held || !(c->sdone[s].seq == seq - XP_MSG_SLOTS ||
+	if (held->held || !(c->sw.last[s].seq == seq - XP_MSG_SLOTS ||
 			     xp_smsg_at(core, c, seq - XP_MSG_SLOTS))) {
 		xp_drop(core, XP_DROP_CTS_BAD_SEQ);
 		return;
@@ -319,7 +275,7 @@ static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 	uint64_t budget = budget_of(c, ctl);
 
 	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
-		struct xp_smsg *m = xp_smsg_at(core, c, c->send_done_below + k);
+		struct xp_smsg *m = xp_smsg_at(core, c, c->sw.below + k);
 		struct xp_chunk *ch;
 		uint32_t len, idx;
 
@@ -349,7 +305,7 @@ static bool first_lost(struct xp_core *core, struct xp_conn *c, struct xp_smsg *
 		       uint32_t *idxp)
 {
 	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
-		struct xp_smsg *m = xp_smsg_at(core, c, c->send_done_below + k);
+		struct xp_smsg *m = xp_smsg_at(core, c, c->sw.below + k);
 
 		if (!m || !m->n_lost)
 			continue;
@@ -373,7 +329,7 @@ static bool send_newest_again(struct xp_core *core, struct xp_conn *c, uint64_t 
 	uint64_t best_tx = 0;
 
 	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
-		struct xp_smsg *m = xp_smsg_at(core, c, c->send_done_below + k);
+		struct xp_smsg *m = xp_smsg_at(core, c, c->sw.below + k);
 
 		for (uint32_t i = m ? m->cum : 0; m && i < m->n_cut; i++) {
 			const struct xp_chunk *ch = &m->ring[i % XP_WIN];
@@ -453,12 +409,12 @@ static void finish(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m, i
 	c->backlog_bytes -= m->len - m->cut_bytes;
 	c->smsg[s] = XP_NONE;
 	c->n_smsgs--;
-	c->ack_req_pend &= (uint16_t)~slot_bit(m->seq);
-	c->cts_ack_pend &= (uint16_t)~slot_bit(m->seq);
+	c->ack_req_pend &= (uint16_t)~xp_slot_bit(m->seq);
+	c->cts_ack_pend &= (uint16_t)~xp_slot_bit(m->seq);
 	if (!status)
 		core->stats.msgs_sent++;
 	xp_complete_op(core, c, m->op, status, status ? 0 : m->len);
-	slot_finished(c, m->seq, m->n_cut, status ? XP_OUT_FAILED : XP_OUT_OK);
+	xp_seqwin_finish(&c->sw, m->seq, m->n_cut, status ? XP_OUT_FAILED : XP_OUT_OK);
 	xp_pool_put(&core->smsg_pool, (uint32_t)(m - core->smsgs));
 }
 
@@ -538,8 +494,8 @@ void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	bool sampled = false;
 
 	if (!m) {
-		if (seq_diff(a->msg_seq, c->send_done_below) < 0 ||
-		    c->sdone[a->msg_seq & XP_SLOT_MASK].seq == a->msg_seq)
+		if (seq_diff(a->msg_seq, c->sw.below) < 0 ||
+		    c->sw.last[a->msg_seq & XP_SLOT_MASK].seq == a->msg_seq)
 			xp_drop(core, XP_DROP_ACK_STALE);
 		else
 			xp_drop(core, XP_DROP_ACK_UNKNOWN_MSG);
@@ -595,12 +551,12 @@ void xp_send_on_abort_ack(struct xp_core *core, struct xp_conn *c, uint32_t seq,
 {
 	uint32_t s = seq & XP_SLOT_MASK;
 
-	if (c->sdone[s].seq != seq || c->sdone[s].outcome != XP_OUT_ABORTED ||
-	    !(c->abort_unacked & slot_bit(seq))) {
+	if (c->sw.last[s].seq != seq || c->sw.last[s].outcome != XP_OUT_ABORTED ||
+	    !(c->abort_unacked & xp_slot_bit(seq))) {
 		xp_drop(core, XP_DROP_SEQ_BAD);
 		return;
 	}
-	c->abort_unacked &= (uint16_t)~slot_bit(seq);
+	c->abort_unacked &= (uint16_t)~xp_slot_bit(seq);
 	if (!c->abort_unacked) {
 		c->abort_rtx_ns = 0;
 		c->abort_backoff = 0;
@@ -647,7 +603,7 @@ void xp_send_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_s
 		if (c->cts[op->seq & XP_SLOT_MASK].seq == op->seq) /* not an earlier one's */
 			c->cts[op->seq & XP_SLOT_MASK].held = false;
 		xp_complete_op(core, c, i, err, 0);
-		slot_finished(c, op->seq, 0, XP_OUT_FAILED);
+		xp_seqwin_finish(&c->sw, op->seq, 0, XP_OUT_FAILED);
 		i = next;
 	}
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
