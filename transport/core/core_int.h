@@ -268,6 +268,7 @@ struct xp_conn {
 	struct xp_seqwin sw;      /* sends */
 	struct xp_idq sq;         /* queued sends not started, by seq (op links) */
 	uint32_t smsg[XP_MSG_SLOTS];
+	uint16_t smsg_mask;       /* slots with a running message */
 	struct xp_cts cts[XP_MSG_SLOTS];
 	uint32_t n_smsgs;
 	uint64_t backlog_bytes;   /* posted, not yet cut into chunks */
@@ -493,6 +494,35 @@ static inline struct xp_rmsg *xp_rmsg_at(struct xp_core *core, struct xp_conn *c
 	uint32_t i = c->rmsg[seq & XP_SLOT_MASK];
 
 	return i != XP_NONE && core->rmsgs[i].seq == seq ? &core->rmsgs[i] : NULL;
+}
+
+/**
+ * xp_smsgs() - @c's running messages, oldest first.
+ * @core: the core.
+ * @c: the connection.
+ * @out: room for XP_MSG_SLOTS.
+ *
+ * By slot from the window's start, which is seq order except that a message
+ * 16 or more past the oldest unfinished one comes among the first (it runs
+ * only because the one 16 before it finished, so no older message shares
+ * its slot). Cost: one step per running message, not per window seq.
+ *
+ * Return: how many.
+ */
+static inline uint32_t xp_smsgs(struct xp_core *core, const struct xp_conn *c,
+				struct xp_smsg **out)
+{
+	uint32_t rot = c->sw.below & XP_SLOT_MASK, n = 0;
+	uint32_t mask = ((uint32_t)c->smsg_mask >> rot | (uint32_t)c->smsg_mask << (XP_MSG_SLOTS - rot)) &
+			0xffffu;
+
+	while (mask) {
+		uint32_t j = (uint32_t)__builtin_ctz(mask);
+
+		mask &= mask - 1;
+		out[n++] = &core->smsgs[c->smsg[(rot + j) & XP_SLOT_MASK]];
+	}
+	return n;
 }
 
 /**

@@ -150,17 +150,19 @@ static void feed_cc_loss(struct xp_core *core, struct xp_conn *c, uint32_t chunk
 void xp_rec_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
 	uint64_t reo, earliest = UINT64_MAX, bytes = 0;
-	uint32_t lost = 0, path = 0;
+	uint32_t lost = 0, path = 0, n;
+	struct xp_smsg *ms[XP_MSG_SLOTS];
 
 	c->rack_dirty = false;
 	c->reo_deadline_ns = 0;
 	if (c->rc_mode || !c->rack_tx_seq)
 		return;
 	reo = xp_rec_reo_wnd_ns(c);
-	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
-		struct xp_smsg *m = xp_smsg_at(core, c, c->sw.below + k);
+	n = xp_smsgs(core, c, ms);
+	for (uint32_t k = 0; k < n; k++) {
+		struct xp_smsg *m = ms[k];
 
-		for (uint32_t i = m ? m->cum : 0; m && i < m->n_cut; i++) {
+		for (uint32_t i = m->cum; i < m->n_cut; i++) {
 			struct xp_chunk *ch = &m->ring[i % XP_WIN];
 			uint64_t deadline;
 
@@ -221,18 +223,22 @@ void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 
 static void on_rto(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
+	struct xp_smsg *ms[XP_MSG_SLOTS];
+	uint32_t n;
+
 	core->stats.rto_fires++;
 	c->rto_deadline_ns = c->tlp_deadline_ns = c->reo_deadline_ns = 0;
 	c->tlp_out = false;
 	c->probe_pending = false;
 	if (c->rto_backoff < 30)
 		c->rto_backoff++;
-	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
-		struct xp_smsg *m = xp_smsg_at(core, c, c->sw.below + k);
+	n = xp_smsgs(core, c, ms);
+	for (uint32_t k = 0; k < n; k++) {
+		struct xp_smsg *m = ms[k];
 
-		if (!m || m->cum == m->n_cut)
+		if (m->cum == m->n_cut)
 			continue;
-		c->ack_req_pend |= (uint16_t)(1u << (m->seq & XP_SLOT_MASK));
+		c->ack_req_pend |= xp_slot_bit(m->seq);
 		for (uint32_t i = m->cum; !c->rc_mode && i < m->n_cut; i++) {
 			struct xp_chunk *ch = &m->ring[i % XP_WIN];
 

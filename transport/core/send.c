@@ -96,6 +96,7 @@ static void start_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i
 	/* CTS k means receive k - 16 is over at the receiver: its ABORT arrived. */
 	c->abort_unacked &= (uint16_t)~xp_slot_bit(op->seq);
 	c->smsg[op->seq & XP_SLOT_MASK] = m_i;
+	c->smsg_mask |= xp_slot_bit(op->seq);
 	c->n_smsgs++;
 }
 
@@ -273,13 +274,15 @@ static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 		     struct xp_batch *b, struct xp_cc_ctl *ctl, bool probe)
 {
 	uint64_t budget = budget_of(c, ctl);
+	struct xp_smsg *ms[XP_MSG_SLOTS];
+	uint32_t n = xp_smsgs(core, c, ms);
 
-	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
-		struct xp_smsg *m = xp_smsg_at(core, c, c->sw.below + k);
+	for (uint32_t k = 0; k < n; k++) {
+		struct xp_smsg *m = ms[k];
 		struct xp_chunk *ch;
 		uint32_t len, idx;
 
-		if (!m || m->last_cut || m->n_cut >= m->cum + XP_WIN)
+		if (m->last_cut || m->n_cut >= m->cum + XP_WIN)
 			continue;
 		if (!chunk_len(core, c, m, budget, probe, &len))
 			return false; /* the budget is the connection's: no other message fits */
@@ -304,10 +307,13 @@ static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 static bool first_lost(struct xp_core *core, struct xp_conn *c, struct xp_smsg **mp,
 		       uint32_t *idxp)
 {
-	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
-		struct xp_smsg *m = xp_smsg_at(core, c, c->sw.below + k);
+	struct xp_smsg *ms[XP_MSG_SLOTS];
+	uint32_t n = c->lost_chunks ? xp_smsgs(core, c, ms) : 0;
 
-		if (!m || !m->n_lost)
+	for (uint32_t k = 0; k < n; k++) {
+		struct xp_smsg *m = ms[k];
+
+		if (!m->n_lost)
 			continue;
 		for (uint32_t i = m->cum; i < m->n_cut; i++) {
 			if (m->ring[i % XP_WIN].flags & XP_CH_LOST) {
@@ -327,11 +333,13 @@ static bool send_newest_again(struct xp_core *core, struct xp_conn *c, uint64_t 
 	struct xp_smsg *best = NULL;
 	uint32_t best_idx = 0;
 	uint64_t best_tx = 0;
+	struct xp_smsg *ms[XP_MSG_SLOTS];
+	uint32_t n = xp_smsgs(core, c, ms);
 
-	for (uint32_t k = 0; k < XP_CTS_WINDOW; k++) {
-		struct xp_smsg *m = xp_smsg_at(core, c, c->sw.below + k);
+	for (uint32_t k = 0; k < n; k++) {
+		struct xp_smsg *m = ms[k];
 
-		for (uint32_t i = m ? m->cum : 0; m && i < m->n_cut; i++) {
+		for (uint32_t i = m->cum; i < m->n_cut; i++) {
 			const struct xp_chunk *ch = &m->ring[i % XP_WIN];
 
 			if ((ch->flags & XP_CH_INFLIGHT) && ch->tx_seq > best_tx) {
@@ -408,6 +416,7 @@ static void finish(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m, i
 	}
 	c->backlog_bytes -= m->len - m->cut_bytes;
 	c->smsg[s] = XP_NONE;
+	c->smsg_mask &= (uint16_t)~xp_slot_bit(m->seq);
 	c->n_smsgs--;
 	c->ack_req_pend &= (uint16_t)~xp_slot_bit(m->seq);
 	c->cts_ack_pend &= (uint16_t)~xp_slot_bit(m->seq);
