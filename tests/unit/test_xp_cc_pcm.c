@@ -14,6 +14,7 @@
 #include "package.h"
 
 extern const struct pcm_package pcm_pkg_xp_probe;
+extern const struct pcm_package pcm_pkg_xp_pace_half;
 
 #define TOT(i) (probe[2 + pcm_pkg_xp_probe.n_signals + pcm_pkg_xp_probe.n_controls + (i)])
 #define LAST(i) (probe[2 + pcm_pkg_xp_probe.n_signals + pcm_pkg_xp_probe.n_controls + 8 + (i)])
@@ -204,6 +205,44 @@ static void test_swift_window_drives_the_byte_budget(void **state)
 	xp_cc_pcm_destroy(cc);
 }
 
+static uint64_t sent_at[64];
+static uint32_t n_sent;
+
+static enum xp_net_verdict note_times(void *arg, const struct xp_net_pkt *pkt, uint64_t *extra)
+{
+	if (!pkt->is_ctrl && pkt->src == 0 && n_sent < 64)
+		sent_at[n_sent++] = pkt->now_ns;
+	return XP_NET_PASS;
+}
+
+static void test_rate_control_paces_the_connection(void **state)
+{
+	static uint8_t src[16 * 65536], dst[16 * 65536];
+	struct xp_cc_pcm *cc = make(&pcm_pkg_xp_pace_half, NULL, XP_CC_PCM_SYNC, 4);
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	o.filter = note_times;
+	n_sent = 0;
+	pcm_pair(&p, &o, xp_cc_pcm_binding(cc));
+	assert_int_equal(pair_recv(&p, 1, dst, sizeof(dst), 1), 0);
+	pair_run(&p, 100000);
+	n_sent = 0;
+	assert_int_equal(pair_send(&p, 0, src, sizeof(src), 2), 0);
+	pair_run(&p, pair_now(&p) + 100000000);
+	assert_int_equal(pair_find(&p, 0, XP_COMP_SEND, 2)->c.status, 0);
+	assert_memory_equal(src, dst, sizeof(src));
+	/* RATE = PCM_RATE_ONE / 2 of 100 Gbit/s: a 64 KiB chunk every 10,486 ns, never sooner */
+	assert_int_equal(n_sent, 16);
+	for (uint32_t i = 1; i < n_sent; i++)
+		assert_true(sent_at[i] - sent_at[0] >= i * 10485ull);
+	assert_true(sent_at[15] - sent_at[0] <= 15 * 10486ull + 1024);
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+	xp_cc_pcm_destroy(cc);
+}
+
 static void test_target_without_a_signal_rejects_the_package(void **state)
 {
 	struct xp_cc_pcm_config cfg;
@@ -333,6 +372,41 @@ static void test_async_inline_feeds_the_same_as_sync(void **state)
 	xp_cc_pcm_destroy(a);
 }
 
+/* Worker threads run the handlers while the core feeds: TSan watches this one. */
+static void test_async_workers_run_beside_the_core(void **state)
+{
+	static uint8_t src[2 << 20], dst[2 << 20];
+	struct xp_cc_pcm_config cfg;
+	struct pcm_diag diag;
+	struct xp_cc_pcm *cc;
+	struct pair_opts o;
+	struct pair p;
+
+	xp_cc_pcm_config_default(&cfg);
+	cfg.cc = builtin("swift");
+	cfg.mode = XP_CC_PCM_ASYNC;
+	cfg.async.mode = PCM_ASYNC_LOCKED;
+	cfg.async.n_workers = 2;
+	cfg.max_flows = 4;
+	cfg.target = pcm_target_find("softnic");
+	assert_int_equal(xp_cc_pcm_create(&cfg, &cc, &diag), 0);
+	assert_int_equal(xp_cc_pcm_start(cc), 0);
+	pair_default_opts(&o);
+	o.n_paths = 2;
+	pcm_pair(&p, &o, xp_cc_pcm_binding(cc));
+	fill_pattern(src, sizeof(src), 6);
+	assert_int_equal(pair_recv(&p, 1, dst, sizeof(dst), 1), 0);
+	assert_int_equal(pair_send(&p, 0, src, sizeof(src), 2), 0);
+	pair_run(&p, pair_now(&p) + 1000000000);
+	assert_int_equal(pair_find(&p, 0, XP_COMP_SEND, 2)->c.status, 0);
+	assert_memory_equal(src, dst, sizeof(src));
+	pair_close_and_check_clean(&p);
+	assert_int_equal(xp_cc_pcm_flows_open(cc), 0);
+	xp_cc_pcm_stop(cc);
+	pair_fini(&p);
+	xp_cc_pcm_destroy(cc);
+}
+
 static void test_live_swap_loses_and_duplicates_nothing(void **state)
 {
 	static uint8_t src[2 << 20], dst[2 << 20];
@@ -385,11 +459,13 @@ int main(void)
 		cmocka_unit_test(test_acks_become_the_documented_signals),
 		cmocka_unit_test(test_losses_and_timeouts_become_nack_and_rto),
 		cmocka_unit_test(test_swift_window_drives_the_byte_budget),
+		cmocka_unit_test(test_rate_control_paces_the_connection),
 		cmocka_unit_test(test_target_without_a_signal_rejects_the_package),
 		cmocka_unit_test(test_lb_may_not_drive_a_cc_control),
 		cmocka_unit_test(test_lb_package_picks_the_path),
 		cmocka_unit_test(test_sync_slots_are_reset_and_reused),
 		cmocka_unit_test(test_async_inline_feeds_the_same_as_sync),
+		cmocka_unit_test(test_async_workers_run_beside_the_core),
 		cmocka_unit_test(test_live_swap_loses_and_duplicates_nothing),
 	};
 
