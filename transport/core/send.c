@@ -53,7 +53,9 @@ int xp_post_send(struct xp_core *core, uint32_t id, const struct xp_buf *buf, ui
 		return rc;
 	if (c->peer_fin && seq_diff(c->send_posted, c->peer_recvs_total) >= 0)
 		return -ECONNRESET; /* the peer will never post the receive */
-	if (!buf || buf->len > core->max_msg_bytes)
+	if (!buf)
+		return -EINVAL;
+	if (buf->len > core->max_msg_bytes)
 		return -EMSGSIZE;
 	rc = xp_op_post(core, c, &c->sq, XP_OP_SEND, buf, cookie, c->send_posted);
 	if (rc < 0)
