@@ -7,7 +7,9 @@
  * up to M messages each way per connection, 0 B .. 4 MiB, real buffers of
  * seeded bytes, receives posted before or after their sends; faults on
  * every link as the mask allows: loss 0-10%, duplication, reordering
- * (jitter), delay spikes, outages, ECN marks; and, as the mask allows,
+ * (jitter), delay spikes, outages (for a connection with a no-progress
+ * limit, sometimes of every path for longer than the limit), ECN marks;
+ * and, as the mask allows,
  * connections opened and closed (gracefully or not) in the middle of
  * traffic, messages
  * longer than their receive, RC-mode connections, PCM policies (sync and
@@ -497,8 +499,20 @@ static int setup_paths(struct run *R, uint32_t i)
 	struct conn *c = &R->conns[i];
 	struct rng r = rng_for(R->p.seed, 4, i, 0);
 
+	/* A connection with a no-progress limit may lose every path for longer than it. */
+	bool blackout = R->p.mask & F_OUTAGE && (c->s[0].no_progress_ns || c->s[1].no_progress_ns) &&
+			coin(&r, 30);
+	uint64_t b_start = c->open_at + below(&r, WORK_NS), b_end = b_start + between(&r, 25 * MS, 40 * MS);
+
+	if (blackout && b_end > R->last_fault_ns)
+		R->last_fault_ns = b_end;
 	for (uint32_t k = 0; k < c->n_paths; k++) {
 		struct xp_link ab = make_link(R, &r, c->rc), ba = make_link(R, &r, c->rc);
+
+		if (blackout) {
+			ab.outage[ab.n_outages].start_ns = ba.outage[ba.n_outages].start_ns = b_start;
+			ab.outage[ab.n_outages++].end_ns = ba.outage[ba.n_outages++].end_ns = b_end;
+		}
 
 		if (xp_net_add_path(R->net, c->s[0].host, c->s[1].host, &ab, &ba,
 				    &c->s[0].handles[k], &c->s[1].handles[k]) < 0)
@@ -949,6 +963,83 @@ static void dump(const struct run *R)
 
 static bool verbose;
 
+/* What a sweep exercised, summed over its runs. */
+struct totals {
+	uint64_t runs;
+	uint64_t ops_ok;
+	uint64_t ops_failed[5]; /* EMSGSIZE, ECANCELED, ECONNRESET, ETIMEDOUT, other */
+	uint64_t bytes_received;
+	uint64_t chunks_sent;
+	uint64_t chunks_retx;
+	uint64_t rto;
+	uint64_t tlp;
+	uint64_t rack;
+	uint64_t lost;
+	uint64_t duplicated;
+	uint64_t rkey_drops;
+	uint64_t drops;
+};
+
+static struct totals totals;
+static bool counting = true; /* not while re-running a seed for the determinism check */
+
+static void count_run(const struct run *R)
+{
+	const struct xp_net_stats *ns = xp_net_stats(R->net);
+
+	totals.runs++;
+	for (uint32_t i = 0; i < R->p.conns; i++)
+		for (int d = 0; d < 2; d++)
+			for (uint32_t j = 0; j < R->conns[i].n_msgs[d]; j++) {
+				const struct msg *m = &R->conns[i].m[d][j];
+				int st[2] = { m->send_posted ? m->send_status : 1,
+					      m->recv_posted ? m->recv_status : 1 };
+
+				for (int k = 0; k < 2; k++) {
+					if (st[k] == 1)
+						continue;
+					if (!st[k])
+						totals.ops_ok++;
+					else
+						totals.ops_failed[st[k] == -EMSGSIZE ? 0 :
+								  st[k] == -ECANCELED ? 1 :
+								  st[k] == -ECONNRESET ? 2 :
+								  st[k] == -ETIMEDOUT ? 3 : 4]++;
+				}
+				if (m->recv_posted && !m->recv_status)
+					totals.bytes_received += m->len;
+			}
+	for (uint32_t h = 0; h < R->n_hosts; h++) {
+		const struct xp_core_stats *st = xp_core_stats(xp_net_core(R->net, h));
+
+		totals.chunks_sent += st->chunks_sent;
+		totals.chunks_retx += st->chunks_retx;
+		totals.rto += st->rto_fires;
+		totals.tlp += st->tlp_fires;
+		totals.rack += st->rack_losses;
+		for (unsigned k = 0; k < XP_DROP_COUNT; k++)
+			totals.drops += st->drops[k];
+	}
+	totals.lost += ns->lost;
+	totals.duplicated += ns->duplicated;
+	totals.rkey_drops += ns->rkey_drops;
+}
+
+static void print_totals(void)
+{
+	printf("dst_core: %" PRIu64 " runs, %" PRIu64 " operations ok, failed: %" PRIu64
+	       " too long, %" PRIu64 " cancelled, %" PRIu64 " reset, %" PRIu64 " timed out, %" PRIu64
+	       " other; %.1f MB received; %" PRIu64 " chunks sent, %" PRIu64 " retransmitted (%"
+	       PRIu64 " RACK losses, %" PRIu64 " TLP, %" PRIu64 " RTO); network: %" PRIu64
+	       " lost, %" PRIu64 " duplicated, %" PRIu64 " refused by rkey; %" PRIu64
+	       " inputs dropped by the cores\n",
+	       totals.runs, totals.ops_ok, totals.ops_failed[0], totals.ops_failed[1],
+	       totals.ops_failed[2], totals.ops_failed[3], totals.ops_failed[4],
+	       (double)totals.bytes_received / 1e6, totals.chunks_sent, totals.chunks_retx,
+	       totals.rack, totals.tlp, totals.rto, totals.lost, totals.duplicated,
+	       totals.rkey_drops, totals.drops);
+}
+
 static void free_run(struct run *R)
 {
 	for (uint32_t i = 0; i < MAX_CONNS; i++)
@@ -1009,6 +1100,8 @@ static int run_case(const struct params *p, uint64_t *trace, char *why, size_t w
 		check_final(R);
 	if (R->fail[0] && verbose)
 		dump(R);
+	if (!R->fail[0] && counting)
+		count_run(R);
 	*trace = xp_net_trace_hash(R->net);
 	rc = R->fail[0] ? -1 : 0;
 	snprintf(why, why_len, "%s", R->fail);
@@ -1172,7 +1265,12 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (det_every && seed % det_every == 0) {
-			if (run_case(&p, &t2, why, sizeof(why)) < 0 || t1 != t2) {
+			int rc2;
+
+			counting = false;
+			rc2 = run_case(&p, &t2, why, sizeof(why));
+			counting = true;
+			if (rc2 < 0 || t1 != t2) {
 				printf("DST FAIL: the same seed gave another trace (%" PRIx64 " vs %" PRIx64
 				       ")\n  reproduce: ", t1, t2);
 				print_case(stdout, argv[0], &p);
@@ -1181,6 +1279,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	print_totals();
 	printf("dst_core: seeds %" PRIu64 "..%" PRIu64 ": %" PRIu64 " failed\n", first, last - 1,
 	       failures);
 	return failures ? 1 : 0;

@@ -309,12 +309,13 @@ uint64_t xp_net_next_event(const struct xp_net *net)
 
 /* Sending */
 
-static bool in_outage(const struct xp_link *l, uint64_t t)
+/* Return: the end of the outage @t falls in, or 0. */
+static uint64_t in_outage(const struct xp_link *l, uint64_t t)
 {
 	for (uint32_t k = 0; k < l->n_outages; k++)
 		if (t >= l->outage[k].start_ns && t < l->outage[k].end_ns)
-			return true;
-	return false;
+			return l->outage[k].end_ns;
+	return 0;
 }
 
 /* How many copies of a packet the link delivers (0, 1 or 2), the filter first. */
@@ -330,8 +331,8 @@ static unsigned copies(struct xp_net *net, const struct xp_link *l, const struct
 		if (v == XP_NET_DUP)
 			return 2;
 	}
-	if (l->reliable)
-		return 1;
+	if (l->reliable) /* held through outages; one that never ends loses it */
+		return in_outage(l, net->now_ns) == UINT64_MAX ? 0 : 1;
 	if (in_outage(l, net->now_ns) || chance(net, l->loss_ppm))
 		return 0;
 	return chance(net, l->dup_ppm) ? 2 : 1;
@@ -339,7 +340,11 @@ static unsigned copies(struct xp_net *net, const struct xp_link *l, const struct
 
 static uint64_t arrival(struct xp_net *net, const struct xp_link *l)
 {
-	uint64_t t = net->now_ns + l->delay_ns;
+	uint64_t t = net->now_ns + l->delay_ns, out = in_outage(l, net->now_ns);
+
+	/* a reliable link (an RC QP's NIC) retransmits until the outage is over */
+	if (l->reliable && out)
+		t = out + l->delay_ns;
 
 	if (l->jitter_ns)
 		t += rnd(net) % (l->jitter_ns + 1);

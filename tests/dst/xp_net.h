@@ -40,7 +40,7 @@ struct xp_link {
 	uint32_t ecn_ppm;     /* chunks only: arrive CE-marked */
 	uint32_t spike_ppm;   /* delay spike probability */
 	uint64_t spike_ns;    /* extra delay of a spike */
-	bool reliable;        /* RC: never lost or duplicated, in order */
+	bool reliable;        /* RC: never lost or duplicated, in order; held through outages */
 	uint32_t n_outages;
 	struct {
 		uint64_t start_ns;
