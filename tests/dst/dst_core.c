@@ -978,6 +978,7 @@ struct totals {
 	uint64_t duplicated;
 	uint64_t rkey_drops;
 	uint64_t drops;
+	uint64_t digest; /* of every run's trace: equal across builds of the same code */
 };
 
 static struct totals totals;
@@ -1020,6 +1021,7 @@ static void count_run(const struct run *R)
 		for (unsigned k = 0; k < XP_DROP_COUNT; k++)
 			totals.drops += st->drops[k];
 	}
+	totals.digest = (totals.digest ^ xp_net_trace_hash(R->net)) * 0x100000001b3ull;
 	totals.lost += ns->lost;
 	totals.duplicated += ns->duplicated;
 	totals.rkey_drops += ns->rkey_drops;
@@ -1032,12 +1034,12 @@ static void print_totals(void)
 	       " other; %.1f MB received; %" PRIu64 " chunks sent, %" PRIu64 " retransmitted (%"
 	       PRIu64 " RACK losses, %" PRIu64 " TLP, %" PRIu64 " RTO); network: %" PRIu64
 	       " lost, %" PRIu64 " duplicated, %" PRIu64 " refused by rkey; %" PRIu64
-	       " inputs dropped by the cores\n",
+	       " inputs dropped by the cores; trace digest %016" PRIx64 "\n",
 	       totals.runs, totals.ops_ok, totals.ops_failed[0], totals.ops_failed[1],
 	       totals.ops_failed[2], totals.ops_failed[3], totals.ops_failed[4],
 	       (double)totals.bytes_received / 1e6, totals.chunks_sent, totals.chunks_retx,
 	       totals.rack, totals.tlp, totals.rto, totals.lost, totals.duplicated,
-	       totals.rkey_drops, totals.drops);
+	       totals.rkey_drops, totals.drops, totals.digest);
 }
 
 static void free_run(struct run *R)

@@ -130,6 +130,30 @@ int xp_op_post(struct xp_core *core, struct xp_conn *c, struct xp_idq *q, uint8_
 	return 0;
 }
 
+void xp_opq_fail_from(struct xp_core *core, struct xp_conn *c, struct xp_idq *q,
+		      struct xp_seqwin *w, uint32_t first_seq, int err,
+		      void (*each)(struct xp_conn *c, const struct xp_op *op))
+{
+	uint32_t prev = XP_NONE, i = q->head;
+
+	while (i != XP_NONE) {
+		struct xp_op *op = &core->ops[i];
+		uint32_t next = op->next;
+
+		if (seq_diff(op->seq, first_seq) < 0) {
+			prev = i;
+			i = next;
+			continue;
+		}
+		xp_opq_unlink(core, q, prev, i);
+		if (each)
+			each(c, op);
+		xp_complete_op(core, c, i, err, 0);
+		xp_seqwin_finish(w, op->seq, 0, XP_OUT_FAILED);
+		i = next;
+	}
+}
+
 void xp_opq_append(struct xp_core *core, struct xp_idq *q, uint32_t op)
 {
 	core->ops[op].next = XP_NONE;

@@ -458,6 +458,22 @@ int xp_op_post(struct xp_core *core, struct xp_conn *c, struct xp_idq *q, uint8_
 	       const struct xp_buf *buf, uint64_t cookie, uint32_t seq);
 
 /**
+ * xp_opq_fail_from() - fail every operation queued on @q (not yet started or
+ * advertised) with seq >= @first_seq: each completes with @err and counts as
+ * finished in @w. The rule the send and receive queues share.
+ * @core: the core.
+ * @c: the connection.
+ * @q: its send or receive queue.
+ * @w: the direction's sequence window.
+ * @first_seq: the first seq to fail.
+ * @err: the status.
+ * @each: called on each operation before it completes, or NULL.
+ */
+void xp_opq_fail_from(struct xp_core *core, struct xp_conn *c, struct xp_idq *q,
+		      struct xp_seqwin *w, uint32_t first_seq, int err,
+		      void (*each)(struct xp_conn *c, const struct xp_op *op));
+
+/**
  * xp_opq_append() - append operation @op to queue @q (posted, not yet started or advertised).
  */
 void xp_opq_append(struct xp_core *core, struct xp_idq *q, uint32_t op);

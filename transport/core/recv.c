@@ -338,22 +338,7 @@ void xp_recv_on_seq_record(struct xp_core *core, struct xp_conn *c, const struct
 
 void xp_recv_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err)
 {
-	uint32_t prev = XP_NONE, i = c->rq.head;
-
-	while (i != XP_NONE) {
-		struct xp_op *op = &core->ops[i];
-		uint32_t next = op->next;
-
-		if (seq_diff(op->seq, first_seq) < 0) {
-			prev = i;
-			i = next;
-			continue;
-		}
-		xp_opq_unlink(core, &c->rq, prev, i);
-		xp_complete_op(core, c, i, err, 0);
-		xp_seqwin_finish(&c->rw, op->seq, 0, XP_OUT_FAILED);
-		i = next;
-	}
+	xp_opq_fail_from(core, c, &c->rq, &c->rw, first_seq, err, NULL);
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
 		struct xp_rmsg *r;
 

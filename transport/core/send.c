@@ -595,28 +595,18 @@ void xp_send_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	xp_conn_want_ctrl(core, c);
 }
 
+/* A queued send goes: its bytes leave the backlog, its CTS (not an earlier one's) is dropped. */
+static void forget_queued(struct xp_conn *c, const struct xp_op *op)
+{
+	c->backlog_bytes -= op->len;
+	if (c->cts[op->seq & XP_SLOT_MASK].seq == op->seq)
+		c->cts[op->seq & XP_SLOT_MASK].held = false;
+}
+
 void xp_send_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err)
 {
-	uint32_t prev = XP_NONE, i = c->sq.head;
-
 	/* Queued first, so finishing an active one cannot start a doomed one. */
-	while (i != XP_NONE) {
-		struct xp_op *op = &core->ops[i];
-		uint32_t next = op->next;
-
-		if (seq_diff(op->seq, first_seq) < 0) {
-			prev = i;
-			i = next;
-			continue;
-		}
-		xp_opq_unlink(core, &c->sq, prev, i);
-		c->backlog_bytes -= op->len;
-		if (c->cts[op->seq & XP_SLOT_MASK].seq == op->seq) /* not an earlier one's */
-			c->cts[op->seq & XP_SLOT_MASK].held = false;
-		xp_complete_op(core, c, i, err, 0);
-		xp_seqwin_finish(&c->sw, op->seq, 0, XP_OUT_FAILED);
-		i = next;
-	}
+	xp_opq_fail_from(core, c, &c->sq, &c->sw, first_seq, err, forget_queued);
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
 		uint32_t m_i = c->smsg[s];
 
