@@ -202,7 +202,8 @@ static int alloc_state(struct xp_core *core)
 				cfg->now_ns)) < 0 ||
 	    (rc = idlist_init(core, &core->ready, n)) < 0 ||
 	    (rc = idlist_init(core, &core->ctrl, n)) < 0 ||
-	    (rc = idlist_init(core, &core->starved, n)) < 0)
+	    (rc = idlist_init(core, &core->wait_smsg, n)) < 0 ||
+	    (rc = idlist_init(core, &core->wait_rmsg, n)) < 0)
 		return rc;
 	core->bytes_total += (size_t)(cfg->send_msgs + cfg->recv_msgs + cfg->ops) * 4 +
 			     (size_t)n * (4 + 4 + 8) + (size_t)n * (4 + 4 + 8) +
@@ -255,7 +256,8 @@ void xp_core_destroy(struct xp_core *core)
 	xp_wheel_fini(&core->wheel);
 	idlist_fini(&core->ready);
 	idlist_fini(&core->ctrl);
-	idlist_fini(&core->starved);
+	idlist_fini(&core->wait_smsg);
+	idlist_fini(&core->wait_rmsg);
 	free(core->conns);
 	free(core->paths);
 	free(core->free_ids);
@@ -356,22 +358,27 @@ static void emit_completions(struct xp_core *core, struct xp_batch *b)
 	}
 }
 
-/* Connections that waited for a message pool entry try again while entries are free. */
-static void retry_starved(struct xp_core *core, uint64_t now_ns)
+/*
+ * Connections waiting for a pool entry get one, oldest first, while entries
+ * are free. One that still waits has put itself back at the end, and then
+ * the pool is empty again: the work is bounded by the entries freed, not by
+ * the number of connections waiting.
+ */
+static void retry_waiters(struct xp_core *core, uint64_t now_ns)
 {
-	uint32_t n = 0, id;
+	uint32_t id;
 
-	if (core->starved.head == XP_NONE ||
-	    (core->smsg_pool.used == core->smsg_pool.n && core->rmsg_pool.used == core->rmsg_pool.n))
-		return;
-	while ((id = xp_idlist_pop(&core->starved)) != XP_NONE)
-		core->scratch[n++] = id;
-	for (uint32_t k = 0; k < n; k++) {
-		struct xp_conn *c = &core->conns[core->scratch[k]];
+	while (core->smsg_pool.used < core->smsg_pool.n &&
+	       (id = xp_idlist_pop(&core->wait_smsg)) != XP_NONE) {
+		struct xp_conn *c = &core->conns[id];
 
-		if (!xp_conn_live(c))
-			continue;
 		xp_send_try_start(core, c, now_ns);
+		xp_conn_rearm(core, c, now_ns);
+	}
+	while (core->rmsg_pool.used < core->rmsg_pool.n &&
+	       (id = xp_idlist_pop(&core->wait_rmsg)) != XP_NONE) {
+		struct xp_conn *c = &core->conns[id];
+
 		xp_recv_try_advertise(core, c, now_ns);
 		xp_conn_rearm(core, c, now_ns);
 	}
@@ -399,7 +406,7 @@ uint32_t xp_core_drain(struct xp_core *core, uint64_t now_ns, struct xp_batch *b
 {
 	uint32_t start = batch->n;
 
-	retry_starved(core, now_ns);
+	retry_waiters(core, now_ns);
 	emit_completions(core, batch);
 	if (batch->n < batch->cap)
 		xp_ctrl_drain(core, now_ns, batch);

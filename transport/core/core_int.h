@@ -342,7 +342,7 @@ struct xp_conn {
 	uint32_t comp_next;
 };
 
-/* A lazily-unlinked FIFO of connection ids (ready, ctrl, starved). */
+/* A lazily-unlinked FIFO of connection ids (ready, ctrl, waiting for a pool). */
 struct xp_idlist {
 	uint32_t head;
 	uint32_t tail;
@@ -379,7 +379,8 @@ struct xp_core {
 
 	struct xp_idlist ready;  /* may have chunks to send */
 	struct xp_idlist ctrl;   /* have control records to send */
-	struct xp_idlist starved;/* wait for a message pool entry */
+	struct xp_idlist wait_smsg; /* a queued send waits for a sender message entry */
+	struct xp_idlist wait_rmsg; /* a queued receive waits for a receive entry */
 
 	uint32_t comp_head;      /* completion FIFO of tagged items */
 	uint32_t comp_tail;
@@ -405,7 +406,7 @@ uint64_t xp_rand(struct xp_core *core);
 
 /**
  * xp_idlist_push() - append connection @id to work list @l, unless it is on it.
- * @l: the list (ready, ctrl or starved).
+ * @l: the list (ready, ctrl, wait_smsg or wait_rmsg).
  * @id: the connection; its state is checked by whoever pops it.
  */
 void xp_idlist_push(struct xp_idlist *l, uint32_t id);

@@ -71,7 +71,7 @@ void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now
 		r_i = xp_pool_get(&core->rmsg_pool);
 		if (r_i == XP_NONE) {
 			core->stats.pool_waits++;
-			xp_idlist_push(&core->starved, c->id);
+			xp_idlist_push(&core->wait_rmsg, c->id);
 			break;
 		}
 		xp_opq_unlink(core, &c->rq, XP_NONE, op_i);

@@ -143,7 +143,7 @@ void xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		m_i = xp_pool_get(&core->smsg_pool);
 		if (m_i == XP_NONE) {
 			core->stats.pool_waits++;
-			xp_idlist_push(&core->starved, c->id);
+			xp_idlist_push(&core->wait_smsg, c->id);
 			break;
 		}
 		xp_opq_unlink(core, &c->sq, prev, i);
