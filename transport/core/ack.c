@@ -190,7 +190,7 @@ static bool sender_seq(struct xp_core *core, struct xp_conn *c, uint8_t type, ui
 		*seq = c->rw.last[s].seq;
 		return c->rw.last[s].outcome == XP_OUT_ABORTED;
 	case XP_REC_CTS_ACK:
-		if (c->cts[s].held) {
+		if (c->cts_held & (1u << s)) {
 			*seq = c->cts[s].seq;
 			return true;
 		}

@@ -258,8 +258,7 @@ static void fail_all_ops(struct xp_core *core, struct xp_conn *c, int err)
 {
 	xp_send_fail_from(core, c, c->sw.below, err);
 	xp_recv_fail_from(core, c, c->rw.below, err);
-	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++)
-		c->cts[s].held = false;
+	c->cts_held = 0;
 	c->ack_pend = c->done_ack_pend = c->cts_pend = 0;
 	c->cts_ack_pend = c->abort_pend = c->ack_req_pend = 0;
 	c->abort_unacked = c->abort_ack_pend = 0;

@@ -506,9 +506,9 @@ void xp_core_usage(const struct xp_core *core, struct xp_core_usage *u)
 
 size_t xp_core_bytes_per_conn(const struct xp_core *core)
 {
-	/* state, paths, free-id ring, scratch, three work lists, timer heap, wheel links */
+	/* state, paths, free-id ring, scratch, four work lists, timer heap, wheel links */
 	return sizeof(struct xp_conn) + core->cfg.max_paths * sizeof(struct xp_path) + 4 + 4 +
-	       3 * (4 + 1) + (4 + 4 + 8) + (4 + 4 + 8);
+	       4 * (4 + 1) + (4 + 4 + 8) + (4 + 4 + 8);
 }
 
 size_t xp_core_bytes_total(const struct xp_core *core)

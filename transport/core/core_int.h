@@ -138,13 +138,12 @@ struct xp_op {
 	uint8_t kind;
 };
 
-/* A CTS the sender holds until its message starts. */
+/* A CTS the sender holds until its message starts (held while its bit is in cts_held). */
 struct xp_cts {
 	uint64_t raddr;
 	uint64_t cap;
 	uint32_t rkey;
 	uint32_t seq;
-	bool held;
 };
 
 enum xp_outcome {
@@ -270,6 +269,7 @@ struct xp_conn {
 	uint32_t smsg[XP_MSG_SLOTS];
 	uint16_t smsg_mask;       /* slots with a running message */
 	struct xp_cts cts[XP_MSG_SLOTS];
+	uint16_t cts_held;        /* slots whose cts[] is held */
 	uint32_t n_smsgs;
 	uint64_t backlog_bytes;   /* posted, not yet cut into chunks */
 	uint64_t in_flight_bytes;

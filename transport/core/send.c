@@ -94,7 +94,7 @@ static void start_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i
 	m->min_chunk = min_chunk_for(core, op->len);
 	m->n_cut = m->cum = m->n_lost = 0;
 	m->last_cut = false;
-	cts->held = false;
+	c->cts_held &= (uint16_t)~xp_slot_bit(op->seq);
 	/* CTS k means receive k - 16 is over at the receiver: its ABORT arrived. */
 	c->abort_unacked &= (uint16_t)~xp_slot_bit(op->seq);
 	c->smsg[op->seq & XP_SLOT_MASK] = m_i;
@@ -106,7 +106,7 @@ static void abort_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i
 {
 	struct xp_op *op = &core->ops[op_i];
 
-	c->cts[op->seq & XP_SLOT_MASK].held = false;
+	c->cts_held &= (uint16_t)~xp_slot_bit(op->seq);
 	c->backlog_bytes -= op->len;
 	core->stats.msgs_aborted++;
 	c->abort_pend |= xp_slot_bit(op->seq);
@@ -129,7 +129,8 @@ void xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 
 		if (seq_diff(op->seq, c->sw.below) >= (int32_t)XP_CTS_WINDOW)
 			break; /* no CTS can be held this far ahead */
-		if (!cts->held || cts->seq != op->seq || !xp_seqwin_slot_free(&c->sw, c->smsg, op->seq)) {
+		if (!(c->cts_held & xp_slot_bit(op->seq)) || cts->seq != op->seq ||
+		    !xp_seqwin_slot_free(&c->sw, c->smsg, op->seq)) {
 			prev = i;
 			i = next;
 			continue;
@@ -160,12 +161,13 @@ void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	int32_t d = seq_diff(seq, c->sw.below);
 	struct xp_cts *held = &c->cts[s];
 	bool finished = c->sw.last[s].seq == seq;
+	bool is_held = c->cts_held & xp_slot_bit(seq);
 
 	if (d >= (int32_t)XP_CTS_WINDOW) {
 		xp_drop(core, XP_DROP_CTS_BAD_SEQ);
 		return;
 	}
-	if (d < 0 || finished || xp_smsg_at(core, c, seq) || (held->held && held->seq == seq)) {
+	if (d < 0 || finished || xp_smsg_at(core, c, seq) || (is_held && held->seq == seq)) {
 		/* A retransmitted CTS: the receiver has not heard from us. */
 		if (finished && c->sw.last[s].outcome == XP_OUT_ABORTED)
 			c->abort_pend |= xp_slot_bit(seq);
@@ -176,12 +178,12 @@ void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 		return;
 	}
 	/* New: the slot's previous message must be seq - 16, running or finished. */
-	if (held->held || !(c->sw.last[s].seq == seq - XP_MSG_SLOTS ||
+	if (is_held || !(c->sw.last[s].seq == seq - XP_MSG_SLOTS ||
 			     xp_smsg_at(core, c, seq - XP_MSG_SLOTS))) {
 		xp_drop(core, XP_DROP_CTS_BAD_SEQ);
 		return;
 	}
-	held->held = true;
+	c->cts_held |= xp_slot_bit(seq);
 	held->seq = seq;
 	held->raddr = cts->raddr;
 	held->cap = cts->cap;
@@ -600,7 +602,7 @@ static void forget_queued(struct xp_conn *c, const struct xp_op *op)
 {
 	c->backlog_bytes -= op->len;
 	if (c->cts[op->seq & XP_SLOT_MASK].seq == op->seq)
-		c->cts[op->seq & XP_SLOT_MASK].held = false;
+		c->cts_held &= (uint16_t)~xp_slot_bit(op->seq);
 }
 
 void xp_send_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err)
