@@ -281,7 +281,6 @@ struct xp_conn {
 	/* loss recovery (recovery.c) */
 	struct xp_rtt rtt;
 	uint64_t rack_tx_seq;     /* newest transmission known delivered */
-	uint64_t rack_xmit_ns;
 	uint64_t rack_rtt_ns;
 	uint64_t reo_deadline_ns;
 	uint64_t last_dsack_ns;
@@ -298,7 +297,6 @@ struct xp_conn {
 	/* receiver */
 	uint32_t recv_posted;
 	struct xp_seqwin rw;      /* receives */
-	uint32_t recv_cts_next;   /* next receive to advertise */
 	struct xp_idq rq;
 	uint32_t rmsg[XP_MSG_SLOTS];
 	uint32_t n_rmsgs;

@@ -46,7 +46,6 @@ void xp_rec_init(struct xp_conn *c)
 {
 	xp_rtt_init(&c->rtt);
 	c->rack_tx_seq = 0;
-	c->rack_xmit_ns = 0;
 	c->rack_rtt_ns = 0;
 	c->reo_mult = 1;
 	c->reo_persist = 0;
@@ -80,7 +79,6 @@ void xp_rec_on_delivered(struct xp_conn *c, const struct xp_chunk *ch, uint64_t 
 		return;
 	if (ch->tx_seq > c->rack_tx_seq) {
 		c->rack_tx_seq = ch->tx_seq;
-		c->rack_xmit_ns = ch->sent_ns;
 		c->rack_rtt_ns = since;
 		c->rack_dirty = true;
 	}

@@ -87,7 +87,6 @@ void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now
 		r->cts_state = XP_CTS_TO_SEND;
 		c->rmsg[op->seq & XP_SLOT_MASK] = r_i;
 		c->n_rmsgs++;
-		c->recv_cts_next = op->seq + 1;
 		c->cts_unconfirmed++;
 		c->cts_pend |= xp_slot_bit(op->seq);
 		xp_conn_want_ctrl(core, c);
