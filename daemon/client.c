@@ -93,40 +93,42 @@ static void arm_recv(struct pcmd_client *c)
 		pcmd_client_kill(c, "cannot queue a receive");
 }
 
-void pcmd_client_accept(struct pcmd *d, int fd)
+int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
+		    size_t why_len)
 {
 	struct pcmd_client *c;
 	uint32_t groups[PCMD_MAX_GROUPS], n_groups, slot;
-	char why[PCMD_ERRTEXT_MAX];
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	int rc;
 
+	why[0] = '\0';
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		close(fd);
-		return;
+		snprintf(why, why_len, "SO_PEERCRED: %s", strerror(errno));
+		return -errno;
 	}
 	n_groups = peer_groups(fd, groups);
-	rc = pcmd_control_check_peer(d, &cred, groups, n_groups, why, sizeof(why));
+	rc = pcmd_control_check_peer(d, &cred, groups, n_groups, why, why_len);
 	if (rc == 0 && d->n_clients >= d->cfg->limits.max_clients) {
-		snprintf(why, sizeof(why), "pcmd already serves limits.max_clients = %u clients",
+		snprintf(why, why_len, "pcmd already serves limits.max_clients = %u clients",
 			 d->cfg->limits.max_clients);
 		rc = -EUSERS;
 	}
-	if (rc == 0)
-		rc = free_slot(d, &slot);
+	if (rc == 0 && free_slot(d, &slot) < 0) {
+		snprintf(why, why_len, "no client slot free (limits.max_clients at start: %u)",
+			 d->n_slots);
+		rc = -EUSERS;
+	}
 	c = rc == 0 ? calloc(1, sizeof(*c)) : NULL;
-	if (rc == 0 && !c)
+	if (rc == 0 && !c) {
+		snprintf(why, why_len, "out of memory");
 		rc = -ENOMEM;
+	}
 	if (rc < 0) {
-		if (rc == -EUSERS && !why[0])
-			snprintf(why, sizeof(why), "no client slot free");
 		pcmd_warn("refused a client (pid %d, uid %u, gid %u): %s", (int)cred.pid,
 			  (unsigned)cred.uid, (unsigned)cred.gid, why);
-		send_refusal(fd, rc, why);
-		close(fd);
 		d->counters.clients_refused++;
-		return;
+		return rc;
 	}
 	c->d = d;
 	c->fd = fd;
@@ -143,6 +145,21 @@ void pcmd_client_accept(struct pcmd *d, int fd)
 	d->counters.clients_accepted++;
 	pcmd_debug("client %u connected (pid %d, uid %u)", c->id, (int)cred.pid,
 		   (unsigned)cred.uid);
+	*out = c;
+	return 0;
+}
+
+void pcmd_client_accept(struct pcmd *d, int fd)
+{
+	char why[PCMD_ERRTEXT_MAX];
+	struct pcmd_client *c;
+	int rc = pcmd_client_new(d, fd, &c, why, sizeof(why));
+
+	if (rc < 0) {
+		send_refusal(fd, rc, why);
+		close(fd);
+		return;
+	}
 	arm_recv(c);
 }
 

@@ -122,6 +122,20 @@ static inline uint64_t pcmd_token(uint32_t key, uint32_t obj)
 void pcmd_client_accept(struct pcmd *d, int fd);
 
 /**
+ * pcmd_client_new() - check the peer of @fd and make its client object (no
+ * I/O armed). pcmd_client_accept() is this plus the first receive.
+ * @d: the daemon.
+ * @fd: a connected socket; the client owns it from now on if this succeeds.
+ * @out: the client.
+ * @why: on refusal, why (for the peer).
+ * @why_len: its size.
+ *
+ * Return: 0, -EACCES (credentials), -EUSERS (limits.max_clients), -ENOMEM.
+ */
+int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
+		    size_t why_len);
+
+/**
  * pcmd_client_by_key() - the live client a token names.
  * @d: the daemon.
  * @key: from the token.

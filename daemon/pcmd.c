@@ -488,8 +488,8 @@ static int alloc_slots(struct pcmd *d)
 	return d->slots && d->slot_gen ? 0 : -ENOMEM;
 }
 
-int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
-		const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len)
+int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
+		     const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len)
 {
 	struct pcmd *d = calloc(1, sizeof(*d));
 	int rc;
@@ -498,6 +498,8 @@ int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
 	if (!d)
 		return -ENOMEM;
 	d->listen_fd = d->signal_fd = d->dp_fd = -1;
+	d->output.stats.fd = d->output.stats.retired_fd = -1;
+	d->output.records.fd = d->output.records.retired_fd = -1;
 	d->phase = PCMD_PHASE_RUNNING;
 	d->generation = 1;
 	d->start_ns = pcmd_now_ns();
@@ -512,7 +514,25 @@ int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
 		snprintf(err, err_len, "io_uring: %s", strerror(-rc));
 	if (rc == 0)
 		rc = open_dataplane(d, dp, err, err_len);
-	if (rc == 0 && (rc = open_signals(d)) < 0)
+	if (rc < 0) {
+		if (!err[0])
+			snprintf(err, err_len, "%s", strerror(-rc));
+		pcmd_destroy(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
+		const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len)
+{
+	struct pcmd *d;
+	int rc = pcmd_create_core(config_path, ovr, dp, &d, err, err_len);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = open_signals(d)) < 0)
 		snprintf(err, err_len, "signalfd: %s", strerror(-rc));
 	if (rc == 0)
 		rc = pcmd_control_listen(d, err, err_len);

@@ -93,6 +93,22 @@ int pcmd_main(int argc, char **argv, const struct pcmd_dp_ops *dp);
 int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
 		const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len);
 
+/**
+ * pcmd_create_core() - pcmd_create() without the service parts (control
+ * socket, signals, output files): the config, policies, client table, loop and
+ * data plane. For tests and fuzzers that drive clients in process.
+ * @config_path: the YAML file, or NULL.
+ * @ovr: command-line overrides, or NULL.
+ * @dp: the data plane.
+ * @out: the daemon.
+ * @err: what failed.
+ * @err_len: its size.
+ *
+ * Return: 0 or -errno.
+ */
+int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
+		     const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len);
+
 /* Run until SIGTERM/SIGINT has drained everything. Return: 0 or -errno. */
 int pcmd_run(struct pcmd *d);
 
