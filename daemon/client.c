@@ -98,9 +98,10 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 {
 	struct pcmd_client *c;
 	uint32_t groups[PCMD_MAX_GROUPS], n_groups, slot;
+	char refusal[PCMD_ERRTEXT_MAX];
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	int rc;
+	int rc = 0, refused;
 
 	why[0] = '\0';
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
@@ -108,8 +109,8 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 		return -errno;
 	}
 	n_groups = peer_groups(fd, groups);
-	rc = pcmd_control_check_peer(d, &cred, groups, n_groups, why, why_len);
-	if (rc == 0 && d->n_clients >= d->cfg->limits.max_clients) {
+	refused = pcmd_control_check_peer(d, &cred, groups, n_groups, refusal, sizeof(refusal));
+	if (d->n_clients >= d->cfg->limits.max_clients) {
 		snprintf(why, why_len, "pcmd already serves limits.max_clients = %u clients",
 			 d->cfg->limits.max_clients);
 		rc = -EUSERS;
@@ -125,6 +126,10 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 		rc = -ENOMEM;
 	}
 	if (rc < 0) {
+		if (refused < 0) {
+			snprintf(why, why_len, "%s", refusal);
+			rc = refused;
+		}
 		pcmd_warn("refused a client (pid %d, uid %u, gid %u): %s", (int)cred.pid,
 			  (unsigned)cred.uid, (unsigned)cred.gid, why);
 		d->counters.clients_refused++;
@@ -133,6 +138,13 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 	c->d = d;
 	c->fd = fd;
 	c->cred = cred;
+	if (refused < 0) {
+		c->refused = refused;
+		memcpy(c->refusal, refusal, sizeof(c->refusal));
+		pcmd_warn("refused a client (pid %d, uid %u, gid %u): %s", (int)cred.pid,
+			  (unsigned)cred.uid, (unsigned)cred.gid, refusal);
+		d->counters.clients_refused++;
+	}
 	c->n_groups = n_groups;
 	memcpy(c->groups, groups, n_groups * sizeof(groups[0]));
 	c->state = PCMD_CLIENT_ALIVE;
@@ -142,7 +154,8 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 	c->slot_free = UINT32_MAX;
 	d->slots[slot] = c;
 	d->n_clients++;
-	d->counters.clients_accepted++;
+	if (!c->refused)
+		d->counters.clients_accepted++;
 	pcmd_debug("client %u connected (pid %d, uid %u)", c->id, (int)cred.pid,
 		   (unsigned)cred.uid);
 	*out = c;
@@ -411,6 +424,17 @@ void pcmd_client_dp_event(struct pcmd *d, const struct pcmd_dp_event *ev)
 	}
 	if (c->state == PCMD_CLIENT_DYING)
 		advance_reclaim(c);
+}
+
+void pcmd_clients_expire_refused(struct pcmd *d, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < d->n_slots; i++) {
+		struct pcmd_client *c = d->slots[i];
+
+		if (c && c->refused && c->state == PCMD_CLIENT_ALIVE &&
+		    now_ns - c->connected_ns > PCMD_REFUSED_LINGER_NS)
+			pcmd_client_kill(c, "was refused and did not ask why");
+	}
 }
 
 void pcmd_clients_flush_all(struct pcmd *d)

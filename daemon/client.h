@@ -25,6 +25,7 @@
 struct pcmd;
 
 #define PCMD_RECV_BYTES 1024    /* larger than any request: a longer one is refused */
+#define PCMD_REFUSED_LINGER_NS 5000000000ull /* a refused peer's time to read why */
 #define PCMD_MAX_GROUPS 64
 
 enum pcmd_client_state {
@@ -59,6 +60,8 @@ struct pcmd_client {
 	uint32_t groups[PCMD_MAX_GROUPS];
 	bool hello_done;
 	bool admin;
+	int refused;   /* -errno: the peer may not use pcmd; its first request gets the reason */
+	char refusal[PCMD_ERRTEXT_MAX];
 	uint32_t role;
 	char name[PCMD_CLIENT_NAME_MAX];
 	uint64_t connected_ns;
@@ -123,14 +126,17 @@ void pcmd_client_accept(struct pcmd *d, int fd);
 
 /**
  * pcmd_client_new() - check the peer of @fd and make its client object (no
- * I/O armed). pcmd_client_accept() is this plus the first receive.
+ * I/O armed). pcmd_client_accept() is this plus the first receive. A peer the
+ * uid/gid policy refuses still gets an object, marked refused: its first
+ * request is answered with the reason and it is disconnected (closing at once
+ * would make the peer's kernel report ECONNRESET before it reads why).
  * @d: the daemon.
  * @fd: a connected socket; the client owns it from now on if this succeeds.
  * @out: the client.
- * @why: on refusal, why (for the peer).
+ * @why: when no object could be made, why (for the peer).
  * @why_len: its size.
  *
- * Return: 0, -EACCES (credentials), -EUSERS (limits.max_clients), -ENOMEM.
+ * Return: 0, -EUSERS (limits.max_clients), -ENOMEM, -errno of SO_PEERCRED.
  */
 int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 		    size_t why_len);
@@ -197,6 +203,9 @@ void pcmd_client_complete(struct pcmd_client *c, uint8_t op, uint32_t conn_id, u
 /* Is the client allowed to act as an admin? (Credentials against the config.) */
 bool pcmd_client_is_admin(const struct pcmd *d, const struct ucred *cred, const uint32_t *groups,
 			  uint32_t n_groups);
+
+/* Disconnect refused peers that did not read their reason within PCMD_REFUSED_LINGER_NS. */
+void pcmd_clients_expire_refused(struct pcmd *d, uint64_t now_ns);
 
 /* Free a client whose reclaim is complete (called by the client code itself). */
 void pcmd_client_maybe_free(struct pcmd_client *c);

@@ -193,6 +193,16 @@ static void format_ids(const uint32_t *ids, uint32_t n, char *buf, size_t len)
 		snprintf(buf + used, len - used, "]");
 }
 
+/* "file:line:col" of a list key, or "not set" when it kept its default. */
+static void where_set(const struct pcmd_config *cfg, const struct pcmd_cfg_loc *loc, char *buf,
+		      size_t len)
+{
+	if (loc->line || loc->cli)
+		pcmd_config_where(cfg, loc, buf, len);
+	else
+		snprintf(buf, len, "not set");
+}
+
 int pcmd_control_check_peer(const struct pcmd *d, const struct ucred *cred,
 			    const uint32_t *groups, uint32_t n_groups, char *why, size_t why_len)
 {
@@ -211,12 +221,12 @@ int pcmd_control_check_peer(const struct pcmd *d, const struct ucred *cred,
 			return 0;
 	format_ids(cfg->socket.allow_uids, cfg->socket.n_allow_uids, uids, sizeof(uids));
 	format_ids(cfg->socket.allow_gids, cfg->socket.n_allow_gids, gids, sizeof(gids));
+	where_set(cfg, &cfg->socket.allow_uids_loc, w1, sizeof(w1));
+	where_set(cfg, &cfg->socket.allow_gids_loc, w2, sizeof(w2));
 	snprintf(why, why_len,
 		 "uid %u / gid %u may not use pcmd: socket.allow_uids (%s) is %s and "
 		 "socket.allow_gids (%s) is %s",
-		 (unsigned)cred->uid, (unsigned)cred->gid,
-		 pcmd_config_where(cfg, &cfg->socket.allow_uids_loc, w1, sizeof(w1)), uids,
-		 pcmd_config_where(cfg, &cfg->socket.allow_gids_loc, w2, sizeof(w2)), gids);
+		 (unsigned)cred->uid, (unsigned)cred->gid, w1, uids, w2, gids);
 	return -EACCES;
 }
 
@@ -950,6 +960,10 @@ size_t pcmd_control_handle(struct pcmd_client *c, const struct pcmd_control_in *
 	c->d->counters.control_requests++;
 	memset(&r.hdr, 0, sizeof(r.hdr));
 	memcpy(&r.hdr, in->msg, in->len < sizeof(r.hdr) ? in->len : sizeof(r.hdr));
+	if (c->refused) {
+		c->close_after_send = true;
+		return fail(&r, c->refused, "%s", c->refusal);
+	}
 	n = check_framing(&r, &ok);
 	if (ok)
 		n = check_sender(&r, &handlers[r.hdr.type], &ok);

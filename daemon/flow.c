@@ -326,7 +326,9 @@ static int check_sqe(struct pcmd_client *c, const struct pcmd_sqe *s, uint32_t *
 {
 	if ((s->op != PCMD_OP_SEND && s->op != PCMD_OP_RECV) || s->flags || s->reserved)
 		return -EINVAL;
-	if (c->d->phase != PCMD_PHASE_RUNNING)
+	/* Draining: no new sends, but receives still come in so posted sends can finish. */
+	if (c->d->phase != PCMD_PHASE_RUNNING &&
+	    (s->op == PCMD_OP_SEND || c->d->phase != PCMD_PHASE_DRAINING))
 		return -ESHUTDOWN;
 	if (pcmd_conn_find(c, s->conn_id, index) < 0)
 		return -EBADF;

@@ -43,7 +43,7 @@ uint64_t pcmd_now_ns(void)
 
 static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_totals *t)
 {
-	if (c->state == PCMD_CLIENT_ALIVE)
+	if (c->state == PCMD_CLIENT_ALIVE && !c->refused)
 		t->clients++;
 	if (c->chan)
 		t->cq_full_waits += c->chan->cq_full_waits;
@@ -208,6 +208,7 @@ static void status_tick(struct pcmd_op *op, int res)
 		return;
 	pcmd_totals(d, &t);
 	pcmd_stats_goodput_update(&d->counters, t.rx_bytes, pcmd_now_ns());
+	pcmd_clients_expire_refused(d, pcmd_now_ns());
 	pcmd_status_line(d, line, sizeof(line));
 	pcmd_notify_status(line);
 	arm_accept(d); /* after an fd shortage */

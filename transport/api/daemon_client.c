@@ -80,6 +80,7 @@ struct pcm_tp_endpoint {
 	uint32_t max_flows;
 	uint64_t max_message_bytes;
 	bool shut_down; /* pcmd said it is stopping, or the socket hung up */
+	uint8_t rbuf[PCMD_MSG_MAX_BYTES]; /* control replies, under ctl_lock */
 
 	pthread_mutex_t ctl_lock;   /* one control request at a time */
 	pthread_mutex_t sq_lock;    /* submissions */
@@ -161,6 +162,9 @@ static void note_notice(struct pcm_tp_endpoint *ep, const uint8_t *buf, ssize_t 
 	set_error(no->status, "pcmd: %.*s", PCMD_ERRTEXT_MAX - 1, no->text);
 }
 
+static ssize_t recv_one(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type, int *fds,
+			int want_fds, void *ctlbuf);
+
 /* Receive the reply to request @seq (skipping notices). Return: its length or -errno. */
 static ssize_t recv_reply(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type, void *buf,
 			  size_t cap, int *fds, int want_fds)
@@ -169,13 +173,26 @@ static ssize_t recv_reply(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t typ
 		struct cmsghdr align;
 		uint8_t b[CMSG_SPACE(sizeof(int) * 8)];
 	} ctl;
+	ssize_t n = recv_one(ep, seq, type, fds, want_fds, &ctl);
+
+	if (n > 0)
+		memcpy(buf, ep->rbuf, (size_t)n < cap ? (size_t)n : cap);
+	return n;
+}
+
+/* Receive into ep->rbuf (any reply fits: an error is larger than most). */
+static ssize_t recv_one(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type, int *fds,
+			int want_fds, void *ctlbuf)
+{
+	uint8_t *buf = ep->rbuf;
+	size_t cap = sizeof(ep->rbuf);
 
 	for (;;) {
 		struct pollfd pfd = { .fd = ep->sock, .events = POLLIN };
 		struct iovec iov = { buf, cap };
-		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
-				    .msg_controllen = sizeof(ctl.b) };
-		const struct pcmd_reply_status *st = buf;
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctlbuf,
+				    .msg_controllen = CMSG_SPACE(sizeof(int) * 8) };
+		const struct pcmd_reply_status *st = (const void *)buf;
 		ssize_t n;
 		int rc = poll(&pfd, 1, RPC_TIMEOUT_MS);
 
@@ -207,7 +224,7 @@ static ssize_t recv_reply(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t typ
 			continue;
 		}
 		if (st->status < 0) {
-			const struct pcmd_reply_error *e = buf;
+			const struct pcmd_reply_error *e = (const void *)buf;
 
 			close_fds(&m);
 			if ((size_t)n >= sizeof(*e))

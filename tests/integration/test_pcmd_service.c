@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_pcmd_service.c - pcmd as a service: the uid/gid policy, SIGHUP
+ * reloads (a bad config is rejected with file:line:col: key and the old one
+ * keeps running), sd_notify (READY, STATUS, RELOADING, STOPPING, WATCHDOG)
+ * through a NOTIFY_SOCKET of the test's, and SIGTERM in drain and abort
+ * modes, where every outstanding descriptor completes before pcmd exits 0.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "tp_util.h"
+
+static struct pcmd_proc pcmd;
+
+static void start_or_fail(const char *yaml, int notify, const char *const *env)
+{
+	if (harness_start(&pcmd, yaml, notify, env) != 0)
+		fail_msg("pcmd did not start");
+}
+
+static int stop(void **state)
+{
+	if (pcmd.pid > 0 && harness_stop(&pcmd, SIGTERM, 10000) != 0)
+		harness_dump_log(&pcmd);
+	harness_cleanup(&pcmd);
+	return 0;
+}
+
+/* ---- credentials ------------------------------------------------------------------------ */
+
+static void test_uid_not_in_allow_list_is_refused_with_reason(void **state)
+{
+	static const char yaml[] = "socket:\n"
+				   "  path: \"@DIR@/pcmd.sock\"\n"
+				   "  group: \"\"\n"
+				   "  admin_uids: []\n"
+				   "  allow_uids: [4000000]\n";
+	struct pcm_tp_endpoint *ep;
+	char want[64];
+	int rc;
+
+	start_or_fail(yaml, 0, NULL);
+	rc = tp_open(pcmd.sock, 1u << 20, &ep);
+	assert_int_equal(rc, -EACCES);
+	printf("refused: %s\n", pcm_tp_last_error());
+	snprintf(want, sizeof(want), "uid %u / gid %u may not use pcmd", (unsigned)getuid(),
+		 (unsigned)getgid());
+	assert_non_null(strstr(pcm_tp_last_error(), want));
+	assert_non_null(strstr(pcm_tp_last_error(), "pcmd.yaml:5:"));
+	assert_non_null(strstr(pcm_tp_last_error(), "[4000000]"));
+	assert_true(harness_log_has(&pcmd, "refused a client"));
+}
+
+static void test_gid_not_in_allow_list_is_refused_and_listed_gid_accepted(void **state)
+{
+	char yaml[512];
+	struct pcm_tp_endpoint *ep;
+
+	snprintf(yaml, sizeof(yaml),
+		 "socket:\n  path: \"@DIR@/pcmd.sock\"\n  group: \"\"\n  admin_uids: []\n"
+		 "  allow_gids: [4000001]\n");
+	start_or_fail(yaml, 0, NULL);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &ep), -EACCES);
+	assert_non_null(strstr(pcm_tp_last_error(), "socket.allow_gids"));
+	harness_stop(&pcmd, SIGTERM, 10000);
+	harness_cleanup(&pcmd);
+	/* Our own gid is let in. */
+	snprintf(yaml, sizeof(yaml),
+		 "socket:\n  path: \"@DIR@/pcmd.sock\"\n  group: \"\"\n  admin_uids: []\n"
+		 "  allow_gids: [4000001, %u]\n",
+		 (unsigned)getgid());
+	start_or_fail(yaml, 0, NULL);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &ep), 0);
+	pcm_tp_endpoint_close(ep);
+}
+
+/* In a child: become @uid/@gid and try to open an endpoint. Exit: 0 opened, 1 refused. */
+static int try_as(uid_t uid, gid_t gid, char *why, size_t len)
+{
+	int pfd[2], status, rc;
+	pid_t pid;
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct pcm_tp_endpoint *ep;
+
+		close(pfd[0]);
+		if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
+			_exit(3);
+		rc = tp_open(pcmd.sock, 1u << 20, &ep);
+		if (write(pfd[1], pcm_tp_last_error(), strlen(pcm_tp_last_error()) + 1) < 0)
+			_exit(4);
+		_exit(rc == 0 ? 0 : rc == -EACCES ? 1 : 2);
+	}
+	close(pfd[1]);
+	memset(why, 0, len);
+	if (read(pfd[0], why, len - 1) < 0)
+		why[0] = '\0';
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_other_user_is_refused_by_pcmd_not_just_the_file_mode(void **state)
+{
+	/* Mode 0666 so the kernel lets the other user connect and pcmd itself must refuse. */
+	static const char yaml[] = "socket:\n"
+				   "  path: \"@DIR@/pcmd.sock\"\n"
+				   "  group: \"\"\n"
+				   "  mode: \"0666\"\n"
+				   "  admin_uids: []\n"
+				   "  allow_uids: [0]\n";
+	char why[512];
+	int rc;
+
+	if (getuid() != 0) {
+		printf("skipped: changing uid needs root\n");
+		skip();
+	}
+	start_or_fail(yaml, 0, NULL);
+	assert_int_equal(chmod(pcmd.dir, 0755), 0);
+	rc = try_as(65534, 65534, why, sizeof(why));
+	printf("uid 65534: %s\n", why);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(why, "uid 65534 / gid 65534 may not use pcmd"));
+	assert_int_equal(try_as(0, 0, why, sizeof(why)), 0);
+}
+
+/* ---- SIGHUP ----------------------------------------------------------------------------- */
+
+static const char good_v1[] = "log_level: debug\n"
+			      "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+			      "policies:\n"
+			      "  default: swift\n"
+			      "  rules:\n"
+			      "    - {peer: \"rack1-*\", policy: newreno}\n";
+
+static const char bad_key[] = "log_level: debug\n"
+			      "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+			      "limits:\n"
+			      "  flows_per_client: 0\n";
+
+static const char bad_policy[] = "log_level: debug\n"
+				 "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				 "policies:\n"
+				 "  rules:\n"
+				 "    - {peer: \"x\", policy: no_such_policy}\n";
+
+static const char good_v2[] = "log_level: debug\n"
+			      "socket: {path: \"@DIR@/pcmd-moved.sock\", group: \"\"}\n"
+			      "policies:\n"
+			      "  default: swift\n"
+			      "  rules:\n"
+			      "    - {peer: \"rack1-*\", policy: cubic}\n"
+			      "    - {peer: \"10.0.0.0/8\", policy: dctcp}\n";
+
+static int wait_log(const char *needle, int timeout_ms)
+{
+	uint64_t deadline = harness_now_ms() + (uint64_t)timeout_ms;
+
+	while (harness_now_ms() < deadline) {
+		if (harness_log_has(&pcmd, needle))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static void test_sighup_with_bad_config_keeps_the_old_one(void **state)
+{
+	struct pcmd_rep_status st;
+	struct pcm_tp_endpoint *ep;
+	char notes[8192] = "";
+
+	start_or_fail(good_v1, 1, NULL);
+	assert_true(harness_notify_read(&pcmd, notes, sizeof(notes), 5000, "READY=1"));
+	assert_int_equal(harness_status(&pcmd, &st), 0);
+	assert_int_equal(st.config_generation, 1);
+	assert_int_equal(st.rules, 1);
+
+	assert_int_equal(harness_write_config(&pcmd, bad_key), 0);
+	kill(pcmd.pid, SIGHUP);
+	assert_true(wait_log("reload rejected", 5000));
+	assert_true(harness_log_has(&pcmd, "pcmd.yaml:4:21: limits.flows_per_client: 0 is "
+					   "outside 1..65535"));
+	assert_true(harness_notify_read(&pcmd, notes, sizeof(notes), 5000, "RELOADING=1"));
+	assert_int_equal(harness_status(&pcmd, &st), 0);
+	assert_int_equal(st.config_generation, 1);
+	assert_int_equal(st.rules, 1);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &ep), 0);
+	pcm_tp_endpoint_close(ep);
+
+	assert_int_equal(harness_write_config(&pcmd, bad_policy), 0);
+	kill(pcmd.pid, SIGHUP);
+	assert_true(wait_log("policies.rules[0].policy: no policy named 'no_such_policy'", 5000));
+	assert_int_equal(harness_status(&pcmd, &st), 0);
+	assert_int_equal(st.config_generation, 1);
+	assert_int_equal(st.rules, 1);
+
+	/* A good one is applied; a restart-only change is kept back and said so. */
+	assert_int_equal(harness_write_config(&pcmd, good_v2), 0);
+	kill(pcmd.pid, SIGHUP);
+	assert_true(wait_log("configuration reloaded", 5000));
+	assert_true(harness_log_has(&pcmd, "socket.path changed; it takes effect when pcmd "
+					   "restarts"));
+	assert_int_equal(harness_status(&pcmd, &st), 0);
+	assert_int_equal(st.config_generation, 2);
+	assert_int_equal(st.rules, 2);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &ep), 0);
+	pcm_tp_endpoint_close(ep);
+}
+
+static void test_sd_notify_ready_status_reloading_stopping_and_watchdog(void **state)
+{
+	static const char *const env[] = { "WATCHDOG_USEC=200000", NULL };
+	char notes[16384] = "";
+	int watchdogs = 0;
+
+	start_or_fail(good_v1, 1, env);
+	assert_true(harness_notify_read(&pcmd, notes, sizeof(notes), 5000, "READY=1"));
+	assert_true(harness_notify_read(&pcmd, notes, sizeof(notes), 5000,
+					"STATUS=running: 0 clients, 0 flows, goodput"));
+	kill(pcmd.pid, SIGHUP);
+	assert_true(harness_notify_read(&pcmd, notes, sizeof(notes), 5000, "RELOADING=1"));
+	assert_non_null(strstr(notes, "MONOTONIC_USEC="));
+	harness_notify_read(&pcmd, notes, sizeof(notes), 1000, NULL);
+	for (const char *p = notes; (p = strstr(p, "WATCHDOG=1")); p++)
+		watchdogs++;
+	assert_true(watchdogs >= 3);
+	assert_int_equal(harness_stop(&pcmd, SIGTERM, 10000), 0);
+	harness_notify_read(&pcmd, notes, sizeof(notes), 200, NULL);
+	assert_non_null(strstr(notes, "STOPPING=1"));
+	printf("notify: %d WATCHDOG=1 in ~1.5 s at WATCHDOG_USEC=200000; READY, STATUS, "
+	       "RELOADING, STOPPING seen\n",
+	       watchdogs);
+}
+
+/* ---- SIGTERM ---------------------------------------------------------------------------- */
+
+static void pair(struct pcm_tp_endpoint **a, struct pcm_tp_endpoint **b, struct pcm_tp_conn **ca,
+		 struct pcm_tp_conn **cb)
+{
+	struct pcm_tp_completion c;
+
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, a), 0);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, b), 0);
+	assert_int_equal(pcm_tp_listen(*b, "stop"), 0);
+	assert_int_equal(pcm_tp_accept(*b, 1), 0);
+	assert_int_equal(pcm_tp_connect(*a, "stop", NULL, 2), 0);
+	assert_int_equal(tp_wait_op(*a, PCM_TP_OP_CONNECT, &c, 5000), 0);
+	*ca = c.conn;
+	assert_int_equal(tp_wait_op(*b, PCM_TP_OP_ACCEPT, &c, 5000), 0);
+	*cb = c.conn;
+}
+
+static void test_sigterm_drains_posted_sends_then_aborts_the_rest(void **state)
+{
+	static const char yaml[] = "log_level: debug\n"
+				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "shutdown: {mode: drain, drain_timeout_ms: 3000}\n";
+	struct pcm_tp_endpoint *a, *b;
+	struct pcm_tp_conn *ca, *cb;
+	struct pcm_tp_completion c;
+	uint8_t *x, *y;
+	pid_t pid;
+	int status;
+
+	start_or_fail(yaml, 0, NULL);
+	pair(&a, &b, &ca, &cb);
+	x = pcm_tp_mem_alloc(a, 4096);
+	y = pcm_tp_mem_alloc(b, 4096);
+	/* A send nobody has received yet, and a receive on the sender's side that never ends. */
+	assert_int_equal(pcm_tp_send(ca, NULL, x, 4096, 10), 0);
+	assert_int_equal(pcm_tp_recv(ca, NULL, x, 4096, 11), 0);
+	usleep(50000);
+	pid = pcmd.pid;
+	kill(pid, SIGTERM);
+	/* While draining, the peer posts its receive: the send finishes normally. */
+	usleep(100000);
+	assert_int_equal(pcm_tp_recv(cb, NULL, y, 4096, 12), 0);
+	assert_int_equal(tp_wait_op(a, PCM_TP_OP_SEND, &c, 5000), 0);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(c.cookie, 10);
+	assert_int_equal(tp_wait_op(b, PCM_TP_OP_RECV, &c, 5000), 0);
+	assert_int_equal(c.status, 0);
+	/* Then the rest is aborted, with the error in the client's completion. */
+	assert_int_equal(tp_wait_op(a, PCM_TP_OP_RECV, &c, 5000), 0);
+	assert_int_equal(c.status, -ECONNABORTED);
+	assert_int_equal(c.cookie, 11);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	pcmd.pid = 0;
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* New work after the stop is refused. */
+	assert_int_equal(pcm_tp_send(ca, NULL, x, 1, 13), 0);
+	assert_int_equal(pcm_tp_wait(a, 200), -ESHUTDOWN);
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(b);
+}
+
+static void test_sigterm_in_abort_mode_fails_outstanding_work_at_once(void **state)
+{
+	static const char yaml[] = "log_level: debug\n"
+				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "shutdown: {mode: abort}\n";
+	struct pcm_tp_endpoint *a, *b;
+	struct pcm_tp_conn *ca, *cb;
+	struct pcm_tp_completion c;
+	uint8_t *x;
+	pid_t pid;
+	int status;
+
+	start_or_fail(yaml, 0, NULL);
+	pair(&a, &b, &ca, &cb);
+	x = pcm_tp_mem_alloc(a, 4096);
+	assert_int_equal(pcm_tp_send(ca, NULL, x, 4096, 20), 0);
+	usleep(50000);
+	pid = pcmd.pid;
+	kill(pid, SIGTERM);
+	assert_int_equal(tp_wait_op(a, PCM_TP_OP_SEND, &c, 5000), 0);
+	assert_int_equal(c.status, -ECONNABORTED);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	pcmd.pid = 0;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(harness_log_has(&pcmd, "stopping (abort)"));
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(b);
+	(void)cb;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_uid_not_in_allow_list_is_refused_with_reason, stop),
+		cmocka_unit_test_teardown(
+			test_gid_not_in_allow_list_is_refused_and_listed_gid_accepted, stop),
+		cmocka_unit_test_teardown(
+			test_other_user_is_refused_by_pcmd_not_just_the_file_mode, stop),
+		cmocka_unit_test_teardown(test_sighup_with_bad_config_keeps_the_old_one, stop),
+		cmocka_unit_test_teardown(
+			test_sd_notify_ready_status_reloading_stopping_and_watchdog, stop),
+		cmocka_unit_test_teardown(test_sigterm_drains_posted_sends_then_aborts_the_rest,
+					  stop),
+		cmocka_unit_test_teardown(test_sigterm_in_abort_mode_fails_outstanding_work_at_once,
+					  stop),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
