@@ -492,9 +492,11 @@ void pcmd_client_kill(struct pcmd_client *c, const char *why)
 	if (c->state == PCMD_CLIENT_DYING)
 		return;
 	c->state = PCMD_CLIENT_DYING;
-	pcmd_info("client %u (pid %d, uid %u) %s: reclaiming %u flow(s) and %llu bytes of region",
-		  c->id, (int)c->cred.pid, (unsigned)c->cred.uid, why, c->n_conns_used,
-		  c->chan ? (unsigned long long)c->chan->lay.region_bytes : 0ull);
+	/* An app's end is news; a pcmctl query's is not. */
+	pcmd_log(c->chan ? PCMD_LOG_INFO : PCMD_LOG_DEBUG,
+		 "client %u (pid %d, uid %u) %s: reclaiming %u flow(s) and %llu bytes of region",
+		 c->id, (int)c->cred.pid, (unsigned)c->cred.uid, why, c->n_conns_used,
+		 c->chan ? (unsigned long long)c->chan->lay.region_bytes : 0ull);
 	pcmd_flow_abort_all(c);
 	/* Wake the pending receive (and any reply) so their ops come back. */
 	shutdown(c->fd, SHUT_RDWR);
