@@ -769,7 +769,7 @@ static int top_frame(struct ctl *c, struct prev **prev, int *n_prev, double *t_p
 		return die(c, n, "flows: %s", rpc_error(c, n));
 	printf("\033[H\033[2J");
 	print_status_text(&s);
-	printf("\n%-9s ", "MBIT/S");
+	printf("\n%-9s ", "BIT/S");
 	print_flow_header();
 	next = calloc((size_t)n + 1, sizeof(*next));
 	for (int i = 0; i < n && next; i++) {
