@@ -163,7 +163,7 @@ static void arm_dp(struct pcmd *d)
 		pcmd_err("cannot queue the data plane's event wait");
 }
 
-static void dp_drain(struct pcmd *d)
+void pcmd_dp_drain(struct pcmd *d)
 {
 	struct pcmd_dp_event evs[DP_EVENT_BATCH];
 
@@ -187,7 +187,7 @@ static void dp_done(struct pcmd_op *op, int res)
 	struct pcmd *d = OWNER(op, dp_op);
 
 	if (res >= 0)
-		dp_drain(d);
+		pcmd_dp_drain(d);
 	arm_dp(d);
 }
 

@@ -126,6 +126,10 @@ int pcmd_reload(struct pcmd *d);
 /* Begin the SIGTERM shutdown (drain, then abort). */
 void pcmd_shutdown(struct pcmd *d);
 
+/* Route every data-plane event waiting now to its client, then flush the
+ * clients' completion rings (the loop calls it when the event fd is readable). */
+void pcmd_dp_drain(struct pcmd *d);
+
 /* The one-line status for sd_notify and the log. */
 void pcmd_status_line(struct pcmd *d, char *buf, size_t len);
 
