@@ -90,13 +90,16 @@ struct pcmd_client {
 	struct msghdr rmsg, smsg;
 	struct iovec riov, siov;
 	uint8_t rbuf[PCMD_RECV_BYTES];
+	/* Room for SCM_CREDENTIALS and up to 8 stray fds (CMSG_SPACE: 32 + 48 bytes), and
+	 * for the REGION reply's 3 fds (32). Aligned as a cmsghdr (size_t); not a
+	 * union with struct cmsghdr, whose flexible array member clang rejects here. */
 	union {
-		struct cmsghdr align;
-		uint8_t buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int) * 8)];
+		size_t align;
+		uint8_t buf[128];
 	} rctl;
 	union {
-		struct cmsghdr align;
-		uint8_t buf[CMSG_SPACE(sizeof(int) * PCMD_REGION_FDS)];
+		size_t align;
+		uint8_t buf[64];
 	} sctl;
 	uint8_t sbuf[PCMD_MSG_MAX_BYTES];
 	uint64_t bell_val;

@@ -89,6 +89,7 @@ static int bind_and_protect(struct pcmd *d, int fd, char *err, size_t err_len)
 {
 	const char *path = d->cfg->socket.path;
 	struct sockaddr_un sa;
+	struct stat st;
 	mode_t old;
 	int rc;
 
@@ -106,6 +107,9 @@ static int bind_and_protect(struct pcmd *d, int fd, char *err, size_t err_len)
 		snprintf(err, err_len, "bind %s: %s", path, strerror(-rc));
 		return rc;
 	}
+	/* Under systemd (Group=pcm, chown filtered) the socket already has its group. */
+	if (d->socket_gid != (uint32_t)-1 && stat(path, &st) == 0 && st.st_gid == d->socket_gid)
+		d->socket_gid = (uint32_t)-1;
 	if (d->socket_gid != (uint32_t)-1 && chown(path, (uid_t)-1, d->socket_gid) < 0) {
 		rc = -errno;
 		snprintf(err, err_len, "cannot give %s to group '%s': %s (pcmd must run as root or "

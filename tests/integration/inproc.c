@@ -135,11 +135,13 @@ int inproc_client_open(struct inproc *ip, struct inproc_client *cl, uint32_t rol
 		return -errno;
 	rc = pcmd_client_new(ip->d, sv[0], &cl->c, why, sizeof(why));
 	if (rc < 0) {
+		cl->c = NULL;
 		close(sv[0]);
 		close(sv[1]);
 		return rc;
 	}
 	cl->peer_fd = sv[1];
+	cl->key = cl->c->key;
 	rc = inproc_request(ip, cl, &h, PCMD_MSG_HELLO, sizeof(h), NULL, 0);
 	if (rc < 0 || role != PCMD_ROLE_APP || !data_bytes)
 		return rc;
@@ -160,14 +162,22 @@ void inproc_pump(struct inproc *ip, int rounds)
 	}
 }
 
+int inproc_client_alive(struct inproc *ip, const struct inproc_client *cl)
+{
+	const struct pcmd_client *c = cl->c ? pcmd_client_by_key(ip->d, cl->key) : NULL;
+
+	return c && c == cl->c && c->state == PCMD_CLIENT_ALIVE;
+}
+
 void inproc_client_kill(struct inproc *ip, struct inproc_client *cl)
 {
-	uint32_t key = cl->c ? cl->c->key : 0;
+	uint32_t key = cl->key;
 
-	close(cl->peer_fd);
+	if (cl->c)
+		close(cl->peer_fd);
 	if (cl->c && pcmd_client_by_key(ip->d, key) == cl->c)
 		pcmd_client_kill(cl->c, "hung up");
-	for (int i = 0; i < 1000 && pcmd_client_by_key(ip->d, key); i++)
+	for (int i = 0; cl->c && i < 1000 && pcmd_client_by_key(ip->d, key); i++)
 		inproc_pump(ip, 1);
 	if (cl->map)
 		munmap(cl->map, cl->lay.region_bytes);

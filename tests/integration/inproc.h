@@ -23,7 +23,8 @@ struct inproc {
 };
 
 struct inproc_client {
-	struct pcmd_client *c;
+	struct pcmd_client *c; /* valid only while inproc_client_alive() */
+	uint32_t key;
 	int peer_fd;     /* our end of the socketpair */
 	int memfd;
 	uint8_t *map;    /* our own mapping of the region */
@@ -53,6 +54,9 @@ size_t inproc_raw(struct inproc *ip, struct inproc_client *cl, const void *msg, 
 
 /* Let pcmd run: data-plane events, every client's intake, the loop's own completions. */
 void inproc_pump(struct inproc *ip, int rounds);
+
+/* Does pcmd still serve this client (not reclaimed, not dying)? */
+int inproc_client_alive(struct inproc *ip, const struct inproc_client *cl);
 
 /* The client hangs up: pcmd reclaims it (pumped until it is gone). */
 void inproc_client_kill(struct inproc *ip, struct inproc_client *cl);
