@@ -34,7 +34,7 @@ struct ctl {
 	uint32_t seq;
 	bool json;
 	const char *sock;
-	uint8_t rep[PCMD_MSG_MAX_BYTES];
+	_Alignas(8) uint8_t rep[PCMD_MSG_MAX_BYTES];
 };
 
 static const char *const mode_names[] = { "sync", "async_relaxed", "async_locked",

@@ -89,7 +89,7 @@ struct pcmd_client {
 	struct pcmd_op recv_op, send_op, bell_op;
 	struct msghdr rmsg, smsg;
 	struct iovec riov, siov;
-	uint8_t rbuf[PCMD_RECV_BYTES];
+	_Alignas(8) uint8_t rbuf[PCMD_RECV_BYTES];
 	/* Room for SCM_CREDENTIALS and up to 8 stray fds (CMSG_SPACE: 32 + 48 bytes), and
 	 * for the REGION reply's 3 fds (32). Aligned as a cmsghdr (size_t); not a
 	 * union with struct cmsghdr, whose flexible array member clang rejects here. */
@@ -101,7 +101,7 @@ struct pcmd_client {
 		size_t align;
 		uint8_t buf[64];
 	} sctl;
-	uint8_t sbuf[PCMD_MSG_MAX_BYTES];
+	_Alignas(8) uint8_t sbuf[PCMD_MSG_MAX_BYTES];
 	uint64_t bell_val;
 	bool close_after_send; /* a refusal: disconnect once the error reply is out */
 	bool bell_armed;

@@ -107,7 +107,7 @@ static void stop_expired(struct pcmd_op *op, int res);
 
 static void arm_accept(struct pcmd *d)
 {
-	if (d->phase != PCMD_PHASE_RUNNING || d->listen_fd < 0)
+	if (d->phase != PCMD_PHASE_RUNNING || d->listen_fd < 0 || d->accept_op.pending)
 		return;
 	d->accept_op.done = accept_done;
 	if (pcmd_loop_accept(d->loop, &d->accept_op, d->listen_fd) < 0)

@@ -47,7 +47,7 @@ void harness_dump_log(const struct pcmd_proc *p);
 /* Does pcmd's log contain @needle? */
 int harness_log_has(const struct pcmd_proc *p, const char *needle);
 
-/* /proc figures of a process. */
+/* /proc figures of a process (map count: mappings of clients' regions). */
 long harness_rss_kb(pid_t pid);
 long harness_vm_kb(pid_t pid);
 int harness_fd_count(pid_t pid);
@@ -55,6 +55,9 @@ int harness_map_count(pid_t pid);
 
 /* Wait until @pid has @want descriptors open (reclaims finish asynchronously). Return: the count. */
 int harness_wait_fds(pid_t pid, int want, int timeout_ms);
+
+/* Wait until @pid's descriptor count has not changed for 100 ms. Return: the count. */
+int harness_settled_fds(pid_t pid);
 
 /* The notify datagrams received so far, concatenated with '\n' between them. */
 int harness_notify_read(struct pcmd_proc *p, char *buf, size_t len, int wait_ms,

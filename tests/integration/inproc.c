@@ -59,7 +59,7 @@ static size_t handle(struct inproc *ip, struct inproc_client *cl, const void *ms
 		     void *reply, size_t cap, int *fds, int *n_fds)
 {
 	struct pcmd_control_in in = { .msg = msg, .len = len, .cred = &cl->c->cred };
-	static uint8_t out[PCMD_MSG_MAX_BYTES];
+	static _Alignas(8) uint8_t out[PCMD_MSG_MAX_BYTES];
 	size_t n;
 
 	in.truncated = len > PCMD_RECV_BYTES;
@@ -76,7 +76,7 @@ static size_t handle(struct inproc *ip, struct inproc_client *cl, const void *ms
 int inproc_request(struct inproc *ip, struct inproc_client *cl, void *req, uint16_t type,
 		   size_t len, void *reply, size_t cap)
 {
-	uint8_t rep[PCMD_MSG_MAX_BYTES];
+	_Alignas(8) uint8_t rep[PCMD_MSG_MAX_BYTES];
 	const struct pcmd_reply_error *e = (const void *)rep;
 	int fds[PCMD_REGION_FDS], n_fds = 0;
 	size_t n;

@@ -101,7 +101,10 @@ int main(int argc, char **argv)
 				fprintf(stderr, "traffic: pair %d: a message failed or differed\n", i);
 				return 1;
 			}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		printf("pair %d: %llu messages\n", i, (unsigned long long)pairs[i].k);
+		pcm_tp_endpoint_close(pairs[i].tx);
+		pcm_tp_endpoint_close(pairs[i].rx);
+	}
 	return 0;
 }

@@ -80,7 +80,7 @@ struct pcm_tp_endpoint {
 	uint32_t max_flows;
 	uint64_t max_message_bytes;
 	bool shut_down; /* pcmd said it is stopping, or the socket hung up */
-	uint8_t rbuf[PCMD_MSG_MAX_BYTES]; /* control replies, under ctl_lock */
+	_Alignas(8) uint8_t rbuf[PCMD_MSG_MAX_BYTES]; /* control replies, under ctl_lock */
 
 	pthread_mutex_t ctl_lock;   /* one control request at a time */
 	pthread_mutex_t sq_lock;    /* submissions */
