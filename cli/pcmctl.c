@@ -318,11 +318,13 @@ static void print_flow_row(const struct pcmd_flow_info *f)
 {
 	char cwnd[16], rate[16], rtt[16], infl[16], retx[16], tx[16], rx[16];
 
-	field(f->valid & PCMD_FIELD_CWND, f->cwnd_bytes, 'b', cwnd, sizeof(cwnd));
-	field(f->valid & PCMD_FIELD_RATE, f->rate_bps, 'r', rate, sizeof(rate));
-	field(f->valid & PCMD_FIELD_RTT, f->srtt_ns, 't', rtt, sizeof(rtt));
-	field(f->valid & PCMD_FIELD_INFLIGHT, f->in_flight_bytes, 'b', infl, sizeof(infl));
-	field(f->valid & PCMD_FIELD_RETRANSMITS, f->retransmits, 'n', retx, sizeof(retx));
+	const struct pcmd_flow_measure *m = &f->m;
+
+	field(m->valid & PCMD_FIELD_CWND, m->cwnd_bytes, 'b', cwnd, sizeof(cwnd));
+	field(m->valid & PCMD_FIELD_RATE, m->rate_bps, 'r', rate, sizeof(rate));
+	field(m->valid & PCMD_FIELD_RTT, m->srtt_ns, 't', rtt, sizeof(rtt));
+	field(m->valid & PCMD_FIELD_INFLIGHT, m->in_flight_bytes, 'b', infl, sizeof(infl));
+	field(m->valid & PCMD_FIELD_RETRANSMITS, m->retransmits, 'n', retx, sizeof(retx));
 	human_bytes(f->tx_bytes, tx, sizeof(tx));
 	human_bytes(f->rx_bytes, rx, sizeof(rx));
 	printf("%-6u %-6u %-7u %-20.20s %-14.14s %-10.10s %-13s %-11s %9s %8s %9s %9s %6s %10s "
@@ -355,11 +357,11 @@ static void print_flow_json(const struct pcmd_flow_info *f)
 		printf("null");
 	printf(",\"mode\":\"%s\",\"state\":\"%s\",\"rule\":%d", mode_name(f->mode),
 	       f->state < 4 ? state_names[f->state] : "?", f->rule);
-	json_opt("cwnd_bytes", f->valid & PCMD_FIELD_CWND, f->cwnd_bytes);
-	json_opt("rate_bps", f->valid & PCMD_FIELD_RATE, f->rate_bps);
-	json_opt("srtt_ns", f->valid & PCMD_FIELD_RTT, f->srtt_ns);
-	json_opt("in_flight_bytes", f->valid & PCMD_FIELD_INFLIGHT, f->in_flight_bytes);
-	json_opt("retransmits", f->valid & PCMD_FIELD_RETRANSMITS, f->retransmits);
+	json_opt("cwnd_bytes", f->m.valid & PCMD_FIELD_CWND, f->m.cwnd_bytes);
+	json_opt("rate_bps", f->m.valid & PCMD_FIELD_RATE, f->m.rate_bps);
+	json_opt("srtt_ns", f->m.valid & PCMD_FIELD_RTT, f->m.srtt_ns);
+	json_opt("in_flight_bytes", f->m.valid & PCMD_FIELD_INFLIGHT, f->m.in_flight_bytes);
+	json_opt("retransmits", f->m.valid & PCMD_FIELD_RETRANSMITS, f->m.retransmits);
 	printf(",\"tx_bytes\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"tx_msgs\":%" PRIu64
 	       ",\"rx_msgs\":%" PRIu64 "}",
 	       f->tx_bytes, f->rx_bytes, f->tx_msgs, f->rx_msgs);
@@ -450,15 +452,15 @@ static void print_prom_flows(const struct pcmd_flow_info *f, int n)
 		F("pcmd_flow_tx_bytes_total", "Bytes the flow sent.", "counter", 0, tx_bytes),
 		F("pcmd_flow_rx_bytes_total", "Bytes the flow received.", "counter", 0, rx_bytes),
 		F("pcmd_flow_cwnd_bytes", "The flow's congestion window.", "gauge", PCMD_FIELD_CWND,
-		  cwnd_bytes),
+		  m.cwnd_bytes),
 		F("pcmd_flow_rate_bytes_per_second", "The flow's pacing rate.", "gauge",
-		  PCMD_FIELD_RATE, rate_bps),
+		  PCMD_FIELD_RATE, m.rate_bps),
 		F("pcmd_flow_srtt_seconds", "The flow's smoothed RTT.", "gauge", PCMD_FIELD_RTT,
-		  srtt_ns),
+		  m.srtt_ns),
 		F("pcmd_flow_in_flight_bytes", "The flow's bytes in flight.", "gauge",
-		  PCMD_FIELD_INFLIGHT, in_flight_bytes),
+		  PCMD_FIELD_INFLIGHT, m.in_flight_bytes),
 		F("pcmd_flow_retransmits_total", "The flow's retransmitted chunks.", "counter",
-		  PCMD_FIELD_RETRANSMITS, retransmits),
+		  PCMD_FIELD_RETRANSMITS, m.retransmits),
 #undef F
 	};
 
@@ -466,7 +468,7 @@ static void print_prom_flows(const struct pcmd_flow_info *f, int n)
 		bool any = false;
 
 		for (int i = 0; i < n; i++)
-			any |= !per_flow[m].valid || (f[i].valid & per_flow[m].valid);
+			any |= !per_flow[m].valid || (f[i].m.valid & per_flow[m].valid);
 		if (!any)
 			continue;
 		printf("# HELP %s %s\n# TYPE %s %s\n", per_flow[m].metric, per_flow[m].help,
@@ -474,16 +476,16 @@ static void print_prom_flows(const struct pcmd_flow_info *f, int n)
 		for (int i = 0; i < n; i++) {
 			uint64_t v = *(const uint64_t *)((const uint8_t *)&f[i] + per_flow[m].off);
 
-			if (per_flow[m].valid && !(f[i].valid & per_flow[m].valid))
+			if (per_flow[m].valid && !(f[i].m.valid & per_flow[m].valid))
 				continue;
 			printf("%s{flow=\"%u\",peer=\"", per_flow[m].metric, f[i].flow_id);
 			prom_label(f[i].peer);
 			printf("\",policy=\"");
 			prom_label(f[i].policy);
 			printf("\",mode=\"%s\"} ", mode_name(f[i].mode));
-			if (per_flow[m].off == offsetof(struct pcmd_flow_info, srtt_ns))
+			if (per_flow[m].off == offsetof(struct pcmd_flow_info, m.srtt_ns))
 				printf("%.9f\n", (double)v / 1e9);
-			else if (per_flow[m].off == offsetof(struct pcmd_flow_info, rate_bps))
+			else if (per_flow[m].off == offsetof(struct pcmd_flow_info, m.rate_bps))
 				printf("%" PRIu64 "\n", v / 8);
 			else
 				printf("%" PRIu64 "\n", v);

@@ -479,13 +479,7 @@ static size_t on_region(struct req *r)
 	c->chan = ch;
 	d->region_bytes += lay.region_bytes;
 	p = ok_body(r, sizeof(*p));
-	p->region_bytes = lay.region_bytes;
-	p->sq_entries = lay.sq_entries;
-	p->cq_entries = lay.cq_entries;
-	p->sq_off = lay.sq_off;
-	p->cq_off = lay.cq_off;
-	p->data_off = lay.data_off;
-	p->data_bytes = lay.data_bytes;
+	p->lay = lay;
 	r->fds[0] = ch->memfd;
 	r->fds[1] = ch->sq_efd;
 	r->fds[2] = ch->cq_efd;

@@ -69,20 +69,6 @@ struct pcmd_dp_flow_opts {
 	bool reliable_connected;
 };
 
-/* Per-flow counters; @valid says which of the first five the data plane measures. */
-struct pcmd_dp_flow_stats {
-	uint32_t valid; /* enum pcmd_flow_field */
-	uint64_t cwnd_bytes;
-	uint64_t rate_bps;
-	uint64_t srtt_ns;
-	uint64_t in_flight_bytes;
-	uint64_t retransmits;
-	uint64_t tx_bytes;
-	uint64_t rx_bytes;
-	uint64_t tx_msgs;
-	uint64_t rx_msgs;
-};
-
 struct pcmd_dp_ops {
 	const char *name;
 	/* Start the data plane described by @cfg (datapath, engines, workers). */
@@ -114,7 +100,8 @@ struct pcmd_dp_ops {
 			 uint64_t token);
 	void (*close)(struct pcmd_dp *dp, uint32_t flow, bool abort);
 
-	int (*flow_stats)(struct pcmd_dp *dp, uint32_t flow, struct pcmd_dp_flow_stats *out);
+	/* The flow's figures (pcmd_flow_measure, proto.h); valid says which it measures. */
+	int (*flow_stats)(struct pcmd_dp *dp, uint32_t flow, struct pcmd_flow_measure *out);
 	/* Swap the flow's packages live (the shells' swap): nothing lost or doubled. */
 	int (*set_policy)(struct pcmd_dp *dp, uint32_t flow, const struct pcmd_dp_flow_opts *opts);
 };

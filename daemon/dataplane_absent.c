@@ -136,7 +136,7 @@ static void absent_close(struct pcmd_dp *dp, uint32_t flow, bool abort)
 {
 }
 
-static int absent_flow_stats(struct pcmd_dp *dp, uint32_t flow, struct pcmd_dp_flow_stats *out)
+static int absent_flow_stats(struct pcmd_dp *dp, uint32_t flow, struct pcmd_flow_measure *out)
 {
 	return -ENOSYS;
 }

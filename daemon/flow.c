@@ -424,17 +424,27 @@ void pcmd_flow_on_complete(struct pcmd_client *c, uint32_t s, const struct pcmd_
 	slot_free(c, s);
 }
 
+/* Is the conn an event names in the state the event needs? Logs the data plane's bug if not. */
+static bool event_fits(const struct pcmd_client *c, uint32_t index, uint32_t state,
+		       const char *event)
+{
+	static const char *const names[] = { "free", "connecting", "accepting", "established",
+					     "closing" };
+
+	if (c->conns[index].state == state)
+		return true;
+	pcmd_err("data plane reported %s for conn %u of client %u, which is %s, not %s: dropped",
+		 event, index, c->id, names[c->conns[index].state], names[state]);
+	return false;
+}
+
 void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev)
 {
 	struct pcmd_conn *cn = &c->conns[index];
 	int status = ev->status;
 
-	if (cn->state != PCMD_CONN_CONNECTING) {
-		pcmd_err("data plane reported a connect for conn %u of client %u, which is not "
-			 "connecting: dropped",
-			 index, c->id);
+	if (!event_fits(c, index, PCMD_CONN_CONNECTING, "a connect"))
 		return;
-	}
 	if (status == 0) {
 		cn->has_dp_flow = true;
 		cn->dp_flow = ev->flow;
@@ -480,12 +490,8 @@ void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct p
 	struct pcmd_conn *cn = &c->conns[index];
 	int status = ev->status;
 
-	if (cn->state != PCMD_CONN_ACCEPTING) {
-		pcmd_err("data plane reported an accept for conn %u of client %u, which is not "
-			 "accepting: dropped",
-			 index, c->id);
+	if (!event_fits(c, index, PCMD_CONN_ACCEPTING, "an accept"))
 		return;
-	}
 	if (status < 0) {
 		pcmd_client_complete(c, PCMD_OP_ACCEPT, 0, cn->cookie, status, 0);
 		free_conn(c, index);
@@ -529,11 +535,8 @@ void pcmd_flow_on_closed(struct pcmd_client *c, uint32_t index)
 	struct pcmd_conn *cn = &c->conns[index];
 	struct pcmd_counters *k = &c->d->counters;
 
-	if (cn->state != PCMD_CONN_CLOSING) {
-		pcmd_err("data plane closed conn %u of client %u, which was not closing", index,
-			 c->id);
+	if (!event_fits(c, index, PCMD_CONN_CLOSING, "a close"))
 		return;
-	}
 	if (cn->outstanding)
 		pcmd_err("data plane closed conn %u of client %u with %u descriptors outstanding",
 			 index, c->id, cn->outstanding);
@@ -573,7 +576,6 @@ void pcmd_flow_info(struct pcmd_client *c, uint32_t index, struct pcmd_flow_info
 {
 	struct pcmd *d = c->d;
 	struct pcmd_conn *cn = &c->conns[index];
-	struct pcmd_dp_flow_stats st;
 
 	memset(out, 0, sizeof(*out));
 	out->flow_id = cn->flow_id;
@@ -596,12 +598,6 @@ void pcmd_flow_info(struct pcmd_client *c, uint32_t index, struct pcmd_flow_info
 	out->tx_msgs = cn->tx_msgs;
 	out->rx_msgs = cn->rx_msgs;
 	if (cn->state != PCMD_CONN_ESTABLISHED || !cn->has_dp_flow ||
-	    d->dp_ops->flow_stats(d->dp, cn->dp_flow, &st) < 0)
-		return;
-	out->valid = st.valid;
-	out->cwnd_bytes = st.cwnd_bytes;
-	out->rate_bps = st.rate_bps;
-	out->srtt_ns = st.srtt_ns;
-	out->in_flight_bytes = st.in_flight_bytes;
-	out->retransmits = st.retransmits;
+	    d->dp_ops->flow_stats(d->dp, cn->dp_flow, &out->m) < 0)
+		memset(&out->m, 0, sizeof(out->m));
 }

@@ -51,7 +51,7 @@ static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_
 		t->listeners += c->listeners[i].used;
 	for (uint32_t i = 0; c->conns && i < c->max_flows; i++) {
 		const struct pcmd_conn *cn = &c->conns[i];
-		struct pcmd_dp_flow_stats st;
+		struct pcmd_flow_measure st;
 
 		if (cn->state == PCMD_CONN_FREE || cn->state == PCMD_CONN_ACCEPTING)
 			continue;
@@ -489,6 +489,19 @@ static int alloc_slots(struct pcmd *d)
 	return d->slots && d->slot_gen ? 0 : -ENOMEM;
 }
 
+/* The end of a constructor: hand out @d, or say why and undo it. */
+static int created(struct pcmd *d, int rc, struct pcmd **out, char *err, size_t err_len)
+{
+	if (rc < 0) {
+		if (!err[0])
+			snprintf(err, err_len, "%s", strerror(-rc));
+		pcmd_destroy(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
 int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
 		     const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len)
 {
@@ -515,14 +528,7 @@ int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
 		snprintf(err, err_len, "io_uring: %s", strerror(-rc));
 	if (rc == 0)
 		rc = open_dataplane(d, dp, err, err_len);
-	if (rc < 0) {
-		if (!err[0])
-			snprintf(err, err_len, "%s", strerror(-rc));
-		pcmd_destroy(d);
-		return rc;
-	}
-	*out = d;
-	return 0;
+	return created(d, rc, out, err, err_len);
 }
 
 int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
@@ -539,14 +545,7 @@ int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
 		rc = pcmd_control_listen(d, err, err_len);
 	if (rc == 0 && reload_outputs(d, d->cfg) < 0)
 		snprintf(err, err_len, "cannot open the stats or records file"), rc = -EIO;
-	if (rc < 0) {
-		if (!err[0])
-			snprintf(err, err_len, "%s", strerror(-rc));
-		pcmd_destroy(d);
-		return rc;
-	}
-	*out = d;
-	return 0;
+	return created(d, rc, out, err, err_len);
 }
 
 int pcmd_run(struct pcmd *d)

@@ -125,15 +125,20 @@ struct pcmd_req_region {
 	char host[PCMD_ADDR_MAX]; /* softnic: the emulated host to attach as; "" any */
 };
 
-struct pcmd_rep_region {
-	struct pcmd_reply_status st;
-	uint64_t region_bytes; /* size of the memfd */
+/* Where the rings and the data area sit in a region (computed in ring.h). */
+struct pcmd_region_layout {
 	uint32_t sq_entries;
 	uint32_t cq_entries;
 	uint64_t sq_off;       /* byte offsets in the region */
 	uint64_t cq_off;
 	uint64_t data_off;
 	uint64_t data_bytes;
+	uint64_t region_bytes; /* size of the memfd */
+};
+
+struct pcmd_rep_region {
+	struct pcmd_reply_status st;
+	struct pcmd_region_layout lay;
 };
 
 #define PCMD_REGION_FDS 3
@@ -236,13 +241,24 @@ struct pcmd_req_page {
 	uint32_t max;   /* entries wanted; the reply may hold fewer */
 };
 
-/* Which pcmd_flow_info counters the datapath measured (others are 0). */
+/* Which pcmd_flow_measure figures the datapath measured (others are 0). */
 enum pcmd_flow_field {
 	PCMD_FIELD_CWND = 1u << 0,
 	PCMD_FIELD_RATE = 1u << 1,
 	PCMD_FIELD_RTT = 1u << 2,
 	PCMD_FIELD_INFLIGHT = 1u << 3,
 	PCMD_FIELD_RETRANSMITS = 1u << 4,
+};
+
+/* A flow's transport figures, as its data plane measures them. */
+struct pcmd_flow_measure {
+	uint32_t valid;     /* enum pcmd_flow_field bits */
+	uint32_t reserved;
+	uint64_t cwnd_bytes;
+	uint64_t rate_bps;
+	uint64_t srtt_ns;
+	uint64_t in_flight_bytes;
+	uint64_t retransmits;
 };
 
 struct pcmd_flow_info {
@@ -253,18 +269,12 @@ struct pcmd_flow_info {
 	uint32_t conn_id;   /* the id the owner sees */
 	uint32_t state;     /* enum pcmd_flow_state */
 	uint32_t mode;      /* enum pcmd_shell_mode */
-	uint32_t valid;     /* enum pcmd_flow_field bits */
 	int32_t rule;       /* index of the rule that chose the policy, -1 none */
-	uint32_t reserved;
 	char peer[PCMD_ADDR_MAX];
 	char policy[PCMD_POLICY_MAX];
 	char lb_policy[PCMD_POLICY_MAX];
-	uint64_t cwnd_bytes;
-	uint64_t rate_bps;
-	uint64_t srtt_ns;
-	uint64_t in_flight_bytes;
-	uint64_t retransmits;
-	uint64_t tx_bytes;
+	struct pcmd_flow_measure m;
+	uint64_t tx_bytes;  /* completed sends and receives, as pcmd counted them */
 	uint64_t rx_bytes;
 	uint64_t tx_msgs;
 	uint64_t rx_msgs;

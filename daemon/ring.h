@@ -44,6 +44,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "proto.h"
+
 #define PCMD_REGION_MAGIC 0x4e474552444d4350ull /* "PCMDREGN" */
 #define PCMD_REGION_VERSION 1
 #define PCMD_REGION_ALIGN 4096u
@@ -114,16 +116,6 @@ struct pcmd_region_hdr {
 	uint8_t pad[8];
 	struct pcmd_ring_ctl sq;
 	struct pcmd_ring_ctl cq;
-};
-
-struct pcmd_region_layout {
-	uint32_t sq_entries;
-	uint32_t cq_entries;
-	uint64_t sq_off;
-	uint64_t cq_off;
-	uint64_t data_off;
-	uint64_t data_bytes;
-	uint64_t region_bytes;
 };
 
 static inline int pcmd_ring_entries_ok(uint32_t n)

@@ -56,7 +56,7 @@ struct lb_flow {
 	uint64_t token; /* of the connect or accept that made it; 0 until pcmd knows it */
 	bool known;     /* pcmd knows this flow (connected or accepted) */
 	struct lb_fifo sends, recvs;
-	struct pcmd_dp_flow_stats st;
+	struct pcmd_flow_measure st;
 	const struct pcm_package *cc, *lb;
 	uint32_t mode;
 };
@@ -487,7 +487,7 @@ static void lb_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
 	/* Graceful with sends queued: finished by progress() once they are delivered. */
 }
 
-static int lb_flow_stats(struct pcmd_dp *dp, uint32_t f, struct pcmd_dp_flow_stats *out)
+static int lb_flow_stats(struct pcmd_dp *dp, uint32_t f, struct pcmd_flow_measure *out)
 {
 	struct lb_flow *fl = flow_of(dp, f);
 
@@ -541,10 +541,6 @@ static uint32_t progress_flow(struct pcmd_dp *dp, uint32_t f, uint32_t budget)
 		used++;
 		if (s->done < s->len)
 			continue;
-		fl->st.tx_bytes += s->len;
-		fl->st.tx_msgs++;
-		p->st.rx_bytes += s->len;
-		p->st.rx_msgs++;
 		emit_simple(dp, PCMD_DP_EV_COMPLETE, 0, s->token, s->len, 0);
 		emit_simple(dp, PCMD_DP_EV_COMPLETE, 0, r->token, s->len, 0);
 		fifo_pop(&fl->sends);

@@ -191,6 +191,18 @@ void harness_cleanup(struct pcmd_proc *p)
 	rmdir(p->dir);
 }
 
+int harness_finish(struct pcmd_proc *p)
+{
+	int rc = p->pid > 0 ? harness_stop(p, SIGTERM, 10000) : 0;
+
+	if (rc != 0) {
+		fprintf(stderr, "pcmd exited with status %d\n", rc);
+		harness_dump_log(p);
+	}
+	harness_cleanup(p);
+	return rc == 0 ? 0 : -1;
+}
+
 void harness_dump_log(const struct pcmd_proc *p)
 {
 	char buf[4096];

@@ -41,6 +41,13 @@ int harness_stop(struct pcmd_proc *p, int sig, int timeout_ms);
 /* Remove the scratch directory. */
 void harness_cleanup(struct pcmd_proc *p);
 
+/*
+ * A test's teardown: SIGTERM a pcmd still running, print its log unless it
+ * exits 0 (a sanitizer's report makes it exit non-zero), clean up.
+ * Return: 0, or -1 when pcmd did not stop cleanly.
+ */
+int harness_finish(struct pcmd_proc *p);
+
 /* Print pcmd's log (after a failure). */
 void harness_dump_log(const struct pcmd_proc *p);
 

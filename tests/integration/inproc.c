@@ -126,6 +126,7 @@ int inproc_client_open(struct inproc *ip, struct inproc_client *cl, uint32_t rol
 				    .version_max = PCMD_PROTO_VERSION, .role = role };
 	struct pcmd_req_region r = { .data_bytes = data_bytes, .sq_entries = sq_entries,
 				     .cq_entries = cq_entries };
+	struct pcmd_rep_region rep;
 	char why[PCMD_ERRTEXT_MAX];
 	int sv[2], rc;
 
@@ -145,8 +146,11 @@ int inproc_client_open(struct inproc *ip, struct inproc_client *cl, uint32_t rol
 	rc = inproc_request(ip, cl, &h, PCMD_MSG_HELLO, sizeof(h), NULL, 0);
 	if (rc < 0 || role != PCMD_ROLE_APP || !data_bytes)
 		return rc;
-	rc = inproc_request(ip, cl, &r, PCMD_MSG_REGION, sizeof(r), &cl->lay, sizeof(cl->lay));
-	return rc < 0 ? rc : map_region(cl);
+	rc = inproc_request(ip, cl, &r, PCMD_MSG_REGION, sizeof(r), &rep, sizeof(rep));
+	if (rc < 0)
+		return rc;
+	cl->lay = rep.lay;
+	return map_region(cl);
 }
 
 void inproc_pump(struct inproc *ip, int rounds)

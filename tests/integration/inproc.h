@@ -29,7 +29,7 @@ struct inproc_client {
 	int memfd;
 	uint8_t *map;    /* our own mapping of the region */
 	uint8_t *data;
-	struct pcmd_rep_region lay;
+	struct pcmd_region_layout lay;
 	struct pcmd_ring sq, cq;
 	uint32_t seq;
 	int last_status;

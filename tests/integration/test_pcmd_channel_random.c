@@ -348,6 +348,23 @@ static int free_slot(struct run *r, struct client *c)
 	return -1;
 }
 
+/* Post @e (its cookie set here) on @c's ring. Return: its record, or NULL when the ring is full. */
+static struct op *submit(struct run *r, struct client *c, struct pcmd_sqe *e)
+{
+	struct op *o = new_op(r);
+
+	e->cookie = o->cookie;
+	o->sq_pos = c->ic.sq.local;
+	o->conn = e->conn_id;
+	o->op = e->op;
+	if (inproc_post(&c->ic, e) < 0) {
+		r->n_ops--;
+		r->next_cookie--;
+		return NULL;
+	}
+	return o;
+}
+
 static void stream_push_send(struct dir_stream *s, uint64_t len)
 {
 	if (s->sends == s->cap) {
@@ -374,16 +391,9 @@ static int post_valid(struct run *r)
 	if (!send)
 		e.len = max / 2 + below(r, max / 2 + 1);
 	e.offset = (uint64_t)slot * c->slot_bytes;
-	o = new_op(r);
-	e.cookie = o->cookie;
-	o->sq_pos = c->ic.sq.local;
-	o->conn = e.conn_id;
-	if (inproc_post(&c->ic, &e) < 0) {
-		r->n_ops--;
-		r->next_cookie--;
+	o = submit(r, c, &e);
+	if (!o)
 		return 0;
-	}
-	o->op = e.op;
 	o->kind = EXPECT_TRANSPORT;
 	o->client = ci;
 	o->pair = (int)(p - r->pairs);
@@ -465,16 +475,9 @@ static int post_invalid(struct run *r)
 		expect = -EBADF;
 		break;
 	}
-	o = new_op(r);
-	e.cookie = o->cookie;
-	o->sq_pos = c->ic.sq.local;
-	o->conn = e.conn_id;
-	if (inproc_post(&c->ic, &e) < 0) {
-		r->n_ops--;
-		r->next_cookie--;
+	o = submit(r, c, &e);
+	if (!o)
 		return 0;
-	}
-	o->op = e.op;
 	o->client = ci;
 	o->kind = EXPECT_ERROR;
 	o->error = expect;

@@ -49,12 +49,7 @@ static int start_small_chunks(void **state)
 
 static int stop(void **state)
 {
-	int rc = harness_stop(&pcmd, SIGTERM, 10000);
-
-	if (rc != 0)
-		harness_dump_log(&pcmd);
-	harness_cleanup(&pcmd);
-	return rc == 0 ? 0 : -1;
+	return harness_finish(&pcmd);
 }
 
 /* Run @fn in a child process; its return value is the exit status. */
@@ -143,19 +138,7 @@ static void test_two_clients_move_data_byte_exact(void **state)
 static void connect_pair(struct pcm_tp_endpoint *a, struct pcm_tp_endpoint *b, const char *addr,
 			 struct pcm_tp_conn **ca, struct pcm_tp_conn **cb)
 {
-	struct pcm_tp_completion c;
-
-	assert_int_equal(pcm_tp_listen(b, addr), 0);
-	assert_int_equal(pcm_tp_accept(b, 1), 0);
-	assert_int_equal(pcm_tp_connect(a, addr, NULL, 2), 0);
-	assert_int_equal(tp_wait_op(a, PCM_TP_OP_CONNECT, &c, 5000), 0);
-	assert_int_equal(c.status, 0);
-	assert_int_equal(c.cookie, 2);
-	*ca = c.conn;
-	assert_int_equal(tp_wait_op(b, PCM_TP_OP_ACCEPT, &c, 5000), 0);
-	assert_int_equal(c.status, 0);
-	assert_int_equal(c.cookie, 1);
-	*cb = c.conn;
+	assert_int_equal(tp_pair(a, b, addr, NULL, ca, cb), 0);
 }
 
 static void test_too_long_message_fails_both_sides_and_nothing_stalls(void **state)

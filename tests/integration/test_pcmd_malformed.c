@@ -47,12 +47,7 @@ static int start(void **state)
 
 static int stop(void **state)
 {
-	int rc = harness_stop(&pcmd, SIGTERM, 10000);
-
-	if (rc != 0)
-		harness_dump_log(&pcmd);
-	harness_cleanup(&pcmd);
-	return rc == 0 ? 0 : -1;
+	return harness_finish(&pcmd);
 }
 
 /* Send @msg, expect a reply with @status whose text contains @text (if not NULL). */
@@ -90,14 +85,7 @@ static void assert_still_serving(void)
 	snprintf(addr, sizeof(addr), "alive-%u", ++seq);
 	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &a), 0);
 	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &b), 0);
-	assert_int_equal(pcm_tp_listen(b, addr), 0);
-	assert_int_equal(pcm_tp_accept(b, 1), 0);
-	assert_int_equal(pcm_tp_connect(a, addr, NULL, 2), 0);
-	assert_int_equal(tp_wait_op(a, PCM_TP_OP_CONNECT, &c, 5000), 0);
-	assert_int_equal(c.status, 0);
-	ca = c.conn;
-	assert_int_equal(tp_wait_op(b, PCM_TP_OP_ACCEPT, &c, 5000), 0);
-	cb = c.conn;
+	assert_int_equal(tp_pair(a, b, addr, NULL, &ca, &cb), 0);
 	x = pcm_tp_mem_alloc(a, 100);
 	y = pcm_tp_mem_alloc(b, 100);
 	harness_fill(x, 100, seq);
@@ -357,7 +345,8 @@ struct raw {
 	int fd;
 	int memfd, sq_efd, cq_efd;
 	uint8_t *base;
-	struct pcmd_rep_region lay;
+	struct pcmd_rep_region rep;
+	struct pcmd_region_layout lay;
 	struct pcmd_ring sq, cq;
 	uint32_t conn;
 };
@@ -369,7 +358,7 @@ static void raw_region(struct raw *r, uint64_t bytes)
 		struct cmsghdr a;
 		uint8_t b[CMSG_SPACE(sizeof(int) * 3)];
 	} ctl;
-	struct iovec iov = { &r->lay, sizeof(r->lay) };
+	struct iovec iov = { &r->rep, sizeof(r->rep) };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
 			    .msg_controllen = sizeof(ctl.b) };
 	struct pcmd_region_hdr *h;
@@ -378,8 +367,9 @@ static void raw_region(struct raw *r, uint64_t bytes)
 	r->fd = app_client();
 	hdr(&q, PCMD_MSG_REGION, sizeof(q));
 	assert_int_equal(send(r->fd, &q, sizeof(q), 0), (ssize_t)sizeof(q));
-	assert_int_equal(recvmsg(r->fd, &m, 0), (ssize_t)sizeof(r->lay));
-	assert_int_equal(r->lay.st.status, 0);
+	assert_int_equal(recvmsg(r->fd, &m, 0), (ssize_t)sizeof(r->rep));
+	assert_int_equal(r->rep.st.status, 0);
+	r->lay = r->rep.lay;
 	memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(fds));
 	r->memfd = fds[0];
 	r->sq_efd = fds[1];

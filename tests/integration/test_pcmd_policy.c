@@ -31,10 +31,7 @@ static uint32_t seq = 100;
 
 static int stop(void **state)
 {
-	if (pcmd.pid > 0 && harness_stop(&pcmd, SIGTERM, 10000) != 0)
-		harness_dump_log(&pcmd);
-	harness_cleanup(&pcmd);
-	return 0;
+	return harness_finish(&pcmd);
 }
 
 static void start_or_fail(const char *yaml)
@@ -139,16 +136,12 @@ static struct pcm_tp_conn *connect_to(struct pcm_tp_endpoint *a, struct pcm_tp_e
 				      const char *addr, const char *policy)
 {
 	struct pcm_tp_conn_opts o = { .policy = policy };
-	struct pcm_tp_completion c;
+	struct pcm_tp_conn *ca, *cb;
+	int rc = tp_pair(a, b, addr, policy ? &o : NULL, &ca, &cb);
 
-	assert_int_equal(pcm_tp_listen(b, addr), 0);
-	assert_int_equal(pcm_tp_accept(b, 1), 0);
-	assert_int_equal(pcm_tp_connect(a, addr, policy ? &o : NULL, 2), 0);
-	assert_int_equal(tp_wait_op(a, PCM_TP_OP_CONNECT, &c, 5000), 0);
-	if (c.status)
-		fail_msg("connect to %s: %d", addr, c.status);
-	assert_int_equal(tp_wait_op(b, PCM_TP_OP_ACCEPT, &c, 5000), 0);
-	return NULL;
+	if (rc)
+		fail_msg("connect to %s: %d", addr, rc);
+	return ca;
 }
 
 static const struct pcmd_flow_info *find_peer(const struct pcmd_flow_info *f, uint32_t n,

@@ -34,10 +34,7 @@ static void start_or_fail(const char *yaml, int notify, const char *const *env)
 
 static int stop(void **state)
 {
-	if (pcmd.pid > 0 && harness_stop(&pcmd, SIGTERM, 10000) != 0)
-		harness_dump_log(&pcmd);
-	harness_cleanup(&pcmd);
-	return 0;
+	return harness_finish(&pcmd);
 }
 
 /* ---- credentials ------------------------------------------------------------------------ */
@@ -181,17 +178,24 @@ static int wait_log(const char *needle, int timeout_ms)
 	return 0;
 }
 
-static void test_sighup_with_bad_config_keeps_the_old_one(void **state)
+/* The running config's generation and rule count, as pcmd reports them. */
+static void expect_config(uint32_t generation, uint32_t rules)
 {
 	struct pcmd_rep_status st;
+
+	assert_int_equal(harness_status(&pcmd, &st), 0);
+	assert_int_equal(st.config_generation, generation);
+	assert_int_equal(st.rules, rules);
+}
+
+static void test_sighup_with_bad_config_keeps_the_old_one(void **state)
+{
 	struct pcm_tp_endpoint *ep;
 	char notes[8192] = "";
 
 	start_or_fail(good_v1, 1, NULL);
 	assert_true(harness_notify_read(&pcmd, notes, sizeof(notes), 5000, "READY=1"));
-	assert_int_equal(harness_status(&pcmd, &st), 0);
-	assert_int_equal(st.config_generation, 1);
-	assert_int_equal(st.rules, 1);
+	expect_config(1, 1);
 
 	assert_int_equal(harness_write_config(&pcmd, bad_key), 0);
 	kill(pcmd.pid, SIGHUP);
@@ -199,18 +203,14 @@ static void test_sighup_with_bad_config_keeps_the_old_one(void **state)
 	assert_true(harness_log_has(&pcmd, "pcmd.yaml:4:21: limits.flows_per_client: 0 is "
 					   "outside 1..65535"));
 	assert_true(harness_notify_read(&pcmd, notes, sizeof(notes), 5000, "RELOADING=1"));
-	assert_int_equal(harness_status(&pcmd, &st), 0);
-	assert_int_equal(st.config_generation, 1);
-	assert_int_equal(st.rules, 1);
+	expect_config(1, 1);
 	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &ep), 0);
 	pcm_tp_endpoint_close(ep);
 
 	assert_int_equal(harness_write_config(&pcmd, bad_policy), 0);
 	kill(pcmd.pid, SIGHUP);
 	assert_true(wait_log("policies.rules[0].policy: no policy named 'no_such_policy'", 5000));
-	assert_int_equal(harness_status(&pcmd, &st), 0);
-	assert_int_equal(st.config_generation, 1);
-	assert_int_equal(st.rules, 1);
+	expect_config(1, 1);
 
 	/* A good one is applied; a restart-only change is kept back and said so. */
 	assert_int_equal(harness_write_config(&pcmd, good_v2), 0);
@@ -218,9 +218,7 @@ static void test_sighup_with_bad_config_keeps_the_old_one(void **state)
 	assert_true(wait_log("configuration reloaded", 5000));
 	assert_true(harness_log_has(&pcmd, "socket.path changed; it takes effect when pcmd "
 					   "restarts"));
-	assert_int_equal(harness_status(&pcmd, &st), 0);
-	assert_int_equal(st.config_generation, 2);
-	assert_int_equal(st.rules, 2);
+	expect_config(2, 2);
 	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &ep), 0);
 	pcm_tp_endpoint_close(ep);
 }
@@ -255,17 +253,9 @@ static void test_sd_notify_ready_status_reloading_stopping_and_watchdog(void **s
 static void pair(struct pcm_tp_endpoint **a, struct pcm_tp_endpoint **b, struct pcm_tp_conn **ca,
 		 struct pcm_tp_conn **cb)
 {
-	struct pcm_tp_completion c;
-
 	assert_int_equal(tp_open(pcmd.sock, 1u << 20, a), 0);
 	assert_int_equal(tp_open(pcmd.sock, 1u << 20, b), 0);
-	assert_int_equal(pcm_tp_listen(*b, "stop"), 0);
-	assert_int_equal(pcm_tp_accept(*b, 1), 0);
-	assert_int_equal(pcm_tp_connect(*a, "stop", NULL, 2), 0);
-	assert_int_equal(tp_wait_op(*a, PCM_TP_OP_CONNECT, &c, 5000), 0);
-	*ca = c.conn;
-	assert_int_equal(tp_wait_op(*b, PCM_TP_OP_ACCEPT, &c, 5000), 0);
-	*cb = c.conn;
+	assert_int_equal(tp_pair(*a, *b, "stop", NULL, ca, cb), 0);
 }
 
 static void test_sigterm_drains_posted_sends_then_aborts_the_rest(void **state)

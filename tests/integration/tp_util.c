@@ -42,6 +42,27 @@ int tp_wait_op(struct pcm_tp_endpoint *ep, enum pcm_tp_op op, struct pcm_tp_comp
 	return -ETIMEDOUT;
 }
 
+int tp_pair(struct pcm_tp_endpoint *a, struct pcm_tp_endpoint *b, const char *addr,
+	    const struct pcm_tp_conn_opts *opts, struct pcm_tp_conn **ca, struct pcm_tp_conn **cb)
+{
+	struct pcm_tp_completion c;
+	int rc = pcm_tp_listen(b, addr);
+
+	if (rc == 0)
+		rc = pcm_tp_accept(b, 1);
+	if (rc == 0)
+		rc = pcm_tp_connect(a, addr, opts, 2);
+	if (rc == 0)
+		rc = tp_wait_op(a, PCM_TP_OP_CONNECT, &c, 5000);
+	if (rc == 0 && (rc = c.status) == 0)
+		*ca = c.conn;
+	if (rc == 0)
+		rc = tp_wait_op(b, PCM_TP_OP_ACCEPT, &c, 5000);
+	if (rc == 0 && (rc = c.status) == 0)
+		*cb = c.conn;
+	return rc;
+}
+
 size_t tp_msg_size(uint64_t seed, uint32_t k, size_t max_bytes)
 {
 	static const size_t edges[] = { 0, 1, 7, 4096, 65535, 65536, 65537 };

@@ -21,6 +21,13 @@ int tp_open(const char *sock, size_t region_bytes, struct pcm_tp_endpoint **out)
 int tp_wait_op(struct pcm_tp_endpoint *ep, enum pcm_tp_op op, struct pcm_tp_completion *out,
 	       int timeout_ms);
 
+/*
+ * @b listens on @addr and accepts; @a connects (with @opts, may be NULL). Return: 0 with both
+ * ends, or the first failing status (-ETIMEDOUT when a completion never came).
+ */
+int tp_pair(struct pcm_tp_endpoint *a, struct pcm_tp_endpoint *b, const char *addr,
+	    const struct pcm_tp_conn_opts *opts, struct pcm_tp_conn **ca, struct pcm_tp_conn **cb);
+
 /* Size of message @k of a seeded stream: 0..max_bytes, with the edge sizes first. */
 size_t tp_msg_size(uint64_t seed, uint32_t k, size_t max_bytes);
 

@@ -27,20 +27,12 @@ struct pair {
 
 static int connect_pair(const char *sock, struct pair *p, int i)
 {
-	struct pcm_tp_completion c;
 	char addr[32];
 
 	snprintf(addr, sizeof(addr), "traffic-%d", i);
 	if (tp_open(sock, 4u << 20, &p->tx) < 0 || tp_open(sock, 4u << 20, &p->rx) < 0 ||
-	    pcm_tp_listen(p->rx, addr) < 0 || pcm_tp_accept(p->rx, 1) < 0 ||
-	    pcm_tp_connect(p->tx, addr, NULL, 2) < 0)
+	    tp_pair(p->tx, p->rx, addr, NULL, &p->ctx, &p->crx) != 0)
 		return -1;
-	if (tp_wait_op(p->tx, PCM_TP_OP_CONNECT, &c, 5000) < 0 || c.status)
-		return -1;
-	p->ctx = c.conn;
-	if (tp_wait_op(p->rx, PCM_TP_OP_ACCEPT, &c, 5000) < 0 || c.status)
-		return -1;
-	p->crx = c.conn;
 	p->sbuf = pcm_tp_mem_alloc(p->tx, MSG_BYTES);
 	p->rbuf = pcm_tp_mem_alloc(p->rx, MSG_BYTES);
 	return p->sbuf && p->rbuf ? 0 : -1;

@@ -335,9 +335,9 @@ static int check_layout(struct pcm_tp_endpoint *ep, const struct pcmd_rep_region
 	struct pcmd_region_layout lay;
 	const struct pcmd_region_hdr *h;
 
-	if (pcmd_region_layout_compute(p->data_bytes, p->sq_entries, p->cq_entries, &lay) < 0 ||
-	    lay.region_bytes != p->region_bytes || lay.sq_off != p->sq_off ||
-	    lay.cq_off != p->cq_off || lay.data_off != p->data_off)
+	if (pcmd_region_layout_compute(p->lay.data_bytes, p->lay.sq_entries, p->lay.cq_entries,
+				       &lay) < 0 ||
+	    memcmp(&lay, &p->lay, sizeof(lay)) != 0)
 		return set_error(-EPROTO, "pcmd's region layout does not match this library's");
 	ep->lay = lay;
 	ep->base = mmap(NULL, lay.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ep->memfd, 0);
