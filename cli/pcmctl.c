@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "units.h"
 
 #define RPC_TIMEOUT_MS 10000
 #define MAX_FLOWS_SHOWN 100000
@@ -167,14 +168,7 @@ static void prom_label(const char *s)
 
 static void human_rate(uint64_t bps, char *buf, size_t len)
 {
-	if (bps >= 1000000000ull)
-		snprintf(buf, len, "%.2fG", (double)bps / 1e9);
-	else if (bps >= 1000000ull)
-		snprintf(buf, len, "%.1fM", (double)bps / 1e6);
-	else if (bps >= 1000ull)
-		snprintf(buf, len, "%.1fk", (double)bps / 1e3);
-	else
-		snprintf(buf, len, "%" PRIu64, bps);
+	pcmd_format_rate(bps, "", buf, len);
 }
 
 static void human_bytes(uint64_t b, char *buf, size_t len)
@@ -220,7 +214,7 @@ static void print_status_text(const struct pcmd_rep_status *s)
 	char up[32], rate[32];
 
 	human_duration(s->uptime_ns, up, sizeof(up));
-	human_rate(s->goodput_bps, rate, sizeof(rate));
+	pcmd_format_rate(s->goodput_bps, "bit/s", rate, sizeof(rate));
 	printf("pcmd %s (pid %u), %s for %s\n", s->version, s->pid,
 	       s->state == PCMD_STATE_RUNNING ? "running" : "stopping", up);
 	printf("config %s (generation %u), datapath %s\n",
@@ -228,7 +222,7 @@ static void print_status_text(const struct pcmd_rep_status *s)
 	       s->datapath);
 	printf("clients %u, flows %u, listeners %u, policies %u, rules %u\n", s->clients, s->flows,
 	       s->listeners, s->policies, s->rules);
-	printf("goodput %sbit/s\n", rate);
+	printf("goodput %s\n", rate);
 }
 
 static int cmd_status(struct ctl *c)

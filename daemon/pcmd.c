@@ -24,6 +24,7 @@
 #include "log.h"
 #include "notify.h"
 #include "pcmd.h"
+#include "units.h"
 
 #define DP_EVENT_BATCH 64
 #define DP_EVENT_ROUNDS 16
@@ -88,7 +89,7 @@ void pcmd_status_line(struct pcmd *d, char *buf, size_t len)
 	char rate[32];
 
 	pcmd_totals(d, &t);
-	pcmd_stats_format_rate(d->counters.goodput_bps, rate, sizeof(rate));
+	pcmd_format_rate(d->counters.goodput_bps, "bit/s", rate, sizeof(rate));
 	snprintf(buf, len, "%s: %llu clients, %llu flows, goodput %s",
 		 d->phase == PCMD_PHASE_RUNNING ? "running" : "stopping",
 		 (unsigned long long)t.clients, (unsigned long long)t.flows, rate);

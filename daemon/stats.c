@@ -40,15 +40,3 @@ void pcmd_stats_goodput_update(struct pcmd_counters *k, uint64_t rx_bytes, uint6
 	k->goodput_last_bytes = rx_bytes;
 	k->goodput_last_ns = now_ns;
 }
-
-void pcmd_stats_format_rate(uint64_t bps, char *buf, size_t len)
-{
-	if (bps >= 1000000000ull)
-		snprintf(buf, len, "%.2f Gbit/s", (double)bps / 1e9);
-	else if (bps >= 1000000ull)
-		snprintf(buf, len, "%.1f Mbit/s", (double)bps / 1e6);
-	else if (bps >= 1000ull)
-		snprintf(buf, len, "%.1f kbit/s", (double)bps / 1e3);
-	else
-		snprintf(buf, len, "%" PRIu64 " bit/s", bps);
-}

@@ -75,7 +75,4 @@ void pcmd_stats_json_line(const struct pcmd_counters *k, const struct pcmd_total
  */
 void pcmd_stats_goodput_update(struct pcmd_counters *k, uint64_t rx_bytes, uint64_t now_ns);
 
-/* "12.3 Gbit/s", "450 Mbit/s", "0 bit/s". */
-void pcmd_stats_format_rate(uint64_t bps, char *buf, size_t len);
-
 #endif /* PCMD_STATS_H */

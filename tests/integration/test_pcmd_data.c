@@ -436,7 +436,7 @@ static void one_cycle(struct pcm_tp_endpoint *hub, uint32_t i)
 	struct pcm_tp_endpoint *e;
 	struct pcm_tp_completion c;
 	struct pcm_tp_conn *hc, *ec;
-	uint8_t *hb, *eb;
+	uint8_t *hb;
 
 	assert_int_equal(pcm_tp_accept(hub, i), 0);
 	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &e), 0);
@@ -447,16 +447,10 @@ static void one_cycle(struct pcm_tp_endpoint *hub, uint32_t i)
 	assert_int_equal(tp_wait_op(hub, PCM_TP_OP_ACCEPT, &c, 5000), 0);
 	assert_int_equal(c.status, 0);
 	hc = c.conn;
-	hb = pcm_tp_mem_alloc(hub, 64);
-	eb = pcm_tp_mem_alloc(e, 64);
-	harness_fill(eb, 64, i);
-	assert_int_equal(pcm_tp_recv(hc, NULL, hb, 64, 1), 0);
-	assert_int_equal(pcm_tp_send(ec, NULL, eb, 64, 2), 0);
-	assert_int_equal(tp_wait_op(hub, PCM_TP_OP_RECV, &c, 5000), 0);
-	assert_int_equal(c.status, 0);
-	assert_memory_equal(hb, eb, 64);
+	assert_int_equal(tp_exchange(e, ec, hub, hc, 64, i), 0);
 	/* The client goes away without closing anything: pcmd reclaims it. */
 	pcm_tp_endpoint_close(e);
+	hb = pcm_tp_mem_alloc(hub, 64);
 	assert_int_equal(pcm_tp_recv(hc, NULL, hb, 64, 3), 0);
 	assert_int_equal(tp_wait_op(hub, PCM_TP_OP_RECV, &c, 5000), 0);
 	assert_int_equal(c.status, -ECONNRESET);

@@ -77,23 +77,14 @@ static void hdr(void *m, uint16_t type, size_t len)
 static void assert_still_serving(void)
 {
 	struct pcm_tp_endpoint *a, *b;
-	struct pcm_tp_completion c;
 	struct pcm_tp_conn *ca, *cb;
 	char addr[32];
-	uint8_t *x, *y;
 
 	snprintf(addr, sizeof(addr), "alive-%u", ++seq);
 	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &a), 0);
 	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &b), 0);
 	assert_int_equal(tp_pair(a, b, addr, NULL, &ca, &cb), 0);
-	x = pcm_tp_mem_alloc(a, 100);
-	y = pcm_tp_mem_alloc(b, 100);
-	harness_fill(x, 100, seq);
-	assert_int_equal(pcm_tp_recv(cb, NULL, y, 100, 3), 0);
-	assert_int_equal(pcm_tp_send(ca, NULL, x, 100, 4), 0);
-	assert_int_equal(tp_wait_op(b, PCM_TP_OP_RECV, &c, 5000), 0);
-	assert_int_equal(c.status, 0);
-	assert_memory_equal(x, y, 100);
+	assert_int_equal(tp_exchange(a, ca, b, cb, 100, seq), 0);
 	pcm_tp_endpoint_close(a);
 	pcm_tp_endpoint_close(b);
 }

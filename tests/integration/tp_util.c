@@ -63,6 +63,34 @@ int tp_pair(struct pcm_tp_endpoint *a, struct pcm_tp_endpoint *b, const char *ad
 	return rc;
 }
 
+int tp_exchange(struct pcm_tp_endpoint *a, struct pcm_tp_conn *ca, struct pcm_tp_endpoint *b,
+		struct pcm_tp_conn *cb, size_t len, uint64_t seed)
+{
+	uint8_t *x = pcm_tp_mem_alloc(a, len), *y = pcm_tp_mem_alloc(b, len);
+	struct pcm_tp_completion c;
+	size_t bad;
+	int rc = x && y ? 0 : -ENOMEM;
+
+	if (rc == 0) {
+		harness_fill(x, len, seed);
+		memset(y, 0xee, len);
+		rc = pcm_tp_recv(cb, NULL, y, len, 3);
+	}
+	if (rc == 0)
+		rc = pcm_tp_send(ca, NULL, x, len, 4);
+	if (rc == 0)
+		rc = tp_wait_op(b, PCM_TP_OP_RECV, &c, 5000);
+	if (rc == 0)
+		rc = c.status ? c.status : c.bytes != len ? -EIO : 0;
+	if (rc == 0 && harness_check(y, len, seed, &bad) < 0)
+		rc = -EIO;
+	if (rc == 0)
+		rc = tp_wait_op(a, PCM_TP_OP_SEND, &c, 5000);
+	pcm_tp_mem_free(a, x);
+	pcm_tp_mem_free(b, y);
+	return rc;
+}
+
 size_t tp_msg_size(uint64_t seed, uint32_t k, size_t max_bytes)
 {
 	static const size_t edges[] = { 0, 1, 7, 4096, 65535, 65536, 65537 };

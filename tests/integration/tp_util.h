@@ -28,6 +28,13 @@ int tp_wait_op(struct pcm_tp_endpoint *ep, enum pcm_tp_op op, struct pcm_tp_comp
 int tp_pair(struct pcm_tp_endpoint *a, struct pcm_tp_endpoint *b, const char *addr,
 	    const struct pcm_tp_conn_opts *opts, struct pcm_tp_conn **ca, struct pcm_tp_conn **cb);
 
+/*
+ * One @len-byte message of seeded bytes from @a (@ca) to @b (@cb), checked on arrival.
+ * Return: 0, the failing status, or -EIO when the bytes differ.
+ */
+int tp_exchange(struct pcm_tp_endpoint *a, struct pcm_tp_conn *ca, struct pcm_tp_endpoint *b,
+		struct pcm_tp_conn *cb, size_t len, uint64_t seed);
+
 /* Size of message @k of a seeded stream: 0..max_bytes, with the edge sizes first. */
 size_t tp_msg_size(uint64_t seed, uint32_t k, size_t max_bytes);
 
