@@ -333,6 +333,161 @@ static void test_sigterm_in_abort_mode_fails_outstanding_work_at_once(void **sta
 	(void)cb;
 }
 
+/* ---- outputs and the command line ------------------------------------------------------ */
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return (int)n;
+}
+
+static void test_stats_and_records_files_are_written(void **state)
+{
+	static const char yaml[] = "log_level: info\n"
+				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "output:\n"
+				   "  stats_path: \"@DIR@/stats.jsonl\"\n"
+				   "  stats_interval_ms: 50\n"
+				   "  records_path: \"@DIR@/flows.csv\"\n";
+	struct pcm_tp_endpoint *a, *b;
+	struct pcm_tp_conn *ca, *cb;
+	char path[400], buf[65536], *line, *last = NULL;
+	int lines = 0;
+
+	start_or_fail(yaml, 0, NULL);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &a), 0);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &b), 0);
+	assert_int_equal(tp_pair(a, b, "rec-peer", NULL, &ca, &cb), 0);
+	assert_int_equal(tp_exchange(a, ca, b, cb, 5000, 1), 0);
+	assert_int_equal(pcm_tp_conn_close(ca), 0);
+	usleep(300000);
+	snprintf(path, sizeof(path), "%s/stats.jsonl", pcmd.dir);
+	assert_true(read_file(path, buf, sizeof(buf)) > 0);
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+		assert_true(line[0] == '{' && line[strlen(line) - 1] == '}');
+		assert_non_null(strstr(line, "\"uptime_ns\":"));
+		last = line;
+	}
+	printf("stats file: %d lines in ~300 ms at 50 ms; last: %.120s...\n", lines, last);
+	assert_true(lines >= 3);
+	/* Both ends of the pair opened a flow; 5000 bytes went each way's counter. */
+	assert_non_null(strstr(last, "\"flows_opened\":2"));
+	assert_non_null(strstr(last, "\"tx_bytes\":5000"));
+	snprintf(path, sizeof(path), "%s/flows.csv", pcmd.dir);
+	assert_true(read_file(path, buf, sizeof(buf)) > 0);
+	printf("records:\n%s", buf);
+	assert_non_null(strstr(buf, "flow_id,client_id,pid,uid,peer,policy,lb_policy,mode"));
+	/* The flow to rec-peer closed: its row, with its 5000 bytes sent. */
+	assert_non_null(strstr(buf, ",rec-peer,swift,,sync,"));
+	assert_non_null(strstr(buf, ",5000,0,1,0\n"));
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(b);
+}
+
+/* Run pcmd with @args; its stdout and stderr into @out. Return: its exit status. */
+static int run_pcmd(const char *const *args, char *out, size_t len)
+{
+	char *argv[16] = { (char *)PCMD_LOOPBACK };
+	int pfd[2], status;
+	ssize_t n, used = 0;
+	pid_t pid;
+
+	for (int i = 0; args[i] && i < 14; i++)
+		argv[i + 1] = (char *)args[i];
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		execv(PCMD_LOOPBACK, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], out + used, len - 1 - (size_t)used)) > 0)
+		used += n;
+	out[used] = '\0';
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_command_line_checks_and_overrides(void **state)
+{
+	char dir[] = "/tmp/pcmd-cli-XXXXXX", cfg[256], out[4096];
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cfg, sizeof(cfg), "%s/pcmd.yaml", dir);
+	f = fopen(cfg, "w");
+	fputs("socket:\n  path: /run/pcmd/pcmd.sock\nlimits:\n  backlog: 8\n", f);
+	fclose(f);
+	assert_int_equal(run_pcmd((const char *[]){ "--check-config", cfg, NULL }, out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, ": OK (datapath softnic, socket /run/pcmd/pcmd.sock"));
+	/* -s is --set socket.path, and it wins over the file. */
+	assert_int_equal(run_pcmd((const char *[]){ "--check-config", cfg, "-s", "/tmp/other.sock",
+						    NULL },
+				  out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, "socket /tmp/other.sock"));
+	assert_int_equal(run_pcmd((const char *[]){ "--check-config", cfg, "--set",
+						    "limits.backlog=0", NULL },
+				  out, sizeof(out)),
+			 1);
+	assert_non_null(strstr(out, "command line: --set limits.backlog: 0 is outside 1..4096"));
+	assert_int_equal(run_pcmd((const char *[]){ "--check-config", cfg, "--log-level", "loud",
+						    NULL },
+				  out, sizeof(out)),
+			 1);
+	assert_non_null(strstr(out, "command line: --set log_level: 'loud' is not one of"));
+	assert_int_equal(run_pcmd((const char *[]){ "--check-config", cfg, "--datapath", "verbs",
+						    NULL },
+				  out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, "datapath verbs"));
+	assert_int_equal(run_pcmd((const char *[]){ "--set", "oops", NULL }, out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "expected KEY=VALUE"));
+	assert_int_equal(run_pcmd((const char *[]){ "--version", NULL }, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "control protocol 1"));
+	/* A daemon that cannot start says why and exits 1. */
+	assert_int_equal(run_pcmd((const char *[]){ "-c", cfg, "-s", "/nonexistent-dir/x.sock",
+						    "--set", "socket.group=", NULL },
+				  out, sizeof(out)),
+			 1);
+	assert_non_null(strstr(out, "cannot start: bind /nonexistent-dir/x.sock"));
+	unlink(cfg);
+	rmdir(dir);
+}
+
+static void test_log_level_flag_controls_debug_lines(void **state)
+{
+	static const char quiet[] = "log_level: warn\n"
+				    "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n";
+	static const char loud[] = "log_level: debug\n"
+				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n";
+	struct pcm_tp_endpoint *ep;
+
+	start_or_fail(quiet, 0, NULL);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &ep), 0);
+	pcm_tp_endpoint_close(ep);
+	usleep(100000);
+	assert_false(harness_log_has(&pcmd, "debug:"));
+	assert_false(harness_log_has(&pcmd, "info:"));
+	assert_int_equal(harness_finish(&pcmd), 0);
+	start_or_fail(loud, 0, NULL);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &ep), 0);
+	pcm_tp_endpoint_close(ep);
+	usleep(100000);
+	assert_true(harness_log_has(&pcmd, "pcmd: debug: client 1 connected"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +503,9 @@ int main(void)
 					  stop),
 		cmocka_unit_test_teardown(test_sigterm_in_abort_mode_fails_outstanding_work_at_once,
 					  stop),
+		cmocka_unit_test_teardown(test_stats_and_records_files_are_written, stop),
+		cmocka_unit_test(test_command_line_checks_and_overrides),
+		cmocka_unit_test_teardown(test_log_level_flag_controls_debug_lines, stop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
