@@ -8,6 +8,7 @@
  * Seeds: PCMD_TEST_SEED (default 1). Cycles: PCMD_TEST_CYCLES (default 1000).
  */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -172,6 +173,71 @@ static void test_too_long_message_fails_both_sides_and_nothing_stalls(void **sta
 	assert_memory_equal(rx, tx, 50);
 	pcm_tp_endpoint_close(a);
 	pcm_tp_endpoint_close(b);
+}
+
+/* ---- the client library's edges -------------------------------------------------------- */
+
+static void test_client_api_memory_fd_policy_and_backend_rules(void **state)
+{
+	struct pcm_tp_config cfg = { .backend = PCM_TP_BACKEND_INPROC };
+	struct pcm_tp_conn_opts cubic = { .policy = "cubic", .mode = PCM_TP_SHELL_ASYNC_LOCKED };
+	struct pcm_tp_conn_opts path = { .policy = "/tmp/x.so" };
+	struct pcm_tp_endpoint *a, *b, *e;
+	struct pcm_tp_conn *ca, *cb;
+	struct pcm_tp_completion c;
+	struct pcm_tp_mr *mr;
+	struct pollfd pfd;
+	uint8_t *inside, *heap = malloc(64);
+
+	/* Backends: only the daemon one lives here; AUTO follows $PCM_TRANSPORT and $PCMD_SOCKET. */
+	assert_int_equal(pcm_tp_endpoint_open(&cfg, &e), -EOPNOTSUPP);
+	assert_non_null(strstr(pcm_tp_last_error(), "only the daemon backend"));
+	cfg.backend = PCM_TP_BACKEND_AUTO;
+	setenv("PCM_TRANSPORT", "daemon", 1);
+	setenv("PCMD_SOCKET", pcmd.sock, 1);
+	assert_int_equal(pcm_tp_endpoint_open(&cfg, &e), 0);
+	pcm_tp_endpoint_close(e);
+	unsetenv("PCM_TRANSPORT");
+	assert_int_equal(pcm_tp_endpoint_open(&cfg, &e), -EOPNOTSUPP);
+	setenv("PCMD_SOCKET", "/nonexistent/pcmd.sock", 1);
+	cfg.backend = PCM_TP_BACKEND_DAEMON;
+	assert_int_equal(pcm_tp_endpoint_open(&cfg, &e), -ENOENT);
+	assert_non_null(strstr(pcm_tp_last_error(), "cannot reach pcmd at /nonexistent/pcmd.sock"));
+	unsetenv("PCMD_SOCKET");
+
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &a), 0);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &b), 0);
+	connect_pair(a, b, "edges", &ca, &cb);
+	/* Memory: only the shared region can be registered or sent from. */
+	assert_int_equal(pcm_tp_mr_reg(a, heap, 64, &mr), -EINVAL);
+	assert_int_equal(pcm_tp_send(ca, NULL, heap, 64, 1), -EINVAL);
+	inside = pcm_tp_mem_alloc(a, 4096);
+	assert_non_null(inside);
+	assert_int_equal(pcm_tp_mr_reg(a, inside, 1024, &mr), 0);
+	assert_int_equal(pcm_tp_send(ca, mr, inside + 1000, 100, 1), -EINVAL); /* beyond the MR */
+	assert_null(pcm_tp_mem_alloc(a, 2u << 20));                            /* beyond the region */
+	/* The completion fd becomes readable when a completion arrives. */
+	pfd = (struct pollfd){ .fd = pcm_tp_fd(b), .events = POLLIN };
+	assert_true(pfd.fd >= 0);
+	assert_int_equal(poll(&pfd, 1, 100), 0);
+	assert_int_equal(pcm_tp_recv(cb, NULL, pcm_tp_mem_alloc(b, 64), 64, 5), 0);
+	assert_int_equal(pcm_tp_send(ca, mr, inside, 64, 6), 0);
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(tp_wait_op(b, PCM_TP_OP_RECV, &c, 1000), 0);
+	assert_int_equal(c.status, 0);
+	assert_ptr_equal(c.conn, cb);
+	/* The application changes its own flow's policy, by name only. */
+	assert_int_equal(pcm_tp_conn_set_policy(ca, &cubic), 0);
+	assert_int_equal(pcm_tp_conn_set_policy(ca, &path), -EPERM);
+	assert_non_null(strstr(pcm_tp_last_error(), "admin operation"));
+	/* After close, the conn takes nothing more. */
+	assert_int_equal(pcm_tp_conn_close(ca), 0);
+	assert_int_equal(pcm_tp_send(ca, mr, inside, 64, 7), -ENOTCONN);
+	assert_int_equal(pcm_tp_mr_dereg(mr), 0);
+	pcm_tp_mem_free(a, inside);
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(b);
+	free(heap);
 }
 
 /* ---- SIGKILL in the middle of a transfer ------------------------------------------------ */
@@ -503,6 +569,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_too_long_message_fails_both_sides_and_nothing_stalls, start_default,
 			stop),
+		cmocka_unit_test_setup_teardown(test_client_api_memory_fd_policy_and_backend_rules,
+						start_default, stop),
 		cmocka_unit_test_setup_teardown(
 			test_sigkill_mid_transfer_leaks_nothing_and_spares_others,
 			start_small_chunks, stop),
