@@ -38,16 +38,16 @@ struct ctl {
 	_Alignas(8) uint8_t rep[PCMD_MSG_MAX_BYTES];
 };
 
-static const char *const mode_names[] = { "sync", "async_relaxed", "async_locked",
-					  "async_bounded" };
-static const char *const state_names[] = { "?", "connecting", "established", "closing" };
+static const char *const mode_names[] = {"sync", "async_relaxed", "async_locked", "async_bounded"};
+static const char *const state_names[] = {"?", "connecting", "established", "closing"};
 
 static const char *mode_name(uint32_t m)
 {
 	return m < 4 ? mode_names[m] : "?";
 }
 
-static int die(struct ctl *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int die(struct ctl *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Report a failure (as JSON with --json) and return the exit status 1. */
 static int die(struct ctl *c, int status, const char *fmt, ...)
@@ -79,7 +79,7 @@ static int rpc(struct ctl *c, void *req, uint16_t type, size_t len, size_t min_r
 {
 	struct pcmd_msg_hdr *h = req;
 	const struct pcmd_reply_error *e = (const void *)c->rep;
-	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
 	ssize_t n;
 
 	h->magic = PCMD_PROTO_MAGIC;
@@ -116,9 +116,10 @@ static const char *rpc_error(struct ctl *c, int rc)
 
 static int open_ctl(struct ctl *c)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct pcmd_req_hello h = { .version_min = PCMD_PROTO_VERSION,
-				    .version_max = PCMD_PROTO_VERSION, .role = PCMD_ROLE_ADMIN };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct pcmd_req_hello h = {.version_min = PCMD_PROTO_VERSION,
+				   .version_max = PCMD_PROTO_VERSION,
+				   .role = PCMD_ROLE_ADMIN};
 	int rc;
 
 	if (strlen(c->sock) >= sizeof(sa.sun_path))
@@ -254,7 +255,7 @@ static int cmd_status(struct ctl *c)
 /* Every flow, page by page. Return: their count (*out malloc'd) or -errno. */
 static int get_flows(struct ctl *c, struct pcmd_flow_info **out)
 {
-	struct pcmd_req_page q = { .start = 0, .max = 0 };
+	struct pcmd_req_page q = {.start = 0, .max = 0};
 	const struct pcmd_rep_flows *p = (const void *)c->rep;
 	struct pcmd_flow_info *all = NULL;
 	uint32_t n = 0;
@@ -323,10 +324,9 @@ static void print_flow_row(const struct pcmd_flow_info *f)
 	human_bytes(f->rx_bytes, rx, sizeof(rx));
 	printf("%-6u %-6u %-7u %-20.20s %-14.14s %-10.10s %-13s %-11s %9s %8s %9s %9s %6s %10s "
 	       "%10s\n",
-	       f->flow_id, f->client_id, f->pid, f->peer, f->policy, f->lb_policy[0] ? f->lb_policy
-									       : "-",
-	       mode_name(f->mode), f->state < 4 ? state_names[f->state] : "?", cwnd, rate, rtt, infl,
-	       retx, tx, rx);
+	       f->flow_id, f->client_id, f->pid, f->peer, f->policy,
+	       f->lb_policy[0] ? f->lb_policy : "-", mode_name(f->mode),
+	       f->state < 4 ? state_names[f->state] : "?", cwnd, rate, rtt, infl, retx, tx, rx);
 }
 
 static void json_opt(const char *key, bool valid, uint64_t v)
@@ -388,45 +388,48 @@ static int cmd_flows(struct ctl *c)
 
 /* One table drives the text, JSON and Prometheus forms of the counters. */
 struct counter {
-	const char *name;    /* JSON key and text label */
-	const char *metric;  /* Prometheus name */
-	bool counter;        /* monotonic (else a gauge) */
+	const char *name;   /* JSON key and text label */
+	const char *metric; /* Prometheus name */
+	bool counter;	    /* monotonic (else a gauge) */
 	const char *help;
 	size_t off;
 };
 
-#define C(n, m, k, h) { #n, m, k, h, offsetof(struct pcmd_rep_stats, n) }
+#define C(n, m, k, h)                                                                              \
+	{                                                                                          \
+#n, m, k, h, offsetof(struct pcmd_rep_stats, n)                                    \
+	}
 static const struct counter counters[] = {
-	C(uptime_ns, "pcmd_uptime_seconds", false, "Seconds since pcmd started."),
-	C(clients, "pcmd_clients", false, "Clients connected now."),
-	C(clients_accepted, "pcmd_clients_accepted_total", true, "Clients accepted since start."),
-	C(clients_refused, "pcmd_clients_refused_total", true,
-	  "Clients refused (credentials, version, limits)."),
-	C(clients_reclaimed, "pcmd_clients_reclaimed_total", true,
-	  "Clients whose flows and memory were reclaimed."),
-	C(flows, "pcmd_flows", false, "Flows open now."),
-	C(flows_opened, "pcmd_flows_opened_total", true, "Flows opened since start."),
-	C(listeners, "pcmd_listeners", false, "Listening addresses now."),
-	C(region_bytes, "pcmd_region_bytes", false, "Shared memory mapped for clients."),
-	C(tx_bytes, "pcmd_tx_bytes_total", true, "Bytes sent by all flows."),
-	C(rx_bytes, "pcmd_rx_bytes_total", true, "Bytes received by all flows."),
-	C(tx_msgs, "pcmd_tx_messages_total", true, "Messages sent by all flows."),
-	C(rx_msgs, "pcmd_rx_messages_total", true, "Messages received by all flows."),
-	C(retransmits, "pcmd_retransmits", false, "Retransmitted chunks of the open flows."),
-	C(descriptors_ok, "pcmd_descriptors_accepted_total", true,
-	  "Descriptors accepted from clients' rings."),
-	C(descriptors_rejected, "pcmd_descriptors_rejected_total", true,
-	  "Descriptors rejected with an error completion."),
-	C(completions, "pcmd_completions_total", true, "Completions written to clients' rings."),
-	C(cq_full_waits, "pcmd_completion_ring_full_total", true,
-	  "Times a full completion ring held a client's intake back."),
-	C(control_requests, "pcmd_control_requests_total", true, "Control requests handled."),
-	C(control_errors, "pcmd_control_errors_total", true, "Control requests refused."),
-	C(policy_swaps, "pcmd_policy_swaps_total", true, "Policy changes on live flows."),
-	C(reloads, "pcmd_reloads_total", true, "Successful configuration reloads."),
-	C(reload_failures, "pcmd_reload_failures_total", true, "Rejected configuration reloads."),
-	C(goodput_bps, "pcmd_goodput_bytes_per_second", false,
-	  "Received bytes per second over the last status interval."),
+    C(uptime_ns, "pcmd_uptime_seconds", false, "Seconds since pcmd started."),
+    C(clients, "pcmd_clients", false, "Clients connected now."),
+    C(clients_accepted, "pcmd_clients_accepted_total", true, "Clients accepted since start."),
+    C(clients_refused, "pcmd_clients_refused_total", true,
+      "Clients refused (credentials, version, limits)."),
+    C(clients_reclaimed, "pcmd_clients_reclaimed_total", true,
+      "Clients whose flows and memory were reclaimed."),
+    C(flows, "pcmd_flows", false, "Flows open now."),
+    C(flows_opened, "pcmd_flows_opened_total", true, "Flows opened since start."),
+    C(listeners, "pcmd_listeners", false, "Listening addresses now."),
+    C(region_bytes, "pcmd_region_bytes", false, "Shared memory mapped for clients."),
+    C(tx_bytes, "pcmd_tx_bytes_total", true, "Bytes sent by all flows."),
+    C(rx_bytes, "pcmd_rx_bytes_total", true, "Bytes received by all flows."),
+    C(tx_msgs, "pcmd_tx_messages_total", true, "Messages sent by all flows."),
+    C(rx_msgs, "pcmd_rx_messages_total", true, "Messages received by all flows."),
+    C(retransmits, "pcmd_retransmits", false, "Retransmitted chunks of the open flows."),
+    C(descriptors_ok, "pcmd_descriptors_accepted_total", true,
+      "Descriptors accepted from clients' rings."),
+    C(descriptors_rejected, "pcmd_descriptors_rejected_total", true,
+      "Descriptors rejected with an error completion."),
+    C(completions, "pcmd_completions_total", true, "Completions written to clients' rings."),
+    C(cq_full_waits, "pcmd_completion_ring_full_total", true,
+      "Times a full completion ring held a client's intake back."),
+    C(control_requests, "pcmd_control_requests_total", true, "Control requests handled."),
+    C(control_errors, "pcmd_control_errors_total", true, "Control requests refused."),
+    C(policy_swaps, "pcmd_policy_swaps_total", true, "Policy changes on live flows."),
+    C(reloads, "pcmd_reloads_total", true, "Successful configuration reloads."),
+    C(reload_failures, "pcmd_reload_failures_total", true, "Rejected configuration reloads."),
+    C(goodput_bps, "pcmd_goodput_bytes_per_second", false,
+      "Received bytes per second over the last status interval."),
 };
 #undef C
 
@@ -442,19 +445,19 @@ static void print_prom_flows(const struct pcmd_flow_info *f, int n)
 		uint32_t valid; /* 0: always */
 		size_t off;
 	} per_flow[] = {
-#define F(m, h, t, v, x) { m, h, t, v, offsetof(struct pcmd_flow_info, x) }
-		F("pcmd_flow_tx_bytes_total", "Bytes the flow sent.", "counter", 0, tx_bytes),
-		F("pcmd_flow_rx_bytes_total", "Bytes the flow received.", "counter", 0, rx_bytes),
-		F("pcmd_flow_cwnd_bytes", "The flow's congestion window.", "gauge", PCMD_FIELD_CWND,
-		  m.cwnd_bytes),
-		F("pcmd_flow_rate_bytes_per_second", "The flow's pacing rate.", "gauge",
-		  PCMD_FIELD_RATE, m.rate_bps),
-		F("pcmd_flow_srtt_seconds", "The flow's smoothed RTT.", "gauge", PCMD_FIELD_RTT,
-		  m.srtt_ns),
-		F("pcmd_flow_in_flight_bytes", "The flow's bytes in flight.", "gauge",
-		  PCMD_FIELD_INFLIGHT, m.in_flight_bytes),
-		F("pcmd_flow_retransmits_total", "The flow's retransmitted chunks.", "counter",
-		  PCMD_FIELD_RETRANSMITS, m.retransmits),
+#define F(m, h, t, v, x) {m, h, t, v, offsetof(struct pcmd_flow_info, x)}
+	    F("pcmd_flow_tx_bytes_total", "Bytes the flow sent.", "counter", 0, tx_bytes),
+	    F("pcmd_flow_rx_bytes_total", "Bytes the flow received.", "counter", 0, rx_bytes),
+	    F("pcmd_flow_cwnd_bytes", "The flow's congestion window.", "gauge", PCMD_FIELD_CWND,
+	      m.cwnd_bytes),
+	    F("pcmd_flow_rate_bytes_per_second", "The flow's pacing rate.", "gauge",
+	      PCMD_FIELD_RATE, m.rate_bps),
+	    F("pcmd_flow_srtt_seconds", "The flow's smoothed RTT.", "gauge", PCMD_FIELD_RTT,
+	      m.srtt_ns),
+	    F("pcmd_flow_in_flight_bytes", "The flow's bytes in flight.", "gauge",
+	      PCMD_FIELD_INFLIGHT, m.in_flight_bytes),
+	    F("pcmd_flow_retransmits_total", "The flow's retransmitted chunks.", "counter",
+	      PCMD_FIELD_RETRANSMITS, m.retransmits),
 #undef F
 	};
 
@@ -535,7 +538,7 @@ static int cmd_stats(struct ctl *c, bool prometheus)
 
 static int cmd_policy_list(struct ctl *c)
 {
-	struct pcmd_req_page q = { .start = 0, .max = 0 };
+	struct pcmd_req_page q = {.start = 0, .max = 0};
 	const struct pcmd_rep_policies *p = (const void *)c->rep;
 	bool first = true;
 
@@ -577,7 +580,7 @@ static int cmd_policy_list(struct ctl *c)
 
 static int cmd_policy_load(struct ctl *c, const char *path)
 {
-	struct pcmd_req_policy_load q = { 0 };
+	struct pcmd_req_policy_load q = {0};
 	char real[PCMD_PATH_MAX];
 	int rc;
 
@@ -601,7 +604,7 @@ static int cmd_policy_load(struct ctl *c, const char *path)
 
 static int cmd_policy_unload(struct ctl *c, const char *name)
 {
-	struct pcmd_req_policy_unload q = { 0 };
+	struct pcmd_req_policy_unload q = {0};
 	int rc;
 
 	if (strlen(name) >= sizeof(q.name))
@@ -630,13 +633,13 @@ static int parse_mode(const char *s, uint32_t *out)
 static int cmd_policy_set(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "flow", required_argument, NULL, 'f' },
-		{ "rule", required_argument, NULL, 'r' },
-		{ "lb", required_argument, NULL, 'b' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ NULL, 0, NULL, 0 },
+	    {"flow", required_argument, NULL, 'f'},
+	    {"rule", required_argument, NULL, 'r'},
+	    {"lb", required_argument, NULL, 'b'},
+	    {"mode", required_argument, NULL, 'm'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct pcmd_req_policy_set q = { .opts.mode = PCMD_SHELL_DEFAULT };
+	struct pcmd_req_policy_set q = {.opts.mode = PCMD_SHELL_DEFAULT};
 	char *end;
 	int o, rc;
 
@@ -656,8 +659,9 @@ static int cmd_policy_set(struct ctl *c, int argc, char **argv)
 			break;
 		case 'm':
 			if (parse_mode(optarg, &q.opts.mode) < 0)
-				return die(c, -EINVAL, "--mode %s: one of sync, async_relaxed, "
-						       "async_locked, async_bounded",
+				return die(c, -EINVAL,
+					   "--mode %s: one of sync, async_relaxed, "
+					   "async_locked, async_bounded",
 					   optarg);
 			break;
 		default:
@@ -665,8 +669,9 @@ static int cmd_policy_set(struct ctl *c, int argc, char **argv)
 		}
 	}
 	if (!q.target || optind != argc - 1)
-		return die(c, -EINVAL, "usage: pcmctl policies set (--flow ID | --rule N) POLICY "
-				       "[--lb LB] [--mode MODE]");
+		return die(c, -EINVAL,
+			   "usage: pcmctl policies set (--flow ID | --rule N) POLICY "
+			   "[--lb LB] [--mode MODE]");
 	snprintf(q.opts.policy, sizeof(q.opts.policy), "%s", argv[optind]);
 	rc = rpc(c, &q, PCMD_MSG_POLICY_SET, sizeof(q), sizeof(struct pcmd_rep_policy_set));
 	if (rc < 0)
@@ -737,7 +742,8 @@ static uint64_t rate_of(const struct pcmd_flow_info *f, const struct prev *p, in
 {
 	for (int i = 0; i < np; i++)
 		if (p[i].flow == f->flow_id && f->tx_bytes + f->rx_bytes >= p[i].bytes && dt > 0)
-			return (uint64_t)((double)(f->tx_bytes + f->rx_bytes - p[i].bytes) * 8 / dt);
+			return (uint64_t)((double)(f->tx_bytes + f->rx_bytes - p[i].bytes) * 8 /
+					  dt);
 	return 0;
 }
 
@@ -774,7 +780,7 @@ static int top_frame(struct ctl *c, struct prev **prev, int *n_prev, double *t_p
 		human_rate(r, rate, sizeof(rate));
 		printf("%-9s ", rate);
 		print_flow_row(&f[i]);
-		next[i] = (struct prev){ f[i].flow_id, f[i].tx_bytes + f[i].rx_bytes };
+		next[i] = (struct prev){f[i].flow_id, f[i].tx_bytes + f[i].rx_bytes};
 	}
 	printf("\n(q to quit; refreshed every frame from pcmd at %s)\n", c->sock);
 	fflush(stdout);
@@ -789,9 +795,9 @@ static int top_frame(struct ctl *c, struct prev **prev, int *n_prev, double *t_p
 static int cmd_top(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
+	    {"interval", required_argument, NULL, 'i'},
+	    {"iterations", required_argument, NULL, 'n'},
+	    {NULL, 0, NULL, 0},
 	};
 	long interval_ms = 1000, iterations = -1;
 	struct prev *prev = NULL;
@@ -813,7 +819,7 @@ static int cmd_top(struct ctl *c, int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	raw_tty();
 	while (!top_stop && iterations != 0 && rc == 0) {
-		struct pollfd pfd = { .fd = 0, .events = POLLIN };
+		struct pollfd pfd = {.fd = 0, .events = POLLIN};
 		char key;
 
 		rc = top_frame(c, &prev, &n_prev, &t_prev);
@@ -850,11 +856,11 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "prometheus", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"socket", required_argument, NULL, 's'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"prometheus", no_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct ctl *c = calloc(1, sizeof(*c));
 	bool prometheus = false;

@@ -39,8 +39,8 @@ struct pcmd_channel {
 
 /* Why pcmd_channel_next() took nothing. */
 enum pcmd_intake_stop {
-	PCMD_INTAKE_EMPTY = 0,     /* no submission waiting */
-	PCMD_INTAKE_CQ_FULL = 1,   /* the client has not read its completions */
+	PCMD_INTAKE_EMPTY = 0,	     /* no submission waiting */
+	PCMD_INTAKE_CQ_FULL = 1,     /* the client has not read its completions */
 	PCMD_INTAKE_OUTSTANDING = 2, /* max_outstanding descriptors in flight */
 };
 

@@ -57,15 +57,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum { OPT_CHECK = 256, OPT_SET, OPT_DATAPATH, OPT_VERSION };
 	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "check-config", no_argument, NULL, OPT_CHECK },
-		{ "socket", required_argument, NULL, 's' },
-		{ "log-level", required_argument, NULL, 'l' },
-		{ "datapath", required_argument, NULL, OPT_DATAPATH },
-		{ "set", required_argument, NULL, OPT_SET },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"config", required_argument, NULL, 'c'},
+	    {"check-config", no_argument, NULL, OPT_CHECK},
+	    {"socket", required_argument, NULL, 's'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"datapath", required_argument, NULL, OPT_DATAPATH},
+	    {"set", required_argument, NULL, OPT_SET},
+	    {"version", no_argument, NULL, OPT_VERSION},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int o, rc = 0;
 

@@ -23,8 +23,8 @@
 
 #define INTAKE_BUDGET 256 /* submissions per doorbell before other clients get a turn */
 
-#define OWNER(ptr, member) \
-	((struct pcmd_client *)((char *)(ptr) - offsetof(struct pcmd_client, member)))
+#define OWNER(ptr, member)                                                                         \
+	((struct pcmd_client *)((char *)(ptr)-offsetof(struct pcmd_client, member)))
 
 static void recv_done(struct pcmd_op *op, int res);
 static void send_done(struct pcmd_op *op, int res);
@@ -93,8 +93,7 @@ static void arm_recv(struct pcmd_client *c)
 		pcmd_client_kill(c, "cannot queue a receive");
 }
 
-int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
-		    size_t why_len)
+int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why, size_t why_len)
 {
 	struct pcmd_client *c;
 	uint32_t groups[PCMD_MAX_GROUPS], n_groups, slot;
@@ -230,7 +229,7 @@ static void start_send(struct pcmd_client *c, size_t len, const int *fds, int n_
 static void recv_done(struct pcmd_op *op, int res)
 {
 	struct pcmd_client *c = OWNER(op, recv_op);
-	struct pcmd_control_in in = { 0 };
+	struct pcmd_control_in in = {0};
 	struct ucred msg_cred;
 	int fds[PCMD_REGION_FDS], n_fds = 0;
 	size_t reply_len;
@@ -240,8 +239,8 @@ static void recv_done(struct pcmd_op *op, int res)
 		return;
 	}
 	if (res <= 0) {
-		pcmd_client_kill(c, res == 0 ? "closed its control socket"
-					     : "control socket error");
+		pcmd_client_kill(c,
+				 res == 0 ? "closed its control socket" : "control socket error");
 		return;
 	}
 	in.msg = c->rbuf;

@@ -24,7 +24,7 @@
 
 struct pcmd;
 
-#define PCMD_RECV_BYTES 1024    /* larger than any request: a longer one is refused */
+#define PCMD_RECV_BYTES 1024		     /* larger than any request: a longer one is refused */
 #define PCMD_REFUSED_LINGER_NS 5000000000ull /* a refused peer's time to read why */
 #define PCMD_MAX_GROUPS 64
 
@@ -36,8 +36,8 @@ enum pcmd_client_state {
 /* One outstanding send or receive. */
 struct pcmd_slot {
 	uint64_t cookie;
-	uint32_t conn;  /* index in the client's conns */
-	uint8_t op;     /* PCMD_OP_SEND or PCMD_OP_RECV */
+	uint32_t conn; /* index in the client's conns */
+	uint8_t op;    /* PCMD_OP_SEND or PCMD_OP_RECV */
 	bool used;
 	uint32_t next_free;
 };
@@ -51,8 +51,8 @@ struct pcmd_listener {
 
 struct pcmd_client {
 	struct pcmd *d;
-	uint32_t key;  /* slot | gen << 16: in every data-plane token */
-	uint32_t id;   /* daemon-wide, for display */
+	uint32_t key; /* slot | gen << 16: in every data-plane token */
+	uint32_t id;  /* daemon-wide, for display */
 	uint32_t state;
 	int fd;
 	struct ucred cred;
@@ -60,7 +60,7 @@ struct pcmd_client {
 	uint32_t groups[PCMD_MAX_GROUPS];
 	bool hello_done;
 	bool admin;
-	int refused;   /* -errno: the peer may not use pcmd; its first request gets the reason */
+	int refused; /* -errno: the peer may not use pcmd; its first request gets the reason */
 	char refusal[PCMD_ERRTEXT_MAX];
 	uint32_t role;
 	char name[PCMD_CLIENT_NAME_MAX];
@@ -78,10 +78,10 @@ struct pcmd_client {
 	bool region_releasing;
 	uint32_t intake_stopped; /* enum pcmd_intake_stop */
 
-	struct pcmd_conn *conns;      /* max_flows */
+	struct pcmd_conn *conns; /* max_flows */
 	uint32_t n_conns_used;
 	struct pcmd_listener *listeners; /* max_listeners */
-	struct pcmd_slot *slots;      /* max_outstanding */
+	struct pcmd_slot *slots;	 /* max_outstanding */
 	uint32_t slot_free;
 	uint32_t sends_outstanding;
 
@@ -111,7 +111,7 @@ struct pcmd_client {
 };
 
 /* Data-plane tokens: whose, and which object. */
-#define PCMD_TOKEN_CONN 0x80000000u   /* low bits: a conn index (connect/accept/closed) */
+#define PCMD_TOKEN_CONN 0x80000000u /* low bits: a conn index (connect/accept/closed) */
 #define PCMD_TOKEN_REGION 0xffffffffu
 
 static inline uint64_t pcmd_token(uint32_t key, uint32_t obj)
@@ -141,8 +141,7 @@ void pcmd_client_accept(struct pcmd *d, int fd);
  *
  * Return: 0, -EUSERS (limits.max_clients), -ENOMEM, -errno of SO_PEERCRED.
  */
-int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
-		    size_t why_len);
+int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why, size_t why_len);
 
 /**
  * pcmd_client_by_key() - the live client a token names.

@@ -31,12 +31,12 @@ enum key_type {
 	T_STR,
 	T_U32,
 	T_I32,
-	T_SIZE,    /* u64 bytes, with an optional KiB/MiB/GiB/TiB suffix */
+	T_SIZE,	   /* u64 bytes, with an optional KiB/MiB/GiB/TiB suffix */
 	T_OCTAL,   /* a file mode */
-	T_ENUM,    /* a name from @names, stored as its index (u32) */
-	T_MODE,    /* a shell mode name (u32) */
-	T_IDS,     /* a list of uids or gids: numbers or names */
-	T_CPUS,    /* a list of CPU numbers */
+	T_ENUM,	   /* a name from @names, stored as its index (u32) */
+	T_MODE,	   /* a shell mode name (u32) */
+	T_IDS,	   /* a list of uids or gids: numbers or names */
+	T_CPUS,	   /* a list of CPU numbers */
 	T_PATHS,   /* policies.load */
 	T_DEVICES, /* datapath.verbs.devices: list of maps */
 	T_RULES,   /* policies.rules: list of maps */
@@ -47,12 +47,12 @@ enum id_kind { ID_USER, ID_GROUP };
 struct key_row {
 	const char *key; /* dotted, relative to the table's base */
 	uint8_t type;
-	size_t off;      /* of the value in the base struct */
-	size_t size;     /* T_STR: buffer size; T_IDS/T_CPUS: offset of the count */
+	size_t off;  /* of the value in the base struct */
+	size_t size; /* T_STR: buffer size; T_IDS/T_CPUS: offset of the count */
 	uint64_t min, max;
 	const char *const *names; /* T_ENUM */
-	size_t loc_off;  /* offset of a struct pcmd_cfg_loc to fill, or NO_LOC */
-	uint8_t id_kind; /* T_IDS */
+	size_t loc_off;		  /* offset of a struct pcmd_cfg_loc to fill, or NO_LOC */
+	uint8_t id_kind;	  /* T_IDS */
 };
 
 #define NO_LOC ((size_t)-1)
@@ -60,97 +60,103 @@ struct key_row {
 #define RULE(m) offsetof(struct pcmd_rule, m)
 #define DEV(m) offsetof(struct pcmd_cfg_device, m)
 
-static const char *const log_names[] = { "error", "warn", "info", "debug", NULL };
-static const char *const datapath_names[] = { "auto", "softnic", "verbs", NULL };
-static const char *const shutdown_names[] = { "drain", "abort", NULL };
-static const char *const mode_names[] = { "sync", "async_relaxed", "async_locked",
-					  "async_bounded", NULL };
+static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
+static const char *const datapath_names[] = {"auto", "softnic", "verbs", NULL};
+static const char *const shutdown_names[] = {"drain", "abort", NULL};
+static const char *const mode_names[] = {"sync", "async_relaxed", "async_locked", "async_bounded",
+					 NULL};
 
-#define STR(k, m) { k, T_STR, CFG(m), sizeof(((struct pcmd_config *)0)->m), 0, 0, NULL, NO_LOC, 0 }
-#define U32(k, m, lo, hi) { k, T_U32, CFG(m), 0, lo, hi, NULL, NO_LOC, 0 }
-#define SEC(k) { k, T_SECTION, 0, 0, 0, 0, NULL, NO_LOC, 0 }
+#define STR(k, m)                                                                                  \
+	{                                                                                          \
+		k, T_STR, CFG(m), sizeof(((struct pcmd_config *)0)->m), 0, 0, NULL, NO_LOC, 0      \
+	}
+#define U32(k, m, lo, hi)                                                                          \
+	{                                                                                          \
+		k, T_U32, CFG(m), 0, lo, hi, NULL, NO_LOC, 0                                       \
+	}
+#define SEC(k)                                                                                     \
+	{                                                                                          \
+		k, T_SECTION, 0, 0, 0, 0, NULL, NO_LOC, 0                                          \
+	}
 
 static const struct key_row config_rows[] = {
-	{ "log_level", T_ENUM, CFG(log_level), 0, 0, 0, log_names, NO_LOC, 0 },
-	SEC("socket"),
-	STR("socket.path", socket.path),
-	STR("socket.group", socket.group),
-	{ "socket.mode", T_OCTAL, CFG(socket.mode), 0, 0, 0777, NULL, NO_LOC, 0 },
-	{ "socket.allow_uids", T_IDS, CFG(socket.allow_uids), CFG(socket.n_allow_uids), 0, 0, NULL,
-	  CFG(socket.allow_uids_loc), ID_USER },
-	{ "socket.allow_gids", T_IDS, CFG(socket.allow_gids), CFG(socket.n_allow_gids), 0, 0, NULL,
-	  CFG(socket.allow_gids_loc), ID_GROUP },
-	{ "socket.admin_uids", T_IDS, CFG(socket.admin_uids), CFG(socket.n_admin_uids), 0, 0, NULL,
-	  NO_LOC, ID_USER },
-	{ "socket.admin_gids", T_IDS, CFG(socket.admin_gids), CFG(socket.n_admin_gids), 0, 0, NULL,
-	  NO_LOC, ID_GROUP },
-	SEC("datapath"),
-	{ "datapath.kind", T_ENUM, CFG(datapath.kind), 0, 0, 0, datapath_names, NO_LOC, 0 },
-	U32("datapath.chunk_bytes", datapath.chunk_bytes, 4096, 1u << 24),
-	U32("datapath.paths", datapath.paths, 1, 64),
-	SEC("datapath.verbs"),
-	{ "datapath.verbs.devices", T_DEVICES, 0, 0, 0, 0, NULL, NO_LOC, 0 },
-	SEC("datapath.softnic"),
-	STR("datapath.softnic.topology", datapath.softnic_topology),
-	U32("datapath.softnic.hosts", datapath.softnic_hosts, 2, 4096),
-	SEC("engines"),
-	U32("engines.count", engines.count, 1, 256),
-	{ "engines.numa_node", T_I32, CFG(engines.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC,
-	  0 },
-	{ "engines.cpus", T_CPUS, CFG(engines.cpus), CFG(engines.n_cpus), 0, 0, NULL, NO_LOC, 0 },
-	SEC("workers"),
-	U32("workers.count", workers.count, 0, 256),
-	{ "workers.numa_node", T_I32, CFG(workers.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC,
-	  0 },
-	{ "workers.cpus", T_CPUS, CFG(workers.cpus), CFG(workers.n_cpus), 0, 0, NULL, NO_LOC, 0 },
-	SEC("policies"),
-	{ "policies.default", T_STR, CFG(policies.default_policy),
-	  sizeof(((struct pcmd_config *)0)->policies.default_policy), 0, 0, NULL,
-	  CFG(policies.default_loc), 0 },
-	STR("policies.default_lb", policies.default_lb),
-	{ "policies.mode", T_MODE, CFG(policies.mode), 0, 0, 0, NULL, NO_LOC, 0 },
-	U32("policies.skew_bound", policies.skew_bound, 1, 1u << 20),
-	{ "policies.load", T_PATHS, 0, 0, 0, 0, NULL, NO_LOC, 0 },
-	{ "policies.rules", T_RULES, 0, 0, 0, 0, NULL, NO_LOC, 0 },
-	SEC("limits"),
-	U32("limits.max_clients", limits.max_clients, 1, 65535),
-	U32("limits.flows_per_client", limits.flows_per_client, 1, 65535),
-	{ "limits.memory_per_client_bytes", T_SIZE, CFG(limits.memory_per_client_bytes), 0,
-	  PCMD_REGION_ALIGN, 1ull << 46, NULL, NO_LOC, 0 },
-	{ "limits.memory_total_bytes", T_SIZE, CFG(limits.memory_total_bytes), 0,
-	  PCMD_REGION_ALIGN, 1ull << 50, NULL, NO_LOC, 0 },
-	U32("limits.outstanding_per_client", limits.outstanding_per_client, 1, PCMD_RING_MAX_ENTRIES),
-	U32("limits.sq_entries", limits.sq_entries, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES),
-	U32("limits.cq_entries", limits.cq_entries, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES),
-	{ "limits.max_message_bytes", T_SIZE, CFG(limits.max_message_bytes), 0, 1, 1ull << 40,
-	  NULL, NO_LOC, 0 },
-	U32("limits.listeners_per_client", limits.listeners_per_client, 1, 256),
-	U32("limits.backlog", limits.backlog, 1, 4096),
-	SEC("output"),
-	STR("output.stats_path", output.stats_path),
-	U32("output.stats_interval_ms", output.stats_interval_ms, 10, 3600000),
-	STR("output.records_path", output.records_path),
-	U32("output.status_interval_ms", output.status_interval_ms, 10, 3600000),
-	SEC("shutdown"),
-	{ "shutdown.mode", T_ENUM, CFG(shutdown.mode), 0, 0, 0, shutdown_names, NO_LOC, 0 },
-	U32("shutdown.drain_timeout_ms", shutdown.drain_timeout_ms, 0, 600000),
+    {"log_level", T_ENUM, CFG(log_level), 0, 0, 0, log_names, NO_LOC, 0},
+    SEC("socket"),
+    STR("socket.path", socket.path),
+    STR("socket.group", socket.group),
+    {"socket.mode", T_OCTAL, CFG(socket.mode), 0, 0, 0777, NULL, NO_LOC, 0},
+    {"socket.allow_uids", T_IDS, CFG(socket.allow_uids), CFG(socket.n_allow_uids), 0, 0, NULL,
+     CFG(socket.allow_uids_loc), ID_USER},
+    {"socket.allow_gids", T_IDS, CFG(socket.allow_gids), CFG(socket.n_allow_gids), 0, 0, NULL,
+     CFG(socket.allow_gids_loc), ID_GROUP},
+    {"socket.admin_uids", T_IDS, CFG(socket.admin_uids), CFG(socket.n_admin_uids), 0, 0, NULL,
+     NO_LOC, ID_USER},
+    {"socket.admin_gids", T_IDS, CFG(socket.admin_gids), CFG(socket.n_admin_gids), 0, 0, NULL,
+     NO_LOC, ID_GROUP},
+    SEC("datapath"),
+    {"datapath.kind", T_ENUM, CFG(datapath.kind), 0, 0, 0, datapath_names, NO_LOC, 0},
+    U32("datapath.chunk_bytes", datapath.chunk_bytes, 4096, 1u << 24),
+    U32("datapath.paths", datapath.paths, 1, 64),
+    SEC("datapath.verbs"),
+    {"datapath.verbs.devices", T_DEVICES, 0, 0, 0, 0, NULL, NO_LOC, 0},
+    SEC("datapath.softnic"),
+    STR("datapath.softnic.topology", datapath.softnic_topology),
+    U32("datapath.softnic.hosts", datapath.softnic_hosts, 2, 4096),
+    SEC("engines"),
+    U32("engines.count", engines.count, 1, 256),
+    {"engines.numa_node", T_I32, CFG(engines.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC, 0},
+    {"engines.cpus", T_CPUS, CFG(engines.cpus), CFG(engines.n_cpus), 0, 0, NULL, NO_LOC, 0},
+    SEC("workers"),
+    U32("workers.count", workers.count, 0, 256),
+    {"workers.numa_node", T_I32, CFG(workers.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC, 0},
+    {"workers.cpus", T_CPUS, CFG(workers.cpus), CFG(workers.n_cpus), 0, 0, NULL, NO_LOC, 0},
+    SEC("policies"),
+    {"policies.default", T_STR, CFG(policies.default_policy),
+     sizeof(((struct pcmd_config *)0)->policies.default_policy), 0, 0, NULL,
+     CFG(policies.default_loc), 0},
+    STR("policies.default_lb", policies.default_lb),
+    {"policies.mode", T_MODE, CFG(policies.mode), 0, 0, 0, NULL, NO_LOC, 0},
+    U32("policies.skew_bound", policies.skew_bound, 1, 1u << 20),
+    {"policies.load", T_PATHS, 0, 0, 0, 0, NULL, NO_LOC, 0},
+    {"policies.rules", T_RULES, 0, 0, 0, 0, NULL, NO_LOC, 0},
+    SEC("limits"),
+    U32("limits.max_clients", limits.max_clients, 1, 65535),
+    U32("limits.flows_per_client", limits.flows_per_client, 1, 65535),
+    {"limits.memory_per_client_bytes", T_SIZE, CFG(limits.memory_per_client_bytes), 0,
+     PCMD_REGION_ALIGN, 1ull << 46, NULL, NO_LOC, 0},
+    {"limits.memory_total_bytes", T_SIZE, CFG(limits.memory_total_bytes), 0, PCMD_REGION_ALIGN,
+     1ull << 50, NULL, NO_LOC, 0},
+    U32("limits.outstanding_per_client", limits.outstanding_per_client, 1, PCMD_RING_MAX_ENTRIES),
+    U32("limits.sq_entries", limits.sq_entries, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES),
+    U32("limits.cq_entries", limits.cq_entries, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES),
+    {"limits.max_message_bytes", T_SIZE, CFG(limits.max_message_bytes), 0, 1, 1ull << 40, NULL,
+     NO_LOC, 0},
+    U32("limits.listeners_per_client", limits.listeners_per_client, 1, 256),
+    U32("limits.backlog", limits.backlog, 1, 4096),
+    SEC("output"),
+    STR("output.stats_path", output.stats_path),
+    U32("output.stats_interval_ms", output.stats_interval_ms, 10, 3600000),
+    STR("output.records_path", output.records_path),
+    U32("output.status_interval_ms", output.status_interval_ms, 10, 3600000),
+    SEC("shutdown"),
+    {"shutdown.mode", T_ENUM, CFG(shutdown.mode), 0, 0, 0, shutdown_names, NO_LOC, 0},
+    U32("shutdown.drain_timeout_ms", shutdown.drain_timeout_ms, 0, 600000),
 };
 
 static const struct key_row rule_rows[] = {
-	{ "peer", T_STR, RULE(peer), sizeof(((struct pcmd_rule *)0)->peer), 0, 0, NULL, NO_LOC, 0 },
-	{ "policy", T_STR, RULE(policy), sizeof(((struct pcmd_rule *)0)->policy), 0, 0, NULL,
-	  RULE(policy_loc), 0 },
-	{ "lb", T_STR, RULE(lb_policy), sizeof(((struct pcmd_rule *)0)->lb_policy), 0, 0, NULL,
-	  RULE(lb_loc), 0 },
-	{ "mode", T_MODE, RULE(mode), 0, 0, 0, NULL, NO_LOC, 0 },
-	{ "skew_bound", T_U32, RULE(skew_bound), 0, 1, 1u << 20, NULL, NO_LOC, 0 },
+    {"peer", T_STR, RULE(peer), sizeof(((struct pcmd_rule *)0)->peer), 0, 0, NULL, NO_LOC, 0},
+    {"policy", T_STR, RULE(policy), sizeof(((struct pcmd_rule *)0)->policy), 0, 0, NULL,
+     RULE(policy_loc), 0},
+    {"lb", T_STR, RULE(lb_policy), sizeof(((struct pcmd_rule *)0)->lb_policy), 0, 0, NULL,
+     RULE(lb_loc), 0},
+    {"mode", T_MODE, RULE(mode), 0, 0, 0, NULL, NO_LOC, 0},
+    {"skew_bound", T_U32, RULE(skew_bound), 0, 1, 1u << 20, NULL, NO_LOC, 0},
 };
 
 static const struct key_row device_rows[] = {
-	{ "name", T_STR, DEV(name), sizeof(((struct pcmd_cfg_device *)0)->name), 0, 0, NULL, NO_LOC,
-	  0 },
-	{ "port", T_U32, DEV(port), 0, 1, 255, NULL, NO_LOC, 0 },
-	{ "gid_index", T_I32, DEV(gid_index), 0, (uint64_t)-1, 255, NULL, NO_LOC, 0 },
+    {"name", T_STR, DEV(name), sizeof(((struct pcmd_cfg_device *)0)->name), 0, 0, NULL, NO_LOC, 0},
+    {"port", T_U32, DEV(port), 0, 1, 255, NULL, NO_LOC, 0},
+    {"gid_index", T_I32, DEV(gid_index), 0, (uint64_t)-1, 255, NULL, NO_LOC, 0},
 };
 
 #define N_ROWS(t) (sizeof(t) / sizeof((t)[0]))
@@ -160,9 +166,9 @@ _Static_assert(N_ROWS(config_rows) <= PCMD_CFG_MAX_KEYS, "raise PCMD_CFG_MAX_KEY
 /* One load in progress: where messages point and where values go. */
 struct loader {
 	struct pcmd_config *cfg;
-	const char *name;   /* file name for messages */
+	const char *name; /* file name for messages */
 	yaml_document_t *doc;
-	bool from_cli;      /* an override: messages say "command line" */
+	bool from_cli; /* an override: messages say "command line" */
 	char *err;
 	size_t err_len;
 };
@@ -192,7 +198,7 @@ static int fail_at(struct loader *ld, const yaml_node_t *node, const char *key, 
 
 static struct pcmd_cfg_loc node_loc(const struct loader *ld, const yaml_node_t *node)
 {
-	struct pcmd_cfg_loc loc = { 0, 0, ld->from_cli };
+	struct pcmd_cfg_loc loc = {0, 0, ld->from_cli};
 
 	if (!ld->from_cli && node) {
 		loc.line = (unsigned)node->start_mark.line + 1;
@@ -234,7 +240,7 @@ static int parse_size(const char *s, uint64_t *out)
 	static const struct {
 		const char *suffix;
 		unsigned shift;
-	} units[] = { { "KiB", 10 }, { "MiB", 20 }, { "GiB", 30 }, { "TiB", 40 } };
+	} units[] = {{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
 	char num[32];
 	size_t n = strspn(s, "0123456789");
 	uint64_t v;
@@ -386,10 +392,11 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 		if (rc == -ERANGE)
 			return fail_at(ld, node, key, "'%s' does not fit in 64 bits", text);
 		if (rc < 0)
-			return fail_at(ld, node, key,
-				       "'%s' is not a size (an integer, optionally followed by KiB, "
-				       "MiB, GiB or TiB)",
-				       text);
+			return fail_at(
+			    ld, node, key,
+			    "'%s' is not a size (an integer, optionally followed by KiB, "
+			    "MiB, GiB or TiB)",
+			    text);
 		if (u < row->min || u > row->max)
 			return fail_at(ld, node, key, "%s is outside %llu..%llu bytes", text,
 				       (unsigned long long)row->min, (unsigned long long)row->max);
@@ -706,7 +713,7 @@ const char *pcmd_config_where(const struct pcmd_config *cfg, const struct pcmd_c
 
 static int check_fail(const struct pcmd_config *cfg, const struct pcmd_cfg_loc *loc,
 		      const char *key, char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
+    __attribute__((format(printf, 6, 7)));
 
 static int check_fail(const struct pcmd_config *cfg, const struct pcmd_cfg_loc *loc,
 		      const char *key, char *err, size_t err_len, const char *fmt, ...)
@@ -725,7 +732,7 @@ static int check_fail(const struct pcmd_config *cfg, const struct pcmd_cfg_loc *
 struct pcmd_cfg_loc pcmd_config_key_loc(const struct pcmd_config *cfg, const char *key)
 {
 	const struct key_row *row = find_row(config_rows, N_ROWS(config_rows), key);
-	struct pcmd_cfg_loc none = { 0, 0, false };
+	struct pcmd_cfg_loc none = {0, 0, false};
 
 	return row ? cfg->key_locs[row - config_rows] : none;
 }
@@ -884,8 +891,8 @@ static int check_config(struct pcmd_config *cfg, char *err, size_t err_len)
 				  "'%s' is not an absolute path", cfg->socket.path);
 	}
 	if (!cfg->policies.default_policy[0])
-		return check_fail(cfg, &cfg->policies.default_loc, "policies.default", err,
-				  err_len, "must name a policy (a built-in name or a .so path)");
+		return check_fail(cfg, &cfg->policies.default_loc, "policies.default", err, err_len,
+				  "must name a policy (a built-in name or a .so path)");
 	if (cfg->datapath.n_devices && cfg->datapath.kind == PCMD_DATAPATH_SOFTNIC) {
 		loc = pcmd_config_key_loc(cfg, "datapath.kind");
 		return check_fail(cfg, &loc, "datapath.kind", err, err_len,
@@ -899,7 +906,7 @@ static int check_config(struct pcmd_config *cfg, char *err, size_t err_len)
 	if (rc == 0)
 		rc = check_rules(cfg, err, err_len);
 	cfg->datapath.resolved =
-		cfg->datapath.kind == PCMD_DATAPATH_AUTO ? PCMD_DATAPATH_SOFTNIC : cfg->datapath.kind;
+	    cfg->datapath.kind == PCMD_DATAPATH_AUTO ? PCMD_DATAPATH_SOFTNIC : cfg->datapath.kind;
 	return rc;
 }
 
@@ -1017,7 +1024,7 @@ int pcmd_config_load_buffer(const char *name, const char *buf, size_t len,
 			    const struct pcmd_overrides *ovr, struct pcmd_config *cfg, char *err,
 			    size_t err_len)
 {
-	struct loader ld = { .cfg = cfg, .name = name, .err = err, .err_len = err_len };
+	struct loader ld = {.cfg = cfg, .name = name, .err = err, .err_len = err_len};
 	int rc;
 
 	err[0] = '\0';
@@ -1035,8 +1042,8 @@ int pcmd_config_load_buffer(const char *name, const char *buf, size_t len,
 	return check_config(cfg, err, err_len);
 }
 
-int pcmd_config_load(const char *path, const struct pcmd_overrides *ovr,
-		     struct pcmd_config *cfg, char *err, size_t err_len)
+int pcmd_config_load(const char *path, const struct pcmd_overrides *ovr, struct pcmd_config *cfg,
+		     char *err, size_t err_len)
 {
 	char *buf;
 	size_t n;
@@ -1111,7 +1118,7 @@ static void addr_host(const char *addr, char *host, size_t len)
 bool pcmd_rule_match(const struct pcmd_rule *rule, const char *addr)
 {
 	char host[PCMD_ADDR_MAX];
-	uint8_t ip[16] = { 0 };
+	uint8_t ip[16] = {0};
 
 	switch (rule->match) {
 	case PCMD_MATCH_EXACT:

@@ -52,7 +52,7 @@ enum pcmd_shutdown_mode {
 struct pcmd_cfg_loc {
 	unsigned line; /* 0: not from the file */
 	unsigned col;
-	bool cli;      /* set by a command-line override */
+	bool cli; /* set by a command-line override */
 };
 
 struct pcmd_cfg_device {
@@ -69,13 +69,13 @@ enum pcmd_peer_match {
 
 struct pcmd_rule {
 	char peer[PCMD_ADDR_MAX];
-	uint32_t match;        /* enum pcmd_peer_match */
-	uint8_t net[16];       /* CIDR: network address (IPv4 in the first 4 bytes) */
+	uint32_t match;	 /* enum pcmd_peer_match */
+	uint8_t net[16]; /* CIDR: network address (IPv4 in the first 4 bytes) */
 	uint32_t prefix_bits;
-	uint32_t family;       /* CIDR: AF_INET or AF_INET6 */
-	char policy[PCMD_PATH_MAX]; /* built-in name or .so path; "" the default */
+	uint32_t family;	       /* CIDR: AF_INET or AF_INET6 */
+	char policy[PCMD_PATH_MAX];    /* built-in name or .so path; "" the default */
 	char lb_policy[PCMD_PATH_MAX]; /* "" the default LB; "none" no LB package */
-	uint32_t mode;         /* enum pcmd_shell_mode */
+	uint32_t mode;		       /* enum pcmd_shell_mode */
 	uint32_t skew_bound;
 	struct pcmd_cfg_loc loc;
 	struct pcmd_cfg_loc policy_loc;
@@ -83,14 +83,14 @@ struct pcmd_rule {
 };
 
 struct pcmd_config {
-	char path[PCMD_CFG_PATH_MAX]; /* the file read; "" when none */
+	char path[PCMD_CFG_PATH_MAX];			 /* the file read; "" when none */
 	struct pcmd_cfg_loc key_locs[PCMD_CFG_MAX_KEYS]; /* per row of config.c's key table */
-	uint32_t log_level;           /* enum pcmd_log_level */
+	uint32_t log_level;				 /* enum pcmd_log_level */
 
 	struct {
 		char path[108]; /* sun_path */
 		char group[64]; /* "" keep the daemon's group */
-		uint32_t mode;  /* file mode of the socket */
+		uint32_t mode;	/* file mode of the socket */
 		uint32_t n_allow_uids, n_allow_gids, n_admin_uids, n_admin_gids;
 		uint32_t allow_uids[PCMD_CFG_MAX_IDS];
 		uint32_t allow_gids[PCMD_CFG_MAX_IDS];
@@ -100,7 +100,7 @@ struct pcmd_config {
 	} socket;
 
 	struct {
-		uint32_t kind;     /* enum pcmd_datapath_kind, as configured */
+		uint32_t kind;	   /* enum pcmd_datapath_kind, as configured */
 		uint32_t resolved; /* after pcmd_config_resolve(): never AUTO */
 		uint32_t n_devices;
 		struct pcmd_cfg_device devices[PCMD_CFG_MAX_DEVICES];
@@ -144,10 +144,10 @@ struct pcmd_config {
 	} limits;
 
 	struct {
-		char stats_path[PCMD_CFG_PATH_MAX];   /* "" off: JSON lines */
+		char stats_path[PCMD_CFG_PATH_MAX]; /* "" off: JSON lines */
 		uint32_t stats_interval_ms;
 		char records_path[PCMD_CFG_PATH_MAX]; /* "" off: one CSV row per closed flow */
-		uint32_t status_interval_ms;          /* sd_notify STATUS and goodput window */
+		uint32_t status_interval_ms;	      /* sd_notify STATUS and goodput window */
 	} output;
 
 	struct {
@@ -179,8 +179,8 @@ void pcmd_config_defaults(struct pcmd_config *cfg);
  *
  * Return: 0, -ENOENT/-EACCES (file), -EINVAL (bad content), -ENOMEM.
  */
-int pcmd_config_load(const char *path, const struct pcmd_overrides *ovr,
-		     struct pcmd_config *cfg, char *err, size_t err_len);
+int pcmd_config_load(const char *path, const struct pcmd_overrides *ovr, struct pcmd_config *cfg,
+		     char *err, size_t err_len);
 
 /**
  * pcmd_config_load_buffer() - as pcmd_config_load() from memory (fuzzing, tests).

@@ -48,8 +48,8 @@ static int clear_stale(const char *path, char *err, size_t err_len)
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, err_len, "%s exists and is not a socket; remove it or set socket.path",
-			 path);
+		snprintf(err, err_len,
+			 "%s exists and is not a socket; remove it or set socket.path", path);
 		return -EEXIST;
 	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -112,8 +112,9 @@ static int bind_and_protect(struct pcmd *d, int fd, char *err, size_t err_len)
 		d->socket_gid = (uint32_t)-1;
 	if (d->socket_gid != (uint32_t)-1 && chown(path, (uid_t)-1, d->socket_gid) < 0) {
 		rc = -errno;
-		snprintf(err, err_len, "cannot give %s to group '%s': %s (pcmd must run as root or "
-				       "as a member of that group)",
+		snprintf(err, err_len,
+			 "cannot give %s to group '%s': %s (pcmd must run as root or "
+			 "as a member of that group)",
 			 path, d->cfg->socket.group, strerror(errno));
 		return rc;
 	}
@@ -207,8 +208,8 @@ static void where_set(const struct pcmd_config *cfg, const struct pcmd_cfg_loc *
 		snprintf(buf, len, "not set");
 }
 
-int pcmd_control_check_peer(const struct pcmd *d, const struct ucred *cred,
-			    const uint32_t *groups, uint32_t n_groups, char *why, size_t why_len)
+int pcmd_control_check_peer(const struct pcmd *d, const struct ucred *cred, const uint32_t *groups,
+			    uint32_t n_groups, char *why, size_t why_len)
 {
 	const struct pcmd_config *cfg = d->cfg;
 	char uids[160], gids[160], w1[PCMD_CFG_PATH_MAX + 32], w2[PCMD_CFG_PATH_MAX + 32];
@@ -248,20 +249,20 @@ struct req {
 };
 
 static const char *const msg_names[PCMD_MSG_TYPE_END] = {
-	[PCMD_MSG_HELLO] = "HELLO",
-	[PCMD_MSG_REGION] = "REGION",
-	[PCMD_MSG_LISTEN] = "LISTEN",
-	[PCMD_MSG_CONNECT] = "CONNECT",
-	[PCMD_MSG_ACCEPT] = "ACCEPT",
-	[PCMD_MSG_CLOSE] = "CLOSE",
-	[PCMD_MSG_SET_POLICY] = "SET_POLICY",
-	[PCMD_MSG_STATUS] = "STATUS",
-	[PCMD_MSG_FLOWS] = "FLOWS",
-	[PCMD_MSG_STATS] = "STATS",
-	[PCMD_MSG_POLICY_LIST] = "POLICY_LIST",
-	[PCMD_MSG_POLICY_LOAD] = "POLICY_LOAD",
-	[PCMD_MSG_POLICY_UNLOAD] = "POLICY_UNLOAD",
-	[PCMD_MSG_POLICY_SET] = "POLICY_SET",
+    [PCMD_MSG_HELLO] = "HELLO",
+    [PCMD_MSG_REGION] = "REGION",
+    [PCMD_MSG_LISTEN] = "LISTEN",
+    [PCMD_MSG_CONNECT] = "CONNECT",
+    [PCMD_MSG_ACCEPT] = "ACCEPT",
+    [PCMD_MSG_CLOSE] = "CLOSE",
+    [PCMD_MSG_SET_POLICY] = "SET_POLICY",
+    [PCMD_MSG_STATUS] = "STATUS",
+    [PCMD_MSG_FLOWS] = "FLOWS",
+    [PCMD_MSG_STATS] = "STATS",
+    [PCMD_MSG_POLICY_LIST] = "POLICY_LIST",
+    [PCMD_MSG_POLICY_LOAD] = "POLICY_LOAD",
+    [PCMD_MSG_POLICY_UNLOAD] = "POLICY_UNLOAD",
+    [PCMD_MSG_POLICY_SET] = "POLICY_SET",
 };
 
 const char *pcmd_msg_name(uint32_t type, char *buf, size_t len)
@@ -293,7 +294,7 @@ static void *ok_body(struct req *r, size_t len)
 }
 
 static size_t fail(struct req *r, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static size_t fail(struct req *r, int status, const char *fmt, ...)
 {
@@ -327,8 +328,9 @@ static size_t check_opts(struct req *r, const struct pcmd_flow_opts *o, bool *ok
 	if (!terminated(o->lb_policy, sizeof(o->lb_policy)))
 		return fail(r, -EINVAL, "opts.lb_policy is not NUL-terminated");
 	if (o->mode >= PCMD_SHELL_MODE_COUNT && o->mode != PCMD_SHELL_DEFAULT)
-		return fail(r, -EINVAL, "opts.mode %u is not a shell mode (0..%u, or %u for the "
-					"rule's)",
+		return fail(r, -EINVAL,
+			    "opts.mode %u is not a shell mode (0..%u, or %u for the "
+			    "rule's)",
 			    o->mode, PCMD_SHELL_MODE_COUNT - 1, PCMD_SHELL_DEFAULT);
 	if (o->paths > 64)
 		return fail(r, -EINVAL, "opts.paths %u is above 64", o->paths);
@@ -427,21 +429,25 @@ static size_t region_sizes(struct req *r, const struct pcmd_req_region *q,
 	if (!q->cq_entries && cq < sq)
 		cq = sq;
 	if (q->data_bytes == 0 || q->data_bytes > r->c->max_region_bytes)
-		return fail(r, -EINVAL, "data_bytes %llu is outside 1..%llu "
-					"(limits.memory_per_client_bytes)",
+		return fail(r, -EINVAL,
+			    "data_bytes %llu is outside 1..%llu "
+			    "(limits.memory_per_client_bytes)",
 			    (unsigned long long)q->data_bytes,
 			    (unsigned long long)r->c->max_region_bytes);
 	if (!pcmd_ring_entries_ok(sq) || !pcmd_ring_entries_ok(cq) || cq < sq)
-		return fail(r, -EINVAL, "ring sizes sq %u, cq %u: each a power of two in %u..%u, "
-					"cq >= sq",
+		return fail(r, -EINVAL,
+			    "ring sizes sq %u, cq %u: each a power of two in %u..%u, "
+			    "cq >= sq",
 			    sq, cq, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES);
 	if (!terminated(q->host, sizeof(q->host)))
 		return fail(r, -EINVAL, "host is not NUL-terminated");
 	if (pcmd_region_layout_compute(q->data_bytes, sq, cq, lay) < 0)
-		return fail(r, -EINVAL, "no layout for %llu bytes", (unsigned long long)q->data_bytes);
+		return fail(r, -EINVAL, "no layout for %llu bytes",
+			    (unsigned long long)q->data_bytes);
 	if (r->d->region_bytes + lay->region_bytes > cfg->limits.memory_total_bytes)
-		return fail(r, -ENOMEM, "%llu more bytes would exceed limits.memory_total_bytes = "
-					"%llu (%llu mapped for clients now)",
+		return fail(r, -ENOMEM,
+			    "%llu more bytes would exceed limits.memory_total_bytes = "
+			    "%llu (%llu mapped for clients now)",
 			    (unsigned long long)lay->region_bytes,
 			    (unsigned long long)cfg->limits.memory_total_bytes,
 			    (unsigned long long)r->d->region_bytes);
@@ -556,7 +562,8 @@ static size_t on_close(struct req *r)
 	int rc;
 
 	if (q->flags & ~PCMD_CLOSE_ABORT)
-		return fail(r, -EINVAL, "flags %#x: only PCMD_CLOSE_ABORT (1) is defined", q->flags);
+		return fail(r, -EINVAL, "flags %#x: only PCMD_CLOSE_ABORT (1) is defined",
+			    q->flags);
 	rc = pcmd_flow_close(r->c, q, err, sizeof(err));
 	if (rc < 0)
 		return fail(r, rc, "%s", err);
@@ -579,7 +586,8 @@ static size_t on_set_policy(struct req *r)
 	if (!ok)
 		return n;
 	if (pcmd_conn_find(r->c, q->conn_id, &index) < 0)
-		return fail(r, -EBADF, "conn id %#x names no connection of this client", q->conn_id);
+		return fail(r, -EBADF, "conn id %#x names no connection of this client",
+			    q->conn_id);
 	rc = pcmd_flow_set_policy(r->c, index, &q->opts, err, sizeof(err));
 	if (rc < 0)
 		return fail(r, rc, "%s", err);
@@ -782,7 +790,7 @@ static size_t set_rule(struct req *r, uint32_t rule, const struct pcmd_flow_opts
 {
 	struct pcmd *d = r->d;
 	struct pcmd_rule *ru = &d->cfg->policies.rules[rule];
-	const struct pcmd_flow_opts keep = { .mode = PCMD_SHELL_DEFAULT };
+	const struct pcmd_flow_opts keep = {.mode = PCMD_SHELL_DEFAULT};
 	struct pcmd_rep_policy_set *p;
 	char err[PCMD_ERRTEXT_MAX];
 	uint32_t changed = 0;
@@ -792,7 +800,8 @@ static size_t set_rule(struct req *r, uint32_t rule, const struct pcmd_flow_opts
 			    d->cfg->policies.n_rules);
 	if ((o->policy[0] && !pcmd_policies_lookup(d->policies, o->policy)) ||
 	    strchr(o->policy, '/') || strchr(o->lb_policy, '/'))
-		return fail(r, -ENOENT, "policy '%s' is not loaded (pcmctl policies load PATH first)",
+		return fail(r, -ENOENT,
+			    "policy '%s' is not loaded (pcmctl policies load PATH first)",
 			    o->policy);
 	if (o->lb_policy[0] && strcmp(o->lb_policy, "none") != 0 &&
 	    !pcmd_policies_lookup(d->policies, o->lb_policy))
@@ -866,22 +875,21 @@ struct handler {
 };
 
 static const struct handler handlers[PCMD_MSG_TYPE_END] = {
-	[PCMD_MSG_HELLO] = { sizeof(struct pcmd_req_hello), 0, on_hello },
-	[PCMD_MSG_REGION] = { sizeof(struct pcmd_req_region), NEED_APP, on_region },
-	[PCMD_MSG_LISTEN] = { sizeof(struct pcmd_req_listen), NEED_APP, on_listen },
-	[PCMD_MSG_CONNECT] = { sizeof(struct pcmd_req_connect), NEED_APP, on_connect },
-	[PCMD_MSG_ACCEPT] = { sizeof(struct pcmd_req_accept), NEED_APP, on_accept },
-	[PCMD_MSG_CLOSE] = { sizeof(struct pcmd_req_close), NEED_APP, on_close },
-	[PCMD_MSG_SET_POLICY] = { sizeof(struct pcmd_req_set_policy), NEED_APP, on_set_policy },
-	[PCMD_MSG_STATUS] = { sizeof(struct pcmd_req_empty), 0, on_status },
-	[PCMD_MSG_FLOWS] = { sizeof(struct pcmd_req_page), 0, on_flows },
-	[PCMD_MSG_STATS] = { sizeof(struct pcmd_req_empty), 0, on_stats },
-	[PCMD_MSG_POLICY_LIST] = { sizeof(struct pcmd_req_page), 0, on_policy_list },
-	[PCMD_MSG_POLICY_LOAD] = { sizeof(struct pcmd_req_policy_load), NEED_ADMIN,
-				   on_policy_load },
-	[PCMD_MSG_POLICY_UNLOAD] = { sizeof(struct pcmd_req_policy_unload), NEED_ADMIN,
-				     on_policy_unload },
-	[PCMD_MSG_POLICY_SET] = { sizeof(struct pcmd_req_policy_set), NEED_ADMIN, on_policy_set },
+    [PCMD_MSG_HELLO] = {sizeof(struct pcmd_req_hello), 0, on_hello},
+    [PCMD_MSG_REGION] = {sizeof(struct pcmd_req_region), NEED_APP, on_region},
+    [PCMD_MSG_LISTEN] = {sizeof(struct pcmd_req_listen), NEED_APP, on_listen},
+    [PCMD_MSG_CONNECT] = {sizeof(struct pcmd_req_connect), NEED_APP, on_connect},
+    [PCMD_MSG_ACCEPT] = {sizeof(struct pcmd_req_accept), NEED_APP, on_accept},
+    [PCMD_MSG_CLOSE] = {sizeof(struct pcmd_req_close), NEED_APP, on_close},
+    [PCMD_MSG_SET_POLICY] = {sizeof(struct pcmd_req_set_policy), NEED_APP, on_set_policy},
+    [PCMD_MSG_STATUS] = {sizeof(struct pcmd_req_empty), 0, on_status},
+    [PCMD_MSG_FLOWS] = {sizeof(struct pcmd_req_page), 0, on_flows},
+    [PCMD_MSG_STATS] = {sizeof(struct pcmd_req_empty), 0, on_stats},
+    [PCMD_MSG_POLICY_LIST] = {sizeof(struct pcmd_req_page), 0, on_policy_list},
+    [PCMD_MSG_POLICY_LOAD] = {sizeof(struct pcmd_req_policy_load), NEED_ADMIN, on_policy_load},
+    [PCMD_MSG_POLICY_UNLOAD] = {sizeof(struct pcmd_req_policy_unload), NEED_ADMIN,
+				on_policy_unload},
+    [PCMD_MSG_POLICY_SET] = {sizeof(struct pcmd_req_policy_set), NEED_ADMIN, on_policy_set},
 };
 
 static size_t check_framing(struct req *r, bool *ok)
@@ -890,8 +898,9 @@ static size_t check_framing(struct req *r, bool *ok)
 
 	*ok = false;
 	if (in->len < sizeof(struct pcmd_msg_hdr))
-		return fail(r, -EBADMSG, "a message of %zu bytes is shorter than the %zu-byte header",
-			    in->len, sizeof(struct pcmd_msg_hdr));
+		return fail(r, -EBADMSG,
+			    "a message of %zu bytes is shorter than the %zu-byte header", in->len,
+			    sizeof(struct pcmd_msg_hdr));
 	if (r->hdr.magic != PCMD_PROTO_MAGIC)
 		return fail(r, -EPROTO, "not a pcmd message (magic %#x)", r->hdr.magic);
 	if (r->hdr.version != PCMD_PROTO_VERSION) {
@@ -899,7 +908,8 @@ static size_t check_framing(struct req *r, bool *ok)
 		return fail(r, -EPROTONOSUPPORT,
 			    "this client speaks pcmd protocol version %u and pcmd %s speaks "
 			    "%u..%u: use a libpcmtransport and a pcmd of matching releases",
-			    r->hdr.version, PCM_VERSION, PCMD_PROTO_VERSION_MIN, PCMD_PROTO_VERSION);
+			    r->hdr.version, PCM_VERSION, PCMD_PROTO_VERSION_MIN,
+			    PCMD_PROTO_VERSION);
 	}
 	if (in->truncated)
 		return fail(r, -EMSGSIZE, "longer than any request (at most %d bytes)",
@@ -910,8 +920,9 @@ static size_t check_framing(struct req *r, bool *ok)
 	if (r->hdr.type == 0 || r->hdr.type >= PCMD_MSG_TYPE_END)
 		return fail(r, -EBADMSG, "unknown message type %u", r->hdr.type);
 	if (in->stray_fds || in->ctl_truncated)
-		return fail(r, -EINVAL, "the message carried file descriptors; pcmd takes none "
-					"from clients (they were closed)");
+		return fail(r, -EINVAL,
+			    "the message carried file descriptors; pcmd takes none "
+			    "from clients (they were closed)");
 	*ok = true;
 	return 0;
 }
@@ -924,8 +935,7 @@ static size_t check_sender(struct req *r, const struct handler *h, bool *ok)
 
 	*ok = false;
 	/* A socket handed to another process speaks with that process's credentials. */
-	if (r->in->has_cred &&
-	    (cred->uid != c->cred.uid || cred->gid != c->cred.gid) &&
+	if (r->in->has_cred && (cred->uid != c->cred.uid || cred->gid != c->cred.gid) &&
 	    pcmd_control_check_peer(r->d, cred, NULL, 0, why, sizeof(why)) < 0)
 		return fail(r, -EACCES, "%s", why);
 	if (!c->hello_done && r->hdr.type != PCMD_MSG_HELLO)
@@ -937,19 +947,20 @@ static size_t check_sender(struct req *r, const struct handler *h, bool *ok)
 		return fail(r, -EPROTO, "%s needs an app client (HELLO with role 1)",
 			    pcmd_msg_name(r->hdr.type, name, sizeof(name)));
 	if ((h->needs & NEED_ADMIN) && !pcmd_client_is_admin(r->d, cred, c->groups, c->n_groups))
-		return fail(r, -EPERM, "%s is for admins: uid %u is not in socket.admin_uids and "
-				       "gid %u is not in socket.admin_gids",
+		return fail(r, -EPERM,
+			    "%s is for admins: uid %u is not in socket.admin_uids and "
+			    "gid %u is not in socket.admin_gids",
 			    pcmd_msg_name(r->hdr.type, name, sizeof(name)), (unsigned)cred->uid,
 			    (unsigned)cred->gid);
 	*ok = true;
 	return 0;
 }
 
-size_t pcmd_control_handle(struct pcmd_client *c, const struct pcmd_control_in *in,
-			   uint8_t *reply, size_t cap, int *fds, int *n_fds)
+size_t pcmd_control_handle(struct pcmd_client *c, const struct pcmd_control_in *in, uint8_t *reply,
+			   size_t cap, int *fds, int *n_fds)
 {
-	struct req r = { .c = c, .d = c->d, .in = in, .reply = reply, .cap = cap, .fds = fds,
-			 .n_fds = n_fds };
+	struct req r = {
+	    .c = c, .d = c->d, .in = in, .reply = reply, .cap = cap, .fds = fds, .n_fds = n_fds};
 	size_t n;
 	bool ok;
 

@@ -21,9 +21,9 @@ struct pcmd_client;
 struct pcmd_control_in {
 	const uint8_t *msg;
 	size_t len;
-	bool truncated;     /* longer than any request */
+	bool truncated;	    /* longer than any request */
 	bool ctl_truncated; /* more ancillary data than pcmd reads */
-	int stray_fds;      /* descriptors the client sent (already closed) */
+	int stray_fds;	    /* descriptors the client sent (already closed) */
 	bool has_cred;
 	const struct ucred *cred; /* the sender's, SCM_CREDENTIALS (else SO_PEERCRED) */
 };
@@ -56,8 +56,8 @@ void pcmd_control_close(struct pcmd *d);
  *
  * Return: 0, -EACCES.
  */
-int pcmd_control_check_peer(const struct pcmd *d, const struct ucred *cred,
-			    const uint32_t *groups, uint32_t n_groups, char *why, size_t why_len);
+int pcmd_control_check_peer(const struct pcmd *d, const struct ucred *cred, const uint32_t *groups,
+			    uint32_t n_groups, char *why, size_t why_len);
 
 /**
  * pcmd_control_handle() - handle one request of @c and build its reply.
@@ -70,8 +70,8 @@ int pcmd_control_check_peer(const struct pcmd *d, const struct ucred *cred,
  *
  * Return: the reply's length.
  */
-size_t pcmd_control_handle(struct pcmd_client *c, const struct pcmd_control_in *in,
-			   uint8_t *reply, size_t cap, int *fds, int *n_fds);
+size_t pcmd_control_handle(struct pcmd_client *c, const struct pcmd_control_in *in, uint8_t *reply,
+			   size_t cap, int *fds, int *n_fds);
 
 /* Name of a message type for messages ("CONNECT", "type 77"). */
 const char *pcmd_msg_name(uint32_t type, char *buf, size_t len);

@@ -9,10 +9,10 @@
 
 const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops)
 {
-#define NEED(m)               \
-	do {                  \
-		if (!ops->m)  \
-			return #m; \
+#define NEED(m)                                                                                    \
+	do {                                                                                       \
+		if (!ops->m)                                                                       \
+			return #m;                                                                 \
 	} while (0)
 	if (!ops)
 		return "its ops table";

@@ -43,19 +43,19 @@ struct pcmd_dp;
 struct pcmd_dp_region;
 
 enum pcmd_dp_event_kind {
-	PCMD_DP_EV_COMPLETE = 1,  /* a send or receive finished: status, bytes */
-	PCMD_DP_EV_CONNECTED,     /* connect() finished: status, flow */
-	PCMD_DP_EV_ACCEPTED,      /* accept() matched a peer: status, flow, peer */
-	PCMD_DP_EV_CLOSED,        /* flow closed: no more events for it */
+	PCMD_DP_EV_COMPLETE = 1,    /* a send or receive finished: status, bytes */
+	PCMD_DP_EV_CONNECTED,	    /* connect() finished: status, flow */
+	PCMD_DP_EV_ACCEPTED,	    /* accept() matched a peer: status, flow, peer */
+	PCMD_DP_EV_CLOSED,	    /* flow closed: no more events for it */
 	PCMD_DP_EV_REGION_RELEASED, /* the region's memory is no longer touched */
 };
 
 struct pcmd_dp_event {
-	uint32_t kind;  /* enum pcmd_dp_event_kind */
-	int32_t status; /* 0 or -errno */
-	uint64_t token; /* as posted (CLOSED: the flow's token from connect/accept) */
-	uint64_t bytes; /* COMPLETE: bytes sent or received */
-	uint32_t flow;  /* CONNECTED, ACCEPTED, CLOSED */
+	uint32_t kind;		  /* enum pcmd_dp_event_kind */
+	int32_t status;		  /* 0 or -errno */
+	uint64_t token;		  /* as posted (CLOSED: the flow's token from connect/accept) */
+	uint64_t bytes;		  /* COMPLETE: bytes sent or received */
+	uint32_t flow;		  /* CONNECTED, ACCEPTED, CLOSED */
 	char peer[PCMD_ADDR_MAX]; /* ACCEPTED: the connecting side's address */
 };
 
@@ -63,9 +63,9 @@ struct pcmd_dp_event {
 struct pcmd_dp_flow_opts {
 	const struct pcm_package *cc; /* never NULL */
 	const struct pcm_package *lb; /* NULL: the datapath's default path choice */
-	uint32_t mode;                /* enum pcmd_shell_mode */
-	uint32_t skew_bound;          /* ASYNC_BOUNDED */
-	uint32_t paths;               /* 0: default */
+	uint32_t mode;		      /* enum pcmd_shell_mode */
+	uint32_t skew_bound;	      /* ASYNC_BOUNDED */
+	uint32_t paths;		      /* 0: default */
 	bool reliable_connected;
 };
 

@@ -70,8 +70,8 @@ static int absent_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
 		struct pcmd_dp_region *r = dp->released;
 
 		dp->released = r->next;
-		evs[n] = (struct pcmd_dp_event){ .kind = PCMD_DP_EV_REGION_RELEASED,
-						 .token = r->token };
+		evs[n] =
+		    (struct pcmd_dp_event){.kind = PCMD_DP_EV_REGION_RELEASED, .token = r->token};
 		free(r);
 		n++;
 	}
@@ -148,21 +148,21 @@ static int absent_set_policy(struct pcmd_dp *dp, uint32_t flow,
 }
 
 const struct pcmd_dp_ops pcmd_dp_absent = {
-	.name = "absent",
-	.create = absent_create,
-	.destroy = absent_destroy,
-	.event_fd = absent_event_fd,
-	.poll = absent_poll,
-	.region_add = absent_region_add,
-	.region_release = absent_region_release,
-	.listen = absent_listen,
-	.unlisten = absent_unlisten,
-	.accept = absent_accept,
-	.connect = absent_connect,
-	.flow_setup = absent_flow_setup,
-	.post_send = absent_post,
-	.post_recv = absent_post,
-	.close = absent_close,
-	.flow_stats = absent_flow_stats,
-	.set_policy = absent_set_policy,
+    .name = "absent",
+    .create = absent_create,
+    .destroy = absent_destroy,
+    .event_fd = absent_event_fd,
+    .poll = absent_poll,
+    .region_add = absent_region_add,
+    .region_release = absent_region_release,
+    .listen = absent_listen,
+    .unlisten = absent_unlisten,
+    .accept = absent_accept,
+    .connect = absent_connect,
+    .flow_setup = absent_flow_setup,
+    .post_send = absent_post,
+    .post_recv = absent_post,
+    .close = absent_close,
+    .flow_stats = absent_flow_stats,
+    .set_policy = absent_set_policy,
 };

@@ -146,9 +146,9 @@ static int find_listener(struct pcmd_client *c, uint32_t id, uint32_t *index, ch
 			*index = found;
 			return 0;
 		}
-		snprintf(err, err_len, n ? "%u listeners: name the one to accept on"
-					 : "no listener: LISTEN first",
-			 n);
+		snprintf(
+		    err, err_len,
+		    n ? "%u listeners: name the one to accept on" : "no listener: LISTEN first", n);
 		return -EINVAL;
 	}
 	found = (id & 0xffff) - 1;
@@ -166,16 +166,17 @@ static int reserve_completion(struct pcmd_client *c, char *err, size_t err_len)
 	int rc = pcmd_channel_reserve(c->chan);
 
 	if (rc == -ENOBUFS)
-		snprintf(err, err_len, "no completion slot free (%u outstanding): poll completions "
-				       "first",
+		snprintf(err, err_len,
+			 "no completion slot free (%u outstanding): poll completions "
+			 "first",
 			 pcmd_channel_outstanding(c->chan));
 	else if (rc < 0)
 		snprintf(err, err_len, "completion ring corrupt");
 	return rc;
 }
 
-int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
-		      uint32_t *conn_id, char *err, size_t err_len)
+int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req, uint32_t *conn_id,
+		      char *err, size_t err_len)
 {
 	struct pcmd *d = c->d;
 	struct pcmd_dp_flow_opts o;
@@ -428,8 +429,8 @@ void pcmd_flow_on_complete(struct pcmd_client *c, uint32_t s, const struct pcmd_
 static bool event_fits(const struct pcmd_client *c, uint32_t index, uint32_t state,
 		       const char *event)
 {
-	static const char *const names[] = { "free", "connecting", "accepting", "established",
-					     "closing" };
+	static const char *const names[] = {"free", "connecting", "accepting", "established",
+					    "closing"};
 
 	if (c->conns[index].state == state)
 		return true;
@@ -583,7 +584,7 @@ void pcmd_flow_info(struct pcmd_client *c, uint32_t index, struct pcmd_flow_info
 	out->pid = (uint32_t)c->cred.pid;
 	out->uid = (uint32_t)c->cred.uid;
 	out->conn_id = conn_id_of(c, index);
-	out->state = cn->state == PCMD_CONN_CONNECTING    ? PCMD_FLOW_CONNECTING
+	out->state = cn->state == PCMD_CONN_CONNECTING	  ? PCMD_FLOW_CONNECTING
 		     : cn->state == PCMD_CONN_ESTABLISHED ? PCMD_FLOW_ESTABLISHED
 							  : PCMD_FLOW_CLOSING;
 	out->mode = cn->choice.mode;

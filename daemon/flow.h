@@ -39,11 +39,11 @@ struct pcmd_conn {
 	uint32_t state;
 	uint16_t gen;
 	bool has_dp_flow;
-	bool user_closed;    /* the client closed it: no completion of its own */
+	bool user_closed; /* the client closed it: no completion of its own */
 	uint32_t dp_flow;
-	uint32_t flow_id;    /* daemon-wide, for pcmctl */
-	uint32_t listener;   /* ACCEPTING: listener index, or UINT32_MAX for any */
-	uint64_t cookie;     /* CONNECTING/ACCEPTING: the request's cookie */
+	uint32_t flow_id;     /* daemon-wide, for pcmctl */
+	uint32_t listener;    /* ACCEPTING: listener index, or UINT32_MAX for any */
+	uint64_t cookie;      /* CONNECTING/ACCEPTING: the request's cookie */
 	uint32_t outstanding; /* descriptors in flight */
 	uint32_t sends;
 	struct pcmd_policy_choice choice;
@@ -71,8 +71,8 @@ int pcmd_conn_find(const struct pcmd_client *c, uint32_t conn_id, uint32_t *inde
 /* Control requests; each returns 0 or -errno and fills @err on failure. */
 int pcmd_flow_listen(struct pcmd_client *c, const struct pcmd_req_listen *req, uint32_t *id,
 		     char *err, size_t err_len);
-int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
-		      uint32_t *conn_id, char *err, size_t err_len);
+int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req, uint32_t *conn_id,
+		      char *err, size_t err_len);
 int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, char *err,
 		     size_t err_len);
 int pcmd_flow_close(struct pcmd_client *c, const struct pcmd_req_close *req, char *err,

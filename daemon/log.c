@@ -15,7 +15,7 @@ static _Atomic uint32_t log_level = PCMD_LOG_INFO;
 static int log_to_journal;
 
 /* syslog priorities of enum pcmd_log_level: err, warning, info, debug. */
-static const int journal_prio[] = { 3, 4, 6, 7 };
+static const int journal_prio[] = {3, 4, 6, 7};
 
 static int stderr_is_journal(void)
 {

@@ -127,8 +127,8 @@ int pcmd_loop_read(struct pcmd_loop *l, struct pcmd_op *op, int fd, void *buf, s
 	return queued(l, op, sqe);
 }
 
-int pcmd_loop_write(struct pcmd_loop *l, struct pcmd_op *op, int fd, const void *buf,
-		    size_t len, int64_t offset)
+int pcmd_loop_write(struct pcmd_loop *l, struct pcmd_op *op, int fd, const void *buf, size_t len,
+		    int64_t offset)
 {
 	int rc;
 	struct io_uring_sqe *sqe = start(l, op, &rc);
@@ -192,7 +192,7 @@ static void dispatch(struct pcmd_loop *l, struct io_uring_cqe *cqe)
 
 int pcmd_loop_turn(struct pcmd_loop *l, int timeout_ms)
 {
-	struct __kernel_timespec ts = { timeout_ms / 1000, (long long)(timeout_ms % 1000) * 1000000 };
+	struct __kernel_timespec ts = {timeout_ms / 1000, (long long)(timeout_ms % 1000) * 1000000};
 	struct io_uring_cqe *cqe;
 	int n = 0, rc;
 

@@ -53,8 +53,8 @@ int pcmd_loop_recvmsg(struct pcmd_loop *l, struct pcmd_op *op, int fd, struct ms
 int pcmd_loop_sendmsg(struct pcmd_loop *l, struct pcmd_op *op, int fd, const struct msghdr *msg);
 int pcmd_loop_read(struct pcmd_loop *l, struct pcmd_op *op, int fd, void *buf, size_t len);
 /* @offset: file offset, or -1 for the current position (O_APPEND files). */
-int pcmd_loop_write(struct pcmd_loop *l, struct pcmd_op *op, int fd, const void *buf,
-		    size_t len, int64_t offset);
+int pcmd_loop_write(struct pcmd_loop *l, struct pcmd_op *op, int fd, const void *buf, size_t len,
+		    int64_t offset);
 int pcmd_loop_poll(struct pcmd_loop *l, struct pcmd_op *op, int fd, unsigned events);
 /* Completes with -ETIME after @ns nanoseconds. */
 int pcmd_loop_timeout(struct pcmd_loop *l, struct pcmd_op *op, uint64_t ns);

@@ -26,7 +26,7 @@ void pcmd_notify_reloading(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading the configuration",
 		   (unsigned long long)ts.tv_sec * 1000000ull +
-			   (unsigned long long)ts.tv_nsec / 1000ull);
+		       (unsigned long long)ts.tv_nsec / 1000ull);
 }
 
 void pcmd_notify_stopping(void)

@@ -30,7 +30,7 @@
 #define DP_EVENT_ROUNDS 16
 #define STOP_GRACE_NS 3000000000ull /* after the abort: longest wait for the data plane */
 
-#define OWNER(ptr, member) ((struct pcmd *)((char *)(ptr) - offsetof(struct pcmd, member)))
+#define OWNER(ptr, member) ((struct pcmd *)((char *)(ptr)-offsetof(struct pcmd, member)))
 
 uint64_t pcmd_now_ns(void)
 {
@@ -144,8 +144,8 @@ static void signal_done(struct pcmd_op *op, int res)
 {
 	struct pcmd *d = OWNER(op, signal_op);
 
-	while (res >= 0 && read(d->signal_fd, &d->siginfo, sizeof(d->siginfo)) ==
-				   (ssize_t)sizeof(d->siginfo)) {
+	while (res >= 0 &&
+	       read(d->signal_fd, &d->siginfo, sizeof(d->siginfo)) == (ssize_t)sizeof(d->siginfo)) {
 		if (d->siginfo.ssi_signo == SIGHUP && d->phase == PCMD_PHASE_RUNNING)
 			pcmd_reload(d);
 		else if (d->siginfo.ssi_signo == SIGTERM || d->siginfo.ssi_signo == SIGINT)
@@ -336,14 +336,14 @@ static void keep_restart_only(const struct pcmd_config *old, struct pcmd_config 
 		const char *key;
 		size_t off, len;
 	} keys[] = {
-#define K(k, m) { k, offsetof(struct pcmd_config, m), sizeof(((struct pcmd_config *)0)->m) }
-		K("socket.path", socket.path),
-		K("socket.group", socket.group),
-		K("socket.mode", socket.mode),
-		K("datapath", datapath),
-		K("engines", engines),
-		K("workers", workers),
-		K("limits.max_clients", limits.max_clients),
+#define K(k, m) {k, offsetof(struct pcmd_config, m), sizeof(((struct pcmd_config *)0)->m)}
+	    K("socket.path", socket.path),
+	    K("socket.group", socket.group),
+	    K("socket.mode", socket.mode),
+	    K("datapath", datapath),
+	    K("engines", engines),
+	    K("workers", workers),
+	    K("limits.max_clients", limits.max_clients),
 #undef K
 	};
 
@@ -382,7 +382,7 @@ static void refresh_rule_indices(struct pcmd *d)
 		for (uint32_t i = 0; c && c->conns && i < c->max_flows; i++)
 			if (c->conns[i].state != PCMD_CONN_FREE)
 				c->conns[i].choice.rule =
-					pcmd_config_find_rule(d->cfg, c->conns[i].peer);
+				    pcmd_config_find_rule(d->cfg, c->conns[i].peer);
 	}
 }
 
@@ -442,8 +442,7 @@ static int open_signals(struct pcmd *d)
 	return d->signal_fd < 0 ? -errno : 0;
 }
 
-static int open_dataplane(struct pcmd *d, const struct pcmd_dp_ops *dp, char *err,
-			  size_t err_len)
+static int open_dataplane(struct pcmd *d, const struct pcmd_dp_ops *dp, char *err, size_t err_len)
 {
 	const char *missing = pcmd_dp_ops_check(dp);
 	int rc;
@@ -584,9 +583,10 @@ int pcmd_run(struct pcmd *d)
 
 static void stop_ops(struct pcmd *d)
 {
-	struct pcmd_op *ops[] = { &d->accept_op, &d->signal_op, &d->dp_op, &d->status_timer,
-				  &d->stats_timer, &d->watchdog_timer, &d->drain_timer, &d->stop_timer,
-				  &d->output.stats.op, &d->output.records.op };
+	struct pcmd_op *ops[] = {&d->accept_op,	       &d->signal_op,	&d->dp_op,
+				 &d->status_timer,     &d->stats_timer, &d->watchdog_timer,
+				 &d->drain_timer,      &d->stop_timer,	&d->output.stats.op,
+				 &d->output.records.op};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		pcmd_loop_cancel(d->loop, ops[i]);

@@ -170,11 +170,10 @@ static bool spec_names(struct pcmd_policies *p, const char *spec, const struct p
 }
 
 /* The config location that names @pol, or NULL. */
-static const struct pcmd_cfg_loc *named_by(struct pcmd_policies *p,
-					   const struct pcmd_config *cfg,
+static const struct pcmd_cfg_loc *named_by(struct pcmd_policies *p, const struct pcmd_config *cfg,
 					   const struct pcmd_policy *pol)
 {
-	static const struct pcmd_cfg_loc none = { 0, 0, false };
+	static const struct pcmd_cfg_loc none = {0, 0, false};
 
 	if (spec_names(p, cfg->policies.default_policy, pol))
 		return &cfg->policies.default_loc;
@@ -202,8 +201,8 @@ static void remove_at(struct pcmd_policies *p, uint32_t i)
 	p->n--;
 }
 
-int pcmd_policies_unload(struct pcmd_policies *p, const char *name,
-			 const struct pcmd_config *cfg, char *err, size_t err_len)
+int pcmd_policies_unload(struct pcmd_policies *p, const char *name, const struct pcmd_config *cfg,
+			 char *err, size_t err_len)
 {
 	const struct pcmd_cfg_loc *loc;
 	char where[PCMD_CFG_PATH_MAX + 32];
@@ -218,9 +217,10 @@ int pcmd_policies_unload(struct pcmd_policies *p, const char *name,
 			return -EPERM;
 		}
 		if (pol->flows) {
-			snprintf(err, err_len,
-				 "'%s' is used by %u flow(s); move them first (pcmctl policies set)",
-				 name, pol->flows);
+			snprintf(
+			    err, err_len,
+			    "'%s' is used by %u flow(s); move them first (pcmctl policies set)",
+			    name, pol->flows);
 			return -EBUSY;
 		}
 		loc = named_by(p, cfg, pol);
@@ -261,20 +261,21 @@ static int prepare_spec(struct pcmd_policies *p, const struct pcmd_config *cfg, 
 		}
 	}
 	if (rc == 0 && lb && !(pol->h.pkg->control_types & (1u << PCM_CTRL_EV))) {
-		snprintf(why, sizeof(why), "policy '%s' sets no EV control, so it cannot balance load",
+		snprintf(why, sizeof(why),
+			 "policy '%s' sets no EV control, so it cannot balance load",
 			 pol->h.pkg->name);
 		rc = -EINVAL;
 	}
 	if (rc < 0)
-		snprintf(err, err_len, "%s: %s: %s", pcmd_config_where(cfg, loc, where, sizeof(where)),
-			 key, why);
+		snprintf(err, err_len, "%s: %s: %s",
+			 pcmd_config_where(cfg, loc, where, sizeof(where)), key, why);
 	return rc;
 }
 
 static int prepare_all(struct pcmd_policies *p, const struct pcmd_config *cfg, char *err,
 		       size_t err_len)
 {
-	static const struct pcmd_cfg_loc none = { 0, 0, false };
+	static const struct pcmd_cfg_loc none = {0, 0, false};
 	char key[64];
 	int rc;
 
@@ -297,7 +298,8 @@ static int prepare_all(struct pcmd_policies *p, const struct pcmd_config *cfg, c
 		rc = prepare_spec(p, cfg, r->policy, key, &r->policy_loc, false, err, err_len);
 		snprintf(key, sizeof(key), "policies.rules[%u].lb", i);
 		if (rc == 0)
-			rc = prepare_spec(p, cfg, r->lb_policy, key, &r->lb_loc, true, err, err_len);
+			rc =
+			    prepare_spec(p, cfg, r->lb_policy, key, &r->lb_loc, true, err, err_len);
 	}
 	return rc;
 }
@@ -335,17 +337,18 @@ static int choose_one(struct pcmd_policies *p, const char *spec, const char *wha
 		return -ENOENT;
 	}
 	if (lb && !(pol->h.pkg->control_types & (1u << PCM_CTRL_EV))) {
-		snprintf(err, err_len, "%s: policy '%s' sets no EV control, so it cannot balance load",
-			 what, spec);
+		snprintf(err, err_len,
+			 "%s: policy '%s' sets no EV control, so it cannot balance load", what,
+			 spec);
 		return -EINVAL;
 	}
 	*out = pol;
 	return check_target(p, pol->h.pkg, err, err_len);
 }
 
-int pcmd_policies_choose(struct pcmd_policies *p, const struct pcmd_config *cfg,
-			 const char *peer, const struct pcmd_flow_opts *req,
-			 struct pcmd_policy_choice *out, char *err, size_t err_len)
+int pcmd_policies_choose(struct pcmd_policies *p, const struct pcmd_config *cfg, const char *peer,
+			 const struct pcmd_flow_opts *req, struct pcmd_policy_choice *out,
+			 char *err, size_t err_len)
 {
 	int rule = pcmd_config_find_rule(cfg, peer);
 	const struct pcmd_rule *r = rule >= 0 ? &cfg->policies.rules[rule] : NULL;

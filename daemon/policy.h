@@ -25,15 +25,15 @@ struct pcm_target;
 struct pcmd_policy {
 	struct pcm_package_handle h;
 	char source[PCMD_PATH_MAX]; /* "built-in" or the .so's real path */
-	uint32_t flows;             /* flows using it as CC or LB */
+	uint32_t flows;		    /* flows using it as CC or LB */
 	bool builtin;
-	bool admin_loaded;          /* loaded by `pcmctl policies load`: kept across reloads */
+	bool admin_loaded; /* loaded by `pcmctl policies load`: kept across reloads */
 };
 
 struct pcmd_policies {
 	const struct pcm_target *target; /* the datapath's capabilities */
 	uint32_t n, cap;
-	struct pcmd_policy **items;      /* sorted: built-ins first, then by load order */
+	struct pcmd_policy **items; /* sorted: built-ins first, then by load order */
 	uint64_t swaps;
 };
 
@@ -41,9 +41,9 @@ struct pcmd_policies {
 struct pcmd_policy_choice {
 	struct pcmd_policy *cc;
 	struct pcmd_policy *lb; /* NULL: none */
-	uint32_t mode;          /* enum pcmd_shell_mode */
+	uint32_t mode;		/* enum pcmd_shell_mode */
 	uint32_t skew_bound;
-	int rule;               /* the rule that chose, -1 none */
+	int rule; /* the rule that chose, -1 none */
 };
 
 /**
@@ -86,8 +86,8 @@ int pcmd_policies_load(struct pcmd_policies *p, const char *path, bool admin,
  *
  * Return: 0, -ENOENT, -EPERM (built-in), -EBUSY (flows or the config use it).
  */
-int pcmd_policies_unload(struct pcmd_policies *p, const char *name,
-			 const struct pcmd_config *cfg, char *err, size_t err_len);
+int pcmd_policies_unload(struct pcmd_policies *p, const char *name, const struct pcmd_config *cfg,
+			 char *err, size_t err_len);
 
 /**
  * pcmd_policies_prepare() - load and check every package @cfg names
@@ -135,9 +135,9 @@ struct pcmd_policy *pcmd_policies_lookup(struct pcmd_policies *p, const char *sp
  *
  * Return: 0, -ENOENT (unknown policy), -EPERM (a path from a client), -EINVAL (mode).
  */
-int pcmd_policies_choose(struct pcmd_policies *p, const struct pcmd_config *cfg,
-			 const char *peer, const struct pcmd_flow_opts *req,
-			 struct pcmd_policy_choice *out, char *err, size_t err_len);
+int pcmd_policies_choose(struct pcmd_policies *p, const struct pcmd_config *cfg, const char *peer,
+			 const struct pcmd_flow_opts *req, struct pcmd_policy_choice *out,
+			 char *err, size_t err_len);
 
 /* Count a flow's use of its choice (+1) or its end (-1). */
 void pcmd_policy_choice_hold(const struct pcmd_policy_choice *c, int delta);

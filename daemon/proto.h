@@ -32,11 +32,11 @@
 #define PCMD_PROTO_VERSION_MIN 1
 
 #define PCMD_MSG_MAX_BYTES 16384 /* largest message either side ever sends */
-#define PCMD_ADDR_MAX 64         /* listen/connect address, NUL included */
-#define PCMD_POLICY_MAX 64       /* a policy's name, NUL included */
-#define PCMD_PATH_MAX 256        /* a package path for POLICY_LOAD, NUL included */
-#define PCMD_ERRTEXT_MAX 256     /* an error reply's text, NUL included */
-#define PCMD_CLIENT_NAME_MAX 32  /* a client's self-chosen label, NUL included */
+#define PCMD_ADDR_MAX 64	 /* listen/connect address, NUL included */
+#define PCMD_POLICY_MAX 64	 /* a policy's name, NUL included */
+#define PCMD_PATH_MAX 256	 /* a package path for POLICY_LOAD, NUL included */
+#define PCMD_ERRTEXT_MAX 256	 /* an error reply's text, NUL included */
+#define PCMD_CLIENT_NAME_MAX 32	 /* a client's self-chosen label, NUL included */
 #define PCMD_DEFAULT_SOCKET "/run/pcmd/pcmd.sock"
 
 enum pcmd_msg_type {
@@ -46,14 +46,14 @@ enum pcmd_msg_type {
 	PCMD_MSG_CONNECT = 4,
 	PCMD_MSG_ACCEPT = 5,
 	PCMD_MSG_CLOSE = 6,
-	PCMD_MSG_SET_POLICY = 7,    /* a client changes the policy of one of its own flows */
+	PCMD_MSG_SET_POLICY = 7, /* a client changes the policy of one of its own flows */
 	PCMD_MSG_STATUS = 8,
 	PCMD_MSG_FLOWS = 9,
 	PCMD_MSG_STATS = 10,
 	PCMD_MSG_POLICY_LIST = 11,
-	PCMD_MSG_POLICY_LOAD = 12,  /* admin */
+	PCMD_MSG_POLICY_LOAD = 12,   /* admin */
 	PCMD_MSG_POLICY_UNLOAD = 13, /* admin */
-	PCMD_MSG_POLICY_SET = 14,   /* admin: any flow, or a rule */
+	PCMD_MSG_POLICY_SET = 14,    /* admin: any flow, or a rule */
 	PCMD_MSG_TYPE_END,
 	PCMD_MSG_NOTICE = 0x4000, /* unsolicited, daemon -> client; see pcmd_notice */
 	PCMD_MSG_REPLY = 0x8000,
@@ -75,16 +75,16 @@ enum pcmd_shell_mode {
 };
 
 struct pcmd_msg_hdr {
-	uint32_t magic;   /* PCMD_PROTO_MAGIC */
+	uint32_t magic;	  /* PCMD_PROTO_MAGIC */
 	uint16_t version; /* protocol version of the sender */
-	uint16_t type;    /* enum pcmd_msg_type, | PCMD_MSG_REPLY in replies */
-	uint32_t len;     /* bytes of the whole message, header included */
-	uint32_t seq;     /* request id, echoed in the reply */
+	uint16_t type;	  /* enum pcmd_msg_type, | PCMD_MSG_REPLY in replies */
+	uint32_t len;	  /* bytes of the whole message, header included */
+	uint32_t seq;	  /* request id, echoed in the reply */
 };
 
 struct pcmd_reply_status {
 	struct pcmd_msg_hdr hdr;
-	int32_t status;   /* 0 or -errno */
+	int32_t status; /* 0 or -errno */
 	uint32_t reserved;
 };
 
@@ -98,19 +98,19 @@ struct pcmd_req_hello {
 	struct pcmd_msg_hdr hdr;
 	uint16_t version_min; /* oldest protocol version the client speaks */
 	uint16_t version_max; /* newest */
-	uint32_t role;        /* enum pcmd_role */
+	uint32_t role;	      /* enum pcmd_role */
 	char name[PCMD_CLIENT_NAME_MAX];
 };
 
 struct pcmd_rep_hello {
 	struct pcmd_reply_status st;
-	uint32_t version;    /* the version both now speak */
+	uint32_t version; /* the version both now speak */
 	uint32_t client_id;
-	uint32_t max_flows;  /* this client's limits */
+	uint32_t max_flows; /* this client's limits */
 	uint32_t max_outstanding;
 	uint64_t max_region_bytes;
 	uint64_t max_message_bytes;
-	uint32_t admin;      /* 1: this client may load, unload and set policies */
+	uint32_t admin; /* 1: this client may load, unload and set policies */
 	uint32_t reserved;
 };
 
@@ -119,9 +119,9 @@ struct pcmd_rep_hello {
  * the completion doorbell (daemon writes). */
 struct pcmd_req_region {
 	struct pcmd_msg_hdr hdr;
-	uint64_t data_bytes; /* buffer area the client wants */
-	uint32_t sq_entries; /* power of two; 0: the daemon's default */
-	uint32_t cq_entries; /* power of two, >= sq_entries; 0: default */
+	uint64_t data_bytes;	  /* buffer area the client wants */
+	uint32_t sq_entries;	  /* power of two; 0: the daemon's default */
+	uint32_t cq_entries;	  /* power of two, >= sq_entries; 0: default */
 	char host[PCMD_ADDR_MAX]; /* softnic: the emulated host to attach as; "" any */
 };
 
@@ -129,7 +129,7 @@ struct pcmd_req_region {
 struct pcmd_region_layout {
 	uint32_t sq_entries;
 	uint32_t cq_entries;
-	uint64_t sq_off;       /* byte offsets in the region */
+	uint64_t sq_off; /* byte offsets in the region */
 	uint64_t cq_off;
 	uint64_t data_off;
 	uint64_t data_bytes;
@@ -146,7 +146,7 @@ struct pcmd_rep_region {
 struct pcmd_req_listen {
 	struct pcmd_msg_hdr hdr;
 	char addr[PCMD_ADDR_MAX];
-	uint32_t backlog;      /* connections waiting for an accept; 0: default */
+	uint32_t backlog; /* connections waiting for an accept; 0: default */
 	uint32_t reserved;
 };
 
@@ -162,9 +162,9 @@ struct pcmd_rep_listen {
 struct pcmd_flow_opts {
 	char policy[PCMD_POLICY_MAX];
 	char lb_policy[PCMD_POLICY_MAX]; /* "" none (or the rule's) */
-	uint32_t mode;                    /* enum pcmd_shell_mode or PCMD_SHELL_DEFAULT */
-	uint32_t paths;                   /* 0: datapath default; else 1..64 */
-	uint32_t reliable_connected;      /* 0 or 1 */
+	uint32_t mode;			 /* enum pcmd_shell_mode or PCMD_SHELL_DEFAULT */
+	uint32_t paths;			 /* 0: datapath default; else 1..64 */
+	uint32_t reliable_connected;	 /* 0 or 1 */
 	uint32_t reserved;
 };
 
@@ -215,14 +215,14 @@ struct pcmd_req_empty {
 struct pcmd_rep_status {
 	struct pcmd_reply_status st;
 	uint64_t uptime_ns;
-	uint64_t goodput_bps;    /* bytes delivered over the last status interval */
+	uint64_t goodput_bps; /* bytes delivered over the last status interval */
 	uint32_t pid;
 	uint32_t clients;
 	uint32_t flows;
 	uint32_t listeners;
 	uint32_t policies;
 	uint32_t rules;
-	uint32_t state;          /* enum pcmd_run_state */
+	uint32_t state;		    /* enum pcmd_run_state */
 	uint32_t config_generation; /* 1 at start, +1 per successful reload */
 	char datapath[16];
 	char version[16];
@@ -238,7 +238,7 @@ enum pcmd_run_state {
 struct pcmd_req_page {
 	struct pcmd_msg_hdr hdr;
 	uint32_t start; /* first index wanted */
-	uint32_t max;   /* entries wanted; the reply may hold fewer */
+	uint32_t max;	/* entries wanted; the reply may hold fewer */
 };
 
 /* Which pcmd_flow_measure figures the datapath measured (others are 0). */
@@ -252,7 +252,7 @@ enum pcmd_flow_field {
 
 /* A flow's transport figures, as its data plane measures them. */
 struct pcmd_flow_measure {
-	uint32_t valid;     /* enum pcmd_flow_field bits */
+	uint32_t valid; /* enum pcmd_flow_field bits */
 	uint32_t reserved;
 	uint64_t cwnd_bytes;
 	uint64_t rate_bps;
@@ -262,19 +262,19 @@ struct pcmd_flow_measure {
 };
 
 struct pcmd_flow_info {
-	uint32_t flow_id;   /* daemon-wide */
+	uint32_t flow_id; /* daemon-wide */
 	uint32_t client_id;
-	uint32_t pid;       /* the owning client's, from SO_PEERCRED */
+	uint32_t pid; /* the owning client's, from SO_PEERCRED */
 	uint32_t uid;
-	uint32_t conn_id;   /* the id the owner sees */
-	uint32_t state;     /* enum pcmd_flow_state */
-	uint32_t mode;      /* enum pcmd_shell_mode */
-	int32_t rule;       /* index of the rule that chose the policy, -1 none */
+	uint32_t conn_id; /* the id the owner sees */
+	uint32_t state;	  /* enum pcmd_flow_state */
+	uint32_t mode;	  /* enum pcmd_shell_mode */
+	int32_t rule;	  /* index of the rule that chose the policy, -1 none */
 	char peer[PCMD_ADDR_MAX];
 	char policy[PCMD_POLICY_MAX];
 	char lb_policy[PCMD_POLICY_MAX];
 	struct pcmd_flow_measure m;
-	uint64_t tx_bytes;  /* completed sends and receives, as pcmd counted them */
+	uint64_t tx_bytes; /* completed sends and receives, as pcmd counted them */
 	uint64_t rx_bytes;
 	uint64_t tx_msgs;
 	uint64_t rx_msgs;
@@ -286,14 +286,15 @@ enum pcmd_flow_state {
 	PCMD_FLOW_CLOSING = 3,
 };
 
-#define PCMD_FLOWS_PER_PAGE                                                                   \
-	((PCMD_MSG_MAX_BYTES - sizeof(struct pcmd_reply_status) - 16) / sizeof(struct pcmd_flow_info))
+#define PCMD_FLOWS_PER_PAGE                                                                        \
+	((PCMD_MSG_MAX_BYTES - sizeof(struct pcmd_reply_status) - 16) /                            \
+	 sizeof(struct pcmd_flow_info))
 
 struct pcmd_rep_flows {
 	struct pcmd_reply_status st;
 	uint32_t total; /* flows at the time of the reply */
-	uint32_t n;     /* entries in this page */
-	uint32_t next;  /* start of the next page; == total when done */
+	uint32_t n;	/* entries in this page */
+	uint32_t next;	/* start of the next page; == total when done */
 	uint32_t reserved;
 	struct pcmd_flow_info flows[];
 };
@@ -301,14 +302,14 @@ struct pcmd_rep_flows {
 struct pcmd_rep_stats {
 	struct pcmd_reply_status st;
 	uint64_t uptime_ns;
-	uint64_t clients;            /* now */
-	uint64_t clients_accepted;   /* since start */
-	uint64_t clients_refused;    /* credentials, version or limits */
-	uint64_t clients_reclaimed;  /* died or disconnected */
+	uint64_t clients;	    /* now */
+	uint64_t clients_accepted;  /* since start */
+	uint64_t clients_refused;   /* credentials, version or limits */
+	uint64_t clients_reclaimed; /* died or disconnected */
 	uint64_t flows;
 	uint64_t flows_opened;
 	uint64_t listeners;
-	uint64_t region_bytes;       /* shared memory mapped for clients now */
+	uint64_t region_bytes; /* shared memory mapped for clients now */
 	uint64_t tx_bytes;
 	uint64_t rx_bytes;
 	uint64_t tx_msgs;
@@ -317,7 +318,7 @@ struct pcmd_rep_stats {
 	uint64_t descriptors_ok;
 	uint64_t descriptors_rejected;
 	uint64_t completions;
-	uint64_t cq_full_waits;      /* times a client's full completion ring held back intake */
+	uint64_t cq_full_waits; /* times a client's full completion ring held back intake */
 	uint64_t control_requests;
 	uint64_t control_errors;
 	uint64_t policy_swaps;
@@ -330,12 +331,12 @@ struct pcmd_policy_info {
 	char name[PCMD_POLICY_MAX];
 	char source[PCMD_PATH_MAX]; /* "built-in" or the .so path */
 	char arith[16];
-	uint32_t flows;             /* flows using it now */
+	uint32_t flows; /* flows using it now */
 	uint32_t builtin;
 };
 
-#define PCMD_POLICIES_PER_PAGE                                                                \
-	((PCMD_MSG_MAX_BYTES - sizeof(struct pcmd_reply_status) - 16) /                       \
+#define PCMD_POLICIES_PER_PAGE                                                                     \
+	((PCMD_MSG_MAX_BYTES - sizeof(struct pcmd_reply_status) - 16) /                            \
 	 sizeof(struct pcmd_policy_info))
 
 struct pcmd_rep_policies {
@@ -370,7 +371,7 @@ enum pcmd_policy_target {
 struct pcmd_req_policy_set {
 	struct pcmd_msg_hdr hdr;
 	uint32_t target; /* enum pcmd_policy_target */
-	uint32_t id;     /* flow id or rule index */
+	uint32_t id;	 /* flow id or rule index */
 	struct pcmd_flow_opts opts;
 };
 
@@ -382,7 +383,7 @@ struct pcmd_rep_policy_set {
 
 enum pcmd_notice_kind {
 	PCMD_NOTICE_SHUTDOWN = 1, /* pcmd is stopping; outstanding work completes with errors */
-	PCMD_NOTICE_ERROR = 2,    /* the client broke the protocol; pcmd disconnects it */
+	PCMD_NOTICE_ERROR = 2,	  /* the client broke the protocol; pcmd disconnects it */
 };
 
 struct pcmd_notice {

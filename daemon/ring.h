@@ -63,31 +63,31 @@ enum pcmd_desc_op {
 /* A submission: send @len bytes at @offset of the data area on @conn_id, or
  * receive up to @len bytes there. */
 struct pcmd_sqe {
-	uint8_t op;        /* PCMD_OP_SEND or PCMD_OP_RECV */
-	uint8_t flags;     /* must be 0 */
+	uint8_t op;	   /* PCMD_OP_SEND or PCMD_OP_RECV */
+	uint8_t flags;	   /* must be 0 */
 	uint16_t reserved; /* must be 0 */
 	uint32_t conn_id;
-	uint64_t offset;   /* from the start of the data area */
-	uint64_t len;      /* send: bytes; recv: capacity */
-	uint64_t cookie;   /* returned in the completion */
+	uint64_t offset; /* from the start of the data area */
+	uint64_t len;	 /* send: bytes; recv: capacity */
+	uint64_t cookie; /* returned in the completion */
 };
 
 /* A completion: exactly one per accepted or rejected submission, and one per
  * CONNECT or ACCEPT request. */
 struct pcmd_cqe {
-	uint8_t op;        /* enum pcmd_desc_op */
+	uint8_t op; /* enum pcmd_desc_op */
 	uint8_t flags;
 	uint16_t reserved;
-	int32_t status;    /* 0 or -errno */
-	uint32_t conn_id;  /* ACCEPT: the new connection */
+	int32_t status;	  /* 0 or -errno */
+	uint32_t conn_id; /* ACCEPT: the new connection */
 	uint32_t reserved2;
 	uint64_t cookie;
-	uint64_t bytes;    /* sent or received */
+	uint64_t bytes; /* sent or received */
 };
 
-#define PCMD_RING_WAKE 1u        /* consumer sleeps: ring its doorbell once */
+#define PCMD_RING_WAKE 1u	 /* consumer sleeps: ring its doorbell once */
 #define PCMD_RING_WAKE_ALWAYS 2u /* consumer polls the eventfd: ring after every publish */
-#define PCMD_RING_SPACE 4u       /* producer waits for room: the consumer rings the producer */
+#define PCMD_RING_SPACE 4u	 /* producer waits for room: the consumer rings the producer */
 
 /* One cache line per shared index, so the two sides never share a line. */
 struct pcmd_ring_word {
@@ -103,8 +103,8 @@ struct pcmd_ring_ctl {
 };
 
 struct pcmd_region_hdr {
-	uint64_t magic;     /* PCMD_REGION_MAGIC */
-	uint32_t version;   /* PCMD_REGION_VERSION */
+	uint64_t magic;	  /* PCMD_REGION_MAGIC */
+	uint32_t version; /* PCMD_REGION_VERSION */
 	uint32_t sq_entries;
 	uint32_t cq_entries;
 	uint32_t reserved;

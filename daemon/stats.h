@@ -50,8 +50,8 @@ struct pcmd_output {
 	struct pcmd_writer records;
 };
 
-#define PCMD_RECORDS_HEADER                                                                   \
-	"flow_id,client_id,pid,uid,peer,policy,lb_policy,mode,opened_ns,duration_ns,tx_bytes,"  \
+#define PCMD_RECORDS_HEADER                                                                        \
+	"flow_id,client_id,pid,uid,peer,policy,lb_policy,mode,opened_ns,duration_ns,tx_bytes,"     \
 	"rx_bytes,tx_msgs,rx_msgs\n"
 
 /**

@@ -37,7 +37,8 @@ static void start_write(struct pcmd_writer *w)
 
 static void write_done(struct pcmd_op *op, int res)
 {
-	struct pcmd_writer *w = (struct pcmd_writer *)((char *)op - offsetof(struct pcmd_writer, op));
+	struct pcmd_writer *w =
+	    (struct pcmd_writer *)((char *)op - offsetof(struct pcmd_writer, op));
 	int out = !w->fill;
 
 	if (w->retired_fd >= 0) {

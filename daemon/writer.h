@@ -19,14 +19,14 @@
 
 struct pcmd_writer {
 	struct pcmd_loop *loop;
-	int fd;          /* -1: off */
-	int retired_fd;  /* closed once the write in flight returns */
+	int fd;		/* -1: off */
+	int retired_fd; /* closed once the write in flight returns */
 	struct pcmd_op op;
 	char buf[2][PCMD_WRITER_BYTES];
-	size_t len[2];   /* buf[fill] is filling, buf[!fill] is being written */
-	size_t written;  /* of the in-flight buffer */
+	size_t len[2];	/* buf[fill] is filling, buf[!fill] is being written */
+	size_t written; /* of the in-flight buffer */
 	int fill;
-	bool discard;    /* the in-flight write belongs to a closed file */
+	bool discard; /* the in-flight write belongs to a closed file */
 	uint64_t dropped_lines;
 	uint64_t errors;
 };

@@ -24,13 +24,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char yaml[] = "log_level: error\n"
-			   "socket: {path: /tmp/pcmd-fuzz-unused.sock, group: \"\"}\n"
-			   "limits: {max_clients: 4, flows_per_client: 4, listeners_per_client: 2,\n"
-			   "         outstanding_per_client: 16, memory_per_client_bytes: 1MiB,\n"
-			   "         max_message_bytes: 64KiB}\n"
-			   "policies:\n"
-			   "  rules: [{peer: \"r*\", policy: cubic}]\n";
+static const char yaml[] =
+    "log_level: error\n"
+    "socket: {path: /tmp/pcmd-fuzz-unused.sock, group: \"\"}\n"
+    "limits: {max_clients: 4, flows_per_client: 4, listeners_per_client: 2,\n"
+    "         outstanding_per_client: 16, memory_per_client_bytes: 1MiB,\n"
+    "         max_message_bytes: 64KiB}\n"
+    "policies:\n"
+    "  rules: [{peer: \"r*\", policy: cubic}]\n";
 
 static struct inproc ip;
 

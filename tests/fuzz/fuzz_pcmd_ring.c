@@ -30,11 +30,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_POSTS 4096
 #define COUNTED (1ull << 63) /* marks the cookies this target numbers */
 
-static const char yaml[] = "log_level: error\n"
-			   "socket: {path: /tmp/pcmd-fuzz-unused.sock, group: \"\"}\n"
-			   "datapath: {chunk_bytes: 4096}\n"
-			   "limits: {max_clients: 4, flows_per_client: 4, outstanding_per_client: 16,\n"
-			   "         memory_per_client_bytes: 1MiB, max_message_bytes: 32KiB}\n";
+static const char yaml[] =
+    "log_level: error\n"
+    "socket: {path: /tmp/pcmd-fuzz-unused.sock, group: \"\"}\n"
+    "datapath: {chunk_bytes: 4096}\n"
+    "limits: {max_clients: 4, flows_per_client: 4, outstanding_per_client: 16,\n"
+    "         memory_per_client_bytes: 1MiB, max_message_bytes: 32KiB}\n";
 
 static struct inproc ip;
 static uint8_t seen[2][MAX_POSTS + 1];
@@ -53,9 +54,9 @@ static bool alive(struct inproc_client *cl)
 
 static void connect_pair(struct inproc_client *cl)
 {
-	struct pcmd_req_listen l = { .addr = "fz" };
-	struct pcmd_req_accept a = { .cookie = 1 };
-	struct pcmd_req_connect c = { .addr = "fz", .cookie = 2 };
+	struct pcmd_req_listen l = {.addr = "fz"};
+	struct pcmd_req_accept a = {.cookie = 1};
+	struct pcmd_req_connect c = {.addr = "fz", .cookie = 2};
 	struct pcmd_cqe e;
 
 	require(inproc_client_open(&ip, &cl[0], PCMD_ROLE_APP, 65536, 8, 16) == 0);
@@ -91,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static bool ready;
 	struct inproc_client cl[2];
 	struct pcmd_dp_loopback_usage u;
-	uint32_t posted[2] = { 0, 0 };
+	uint32_t posted[2] = {0, 0};
 
 	if (!ready) {
 		require(inproc_create(&ip, yaml) == 0);

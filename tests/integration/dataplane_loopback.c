@@ -54,7 +54,7 @@ struct lb_flow {
 	uint32_t peer;
 	struct pcmd_dp_region *r;
 	uint64_t token; /* of the connect or accept that made it; 0 until pcmd knows it */
-	bool known;     /* pcmd knows this flow (connected or accepted) */
+	bool known;	/* pcmd knows this flow (connected or accepted) */
 	struct lb_fifo sends, recvs;
 	struct pcmd_flow_measure st;
 	const struct pcm_package *cc, *lb;
@@ -134,8 +134,8 @@ static void emit(struct pcmd_dp *dp, const struct pcmd_dp_event *ev)
 static void emit_simple(struct pcmd_dp *dp, uint32_t kind, int status, uint64_t token,
 			uint64_t bytes, uint32_t flow)
 {
-	struct pcmd_dp_event ev = { .kind = kind, .status = status, .token = token,
-				    .bytes = bytes, .flow = flow };
+	struct pcmd_dp_event ev = {
+	    .kind = kind, .status = status, .token = token, .bytes = bytes, .flow = flow};
 
 	emit(dp, &ev);
 }
@@ -180,8 +180,7 @@ static void fifo_fail(struct pcmd_dp *dp, struct lb_fifo *f, int status)
 
 /* ---- lifecycle ------------------------------------------------------------------------- */
 
-static int lb_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err,
-		     size_t err_len)
+static int lb_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err, size_t err_len)
 {
 	struct pcmd_dp *dp = calloc(1, sizeof(*dp));
 
@@ -365,8 +364,8 @@ static void match_accept(struct pcmd_dp *dp, struct lb_listener *l)
 	while (l->n_waiting && l->n_accepts) {
 		uint32_t f = l->waiting[0];
 		struct lb_flow *fl = &dp->flows[f];
-		struct pcmd_dp_event ev = { .kind = PCMD_DP_EV_ACCEPTED, .token = l->accepts[0],
-					    .flow = f };
+		struct pcmd_dp_event ev = {
+		    .kind = PCMD_DP_EV_ACCEPTED, .token = l->accepts[0], .flow = f};
 
 		memmove(l->waiting, l->waiting + 1, --l->n_waiting * sizeof(*l->waiting));
 		memmove(l->accepts, l->accepts + 1, --l->n_accepts * sizeof(*l->accepts));
@@ -448,7 +447,7 @@ static int post(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t len, uint
 		bool send)
 {
 	struct lb_flow *fl = flow_of(dp, f);
-	struct lb_op op = { .token = token, .off = off, .len = len };
+	struct lb_op op = {.token = token, .off = off, .len = len};
 
 	check_range(fl, off, len);
 	if (fl->closing || !fl->known)
@@ -464,14 +463,12 @@ static int post(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t len, uint
 	return 0;
 }
 
-static int lb_post_send(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t len,
-			uint64_t token)
+static int lb_post_send(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t len, uint64_t token)
 {
 	return post(dp, f, off, len, token, true);
 }
 
-static int lb_post_recv(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t cap,
-			uint64_t token)
+static int lb_post_recv(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t cap, uint64_t token)
 {
 	return post(dp, f, off, cap, token, false);
 }
@@ -603,21 +600,21 @@ void pcmd_dp_loopback_usage(struct pcmd_dp *dp, struct pcmd_dp_loopback_usage *o
 }
 
 const struct pcmd_dp_ops pcmd_dp_loopback = {
-	.name = "loopback (tests)",
-	.create = lb_create,
-	.destroy = lb_destroy,
-	.event_fd = lb_event_fd,
-	.poll = lb_poll,
-	.region_add = lb_region_add,
-	.region_release = lb_region_release,
-	.listen = lb_listen,
-	.unlisten = lb_unlisten,
-	.accept = lb_accept,
-	.connect = lb_connect,
-	.flow_setup = lb_flow_setup,
-	.post_send = lb_post_send,
-	.post_recv = lb_post_recv,
-	.close = lb_close,
-	.flow_stats = lb_flow_stats,
-	.set_policy = lb_set_policy,
+    .name = "loopback (tests)",
+    .create = lb_create,
+    .destroy = lb_destroy,
+    .event_fd = lb_event_fd,
+    .poll = lb_poll,
+    .region_add = lb_region_add,
+    .region_release = lb_region_release,
+    .listen = lb_listen,
+    .unlisten = lb_unlisten,
+    .accept = lb_accept,
+    .connect = lb_connect,
+    .flow_setup = lb_flow_setup,
+    .post_send = lb_post_send,
+    .post_recv = lb_post_recv,
+    .close = lb_close,
+    .flow_stats = lb_flow_stats,
+    .set_policy = lb_set_policy,
 };

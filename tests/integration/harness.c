@@ -54,7 +54,7 @@ int harness_write_config(struct pcmd_proc *p, const char *yaml)
 
 static int open_notify(struct pcmd_proc *p)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
 	snprintf(p->notify, sizeof(p->notify), "%s/notify.sock", p->dir);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", p->notify);
@@ -325,14 +325,13 @@ int harness_map_count(pid_t pid)
 	return f ? n : -1;
 }
 
-int harness_notify_read(struct pcmd_proc *p, char *buf, size_t len, int wait_ms,
-			const char *until)
+int harness_notify_read(struct pcmd_proc *p, char *buf, size_t len, int wait_ms, const char *until)
 {
 	uint64_t deadline = harness_now_ms() + (uint64_t)wait_ms;
 	size_t used = strlen(buf);
 
 	while (harness_now_ms() < deadline) {
-		struct pollfd pfd = { .fd = p->notify_fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = p->notify_fd, .events = POLLIN};
 		ssize_t n;
 
 		if (until && strstr(buf, until))
@@ -351,7 +350,7 @@ int harness_notify_read(struct pcmd_proc *p, char *buf, size_t len, int wait_ms,
 
 int harness_raw_connect(const struct pcmd_proc *p)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
@@ -368,7 +367,7 @@ int harness_raw_connect(const struct pcmd_proc *p)
 
 ssize_t harness_raw_rpc(int fd, const void *msg, size_t len, void *reply, size_t cap)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	ssize_t n;
 
 	if (len && send(fd, msg, len, MSG_NOSIGNAL) < 0 && errno != EPIPE)
@@ -398,8 +397,8 @@ void harness_hdr(struct pcmd_msg_hdr *h, uint16_t type, size_t len, uint32_t seq
 
 int harness_raw_hello(int fd, uint32_t role)
 {
-	struct pcmd_req_hello q = { .version_min = PCMD_PROTO_VERSION,
-				    .version_max = PCMD_PROTO_VERSION, .role = role };
+	struct pcmd_req_hello q = {
+	    .version_min = PCMD_PROTO_VERSION, .version_max = PCMD_PROTO_VERSION, .role = role};
 	uint8_t rep[PCMD_MSG_MAX_BYTES];
 	ssize_t n;
 

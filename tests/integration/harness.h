@@ -60,15 +60,15 @@ long harness_vm_kb(pid_t pid);
 int harness_fd_count(pid_t pid);
 int harness_map_count(pid_t pid);
 
-/* Wait until @pid has @want descriptors open (reclaims finish asynchronously). Return: the count. */
+/* Wait until @pid has @want descriptors open (reclaims finish asynchronously). Return: the count.
+ */
 int harness_wait_fds(pid_t pid, int want, int timeout_ms);
 
 /* Wait until @pid's descriptor count has not changed for 100 ms. Return: the count. */
 int harness_settled_fds(pid_t pid);
 
 /* The notify datagrams received so far, concatenated with '\n' between them. */
-int harness_notify_read(struct pcmd_proc *p, char *buf, size_t len, int wait_ms,
-			const char *until);
+int harness_notify_read(struct pcmd_proc *p, char *buf, size_t len, int wait_ms, const char *until);
 
 /* A raw control connection (no HELLO sent). Return: the fd or -errno. */
 int harness_raw_connect(const struct pcmd_proc *p);

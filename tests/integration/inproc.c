@@ -58,7 +58,7 @@ static void fill_hdr(struct inproc_client *cl, void *req, uint16_t type, size_t 
 static size_t handle(struct inproc *ip, struct inproc_client *cl, const void *msg, size_t len,
 		     void *reply, size_t cap, int *fds, int *n_fds)
 {
-	struct pcmd_control_in in = { .msg = msg, .len = len, .cred = &cl->c->cred };
+	struct pcmd_control_in in = {.msg = msg, .len = len, .cred = &cl->c->cred};
 	static _Alignas(8) uint8_t out[PCMD_MSG_MAX_BYTES];
 	size_t n;
 
@@ -104,8 +104,8 @@ static int map_region(struct inproc_client *cl)
 {
 	struct pcmd_region_hdr *h;
 
-	cl->map = mmap(NULL, cl->lay.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, cl->memfd,
-		       0);
+	cl->map =
+	    mmap(NULL, cl->lay.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, cl->memfd, 0);
 	if (cl->map == MAP_FAILED) {
 		cl->map = NULL;
 		return -errno;
@@ -122,10 +122,10 @@ static int map_region(struct inproc_client *cl)
 int inproc_client_open(struct inproc *ip, struct inproc_client *cl, uint32_t role,
 		       uint64_t data_bytes, uint32_t sq_entries, uint32_t cq_entries)
 {
-	struct pcmd_req_hello h = { .version_min = PCMD_PROTO_VERSION,
-				    .version_max = PCMD_PROTO_VERSION, .role = role };
-	struct pcmd_req_region r = { .data_bytes = data_bytes, .sq_entries = sq_entries,
-				     .cq_entries = cq_entries };
+	struct pcmd_req_hello h = {
+	    .version_min = PCMD_PROTO_VERSION, .version_max = PCMD_PROTO_VERSION, .role = role};
+	struct pcmd_req_region r = {
+	    .data_bytes = data_bytes, .sq_entries = sq_entries, .cq_entries = cq_entries};
 	struct pcmd_rep_region rep;
 	char why[PCMD_ERRTEXT_MAX];
 	int sv[2], rc;

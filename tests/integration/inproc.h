@@ -25,9 +25,9 @@ struct inproc {
 struct inproc_client {
 	struct pcmd_client *c; /* valid only while inproc_client_alive() */
 	uint32_t key;
-	int peer_fd;     /* our end of the socketpair */
+	int peer_fd; /* our end of the socketpair */
 	int memfd;
-	uint8_t *map;    /* our own mapping of the region */
+	uint8_t *map; /* our own mapping of the region */
 	uint8_t *data;
 	struct pcmd_region_layout lay;
 	struct pcmd_ring sq, cq;

@@ -62,36 +62,36 @@ enum { EXPECT_TRANSPORT = 1, EXPECT_ERROR, EXPECT_CLOSED };
 struct op {
 	uint64_t cookie;
 	uint8_t op;
-	uint8_t kind;   /* EXPECT_* */
-	int error;      /* EXPECT_ERROR: the status */
+	uint8_t kind; /* EXPECT_* */
+	int error;    /* EXPECT_ERROR: the status */
 	int client;
-	int pair, dir;  /* valid data ops: which stream */
+	int pair, dir;	/* valid data ops: which stream */
 	uint64_t index; /* position in the stream (FIFO matching) */
 	uint64_t len;
-	int slot;       /* buffer slot, -1 none */
+	int slot; /* buffer slot, -1 none */
 	int done;
-	uint32_t conn;  /* the conn id it names */
+	uint32_t conn;	 /* the conn id it names */
 	uint32_t sq_pos; /* its position in the submission ring */
-	int or_closed;  /* its conn closed before pcmd took it: -ENOTCONN/-EBADF allowed */
+	int or_closed;	 /* its conn closed before pcmd took it: -ENOTCONN/-EBADF allowed */
 };
 
 struct dir_stream {
-	uint64_t sends, recvs;     /* posted (accepted) so far */
-	uint64_t *send_len;        /* by index */
+	uint64_t sends, recvs; /* posted (accepted) so far */
+	uint64_t *send_len;    /* by index */
 	uint64_t cap;
 };
 
 struct pair {
-	int a, b;            /* clients */
-	uint32_t conn[2];    /* a's conn id, b's conn id */
-	int open[2];         /* the side has not closed it */
+	int a, b;		/* clients */
+	uint32_t conn[2];	/* a's conn id, b's conn id */
+	int open[2];		/* the side has not closed it */
 	struct dir_stream s[2]; /* 0: a -> b, 1: b -> a */
 };
 
 struct client {
 	struct inproc_client ic;
 	int alive;
-	int quiet;           /* steps left without polling */
+	int quiet; /* steps left without polling */
 	uint64_t slot_bytes;
 	int slot_busy[BUF_SLOTS];
 	char listen_addr[32];
@@ -169,7 +169,7 @@ static uint64_t data_seed(int pair, int dir, uint64_t index)
 
 static int open_client(struct run *r, int i)
 {
-	static const uint32_t rings[] = { 8, 16, 32, 64 };
+	static const uint32_t rings[] = {8, 16, 32, 64};
 	struct client *c = &r->cl[i];
 	uint32_t sq = rings[below(r, 4)], cq = rings[below(r, 4)];
 	uint64_t bytes = (uint64_t)(1 + below(r, 16)) * 64 * 1024;
@@ -195,9 +195,9 @@ static int take_conn_cqe(struct run *r, int ci, uint8_t op, uint64_t cookie, uin
 
 static int open_pair(struct run *r, int a, int b)
 {
-	struct pcmd_req_listen l = { 0 };
-	struct pcmd_req_accept ac = { .cookie = (1ull << 63) | r->next_cookie };
-	struct pcmd_req_connect cn = { .cookie = (1ull << 62) | r->next_cookie };
+	struct pcmd_req_listen l = {0};
+	struct pcmd_req_accept ac = {.cookie = (1ull << 63) | r->next_cookie};
+	struct pcmd_req_connect cn = {.cookie = (1ull << 62) | r->next_cookie};
 	struct pcmd_rep_listen lrep;
 	struct pair *p;
 	int rc;
@@ -211,14 +211,14 @@ static int open_pair(struct run *r, int a, int b)
 	snprintf(l.addr, sizeof(l.addr), "%s-%u", r->cl[b].listen_addr, ++r->n_addrs);
 	if (inproc_request(&r->ip, &r->cl[b].ic, &l, PCMD_MSG_LISTEN, sizeof(l), &lrep,
 			   sizeof(lrep)) < 0)
-		return r->cl[b].ic.last_status == -EMFILE ? 0
-							   : failf(r, "listen: %s",
-								   r->cl[b].ic.last_error);
+		return r->cl[b].ic.last_status == -EMFILE
+			   ? 0
+			   : failf(r, "listen: %s", r->cl[b].ic.last_error);
 	ac.listener_id = lrep.listener_id;
 	if (inproc_request(&r->ip, &r->cl[b].ic, &ac, PCMD_MSG_ACCEPT, sizeof(ac), NULL, 0) < 0)
 		return r->cl[b].ic.last_status == -EMFILE || r->cl[b].ic.last_status == -ENOBUFS
-			       ? 0
-			       : failf(r, "accept: %s", r->cl[b].ic.last_error);
+			   ? 0
+			   : failf(r, "accept: %s", r->cl[b].ic.last_error);
 	snprintf(cn.addr, sizeof(cn.addr), "%s", l.addr);
 	cn.opts.mode = PCMD_SHELL_DEFAULT;
 	rc = inproc_request(&r->ip, &r->cl[a].ic, &cn, PCMD_MSG_CONNECT, sizeof(cn), NULL, 0);
@@ -266,8 +266,9 @@ static int check_data_completion(struct run *r, struct op *o, const struct pcmd_
 				     (unsigned long long)want);
 		if (harness_check(c->ic.data + (uint64_t)o->slot * c->slot_bytes, want,
 				  data_seed(o->pair, o->dir, o->index), &bad) < 0)
-			return failf(r, "recv cookie %llu (stream %d.%d message %llu) differs at "
-					"byte %zu",
+			return failf(r,
+				     "recv cookie %llu (stream %d.%d message %llu) differs at "
+				     "byte %zu",
 				     (unsigned long long)o->cookie, o->pair, o->dir,
 				     (unsigned long long)o->index, bad);
 	}
@@ -381,7 +382,7 @@ static int post_valid(struct run *r)
 	struct client *c = &r->cl[ci];
 	int dir = send ? side : !side, slot;
 	uint64_t max = c->slot_bytes < MAX_MESSAGE ? c->slot_bytes : MAX_MESSAGE;
-	struct pcmd_sqe e = { .op = send ? PCMD_OP_SEND : PCMD_OP_RECV, .conn_id = p->conn[side] };
+	struct pcmd_sqe e = {.op = send ? PCMD_OP_SEND : PCMD_OP_RECV, .conn_id = p->conn[side]};
 	struct op *o;
 
 	if (!c->alive || !p->open[side] || (slot = free_slot(r, c)) < 0)
@@ -417,7 +418,7 @@ static int post_invalid(struct run *r)
 {
 	int ci = (int)below(r, (uint64_t)r->n_clients), side = 0;
 	struct client *c = &r->cl[ci];
-	struct pcmd_sqe e = { .op = below(r, 2) ? PCMD_OP_SEND : PCMD_OP_RECV, .len = 16 };
+	struct pcmd_sqe e = {.op = below(r, 2) ? PCMD_OP_SEND : PCMD_OP_RECV, .len = 16};
 	uint32_t conn = 0;
 	struct op *o;
 	int kind = (int)below(r, 9), expect = -EINVAL, closed = 0;
@@ -506,7 +507,7 @@ static int close_conn(struct run *r)
 {
 	struct pair *p = &r->pairs[below(r, (uint64_t)r->n_pairs)];
 	int side = (int)below(r, 2), ci = side ? p->b : p->a;
-	struct pcmd_req_close q = { .conn_id = p->conn[side], .flags = PCMD_CLOSE_ABORT };
+	struct pcmd_req_close q = {.conn_id = p->conn[side], .flags = PCMD_CLOSE_ABORT};
 
 	if (!r->cl[ci].alive || !p->open[side])
 		return 0;
@@ -568,7 +569,8 @@ static int step(struct run *r)
 	if (what < 93)
 		return close_conn(r);
 	if (what < 97) {
-		int a = (int)below(r, (uint64_t)r->n_clients), b = (int)below(r, (uint64_t)r->n_clients);
+		int a = (int)below(r, (uint64_t)r->n_clients),
+		    b = (int)below(r, (uint64_t)r->n_clients);
 
 		return a != b && r->cl[a].alive && r->cl[b].alive ? open_pair(r, a, b) : 0;
 	}
@@ -589,13 +591,13 @@ static int finish(struct run *r)
 		for (int side = 0; side < 2; side++) {
 			struct pair *p = &r->pairs[i];
 			int ci = side ? p->b : p->a;
-			struct pcmd_req_close q = { .conn_id = p->conn[side],
-						    .flags = PCMD_CLOSE_ABORT };
+			struct pcmd_req_close q = {.conn_id = p->conn[side],
+						   .flags = PCMD_CLOSE_ABORT};
 
 			if (r->cl[ci].alive && p->open[side]) {
 				widen_untaken(r, ci, q.conn_id);
-				inproc_request(&r->ip, &r->cl[ci].ic, &q, PCMD_MSG_CLOSE,
-					       sizeof(q), NULL, 0);
+				inproc_request(&r->ip, &r->cl[ci].ic, &q, PCMD_MSG_CLOSE, sizeof(q),
+					       NULL, 0);
 			}
 			p->open[side] = 0;
 		}
@@ -623,8 +625,9 @@ static int finish(struct run *r)
 				     d->policies->items[i]->flows);
 	pcmd_dp_loopback_usage(d->dp, &u);
 	if (u.regions || u.flows || u.listeners || u.queued_events)
-		return failf(r, "leak: the data plane holds %u regions, %u flows, %u listeners, "
-				"%u events",
+		return failf(r,
+			     "leak: the data plane holds %u regions, %u flows, %u listeners, "
+			     "%u events",
 			     u.regions, u.flows, u.listeners, u.queued_events);
 	return 0;
 }
@@ -694,9 +697,10 @@ static void shrink(uint64_t seed, int clients, int steps)
 		if (run_seed(seed, clients, s, why, sizeof(why), &v, &iv) < 0)
 			steps = s;
 	run_seed(seed, clients, steps, why, sizeof(why), &v, &iv);
-	fprintf(stderr, "shrunk: seed %llu fails with %d clients and %d steps: %s\n"
-			"reproduce: PCMD_RANDOM_SEED=%llu PCMD_RANDOM_CLIENTS=%d PCMD_RANDOM_STEPS=%d "
-			"%s\n",
+	fprintf(stderr,
+		"shrunk: seed %llu fails with %d clients and %d steps: %s\n"
+		"reproduce: PCMD_RANDOM_SEED=%llu PCMD_RANDOM_CLIENTS=%d PCMD_RANDOM_STEPS=%d "
+		"%s\n",
 		(unsigned long long)seed, clients, steps, why, (unsigned long long)seed, clients,
 		steps, "build/tests/integration/test_pcmd_channel_random");
 }
@@ -721,8 +725,9 @@ static void test_random_descriptor_streams_complete_exactly_once_and_leak_nothin
 		char why[512];
 
 		if (run_seed(seed, clients, steps, why, sizeof(why), &v, &iv) < 0) {
-			fprintf(stderr, "seed %llu failed: %s\nreproduce: PCMD_RANDOM_SEED=%llu "
-					"build/tests/integration/test_pcmd_channel_random\n",
+			fprintf(stderr,
+				"seed %llu failed: %s\nreproduce: PCMD_RANDOM_SEED=%llu "
+				"build/tests/integration/test_pcmd_channel_random\n",
 				(unsigned long long)seed, why, (unsigned long long)seed);
 			shrink(seed, clients, steps);
 			fail_msg("seed %llu: %s", (unsigned long long)seed, why);
@@ -739,8 +744,7 @@ static void test_random_descriptor_streams_complete_exactly_once_and_leak_nothin
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(
-			test_random_descriptor_streams_complete_exactly_once_and_leak_nothing),
+	    cmocka_unit_test(test_random_descriptor_streams_complete_exactly_once_and_leak_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,9 +112,9 @@ static void wait_ready(int fd)
 
 static void test_two_clients_move_data_byte_exact(void **state)
 {
-	struct rx_args rx = { .addr = "rx-exact" };
-	struct tp_stream s = { .seed = test_seed(), .n_msgs = 200, .max_bytes = 2u << 20,
-			       .window = 8 };
+	struct rx_args rx = {.addr = "rx-exact"};
+	struct tp_stream s = {
+	    .seed = test_seed(), .n_msgs = 200, .max_bytes = 2u << 20, .window = 8};
 	struct pcm_tp_endpoint *ep;
 	int pfd[2];
 	pid_t child;
@@ -179,9 +179,9 @@ static void test_too_long_message_fails_both_sides_and_nothing_stalls(void **sta
 
 static void test_client_api_memory_fd_policy_and_backend_rules(void **state)
 {
-	struct pcm_tp_config cfg = { .backend = PCM_TP_BACKEND_INPROC };
-	struct pcm_tp_conn_opts cubic = { .policy = "cubic", .mode = PCM_TP_SHELL_ASYNC_LOCKED };
-	struct pcm_tp_conn_opts path = { .policy = "/tmp/x.so" };
+	struct pcm_tp_config cfg = {.backend = PCM_TP_BACKEND_INPROC};
+	struct pcm_tp_conn_opts cubic = {.policy = "cubic", .mode = PCM_TP_SHELL_ASYNC_LOCKED};
+	struct pcm_tp_conn_opts path = {.policy = "/tmp/x.so"};
 	struct pcm_tp_endpoint *a, *b, *e;
 	struct pcm_tp_conn *ca, *cb;
 	struct pcm_tp_completion c;
@@ -189,7 +189,8 @@ static void test_client_api_memory_fd_policy_and_backend_rules(void **state)
 	struct pollfd pfd;
 	uint8_t *inside, *heap = malloc(64);
 
-	/* Backends: only the daemon one lives here; AUTO follows $PCM_TRANSPORT and $PCMD_SOCKET. */
+	/* Backends: only the daemon one lives here; AUTO follows $PCM_TRANSPORT and $PCMD_SOCKET.
+	 */
 	assert_int_equal(pcm_tp_endpoint_open(&cfg, &e), -EOPNOTSUPP);
 	assert_non_null(strstr(pcm_tp_last_error(), "only the daemon backend"));
 	cfg.backend = PCM_TP_BACKEND_AUTO;
@@ -215,9 +216,9 @@ static void test_client_api_memory_fd_policy_and_backend_rules(void **state)
 	assert_non_null(inside);
 	assert_int_equal(pcm_tp_mr_reg(a, inside, 1024, &mr), 0);
 	assert_int_equal(pcm_tp_send(ca, mr, inside + 1000, 100, 1), -EINVAL); /* beyond the MR */
-	assert_null(pcm_tp_mem_alloc(a, 2u << 20));                            /* beyond the region */
+	assert_null(pcm_tp_mem_alloc(a, 2u << 20)); /* beyond the region */
 	/* The completion fd becomes readable when a completion arrives. */
-	pfd = (struct pollfd){ .fd = pcm_tp_fd(b), .events = POLLIN };
+	pfd = (struct pollfd){.fd = pcm_tp_fd(b), .events = POLLIN};
 	assert_true(pfd.fd >= 0);
 	assert_int_equal(poll(&pfd, 1, 100), 0);
 	assert_int_equal(pcm_tp_recv(cb, NULL, pcm_tp_mem_alloc(b, 64), 64, 5), 0);
@@ -355,11 +356,11 @@ static int no_app_clients(const struct pcmd_rep_stats *s)
 
 static void test_sigkill_mid_transfer_leaks_nothing_and_spares_others(void **state)
 {
-	struct rx_args brx = { .addr = "pair-b" }, vpeer = { .addr = "pair-a" };
-	struct paused_args btx = { .addr = "pair-b" };
-	struct victim_args v = { .addr = "pair-a" };
-	struct tp_stream s = { .seed = test_seed() + 7, .n_msgs = 120, .max_bytes = 1u << 20,
-			       .window = 4 };
+	struct rx_args brx = {.addr = "pair-b"}, vpeer = {.addr = "pair-a"};
+	struct paused_args btx = {.addr = "pair-b"};
+	struct victim_args v = {.addr = "pair-a"};
+	struct tp_stream s = {
+	    .seed = test_seed() + 7, .n_msgs = 120, .max_bytes = 1u << 20, .window = 4};
 	int ready[2], go[2], fds0, maps0;
 	pid_t pb_rx, pb_tx, pv, pvp;
 	struct pcmd_rep_stats st;
@@ -446,9 +447,9 @@ static void test_client_not_reading_completions_cannot_grow_daemon(void **state)
 		n = pcm_tp_poll(b, c, 64);
 		for (int i = 0; i < n; i++) {
 			assert_int_equal(c[i].status, 0);
-			assert_int_equal(pcm_tp_recv(cb, NULL, rx + (c[i].cookie % 1024) * 64, 64,
-						     c[i].cookie),
-					 0);
+			assert_int_equal(
+			    pcm_tp_recv(cb, NULL, rx + (c[i].cookie % 1024) * 64, 64, c[i].cookie),
+			    0);
 			received++;
 		}
 	}
@@ -564,20 +565,19 @@ static void test_connect_disconnect_cycles_keep_rss_and_fds_stable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_two_clients_move_data_byte_exact,
-						start_default, stop),
-		cmocka_unit_test_setup_teardown(
-			test_too_long_message_fails_both_sides_and_nothing_stalls, start_default,
-			stop),
-		cmocka_unit_test_setup_teardown(test_client_api_memory_fd_policy_and_backend_rules,
-						start_default, stop),
-		cmocka_unit_test_setup_teardown(
-			test_sigkill_mid_transfer_leaks_nothing_and_spares_others,
-			start_small_chunks, stop),
-		cmocka_unit_test_setup_teardown(
-			test_client_not_reading_completions_cannot_grow_daemon, start_default, stop),
-		cmocka_unit_test_setup_teardown(
-			test_connect_disconnect_cycles_keep_rss_and_fds_stable, start_default, stop),
+	    cmocka_unit_test_setup_teardown(test_two_clients_move_data_byte_exact, start_default,
+					    stop),
+	    cmocka_unit_test_setup_teardown(
+		test_too_long_message_fails_both_sides_and_nothing_stalls, start_default, stop),
+	    cmocka_unit_test_setup_teardown(test_client_api_memory_fd_policy_and_backend_rules,
+					    start_default, stop),
+	    cmocka_unit_test_setup_teardown(
+		test_sigkill_mid_transfer_leaks_nothing_and_spares_others, start_small_chunks,
+		stop),
+	    cmocka_unit_test_setup_teardown(test_client_not_reading_completions_cannot_grow_daemon,
+					    start_default, stop),
+	    cmocka_unit_test_setup_teardown(test_connect_disconnect_cycles_keep_rss_and_fds_stable,
+					    start_default, stop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,7 +93,7 @@ static void test_malformed_framing_gets_errors(void **state)
 {
 	int fd = harness_raw_connect(&pcmd);
 	uint8_t big[2000];
-	struct pcmd_req_hello h = { .version_min = 1, .version_max = 1, .role = PCMD_ROLE_APP };
+	struct pcmd_req_hello h = {.version_min = 1, .version_max = 1, .role = PCMD_ROLE_APP};
 	struct pcmd_req_empty e;
 
 	assert_true(fd >= 0);
@@ -138,7 +138,7 @@ static void test_malformed_framing_gets_errors(void **state)
 
 static void test_other_protocol_version_gets_clear_error(void **state)
 {
-	struct pcmd_req_hello h = { .version_min = 2, .version_max = 2, .role = PCMD_ROLE_APP };
+	struct pcmd_req_hello h = {.version_min = 2, .version_max = 2, .role = PCMD_ROLE_APP};
 	uint8_t rep[256];
 	int fd = harness_raw_connect(&pcmd);
 
@@ -171,13 +171,13 @@ static int app_client(void)
 
 static void test_malformed_fields_get_errors(void **state)
 {
-	struct pcmd_req_region rg = { 0 };
-	struct pcmd_req_listen l = { 0 };
-	struct pcmd_req_connect c = { 0 };
-	struct pcmd_req_close cl = { 0 };
-	struct pcmd_req_page pg = { 0 };
-	struct pcmd_req_policy_load pl = { 0 };
-	struct pcmd_req_policy_set ps = { 0 };
+	struct pcmd_req_region rg = {0};
+	struct pcmd_req_listen l = {0};
+	struct pcmd_req_connect c = {0};
+	struct pcmd_req_close cl = {0};
+	struct pcmd_req_page pg = {0};
+	struct pcmd_req_policy_load pl = {0};
+	struct pcmd_req_policy_set ps = {0};
 	int fd = app_client();
 
 	hdr(&l, PCMD_MSG_LISTEN, sizeof(l));
@@ -252,9 +252,11 @@ static void test_descriptors_sent_to_pcmd_are_refused_and_closed(void **state)
 		struct cmsghdr a;
 		uint8_t b[CMSG_SPACE(sizeof(int) * 2)];
 	} ctl;
-	struct iovec iov = { &e, sizeof(e) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
-			    .msg_controllen = sizeof(ctl.b) };
+	struct iovec iov = {&e, sizeof(e)};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = ctl.b,
+			   .msg_controllen = sizeof(ctl.b)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 	uint8_t rep[PCMD_MSG_MAX_BYTES];
 	int fd = app_client(), fds[2], before;
@@ -344,14 +346,16 @@ struct raw {
 
 static void raw_region(struct raw *r, uint64_t bytes)
 {
-	struct pcmd_req_region q = { .data_bytes = bytes, .sq_entries = 64, .cq_entries = 64 };
+	struct pcmd_req_region q = {.data_bytes = bytes, .sq_entries = 64, .cq_entries = 64};
 	union {
 		struct cmsghdr a;
 		uint8_t b[CMSG_SPACE(sizeof(int) * 3)];
 	} ctl;
-	struct iovec iov = { &r->rep, sizeof(r->rep) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
-			    .msg_controllen = sizeof(ctl.b) };
+	struct iovec iov = {&r->rep, sizeof(r->rep)};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = ctl.b,
+			   .msg_controllen = sizeof(ctl.b)};
 	struct pcmd_region_hdr *h;
 	int fds[3];
 
@@ -377,8 +381,8 @@ static void raw_region(struct raw *r, uint64_t bytes)
 static void raw_put(struct raw *r, uint8_t op, uint32_t conn, uint64_t off, uint64_t len,
 		    uint64_t cookie)
 {
-	struct pcmd_sqe e = { .op = op, .conn_id = conn, .offset = off, .len = len,
-			      .cookie = cookie };
+	struct pcmd_sqe e = {
+	    .op = op, .conn_id = conn, .offset = off, .len = len, .cookie = cookie};
 	uint64_t one = 1;
 
 	pcmd_ring_put(&r->sq, &e);
@@ -401,9 +405,9 @@ static struct pcmd_cqe raw_next(struct raw *r)
 
 static void raw_pair(struct raw *a, struct raw *b, const char *addr)
 {
-	struct pcmd_req_listen l = { 0 };
-	struct pcmd_req_accept ac = { .cookie = 1 };
-	struct pcmd_req_connect c = { .cookie = 2 };
+	struct pcmd_req_listen l = {0};
+	struct pcmd_req_accept ac = {.cookie = 1};
+	struct pcmd_req_connect c = {.cookie = 2};
 	struct pcmd_rep_conn rc;
 	struct pcmd_cqe e;
 
@@ -474,8 +478,8 @@ static void test_malformed_descriptors_complete_with_errors(void **state)
 	raw_put(&a, 9, a.conn, 0, 10, 6); /* no such op */
 	expect_cqe(&a, 6, -EINVAL);
 	{
-		struct pcmd_sqe e = { .op = PCMD_OP_SEND, .flags = 1, .conn_id = a.conn,
-				      .len = 1, .cookie = 7 };
+		struct pcmd_sqe e = {
+		    .op = PCMD_OP_SEND, .flags = 1, .conn_id = a.conn, .len = 1, .cookie = 7};
 		uint64_t one = 1;
 
 		pcmd_ring_put(&a.sq, &e);
@@ -550,14 +554,14 @@ static void test_region_is_sealed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_malformed_framing_gets_errors),
-		cmocka_unit_test(test_other_protocol_version_gets_clear_error),
-		cmocka_unit_test(test_malformed_fields_get_errors),
-		cmocka_unit_test(test_descriptors_sent_to_pcmd_are_refused_and_closed),
-		cmocka_unit_test(test_random_control_garbage_gets_replies_and_daemon_survives),
-		cmocka_unit_test(test_malformed_descriptors_complete_with_errors),
-		cmocka_unit_test(test_corrupt_ring_indices_disconnect_only_that_client),
-		cmocka_unit_test(test_region_is_sealed),
+	    cmocka_unit_test(test_malformed_framing_gets_errors),
+	    cmocka_unit_test(test_other_protocol_version_gets_clear_error),
+	    cmocka_unit_test(test_malformed_fields_get_errors),
+	    cmocka_unit_test(test_descriptors_sent_to_pcmd_are_refused_and_closed),
+	    cmocka_unit_test(test_random_control_garbage_gets_replies_and_daemon_survives),
+	    cmocka_unit_test(test_malformed_descriptors_complete_with_errors),
+	    cmocka_unit_test(test_corrupt_ring_indices_disconnect_only_that_client),
+	    cmocka_unit_test(test_region_is_sealed),
 	};
 
 	return cmocka_run_group_tests(tests, start, stop);

@@ -65,7 +65,7 @@ static int rpc_status(int fd, void *msg, uint16_t type, size_t len, void *rep, s
 
 static int policy_load(int fd, const char *path, char *name, char *text)
 {
-	struct pcmd_req_policy_load q = { 0 };
+	struct pcmd_req_policy_load q = {0};
 	uint8_t rep[PCMD_MSG_MAX_BYTES];
 	int st;
 
@@ -78,7 +78,7 @@ static int policy_load(int fd, const char *path, char *name, char *text)
 
 static int policy_unload(int fd, const char *name, char *text)
 {
-	struct pcmd_req_policy_unload q = { 0 };
+	struct pcmd_req_policy_unload q = {0};
 	uint8_t rep[PCMD_MSG_MAX_BYTES];
 
 	snprintf(q.name, sizeof(q.name), "%s", name);
@@ -88,7 +88,7 @@ static int policy_unload(int fd, const char *name, char *text)
 static int policy_set(int fd, uint32_t target, uint32_t id, const char *policy, uint32_t mode,
 		      uint32_t *changed)
 {
-	struct pcmd_req_policy_set q = { .target = target, .id = id };
+	struct pcmd_req_policy_set q = {.target = target, .id = id};
 	uint8_t rep[PCMD_MSG_MAX_BYTES];
 	int st;
 
@@ -103,7 +103,7 @@ static int policy_set(int fd, uint32_t target, uint32_t id, const char *policy, 
 /* All flows (one page is enough here). Return: their count. */
 static uint32_t flows(int fd, struct pcmd_flow_info *out, uint32_t max)
 {
-	struct pcmd_req_page q = { .start = 0, .max = 0 };
+	struct pcmd_req_page q = {.start = 0, .max = 0};
 	uint8_t rep[PCMD_MSG_MAX_BYTES];
 	struct pcmd_rep_flows *p = (void *)rep;
 
@@ -116,13 +116,12 @@ static uint32_t flows(int fd, struct pcmd_flow_info *out, uint32_t max)
 
 static int listed(int fd, const char *name, char *source)
 {
-	struct pcmd_req_page q = { 0 };
+	struct pcmd_req_page q = {0};
 	uint8_t rep[PCMD_MSG_MAX_BYTES];
 	struct pcmd_rep_policies *p = (void *)rep;
 
-	assert_int_equal(rpc_status(fd, &q, PCMD_MSG_POLICY_LIST, sizeof(q), rep, sizeof(rep),
-				    NULL, 0),
-			 0);
+	assert_int_equal(
+	    rpc_status(fd, &q, PCMD_MSG_POLICY_LIST, sizeof(q), rep, sizeof(rep), NULL, 0), 0);
 	for (uint32_t i = 0; i < p->n; i++)
 		if (strcmp(p->policies[i].name, name) == 0) {
 			if (source)
@@ -135,7 +134,7 @@ static int listed(int fd, const char *name, char *source)
 static struct pcm_tp_conn *connect_to(struct pcm_tp_endpoint *a, struct pcm_tp_endpoint *b,
 				      const char *addr, const char *policy)
 {
-	struct pcm_tp_conn_opts o = { .policy = policy };
+	struct pcm_tp_conn_opts o = {.policy = policy};
 	struct pcm_tp_conn *ca, *cb;
 	int rc = tp_pair(a, b, addr, policy ? &o : NULL, &ca, &cb);
 
@@ -156,15 +155,16 @@ static const struct pcmd_flow_info *find_peer(const struct pcmd_flow_info *f, ui
 
 static void test_rules_choose_policy_and_mode_per_destination(void **state)
 {
-	static const char yaml[] = "log_level: debug\n"
-				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
-				   "policies:\n"
-				   "  default: swift\n"
-				   "  rules:\n"
-				   "    - {peer: \"10.0.0.0/8\", policy: dctcp, mode: async_bounded}\n"
-				   "    - {peer: \"rack1-*\", policy: cubic}\n";
-	static const char *const addrs[] = { "10.1.2.3:7000", "rack1-host7", "elsewhere",
-					     "rack1-explicit" };
+	static const char yaml[] =
+	    "log_level: debug\n"
+	    "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+	    "policies:\n"
+	    "  default: swift\n"
+	    "  rules:\n"
+	    "    - {peer: \"10.0.0.0/8\", policy: dctcp, mode: async_bounded}\n"
+	    "    - {peer: \"rack1-*\", policy: cubic}\n";
+	static const char *const addrs[] = {"10.1.2.3:7000", "rack1-host7", "elsewhere",
+					    "rack1-explicit"};
 	struct pcm_tp_endpoint *a, *b[4];
 	struct pcmd_flow_info f[16];
 	const struct pcmd_flow_info *x;
@@ -266,7 +266,7 @@ static void test_package_named_by_config_is_not_unloaded(void **state)
 
 static int stream_child(int send_side, const char *addr, int ready)
 {
-	struct tp_stream s = { .seed = 31, .n_msgs = 400, .max_bytes = 512u << 10, .window = 8 };
+	struct tp_stream s = {.seed = 31, .n_msgs = 400, .max_bytes = 512u << 10, .window = 8};
 	struct pcm_tp_endpoint *ep;
 	int rc;
 
@@ -292,9 +292,9 @@ static void test_policy_swap_under_load_loses_nothing(void **state)
 				   "  load: [\"" PCMD_TEST_PKG_SO "\"]\n"
 				   "  rules:\n"
 				   "    - {peer: \"swap-*\", policy: newreno}\n";
-	static const char *const names[] = { "cubic", "dctcp", "fixed_window", "swift" };
-	static const uint32_t modes[] = { PCMD_SHELL_SYNC, PCMD_SHELL_ASYNC_RELAXED,
-					  PCMD_SHELL_ASYNC_LOCKED, PCMD_SHELL_ASYNC_BOUNDED };
+	static const char *const names[] = {"cubic", "dctcp", "fixed_window", "swift"};
+	static const uint32_t modes[] = {PCMD_SHELL_SYNC, PCMD_SHELL_ASYNC_RELAXED,
+					 PCMD_SHELL_ASYNC_LOCKED, PCMD_SHELL_ASYNC_BOUNDED};
 	struct pcmd_flow_info f[8];
 	struct pcmd_rep_stats st;
 	uint64_t swaps = 0, round = 0;
@@ -346,11 +346,11 @@ static void test_policy_swap_under_load_loses_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_rules_choose_policy_and_mode_per_destination, stop),
-		cmocka_unit_test_teardown(test_loaded_package_swaps_in_and_unloads_only_when_unused,
-					  stop),
-		cmocka_unit_test_teardown(test_package_named_by_config_is_not_unloaded, stop),
-		cmocka_unit_test_teardown(test_policy_swap_under_load_loses_nothing, stop),
+	    cmocka_unit_test_teardown(test_rules_choose_policy_and_mode_per_destination, stop),
+	    cmocka_unit_test_teardown(test_loaded_package_swaps_in_and_unloads_only_when_unused,
+				      stop),
+	    cmocka_unit_test_teardown(test_package_named_by_config_is_not_unloaded, stop),
+	    cmocka_unit_test_teardown(test_policy_swap_under_load_loses_nothing, stop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -225,7 +225,7 @@ static void test_sighup_with_bad_config_keeps_the_old_one(void **state)
 
 static void test_sd_notify_ready_status_reloading_stopping_and_watchdog(void **state)
 {
-	static const char *const env[] = { "WATCHDOG_USEC=200000", NULL };
+	static const char *const env[] = {"WATCHDOG_USEC=200000", NULL};
 	char notes[16384] = "";
 	int watchdogs = 0;
 
@@ -394,7 +394,7 @@ static void test_stats_and_records_files_are_written(void **state)
 /* Run pcmd with @args; its stdout and stderr into @out. Return: its exit status. */
 static int run_pcmd(const char *const *args, char *out, size_t len)
 {
-	char *argv[16] = { (char *)PCMD_LOOPBACK };
+	char *argv[16] = {(char *)PCMD_LOOPBACK};
 	int pfd[2], status;
 	ssize_t n, used = 0;
 	pid_t pid;
@@ -428,37 +428,37 @@ static void test_command_line_checks_and_overrides(void **state)
 	f = fopen(cfg, "w");
 	fputs("socket:\n  path: /run/pcmd/pcmd.sock\nlimits:\n  backlog: 8\n", f);
 	fclose(f);
-	assert_int_equal(run_pcmd((const char *[]){ "--check-config", cfg, NULL }, out, sizeof(out)),
+	assert_int_equal(run_pcmd((const char *[]){"--check-config", cfg, NULL}, out, sizeof(out)),
 			 0);
 	assert_non_null(strstr(out, ": OK (datapath softnic, socket /run/pcmd/pcmd.sock"));
 	/* -s is --set socket.path, and it wins over the file. */
-	assert_int_equal(run_pcmd((const char *[]){ "--check-config", cfg, "-s", "/tmp/other.sock",
-						    NULL },
-				  out, sizeof(out)),
-			 0);
+	assert_int_equal(
+	    run_pcmd((const char *[]){"--check-config", cfg, "-s", "/tmp/other.sock", NULL}, out,
+		     sizeof(out)),
+	    0);
 	assert_non_null(strstr(out, "socket /tmp/other.sock"));
-	assert_int_equal(run_pcmd((const char *[]){ "--check-config", cfg, "--set",
-						    "limits.backlog=0", NULL },
-				  out, sizeof(out)),
-			 1);
+	assert_int_equal(
+	    run_pcmd((const char *[]){"--check-config", cfg, "--set", "limits.backlog=0", NULL},
+		     out, sizeof(out)),
+	    1);
 	assert_non_null(strstr(out, "command line: --set limits.backlog: 0 is outside 1..4096"));
-	assert_int_equal(run_pcmd((const char *[]){ "--check-config", cfg, "--log-level", "loud",
-						    NULL },
-				  out, sizeof(out)),
-			 1);
+	assert_int_equal(
+	    run_pcmd((const char *[]){"--check-config", cfg, "--log-level", "loud", NULL}, out,
+		     sizeof(out)),
+	    1);
 	assert_non_null(strstr(out, "command line: --set log_level: 'loud' is not one of"));
-	assert_int_equal(run_pcmd((const char *[]){ "--check-config", cfg, "--datapath", "verbs",
-						    NULL },
-				  out, sizeof(out)),
-			 0);
+	assert_int_equal(
+	    run_pcmd((const char *[]){"--check-config", cfg, "--datapath", "verbs", NULL}, out,
+		     sizeof(out)),
+	    0);
 	assert_non_null(strstr(out, "datapath verbs"));
-	assert_int_equal(run_pcmd((const char *[]){ "--set", "oops", NULL }, out, sizeof(out)), 2);
+	assert_int_equal(run_pcmd((const char *[]){"--set", "oops", NULL}, out, sizeof(out)), 2);
 	assert_non_null(strstr(out, "expected KEY=VALUE"));
-	assert_int_equal(run_pcmd((const char *[]){ "--version", NULL }, out, sizeof(out)), 0);
+	assert_int_equal(run_pcmd((const char *[]){"--version", NULL}, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "control protocol 1"));
 	/* A daemon that cannot start says why and exits 1. */
-	assert_int_equal(run_pcmd((const char *[]){ "-c", cfg, "-s", "/nonexistent-dir/x.sock",
-						    "--set", "socket.group=", NULL },
+	assert_int_equal(run_pcmd((const char *[]){"-c", cfg, "-s", "/nonexistent-dir/x.sock",
+						   "--set", "socket.group=", NULL},
 				  out, sizeof(out)),
 			 1);
 	assert_non_null(strstr(out, "cannot start: bind /nonexistent-dir/x.sock"));
@@ -491,21 +491,20 @@ static void test_log_level_flag_controls_debug_lines(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_uid_not_in_allow_list_is_refused_with_reason, stop),
-		cmocka_unit_test_teardown(
-			test_gid_not_in_allow_list_is_refused_and_listed_gid_accepted, stop),
-		cmocka_unit_test_teardown(
-			test_other_user_is_refused_by_pcmd_not_just_the_file_mode, stop),
-		cmocka_unit_test_teardown(test_sighup_with_bad_config_keeps_the_old_one, stop),
-		cmocka_unit_test_teardown(
-			test_sd_notify_ready_status_reloading_stopping_and_watchdog, stop),
-		cmocka_unit_test_teardown(test_sigterm_drains_posted_sends_then_aborts_the_rest,
-					  stop),
-		cmocka_unit_test_teardown(test_sigterm_in_abort_mode_fails_outstanding_work_at_once,
-					  stop),
-		cmocka_unit_test_teardown(test_stats_and_records_files_are_written, stop),
-		cmocka_unit_test(test_command_line_checks_and_overrides),
-		cmocka_unit_test_teardown(test_log_level_flag_controls_debug_lines, stop),
+	    cmocka_unit_test_teardown(test_uid_not_in_allow_list_is_refused_with_reason, stop),
+	    cmocka_unit_test_teardown(test_gid_not_in_allow_list_is_refused_and_listed_gid_accepted,
+				      stop),
+	    cmocka_unit_test_teardown(test_other_user_is_refused_by_pcmd_not_just_the_file_mode,
+				      stop),
+	    cmocka_unit_test_teardown(test_sighup_with_bad_config_keeps_the_old_one, stop),
+	    cmocka_unit_test_teardown(test_sd_notify_ready_status_reloading_stopping_and_watchdog,
+				      stop),
+	    cmocka_unit_test_teardown(test_sigterm_drains_posted_sends_then_aborts_the_rest, stop),
+	    cmocka_unit_test_teardown(test_sigterm_in_abort_mode_fails_outstanding_work_at_once,
+				      stop),
+	    cmocka_unit_test_teardown(test_stats_and_records_files_are_written, stop),
+	    cmocka_unit_test(test_command_line_checks_and_overrides),
+	    cmocka_unit_test_teardown(test_log_level_flag_controls_debug_lines, stop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

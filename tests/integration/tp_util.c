@@ -13,7 +13,7 @@
 
 int tp_open(const char *sock, size_t region_bytes, struct pcm_tp_endpoint **out)
 {
-	struct pcm_tp_config cfg = { .backend = PCM_TP_BACKEND_DAEMON };
+	struct pcm_tp_config cfg = {.backend = PCM_TP_BACKEND_DAEMON};
 
 	cfg.daemon_socket = sock;
 	cfg.daemon_region_bytes = region_bytes;
@@ -93,7 +93,7 @@ int tp_exchange(struct pcm_tp_endpoint *a, struct pcm_tp_conn *ca, struct pcm_tp
 
 size_t tp_msg_size(uint64_t seed, uint32_t k, size_t max_bytes)
 {
-	static const size_t edges[] = { 0, 1, 7, 4096, 65535, 65536, 65537 };
+	static const size_t edges[] = {0, 1, 7, 4096, 65535, 65536, 65537};
 	uint64_t x = seed * 6364136223846793005ull + k * 1442695040888963407ull + 1;
 
 	if (k < sizeof(edges) / sizeof(edges[0]) && edges[k] <= max_bytes)
@@ -140,8 +140,7 @@ static int next_done(struct pcm_tp_endpoint *ep, struct slot *slots, struct tp_s
 		}
 		pcm_tp_wait(ep, 100);
 	}
-	return fail(s, "no completion within 30 s (%d of %d done)", (int)s->done,
-		    (int)s->n_msgs);
+	return fail(s, "no completion within 30 s (%d of %d done)", (int)s->done, (int)s->n_msgs);
 }
 
 static int post(struct pcm_tp_conn *conn, struct slot *sl, int send_side, uint64_t cookie)

@@ -40,14 +40,14 @@ size_t tp_msg_size(uint64_t seed, uint32_t k, size_t max_bytes);
 
 struct tp_stream {
 	uint64_t seed;
-	uint32_t first;    /* index of the first message (a stream sent in parts) */
-	uint32_t n_msgs;   /* messages in this part */
+	uint32_t first;	 /* index of the first message (a stream sent in parts) */
+	uint32_t n_msgs; /* messages in this part */
 	size_t max_bytes;
-	uint32_t window;   /* messages in flight */
-	uint64_t bytes;    /* out: bytes moved */
-	uint32_t done;     /* out: messages completed */
-	int first_error;   /* out: first failing completion status, 0 if none */
-	char why[256];     /* out: what went wrong */
+	uint32_t window; /* messages in flight */
+	uint64_t bytes;	 /* out: bytes moved */
+	uint32_t done;	 /* out: messages completed */
+	int first_error; /* out: first failing completion status, 0 if none */
+	char why[256];	 /* out: what went wrong */
 };
 
 /*
@@ -65,7 +65,6 @@ int tp_stream_on(struct pcm_tp_endpoint *ep, struct pcm_tp_conn *conn, int send_
  * receive the stream, checking each message's size and bytes. @ready (if >= 0)
  * gets one byte written once listening. Return: 0 or -EIO.
  */
-int tp_recv_stream(struct pcm_tp_endpoint *ep, const char *addr, int ready,
-		   struct tp_stream *s);
+int tp_recv_stream(struct pcm_tp_endpoint *ep, const char *addr, int ready, struct tp_stream *s);
 
 #endif /* PCMD_TEST_TP_UTIL_H */

@@ -68,7 +68,7 @@ static int step(struct pair *p)
 
 int main(int argc, char **argv)
 {
-	struct pair pairs[MAX_PAIRS] = { 0 };
+	struct pair pairs[MAX_PAIRS] = {0};
 	uint64_t until;
 	int n;
 
@@ -90,7 +90,8 @@ int main(int argc, char **argv)
 	while (harness_now_ms() < until)
 		for (int i = 0; i < n; i++)
 			if (step(&pairs[i]) < 0) {
-				fprintf(stderr, "traffic: pair %d: a message failed or differed\n", i);
+				fprintf(stderr, "traffic: pair %d: a message failed or differed\n",
+					i);
 				return 1;
 			}
 	for (int i = 0; i < n; i++) {

@@ -54,50 +54,50 @@ static void test_defaults_are_valid_and_documented_values(void **state)
 static void test_every_section_parses(void **state)
 {
 	static const char yaml[] =
-		"log_level: debug\n"
-		"socket:\n"
-		"  path: /tmp/x.sock\n"
-		"  group: \"\"\n"
-		"  mode: \"0600\"\n"
-		"  allow_uids: [0, root, 1000]\n"
-		"  allow_gids: [root]\n"
-		"  admin_uids: []\n"
-		"  admin_gids: [0]\n"
-		"datapath:\n"
-		"  kind: verbs\n"
-		"  chunk_bytes: 16384\n"
-		"  paths: 8\n"
-		"  verbs:\n"
-		"    devices:\n"
-		"      - {name: mlx5_0, port: 2, gid_index: 3}\n"
-		"      - name: rxe0\n"
-		"  softnic: {topology: /etc/pcm/fabric.yaml, hosts: 64}\n"
-		"engines: {count: 2, numa_node: 1, cpus: [2, 3]}\n"
-		"workers: {count: 1, numa_node: -1, cpus: [4]}\n"
-		"policies:\n"
-		"  default: cubic\n"
-		"  default_lb: reps\n"
-		"  mode: async_relaxed\n"
-		"  skew_bound: 8\n"
-		"  load: [/usr/lib/pcm/a.so, /usr/lib/pcm/b.so]\n"
-		"  rules:\n"
-		"    - {peer: \"10.0.0.0/8\", policy: dctcp, lb: none, mode: async_bounded, "
-		"skew_bound: 2}\n"
-		"    - {peer: \"rack*\"}\n"
-		"limits:\n"
-		"  max_clients: 10\n"
-		"  flows_per_client: 20\n"
-		"  memory_per_client_bytes: 64MiB\n"
-		"  memory_total_bytes: 1GiB\n"
-		"  outstanding_per_client: 100\n"
-		"  sq_entries: 64\n"
-		"  cq_entries: 128\n"
-		"  max_message_bytes: 16MiB\n"
-		"  listeners_per_client: 4\n"
-		"  backlog: 8\n"
-		"output: {stats_path: /tmp/s, stats_interval_ms: 500, records_path: /tmp/r, "
-		"status_interval_ms: 250}\n"
-		"shutdown: {mode: abort, drain_timeout_ms: 0}\n";
+	    "log_level: debug\n"
+	    "socket:\n"
+	    "  path: /tmp/x.sock\n"
+	    "  group: \"\"\n"
+	    "  mode: \"0600\"\n"
+	    "  allow_uids: [0, root, 1000]\n"
+	    "  allow_gids: [root]\n"
+	    "  admin_uids: []\n"
+	    "  admin_gids: [0]\n"
+	    "datapath:\n"
+	    "  kind: verbs\n"
+	    "  chunk_bytes: 16384\n"
+	    "  paths: 8\n"
+	    "  verbs:\n"
+	    "    devices:\n"
+	    "      - {name: mlx5_0, port: 2, gid_index: 3}\n"
+	    "      - name: rxe0\n"
+	    "  softnic: {topology: /etc/pcm/fabric.yaml, hosts: 64}\n"
+	    "engines: {count: 2, numa_node: 1, cpus: [2, 3]}\n"
+	    "workers: {count: 1, numa_node: -1, cpus: [4]}\n"
+	    "policies:\n"
+	    "  default: cubic\n"
+	    "  default_lb: reps\n"
+	    "  mode: async_relaxed\n"
+	    "  skew_bound: 8\n"
+	    "  load: [/usr/lib/pcm/a.so, /usr/lib/pcm/b.so]\n"
+	    "  rules:\n"
+	    "    - {peer: \"10.0.0.0/8\", policy: dctcp, lb: none, mode: async_bounded, "
+	    "skew_bound: 2}\n"
+	    "    - {peer: \"rack*\"}\n"
+	    "limits:\n"
+	    "  max_clients: 10\n"
+	    "  flows_per_client: 20\n"
+	    "  memory_per_client_bytes: 64MiB\n"
+	    "  memory_total_bytes: 1GiB\n"
+	    "  outstanding_per_client: 100\n"
+	    "  sq_entries: 64\n"
+	    "  cq_entries: 128\n"
+	    "  max_message_bytes: 16MiB\n"
+	    "  listeners_per_client: 4\n"
+	    "  backlog: 8\n"
+	    "output: {stats_path: /tmp/s, stats_interval_ms: 500, records_path: /tmp/r, "
+	    "status_interval_ms: 250}\n"
+	    "shutdown: {mode: abort, drain_timeout_ms: 0}\n";
 
 	assert_int_equal(load(yaml), 0);
 	assert_int_equal(cfg.log_level, PCMD_LOG_DEBUG);
@@ -152,9 +152,10 @@ static void test_errors_name_file_line_column_and_key(void **state)
 	expect_error("policies: {rules: [{peer: \"10.0.0.0/33\"}]}\n",
 		     "'/33' is not a prefix length 0..32");
 	expect_error("policies: {rules: [{peer: \"a*b*\"}]}\n", "'*' may only end a prefix");
-	expect_error("policies:\n  rules:\n    - {peer: x, polcy: y}\n",
-		     "t.yaml:3:17: policies.rules[0].polcy: unknown key (valid here: peer, policy, lb, "
-		     "mode, skew_bound)");
+	expect_error(
+	    "policies:\n  rules:\n    - {peer: x, polcy: y}\n",
+	    "t.yaml:3:17: policies.rules[0].polcy: unknown key (valid here: peer, policy, lb, "
+	    "mode, skew_bound)");
 	expect_error("policies: {rules: [{policy: x}]}\n", "policies.rules[0].peer");
 	expect_error("policies: {rules: [x]}\n", "policies.rules[0]: each entry is a mapping");
 	expect_error("limits: [1]\n", "t.yaml:1:9: limits: needs a mapping of keys");
@@ -177,17 +178,20 @@ static void test_cross_key_errors_point_at_the_key_that_was_set(void **state)
 		     "t.yaml:2:15: limits.sq_entries: 100 is not a power of two");
 	expect_error("limits: {sq_entries: 256, cq_entries: 128}\n",
 		     "limits.cq_entries (128) is below limits.sq_entries (256)");
-	expect_error("engines:\n  count: 2\n  cpus: [1]\n",
-		     "t.yaml:2:10: engines.count: 1 CPUs listed in engines.cpus for engines.count = 2");
-	expect_error("datapath:\n  kind: softnic\n  verbs: {devices: [{name: x}]}\n",
-		     "t.yaml:2:9: datapath.kind: softnic, but datapath.verbs.devices lists devices");
-	expect_error("limits: {memory_total_bytes: 1MiB}\n",
-		     "limits.memory_per_client_bytes (268435456) is above limits.memory_total_bytes");
+	expect_error(
+	    "engines:\n  count: 2\n  cpus: [1]\n",
+	    "t.yaml:2:10: engines.count: 1 CPUs listed in engines.cpus for engines.count = 2");
+	expect_error(
+	    "datapath:\n  kind: softnic\n  verbs: {devices: [{name: x}]}\n",
+	    "t.yaml:2:9: datapath.kind: softnic, but datapath.verbs.devices lists devices");
+	expect_error(
+	    "limits: {memory_total_bytes: 1MiB}\n",
+	    "limits.memory_per_client_bytes (268435456) is above limits.memory_total_bytes");
 }
 
 static void test_overrides_use_the_same_keys_and_say_command_line(void **state)
 {
-	struct pcmd_overrides ovr = { 0 };
+	struct pcmd_overrides ovr = {0};
 
 	assert_int_equal(pcmd_overrides_add(&ovr, "socket.path=/tmp/o.sock"), 0);
 	assert_int_equal(pcmd_overrides_add(&ovr, "log_level=warn"), 0);
@@ -280,9 +284,9 @@ static void test_auto_datapath_is_softnic_without_rdma_devices(void **state)
 
 static void test_example_config_loads(void **state)
 {
-	assert_int_equal(pcmd_config_load(PCM_SOURCE_ROOT "/systemd/pcmd.yaml", NULL, &cfg, err,
-					  sizeof(err)),
-			 0);
+	assert_int_equal(
+	    pcmd_config_load(PCM_SOURCE_ROOT "/systemd/pcmd.yaml", NULL, &cfg, err, sizeof(err)),
+	    0);
 	assert_int_equal(cfg.policies.n_rules, 2);
 	assert_int_equal(pcmd_config_load("/nonexistent.yaml", NULL, &cfg, err, sizeof(err)),
 			 -ENOENT);
@@ -292,15 +296,15 @@ static void test_example_config_loads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults_are_valid_and_documented_values),
-		cmocka_unit_test(test_every_section_parses),
-		cmocka_unit_test(test_errors_name_file_line_column_and_key),
-		cmocka_unit_test(test_cross_key_errors_point_at_the_key_that_was_set),
-		cmocka_unit_test(test_overrides_use_the_same_keys_and_say_command_line),
-		cmocka_unit_test(test_sizes_take_binary_suffixes_and_reject_overflow),
-		cmocka_unit_test(test_rules_match_exact_prefix_and_networks),
-		cmocka_unit_test(test_auto_datapath_is_softnic_without_rdma_devices),
-		cmocka_unit_test(test_example_config_loads),
+	    cmocka_unit_test(test_defaults_are_valid_and_documented_values),
+	    cmocka_unit_test(test_every_section_parses),
+	    cmocka_unit_test(test_errors_name_file_line_column_and_key),
+	    cmocka_unit_test(test_cross_key_errors_point_at_the_key_that_was_set),
+	    cmocka_unit_test(test_overrides_use_the_same_keys_and_say_command_line),
+	    cmocka_unit_test(test_sizes_take_binary_suffixes_and_reject_overflow),
+	    cmocka_unit_test(test_rules_match_exact_prefix_and_networks),
+	    cmocka_unit_test(test_auto_datapath_is_softnic_without_rdma_devices),
+	    cmocka_unit_test(test_example_config_loads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,7 +47,7 @@ static void test_ring_is_fifo_across_index_wrap(void **state)
 		int n = 1 + round % 16;
 
 		for (int i = 0; i < n && pcmd_ring_used(&p.prod) < 16; i++) {
-			struct pcmd_sqe e = { .cookie = next_in++ };
+			struct pcmd_sqe e = {.cookie = next_in++};
 
 			pcmd_ring_put(&p.prod, &e);
 		}
@@ -83,13 +83,13 @@ static void test_ring_detects_peer_indices_out_of_range(void **state)
 
 static void test_doorbell_only_when_consumer_sleeps_or_asks_always(void **state)
 {
-	struct pcmd_sqe e = { 0 };
+	struct pcmd_sqe e = {0};
 	struct pair p;
 
 	pair_init(&p, 0);
 	pcmd_ring_put(&p.prod, &e);
 	assert_int_equal(pcmd_ring_publish(&p.prod), 0); /* consumer busy: no doorbell */
-	assert_int_equal(pcmd_ring_arm(&p.cons), 1);     /* work already there: do not sleep */
+	assert_int_equal(pcmd_ring_arm(&p.cons), 1);	 /* work already there: do not sleep */
 	pcmd_ring_get(&p.cons, &e);
 	pcmd_ring_release(&p.cons);
 	assert_int_equal(pcmd_ring_arm(&p.cons), 0); /* empty: sleep, flag set */
@@ -109,7 +109,7 @@ static void test_doorbell_only_when_consumer_sleeps_or_asks_always(void **state)
 
 static void test_producer_waiting_for_space_is_rung_by_release(void **state)
 {
-	struct pcmd_sqe e = { 0 };
+	struct pcmd_sqe e = {0};
 	struct pair p;
 
 	pair_init(&p, 0);
@@ -159,7 +159,8 @@ static void test_channel_memfd_is_sealed_and_header_written(void **state)
 	struct pcmd_channel *ch = make(8, 16, 100);
 	const struct pcmd_region_hdr *h = (const void *)ch->base;
 
-	assert_int_equal(fcntl(ch->memfd, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+	assert_int_equal(fcntl(ch->memfd, F_GET_SEALS) &
+			     (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
 			 F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
 	assert_int_equal(ftruncate(ch->memfd, 0), -1);
 	assert_int_equal(errno, EPERM);
@@ -201,8 +202,8 @@ static void test_intake_holds_back_when_completions_are_not_read(void **state)
 {
 	struct pcmd_channel *ch = make(8, 8, 100);
 	struct pcmd_ring sq, cq;
-	struct pcmd_sqe e = { .op = PCMD_OP_SEND };
-	struct pcmd_cqe done = { 0 };
+	struct pcmd_sqe e = {.op = PCMD_OP_SEND};
+	struct pcmd_cqe done = {0};
 	uint32_t why;
 	int taken = 0;
 
@@ -236,7 +237,7 @@ static void test_intake_stops_at_max_outstanding(void **state)
 {
 	struct pcmd_channel *ch = make(8, 16, 3);
 	struct pcmd_ring sq, cq;
-	struct pcmd_sqe e = { .op = PCMD_OP_RECV };
+	struct pcmd_sqe e = {.op = PCMD_OP_RECV};
 	uint32_t why;
 
 	client_rings(ch, &sq, &cq);
@@ -271,16 +272,16 @@ static void test_corrupt_client_indices_are_a_protocol_error(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ring_is_fifo_across_index_wrap),
-		cmocka_unit_test(test_ring_detects_peer_indices_out_of_range),
-		cmocka_unit_test(test_doorbell_only_when_consumer_sleeps_or_asks_always),
-		cmocka_unit_test(test_producer_waiting_for_space_is_rung_by_release),
-		cmocka_unit_test(test_layout_is_page_aligned_and_rejects_bad_sizes),
-		cmocka_unit_test(test_channel_memfd_is_sealed_and_header_written),
-		cmocka_unit_test(test_buffer_bounds_are_the_data_area),
-		cmocka_unit_test(test_intake_holds_back_when_completions_are_not_read),
-		cmocka_unit_test(test_intake_stops_at_max_outstanding),
-		cmocka_unit_test(test_corrupt_client_indices_are_a_protocol_error),
+	    cmocka_unit_test(test_ring_is_fifo_across_index_wrap),
+	    cmocka_unit_test(test_ring_detects_peer_indices_out_of_range),
+	    cmocka_unit_test(test_doorbell_only_when_consumer_sleeps_or_asks_always),
+	    cmocka_unit_test(test_producer_waiting_for_space_is_rung_by_release),
+	    cmocka_unit_test(test_layout_is_page_aligned_and_rejects_bad_sizes),
+	    cmocka_unit_test(test_channel_memfd_is_sealed_and_header_written),
+	    cmocka_unit_test(test_buffer_bounds_are_the_data_area),
+	    cmocka_unit_test(test_intake_holds_back_when_completions_are_not_read),
+	    cmocka_unit_test(test_intake_stops_at_max_outstanding),
+	    cmocka_unit_test(test_corrupt_client_indices_are_a_protocol_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -53,7 +53,7 @@ struct pcm_tp_conn {
 	uint32_t outstanding; /* posted and not yet polled, CONNECT included */
 	bool established;
 	bool closed;
-	bool in_table;           /* else on the displaced list */
+	bool in_table;		  /* else on the displaced list */
 	struct pcm_tp_conn *next; /* displaced or graveyard list */
 };
 
@@ -86,10 +86,10 @@ struct pcm_tp_endpoint {
 	pthread_mutex_t sq_lock;    /* submissions */
 	pthread_mutex_t state_lock; /* conns, allocator */
 
-	struct pcm_tp_conn **conns; /* by (conn id & 0xffff) - 1 */
+	struct pcm_tp_conn **conns;    /* by (conn id & 0xffff) - 1 */
 	struct pcm_tp_conn *displaced; /* closed conns whose index pcmd gave to a new one */
 	struct pcm_tp_conn *graveyard; /* freed at the next poll */
-	struct span *used;          /* allocations, sorted by offset */
+	struct span *used;	       /* allocations, sorted by offset */
 	uint32_t n_used, cap_used;
 };
 
@@ -114,8 +114,7 @@ static int set_error(int rc, const char *fmt, ...)
 
 /* ---- control requests ------------------------------------------------------------------ */
 
-static void fill_hdr(struct pcm_tp_endpoint *ep, struct pcmd_msg_hdr *h, uint16_t type,
-		     size_t len)
+static void fill_hdr(struct pcm_tp_endpoint *ep, struct pcmd_msg_hdr *h, uint16_t type, size_t len)
 {
 	h->magic = PCMD_PROTO_MAGIC;
 	h->version = PCMD_PROTO_VERSION;
@@ -188,10 +187,12 @@ static ssize_t recv_one(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type,
 	size_t cap = sizeof(ep->rbuf);
 
 	for (;;) {
-		struct pollfd pfd = { .fd = ep->sock, .events = POLLIN };
-		struct iovec iov = { buf, cap };
-		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctlbuf,
-				    .msg_controllen = CMSG_SPACE(sizeof(int) * 8) };
+		struct pollfd pfd = {.fd = ep->sock, .events = POLLIN};
+		struct iovec iov = {buf, cap};
+		struct msghdr m = {.msg_iov = &iov,
+				   .msg_iovlen = 1,
+				   .msg_control = ctlbuf,
+				   .msg_controllen = CMSG_SPACE(sizeof(int) * 8)};
 		const struct pcmd_reply_status *st = (const void *)buf;
 		ssize_t n;
 		int rc = poll(&pfd, 1, RPC_TIMEOUT_MS);
@@ -290,7 +291,7 @@ static bool wants_daemon(const struct pcm_tp_config *cfg)
 static int connect_socket(struct pcm_tp_endpoint *ep, const struct pcm_tp_config *cfg)
 {
 	const char *path = cfg && cfg->daemon_socket ? cfg->daemon_socket : getenv("PCMD_SOCKET");
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
 	if (!path)
 		path = PCMD_DEFAULT_SOCKET;
@@ -301,15 +302,16 @@ static int connect_socket(struct pcm_tp_endpoint *ep, const struct pcm_tp_config
 	if (ep->sock < 0)
 		return set_error(-errno, "socket: %s", strerror(errno));
 	if (connect(ep->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return set_error(-errno, "cannot reach pcmd at %s: %s (is pcmd running? may you "
-					 "use its socket?)",
+		return set_error(-errno,
+				 "cannot reach pcmd at %s: %s (is pcmd running? may you "
+				 "use its socket?)",
 				 path, strerror(errno));
 	return 0;
 }
 
 static int say_hello(struct pcm_tp_endpoint *ep)
 {
-	struct pcmd_req_hello q = { .hdr.type = PCMD_MSG_HELLO };
+	struct pcmd_req_hello q = {.hdr.type = PCMD_MSG_HELLO};
 	struct pcmd_rep_hello p;
 	int rc;
 
@@ -359,12 +361,12 @@ static int check_layout(struct pcm_tp_endpoint *ep, const struct pcmd_rep_region
 
 static int map_region(struct pcm_tp_endpoint *ep, const struct pcm_tp_config *cfg)
 {
-	struct pcmd_req_region q = { .hdr.type = PCMD_MSG_REGION };
+	struct pcmd_req_region q = {.hdr.type = PCMD_MSG_REGION};
 	struct pcmd_rep_region p;
 	int fds[PCMD_REGION_FDS], rc;
 
-	q.data_bytes = cfg && cfg->daemon_region_bytes ? cfg->daemon_region_bytes
-						       : DEFAULT_REGION_BYTES;
+	q.data_bytes =
+	    cfg && cfg->daemon_region_bytes ? cfg->daemon_region_bytes : DEFAULT_REGION_BYTES;
 	rc = rpc(ep, &q, sizeof(q), &p, sizeof(p), fds, PCMD_REGION_FDS);
 	if (rc < 0)
 		return rc;
@@ -389,7 +391,7 @@ static void endpoint_free(struct pcm_tp_endpoint *ep)
 	for (uint32_t i = 0; ep->conns && i < ep->max_flows; i++)
 		free(ep->conns[i]);
 	free(ep->conns);
-	for (struct pcm_tp_conn *l[] = { ep->displaced, ep->graveyard }, **h = l; h < l + 2; h++)
+	for (struct pcm_tp_conn *l[] = {ep->displaced, ep->graveyard}, **h = l; h < l + 2; h++)
 		while (*h) {
 			struct pcm_tp_conn *c = *h;
 
@@ -412,8 +414,9 @@ int pcm_tp_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint
 	if (!out)
 		return -EINVAL;
 	if (!wants_daemon(cfg))
-		return set_error(-EOPNOTSUPP, "only the daemon backend is built here: set "
-					      "backend = PCM_TP_BACKEND_DAEMON or PCM_TRANSPORT=daemon");
+		return set_error(-EOPNOTSUPP,
+				 "only the daemon backend is built here: set "
+				 "backend = PCM_TP_BACKEND_DAEMON or PCM_TRANSPORT=daemon");
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
@@ -482,7 +485,7 @@ static int check_opts(const struct pcm_tp_conn_opts *o)
 
 int pcm_tp_listen(struct pcm_tp_endpoint *ep, const char *addr)
 {
-	struct pcmd_req_listen q = { .hdr.type = PCMD_MSG_LISTEN };
+	struct pcmd_req_listen q = {.hdr.type = PCMD_MSG_LISTEN};
 	struct pcmd_rep_listen p;
 	int rc = check_name(addr, sizeof(q.addr), "the address");
 
@@ -566,7 +569,7 @@ static void empty_graveyard(struct pcm_tp_endpoint *ep)
 int pcm_tp_connect(struct pcm_tp_endpoint *ep, const char *addr, const struct pcm_tp_conn_opts *o,
 		   uint64_t cookie)
 {
-	struct pcmd_req_connect q = { .hdr.type = PCMD_MSG_CONNECT };
+	struct pcmd_req_connect q = {.hdr.type = PCMD_MSG_CONNECT};
 	struct pcmd_rep_conn p;
 	struct pcm_tp_conn *c;
 	int rc = check_name(addr, sizeof(q.addr), "the address");
@@ -593,7 +596,7 @@ int pcm_tp_connect(struct pcm_tp_endpoint *ep, const char *addr, const struct pc
 
 int pcm_tp_accept(struct pcm_tp_endpoint *ep, uint64_t cookie)
 {
-	struct pcmd_req_accept q = { .hdr.type = PCMD_MSG_ACCEPT };
+	struct pcmd_req_accept q = {.hdr.type = PCMD_MSG_ACCEPT};
 	struct pcmd_reply_status p;
 
 	q.cookie = cookie;
@@ -603,7 +606,7 @@ int pcm_tp_accept(struct pcm_tp_endpoint *ep, uint64_t cookie)
 int pcm_tp_conn_close(struct pcm_tp_conn *c)
 {
 	struct pcm_tp_endpoint *ep;
-	struct pcmd_req_close q = { .hdr.type = PCMD_MSG_CLOSE };
+	struct pcmd_req_close q = {.hdr.type = PCMD_MSG_CLOSE};
 	struct pcmd_reply_status p;
 	int rc;
 
@@ -622,7 +625,7 @@ int pcm_tp_conn_close(struct pcm_tp_conn *c)
 
 int pcm_tp_conn_set_policy(struct pcm_tp_conn *c, const struct pcm_tp_conn_opts *o)
 {
-	struct pcmd_req_set_policy q = { .hdr.type = PCMD_MSG_SET_POLICY };
+	struct pcmd_req_set_policy q = {.hdr.type = PCMD_MSG_SET_POLICY};
 	struct pcmd_reply_status p;
 	int rc;
 
@@ -686,7 +689,7 @@ static int span_insert(struct pcm_tp_endpoint *ep, uint64_t len, uint64_t *off)
 		ep->cap_used = cap;
 	}
 	memmove(&ep->used[i + 1], &ep->used[i], (ep->n_used - i) * sizeof(*ep->used));
-	ep->used[i] = (struct span){ at, len };
+	ep->used[i] = (struct span){at, len};
 	ep->n_used++;
 	*off = at;
 	return 0;
@@ -759,11 +762,12 @@ static int post(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, si
 		return -EINVAL;
 	ep = c->ep;
 	if (c->closed || !c->established)
-		return set_error(-ENOTCONN, "the connection is %s", c->closed ? "closed"
-									  : "not established");
+		return set_error(-ENOTCONN, "the connection is %s",
+				 c->closed ? "closed" : "not established");
 	if (len > ep->max_message_bytes)
-		return set_error(-EMSGSIZE, "%zu bytes is above pcmd's limits.max_message_bytes "
-					    "(%llu)",
+		return set_error(-EMSGSIZE,
+				 "%zu bytes is above pcmd's limits.max_message_bytes "
+				 "(%llu)",
 				 len, (unsigned long long)ep->max_message_bytes);
 	if (p < ep->data || len > ep->lay.data_bytes ||
 	    (uint64_t)(p - ep->data) > ep->lay.data_bytes - len ||
@@ -804,8 +808,7 @@ int pcm_tp_send(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, si
 	return post(c, mr, buf, len, cookie, PCMD_OP_SEND);
 }
 
-int pcm_tp_recv(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, void *buf, size_t cap,
-		uint64_t cookie)
+int pcm_tp_recv(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, void *buf, size_t cap, uint64_t cookie)
 {
 	return post(c, mr, buf, cap, cookie, PCMD_OP_RECV);
 }
@@ -898,8 +901,8 @@ int pcm_tp_wait(struct pcm_tp_endpoint *ep, int timeout_ms)
 			return avail < 0 ? -EPROTO : 0;
 		if (ep->shut_down)
 			return set_error(-ESHUTDOWN, "pcmd has disconnected this client");
-		pfd[0] = (struct pollfd){ .fd = ep->cq_efd, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = ep->sock, .events = POLLIN };
+		pfd[0] = (struct pollfd){.fd = ep->cq_efd, .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = ep->sock, .events = POLLIN};
 		rc = poll(pfd, 2, timeout_ms);
 		if (rc < 0 && errno == EINTR)
 			continue;
