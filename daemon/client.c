@@ -109,14 +109,16 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 	}
 	n_groups = peer_groups(fd, groups);
 	refused = pcmd_control_check_peer(d, &cred, groups, n_groups, refusal, sizeof(refusal));
-	if (d->n_clients >= d->cfg->limits.max_clients) {
-		snprintf(why, why_len, "pcmd already serves limits.max_clients = %u clients",
+	/* Over the limit: refused in-band like bad credentials, in one of the spare slots. */
+	if (refused == 0 && d->n_clients - d->n_refused >= d->cfg->limits.max_clients) {
+		snprintf(refusal, sizeof(refusal),
+			 "pcmd already serves limits.max_clients = %u clients",
 			 d->cfg->limits.max_clients);
-		rc = -EUSERS;
+		refused = -EUSERS;
 	}
-	if (rc == 0 && free_slot(d, &slot) < 0) {
+	if (free_slot(d, &slot) < 0) {
 		snprintf(why, why_len, "no client slot free (limits.max_clients at start: %u)",
-			 d->n_slots);
+			 d->n_slots - PCMD_SPARE_SLOTS);
 		rc = -EUSERS;
 	}
 	c = rc == 0 ? calloc(1, sizeof(*c)) : NULL;
@@ -153,7 +155,9 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 	c->slot_free = UINT32_MAX;
 	d->slots[slot] = c;
 	d->n_clients++;
-	if (!c->refused)
+	if (c->refused)
+		d->n_refused++;
+	else
 		d->counters.clients_accepted++;
 	pcmd_debug("client %u connected (pid %d, uid %u)", c->id, (int)cred.pid,
 		   (unsigned)cred.uid);
@@ -541,6 +545,8 @@ void pcmd_client_maybe_free(struct pcmd_client *c)
 	d->slots[slot] = NULL;
 	d->slot_gen[slot]++;
 	d->n_clients--;
+	if (c->refused)
+		d->n_refused--;
 	d->counters.clients_reclaimed++;
 	pcmd_debug("client %u freed", c->id);
 	free(c);

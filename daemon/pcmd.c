@@ -483,7 +483,7 @@ static int load_config(struct pcmd *d, char *err, size_t err_len)
 
 static int alloc_slots(struct pcmd *d)
 {
-	d->n_slots = d->cfg->limits.max_clients;
+	d->n_slots = d->cfg->limits.max_clients + PCMD_SPARE_SLOTS;
 	d->slots = calloc(d->n_slots, sizeof(*d->slots));
 	d->slot_gen = calloc(d->n_slots, sizeof(*d->slot_gen));
 	return d->slots && d->slot_gen ? 0 : -ENOMEM;

@@ -18,6 +18,9 @@
 #include "policy.h"
 #include "stats.h"
 
+/* Slots beyond limits.max_clients, for refused peers reading their reason. */
+#define PCMD_SPARE_SLOTS 16
+
 struct pcmd_client;
 
 enum pcmd_phase {
@@ -46,6 +49,7 @@ struct pcmd {
 	struct pcmd_client **slots;
 	uint16_t *slot_gen;
 	uint32_t n_clients;
+	uint32_t n_refused; /* of n_clients: refused peers waiting to read why */
 	uint32_t next_client_id;
 	uint32_t next_flow_id;
 	uint64_t region_bytes;

@@ -241,6 +241,68 @@ static void test_client_api_memory_fd_policy_and_backend_rules(void **state)
 	free(heap);
 }
 
+/* ---- limits ------------------------------------------------------------------------------ */
+
+static int start_limited(void **state)
+{
+	static const char yaml[] = "log_level: debug\n"
+				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "limits:\n"
+				   "  max_clients: 4\n"
+				   "  flows_per_client: 2\n"
+				   "  listeners_per_client: 1\n"
+				   "  memory_per_client_bytes: 4MiB\n"
+				   "  memory_total_bytes: 8MiB\n"
+				   "  max_message_bytes: 1MiB\n";
+
+	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
+}
+
+/* Open, waiting out clients pcmd is still reclaiming (they hold their slots until then). */
+static int open_when_slot_free(size_t bytes, struct pcm_tp_endpoint **ep)
+{
+	int rc;
+
+	for (int i = 0; (rc = tp_open(pcmd.sock, bytes, ep)) == -EUSERS && i < 100; i++)
+		usleep(20000);
+	return rc;
+}
+
+static void test_limits_refuse_with_the_key_named(void **state)
+{
+	struct pcm_tp_endpoint *a, *b, *c, *d, *e;
+	struct pcm_tp_conn *x, *y;
+
+	assert_int_equal(tp_open(pcmd.sock, 3u << 20, &a), 0);
+	assert_int_equal(tp_open(pcmd.sock, 3u << 20, &b), 0);
+	assert_int_equal(tp_open(pcmd.sock, 256u << 10, &c), 0);
+	assert_int_equal(tp_open(pcmd.sock, 256u << 10, &d), 0);
+	/* The fifth client: max_clients is 4. */
+	assert_int_equal(tp_open(pcmd.sock, 256u << 10, &e), -EUSERS);
+	assert_non_null(strstr(pcm_tp_last_error(), "limits.max_clients = 4"));
+	pcm_tp_endpoint_close(c);
+	pcm_tp_endpoint_close(d);
+	/* 3 MiB more would pass the 8 MiB of all clients' regions; 5 MiB is above one's. */
+	assert_int_equal(open_when_slot_free(3u << 20, &c), -ENOMEM);
+	assert_non_null(strstr(pcm_tp_last_error(), "limits.memory_total_bytes"));
+	assert_int_equal(open_when_slot_free(5u << 20, &c), -EINVAL);
+	assert_non_null(strstr(pcm_tp_last_error(), "limits.memory_per_client_bytes"));
+	assert_int_equal(open_when_slot_free(1u << 20, &c), 0);
+	/* Flows and listeners. */
+	assert_int_equal(tp_pair(a, b, "lim-1", NULL, &x, &y), 0);
+	assert_int_equal(pcm_tp_listen(b, "lim-2"), -EMFILE);
+	assert_non_null(strstr(pcm_tp_last_error(), "limits.listeners_per_client = 1"));
+	assert_int_equal(pcm_tp_connect(a, "lim-1", NULL, 9), 0); /* a's second flow */
+	assert_int_equal(pcm_tp_connect(a, "lim-1", NULL, 10), -EMFILE);
+	assert_non_null(strstr(pcm_tp_last_error(), "limits.flows_per_client = 2"));
+	/* Messages above max_message_bytes are refused by the library before pcmd sees them. */
+	assert_int_equal(pcm_tp_send(x, NULL, pcm_tp_mem_alloc(a, 2u << 20), 2u << 20, 1),
+			 -EMSGSIZE);
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(b);
+	pcm_tp_endpoint_close(c);
+}
+
 /* ---- SIGKILL in the middle of a transfer ------------------------------------------------ */
 
 struct victim_args {
@@ -571,6 +633,8 @@ int main(void)
 		test_too_long_message_fails_both_sides_and_nothing_stalls, start_default, stop),
 	    cmocka_unit_test_setup_teardown(test_client_api_memory_fd_policy_and_backend_rules,
 					    start_default, stop),
+	    cmocka_unit_test_setup_teardown(test_limits_refuse_with_the_key_named, start_limited,
+					    stop),
 	    cmocka_unit_test_setup_teardown(
 		test_sigkill_mid_transfer_leaks_nothing_and_spares_others, start_small_chunks,
 		stop),
