@@ -406,7 +406,10 @@ static int rtt_run(const struct pcm_package *swift, bool async, enum pcm_async_m
 		res->calls = st.handler_calls;
 		pcm_async_destroy(tg.as);
 	} else {
-		res->calls = tg.sync->stats.handler_calls;
+		struct pcm_shell_stats st;
+
+		pcm_shell_stats(tg.sync, &st);
+		res->calls = st.handler_calls;
 		pcm_shell_destroy(tg.sync);
 	}
 	qsort(res->adj, res->n_adj, sizeof(*res->adj), cmp_i64);

@@ -87,12 +87,14 @@ static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
 				 uint64_t events, uint32_t flows, uint32_t burst)
 {
 	static struct pcm_flow_event batch[MAX_BURST];
-	uint64_t calls0 = shell->stats.handler_calls;
+	struct pcm_shell_stats st0, st1;
 	struct pcm_event ev = { 0 };
 	uint32_t flow = 0, fill = 0;
 	struct run_result r;
-	double t0 = bench_now_s();
+	double t0;
 
+	pcm_shell_stats(shell, &st0);
+	t0 = bench_now_s();
 	for (uint64_t n = 0; n < events; n++) {
 		pcm_uint now = bench_now_ps += 1000;
 
@@ -113,7 +115,8 @@ static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
 	if (fill)
 		pcm_shell_feed_burst(shell, batch, fill);
 	r.seconds = bench_now_s() - t0;
-	r.calls = shell->stats.handler_calls - calls0;
+	pcm_shell_stats(shell, &st1);
+	r.calls = st1.handler_calls - st0.handler_calls;
 	return r;
 }
 

@@ -317,8 +317,13 @@ uint64_t uet_cc_handler_calls(const struct uet_sim *s)
 {
 	uint64_t n = 0;
 
-	for (uint32_t i = 0; i < s->n_cc; i++)
-		if (s->cc[i].shell)
-			n += s->cc[i].shell->stats.handler_calls;
+	for (uint32_t i = 0; i < s->n_cc; i++) {
+		struct pcm_shell_stats st;
+
+		if (!s->cc[i].shell)
+			continue;
+		pcm_shell_stats(s->cc[i].shell, &st);
+		n += st.handler_calls;
+	}
 	return n;
 }

@@ -44,4 +44,15 @@ int pcm_target_check_spec(const struct pcm_target *target, const struct pcm_spec
 int pcm_target_check_package(const struct pcm_target *target, const struct pcm_package *pkg,
 			     struct pcm_diag *diag);
 
+/**
+ * pcm_target_admit_package() - what a shell checks before it runs a package:
+ * that the descriptor is valid, and that @target (if not NULL) provides
+ * every signal and enforces every control it needs.
+ * @diag: on failure, the package's name and what is wrong.
+ *
+ * Return: 0, -EINVAL/-EPROTO (invalid descriptor), -ENOTSUP (capability missing).
+ */
+int pcm_target_admit_package(const struct pcm_target *target, const struct pcm_package *pkg,
+			     struct pcm_diag *diag);
+
 #endif /* PCM_TARGET_H */

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flowtab.h - the flow table both shells keep their per-flow state in.
+ *
+ * A flow is a 32-bit handle the shell gives out (or the caller picks): the
+ * handle's upper bits name a chunk of PCM_FLOWTAB_CHUNK_FLOWS flows, its low
+ * bits the flow's slot in the chunk. Chunks are allocated when a flow is
+ * first added to them and freed when their last flow is removed, so memory
+ * grows and shrinks one chunk at a time and handles need not be dense. Each
+ * chunk belongs to one group (the asynchronous shell's worker) and is
+ * allocated on that group's NUMA node; a chunk holds, for each of its flows,
+ * a slot of slot_bytes (shared with other threads) and a private area of
+ * priv_bytes (its group's own), both cache-line aligned.
+ *
+ * The lookup is inline because both shells call it per event: one load of
+ * the chunk pointer, one multiply. Everything else (adding, removing,
+ * iterating) takes the table's lock and is in flowtab.c.
+ *
+ * Thread safety: pcm_flowtab_slot() and pcm_flowtab_priv() may run on any
+ * thread concurrently with anything except the freeing of the flow's own
+ * chunk, which happens only when its last flow is removed. The other
+ * functions serialise on the table's lock.
+ */
+#ifndef PCM_FLOWTAB_H
+#define PCM_FLOWTAB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PCM_FLOWTAB_CHUNK_SHIFT 8
+#define PCM_FLOWTAB_CHUNK_FLOWS (1u << PCM_FLOWTAB_CHUNK_SHIFT)
+#define PCM_FLOWTAB_MAX_FLOWS (1u << 26)
+#define PCM_FLOWTAB_MAX_GROUPS 256
+
+struct pcm_flowtab_chunk;
+
+struct pcm_flowtab {
+	_Atomic(unsigned char *) *slots; /* per chunk: its first slot, or NULL */
+	uint32_t slot_bytes;
+	uint32_t priv_bytes;
+	uint32_t max_flows;
+	uint32_t n_chunks;  /* max_flows / PCM_FLOWTAB_CHUNK_FLOWS */
+	uint32_t n_groups;
+	/* below: under lock */
+	pthread_mutex_t lock;
+	struct pcm_flowtab_chunk **chunks;
+	uint64_t *unowned;       /* bit per chunk index with no chunk */
+	uint64_t **nonfull;      /* per group: bit per chunk with a free slot */
+	int node[PCM_FLOWTAB_MAX_GROUPS]; /* NUMA node of each group, -1 for any */
+	size_t bytes;            /* allocated for chunks and the table itself */
+	uint32_t live;           /* flows */
+	uint32_t live_chunks;
+};
+
+/**
+ * pcm_flowtab_init() - an empty table.
+ * @tab: the table.
+ * @max_flows: handles run from 0 to @max_flows - 1 (rounded up to a whole
+ *             chunk), 1 .. PCM_FLOWTAB_MAX_FLOWS.
+ * @slot_bytes: bytes of shared state per flow (rounded up to a cache line).
+ * @priv_bytes: bytes of private state per flow (rounded up to a cache line), may be 0.
+ * @n_groups: 1 .. PCM_FLOWTAB_MAX_GROUPS.
+ * @node: NUMA node per group (-1: local allocation), or NULL for all -1.
+ *
+ * Return: 0, -EINVAL, -ENOMEM.
+ */
+int pcm_flowtab_init(struct pcm_flowtab *tab, uint32_t max_flows, size_t slot_bytes,
+		     size_t priv_bytes, uint32_t n_groups, const int *node);
+
+/* Free every chunk and the table's own memory. */
+void pcm_flowtab_fini(struct pcm_flowtab *tab);
+
+/**
+ * pcm_flowtab_add() - take the lowest free handle among @group's chunks,
+ * allocating a chunk at the lowest unused chunk index if they are full.
+ * @tab: the table.
+ * @group: the group the flow belongs to.
+ * @flow: set to the handle.
+ *
+ * The flow's slot and private area are zeroed.
+ *
+ * Return: 0, -EINVAL (bad group), -ENOSPC (no handle left), -ENOMEM.
+ */
+int pcm_flowtab_add(struct pcm_flowtab *tab, uint32_t group, uint32_t *flow);
+
+/**
+ * pcm_flowtab_add_at() - take handle @flow for a flow of @group.
+ *
+ * Return: 0, -EINVAL (bad group), -ERANGE (@flow beyond max_flows), -EEXIST
+ * (@flow is live), -EXDEV (its chunk belongs to another group), -ENOMEM.
+ */
+int pcm_flowtab_add_at(struct pcm_flowtab *tab, uint32_t group, uint32_t flow);
+
+/**
+ * pcm_flowtab_remove() - give @flow's handle back; frees its chunk when it
+ * was the chunk's last flow.
+ *
+ * Return: 0, -ENOENT if @flow is not live.
+ */
+int pcm_flowtab_remove(struct pcm_flowtab *tab, uint32_t flow);
+
+/* Is @flow a live handle? */
+bool pcm_flowtab_live(struct pcm_flowtab *tab, uint32_t flow);
+
+/* The group @flow's chunk belongs to, or -1 when it has no chunk. */
+int pcm_flowtab_group(struct pcm_flowtab *tab, uint32_t flow);
+
+typedef void (*pcm_flowtab_visit_fn)(void *arg, uint32_t flow, unsigned char *slot,
+				     unsigned char *priv);
+
+/* Call @fn for every live flow, in handle order, with the table locked. */
+void pcm_flowtab_for_each(struct pcm_flowtab *tab, pcm_flowtab_visit_fn fn, void *arg);
+
+/* Bytes allocated (chunks plus the table's directories), and live flows. */
+size_t pcm_flowtab_bytes(struct pcm_flowtab *tab);
+uint32_t pcm_flowtab_n_live(struct pcm_flowtab *tab);
+
+/* @flow's shared slot, or NULL when its chunk does not exist. */
+static inline unsigned char *pcm_flowtab_slot(const struct pcm_flowtab *tab, uint32_t flow)
+{
+	unsigned char *base;
+
+	if (__builtin_expect(flow >= tab->max_flows, 0))
+		return NULL;
+	base = atomic_load_explicit(&tab->slots[flow >> PCM_FLOWTAB_CHUNK_SHIFT],
+				    memory_order_acquire);
+	if (__builtin_expect(!base, 0))
+		return NULL;
+	return base + (size_t)(flow & (PCM_FLOWTAB_CHUNK_FLOWS - 1)) * tab->slot_bytes;
+}
+
+/* @flow's private area; @flow's chunk must exist. */
+static inline unsigned char *pcm_flowtab_priv(const struct pcm_flowtab *tab, uint32_t flow)
+{
+	unsigned char *base = atomic_load_explicit(&tab->slots[flow >> PCM_FLOWTAB_CHUNK_SHIFT],
+						   memory_order_acquire);
+
+	return base + (size_t)PCM_FLOWTAB_CHUNK_FLOWS * tab->slot_bytes +
+	       (size_t)(flow & (PCM_FLOWTAB_CHUNK_FLOWS - 1)) * tab->priv_bytes;
+}
+
+#endif /* PCM_FLOWTAB_H */

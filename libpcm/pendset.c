@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pendset.c - the set of flows with work for one worker (pendset.h).
+ *
+ * Producers set a flow's level-0 bit, then make sure every level above has
+ * the bit leading down to it, testing with a load before setting. The
+ * consumer clears a bit of a level before it reads the word below it, and
+ * sets it again if that word still has bits it did not take. Every one of
+ * these is a sequentially consistent access, so for each producer either
+ * the consumer reads its bit or the producer sees the cleared bit above and
+ * sets it again: nothing added is ever left unreachable.
+ *
+ * In a deterministic-interleaving test build (PCM_ASYNC_DST) each shared
+ * access first yields to the test's scheduler.
+ */
+#include <errno.h>
+#include <sys/mman.h>
+
+#include "pendset.h"
+
+#ifdef PCM_ASYNC_DST
+#include "dst_hooks.h"
+#define STEP() pcm_dst_point()
+#else
+#define STEP() ((void)0)
+#endif
+
+#define NONE UINT32_MAX
+#define L0_WORDS_PER_CHUNK 8 /* a cache line; the chunk's 256 flows use 4 */
+
+static uint64_t ld(_Atomic uint64_t *w)
+{
+	STEP();
+	return atomic_load_explicit(w, memory_order_seq_cst);
+}
+
+static uint64_t or_word(_Atomic uint64_t *w, uint64_t m)
+{
+	STEP();
+	return atomic_fetch_or_explicit(w, m, memory_order_seq_cst);
+}
+
+static uint64_t and_word(_Atomic uint64_t *w, uint64_t m)
+{
+	STEP();
+	return atomic_fetch_and_explicit(w, m, memory_order_seq_cst);
+}
+
+static void *map_zeroed(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static size_t words_of(uint32_t bits)
+{
+	return (bits + 63) / 64;
+}
+
+/* The level-0 word holding flow bits u * 64 .. u * 64 + 63. */
+static _Atomic uint64_t *l0_word(struct pcm_pendset_l0 *l0, uint32_t u)
+{
+	return &l0->words[(size_t)(u >> 2) * L0_WORDS_PER_CHUNK + (u & 3)];
+}
+
+int pcm_pendset_l0_init(struct pcm_pendset_l0 *l0, uint32_t max_flows)
+{
+	size_t chunks = ((size_t)max_flows + 255) / 256;
+
+	l0->bytes = chunks * L0_WORDS_PER_CHUNK * sizeof(uint64_t);
+	l0->words = map_zeroed(l0->bytes);
+	return l0->words ? 0 : -ENOMEM;
+}
+
+void pcm_pendset_l0_fini(struct pcm_pendset_l0 *l0)
+{
+	if (l0->words)
+		munmap((void *)l0->words, l0->bytes);
+	l0->words = NULL;
+}
+
+int pcm_pendset_init(struct pcm_pendset *ps, uint32_t max_flows)
+{
+	uint32_t bits = (max_flows + 63) / 64;
+
+	ps->bytes = 0;
+	for (int lv = 0; lv < PCM_PENDSET_LEVELS; lv++) {
+		ps->bits[lv] = bits;
+		ps->bytes += words_of(bits) * sizeof(uint64_t);
+		bits = (uint32_t)words_of(bits);
+	}
+	ps->level[0] = map_zeroed(ps->bytes);
+	if (!ps->level[0])
+		return -ENOMEM;
+	for (int lv = 1; lv < PCM_PENDSET_LEVELS; lv++)
+		ps->level[lv] = ps->level[lv - 1] + words_of(ps->bits[lv - 1]);
+	return 0;
+}
+
+void pcm_pendset_fini(struct pcm_pendset *ps)
+{
+	if (ps->level[0])
+		munmap((void *)ps->level[0], ps->bytes);
+	ps->level[0] = NULL;
+}
+
+static void ensure_bit(_Atomic uint64_t *level, uint32_t i)
+{
+	uint64_t m = (uint64_t)1 << (i % 64);
+
+	if (!(ld(&level[i / 64]) & m))
+		or_word(&level[i / 64], m);
+}
+
+bool pcm_pendset_add(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t flow)
+{
+	uint32_t u = flow >> 6;
+	uint64_t bit = (uint64_t)1 << (flow & 63);
+	bool added = !(or_word(l0_word(l0, u), bit) & bit);
+
+	for (int lv = 0; lv < PCM_PENDSET_LEVELS; lv++, u /= 64)
+		ensure_bit(ps->level[lv], u);
+	return added;
+}
+
+bool pcm_pendset_nonempty(struct pcm_pendset *ps)
+{
+	const int top = PCM_PENDSET_LEVELS - 1;
+
+	for (size_t w = 0; w < words_of(ps->bits[top]); w++)
+		if (ld(&ps->level[top][w]))
+			return true;
+	return false;
+}
+
+/*
+ * The lowest index >= @from whose bit is set in level @lv, or NONE. Bits of
+ * the level above that lead to an empty word are stale: cleared on the way.
+ */
+static uint32_t next_set(struct pcm_pendset *ps, int lv, uint32_t from)
+{
+	_Atomic uint64_t *level = ps->level[lv];
+	uint32_t w;
+	uint64_t m;
+
+	if (from >= ps->bits[lv])
+		return NONE;
+	w = from / 64;
+	m = ld(&level[w]) & (~(uint64_t)0 << (from % 64));
+	if (m)
+		return w * 64 + (uint32_t)__builtin_ctzll(m);
+	for (;;) {
+		uint64_t bit;
+
+		if (lv + 1 == PCM_PENDSET_LEVELS) {
+			while (++w < words_of(ps->bits[lv]))
+				if ((m = ld(&level[w])))
+					return w * 64 + (uint32_t)__builtin_ctzll(m);
+			return NONE;
+		}
+		w = next_set(ps, lv + 1, w + 1);
+		if (w == NONE)
+			return NONE;
+		if ((m = ld(&level[w])))
+			return w * 64 + (uint32_t)__builtin_ctzll(m);
+		bit = (uint64_t)1 << (w % 64);
+		and_word(&ps->level[lv + 1][w / 64], ~bit);
+		if ((m = ld(&level[w]))) {
+			or_word(&ps->level[lv + 1][w / 64], bit);
+			return w * 64 + (uint32_t)__builtin_ctzll(m);
+		}
+	}
+}
+
+/* The lowest @n set bits of @v. */
+static uint64_t lowest_bits(uint64_t v, uint32_t n)
+{
+	uint64_t take = 0;
+
+	while (v && n--) {
+		take |= v & -v;
+		v &= v - 1;
+	}
+	return take;
+}
+
+/* Take up to @max flows out of level-0 word @u. */
+static uint32_t take_word(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t u,
+			  uint32_t *flows, uint32_t max)
+{
+	_Atomic uint64_t *word = l0_word(l0, u);
+	uint64_t bit = (uint64_t)1 << (u % 64), got;
+	uint32_t n = 0;
+
+	and_word(&ps->level[0][u / 64], ~bit);
+	got = lowest_bits(ld(word), max);
+	got &= and_word(word, ~got);
+	for (; got; got &= got - 1)
+		flows[n++] = (u << 6) + (uint32_t)__builtin_ctzll(got);
+	if (ld(word))
+		or_word(&ps->level[0][u / 64], bit);
+	return n;
+}
+
+uint32_t pcm_pendset_take(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t *cursor,
+			  uint32_t *flows, uint32_t max)
+{
+	uint32_t n = 0, u = *cursor;
+	bool wrapped = false;
+
+	while (n < max) {
+		uint32_t next = next_set(ps, 0, u);
+
+		if (next == NONE || (wrapped && next >= *cursor)) {
+			if (wrapped || *cursor == 0)
+				break;
+			wrapped = true;
+			u = 0;
+			continue;
+		}
+		n += take_word(ps, l0, next, flows + n, max - n);
+		u = next + 1;
+	}
+	*cursor = u >= ps->bits[0] ? 0 : u;
+	return n;
+}
