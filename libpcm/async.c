@@ -81,6 +81,7 @@
 
 /* The owner's requests to the flow's worker (flow_hdr.req). */
 #define REQ_DEAD 1u  /* free the flow */
+#define REQ_PUSHED 8u /* REQ_DEAD: the owner has put the flow in the pending set */
 #define REQ_SWAP 2u  /* move it to flow_ctrl.req_pkg */
 #define REQ_RESET 4u /* re-initialise it */
 
@@ -399,13 +400,18 @@ static void wake_if_sleeping(struct async_worker *w)
 		futex_wake(&w->sleeping);
 }
 
-/* Put @flow into its worker's pending set; the set's ordering covers the wake-up. */
-static void push(struct pcm_async *as, unsigned char *slot, uint32_t flow)
+/* Put @flow into worker @wi's pending set; the set's ordering covers the wake-up. */
+static void push_to(struct pcm_async *as, uint16_t wi, uint32_t flow)
 {
-	struct async_worker *w = &as->workers[ld16(&hdr_of(slot)->worker)];
+	struct async_worker *w = &as->workers[wi];
 
 	if (pcm_pendset_add(&w->pend, &as->pend0, flow))
 		wake_if_sleeping(w);
+}
+
+static void push(struct pcm_async *as, unsigned char *slot, uint32_t flow)
+{
+	push_to(as, ld16(&hdr_of(slot)->worker), flow);
 }
 
 /* ---- datapath side ----------------------------------------------------------------------- */
@@ -445,7 +451,7 @@ static ALWAYS_INLINE int accumulate_locked(struct pcm_async *as, unsigned char *
 	pres = pres0 = ld64(present_of(as, win));
 	fired = pkg->ops.window_feed(win, &pres, pub_of(as, slot), ev, now);
 	if (pres != pres0)
-		st64(present_of(as, win), pres);
+		st64_rel(present_of(as, win), pres);
 	if (!fired || ld32(&h->queued) == epoch + 1)
 		return 0;
 	st32(&h->queued, epoch + 1);
@@ -598,19 +604,27 @@ static inline pcm_uint worker_now(const struct pcm_async *as, struct flow_hdr *h
 	return ld64_acq(&h->now);
 }
 
-/* Copy window @epoch into @out (identity if no event of that epoch touched it). */
+/*
+ * Copy window @epoch into @out (identity if no event of that epoch touched
+ * it). An event writes its slots in spec order and then the present mask,
+ * with release stores; reading the mask first and the slots backwards with
+ * acquire loads, an event still being written shows as a prefix of its
+ * writes: whenever a slot holds its sample, every earlier slot does too.
+ */
 static pcm_uint copy_window(const struct pcm_async *as, unsigned char *slot,
 			    const struct pcm_package *pkg, uint32_t epoch, pcm_uint *out)
 {
 	_Atomic pcm_uint *win = window_of(as, slot, epoch);
+	pcm_uint present;
 
 	if (ld32_acq(&hdr_of(slot)->tag[epoch & 1]) != epoch) {
 		memcpy(out, pkg->window_identity, pkg->window_slots * sizeof(pcm_uint));
 		return 0;
 	}
-	for (uint32_t i = 0; i < pkg->window_slots; i++)
-		out[i] = ld64(&win[i]);
-	return ld64(present_of(as, win));
+	present = ld64_acq(present_of(as, win));
+	for (uint32_t i = pkg->window_slots; i-- > 0;)
+		out[i] = ld64_acq(&win[i]);
+	return present;
 }
 
 static inline unsigned skew_bucket(uint64_t skew)
@@ -782,6 +796,13 @@ static uint16_t package_index(const struct pcm_async *as, const struct pcm_packa
 	return NO_PKG;
 }
 
+static void count_call(struct async_worker *w, int rc)
+{
+	cnt_add(&w->cnt.handler_calls, rc != 0);
+	cnt_add(&w->cnt.handler_errors, rc < 0);
+	cnt_add(&w->cnt.no_trigger, rc == 0);
+}
+
 /* REQ_SWAP, REQ_RESET: done by the worker under the flow's lock, the owner waiting. */
 static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visit *v,
 		       uint32_t req)
@@ -796,6 +817,8 @@ static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visi
 	v->now = ld64(&c->req_now);
 	fold_all(as, v, tk);
 	if (req & REQ_SWAP) {
+		/* what the old package's triggers hold for, its handler takes, as it would have */
+		count_call(w, v->pkg->ops.call(rec, v->now));
 		pcm_package_handoff(v->pkg, rec, next, w->scratch, v->now);
 		memcpy(rec, w->scratch, next->record_slots * sizeof(pcm_uint));
 	} else {
@@ -807,14 +830,24 @@ static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visi
 	atomic_fetch_and_explicit(&h->req, ~(REQ_SWAP | REQ_RESET), memory_order_release);
 }
 
-/* REQ_DEAD: free the flow; no event can be writing it any more. */
-static void do_free(struct pcm_async *as, struct visit *v)
+/*
+ * REQ_DEAD: free the flow, once the owner's push is done; no event can be
+ * writing it any more. Its pending bit may have been set again meanwhile:
+ * it goes first, so that a later flow with the same handle starts clean.
+ */
+static void do_free(struct pcm_async *as, struct async_worker *w, struct visit *v, uint32_t req)
 {
 	struct flow_hdr *h = hdr_of(v->slot);
-	uint64_t tk = lock_flow(h);
+	uint64_t tk;
 
+	if (!(req & REQ_PUSHED)) {
+		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
+		return;
+	}
+	tk = lock_flow(h);
 	st16(&h->pkg, NO_PKG);
 	unlock_flow(h, tk);
+	pcm_pendset_remove(&w->pend, &as->pend0, v->flow);
 	pcm_flowtab_remove(&as->tab, v->flow);
 }
 
@@ -845,7 +878,7 @@ static bool handle_request(struct pcm_async *as, struct async_worker *w, struct 
 	if (!req)
 		return false;
 	if (req & REQ_DEAD)
-		do_free(as, v);
+		do_free(as, w, v, req);
 	else
 		do_handoff(as, w, v, req);
 	return true;
@@ -855,8 +888,11 @@ static void take_window(struct pcm_async *as, struct async_worker *w, struct vis
 {
 	uint16_t pi;
 
+	/* an earlier flow of this round may have freed the chunk (do_free()): look again */
+	v->slot = pcm_flowtab_slot(&as->tab, v->flow);
 	if (!v->slot)
 		return;
+	v->priv = priv_of(as, v->flow);
 	pi = ld16(&hdr_of(v->slot)->pkg);
 	if (pi == NO_PKG)
 		return;
@@ -1097,12 +1133,17 @@ int pcm_async_flow_add_at(struct pcm_async *as, uint32_t flow, uint32_t worker,
 int pcm_async_flow_remove(struct pcm_async *as, uint32_t flow)
 {
 	unsigned char *slot = live_slot(as, flow);
+	uint16_t worker;
 
 	if (!slot)
 		return -ENOENT;
+	worker = ld16(&hdr_of(slot)->worker);
 	STEP();
 	atomic_fetch_or_explicit(&hdr_of(slot)->req, REQ_DEAD, memory_order_release);
-	push(as, slot, flow);
+	push_to(as, worker, flow);
+	/* the worker frees the flow only after this, so the push never outlives it */
+	STEP();
+	atomic_fetch_or_explicit(&hdr_of(slot)->req, REQ_PUSHED, memory_order_release);
 	return 0;
 }
 

@@ -125,6 +125,13 @@ bool pcm_pendset_add(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t
 	return added;
 }
 
+void pcm_pendset_remove(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t flow)
+{
+	/* the bits above may now lead nowhere; pcm_pendset_take() clears such bits */
+	(void)ps;
+	and_word(l0_word(l0, flow >> 6), ~((uint64_t)1 << (flow & 63)));
+}
+
 bool pcm_pendset_nonempty(struct pcm_pendset *ps)
 {
 	const int top = PCM_PENDSET_LEVELS - 1;

@@ -67,6 +67,9 @@ bool pcm_pendset_add(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t
 uint32_t pcm_pendset_take(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t *cursor,
 			  uint32_t *flows, uint32_t max);
 
+/* Take @flow out of @ps if it is there. Threads: the worker that owns @ps only. */
+void pcm_pendset_remove(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t flow);
+
 /* Is anything in @ps? Sequentially consistent (see pcm_pendset_add()). Threads: any. */
 bool pcm_pendset_nonempty(struct pcm_pendset *ps);
 

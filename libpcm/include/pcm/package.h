@@ -47,12 +47,19 @@
 
 /*
  * How generated code reads and writes memory it shares with other threads
- * (the window and the published slots). A deterministic-interleaving test
- * build defines these to yield to its scheduler first.
+ * (the window and the published slots). Stores are releases so that the
+ * slots of one event become visible in the order it writes them (free on
+ * x86-64). The deterministic-interleaving test build (PCM_ASYNC_DST,
+ * dst_hooks.h) yields to its scheduler first.
  */
-#ifndef PCM_SHARED_LOAD
+#ifdef PCM_ASYNC_DST
+void pcm_dst_point(void);
+#define PCM_SHARED_LOAD(p) (pcm_dst_point(), atomic_load_explicit((p), memory_order_relaxed))
+#define PCM_SHARED_STORE(p, v) \
+	(pcm_dst_point(), atomic_store_explicit((p), (v), memory_order_release))
+#else
 #define PCM_SHARED_LOAD(p) atomic_load_explicit((p), memory_order_relaxed)
-#define PCM_SHARED_STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+#define PCM_SHARED_STORE(p, v) atomic_store_explicit((p), (v), memory_order_release)
 #endif
 
 /* One datapath event: a value per signal type, valid where its bit is set. */
