@@ -535,14 +535,20 @@ static void publish_controls(const struct pcm_async *as, unsigned char *slot,
 	if (!changed)
 		return;
 	seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
+#ifndef PCM_DST_FAULT_TORN /* test_async_dst must catch its absence */
 	STEP();
 	atomic_store_explicit(&c->seq, seq + 1, memory_order_relaxed);
+#endif
 	/* release: a reader that sees any value also sees the odd count before it */
 	st32_rel(&c->pkg, pi);
 	for (uint32_t i = 0; i < pkg->n_controls; i++)
 		st64_rel(&c->value[i], ctrl[i]);
+#ifndef PCM_DST_FAULT_TORN
 	STEP();
 	atomic_store_explicit(&c->seq, seq + 2, memory_order_release);
+#else
+	(void)seq;
+#endif
 }
 
 int pcm_async_controls(const struct pcm_async *as, uint32_t flow, struct pcm_control_set *out)
@@ -697,7 +703,11 @@ static bool read_window(struct pcm_async *as, struct async_worker *w, struct vis
 	p->read_present = copy_window(as, v->slot, v->pkg, epoch, read_of(p));
 	v->now = worker_now(as, h);
 	v->pkg->ops.window_merge(rec_of(as, p), read_of(p), p->read_present, v->now);
+#ifndef PCM_DST_FAULT_NO_LATE /* test_async_dst must catch its absence */
 	if (skew) {
+#else
+	if (0) {
+#endif
 		p->state |= PRIV_LATE;
 		p->epoch = epoch;
 		p->wait_ticket = wait_ticket;
@@ -925,6 +935,9 @@ static void finish_visit(struct pcm_async *as, struct async_worker *w, struct vi
 
 	v->pkg->ops.publish(pub_of(as, v->slot), rec);
 	publish_controls(as, v->slot, v->pkg, ld16(&h->pkg), rec, false);
+#ifdef PCM_DST_FAULT_NO_RECHECK /* test_async_dst must catch its absence */
+	v->next = tickets_taken(h);
+#endif
 	if (tickets_taken(h) != v->next || (v->priv->state & (PRIV_LATE | PRIV_TAKE))) {
 		cnt_add(&w->cnt.requeues, 1);
 		pcm_pendset_add(&w->pend, &as->pend0, v->flow);

@@ -624,6 +624,10 @@ static void check_live(struct incarnation *in)
 		fail("flow %u: fed %llu backlog packets, handlers took %llu, %llu left", in->flow,
 		     (unsigned long long)in->fed_backlog, (unsigned long long)taken,
 		     (unsigned long long)backlog);
+	if (!in->shared && (s[PCM_REC_SIGNALS_SLOT + signal_index(pkg, "EV_A")] != in->ev ||
+			    s[PCM_REC_SIGNALS_SLOT + signal_index(pkg, "EV_B")] != in->ev))
+		fail("flow %u: a LAST signal does not hold the newest sample (event %u)", in->flow,
+		     in->ev);
 	if (in->seen_acks > total)
 		fail("flow %u: its calls saw %llu ACKs, its TOTAL says %llu", in->flow,
 		     (unsigned long long)in->seen_acks, (unsigned long long)total);
