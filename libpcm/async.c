@@ -392,6 +392,13 @@ static void futex_wake(_Atomic uint32_t *word)
 	syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+#ifndef PCM_ASYNC_DST
+static void futex_wake_all(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+#endif
+
 static void wake_if_sleeping(struct async_worker *w)
 {
 	STEP();
@@ -838,6 +845,9 @@ static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visi
 	unlock_flow(h, tk);
 	STEP();
 	atomic_fetch_and_explicit(&h->req, ~(REQ_SWAP | REQ_RESET), memory_order_release);
+#ifndef PCM_ASYNC_DST
+	futex_wake_all(&h->req);
+#endif
 }
 
 /*
@@ -1181,12 +1191,18 @@ static void request_handoff(struct pcm_async *as, uint32_t flow, unsigned char *
 	}
 	push(as, slot, flow);
 	for (unsigned spins = 0;; spins++) {
+		uint32_t now_req;
+
 		STEP();
-		if (!(atomic_load_explicit(&h->req, memory_order_acquire) & req))
+		now_req = atomic_load_explicit(&h->req, memory_order_acquire);
+		if (!(now_req & req))
 			return;
-		if (spins > 1000)
-			sched_yield();
+#ifndef PCM_ASYNC_DST
+		/* the worker is a round away at best: after a short spin, sleep until it wakes us */
+		if (spins > 100)
+			futex_wait(&h->req, now_req, 1000000);
 		else
+#endif
 			cpu_relax();
 	}
 }
