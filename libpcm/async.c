@@ -618,26 +618,44 @@ static inline pcm_uint worker_now(const struct pcm_async *as, struct flow_hdr *h
 }
 
 /*
- * Copy window @epoch into @out (identity if no event of that epoch touched
- * it). An event writes its slots in spec order and then the present mask,
- * with release stores; reading the mask first and the slots backwards with
- * acquire loads, an event still being written shows as a prefix of its
- * writes: whenever a slot holds its sample, every earlier slot does too.
+ * Copy window @epoch into @out and its present mask into *@present (the
+ * identity if no event of that epoch touched it). An event writes its slots
+ * in spec order and then the present mask, with release stores; reading the
+ * mask first and the slots backwards with acquire loads, an event still
+ * being written shows as a prefix of its writes: whenever a slot holds its
+ * sample, every earlier slot does too.
+ * Return: whether an event of @epoch touched the window.
  */
-static pcm_uint copy_window(const struct pcm_async *as, unsigned char *slot,
-			    const struct pcm_package *pkg, uint32_t epoch, pcm_uint *out)
+static bool copy_window(const struct pcm_async *as, unsigned char *slot,
+			const struct pcm_package *pkg, uint32_t epoch, pcm_uint *out,
+			pcm_uint *present)
 {
 	_Atomic pcm_uint *win = window_of(as, slot, epoch);
-	pcm_uint present;
 
 	if (ld32_acq(&hdr_of(slot)->tag[epoch & 1]) != epoch) {
 		memcpy(out, pkg->window_identity, pkg->window_slots * sizeof(pcm_uint));
-		return 0;
+		*present = 0;
+		return false;
 	}
-	present = ld64_acq(present_of(as, win));
+	*present = ld64_acq(present_of(as, win));
 	for (uint32_t i = pkg->window_slots; i-- > 0;)
 		out[i] = ld64_acq(&win[i]);
-	return present;
+	return true;
+}
+
+/*
+ * Fold window @epoch into @rec, if an event touched it: an untouched one
+ * means no event since, and the synchronous shell would not have run the
+ * pipeline either (ELAPSED_TIME stays as the last event left it).
+ */
+static bool fold_window(const struct pcm_async *as, unsigned char *slot,
+			const struct pcm_package *pkg, uint32_t epoch, pcm_uint *rec, pcm_uint *buf,
+			pcm_uint *present, pcm_uint now)
+{
+	if (!copy_window(as, slot, pkg, epoch, buf, present))
+		return false;
+	pkg->ops.window_merge(rec, buf, *present, now);
+	return true;
 }
 
 static inline unsigned skew_bucket(uint64_t skew)
@@ -672,22 +690,28 @@ static void count_accepted(struct worker_counters *c, uint64_t skew)
 		cnt_add(&c->partial, 1);
 }
 
+enum take {
+	TAKE_CALL,     /* the window went into the record: run call() */
+	TAKE_EMPTY,    /* no event touched it: nothing to run */
+	TAKE_DEFERRED, /* events still write it beyond the bound: come back later */
+};
+
 /*
  * Read window @epoch, which the events with tickets below @wait_ticket write,
  * into the record. Events still writing it are the snapshot's skew: above
  * the bound (BOUNDED) the worker checks again up to max_retries times, then
  * leaves the window for its next look at the flow. A window read while
  * events still wrote it is finished later (PRIV_LATE).
- * Return: true if the window went into the record.
  */
-static bool read_window(struct pcm_async *as, struct async_worker *w, struct visit *v,
-			uint32_t epoch, uint32_t wait_ticket)
+static enum take read_window(struct pcm_async *as, struct async_worker *w, struct visit *v,
+			     uint32_t epoch, uint32_t wait_ticket)
 {
 	struct flow_priv *p = v->priv;
 	struct flow_hdr *h = hdr_of(v->slot);
 	uint64_t bound = as->mode == PCM_ASYNC_BOUNDED ? as->cfg.skew_bound : UINT64_MAX;
 	uint32_t attempts = as->mode == PCM_ASYNC_BOUNDED ? as->cfg.max_retries + 1 : 1;
 	uint64_t skew;
+	bool touched;
 
 	for (;;) {
 		int32_t left = ticket_diff(wait_ticket, ld32_acq(&h->owner));
@@ -701,15 +725,15 @@ static bool read_window(struct pcm_async *as, struct async_worker *w, struct vis
 			p->state |= PRIV_TAKE;
 			p->epoch = epoch;
 			p->wait_ticket = wait_ticket;
-			return false;
+			return TAKE_DEFERRED;
 		}
 		cpu_relax();
 	}
 	p->state &= ~PRIV_TAKE;
 	count_accepted(&w->cnt, skew);
-	p->read_present = copy_window(as, v->slot, v->pkg, epoch, read_of(p));
 	v->now = worker_now(as, h);
-	v->pkg->ops.window_merge(rec_of(as, p), read_of(p), p->read_present, v->now);
+	touched = fold_window(as, v->slot, v->pkg, epoch, rec_of(as, p), read_of(p),
+			      &p->read_present, v->now);
 #ifndef PCM_DST_FAULT_NO_LATE /* test_async_dst must catch its absence */
 	if (skew) {
 #else
@@ -719,7 +743,7 @@ static bool read_window(struct pcm_async *as, struct async_worker *w, struct vis
 		p->epoch = epoch;
 		p->wait_ticket = wait_ticket;
 	}
-	return true;
+	return touched ? TAKE_CALL : TAKE_EMPTY;
 }
 
 /*
@@ -733,41 +757,41 @@ static bool finish_late(struct pcm_async *as, struct visit *v)
 
 	if (ticket_diff(ld32_acq(&hdr_of(v->slot)->owner), p->wait_ticket) < 0)
 		return false;
-	fin_present = copy_window(as, v->slot, v->pkg, p->epoch, fin);
+	copy_window(as, v->slot, v->pkg, p->epoch, fin, &fin_present);
 	v->pkg->ops.window_merge_late(rec_of(as, p), read_of(p), p->read_present, fin, fin_present);
 	p->state &= ~PRIV_LATE;
 	return true;
 }
 
 /* LOCKED: take the lock and the next window together; nothing is still writing it. */
-static void take_locked(struct pcm_async *as, struct async_worker *w, struct visit *v)
+static enum take take_locked(struct pcm_async *as, struct async_worker *w, struct visit *v)
 {
 	struct flow_hdr *h = hdr_of(v->slot);
 	uint64_t old = advance_epoch(h, true);
 	uint32_t t = (uint32_t)(old >> 32);
+	enum take r;
 
 	while (ld32_acq(&h->owner) != t)
 		cpu_relax();
 	v->next = t + 1;
-	read_window(as, w, v, (uint32_t)old, t);
+	r = read_window(as, w, v, (uint32_t)old, t);
 	unlock_flow(h, old);
-	v->run = true;
+	return r;
 }
 
 /* RELAXED, BOUNDED: advance the epoch; the events with earlier tickets write the old window. */
-static void take_lockfree(struct pcm_async *as, struct async_worker *w, struct visit *v)
+static enum take take_lockfree(struct pcm_async *as, struct async_worker *w, struct visit *v)
 {
 	struct flow_priv *p = v->priv;
 	uint64_t old;
 
 	if (p->state & PRIV_TAKE) {
 		v->next = p->wait_ticket;
-		v->run = read_window(as, w, v, p->epoch, p->wait_ticket);
-		return;
+		return read_window(as, w, v, p->epoch, p->wait_ticket);
 	}
 	old = advance_epoch(hdr_of(v->slot), false);
 	v->next = (uint32_t)(old >> 32);
-	v->run = read_window(as, w, v, (uint32_t)old, v->next);
+	return read_window(as, w, v, (uint32_t)old, v->next);
 }
 
 /* ---- worker side: requests from the owner ------------------------------------------------ */
@@ -780,12 +804,11 @@ static void fold_all(struct pcm_async *as, struct visit *v, uint64_t tk)
 
 	if (p->state & PRIV_LATE)
 		finish_late(as, v);
-	if (p->state & PRIV_TAKE) {
-		p->read_present = copy_window(as, v->slot, v->pkg, p->epoch, read_of(p));
-		v->pkg->ops.window_merge(rec_of(as, p), read_of(p), p->read_present, v->now);
-	}
-	p->read_present = copy_window(as, v->slot, v->pkg, epoch, read_of(p));
-	v->pkg->ops.window_merge(rec_of(as, p), read_of(p), p->read_present, v->now);
+	if (p->state & PRIV_TAKE)
+		fold_window(as, v->slot, v->pkg, p->epoch, rec_of(as, p), read_of(p),
+			    &p->read_present, v->now);
+	fold_window(as, v->slot, v->pkg, epoch, rec_of(as, p), read_of(p), &p->read_present,
+		    v->now);
 	p->state = 0;
 }
 
@@ -906,6 +929,7 @@ static bool handle_request(struct pcm_async *as, struct async_worker *w, struct 
 
 static void take_window(struct pcm_async *as, struct async_worker *w, struct visit *v)
 {
+	enum take taken;
 	uint16_t pi;
 
 	/* an earlier flow of this round may have freed the chunk (do_free()): look again */
@@ -924,11 +948,9 @@ static void take_window(struct pcm_async *as, struct async_worker *w, struct vis
 		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
 		return;
 	}
-	if (as->mode == PCM_ASYNC_LOCKED)
-		take_locked(as, w, v);
-	else
-		take_lockfree(as, w, v);
-	if (!v->run) {
+	taken = as->mode == PCM_ASYNC_LOCKED ? take_locked(as, w, v) : take_lockfree(as, w, v);
+	v->run = taken == TAKE_CALL;
+	if (taken == TAKE_DEFERRED || (taken == TAKE_EMPTY && (v->priv->state & PRIV_LATE))) {
 		cnt_add(&w->cnt.deferrals, 1);
 		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
 	}
@@ -1626,16 +1648,13 @@ int pcm_async_flow_peek(struct pcm_async *as, uint32_t flow, pcm_uint *out)
 	now = worker_now(as, hdr_of(slot));
 	memcpy(rec, rec_of(as, p), pkg->record_slots * sizeof(pcm_uint));
 	if (p->state & PRIV_LATE) {
-		present = copy_window(as, slot, pkg, p->epoch, win);
+		copy_window(as, slot, pkg, p->epoch, win, &present);
 		pkg->ops.window_merge_late(rec, read_of(p), p->read_present, win, present);
 	}
-	if (p->state & PRIV_TAKE) {
-		present = copy_window(as, slot, pkg, p->epoch, win);
-		pkg->ops.window_merge(rec, win, present, now);
-	}
+	if (p->state & PRIV_TAKE)
+		fold_window(as, slot, pkg, p->epoch, rec, win, &present, now);
 	epoch = (uint32_t)atomic_load_explicit(&hdr_of(slot)->tick, memory_order_relaxed);
-	present = copy_window(as, slot, pkg, epoch, win);
-	pkg->ops.window_merge(rec, win, present, now);
+	fold_window(as, slot, pkg, epoch, rec, win, &present, now);
 	out[PCM_REC_MASK_SLOT] = 0;
 	out[PCM_REC_SET_MASK_SLOT] = 0;
 	memcpy(out + PCM_REC_SIGNALS_SLOT, rec + PCM_REC_SIGNALS_SLOT,

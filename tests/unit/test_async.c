@@ -4,9 +4,8 @@
  *
  * Single-threaded (workers driven by pcm_async_poll()): accumulation and
  * consumption, per-flow queueing without scanning idle flows, timers, errors,
- * published controls, configuration checks, and event-by-event equivalence
- * with the synchronous shell for every test package and built-in policy in
- * every mode.
+ * published controls, configuration checks. (Event-by-event equivalence with
+ * the synchronous shell is test_pipeline_diff.c.)
  *
  * Concurrent (datapath threads feeding while worker threads run handlers):
  * SUM totals and handler-consumed backlog are conserved in every mode, no
@@ -26,7 +25,6 @@
 #include <cmocka.h>
 
 #include "async.h"
-#include "builtin.h"
 #include "shell.h"
 
 extern const struct pcm_package pcm_pkg_accum_probe;
@@ -355,125 +353,6 @@ static void test_workers_start_pinned_and_refuse_polls_while_running(void **stat
 	pcm_async_destroy(as);
 }
 
-/* ---- equivalence with the synchronous shell --------------------------------------------- */
-
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
-static pcm_uint random_value(unsigned type, uint64_t *rng, bool saturate)
-{
-	uint64_t r = xorshift(rng);
-
-	if (saturate && r % 997 == 0)
-		return UINT64_MAX - r % 100; /* drives SUMs into saturation */
-	switch (type) {
-	case PCM_SIG_RTT:
-	case PCM_SIG_QUEUE_DELAY:
-		return 10000000 + (r >> 8) % 30000000 + ((r >> 40) % 20 == 0 ? 500000000 : 0);
-	case PCM_SIG_DATA_TX:
-	case PCM_SIG_DATA_NACKED:
-	case PCM_SIG_TX_BACKLOG_BYTES:
-		return ((r >> 8) % 3) * MSS;
-	case PCM_SIG_IN_FLIGHT:
-		return (r >> 8) % 11;
-	default:
-		return (r >> 8) % 5;
-	}
-}
-
-static void compare_flow(const struct pcm_package *pkg, struct pcm_shell *sh, struct pcm_async *as,
-			 uint32_t flow, uint64_t step)
-{
-	const pcm_uint *rec = pcm_shell_record(sh, flow);
-	struct peeked p;
-
-	peek(as, flow, &p);
-	for (uint32_t i = 2; i < pkg->handler_slots; i++)
-		if (rec[i] != p.s[i])
-			fail_msg("%s %s: step %llu flow %u slot %u: sync %llu async %llu",
-				 pkg->name, pcm_async_mode_name(pcm_async_get_mode(as)),
-				 (unsigned long long)step, flow, i, (unsigned long long)rec[i],
-				 (unsigned long long)p.s[i]);
-}
-
-/* @saturate: also feed huge samples (the policies would loop on them, the probes do not). */
-static void run_equivalence(const struct pcm_package *pkg, enum pcm_async_mode mode, bool saturate)
-{
-	const uint32_t flows = 3;
-	struct pcm_async *as = make_async(pkg, flows, mode, 2, 0);
-	uint64_t rng = 0x2545f4914f6cdd1dull + (uint64_t)mode, sync_errors = 0;
-	struct pcm_shell *sh = NULL;
-	struct pcm_async_stats s;
-	struct pcm_shell_stats ss;
-	struct pcm_diag diag;
-	pcm_uint now = 0, types = pkg->signal_types;
-
-	assert_int_equal(pcm_shell_create(pkg, NULL, flows, 0, &sh, &diag), 0);
-	for (uint64_t step = 0; step < 4000; step++) {
-		uint32_t flow = (uint32_t)(xorshift(&rng) % flows);
-		struct pcm_event ev = { 0 };
-		int rc;
-
-		now += xorshift(&rng) % 300000;
-		if (xorshift(&rng) % 10 == 0) {
-			rc = pcm_shell_tick(sh, flow, now);
-			pcm_async_tick(as, flow, now);
-		} else {
-			ev.valid = xorshift(&rng) & (types | BIT(PCM_SIG_TX_EVENT));
-			for (unsigned t = 0; t < PCM_SIG_COUNT; t++)
-				ev.values[t] = random_value(t, &rng, saturate);
-			rc = pcm_shell_feed(sh, flow, &ev, now);
-			pcm_async_feed(as, flow, &ev, now);
-		}
-		sync_errors += rc < 0;
-		pcm_async_poll(as, 0, 8);
-		pcm_async_poll(as, 1, 8);
-		compare_flow(pkg, sh, as, flow, step);
-	}
-	assert_int_equal(pcm_async_stats(as, ALL_WORKERS, &s), 0);
-	pcm_shell_stats(sh, &ss);
-	assert_int_equal(s.handler_calls, ss.handler_calls);
-	assert_int_equal(s.handler_errors, sync_errors);
-	assert_true(s.handler_calls > 100);
-	for (uint32_t f = 0; f < flows; f++) {
-		for (int t = 0; t < PCM_CTRL_COUNT; t++) {
-			pcm_uint a, b;
-
-			if (pcm_shell_control(sh, f, (pcm_control_t)t, &a) < 0)
-				continue;
-			assert_int_equal(pcm_async_control(as, f, (pcm_control_t)t, &b), 0);
-			assert_int_equal(a, b);
-		}
-	}
-	pcm_shell_destroy(sh);
-	pcm_async_destroy(as);
-}
-
-/* With no concurrency, every mode must do exactly what the synchronous shell does. */
-static void test_quiescent_async_matches_sync_shell_event_by_event(void **state)
-{
-	const struct pcm_package *pkgs[] = {
-		&pcm_pkg_accum_probe,
-		&pcm_pkg_pair_probe,
-		&pcm_pkg_trigger_probe,
-		&pcm_pkg_writer_probe,
-	};
-
-	for (unsigned m = 0; m < PCM_ASYNC_MODE_COUNT; m++) {
-		for (unsigned k = 0; k < sizeof(pkgs) / sizeof(pkgs[0]); k++)
-			run_equivalence(pkgs[k], (enum pcm_async_mode)m, true);
-		for (size_t k = 0; pcm_builtin_policies[k]; k++)
-			run_equivalence(pcm_builtin_policies[k], (enum pcm_async_mode)m, false);
-	}
-}
-
 /* ---- concurrent datapath threads and workers -------------------------------------------- */
 
 #define CONC_FLOWS 8
@@ -748,7 +627,6 @@ int main(void)
 		cmocka_unit_test(test_unknown_flow_is_rejected),
 		cmocka_unit_test(test_bad_configuration_is_rejected_with_reason),
 		cmocka_unit_test(test_workers_start_pinned_and_refuse_polls_while_running),
-		cmocka_unit_test(test_quiescent_async_matches_sync_shell_event_by_event),
 		cmocka_unit_test(test_sum_totals_are_conserved_in_every_mode),
 		cmocka_unit_test(test_locked_snapshots_never_mix_epochs),
 		cmocka_unit_test(test_bounded_snapshots_never_exceed_the_bound),
