@@ -931,6 +931,7 @@ static void take_window(struct pcm_async *as, struct async_worker *w, struct vis
 {
 	enum take taken;
 	uint16_t pi;
+	bool late;
 
 	/* an earlier flow of this round may have freed the chunk (do_free()): look again */
 	v->slot = pcm_flowtab_slot(&as->tab, v->flow);
@@ -943,13 +944,15 @@ static void take_window(struct pcm_async *as, struct async_worker *w, struct vis
 	v->pkg = as->packages[pi];
 	if (handle_request(as, w, v))
 		return;
-	if ((v->priv->state & PRIV_LATE) && !finish_late(as, v)) {
+	late = v->priv->state & PRIV_LATE;
+	if (late && !finish_late(as, v)) {
 		cnt_add(&w->cnt.deferrals, 1);
 		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
 		return;
 	}
 	taken = as->mode == PCM_ASYNC_LOCKED ? take_locked(as, w, v) : take_lockfree(as, w, v);
-	v->run = taken == TAKE_CALL;
+	/* what the late writes brought in is an event's worth of news too */
+	v->run = taken == TAKE_CALL || (late && taken == TAKE_EMPTY);
 	if (taken == TAKE_DEFERRED || (taken == TAKE_EMPTY && (v->priv->state & PRIV_LATE))) {
 		cnt_add(&w->cnt.deferrals, 1);
 		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
