@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * flowtab.c - the flow table (flowtab.h): chunks of flows allocated on their
- * group's NUMA node, lowest-free handle allocation, and freeing a chunk with
+ * flowtab.c - the flow table (flowtab.h): address ranges reserved for every
+ * handle and committed a chunk of flows at a time on the chunk's group's NUMA
+ * node, lowest-free handle allocation, and giving a chunk's memory back with
  * its last flow.
  *
  * Free handles are found through two-level bitmaps: one bit per chunk index
@@ -13,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #ifdef PCM_HAVE_NUMA
 #include <numa.h>
@@ -25,8 +25,6 @@
 #define CHUNK_WORDS (PCM_FLOWTAB_CHUNK_FLOWS / 64)
 
 struct pcm_flowtab_chunk {
-	unsigned char *mem;
-	size_t bytes;
 	uint32_t group;
 	uint32_t live;
 	uint64_t used[CHUNK_WORDS]; /* bit per live slot */
@@ -75,33 +73,48 @@ static int64_t bit_first(const uint64_t *b, uint32_t n)
 
 /* ---- chunk memory ------------------------------------------------------------------------ */
 
-static void *alloc_on_node(size_t bytes, int node)
+static void *reserve(size_t bytes)
 {
-	void *p;
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-#ifdef PCM_HAVE_NUMA
-	if (node >= 0 && numa_available() >= 0) {
-		p = numa_alloc_onnode(bytes, node);
-		if (p)
-			memset(p, 0, bytes);
-		return p;
-	}
-#endif
-	(void)node;
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static void free_on_node(void *p, size_t bytes, int node)
+static size_t chunk_slot_bytes(const struct pcm_flowtab *tab)
+{
+	return (size_t)PCM_FLOWTAB_CHUNK_FLOWS * tab->slot_bytes;
+}
+
+static size_t chunk_priv_bytes(const struct pcm_flowtab *tab)
+{
+	return (size_t)PCM_FLOWTAB_CHUNK_FLOWS * tab->priv_bytes;
+}
+
+/* Pages of chunk @c, in both ranges, come from @node when first touched. */
+static void place_chunk(struct pcm_flowtab *tab, uint32_t c, int node)
 {
 #ifdef PCM_HAVE_NUMA
-	if (node >= 0 && numa_available() >= 0) {
-		numa_free(p, bytes);
+	if (node < 0 || numa_available() < 0)
 		return;
-	}
-#endif
+	numa_tonode_memory(tab->slots + c * chunk_slot_bytes(tab), chunk_slot_bytes(tab), node);
+	if (tab->privs)
+		numa_tonode_memory(tab->privs + c * chunk_priv_bytes(tab), chunk_priv_bytes(tab),
+				   node);
+#else
+	(void)tab;
+	(void)c;
 	(void)node;
-	munmap(p, bytes);
+#endif
+}
+
+/* Give chunk @c's pages back; they read as zeroes until touched again. */
+static void release_chunk(struct pcm_flowtab *tab, uint32_t c)
+{
+	madvise(tab->slots + c * chunk_slot_bytes(tab), chunk_slot_bytes(tab), MADV_DONTNEED);
+	if (tab->privs)
+		madvise(tab->privs + c * chunk_priv_bytes(tab), chunk_priv_bytes(tab),
+			MADV_DONTNEED);
 }
 
 static size_t round_up(size_t n, size_t to)
@@ -128,11 +141,13 @@ int pcm_flowtab_init(struct pcm_flowtab *tab, uint32_t max_flows, size_t slot_by
 	for (uint32_t g = 0; g < PCM_FLOWTAB_MAX_GROUPS; g++)
 		tab->node[g] = node && g < n_groups ? node[g] : -1;
 	nb = bits_words(tab->n_chunks);
-	tab->slots = calloc(tab->n_chunks, sizeof(*tab->slots));
+	tab->slots = reserve((size_t)tab->max_flows * tab->slot_bytes);
+	tab->privs = tab->priv_bytes ? reserve((size_t)tab->max_flows * tab->priv_bytes) : NULL;
 	tab->chunks = calloc(tab->n_chunks, sizeof(*tab->chunks));
 	tab->unowned = calloc(nb, sizeof(uint64_t));
 	tab->nonfull = calloc(n_groups, sizeof(*tab->nonfull));
-	if (!tab->slots || !tab->chunks || !tab->unowned || !tab->nonfull)
+	if (!tab->slots || (tab->priv_bytes && !tab->privs) || !tab->chunks || !tab->unowned ||
+	    !tab->nonfull)
 		goto err_free;
 	for (uint32_t g = 0; g < n_groups; g++) {
 		tab->nonfull[g] = calloc(nb, sizeof(uint64_t));
@@ -141,8 +156,7 @@ int pcm_flowtab_init(struct pcm_flowtab *tab, uint32_t max_flows, size_t slot_by
 	}
 	for (uint32_t c = 0; c < tab->n_chunks; c++)
 		bit_set(tab->unowned, tab->n_chunks, c);
-	tab->bytes = tab->n_chunks * (sizeof(*tab->slots) + sizeof(*tab->chunks)) +
-		     (n_groups + 1) * nb * sizeof(uint64_t);
+	tab->bytes = tab->n_chunks * sizeof(*tab->chunks) + (n_groups + 1) * nb * sizeof(uint64_t);
 	pthread_mutex_init(&tab->lock, NULL);
 	return 0;
 
@@ -152,21 +166,21 @@ err_free:
 	free(tab->nonfull);
 	free(tab->unowned);
 	free(tab->chunks);
-	free((void *)tab->slots);
+	if (tab->slots)
+		munmap(tab->slots, (size_t)tab->max_flows * tab->slot_bytes);
+	if (tab->privs)
+		munmap(tab->privs, (size_t)tab->max_flows * tab->priv_bytes);
 	memset(tab, 0, sizeof(*tab));
 	return -ENOMEM;
 }
 
 static void chunk_free(struct pcm_flowtab *tab, uint32_t c)
 {
-	struct pcm_flowtab_chunk *ch = tab->chunks[c];
-
-	atomic_store_explicit(&tab->slots[c], NULL, memory_order_release);
-	free_on_node(ch->mem, ch->bytes, tab->node[ch->group]);
-	tab->bytes -= ch->bytes + sizeof(*ch);
+	release_chunk(tab, c);
+	tab->bytes -= chunk_slot_bytes(tab) + chunk_priv_bytes(tab) + sizeof(*tab->chunks[c]);
+	free(tab->chunks[c]);
 	tab->chunks[c] = NULL;
 	tab->live_chunks--;
-	free(ch);
 }
 
 void pcm_flowtab_fini(struct pcm_flowtab *tab)
@@ -174,14 +188,15 @@ void pcm_flowtab_fini(struct pcm_flowtab *tab)
 	if (!tab->slots)
 		return;
 	for (uint32_t c = 0; c < tab->n_chunks; c++)
-		if (tab->chunks[c])
-			chunk_free(tab, c);
+		free(tab->chunks[c]);
 	for (uint32_t g = 0; g < tab->n_groups; g++)
 		free(tab->nonfull[g]);
 	free(tab->nonfull);
 	free(tab->unowned);
 	free(tab->chunks);
-	free((void *)tab->slots);
+	munmap(tab->slots, (size_t)tab->max_flows * tab->slot_bytes);
+	if (tab->privs)
+		munmap(tab->privs, (size_t)tab->max_flows * tab->priv_bytes);
 	pthread_mutex_destroy(&tab->lock);
 	memset(tab, 0, sizeof(*tab));
 }
@@ -191,24 +206,16 @@ void pcm_flowtab_fini(struct pcm_flowtab *tab)
 static int chunk_create(struct pcm_flowtab *tab, uint32_t group, uint32_t c)
 {
 	struct pcm_flowtab_chunk *ch = calloc(1, sizeof(*ch));
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
 	if (!ch)
 		return -ENOMEM;
-	ch->bytes = round_up((size_t)PCM_FLOWTAB_CHUNK_FLOWS * (tab->slot_bytes + tab->priv_bytes),
-			     page);
-	ch->mem = alloc_on_node(ch->bytes, tab->node[group]);
-	if (!ch->mem) {
-		free(ch);
-		return -ENOMEM;
-	}
 	ch->group = group;
+	place_chunk(tab, c, tab->node[group]);
 	tab->chunks[c] = ch;
-	tab->bytes += ch->bytes + sizeof(*ch);
+	tab->bytes += chunk_slot_bytes(tab) + chunk_priv_bytes(tab) + sizeof(*ch);
 	tab->live_chunks++;
 	bit_clear(tab->unowned, tab->n_chunks, c);
 	bit_set(tab->nonfull[group], tab->n_chunks, c);
-	atomic_store_explicit(&tab->slots[c], ch->mem, memory_order_release);
 	return 0;
 }
 

@@ -4,22 +4,23 @@
  *
  * A flow is a 32-bit handle the shell gives out (or the caller picks): the
  * handle's upper bits name a chunk of PCM_FLOWTAB_CHUNK_FLOWS flows, its low
- * bits the flow's slot in the chunk. Chunks are allocated when a flow is
- * first added to them and freed when their last flow is removed, so memory
- * grows and shrinks one chunk at a time and handles need not be dense. Each
- * chunk belongs to one group (the asynchronous shell's worker) and is
- * allocated on that group's NUMA node; a chunk holds, for each of its flows,
- * a slot of slot_bytes (shared with other threads) and a private area of
- * priv_bytes (its group's own), both cache-line aligned.
+ * bits the flow's slot in the chunk. Each flow has a slot of slot_bytes
+ * (state shared with other threads) and a private area of priv_bytes (its
+ * group's own), both cache-line aligned, at fixed addresses in two address
+ * ranges reserved for all max_flows handles but backed by memory only one
+ * chunk at a time: a chunk's pages are committed when a flow is first added
+ * to it (on its group's NUMA node) and given back when its last flow goes.
+ * So memory grows and shrinks one chunk at a time, handles need not be
+ * dense, and each chunk belongs to one group (the asynchronous shell's
+ * worker): flows of two groups never share a cache line.
  *
- * The lookup is inline because both shells call it per event: one load of
- * the chunk pointer, one multiply. Everything else (adding, removing,
- * iterating) takes the table's lock and is in flowtab.c.
+ * The lookup is inline because both shells call it per event: a bounds
+ * check and one multiply. Everything else (adding, removing, iterating)
+ * takes the table's lock and is in flowtab.c.
  *
  * Thread safety: pcm_flowtab_slot() and pcm_flowtab_priv() may run on any
- * thread concurrently with anything except the freeing of the flow's own
- * chunk, which happens only when its last flow is removed. The other
- * functions serialise on the table's lock.
+ * thread at any time; a slot whose chunk has been given back reads as
+ * zeroes. The other functions serialise on the table's lock.
  */
 #ifndef PCM_FLOWTAB_H
 #define PCM_FLOWTAB_H
@@ -38,7 +39,8 @@
 struct pcm_flowtab_chunk;
 
 struct pcm_flowtab {
-	_Atomic(unsigned char *) *slots; /* per chunk: its first slot, or NULL */
+	unsigned char *slots; /* max_flows slots, committed a chunk at a time */
+	unsigned char *privs; /* max_flows private areas, likewise (NULL if priv_bytes is 0) */
 	uint32_t slot_bytes;
 	uint32_t priv_bytes;
 	uint32_t max_flows;
@@ -118,28 +120,18 @@ void pcm_flowtab_for_each(struct pcm_flowtab *tab, pcm_flowtab_visit_fn fn, void
 size_t pcm_flowtab_bytes(struct pcm_flowtab *tab);
 uint32_t pcm_flowtab_n_live(struct pcm_flowtab *tab);
 
-/* @flow's shared slot, or NULL when its chunk does not exist. */
+/* @flow's shared slot, or NULL beyond max_flows; all zeroes unless @flow was added. */
 static inline unsigned char *pcm_flowtab_slot(const struct pcm_flowtab *tab, uint32_t flow)
 {
-	unsigned char *base;
-
 	if (__builtin_expect(flow >= tab->max_flows, 0))
 		return NULL;
-	base = atomic_load_explicit(&tab->slots[flow >> PCM_FLOWTAB_CHUNK_SHIFT],
-				    memory_order_acquire);
-	if (__builtin_expect(!base, 0))
-		return NULL;
-	return base + (size_t)(flow & (PCM_FLOWTAB_CHUNK_FLOWS - 1)) * tab->slot_bytes;
+	return tab->slots + (size_t)flow * tab->slot_bytes;
 }
 
-/* @flow's private area; @flow's chunk must exist. */
+/* @flow's private area; @flow must be below max_flows. */
 static inline unsigned char *pcm_flowtab_priv(const struct pcm_flowtab *tab, uint32_t flow)
 {
-	unsigned char *base = atomic_load_explicit(&tab->slots[flow >> PCM_FLOWTAB_CHUNK_SHIFT],
-						   memory_order_acquire);
-
-	return base + (size_t)PCM_FLOWTAB_CHUNK_FLOWS * tab->slot_bytes +
-	       (size_t)(flow & (PCM_FLOWTAB_CHUNK_FLOWS - 1)) * tab->priv_bytes;
+	return tab->privs + (size_t)flow * tab->priv_bytes;
 }
 
 #endif /* PCM_FLOWTAB_H */
