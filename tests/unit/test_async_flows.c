@@ -293,6 +293,27 @@ static void test_elapsed_time_is_zero_when_now_is_before_the_epoch(void **state)
 	pcm_async_destroy(as);
 }
 
+static void test_million_flows_fit_and_report_bytes_per_flow(void **state)
+{
+	const uint32_t n = 1000000;
+	struct pcm_async_config cfg;
+	struct pcm_async *as;
+	struct pcm_diag diag;
+	pcm_uint v[PCM_SIG_COUNT] = { 0 };
+
+	pcm_async_config_default(&cfg);
+	cfg.n_workers = 2;
+	assert_int_equal(pcm_async_create(&pcm_pkg_pair_probe, NULL, n, 0, &cfg, &as, &diag), 0);
+	print_message("pair_probe, async: %zu bytes per flow, %zu MiB for 1M flows\n",
+		      pcm_async_bytes_per_flow(as), pcm_async_bytes(as) >> 20);
+	assert_true(pcm_async_bytes(as) >= (size_t)n * pcm_async_bytes_per_flow(as));
+	v[PCM_SIG_ACK] = 1;
+	assert_int_equal(feed(as, n - 1, BIT(PCM_SIG_ACK), v, 1), 1);
+	assert_int_equal(pcm_async_poll(as, (uint32_t)pcm_async_worker_of(as, n - 1), 10), 1);
+	assert_int_equal(peek_var(as, n - 1, "CALLS", 0), 1);
+	pcm_async_destroy(as);
+}
+
 /* ---- real threads: swaps while feeding ---------------------------------------------------- */
 
 #define OWNERS 2
@@ -534,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_swap_lets_the_old_package_take_what_is_pending),
 		cmocka_unit_test(test_controls_are_read_as_one_set),
 		cmocka_unit_test(test_elapsed_time_is_zero_when_now_is_before_the_epoch),
+		cmocka_unit_test(test_million_flows_fit_and_report_bytes_per_flow),
 		cmocka_unit_test(test_swaps_every_few_events_lose_and_double_nothing),
 		cmocka_unit_test(test_bounded_hot_flow_with_bound_zero_makes_progress),
 	};
