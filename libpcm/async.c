@@ -213,65 +213,15 @@ static inline void prefetch_w(const void *p)
 #endif
 }
 
-static inline uint32_t ld32(_Atomic uint32_t *p)
-{
-	STEP();
-	return atomic_load_explicit(p, memory_order_relaxed);
-}
-
-static inline uint32_t ld32_acq(_Atomic uint32_t *p)
-{
-	STEP();
-	return atomic_load_explicit(p, memory_order_acquire);
-}
-
-static inline void st32(_Atomic uint32_t *p, uint32_t v)
-{
-	STEP();
-	atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
-static inline void st32_rel(_Atomic uint32_t *p, uint32_t v)
-{
-	STEP();
-	atomic_store_explicit(p, v, memory_order_release);
-}
-
-static inline uint16_t ld16(_Atomic uint16_t *p)
-{
-	STEP();
-	return atomic_load_explicit(p, memory_order_relaxed);
-}
-
-static inline void st16(_Atomic uint16_t *p, uint16_t v)
-{
-	STEP();
-	atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
-static inline pcm_uint ld64(_Atomic pcm_uint *p)
-{
-	STEP();
-	return atomic_load_explicit(p, memory_order_relaxed);
-}
-
-static inline pcm_uint ld64_acq(_Atomic pcm_uint *p)
-{
-	STEP();
-	return atomic_load_explicit(p, memory_order_acquire);
-}
-
-static inline void st64(_Atomic pcm_uint *p, pcm_uint v)
-{
-	STEP();
-	atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
-static inline void st64_rel(_Atomic pcm_uint *p, pcm_uint v)
-{
-	STEP();
-	atomic_store_explicit(p, v, memory_order_release);
-}
+/*
+ * Every access to memory another thread may touch goes through these, so
+ * that the deterministic-interleaving build can schedule at each of them.
+ * Type-generic, like the C11 atomics they wrap.
+ */
+#define LD(p) (STEP(), atomic_load_explicit((p), memory_order_relaxed))
+#define LD_ACQ(p) (STEP(), atomic_load_explicit((p), memory_order_acquire))
+#define ST(p, v) (STEP(), atomic_store_explicit((p), (v), memory_order_relaxed))
+#define ST_REL(p, v) (STEP(), atomic_store_explicit((p), (v), memory_order_release))
 
 /* A counter with a single writer: a plain load and store, no locked instruction. */
 static inline void cnt_add(_Atomic uint64_t *c, uint64_t n)
@@ -339,14 +289,14 @@ static ALWAYS_INLINE uint64_t lock_flow(struct flow_hdr *h)
 	STEP();
 	tk = atomic_fetch_add_explicit(&h->tick, TICKET_ONE, memory_order_seq_cst);
 	t = (uint32_t)(tk >> 32);
-	while (ld32_acq(&h->owner) != t)
+	while (LD_ACQ(&h->owner) != t)
 		cpu_relax();
 	return tk;
 }
 
 static ALWAYS_INLINE void unlock_flow(struct flow_hdr *h, uint64_t tk)
 {
-	st32_rel(&h->owner, (uint32_t)(tk >> 32) + 1);
+	ST_REL(&h->owner, (uint32_t)(tk >> 32) + 1);
 }
 
 /*
@@ -418,7 +368,7 @@ static void push_to(struct pcm_async *as, uint16_t wi, uint32_t flow)
 
 static void push(struct pcm_async *as, unsigned char *slot, uint32_t flow)
 {
-	push_to(as, ld16(&hdr_of(slot)->worker), flow);
+	push_to(as, LD(&hdr_of(slot)->worker), flow);
 }
 
 /* ---- datapath side ----------------------------------------------------------------------- */
@@ -427,8 +377,8 @@ static void clear_window(const struct pcm_async *as, const struct pcm_package *p
 			 _Atomic pcm_uint *win)
 {
 	for (uint32_t i = 0; i < pkg->window_slots; i++)
-		st64(&win[i], pkg->window_identity[i]);
-	st64(present_of(as, win), 0);
+		ST(&win[i], pkg->window_identity[i]);
+	ST(present_of(as, win), 0);
 }
 
 /*
@@ -441,7 +391,7 @@ static ALWAYS_INLINE int accumulate_locked(struct pcm_async *as, unsigned char *
 					   pcm_uint now)
 {
 	struct flow_hdr *h = hdr_of(slot);
-	uint16_t pi = ld16(&h->pkg);
+	uint16_t pi = LD(&h->pkg);
 	const struct pcm_package *pkg;
 	_Atomic pcm_uint *win;
 	pcm_uint pres, pres0, fired;
@@ -450,18 +400,18 @@ static ALWAYS_INLINE int accumulate_locked(struct pcm_async *as, unsigned char *
 		return -ENOENT;
 	pkg = as->packages[pi];
 	win = window_of(as, slot, epoch);
-	if (ld32(&h->tag[epoch & 1]) != epoch) {
+	if (LD(&h->tag[epoch & 1]) != epoch) {
 		clear_window(as, pkg, win);
-		st32(&h->tag[epoch & 1], epoch);
+		ST(&h->tag[epoch & 1], epoch);
 	}
-	st64(&h->now, now);
-	pres = pres0 = ld64(present_of(as, win));
+	ST(&h->now, now);
+	pres = pres0 = LD(present_of(as, win));
 	fired = pkg->ops.window_feed(win, &pres, pub_of(as, slot), ev, now);
 	if (pres != pres0)
-		st64_rel(present_of(as, win), pres);
-	if (!fired || ld32(&h->queued) == epoch + 1)
+		ST_REL(present_of(as, win), pres);
+	if (!fired || LD(&h->queued) == epoch + 1)
 		return 0;
-	st32(&h->queued, epoch + 1);
+	ST(&h->queued, epoch + 1);
 	return 1;
 }
 
@@ -538,7 +488,7 @@ static void publish_controls(const struct pcm_async *as, unsigned char *slot,
 	bool changed = force;
 
 	for (uint32_t i = 0; i < pkg->n_controls && !changed; i++)
-		changed = ld64(&c->value[i]) != ctrl[i];
+		changed = LD(&c->value[i]) != ctrl[i];
 	if (!changed)
 		return;
 	seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
@@ -547,9 +497,9 @@ static void publish_controls(const struct pcm_async *as, unsigned char *slot,
 	atomic_store_explicit(&c->seq, seq + 1, memory_order_relaxed);
 #endif
 	/* release: a reader that sees any value also sees the odd count before it */
-	st32_rel(&c->pkg, pi);
+	ST_REL(&c->pkg, pi);
 	for (uint32_t i = 0; i < pkg->n_controls; i++)
-		st64_rel(&c->value[i], ctrl[i]);
+		ST_REL(&c->value[i], ctrl[i]);
 #ifndef PCM_DST_FAULT_TORN
 	STEP();
 	atomic_store_explicit(&c->seq, seq + 2, memory_order_release);
@@ -563,7 +513,7 @@ int pcm_async_controls(const struct pcm_async *as, uint32_t flow, struct pcm_con
 	unsigned char *slot = pcm_flowtab_slot(&as->tab, flow);
 	struct flow_ctrl *c;
 
-	if (!slot || ld16(&hdr_of(slot)->pkg) == NO_PKG)
+	if (!slot || LD(&hdr_of(slot)->pkg) == NO_PKG)
 		return -ENOENT;
 	c = ctrl_of(as, slot);
 	for (;;) {
@@ -576,13 +526,13 @@ int pcm_async_controls(const struct pcm_async *as, uint32_t flow, struct pcm_con
 			cpu_relax();
 			continue;
 		}
-		pkg = as->packages[ld32_acq(&c->pkg)];
+		pkg = as->packages[LD_ACQ(&c->pkg)];
 		out->mask = 0;
 		for (int t = 0; t < PCM_CTRL_COUNT; t++) {
 			int slot_t = pkg->control_slot[t];
 			int i = slot_t - (int)(PCM_REC_SIGNALS_SLOT + pkg->n_signals);
 
-			out->value[t] = slot_t >= 0 ? ld64_acq(&c->value[i]) : 0;
+			out->value[t] = slot_t >= 0 ? LD_ACQ(&c->value[i]) : 0;
 			out->mask |= (pcm_uint)(slot_t >= 0) << t;
 		}
 		STEP();
@@ -614,7 +564,7 @@ static inline pcm_uint worker_now(const struct pcm_async *as, struct flow_hdr *h
 {
 	if (as->cfg.clock_ps)
 		return as->cfg.clock_ps(as->cfg.clock_arg);
-	return ld64_acq(&h->now);
+	return LD_ACQ(&h->now);
 }
 
 /*
@@ -632,14 +582,14 @@ static bool copy_window(const struct pcm_async *as, unsigned char *slot,
 {
 	_Atomic pcm_uint *win = window_of(as, slot, epoch);
 
-	if (ld32_acq(&hdr_of(slot)->tag[epoch & 1]) != epoch) {
+	if (LD_ACQ(&hdr_of(slot)->tag[epoch & 1]) != epoch) {
 		memcpy(out, pkg->window_identity, pkg->window_slots * sizeof(pcm_uint));
 		*present = 0;
 		return false;
 	}
-	*present = ld64_acq(present_of(as, win));
+	*present = LD_ACQ(present_of(as, win));
 	for (uint32_t i = pkg->window_slots; i-- > 0;)
-		out[i] = ld64_acq(&win[i]);
+		out[i] = LD_ACQ(&win[i]);
 	return true;
 }
 
@@ -714,7 +664,7 @@ static enum take read_window(struct pcm_async *as, struct async_worker *w, struc
 	bool touched;
 
 	for (;;) {
-		int32_t left = ticket_diff(wait_ticket, ld32_acq(&h->owner));
+		int32_t left = ticket_diff(wait_ticket, LD_ACQ(&h->owner));
 
 		skew = left > 0 ? (uint64_t)left : 0;
 		count_skew(&w->cnt, skew);
@@ -755,7 +705,7 @@ static bool finish_late(struct pcm_async *as, struct visit *v)
 	struct flow_priv *p = v->priv;
 	pcm_uint fin[PCM_SPEC_MAX_SIGNALS], fin_present;
 
-	if (ticket_diff(ld32_acq(&hdr_of(v->slot)->owner), p->wait_ticket) < 0)
+	if (ticket_diff(LD_ACQ(&hdr_of(v->slot)->owner), p->wait_ticket) < 0)
 		return false;
 	copy_window(as, v->slot, v->pkg, p->epoch, fin, &fin_present);
 	v->pkg->ops.window_merge_late(rec_of(as, p), read_of(p), p->read_present, fin, fin_present);
@@ -771,7 +721,7 @@ static enum take take_locked(struct pcm_async *as, struct async_worker *w, struc
 	uint32_t t = (uint32_t)(old >> 32);
 	enum take r;
 
-	while (ld32_acq(&h->owner) != t)
+	while (LD_ACQ(&h->owner) != t)
 		cpu_relax();
 	v->next = t + 1;
 	r = read_window(as, w, v, (uint32_t)old, t);
@@ -820,10 +770,10 @@ static void restart_shared(struct pcm_async *as, unsigned char *slot, uint16_t p
 	const struct pcm_package *pkg = as->packages[pi];
 
 	/* tags that match neither this window's epoch nor the next: cleared when first used */
-	st32(&h->tag[0], epoch - 2);
-	st32(&h->tag[1], epoch - 2);
-	st32(&h->queued, 0);
-	st16(&h->pkg, pi);
+	ST(&h->tag[0], epoch - 2);
+	ST(&h->tag[1], epoch - 2);
+	ST(&h->queued, 0);
+	ST(&h->pkg, pi);
 	pkg->ops.publish(pub_of(as, slot), rec);
 	publish_controls(as, slot, pkg, pi, rec, true);
 }
@@ -851,10 +801,10 @@ static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visi
 	struct flow_ctrl *c = ctrl_of(as, v->slot);
 	pcm_uint *rec = rec_of(as, v->priv);
 	uint64_t tk = lock_flow(h);
-	uint16_t to = req & REQ_SWAP ? (uint16_t)ld32(&c->req_pkg) : ld16(&h->pkg);
+	uint16_t to = req & REQ_SWAP ? (uint16_t)LD(&c->req_pkg) : LD(&h->pkg);
 	const struct pcm_package *next = as->packages[to];
 
-	v->now = ld64(&c->req_now);
+	v->now = LD(&c->req_now);
 	fold_all(as, v, tk);
 	if (req & REQ_SWAP) {
 		/* what the old package's triggers hold for, its handler takes, as it would have */
@@ -888,7 +838,7 @@ static void do_free(struct pcm_async *as, struct async_worker *w, struct visit *
 		return;
 	}
 	tk = lock_flow(h);
-	st16(&h->pkg, NO_PKG);
+	ST(&h->pkg, NO_PKG);
 	unlock_flow(h, tk);
 	pcm_pendset_remove(&w->pend, &as->pend0, v->flow);
 	pcm_flowtab_remove(&as->tab, v->flow);
@@ -938,7 +888,7 @@ static void take_window(struct pcm_async *as, struct async_worker *w, struct vis
 	if (!v->slot)
 		return;
 	v->priv = priv_of(as, v->flow);
-	pi = ld16(&hdr_of(v->slot)->pkg);
+	pi = LD(&hdr_of(v->slot)->pkg);
 	if (pi == NO_PKG)
 		return;
 	v->pkg = as->packages[pi];
@@ -969,7 +919,7 @@ static void finish_visit(struct pcm_async *as, struct async_worker *w, struct vi
 	struct flow_hdr *h = hdr_of(v->slot);
 
 	v->pkg->ops.publish(pub_of(as, v->slot), rec);
-	publish_controls(as, v->slot, v->pkg, ld16(&h->pkg), rec, false);
+	publish_controls(as, v->slot, v->pkg, LD(&h->pkg), rec, false);
 #ifdef PCM_DST_FAULT_NO_RECHECK /* test_async_dst must catch its absence */
 	v->next = tickets_taken(h);
 #endif
@@ -1123,8 +1073,8 @@ static void start_flow(struct pcm_async *as, uint32_t flow, uint32_t worker, uin
 	pcm_uint *rec = rec_of(as, priv_of(as, flow));
 
 	pkg->ops.init(rec, now_ps);
-	st16(&h->worker, (uint16_t)worker);
-	st64(&h->now, now_ps);
+	ST(&h->worker, (uint16_t)worker);
+	ST(&h->now, now_ps);
 	restart_shared(as, slot, pi, 0, rec);
 }
 
@@ -1153,7 +1103,7 @@ static unsigned char *live_slot(const struct pcm_async *as, uint32_t flow)
 {
 	unsigned char *slot = pcm_flowtab_slot(&as->tab, flow);
 
-	if (!slot || ld16(&hdr_of(slot)->pkg) == NO_PKG)
+	if (!slot || LD(&hdr_of(slot)->pkg) == NO_PKG)
 		return NULL;
 	STEP();
 	if (atomic_load_explicit(&hdr_of(slot)->req, memory_order_acquire) & REQ_DEAD)
@@ -1185,7 +1135,7 @@ int pcm_async_flow_remove(struct pcm_async *as, uint32_t flow)
 
 	if (!slot)
 		return -ENOENT;
-	worker = ld16(&hdr_of(slot)->worker);
+	worker = LD(&hdr_of(slot)->worker);
 	STEP();
 	atomic_fetch_or_explicit(&hdr_of(slot)->req, REQ_DEAD, memory_order_release);
 	push_to(as, worker, flow);
@@ -1202,16 +1152,16 @@ static void request_handoff(struct pcm_async *as, uint32_t flow, unsigned char *
 	struct flow_hdr *h = hdr_of(slot);
 	struct flow_ctrl *c = ctrl_of(as, slot);
 
-	st32(&c->req_pkg, to);
-	st64(&c->req_now, now_ps);
+	ST(&c->req_pkg, to);
+	ST(&c->req_now, now_ps);
 	STEP();
 	atomic_fetch_or_explicit(&h->req, req, memory_order_release);
 	if (!as->running) {
 		struct visit v;
 
 		begin_visit(as, flow, &v);
-		v.pkg = as->packages[ld16(&h->pkg)];
-		do_handoff(as, &as->workers[ld16(&h->worker)], &v, req);
+		v.pkg = as->packages[LD(&h->pkg)];
+		do_handoff(as, &as->workers[LD(&h->worker)], &v, req);
 		return;
 	}
 	push(as, slot, flow);
@@ -1261,7 +1211,7 @@ int pcm_async_worker_of(struct pcm_async *as, uint32_t flow)
 {
 	unsigned char *slot = live_slot(as, flow);
 
-	return slot ? ld16(&hdr_of(slot)->worker) : -ENOENT;
+	return slot ? LD(&hdr_of(slot)->worker) : -ENOENT;
 }
 
 int pcm_async_worker_node(const struct pcm_async *as, uint32_t worker)
@@ -1273,7 +1223,7 @@ const struct pcm_package *pcm_async_flow_package(struct pcm_async *as, uint32_t 
 {
 	unsigned char *slot = live_slot(as, flow);
 
-	return slot ? as->packages[ld16(&hdr_of(slot)->pkg)] : NULL;
+	return slot ? as->packages[LD(&hdr_of(slot)->pkg)] : NULL;
 }
 
 /* ---- setup ------------------------------------------------------------------------------- */
@@ -1645,7 +1595,7 @@ int pcm_async_flow_peek(struct pcm_async *as, uint32_t flow, pcm_uint *out)
 		return -ENOENT;
 	if (as->running)
 		return -EBUSY;
-	pkg = as->packages[ld16(&hdr_of(slot)->pkg)];
+	pkg = as->packages[LD(&hdr_of(slot)->pkg)];
 	p = priv_of(as, flow);
 	rec = as->workers[0].scratch;
 	now = worker_now(as, hdr_of(slot));

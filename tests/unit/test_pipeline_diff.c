@@ -34,6 +34,7 @@
 #include "async.h"
 #include "builtin.h"
 #include "shell.h"
+#include "test_util.h"
 
 extern const struct pcm_package pcm_pkg_accum_probe;
 extern const struct pcm_package pcm_pkg_pair_probe;
@@ -48,21 +49,11 @@ extern const struct pcm_package pcm_pkg_writer_probe;
 
 static char scratch[256];
 
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 /* ---- one package through both shells ------------------------------------------------------ */
 
 static pcm_uint random_value(unsigned type, uint64_t *rng, bool huge)
 {
-	uint64_t r = xorshift(rng);
+	uint64_t r = tu_xorshift(rng);
 
 	if (huge && r % 997 == 0)
 		return UINT64_MAX - r % 100; /* drives SUMs into saturation */
@@ -132,19 +123,19 @@ static void run_diff(const struct diff_run *r, enum pcm_async_mode mode)
 
 	assert_int_equal(pcm_shell_create(r->pkg, NULL, FLOWS, 0, &sh, &diag), 0);
 	for (uint64_t step = 0; step < r->events; step++) {
-		uint32_t flow = (uint32_t)(xorshift(&rng) % FLOWS);
+		uint32_t flow = (uint32_t)(tu_xorshift(&rng) % FLOWS);
 		struct pcm_event ev = { 0 };
 		int rc;
 
-		if (r->time_goes_back && xorshift(&rng) % 13 == 0)
-			now -= xorshift(&rng) % 400000;
+		if (r->time_goes_back && tu_xorshift(&rng) % 13 == 0)
+			now -= tu_xorshift(&rng) % 400000;
 		else
-			now += xorshift(&rng) % 300000;
-		if (xorshift(&rng) % 10 == 0) {
+			now += tu_xorshift(&rng) % 300000;
+		if (tu_xorshift(&rng) % 10 == 0) {
 			rc = pcm_shell_tick(sh, flow, now);
 			pcm_async_tick(as, flow, now);
 		} else {
-			ev.valid = xorshift(&rng) & (types | BIT(PCM_SIG_TX_EVENT));
+			ev.valid = tu_xorshift(&rng) & (types | BIT(PCM_SIG_TX_EVENT));
 			for (unsigned t = 0; t < PCM_SIG_COUNT; t++)
 				ev.values[t] = random_value(t, &rng, r->huge);
 			rc = pcm_shell_feed(sh, flow, &ev, now);
@@ -229,7 +220,7 @@ struct rspec {
 
 static uint64_t pick(uint64_t *rng, uint64_t n)
 {
-	return xorshift(rng) % n;
+	return tu_xorshift(rng) % n;
 }
 
 static void write_signal(FILE *f, uint64_t *rng, unsigned i, struct rspec *rs)
@@ -324,22 +315,6 @@ static void write_handler(const char *path, const char *name, uint64_t *rng,
 	fclose(f);
 }
 
-static int run(const char *cmd, char *out, size_t out_len)
-{
-	char full[4096];
-	size_t n;
-	FILE *p;
-	int st;
-
-	snprintf(full, sizeof(full), "%s 2>&1", cmd);
-	p = popen(full, "r");
-	assert_non_null(p);
-	n = fread(out, 1, out_len - 1, p);
-	out[n] = '\0';
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void run_random_package(uint64_t seed)
 {
 	char name[64], spec[512], handler[512], so[512], cmd[2048], out[8192], err[512];
@@ -355,7 +330,7 @@ static void run_random_package(uint64_t seed)
 	write_handler(handler, name, &rng, &rs);
 	snprintf(cmd, sizeof(cmd), "%s build %s %s --fabric %s --target reference -o %s", PCMC,
 		 spec, handler, FABRIC, so);
-	if (run(cmd, out, sizeof(out)) != 0)
+	if (tu_run(cmd, out, sizeof(out)) != 0)
 		fail_msg("random package %" PRIu64 ": pcmc build failed:\n%s", seed, out);
 	assert_int_equal(pcm_package_open(so, NULL, &h, err, sizeof(err)), 0);
 	{

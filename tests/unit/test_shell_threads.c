@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "shell.h"
+#include "test_util.h"
 
 extern const struct pcm_package pcm_pkg_pair_probe;
 extern const struct pcm_package pcm_pkg_dst_p;
@@ -112,16 +113,6 @@ struct churn {
 	uint64_t rng;
 };
 
-static uint64_t next_rng(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 static int index_of(const struct pcm_package *pkg, const char *name)
 {
 	for (uint32_t i = 0; i < pkg->n_signals; i++)
@@ -157,7 +148,7 @@ static void *churn_main(void *arg)
 		return NULL;
 	}
 	for (uint64_t n = 0; n < EVENTS / 16 && !o->failed; n++) {
-		uint64_t r = next_rng(&c->rng);
+		uint64_t r = tu_xorshift(&c->rng);
 		int rc;
 
 		ev.values[PCM_SIG_ACK] = 1 + r % 3;

@@ -22,6 +22,7 @@
 #include "codegen.h"
 #include "shell.h"
 #include "spec.h"
+#include "test_util.h"
 
 #define PCMC PCM_BUILD_ROOT "/cli/pcmc"
 
@@ -57,22 +58,6 @@ static void test_min_signal_from_zero_is_rejected_at_its_key(void **state)
 	assert_int_equal(load(from_max, &diag), 0);
 }
 
-static int run(const char *cmd, char *out, size_t out_len)
-{
-	char full[2048];
-	size_t n;
-	FILE *p;
-	int st;
-
-	snprintf(full, sizeof(full), "%s 2>&1", cmd);
-	p = popen(full, "r");
-	assert_non_null(p);
-	n = fread(out, 1, out_len - 1, p);
-	out[n] = '\0';
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void check_spec(const char *yaml, char *out, size_t out_len)
 {
 	char path[] = "/tmp/pcm-delta-XXXXXX.yaml", cmd[1024];
@@ -82,7 +67,7 @@ static void check_spec(const char *yaml, char *out, size_t out_len)
 	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "%s check %s --target reference", PCMC, path);
-	assert_int_equal(run(cmd, out, out_len), 0);
+	assert_int_equal(tu_run(cmd, out, out_len), 0);
 	unlink(path);
 }
 
