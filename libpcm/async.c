@@ -63,6 +63,7 @@
 #include "async.h"
 #include "flowtab.h"
 #include "pendset.h"
+#include "pkgset.h"
 
 #ifdef PCM_ASYNC_DST
 #include "dst_hooks.h"
@@ -180,10 +181,7 @@ struct pcm_async {
 	uint32_t window_slots;
 	uint32_t pub_slots;
 	uint32_t control_slots;
-	const struct pcm_target *target;
-	pthread_mutex_t pkg_lock;
-	uint32_t n_packages;
-	const struct pcm_package *packages[PCM_ASYNC_MAX_PACKAGES + 1]; /* by id, from 1 */
+	struct pcm_pkgset pkgs; /* a flow names its package by its number in the set */
 	struct async_worker *workers;
 	bool running;
 	_Atomic bool stop;
@@ -398,7 +396,7 @@ static ALWAYS_INLINE int accumulate_locked(struct pcm_async *as, unsigned char *
 
 	if (__builtin_expect(pi == NO_PKG, 0))
 		return -ENOENT;
-	pkg = as->packages[pi];
+	pkg = as->pkgs.pkg[pi];
 	win = window_of(as, slot, epoch);
 	if (LD(&h->tag[epoch & 1]) != epoch) {
 		clear_window(as, pkg, win);
@@ -526,7 +524,7 @@ int pcm_async_controls(const struct pcm_async *as, uint32_t flow, struct pcm_con
 			cpu_relax();
 			continue;
 		}
-		pkg = as->packages[LD_ACQ(&c->pkg)];
+		pkg = as->pkgs.pkg[LD_ACQ(&c->pkg)];
 		out->mask = 0;
 		for (int t = 0; t < PCM_CTRL_COUNT; t++) {
 			int slot_t = pkg->control_slot[t];
@@ -767,7 +765,7 @@ static void restart_shared(struct pcm_async *as, unsigned char *slot, uint16_t p
 			   const pcm_uint *rec)
 {
 	struct flow_hdr *h = hdr_of(slot);
-	const struct pcm_package *pkg = as->packages[pi];
+	const struct pcm_package *pkg = as->pkgs.pkg[pi];
 
 	/* tags that match neither this window's epoch nor the next: cleared when first used */
 	ST(&h->tag[0], epoch - 2);
@@ -776,14 +774,6 @@ static void restart_shared(struct pcm_async *as, unsigned char *slot, uint16_t p
 	ST(&h->pkg, pi);
 	pkg->ops.publish(pub_of(as, slot), rec);
 	publish_controls(as, slot, pkg, pi, rec, true);
-}
-
-static uint16_t package_index(const struct pcm_async *as, const struct pcm_package *pkg)
-{
-	for (uint32_t i = 1; i <= as->n_packages; i++)
-		if (as->packages[i] == pkg)
-			return (uint16_t)i;
-	return NO_PKG;
 }
 
 static void count_call(struct async_worker *w, int rc)
@@ -802,7 +792,7 @@ static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visi
 	pcm_uint *rec = rec_of(as, v->priv);
 	uint64_t tk = lock_flow(h);
 	uint16_t to = req & REQ_SWAP ? (uint16_t)LD(&c->req_pkg) : LD(&h->pkg);
-	const struct pcm_package *next = as->packages[to];
+	const struct pcm_package *next = as->pkgs.pkg[to];
 
 	v->now = LD(&c->req_now);
 	fold_all(as, v, tk);
@@ -891,7 +881,7 @@ static void take_window(struct pcm_async *as, struct async_worker *w, struct vis
 	pi = LD(&hdr_of(v->slot)->pkg);
 	if (pi == NO_PKG)
 		return;
-	v->pkg = as->packages[pi];
+	v->pkg = as->pkgs.pkg[pi];
 	if (handle_request(as, w, v))
 		return;
 	late = v->priv->state & PRIV_LATE;
@@ -1002,8 +992,10 @@ static void *worker_main(void *arg)
 
 /* ---- packages ---------------------------------------------------------------------------- */
 
-static int fits(const struct pcm_async *as, const struct pcm_package *pkg, struct pcm_diag *diag)
+static int fits(const void *arg, const struct pcm_package *pkg, struct pcm_diag *diag)
 {
+	const struct pcm_async *as = arg;
+
 	if (pkg->record_slots <= as->record_slots && pkg->window_slots <= as->window_slots &&
 	    pkg->pub_slots <= as->pub_slots && pkg->n_controls <= as->control_slots)
 		return 0;
@@ -1015,50 +1007,18 @@ static int fits(const struct pcm_async *as, const struct pcm_package *pkg, struc
 	return -E2BIG;
 }
 
-static int add_package_locked(struct pcm_async *as, const struct pcm_package *pkg,
-			      struct pcm_diag *diag)
-{
-	int rc;
-
-	if (package_index(as, pkg) != NO_PKG)
-		return 0;
-	rc = pcm_target_admit_package(as->target, pkg, diag);
-	if (rc == 0)
-		rc = fits(as, pkg, diag);
-	if (rc == 0 && as->n_packages == PCM_ASYNC_MAX_PACKAGES) {
-		snprintf(diag->msg, sizeof(diag->msg), "package '%s': the shell already runs %u",
-			 pkg->name, PCM_ASYNC_MAX_PACKAGES);
-		rc = -EINVAL;
-	}
-	if (rc == 0)
-		as->packages[++as->n_packages] = pkg;
-	return rc;
-}
-
 int pcm_async_package_add(struct pcm_async *as, const struct pcm_package *pkg,
 			  struct pcm_diag *diag)
 {
-	int rc;
-
-	diag->msg[0] = '\0';
-	pthread_mutex_lock(&as->pkg_lock);
-	rc = add_package_locked(as, pkg, diag);
-	pthread_mutex_unlock(&as->pkg_lock);
-	return rc;
+	return pcm_pkgset_add(&as->pkgs, pkg, NULL, diag);
 }
 
-/* @pkg's index, adding it to the shell first if needed. */
+/* @pkg's number, adding it to the shell first if needed. */
 static int admit(struct pcm_async *as, const struct pcm_package *pkg, uint16_t *index)
 {
 	struct pcm_diag diag;
-	int rc = pcm_async_package_add(as, pkg, &diag);
 
-	if (rc == 0) {
-		pthread_mutex_lock(&as->pkg_lock);
-		*index = package_index(as, pkg);
-		pthread_mutex_unlock(&as->pkg_lock);
-	}
-	return rc;
+	return pcm_pkgset_add(&as->pkgs, pkg, index, &diag);
 }
 
 /* ---- flows ------------------------------------------------------------------------------- */
@@ -1069,7 +1029,7 @@ static void start_flow(struct pcm_async *as, uint32_t flow, uint32_t worker, uin
 {
 	unsigned char *slot = pcm_flowtab_slot(&as->tab, flow);
 	struct flow_hdr *h = hdr_of(slot);
-	const struct pcm_package *pkg = as->packages[pi];
+	const struct pcm_package *pkg = as->pkgs.pkg[pi];
 	pcm_uint *rec = rec_of(as, priv_of(as, flow));
 
 	pkg->ops.init(rec, now_ps);
@@ -1160,7 +1120,7 @@ static void request_handoff(struct pcm_async *as, uint32_t flow, unsigned char *
 		struct visit v;
 
 		begin_visit(as, flow, &v);
-		v.pkg = as->packages[LD(&h->pkg)];
+		v.pkg = as->pkgs.pkg[LD(&h->pkg)];
 		do_handoff(as, &as->workers[LD(&h->worker)], &v, req);
 		return;
 	}
@@ -1223,7 +1183,7 @@ const struct pcm_package *pcm_async_flow_package(struct pcm_async *as, uint32_t 
 {
 	unsigned char *slot = live_slot(as, flow);
 
-	return slot ? as->packages[LD(&hdr_of(slot)->pkg)] : NULL;
+	return slot ? as->pkgs.pkg[LD(&hdr_of(slot)->pkg)] : NULL;
 }
 
 /* ---- setup ------------------------------------------------------------------------------- */
@@ -1407,7 +1367,7 @@ static int build_shell(struct pcm_async *as, const struct pcm_async_config *cfg,
 	if (rc == -ENOMEM)
 		snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows", cfg->max_flows);
 	for (uint32_t i = 0; rc == 0 && i < cfg->n_packages; i++)
-		rc = add_package_locked(as, cfg->packages[i], diag);
+		rc = pcm_pkgset_add(&as->pkgs, cfg->packages[i], NULL, diag);
 	return rc;
 }
 
@@ -1417,7 +1377,7 @@ static void free_shell(struct pcm_async *as)
 	pcm_pendset_l0_fini(&as->pend0);
 	free_workers(as);
 	free((void *)as->cfg.worker_cpus);
-	pthread_mutex_destroy(&as->pkg_lock);
+	pcm_pkgset_fini(&as->pkgs);
 	free(as);
 }
 
@@ -1442,8 +1402,7 @@ int pcm_async_create_cfg(const struct pcm_async_config *cfg, struct pcm_async **
 	as->cfg.packages = NULL;
 	as->mode = cfg->mode;
 	as->n_workers = cfg->n_workers;
-	as->target = cfg->target;
-	pthread_mutex_init(&as->pkg_lock, NULL);
+	pcm_pkgset_init(&as->pkgs, cfg->target, fits, as);
 	rc = build_shell(as, cfg, diag);
 	if (rc < 0) {
 		free_shell(as);
@@ -1595,7 +1554,7 @@ int pcm_async_flow_peek(struct pcm_async *as, uint32_t flow, pcm_uint *out)
 		return -ENOENT;
 	if (as->running)
 		return -EBUSY;
-	pkg = as->packages[LD(&hdr_of(slot)->pkg)];
+	pkg = as->pkgs.pkg[LD(&hdr_of(slot)->pkg)];
 	p = priv_of(as, flow);
 	rec = as->workers[0].scratch;
 	now = worker_now(as, hdr_of(slot));

@@ -11,50 +11,22 @@
 
 #include "shell.h"
 
-/* Is @pkg one of the shell's packages? Lock held. */
-static bool has_package(const struct pcm_shell *shell, const struct pcm_package *pkg)
+static int fits(const void *arg, const struct pcm_package *pkg, struct pcm_diag *diag)
 {
-	for (uint32_t i = 0; i < shell->n_packages; i++)
-		if (shell->packages[i] == pkg)
-			return true;
-	return false;
-}
+	const struct pcm_shell *shell = arg;
 
-static int add_package_locked(struct pcm_shell *shell, const struct pcm_package *pkg,
-			      struct pcm_diag *diag)
-{
-	int rc;
-
-	if (has_package(shell, pkg))
+	if (pkg->record_slots <= shell->record_slots)
 		return 0;
-	rc = pcm_target_admit_package(shell->target, pkg, diag);
-	if (rc < 0)
-		return rc;
-	if (pkg->record_slots > shell->record_slots) {
-		snprintf(diag->msg, sizeof(diag->msg),
-			 "package '%s': its record needs %u slots, the shell reserved %u per flow",
-			 pkg->name, pkg->record_slots, shell->record_slots);
-		return -E2BIG;
-	}
-	if (shell->n_packages == PCM_SHELL_MAX_PACKAGES) {
-		snprintf(diag->msg, sizeof(diag->msg), "package '%s': the shell already runs %u",
-			 pkg->name, PCM_SHELL_MAX_PACKAGES);
-		return -EINVAL;
-	}
-	shell->packages[shell->n_packages++] = pkg;
-	return 0;
+	snprintf(diag->msg, sizeof(diag->msg),
+		 "package '%s': its record needs %u slots, the shell reserved %u per flow", pkg->name,
+		 pkg->record_slots, shell->record_slots);
+	return -E2BIG;
 }
 
 int pcm_shell_package_add(struct pcm_shell *shell, const struct pcm_package *pkg,
 			  struct pcm_diag *diag)
 {
-	int rc;
-
-	diag->msg[0] = '\0';
-	pthread_mutex_lock(&shell->pkg_lock);
-	rc = add_package_locked(shell, pkg, diag);
-	pthread_mutex_unlock(&shell->pkg_lock);
-	return rc;
+	return pcm_pkgset_add(&shell->pkgs, pkg, NULL, diag);
 }
 
 static uint32_t largest_record(const struct pcm_shell_config *cfg)
@@ -95,11 +67,10 @@ int pcm_shell_create_cfg(const struct pcm_shell_config *cfg, struct pcm_shell **
 	shell = calloc(1, sizeof(*shell));
 	if (!shell)
 		return -ENOMEM;
-	shell->target = cfg->target;
 	shell->record_slots = largest_record(cfg);
-	pthread_mutex_init(&shell->pkg_lock, NULL);
+	pcm_pkgset_init(&shell->pkgs, cfg->target, fits, shell);
 	for (uint32_t i = 0; i < cfg->n_packages && rc == 0; i++)
-		rc = add_package_locked(shell, cfg->packages[i], diag);
+		rc = pcm_pkgset_add(&shell->pkgs, cfg->packages[i], NULL, diag);
 	if (rc == 0)
 		rc = pcm_flowtab_init(&shell->tab, cfg->max_flows,
 				      sizeof(struct pcm_shell_flow) +
@@ -109,7 +80,7 @@ int pcm_shell_create_cfg(const struct pcm_shell_config *cfg, struct pcm_shell **
 		if (rc == -ENOMEM)
 			snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows",
 				 cfg->max_flows);
-		pthread_mutex_destroy(&shell->pkg_lock);
+		pcm_pkgset_fini(&shell->pkgs);
 		free(shell);
 		return rc;
 	}
@@ -146,7 +117,7 @@ void pcm_shell_destroy(struct pcm_shell *shell)
 	if (!shell)
 		return;
 	pcm_flowtab_fini(&shell->tab);
-	pthread_mutex_destroy(&shell->pkg_lock);
+	pcm_pkgset_fini(&shell->pkgs);
 	free(shell);
 }
 

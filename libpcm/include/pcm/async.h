@@ -52,7 +52,7 @@ enum pcm_async_mode {
 
 #define PCM_ASYNC_MAX_WORKERS 256
 #define PCM_ASYNC_MAX_FLOWS (1u << 24)
-#define PCM_ASYNC_MAX_PACKAGES 32
+#define PCM_ASYNC_MAX_PACKAGES 32 /* PCM_PKGSET_MAX */
 
 /*
  * Skew histogram: bucket b < 16 counts snapshots taken while exactly b

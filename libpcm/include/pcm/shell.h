@@ -26,11 +26,12 @@
 
 #include "flowtab.h"
 #include "package.h"
+#include "pkgset.h"
 #include "spec.h"
 #include "target.h"
 
 #define PCM_SHELL_MAX_FLOWS PCM_FLOWTAB_MAX_FLOWS
-#define PCM_SHELL_MAX_PACKAGES 32
+#define PCM_SHELL_MAX_PACKAGES PCM_PKGSET_MAX
 
 struct pcm_shell_config {
 	/* the packages flows may run; each is checked against @target */
@@ -60,13 +61,10 @@ struct pcm_shell_flow {
 
 struct pcm_shell {
 	struct pcm_flowtab tab;
-	const struct pcm_target *target;
+	struct pcm_pkgset pkgs;
 	uint32_t record_slots;
 	_Atomic uint64_t errors;
 	_Atomic uint64_t retired_calls; /* calls of flows since removed */
-	pthread_mutex_t pkg_lock;
-	uint32_t n_packages;
-	const struct pcm_package *packages[PCM_SHELL_MAX_PACKAGES];
 };
 
 /**
