@@ -246,9 +246,9 @@ static inline _Atomic pcm_uint *window_of(const struct pcm_async *as, unsigned c
 	return (_Atomic pcm_uint *)slot + as->win_off + (epoch & 1) * as->win_stride;
 }
 
-static inline _Atomic pcm_uint *present_of(const struct pcm_async *as, _Atomic pcm_uint *win)
+static inline _Atomic pcm_uint *present_of(const struct pcm_package *pkg, _Atomic pcm_uint *win)
 {
-	return &win[as->window_slots];
+	return &win[pkg->window_slots];
 }
 
 static inline _Atomic pcm_uint *pub_of(const struct pcm_async *as, unsigned char *slot)
@@ -376,7 +376,7 @@ static void clear_window(const struct pcm_async *as, const struct pcm_package *p
 {
 	for (uint32_t i = 0; i < pkg->window_slots; i++)
 		ST(&win[i], pkg->window_identity[i]);
-	ST(present_of(as, win), 0);
+	ST(present_of(pkg, win), 0);
 }
 
 /*
@@ -392,7 +392,7 @@ static ALWAYS_INLINE int accumulate_locked(struct pcm_async *as, unsigned char *
 	uint16_t pi = LD(&h->pkg);
 	const struct pcm_package *pkg;
 	_Atomic pcm_uint *win;
-	pcm_uint pres, pres0, fired;
+	bool queued;
 
 	if (__builtin_expect(pi == NO_PKG, 0))
 		return -ENOENT;
@@ -402,12 +402,11 @@ static ALWAYS_INLINE int accumulate_locked(struct pcm_async *as, unsigned char *
 		clear_window(as, pkg, win);
 		ST(&h->tag[epoch & 1], epoch);
 	}
-	ST(&h->now, now);
-	pres = pres0 = LD(present_of(as, win));
-	fired = pkg->ops.window_feed(win, &pres, pub_of(as, slot), ev, now);
-	if (pres != pres0)
-		ST_REL(present_of(as, win), pres);
-	if (!fired || LD(&h->queued) == epoch + 1)
+	if (pkg->window_slots != pkg->n_signals) /* a timer: the worker needs `now` */
+		ST(&h->now, now);
+	/* a flow already queued in this window needs no trigger evaluated */
+	queued = LD(&h->queued) == epoch + 1;
+	if (!pkg->ops.window_feed(win, pub_of(as, slot), ev, now, !queued))
 		return 0;
 	ST(&h->queued, epoch + 1);
 	return 1;
@@ -585,7 +584,7 @@ static bool copy_window(const struct pcm_async *as, unsigned char *slot,
 		*present = 0;
 		return false;
 	}
-	*present = LD_ACQ(present_of(as, win));
+	*present = LD_ACQ(present_of(pkg, win));
 	for (uint32_t i = pkg->window_slots; i-- > 0;)
 		out[i] = LD_ACQ(&win[i]);
 	return true;

@@ -504,16 +504,38 @@ static void emit_feed(const struct pcm_spec *spec, const struct layout *l, FILE 
 	fputs("\treturn pcm_gen_call_inline(rec, now_ps);\n}\n\n", out);
 }
 
+static bool has_last(const struct pcm_spec *spec, const struct layout *l)
+{
+	for (unsigned i = 0; i < spec->n_signals; i++)
+		if (l->win_slot[i] >= 0 && spec->signals[i].accum == PCM_SIG_ACCUM_LAST)
+			return true;
+	return false;
+}
+
+/*
+ * The asynchronous datapath's step: accumulate into the window, whose last
+ * slot is the mask of LAST slots sampled (written after them), then, when
+ * asked, evaluate the triggers on the flow's value.
+ */
 static void emit_window_feed(const struct pcm_spec *spec, const struct layout *l, FILE *out)
 {
+	bool last = has_last(spec, l);
+
 	fputs("static pcm_uint pcm_gen_window_feed(_Atomic pcm_uint *restrict win, "
-	      "pcm_uint *restrict present,\n\tconst _Atomic pcm_uint *restrict pub, "
-	      "const struct pcm_event *restrict ev, pcm_uint now_ps)\n{\n"
-	      "\tconst pcm_uint valid = ev->valid;\n\tpcm_uint pres = *present;\n\n"
-	      "\t(void)valid;\n\t(void)win;\n\t(void)pub;\n\t(void)now_ps;\n",
+	      "const _Atomic pcm_uint *restrict pub,\n\tconst struct pcm_event *restrict ev, "
+	      "pcm_uint now_ps, bool triggers)\n{\n"
+	      "\tconst pcm_uint valid = ev->valid;\n",
 	      out);
+	if (last)
+		fprintf(out, "\tconst pcm_uint pres0 = PCM_SHARED_LOAD(&win[%u]);\n", l->window_slots);
+	fprintf(out, "\tpcm_uint pres = %s;\n\n\t(void)valid;\n\t(void)pub;\n\t(void)now_ps;\n"
+		     "\t(void)pres;\n",
+		last ? "pres0" : "0");
 	emit_accumulate(spec, l, IN_WINDOW, out);
-	fputs("\t*present = pres;\n", out);
+	if (last)
+		fprintf(out, "\tif (pres != pres0)\n\t\tPCM_SHARED_STORE(&win[%u], pres);\n",
+			l->window_slots);
+	fputs("\tif (!triggers)\n\t\treturn 0;\n", out);
 	emit_triggers(spec, l, IN_WINDOW, out);
 	fputs("\treturn fired;\n}\n\n", out);
 }

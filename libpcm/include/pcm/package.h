@@ -22,12 +22,12 @@
  *                     per ELAPSED_TIME signal
  * The first handler_slots slots are what a handler sees.
  *
- * Window (asynchronous shell, window_slots slots): one slot per signal other
- * than ELAPSED_TIME, holding what the events since the worker's last take
- * accumulated, starting from window_identity[] (0 for SUM and MAX, 2^64-1
- * for MIN; a LAST slot is meaningful only when its bit is set in the
- * window's present mask). The flow's value of a signal is its record value
- * combined with its window slot by the signal's own accumulator.
+ * Window (asynchronous shell, window_slots + 1 slots): one slot per signal
+ * other than ELAPSED_TIME, holding what the events since the worker's last
+ * take accumulated, starting from window_identity[] (0 for SUM and MAX,
+ * 2^64-1 for MIN), then the present mask: bit w set when LAST slot w holds
+ * a sample. The flow's value of a signal is its record value combined with
+ * its window slot by the signal's own accumulator.
  *
  * Published slots (asynchronous shell, pub_slots slots): what the datapath
  * needs from the record to evaluate triggers: the record value of each
@@ -132,14 +132,13 @@ struct pcm_package_ops {
 	/* The raw handler over a snapshot laid out like the record's first slots. */
 	int (*handler)(pcm_uint *snapshot);
 	/*
-	 * Asynchronous datapath side: accumulate @ev into @win (setting the
-	 * present bits of LAST slots in *@present) and evaluate the triggers on
-	 * the flow's value, @pub combined with @win. Return: the mask of
-	 * signals whose trigger holds.
+	 * Asynchronous datapath side: accumulate @ev into @win (and its present
+	 * mask) and, if @triggers, evaluate the triggers on the flow's value,
+	 * @pub combined with @win. Return: the mask of signals whose trigger
+	 * holds (0 without @triggers).
 	 */
-	pcm_uint (*window_feed)(_Atomic pcm_uint *win, pcm_uint *present,
-				const _Atomic pcm_uint *pub, const struct pcm_event *ev,
-				pcm_uint now_ps);
+	pcm_uint (*window_feed)(_Atomic pcm_uint *win, const _Atomic pcm_uint *pub,
+				const struct pcm_event *ev, pcm_uint now_ps, bool triggers);
 	/* Fold a window (copied out of shared memory) into @rec; ELAPSED_TIME
 	 * signals become now_ps - epoch. */
 	void (*window_merge)(pcm_uint *rec, const pcm_uint *win, pcm_uint present,
@@ -168,7 +167,7 @@ struct pcm_package {
 	uint32_t n_variables;
 	uint32_t handler_slots; /* 2 + S + C + V */
 	uint32_t record_slots;  /* handler_slots + references + epochs */
-	uint32_t window_slots;  /* signals other than ELAPSED_TIME */
+	uint32_t window_slots;  /* signals other than ELAPSED_TIME; fewer than n_signals: a timer */
 	uint32_t pub_slots;
 	pcm_uint signal_types;  /* bit per pcm_signal_t the package consumes */
 	pcm_uint control_types; /* bit per pcm_control_t the package drives */
