@@ -43,6 +43,7 @@ enum {
 
 struct run_result {
 	double seconds;
+	double cpu_seconds; /* the calling thread's CPU time */
 	uint64_t calls;
 };
 
@@ -94,6 +95,13 @@ extern pcm_uint bench_now_ps;
 
 uint64_t bench_xorshift64(uint64_t *s);
 double bench_now_s(void);
+/*
+ * CPU time of the calling thread and of the whole process: on a shared
+ * machine a thread may run a fraction of the wall-clock time, and its CPU
+ * time is what it cost.
+ */
+double bench_thread_cpu_s(void);
+double bench_process_cpu_s(void);
 /* Sorts @v. */
 double bench_median(double *v, unsigned n);
 bool bench_has_native_baseline(const struct pcm_package *pkg);

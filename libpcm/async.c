@@ -77,6 +77,7 @@
 #define MAX_BATCH 64
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define SLEEP_TIMEOUT_NS 50000000L /* an idle worker re-checks its pending set every 50 ms */
+#define DEFER_SLEEP_NS 20000L      /* one waiting only for unfinished events, every 20 us */
 #define NO_PKG 0 /* package ids start at 1: a zeroed slot is not live */
 #define TICKET_ONE ((uint64_t)1 << 32)
 
@@ -161,6 +162,7 @@ struct async_worker {
 	bool thread_live;
 	uint32_t ids[MAX_BATCH];
 	struct visit visits[MAX_BATCH];
+	uint32_t deferred; /* flows of the current round left for later */
 	pcm_uint *scratch; /* a record, for swaps */
 	alignas(CACHELINE) _Atomic uint32_t sleeping; /* futex word: 1 while blocked */
 	alignas(CACHELINE) struct worker_counters cnt;
@@ -812,6 +814,14 @@ static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visi
 #endif
 }
 
+/* Leave @flow for a later round: it waits for an event still being written. */
+static void defer(struct pcm_async *as, struct async_worker *w, uint32_t flow)
+{
+	cnt_add(&w->cnt.deferrals, 1);
+	w->deferred++;
+	pcm_pendset_add(&w->pend, &as->pend0, flow);
+}
+
 /*
  * REQ_DEAD: free the flow, once the owner's push is done; no event can be
  * writing it any more. Its pending bit may have been set again meanwhile:
@@ -823,7 +833,7 @@ static void do_free(struct pcm_async *as, struct async_worker *w, struct visit *
 	uint64_t tk;
 
 	if (!(req & REQ_PUSHED)) {
-		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
+		defer(as, w, v->flow);
 		return;
 	}
 	tk = lock_flow(h);
@@ -885,17 +895,14 @@ static void take_window(struct pcm_async *as, struct async_worker *w, struct vis
 		return;
 	late = v->priv->state & PRIV_LATE;
 	if (late && !finish_late(as, v)) {
-		cnt_add(&w->cnt.deferrals, 1);
-		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
+		defer(as, w, v->flow);
 		return;
 	}
 	taken = as->mode == PCM_ASYNC_LOCKED ? take_locked(as, w, v) : take_lockfree(as, w, v);
 	/* what the late writes brought in is an event's worth of news too */
 	v->run = taken == TAKE_CALL || (late && taken == TAKE_EMPTY);
-	if (taken == TAKE_DEFERRED || (taken == TAKE_EMPTY && (v->priv->state & PRIV_LATE))) {
-		cnt_add(&w->cnt.deferrals, 1);
-		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
-	}
+	if (taken == TAKE_DEFERRED || (taken == TAKE_EMPTY && (v->priv->state & PRIV_LATE)))
+		defer(as, w, v->flow);
 }
 
 /*
@@ -929,6 +936,7 @@ static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint3
 				      MIN(budget, as->cfg.batch));
 	uint32_t calls = 0, errors = 0, taken = 0;
 
+	w->deferred = 0;
 	for (uint32_t k = 0; k < n; k++)
 		begin_visit(as, w->ids[k], &w->visits[k]);
 	for (uint32_t k = 0; k < n; k++)
@@ -955,14 +963,23 @@ static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint3
 	return n;
 }
 
+/*
+ * Poll; after idle_spins polls that found nothing to do, block until a
+ * datapath adds a flow. Flows left for later only wait for an event still
+ * being written (its thread may be preempted), which wakes nobody when it
+ * ends: with only those pending the worker blocks for DEFER_SLEEP_NS at a
+ * time (a flow added meanwhile may wait that long too).
+ */
 static void *worker_main(void *arg)
 {
 	struct async_worker *w = arg;
 	struct pcm_async *as = w->as;
-	uint32_t idle = 0;
+	uint32_t idle = 0, n;
+	bool only_deferred;
 
 	for (;;) {
-		if (worker_round(as, w, MAX_BATCH)) {
+		n = worker_round(as, w, MAX_BATCH);
+		if (n > w->deferred) {
 			idle = 0;
 			continue;
 		}
@@ -973,15 +990,17 @@ static void *worker_main(void *arg)
 			cpu_relax();
 			continue;
 		}
-		idle = 0;
+		only_deferred = n > 0;
+		if (!only_deferred)
+			idle = 0; /* otherwise the next such poll blocks again */
 		atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
-		if (pcm_pendset_nonempty(&w->pend) ||
+		if ((!only_deferred && pcm_pendset_nonempty(&w->pend)) ||
 		    atomic_load_explicit(&as->stop, memory_order_seq_cst)) {
 			atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 			continue;
 		}
 		cnt_add(&w->cnt.sleeps, 1);
-		futex_wait(&w->sleeping, 1, SLEEP_TIMEOUT_NS);
+		futex_wait(&w->sleeping, 1, only_deferred ? DEFER_SLEEP_NS : SLEEP_TIMEOUT_NS);
 		atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 	}
 	while (worker_round(as, w, MAX_BATCH))

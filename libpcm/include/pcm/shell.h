@@ -166,9 +166,13 @@ int pcm_shell_flow_swap(struct pcm_shell *shell, uint32_t flow, const struct pcm
 
 static inline struct pcm_shell_flow *pcm_shell_slot(const struct pcm_shell *shell, uint32_t flow)
 {
-	struct pcm_shell_flow *f = (struct pcm_shell_flow *)pcm_flowtab_slot(&shell->tab, flow);
+	struct pcm_shell_flow *f;
 
-	return f && f->pkg ? f : NULL;
+	/* checked here so that the compiler knows the slot below exists */
+	if (__builtin_expect(flow >= shell->tab.max_flows, 0))
+		return NULL;
+	f = (struct pcm_shell_flow *)pcm_flowtab_slot(&shell->tab, flow);
+	return f->pkg ? f : NULL;
 }
 
 /* @flow's record (the handler's layout, package.h), or NULL. Threads: the owner. */
@@ -188,15 +192,6 @@ static inline const struct pcm_package *pcm_shell_flow_package(const struct pcm_
 	return f ? f->pkg : NULL;
 }
 
-static inline void pcm_shell_count_call(struct pcm_shell *shell, struct pcm_shell_flow *f, int rc)
-{
-	atomic_store_explicit(&f->calls,
-			      atomic_load_explicit(&f->calls, memory_order_relaxed) + (rc != 0),
-			      memory_order_relaxed);
-	if (__builtin_expect(rc < 0, 0))
-		atomic_fetch_add_explicit(&shell->errors, 1, memory_order_relaxed);
-}
-
 /**
  * pcm_shell_feed() - feed one event for @flow.
  *
@@ -214,7 +209,11 @@ static inline int pcm_shell_feed(struct pcm_shell *shell, uint32_t flow,
 	if (__builtin_expect(!f, 0))
 		return -ENOENT;
 	rc = f->pkg->ops.feed(f->rec, ev, now_ps);
-	pcm_shell_count_call(shell, f, rc);
+	atomic_store_explicit(&f->calls,
+			      atomic_load_explicit(&f->calls, memory_order_relaxed) + (rc != 0),
+			      memory_order_relaxed);
+	if (__builtin_expect(rc < 0, 0))
+		atomic_fetch_add_explicit(&shell->errors, 1, memory_order_relaxed);
 	return rc;
 }
 
