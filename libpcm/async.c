@@ -8,10 +8,11 @@
  * the shell:
  *   header      struct flow_hdr: the ticket lock and the window epoch in one
  *               word, the window tags, the package, the owner's requests, `now`
- *   windows     two of them, win_stride slots each: the package's window
- *               slots and, last, the mask of LAST slots sampled (package.h)
  *   published   what the datapath needs to evaluate triggers (package.h),
- *               written by the worker, on its own cache line
+ *               written by the worker, right after the header (lay_out())
+ *   windows     two of them, each from a cache line of its own: the
+ *               package's window slots and, last, the mask of LAST slots
+ *               sampled (package.h)
  *   controls    struct flow_ctrl: the published control set under a
  *               sequence count, on its own cache line
  * The worker's private area holds the flow's record (the synchronous
@@ -27,9 +28,11 @@
  * between the two sides in both directions, so:
  * - no event is lost: each event's samples are in the window it got with
  *   its ticket, and the worker reads that window only once every event of
- *   it is done (LOCKED, BOUNDED within the bound), or reads what is there
- *   and folds the rest in later (RELAXED, BOUNDED within the bound), with
+ *   it is done (LOCKED; BOUNDED above its bound), or reads what is there
+ *   and folds the rest in later (RELAXED; BOUNDED within its bound), with
  *   window_merge_late(): a SUM by its difference, others when they changed;
+ *   events in flight past max_retries checks (their thread preempted) make
+ *   the worker leave the flow and come back to it;
  * - no trigger is missed: after publishing a call's results the worker
  *   re-reads the ticket count with a read-modify-write of the same word.
  *   Either it sees every event that started meanwhile, and puts the flow
@@ -37,7 +40,9 @@
  *   with that read-modify-write and so evaluates its triggers on what the
  *   worker published.
  * The worker never writes the windows and the datapath never writes what
- * the worker publishes, so no value is ever compared-and-swapped.
+ * the worker publishes, so no value is ever compared-and-swapped. The
+ * worker takes the ticket lock only to swap, reset or free a flow, which
+ * its owner waits for anyway: no event ever waits for a worker.
  *
  * In a deterministic-interleaving test build (PCM_ASYNC_DST) every shared
  * access first yields to the test's scheduler (dst_hooks.h).
@@ -176,7 +181,7 @@ struct pcm_async {
 	uint32_t n_workers;
 	/* the per-flow layout, in slots: each region as large as any package needs */
 	uint32_t win_off;
-	uint32_t win_stride; /* window_slots + 1: the present mask is last */
+	uint32_t win_stride; /* window_slots + 1 (the present mask is last), to a whole line */
 	uint32_t pub_off;
 	uint32_t ctrl_off;
 	uint32_t record_slots;
@@ -299,11 +304,8 @@ static ALWAYS_INLINE void unlock_flow(struct flow_hdr *h, uint64_t tk)
 	ST_REL(&h->owner, (uint32_t)(tk >> 32) + 1);
 }
 
-/*
- * Advance the window epoch, and with @ticket also take a ticket, in one
- * atomic step. Return: the tick word as it was.
- */
-static uint64_t advance_epoch(struct flow_hdr *h, bool ticket)
+/* Advance the window epoch. Return: the tick word as it was. */
+static uint64_t advance_epoch(struct flow_hdr *h)
 {
 	uint64_t old, next;
 
@@ -311,8 +313,6 @@ static uint64_t advance_epoch(struct flow_hdr *h, bool ticket)
 	old = atomic_load_explicit(&h->tick, memory_order_relaxed);
 	do {
 		next = (old & ~(uint64_t)UINT32_MAX) | (uint32_t)(old + 1);
-		if (ticket)
-			next += TICKET_ONE;
 		STEP();
 	} while (!atomic_compare_exchange_weak_explicit(&h->tick, &old, next,
 							memory_order_seq_cst,
@@ -446,10 +446,12 @@ static void prefetch_flow(const struct pcm_async *as, uint32_t flow)
 {
 	const unsigned char *slot = pcm_flowtab_slot(&as->tab, flow);
 
-	if (slot) {
-		prefetch_w(slot);
-		prefetch_w(slot + CACHELINE);
-	}
+	if (!slot)
+		return;
+	prefetch_w(slot);
+	for (uint32_t off = as->win_off * SLOT_BYTES; off < as->ctrl_off * SLOT_BYTES;
+	     off += CACHELINE)
+		prefetch_w(slot + off);
 }
 
 uint32_t pcm_async_feed_burst(struct pcm_async *as, const struct pcm_flow_event *evs, uint32_t n)
@@ -648,17 +650,20 @@ enum take {
 /*
  * Read window @epoch, which the events with tickets below @wait_ticket write,
  * into the record. Events still writing it are the snapshot's skew: above
- * the bound (BOUNDED) the worker checks again up to max_retries times, then
- * leaves the window for its next look at the flow. A window read while
- * events still wrote it is finished later (PRIV_LATE).
+ * the bound (0 for LOCKED, skew_bound for BOUNDED, none for RELAXED) the
+ * worker checks again up to max_retries times, then leaves the window for
+ * its next look at the flow. A window read while events still wrote it is
+ * finished later (PRIV_LATE).
  */
 static enum take read_window(struct pcm_async *as, struct async_worker *w, struct visit *v,
 			     uint32_t epoch, uint32_t wait_ticket)
 {
 	struct flow_priv *p = v->priv;
 	struct flow_hdr *h = hdr_of(v->slot);
-	uint64_t bound = as->mode == PCM_ASYNC_BOUNDED ? as->cfg.skew_bound : UINT64_MAX;
-	uint32_t attempts = as->mode == PCM_ASYNC_BOUNDED ? as->cfg.max_retries + 1 : 1;
+	uint64_t bound = as->mode == PCM_ASYNC_RELAXED ? UINT64_MAX :
+			 as->mode == PCM_ASYNC_BOUNDED ? as->cfg.skew_bound :
+							 0;
+	uint32_t attempts = as->mode == PCM_ASYNC_RELAXED ? 1 : as->cfg.max_retries + 1;
 	uint64_t skew;
 	bool touched;
 
@@ -712,24 +717,12 @@ static bool finish_late(struct pcm_async *as, struct visit *v)
 	return true;
 }
 
-/* LOCKED: take the lock and the next window together; nothing is still writing it. */
-static enum take take_locked(struct pcm_async *as, struct async_worker *w, struct visit *v)
-{
-	struct flow_hdr *h = hdr_of(v->slot);
-	uint64_t old = advance_epoch(h, true);
-	uint32_t t = (uint32_t)(old >> 32);
-	enum take r;
-
-	while (LD_ACQ(&h->owner) != t)
-		cpu_relax();
-	v->next = t + 1;
-	r = read_window(as, w, v, (uint32_t)old, t);
-	unlock_flow(h, old);
-	return r;
-}
-
-/* RELAXED, BOUNDED: advance the epoch; the events with earlier tickets write the old window. */
-static enum take take_lockfree(struct pcm_async *as, struct async_worker *w, struct visit *v)
+/*
+ * Advance the epoch (events from then on write the other window) and read
+ * the old window, which the events with earlier tickets write; or, for a
+ * window left for later, read it again.
+ */
+static enum take take_window_of(struct pcm_async *as, struct async_worker *w, struct visit *v)
 {
 	struct flow_priv *p = v->priv;
 	uint64_t old;
@@ -738,7 +731,7 @@ static enum take take_lockfree(struct pcm_async *as, struct async_worker *w, str
 		v->next = p->wait_ticket;
 		return read_window(as, w, v, p->epoch, p->wait_ticket);
 	}
-	old = advance_epoch(hdr_of(v->slot), false);
+	old = advance_epoch(hdr_of(v->slot));
 	v->next = (uint32_t)(old >> 32);
 	return read_window(as, w, v, (uint32_t)old, v->next);
 }
@@ -854,7 +847,8 @@ static void begin_visit(struct pcm_async *as, uint32_t flow, struct visit *v)
 	if (!v->slot)
 		return;
 	prefetch_w(v->slot);
-	for (uint32_t off = CACHELINE; off < as->pub_off * SLOT_BYTES; off += CACHELINE)
+	for (uint32_t off = as->win_off * SLOT_BYTES; off < as->ctrl_off * SLOT_BYTES;
+	     off += CACHELINE)
 		__builtin_prefetch(v->slot + off, 0, 3);
 	v->priv = priv_of(as, flow);
 	__builtin_prefetch(v->priv, 1, 3);
@@ -898,7 +892,7 @@ static void take_window(struct pcm_async *as, struct async_worker *w, struct vis
 		defer(as, w, v->flow);
 		return;
 	}
-	taken = as->mode == PCM_ASYNC_LOCKED ? take_locked(as, w, v) : take_lockfree(as, w, v);
+	taken = take_window_of(as, w, v);
 	/* what the late writes brought in is an event's worth of news too */
 	v->run = taken == TAKE_CALL || (late && taken == TAKE_EMPTY);
 	if (taken == TAKE_DEFERRED || (taken == TAKE_EMPTY && (v->priv->state & PRIV_LATE)))
@@ -1296,13 +1290,18 @@ static uint32_t line_up(uint32_t slot)
 	return (slot + per_line - 1) / per_line * per_line;
 }
 
-/* Header and windows, then the published slots and the controls on lines of their own. */
+/*
+ * The header and the published slots, then each window and the controls on
+ * lines of their own. A handoff moves the header's line to the worker and
+ * back, and the worker publishes right before it re-reads the tickets there:
+ * the datapath's next event finds both on the one line it fetches.
+ */
 static size_t lay_out(struct pcm_async *as)
 {
-	as->win_off = HDR_SLOTS;
-	as->win_stride = as->window_slots + 1;
-	as->pub_off = line_up(as->win_off + 2 * as->win_stride);
-	as->ctrl_off = line_up(as->pub_off + as->pub_slots);
+	as->pub_off = HDR_SLOTS;
+	as->win_off = line_up(as->pub_off + as->pub_slots);
+	as->win_stride = line_up(as->window_slots + 1);
+	as->ctrl_off = as->win_off + 2 * as->win_stride;
 	return (size_t)line_up(as->ctrl_off + CTRL_HDR_SLOTS + as->control_slots) * SLOT_BYTES;
 }
 

@@ -4,11 +4,13 @@
  *
  * Producers set a flow's level-0 bit, then make sure every level above has
  * the bit leading down to it, testing with a load before setting. The
- * consumer clears a bit of a level before it reads the word below it, and
- * sets it again if that word still has bits it did not take. Every one of
- * these is a sequentially consistent access, so for each producer either
- * the consumer reads its bit or the producer sees the cleared bit above and
- * sets it again: nothing added is ever left unreachable.
+ * consumer leaves the bits above set while it takes flows, and clears a bit
+ * only when it finds the word below it empty, then reads that word again
+ * (and sets the bit back if a flow arrived). Every one of these is a
+ * sequentially consistent access, so for each producer either the consumer
+ * reads its bit or the producer sees the cleared bit above and sets it
+ * again: nothing added is ever left unreachable. Busy, the levels above are
+ * only read, so their cache lines stay shared between the two sides.
  *
  * In a deterministic-interleaving test build (PCM_ASYNC_DST) each shared
  * access first yields to the test's scheduler.
@@ -193,7 +195,12 @@ static uint64_t lowest_bits(uint64_t v, uint32_t n)
 	return take;
 }
 
-/* Take up to @max flows out of level-0 word @u. */
+/*
+ * Take up to @max flows out of level-0 word @u. Its bit in level 0 stays set
+ * while the word has flows or was just emptied by this take (a later look
+ * finds it empty and clears it), so that the line of level 0 is written only
+ * as the set drains, not on every take.
+ */
 static uint32_t take_word(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t u,
 			  uint32_t *flows, uint32_t max)
 {
@@ -201,13 +208,18 @@ static uint32_t take_word(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uin
 	uint64_t bit = (uint64_t)1 << (u % 64), got;
 	uint32_t n = 0;
 
-	and_word(&ps->level[0][u / 64], ~bit);
 	got = lowest_bits(ld(word), max);
+	if (!got) {
+		/* stale: clear it, then look again for a flow added meanwhile */
+		and_word(&ps->level[0][u / 64], ~bit);
+		got = lowest_bits(ld(word), max);
+		if (!got)
+			return 0;
+		or_word(&ps->level[0][u / 64], bit);
+	}
 	got &= and_word(word, ~got);
 	for (; got; got &= got - 1)
 		flows[n++] = (u << 6) + (uint32_t)__builtin_ctzll(got);
-	if (ld(word))
-		or_word(&ps->level[0][u / 64], bit);
 	return n;
 }
 

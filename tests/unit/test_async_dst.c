@@ -117,8 +117,8 @@ static void draw_scenario(uint64_t seed, struct scenario *sc)
 static void print_repro(FILE *f, const struct scenario *sc)
 {
 	fprintf(f, "  reproduce: PCM_DST_SEEDS=1 PCM_DST_SEED=%" PRIu64
-		   " PCM_DST_EVENTS=%u PCM_DST_FLOWS=%u PCM_DST_OPS=%u %s/tests/unit/test_async_dst\n",
-		sc->seed, sc->events, sc->flows_per_dp, sc->ops, PCM_BUILD_ROOT);
+		   " PCM_DST_EVENTS=%u PCM_DST_FLOWS=%u PCM_DST_OPS=%u %s/tests/unit/%s\n",
+		sc->seed, sc->events, sc->flows_per_dp, sc->ops, PCM_BUILD_ROOT, PCM_DST_BINARY);
 }
 
 /* ---- coroutines --------------------------------------------------------------------------- */
