@@ -17,8 +17,10 @@
  * How the worker copies a window is the shell's mode:
  *   PCM_ASYNC_RELAXED  never waits: an event still being written while the
  *                      worker copies is taken in part, the rest in the next call
- *   PCM_ASYNC_LOCKED   the worker takes the flow's lock (fair, FIFO with the
- *                      datapath): a snapshot never holds part of an event
+ *   PCM_ASYNC_LOCKED   a snapshot never holds part of an event: the worker
+ *                      waits for the events still writing the window it
+ *                      takes, up to max_retries checks, then comes back to
+ *                      the flow after the others (no event waits for it)
  *   PCM_ASYNC_BOUNDED  a snapshot may hold parts of at most skew_bound events;
  *                      the worker waits for the others, up to max_retries
  *                      checks, then comes back to the flow after the others
@@ -70,7 +72,7 @@ struct pcm_async_config {
 	 */
 	const int *worker_cpus;
 	uint32_t skew_bound;  /* BOUNDED: most events a snapshot may hold part of */
-	uint32_t max_retries; /* BOUNDED: checks before the worker moves on and comes back */
+	uint32_t max_retries; /* LOCKED, BOUNDED: checks before the worker moves on and comes back */
 	uint32_t batch;       /* flows a worker takes per round, 1..64 */
 	uint32_t idle_spins;  /* empty polls before an idle worker sleeps */
 	/*
@@ -98,7 +100,7 @@ struct pcm_async_stats {
 	uint64_t handler_calls;
 	uint64_t handler_errors;    /* calls that returned PCM_ERROR */
 	uint64_t no_trigger;        /* windows taken on which no trigger held */
-	uint64_t retakes;           /* BOUNDED: checks that found the skew above the bound */
+	uint64_t retakes;           /* LOCKED, BOUNDED: checks that found the skew above the bound */
 	uint64_t deferrals;         /* flows the worker left for later (skew, late writes) */
 	uint64_t partial;           /* snapshots that held part of an event (RELAXED, BOUNDED) */
 	uint64_t requeues;          /* flows put back because events came during their call */
@@ -112,7 +114,7 @@ struct pcm_async;
 
 /**
  * pcm_async_config_default() - a relaxed shell with one unpinned worker,
- * skew_bound 0 and max_retries 16 (for BOUNDED), batches of 16, the flow's
+ * skew_bound 0 (for BOUNDED) and max_retries 16, batches of 16, the flow's
  * own event time as the clock, and room for 1 << 20 flows.
  * @cfg: filled in.
  */
@@ -267,8 +269,8 @@ int pcm_async_worker_node(const struct pcm_async *as, uint32_t worker);
  * @now_ps: the event's time.
  *
  * Takes the flow's ticket lock for the accumulation only (one atomic
- * read-modify-write); it may wait for another event of the same flow, and in
- * LOCKED mode for the worker's copy of the window, never for a handler.
+ * read-modify-write); it may wait for another event of the same flow, or
+ * for the flow's worker during a swap or reset, never for a handler.
  * Threads: any datapath thread.
  *
  * Return: 1 if this event added the flow to its worker's pending set, 0 if
