@@ -33,12 +33,17 @@
  *   window_merge_late(): a SUM by its difference, others when they changed;
  *   events in flight past max_retries checks (their thread preempted) make
  *   the worker leave the flow and come back to it;
- * - no trigger is missed: after publishing a call's results the worker
- *   re-reads the ticket count with a read-modify-write of the same word.
- *   Either it sees every event that started meanwhile, and puts the flow
- *   back into its pending set, or an event that started later synchronises
- *   with that read-modify-write and so evaluates its triggers on what the
- *   worker published.
+ * - no trigger is missed: a flow stays in its worker's pending set while
+ *   events keep coming, however they evaluate their triggers, and the
+ *   worker visits it again after each call. It takes the flow out only on
+ *   a visit that finds no ticket taken since it last switched windows, and
+ *   then re-reads the ticket count with a read-modify-write of the same
+ *   word (quiet()): either it sees an event that started meanwhile, and
+ *   puts the flow back, or that event synchronises with the
+ *   read-modify-write, so evaluates its triggers on what the worker
+ *   published and finds the flow out of the set.
+ * The pending set's lines are written only when flows join or leave it, so
+ * a busy flow costs the datapath no write there at all.
  * The worker never writes the windows and the datapath never writes what
  * the worker publishes, so no value is ever compared-and-swapped. The
  * worker takes the ticket lock only to swap, reset or free a flow, which
@@ -82,6 +87,7 @@
 #define MAX_BATCH 64
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define SLEEP_TIMEOUT_NS 50000000L /* an idle worker re-checks its pending set every 50 ms */
+#define SETTLE_VISITS 8            /* visits that find a flow idle before it leaves its set */
 #define DEFER_SLEEP_NS 20000L      /* one waiting only for unfinished events, every 20 us */
 #define NO_PKG 0 /* package ids start at 1: a zeroed slot is not live */
 #define TICKET_ONE ((uint64_t)1 << 32)
@@ -120,16 +126,18 @@ struct flow_ctrl {
 #define CTRL_HDR_SLOTS (sizeof(struct flow_ctrl) / SLOT_BYTES)
 
 struct flow_priv {
-	uint32_t state;       /* PRIV_* */
+	uint16_t state;       /* PRIV_* */
+	uint16_t quiet;       /* visits in a row that found nothing new */
 	uint32_t wait_ticket; /* LATE, TAKE: the events concerned are done at this owner count */
 	uint32_t epoch;       /* LATE, TAKE: the window concerned */
-	uint32_t pad;
+	uint32_t seen;        /* the tickets taken when the worker last switched windows */
 	pcm_uint read_present;
 	pcm_uint words[]; /* what was read of a window (window_slots), then the record */
 };
 
 /* Counters written by their worker only; read atomically by pcm_async_stats(). */
 struct worker_counters {
+	_Atomic uint64_t enqueues;
 	_Atomic uint64_t wakeups;
 	_Atomic uint64_t handler_calls;
 	_Atomic uint64_t handler_errors;
@@ -137,7 +145,7 @@ struct worker_counters {
 	_Atomic uint64_t retakes;
 	_Atomic uint64_t deferrals;
 	_Atomic uint64_t partial;
-	_Atomic uint64_t requeues;
+	_Atomic uint64_t settled;
 	_Atomic uint64_t idle_polls;
 	_Atomic uint64_t sleeps;
 	_Atomic uint64_t skew_max_accepted;
@@ -147,7 +155,7 @@ struct worker_counters {
 /* One flow of a worker's round. */
 struct visit {
 	uint32_t flow;
-	uint32_t next;  /* tickets taken when the window was taken: later ones are new events */
+	uint32_t next;  /* tickets taken when the window was switched: later ones are new events */
 	unsigned char *slot;
 	struct flow_priv *priv;
 	const struct pcm_package *pkg;
@@ -168,6 +176,7 @@ struct async_worker {
 	uint32_t ids[MAX_BATCH];
 	struct visit visits[MAX_BATCH];
 	uint32_t deferred; /* flows of the current round left for later */
+	uint32_t quiet;    /* flows of the current round with nothing to do */
 	pcm_uint *scratch; /* a record, for swaps */
 	alignas(CACHELINE) _Atomic uint32_t sleeping; /* futex word: 1 while blocked */
 	alignas(CACHELINE) struct worker_counters cnt;
@@ -732,7 +741,9 @@ static enum take take_window_of(struct pcm_async *as, struct async_worker *w, st
 		return read_window(as, w, v, p->epoch, p->wait_ticket);
 	}
 	old = advance_epoch(hdr_of(v->slot));
+	cnt_add(&w->cnt.enqueues, 1);
 	v->next = (uint32_t)(old >> 32);
+	p->seen = v->next;
 	return read_window(as, w, v, (uint32_t)old, v->next);
 }
 
@@ -799,6 +810,7 @@ static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visi
 		next->ops.init(rec, v->now);
 	}
 	restart_shared(as, v->slot, to, (uint32_t)tk, rec);
+	v->priv->seen = (uint32_t)(tk >> 32) + 1; /* every event before this handoff's ticket */
 	unlock_flow(h, tk);
 	STEP();
 	atomic_fetch_and_explicit(&h->req, ~(REQ_SWAP | REQ_RESET), memory_order_release);
@@ -807,12 +819,14 @@ static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visi
 #endif
 }
 
-/* Leave @flow for a later round: it waits for an event still being written. */
-static void defer(struct pcm_async *as, struct async_worker *w, uint32_t flow)
+/*
+ * Leave a flow for a later round: it waits for an event still being written.
+ * It stays in the pending set (only its worker takes flows out of it).
+ */
+static void defer(struct async_worker *w)
 {
 	cnt_add(&w->cnt.deferrals, 1);
 	w->deferred++;
-	pcm_pendset_add(&w->pend, &as->pend0, flow);
 }
 
 /*
@@ -826,7 +840,7 @@ static void do_free(struct pcm_async *as, struct async_worker *w, struct visit *
 	uint64_t tk;
 
 	if (!(req & REQ_PUSHED)) {
-		defer(as, w, v->flow);
+		defer(w);
 		return;
 	}
 	tk = lock_flow(h);
@@ -870,6 +884,48 @@ static bool handle_request(struct pcm_async *as, struct async_worker *w, struct 
 	return true;
 }
 
+/*
+ * A flow with nothing new since the worker last switched its windows has
+ * nothing to do on this visit; after SETTLE_VISITS such visits in a row it
+ * leaves the pending set (sooner, it would only come back: taking it out
+ * and adding it again writes the set's line on both sides). Then its
+ * tickets and requests are read again, with a read-modify-write of the word
+ * events take their tickets from: an event or request that came meanwhile
+ * either shows there, and the flow goes back in, or its thread sees the flow
+ * gone and adds it itself (pcm_pendset_add() reads the bit after the
+ * event's ticket), then synchronises with that read-modify-write and so sees
+ * what the worker published last.
+ * Return: true if the visit has nothing to do.
+ */
+static bool quiet(struct pcm_async *as, struct async_worker *w, struct visit *v)
+{
+	struct flow_hdr *h = hdr_of(v->slot);
+	struct flow_priv *p = v->priv;
+	bool news;
+
+	if ((uint32_t)(LD(&h->tick) >> 32) != p->seen) {
+		p->quiet = 0;
+		return false;
+	}
+	w->quiet++;
+	if (++p->quiet < SETTLE_VISITS)
+		return true;
+	pcm_pendset_remove(&w->pend, &as->pend0, v->flow);
+	news = tickets_taken(h) != p->seen ||
+	       (STEP(), atomic_load_explicit(&h->req, memory_order_seq_cst));
+#ifdef PCM_DST_FAULT_NO_RECHECK /* test_async_dst must catch its absence */
+	news = false;
+#endif
+	p->quiet = 0;
+	if (news) {
+		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
+		w->quiet--;
+		return false;
+	}
+	cnt_add(&w->cnt.settled, 1);
+	return true;
+}
+
 static void take_window(struct pcm_async *as, struct async_worker *w, struct visit *v)
 {
 	enum take taken;
@@ -887,36 +943,30 @@ static void take_window(struct pcm_async *as, struct async_worker *w, struct vis
 	v->pkg = as->pkgs.pkg[pi];
 	if (handle_request(as, w, v))
 		return;
+	if (!(v->priv->state & (PRIV_LATE | PRIV_TAKE)) && quiet(as, w, v))
+		return;
 	late = v->priv->state & PRIV_LATE;
 	if (late && !finish_late(as, v)) {
-		defer(as, w, v->flow);
+		defer(w);
 		return;
 	}
 	taken = take_window_of(as, w, v);
 	/* what the late writes brought in is an event's worth of news too */
 	v->run = taken == TAKE_CALL || (late && taken == TAKE_EMPTY);
 	if (taken == TAKE_DEFERRED || (taken == TAKE_EMPTY && (v->priv->state & PRIV_LATE)))
-		defer(as, w, v->flow);
+		defer(w);
 }
 
 /*
- * After a call: publish, then put the flow back if any event started since
- * the window was taken (see the file comment) or its window is unfinished.
+ * After a call: publish. The flow stays in the pending set, so events that
+ * came during the call are taken on its next visit (quiet()).
  */
-static void finish_visit(struct pcm_async *as, struct async_worker *w, struct visit *v)
+static void finish_visit(struct pcm_async *as, struct visit *v)
 {
 	const pcm_uint *rec = rec_of(as, v->priv);
-	struct flow_hdr *h = hdr_of(v->slot);
 
 	v->pkg->ops.publish(pub_of(as, v->slot), rec);
-	publish_controls(as, v->slot, v->pkg, LD(&h->pkg), rec, false);
-#ifdef PCM_DST_FAULT_NO_RECHECK /* test_async_dst must catch its absence */
-	v->next = tickets_taken(h);
-#endif
-	if (tickets_taken(h) != v->next || (v->priv->state & (PRIV_LATE | PRIV_TAKE))) {
-		cnt_add(&w->cnt.requeues, 1);
-		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
-	}
+	publish_controls(as, v->slot, v->pkg, LD(&hdr_of(v->slot)->pkg), rec, false);
 }
 
 /*
@@ -926,11 +976,12 @@ static void finish_visit(struct pcm_async *as, struct async_worker *w, struct vi
  */
 static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint32_t budget)
 {
-	uint32_t n = pcm_pendset_take(&w->pend, &as->pend0, &w->cursor, w->ids,
+	uint32_t n = pcm_pendset_next(&w->pend, &as->pend0, &w->cursor, w->ids,
 				      MIN(budget, as->cfg.batch));
 	uint32_t calls = 0, errors = 0, taken = 0;
 
 	w->deferred = 0;
+	w->quiet = 0;
 	for (uint32_t k = 0; k < n; k++)
 		begin_visit(as, w->ids[k], &w->visits[k]);
 	for (uint32_t k = 0; k < n; k++)
@@ -947,9 +998,9 @@ static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint3
 	}
 	for (uint32_t k = 0; k < n; k++)
 		if (w->visits[k].run)
-			finish_visit(as, w, &w->visits[k]);
+			finish_visit(as, &w->visits[k]);
 	if (n) {
-		cnt_add(&w->cnt.wakeups, n);
+		cnt_add(&w->cnt.wakeups, n - w->quiet);
 		cnt_add(&w->cnt.no_trigger, taken - calls);
 		cnt_add(&w->cnt.handler_calls, calls);
 		cnt_add(&w->cnt.handler_errors, errors);
@@ -973,7 +1024,7 @@ static void *worker_main(void *arg)
 
 	for (;;) {
 		n = worker_round(as, w, MAX_BATCH);
-		if (n > w->deferred) {
+		if (n > w->deferred + w->quiet) {
 			idle = 0;
 			continue;
 		}
@@ -984,7 +1035,7 @@ static void *worker_main(void *arg)
 			cpu_relax();
 			continue;
 		}
-		only_deferred = n > 0;
+		only_deferred = w->deferred > 0;
 		if (!only_deferred)
 			idle = 0; /* otherwise the next such poll blocks again */
 		atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
@@ -1548,10 +1599,12 @@ int pcm_async_poll(struct pcm_async *as, uint32_t worker, uint32_t budget)
 		return -EBUSY;
 #endif
 	while (done < budget) {
-		n = worker_round(as, &as->workers[worker], budget - done);
+		struct async_worker *w = &as->workers[worker];
+
+		n = worker_round(as, w, budget - done);
 		if (!n)
 			break;
-		done += n;
+		done += n - w->quiet;
 	}
 	return (int)MIN(done, (uint32_t)INT_MAX);
 }
@@ -1596,6 +1649,7 @@ static void add_counters(struct pcm_async_stats *out, struct worker_counters *c)
 	uint64_t m;
 
 #define ADD(field) out->field += atomic_load_explicit(&c->field, memory_order_relaxed)
+	ADD(enqueues);
 	ADD(wakeups);
 	ADD(handler_calls);
 	ADD(handler_errors);
@@ -1603,7 +1657,7 @@ static void add_counters(struct pcm_async_stats *out, struct worker_counters *c)
 	ADD(retakes);
 	ADD(deferrals);
 	ADD(partial);
-	ADD(requeues);
+	ADD(settled);
 	ADD(idle_polls);
 	ADD(sleeps);
 #undef ADD
@@ -1627,7 +1681,6 @@ int pcm_async_stats(const struct pcm_async *as, uint32_t worker, struct pcm_asyn
 	for (uint32_t i = first; i < last; i++)
 		add_counters(out, &as->workers[i].cnt);
 	/* what the worker itself put back is not the datapath's doing */
-	out->enqueues = out->wakeups - out->requeues - out->deferrals;
 	return 0;
 }
 

@@ -2,11 +2,12 @@
 /*
  * pendset.c - the set of flows with work for one worker (pendset.h).
  *
- * Producers set a flow's level-0 bit, then make sure every level above has
- * the bit leading down to it, testing with a load before setting. The
- * consumer leaves the bits above set while it takes flows, and clears a bit
- * only when it finds the word below it empty, then reads that word again
- * (and sets the bit back if a flow arrived). Every one of these is a
+ * Producers set a flow's level-0 bit unless it is set, then make sure every
+ * level above has the bit leading down to it, testing with a load before
+ * setting. The consumer reads flows without taking them out; it clears a
+ * flow's bit when it is done with the flow (pcm_pendset_remove()), and a
+ * bit above only when it finds the word below it empty, then reads that
+ * word again (and sets the bit back if a flow arrived). Every one of these is a
  * sequentially consistent access, so for each producer either the consumer
  * reads its bit or the producer sees the cleared bit above and sets it
  * again: nothing added is ever left unreachable. Busy, the levels above are
@@ -120,8 +121,13 @@ bool pcm_pendset_add(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t
 {
 	uint32_t u = flow >> 6;
 	uint64_t bit = (uint64_t)1 << (flow & 63);
-	bool added = !(or_word(l0_word(l0, u), bit) & bit);
+	_Atomic uint64_t *word = l0_word(l0, u);
+	bool added;
 
+	/* a busy flow stays in the set: its line is only read, on both sides */
+	if (ld(word) & bit)
+		return false;
+	added = !(or_word(word, bit) & bit);
 	for (int lv = 0; lv < PCM_PENDSET_LEVELS; lv++, u /= 64)
 		ensure_bit(ps->level[lv], u);
 	return added;
@@ -129,7 +135,7 @@ bool pcm_pendset_add(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t
 
 void pcm_pendset_remove(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t flow)
 {
-	/* the bits above may now lead nowhere; pcm_pendset_take() clears such bits */
+	/* the bits above may now lead nowhere; pcm_pendset_next() clears such bits */
 	(void)ps;
 	and_word(l0_word(l0, flow >> 6), ~((uint64_t)1 << (flow & 63)));
 }
@@ -196,52 +202,59 @@ static uint64_t lowest_bits(uint64_t v, uint32_t n)
 }
 
 /*
- * Take up to @max flows out of level-0 word @u. Its bit in level 0 stays set
- * while the word has flows or was just emptied by this take (a later look
- * finds it empty and clears it), so that the line of level 0 is written only
- * as the set drains, not on every take.
+ * Up to @max flows of level-0 word @u from flow @from on and below flow
+ * @limit, into @flows; *@pos: the flow after the last one returned, or the
+ * next word's first if none is left in this one. A word found empty has its
+ * bit in level 0 cleared (it was stale), then is read again in case a flow
+ * arrived meanwhile.
  */
-static uint32_t take_word(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t u,
-			  uint32_t *flows, uint32_t max)
+static uint32_t read_word(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t u,
+			  uint32_t from, uint64_t limit, uint32_t *flows, uint32_t max, uint32_t *pos)
 {
 	_Atomic uint64_t *word = l0_word(l0, u);
-	uint64_t bit = (uint64_t)1 << (u % 64), got;
+	uint64_t base = (uint64_t)u << 6, mask = ~(uint64_t)0, v, got;
 	uint32_t n = 0;
 
-	got = lowest_bits(ld(word), max);
-	if (!got) {
-		/* stale: clear it, then look again for a flow added meanwhile */
-		and_word(&ps->level[0][u / 64], ~bit);
-		got = lowest_bits(ld(word), max);
-		if (!got)
-			return 0;
-		or_word(&ps->level[0][u / 64], bit);
+	if (from > base)
+		mask &= ~(uint64_t)0 << (from - base);
+	if (limit < base + 64)
+		mask &= limit > base ? ((uint64_t)1 << (limit - base)) - 1 : 0;
+	v = ld(word);
+	if (!v) {
+		and_word(&ps->level[0][u / 64], ~((uint64_t)1 << (u % 64)));
+		v = ld(word);
+		if (v)
+			or_word(&ps->level[0][u / 64], (uint64_t)1 << (u % 64));
 	}
-	got &= and_word(word, ~got);
-	for (; got; got &= got - 1)
-		flows[n++] = (u << 6) + (uint32_t)__builtin_ctzll(got);
+	got = lowest_bits(v & mask, max);
+	*pos = (uint32_t)base + 64;
+	for (; got; got &= got - 1) {
+		flows[n] = (uint32_t)base + (uint32_t)__builtin_ctzll(got);
+		*pos = flows[n++] + 1;
+	}
 	return n;
 }
 
-uint32_t pcm_pendset_take(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t *cursor,
+uint32_t pcm_pendset_next(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t *cursor,
 			  uint32_t *flows, uint32_t max)
 {
-	uint32_t n = 0, u = *cursor;
+	const uint32_t end = ps->bits[0] * 64, start = *cursor < end ? *cursor : 0;
+	uint32_t n = 0, pos = start;
 	bool wrapped = false;
 
 	while (n < max) {
-		uint32_t next = next_set(ps, 0, u);
+		uint32_t u = pos < end ? next_set(ps, 0, pos >> 6) : NONE;
 
-		if (next == NONE || (wrapped && next >= *cursor)) {
-			if (wrapped || *cursor == 0)
+		if (u == NONE || (wrapped && (u << 6) >= start)) {
+			if (wrapped || start == 0)
 				break;
 			wrapped = true;
-			u = 0;
+			pos = 0;
 			continue;
 		}
-		n += take_word(ps, l0, next, flows + n, max - n);
-		u = next + 1;
+		n += read_word(ps, l0, u, pos, wrapped ? start : UINT64_MAX, flows + n, max - n,
+			       &pos);
 	}
-	*cursor = u >= ps->bits[0] ? 0 : u;
+	*cursor = pos >= end ? 0 : pos;
 	return n;
 }

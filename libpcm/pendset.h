@@ -5,9 +5,10 @@
  * A hierarchical bitmap over flow handles: level 0 has a bit per flow (one
  * cache line per flow-table chunk, so two workers never share a line), and
  * each level above has a bit per word of the level below, up to a single
- * word. Any number of datapath threads add flows; one worker takes them, a
- * word of level 0 (up to 64 flows of one chunk) at a time, round-robin
- * across the set so a busy flow cannot starve the others. A flow is in the
+ * word. Any number of datapath threads add flows; one worker visits them,
+ * round-robin across the set so a busy flow cannot starve the others, and
+ * takes a flow out only once it finds the flow idle: a busy flow stays in,
+ * and adding it again is a load of a line nobody writes. A flow is in the
  * set once however often it is added. A producer that stops halfway (is
  * preempted) delays only its own flow: every producer sets every level it
  * needs itself.
@@ -55,19 +56,23 @@ void pcm_pendset_fini(struct pcm_pendset *ps);
 bool pcm_pendset_add(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t flow);
 
 /**
- * pcm_pendset_take() - take up to @max flows out of @ps.
+ * pcm_pendset_next() - the next up to @max flows in @ps, round-robin; they
+ * stay in it until the worker takes them out (pcm_pendset_remove()).
  * @cursor: the consumer's position, for round-robin; kept by the caller
  *          (on the consumer's own cache line), 0 at first.
  * @flows: at least @max entries.
  *
  * Threads: the worker that owns @ps only.
  *
- * Return: how many were taken.
+ * Return: how many were returned; 0 means the set is empty.
  */
-uint32_t pcm_pendset_take(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t *cursor,
+uint32_t pcm_pendset_next(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t *cursor,
 			  uint32_t *flows, uint32_t max);
 
-/* Take @flow out of @ps if it is there. Threads: the worker that owns @ps only. */
+/*
+ * Take @flow out of @ps if it is there; sequentially consistent, like
+ * pcm_pendset_add(). Threads: the worker that owns @ps only.
+ */
 void pcm_pendset_remove(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t flow);
 
 /* Is anything in @ps? Sequentially consistent (see pcm_pendset_add()). Threads: any. */

@@ -477,10 +477,10 @@ static void run_swaps_while_feeding(enum pcm_async_mode mode, uint32_t bound)
 	if (mode == PCM_ASYNC_LOCKED)
 		assert_int_equal(st.skew_max_accepted, 0);
 	print_message("[ measure  ] %s: %llu swaps, %llu calls, %llu partial snapshots, "
-		      "%llu requeues, %llu deferrals\n",
+		      "%llu settled, %llu deferrals\n",
 		      pcm_async_mode_name(mode), (unsigned long long)swaps,
 		      (unsigned long long)st.handler_calls, (unsigned long long)st.partial,
-		      (unsigned long long)st.requeues, (unsigned long long)st.deferrals);
+		      (unsigned long long)st.settled, (unsigned long long)st.deferrals);
 	pcm_async_destroy(as);
 }
 

@@ -95,15 +95,15 @@ struct pcm_async_config {
 
 /* Counters of one worker, or summed over all. */
 struct pcm_async_stats {
-	uint64_t enqueues;          /* flows the datapath added to a pending set */
-	uint64_t wakeups;           /* flows the worker took out of its pending set */
+	uint64_t enqueues;          /* windows the worker took (each holds every event since the last) */
+	uint64_t wakeups;           /* visits to pending flows that found work */
 	uint64_t handler_calls;
 	uint64_t handler_errors;    /* calls that returned PCM_ERROR */
 	uint64_t no_trigger;        /* windows taken on which no trigger held */
 	uint64_t retakes;           /* LOCKED, BOUNDED: checks that found the skew above the bound */
 	uint64_t deferrals;         /* flows the worker left for later (skew, late writes) */
 	uint64_t partial;           /* snapshots that held part of an event (RELAXED, BOUNDED) */
-	uint64_t requeues;          /* flows put back because events came during their call */
+	uint64_t settled;           /* visits that found nothing new and took the flow out of the set */
 	uint64_t idle_polls;        /* polls that found the pending set empty */
 	uint64_t sleeps;            /* times the worker blocked */
 	uint64_t skew_max_accepted; /* largest skew handed to a handler */
