@@ -151,41 +151,41 @@ bool pcm_pendset_nonempty(struct pcm_pendset *ps)
 }
 
 /*
- * The lowest index >= @from whose bit is set in level @lv, or NONE. Bits of
- * the level above that lead to an empty word are stale: cleared on the way.
+ * The lowest index >= @from whose bit is set in level @lv, or NONE. A word
+ * of level @lv found empty has its bit in the level above cleared on the way
+ * (it was stale), then is read again in case a bit arrived meanwhile.
  */
 static uint32_t next_set(struct pcm_pendset *ps, int lv, uint32_t from)
 {
 	_Atomic uint64_t *level = ps->level[lv];
+	const bool top = lv + 1 == PCM_PENDSET_LEVELS;
 	uint32_t w;
-	uint64_t m;
 
 	if (from >= ps->bits[lv])
 		return NONE;
 	w = from / 64;
-	m = ld(&level[w]) & (~(uint64_t)0 << (from % 64));
-	if (m)
-		return w * 64 + (uint32_t)__builtin_ctzll(m);
 	for (;;) {
-		uint64_t bit;
+		uint64_t mask = w == from / 64 ? ~(uint64_t)0 << (from % 64) : ~(uint64_t)0;
+		uint64_t v = ld(&level[w]);
 
-		if (lv + 1 == PCM_PENDSET_LEVELS) {
-			while (++w < words_of(ps->bits[lv]))
-				if ((m = ld(&level[w])))
-					return w * 64 + (uint32_t)__builtin_ctzll(m);
-			return NONE;
+		if (!v && !top) {
+			uint64_t bit = (uint64_t)1 << (w % 64);
+
+			and_word(&ps->level[lv + 1][w / 64], ~bit);
+			v = ld(&level[w]);
+			if (v)
+				or_word(&ps->level[lv + 1][w / 64], bit);
+		}
+		if (v & mask)
+			return w * 64 + (uint32_t)__builtin_ctzll(v & mask);
+		if (top) {
+			if (++w >= words_of(ps->bits[lv]))
+				return NONE;
+			continue;
 		}
 		w = next_set(ps, lv + 1, w + 1);
 		if (w == NONE)
 			return NONE;
-		if ((m = ld(&level[w])))
-			return w * 64 + (uint32_t)__builtin_ctzll(m);
-		bit = (uint64_t)1 << (w % 64);
-		and_word(&ps->level[lv + 1][w / 64], ~bit);
-		if ((m = ld(&level[w]))) {
-			or_word(&ps->level[lv + 1][w / 64], bit);
-			return w * 64 + (uint32_t)__builtin_ctzll(m);
-		}
 	}
 }
 

@@ -185,6 +185,41 @@ static void test_pending_flow_is_queued_once_and_coalesces(void **state)
 	pcm_async_destroy(as);
 }
 
+/*
+ * A flow stays pending after its call, so that what comes during the call is
+ * taken on the next visit; visits that find nothing new take it out of the
+ * set after a few, and then an event puts it back.
+ */
+static void test_a_quiet_flow_leaves_the_pending_set(void **state)
+{
+	struct pcm_async *as = make_async(&pcm_pkg_pair_probe, 4, PCM_ASYNC_RELAXED, 1, 0);
+	pcm_uint v[PCM_SIG_COUNT] = { 0 };
+	struct pcm_async_stats s;
+
+	v[PCM_SIG_ACK] = 1;
+	assert_int_equal(feed(as, 1, BIT(PCM_SIG_ACK), v, 1), 1);
+	assert_int_equal(pcm_async_poll(as, 0, 1), 1);
+	assert_int_equal(pcm_async_stats(as, 0, &s), 0);
+	assert_int_equal(s.handler_calls, 1);
+	assert_int_equal(s.settled, 0);
+	/* still in the set: the next visit takes this event */
+	assert_int_equal(feed(as, 1, BIT(PCM_SIG_ACK), v, 2), 1);
+	assert_int_equal(pcm_async_poll(as, 0, 1), 1);
+	assert_int_equal(var(as, 1, "ACK_SEEN", 0), 2);
+	/* nothing new: quiet visits, then out of the set */
+	assert_int_equal(pcm_async_poll(as, 0, 100), 0);
+	assert_int_equal(pcm_async_stats(as, 0, &s), 0);
+	assert_int_equal(s.settled, 1);
+	assert_int_equal(s.wakeups, 2);
+	assert_int_equal(s.enqueues, 2);
+	assert_int_equal(pcm_async_poll(as, 0, 100), 0);
+	/* back in with the next event */
+	assert_int_equal(feed(as, 1, BIT(PCM_SIG_ACK), v, 3), 1);
+	assert_int_equal(pcm_async_poll(as, 0, 100), 1);
+	assert_int_equal(var(as, 1, "ACK_SEEN", 0), 3);
+	pcm_async_destroy(as);
+}
+
 static void test_idle_flows_are_never_visited(void **state)
 {
 	const uint32_t flows = 131072;
@@ -620,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_samples_accumulate_until_a_worker_takes_them),
 		cmocka_unit_test(test_last_keeps_value_when_sample_not_valid),
 		cmocka_unit_test(test_pending_flow_is_queued_once_and_coalesces),
+		cmocka_unit_test(test_a_quiet_flow_leaves_the_pending_set),
 		cmocka_unit_test(test_idle_flows_are_never_visited),
 		cmocka_unit_test(test_elapsed_timer_fires_on_tick_without_traffic),
 		cmocka_unit_test(test_handler_error_is_counted_and_writes_kept),

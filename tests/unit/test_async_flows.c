@@ -5,7 +5,8 @@
  * still pending, reset, live swap and its handoff, controls read as one
  * set, time going back; then, with real threads, owners swapping their
  * flows every few events while they and another datapath thread feed and
- * two workers run, and one hot flow in BOUNDED mode with a bound of 0.
+ * two workers run, one hot flow in BOUNDED mode with a bound of 0, and a
+ * worker whose flows go quiet.
  * Nothing is timed; the suite also runs under ThreadSanitizer.
  */
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "async.h"
@@ -545,6 +547,40 @@ static void test_bounded_hot_flow_with_bound_zero_makes_progress(void **state)
 	pcm_async_destroy(as);
 }
 
+/* ---- real threads: a worker with nothing left to do ----------------------------------- */
+
+/*
+ * Busy flows stay in the pending set, so the worker must notice when they go
+ * quiet: it takes them out and, with the set empty, blocks on its futex.
+ */
+static void test_an_idle_worker_empties_its_set_and_sleeps(void **state)
+{
+	struct pcm_async *as = open_shell(PCM_ASYNC_RELAXED, 1, 0);
+	pcm_uint v[PCM_SIG_COUNT] = { 0 };
+	struct pcm_async_stats st;
+	uint32_t f[8];
+
+	for (unsigned i = 0; i < 8; i++)
+		assert_int_equal(pcm_async_flow_add(as, 0, &pcm_pkg_pair_probe, 0, &f[i]), 0);
+	assert_int_equal(pcm_async_start(as), 0);
+	v[PCM_SIG_ACK] = 1;
+	for (unsigned n = 0; n < 1000; n++)
+		feed(as, f[n % 8], BIT(PCM_SIG_ACK), v, n + 1);
+	for (unsigned tries = 0;; tries++) {
+		assert_int_equal(pcm_async_stats(as, ALL, &st), 0);
+		if (st.settled == 8 && st.sleeps > 0)
+			break;
+		if (tries == 5000)
+			fail_msg("settled %llu, sleeps %llu, idle polls %llu, calls %llu", (unsigned long long)st.settled, (unsigned long long)st.sleeps, (unsigned long long)st.idle_polls, (unsigned long long)st.handler_calls);
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	pcm_async_stop(as);
+	for (unsigned i = 0; i < 8; i++)
+		assert_int_equal(peek_var(as, f[i], "ACK_SEEN", 0), 125);
+	pcm_async_destroy(as);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -558,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_million_flows_fit_and_report_bytes_per_flow),
 		cmocka_unit_test(test_swaps_every_few_events_lose_and_double_nothing),
 		cmocka_unit_test(test_bounded_hot_flow_with_bound_zero_makes_progress),
+		cmocka_unit_test(test_an_idle_worker_empties_its_set_and_sleeps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

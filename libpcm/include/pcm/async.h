@@ -273,9 +273,9 @@ int pcm_async_worker_node(const struct pcm_async *as, uint32_t worker);
  * for the flow's worker during a swap or reset, never for a handler.
  * Threads: any datapath thread.
  *
- * Return: 1 if this event added the flow to its worker's pending set, 0 if
- * no trigger held or the flow was pending already, -ENOENT for a flow that
- * is not live.
+ * Return: 1 if a trigger held and this event is the first since the
+ * worker last took the flow's window to make the flow pending, 0 if no
+ * trigger held or an earlier event did, -ENOENT for a flow that is not live.
  */
 int pcm_async_feed(struct pcm_async *as, uint32_t flow, const struct pcm_event *ev,
 		   pcm_uint now_ps);
