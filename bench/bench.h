@@ -62,18 +62,21 @@ static inline void make_event(const struct trace *t, uint32_t i, struct pcm_even
 	ev->values[PCM_SIG_TX_EVENT] = 1;
 	/* the ACK opened the window for one packet: LB policies pick its entropy */
 	ev->values[PCM_SIG_TX_READY_PKTS] = 1;
-	if (f & TRACE_ECN) {
-		ev->valid |= SIGBIT(ECN) | SIGBIT(CNP);
-		ev->values[PCM_SIG_ECN] = 1;
-		ev->values[PCM_SIG_CNP] = 1;
-	}
-	if (f & TRACE_NACK) {
-		ev->valid |= SIGBIT(NACK);
-		ev->values[PCM_SIG_NACK] = 1;
-	}
-	if (f & TRACE_RTO) {
-		ev->valid |= SIGBIT(RTO);
-		ev->values[PCM_SIG_RTO] = 1;
+	/* rare, and one test: GCC's -O3 otherwise builds each mask in a register */
+	if (__builtin_expect(f & (TRACE_ECN | TRACE_NACK | TRACE_RTO), 0)) {
+		if (f & TRACE_ECN) {
+			ev->valid |= SIGBIT(ECN) | SIGBIT(CNP);
+			ev->values[PCM_SIG_ECN] = 1;
+			ev->values[PCM_SIG_CNP] = 1;
+		}
+		if (f & TRACE_NACK) {
+			ev->valid |= SIGBIT(NACK);
+			ev->values[PCM_SIG_NACK] = 1;
+		}
+		if (f & TRACE_RTO) {
+			ev->valid |= SIGBIT(RTO);
+			ev->values[PCM_SIG_RTO] = 1;
+		}
 	}
 }
 

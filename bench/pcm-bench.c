@@ -98,8 +98,12 @@ pcm_uint bench_now_ps = 1000000;
  * are gathered into bursts, as a datapath polling a completion queue would,
  * and handed over with pcm_shell_feed_burst().
  */
-/* burst == 1: one loop of its own, shaped as bench_run_native()'s. */
-static void feed_each(struct pcm_shell *shell, const struct trace *t, uint64_t events,
+/*
+ * burst == 1: one loop of its own, shaped as bench_run_native()'s, and not
+ * inlined into run_pcm(), whose timing state would otherwise compete with
+ * it for registers.
+ */
+static __attribute__((noinline)) void feed_each(struct pcm_shell *shell, const struct trace *t, uint64_t events,
 		      uint32_t flows)
 {
 	struct pcm_event ev = { 0 };

@@ -260,7 +260,8 @@ static void emit_helpers(FILE *out)
 	      "\treturn a >= b ? a - b : b - a;\n}\n\n"
 	      "/* ELAPSED_TIME: time since the epoch, 0 when `now` is before it. */\n"
 	      "PCM_GEN_HELPER pcm_uint pcm_gen_since(pcm_uint now, pcm_uint epoch)\n{\n"
-	      "\treturn now > epoch ? now - epoch : 0;\n}\n\n",
+	      "\tpcm_uint d;\n\n"
+	      "\treturn __builtin_sub_overflow(now, epoch, &d) ? 0 : d;\n}\n\n",
 	      out);
 }
 
