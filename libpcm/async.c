@@ -1106,21 +1106,6 @@ static int check_worker(const struct pcm_async *as, uint32_t worker)
 	return worker < as->n_workers ? 0 : -EINVAL;
 }
 
-int pcm_async_flow_add(struct pcm_async *as, uint32_t worker, const struct pcm_package *pkg,
-		       pcm_uint now_ps, uint32_t *flow)
-{
-	uint16_t pi;
-	int rc = check_worker(as, worker);
-
-	if (rc == 0)
-		rc = admit(as, pkg, &pi);
-	if (rc == 0)
-		rc = pcm_flowtab_add(&as->tab, worker, flow);
-	if (rc == 0)
-		start_flow(as, *flow, worker, pi, now_ps);
-	return rc;
-}
-
 /* The slot of a live flow that is not being removed, or NULL. */
 static unsigned char *live_slot(const struct pcm_async *as, uint32_t flow)
 {
@@ -1134,8 +1119,9 @@ static unsigned char *live_slot(const struct pcm_async *as, uint32_t flow)
 	return slot;
 }
 
-int pcm_async_flow_add_at(struct pcm_async *as, uint32_t flow, uint32_t worker,
-			  const struct pcm_package *pkg, pcm_uint now_ps)
+/* Add a flow at *@flow (@at) or at the lowest free handle, stored in *@flow. */
+static int add_flow(struct pcm_async *as, uint32_t worker, const struct pcm_package *pkg,
+		    pcm_uint now_ps, uint32_t *flow, bool at)
 {
 	uint16_t pi;
 	int rc = check_worker(as, worker);
@@ -1143,12 +1129,25 @@ int pcm_async_flow_add_at(struct pcm_async *as, uint32_t flow, uint32_t worker,
 	if (rc == 0)
 		rc = admit(as, pkg, &pi);
 	if (rc == 0)
-		rc = pcm_flowtab_add_at(&as->tab, worker, flow);
-	if (rc == -EEXIST && !live_slot(as, flow))
+		rc = at ? pcm_flowtab_add_at(&as->tab, worker, *flow) :
+			  pcm_flowtab_add(&as->tab, worker, flow);
+	if (rc == -EEXIST && !live_slot(as, *flow))
 		rc = -EBUSY;
 	if (rc == 0)
-		start_flow(as, flow, worker, pi, now_ps);
+		start_flow(as, *flow, worker, pi, now_ps);
 	return rc;
+}
+
+int pcm_async_flow_add(struct pcm_async *as, uint32_t worker, const struct pcm_package *pkg,
+		       pcm_uint now_ps, uint32_t *flow)
+{
+	return add_flow(as, worker, pkg, now_ps, flow, false);
+}
+
+int pcm_async_flow_add_at(struct pcm_async *as, uint32_t flow, uint32_t worker,
+			  const struct pcm_package *pkg, pcm_uint now_ps)
+{
+	return add_flow(as, worker, pkg, now_ps, &flow, true);
 }
 
 int pcm_async_flow_remove(struct pcm_async *as, uint32_t flow)

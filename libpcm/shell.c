@@ -139,28 +139,30 @@ static void start_flow(struct pcm_shell *shell, uint32_t flow, const struct pcm_
 	f->pkg = pkg;
 }
 
-int pcm_shell_flow_add(struct pcm_shell *shell, const struct pcm_package *pkg, pcm_uint now_ps,
-		       uint32_t *flow)
+/* Add a flow at *@flow (@at) or at the lowest free handle, stored in *@flow. */
+static int add_flow(struct pcm_shell *shell, const struct pcm_package *pkg, pcm_uint now_ps,
+		    uint32_t *flow, bool at)
 {
 	int rc = admit(shell, pkg);
 
 	if (rc == 0)
-		rc = pcm_flowtab_add(&shell->tab, 0, flow);
+		rc = at ? pcm_flowtab_add_at(&shell->tab, 0, *flow) :
+			  pcm_flowtab_add(&shell->tab, 0, flow);
 	if (rc == 0)
 		start_flow(shell, *flow, pkg, now_ps);
 	return rc;
 }
 
+int pcm_shell_flow_add(struct pcm_shell *shell, const struct pcm_package *pkg, pcm_uint now_ps,
+		       uint32_t *flow)
+{
+	return add_flow(shell, pkg, now_ps, flow, false);
+}
+
 int pcm_shell_flow_add_at(struct pcm_shell *shell, uint32_t flow, const struct pcm_package *pkg,
 			  pcm_uint now_ps)
 {
-	int rc = admit(shell, pkg);
-
-	if (rc == 0)
-		rc = pcm_flowtab_add_at(&shell->tab, 0, flow);
-	if (rc == 0)
-		start_flow(shell, flow, pkg, now_ps);
-	return rc;
+	return add_flow(shell, pkg, now_ps, &flow, true);
 }
 
 int pcm_shell_flow_remove(struct pcm_shell *shell, uint32_t flow)
