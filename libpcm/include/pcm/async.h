@@ -117,6 +117,8 @@ struct pcm_async;
  * skew_bound 0 (for BOUNDED) and max_retries 16, batches of 16, the flow's
  * own event time as the clock, and room for 1 << 20 flows.
  * @cfg: filled in.
+ *
+ * Threads: any; touches @cfg only.
  */
 void pcm_async_config_default(struct pcm_async_config *cfg);
 
@@ -210,6 +212,8 @@ int pcm_async_flow_add(struct pcm_async *as, uint32_t worker, const struct pcm_p
 
 /**
  * pcm_async_flow_add_at() - add a flow at handle @flow (see pcm_async_flow_add()).
+ *
+ * Threads: as pcm_async_flow_add().
  *
  * Return: 0, -EEXIST (@flow is live), -EBUSY (@flow was removed but its
  * worker has not freed it yet), -EXDEV (@flow's chunk of handles belongs to
@@ -343,6 +347,9 @@ int pcm_async_poll(struct pcm_async *as, uint32_t worker, uint32_t budget);
  * @flow: the flow.
  * @out: handler_slots slots.
  *
+ * Threads: the control thread, with the workers stopped and no datapath
+ * feeding (it reads the windows and the worker's record without locks).
+ *
  * Return: 0, -ENOENT, -EBUSY if the workers run.
  */
 int pcm_async_flow_peek(struct pcm_async *as, uint32_t flow, pcm_uint *out);
@@ -361,7 +368,7 @@ const struct pcm_package *pcm_async_flow_package(struct pcm_async *as, uint32_t 
  */
 int pcm_async_stats(const struct pcm_async *as, uint32_t worker, struct pcm_async_stats *out);
 
-/* Lowest skew counted in histogram bucket @b (see PCM_ASYNC_SKEW_BUCKETS). */
+/* Lowest skew counted in histogram bucket @b (see PCM_ASYNC_SKEW_BUCKETS). Threads: any. */
 uint64_t pcm_async_skew_bucket_floor(unsigned b);
 
 /*
@@ -371,12 +378,13 @@ uint64_t pcm_async_skew_bucket_floor(unsigned b);
 size_t pcm_async_bytes_per_flow(const struct pcm_async *as);
 size_t pcm_async_bytes(struct pcm_async *as);
 
+/* The shell's snapshot mode. Threads: any (set at creation). */
 enum pcm_async_mode pcm_async_get_mode(const struct pcm_async *as);
 
-/* "relaxed", "locked", "bounded"; NULL for an unknown mode. */
+/* "relaxed", "locked", "bounded"; NULL for an unknown mode. Threads: any. */
 const char *pcm_async_mode_name(enum pcm_async_mode mode);
 
-/* Return: 0 and *out set, or -EINVAL for a name that is not a mode. */
+/* Return: 0 and *out set, or -EINVAL for a name that is not a mode. Threads: any. */
 int pcm_async_mode_parse(const char *name, enum pcm_async_mode *out);
 
 #endif /* PCM_ASYNC_H */

@@ -67,12 +67,14 @@ struct pcm_flowtab {
  * @n_groups: 1 .. PCM_FLOWTAB_MAX_GROUPS.
  * @node: NUMA node per group (-1: local allocation), or NULL for all -1.
  *
+ * Threads: any; @tab is not shared until this returns.
+ *
  * Return: 0, -EINVAL, -ENOMEM.
  */
 int pcm_flowtab_init(struct pcm_flowtab *tab, uint32_t max_flows, size_t slot_bytes,
 		     size_t priv_bytes, uint32_t n_groups, const int *node);
 
-/* Free every chunk and the table's own memory. */
+/* Free every chunk and the table's own memory. Threads: once no other thread uses @tab. */
 void pcm_flowtab_fini(struct pcm_flowtab *tab);
 
 /**
@@ -83,6 +85,9 @@ void pcm_flowtab_fini(struct pcm_flowtab *tab);
  * @flow: set to the handle.
  *
  * The flow's slot and private area are zeroed.
+ * Threads: any; serialised on the table's lock. The zeroed slot is written
+ * before the handle is returned; whoever hands the handle to another thread
+ * orders that.
  *
  * Return: 0, -EINVAL (bad group), -ENOSPC (no handle left), -ENOMEM.
  */
@@ -90,6 +95,8 @@ int pcm_flowtab_add(struct pcm_flowtab *tab, uint32_t group, uint32_t *flow);
 
 /**
  * pcm_flowtab_add_at() - take handle @flow for a flow of @group.
+ *
+ * Threads: as pcm_flowtab_add().
  *
  * Return: 0, -EINVAL (bad group), -ERANGE (@flow beyond max_flows), -EEXIST
  * (@flow is live), -EXDEV (its chunk belongs to another group), -ENOMEM.
@@ -100,27 +107,36 @@ int pcm_flowtab_add_at(struct pcm_flowtab *tab, uint32_t group, uint32_t flow);
  * pcm_flowtab_remove() - give @flow's handle back; frees its chunk when it
  * was the chunk's last flow.
  *
+ * Threads: any; serialised on the table's lock. The caller makes sure no
+ * thread still uses the flow's slot (a freed chunk reads as zeroes).
+ *
  * Return: 0, -ENOENT if @flow is not live.
  */
 int pcm_flowtab_remove(struct pcm_flowtab *tab, uint32_t flow);
 
-/* Is @flow a live handle? */
+/* Is @flow a live handle? Threads: any; takes the table's lock. */
 bool pcm_flowtab_live(struct pcm_flowtab *tab, uint32_t flow);
 
-/* The group @flow's chunk belongs to, or -1 when it has no chunk. */
+/* The group @flow's chunk belongs to, or -1 when it has no chunk. Threads: any; locks. */
 int pcm_flowtab_group(struct pcm_flowtab *tab, uint32_t flow);
 
 typedef void (*pcm_flowtab_visit_fn)(void *arg, uint32_t flow, unsigned char *slot,
 				     unsigned char *priv);
 
-/* Call @fn for every live flow, in handle order, with the table locked. */
+/*
+ * Call @fn for every live flow, in handle order, with the table locked.
+ * Threads: any; @fn must not add or remove flows.
+ */
 void pcm_flowtab_for_each(struct pcm_flowtab *tab, pcm_flowtab_visit_fn fn, void *arg);
 
-/* Bytes allocated (chunks plus the table's directories), and live flows. */
+/* Bytes allocated (chunks plus the table's directories), and live flows. Threads: any; lock. */
 size_t pcm_flowtab_bytes(struct pcm_flowtab *tab);
 uint32_t pcm_flowtab_n_live(struct pcm_flowtab *tab);
 
-/* @flow's shared slot, or NULL beyond max_flows; all zeroes unless @flow was added. */
+/*
+ * @flow's shared slot, or NULL beyond max_flows; all zeroes unless @flow was
+ * added. Threads: any, at any time, without the lock.
+ */
 static inline unsigned char *pcm_flowtab_slot(const struct pcm_flowtab *tab, uint32_t flow)
 {
 	if (__builtin_expect(flow >= tab->max_flows, 0))
@@ -128,7 +144,7 @@ static inline unsigned char *pcm_flowtab_slot(const struct pcm_flowtab *tab, uin
 	return tab->slots + (size_t)flow * tab->slot_bytes;
 }
 
-/* @flow's private area; @flow must be below max_flows. */
+/* @flow's private area; @flow must be below max_flows. Threads: as pcm_flowtab_slot(). */
 static inline unsigned char *pcm_flowtab_priv(const struct pcm_flowtab *tab, uint32_t flow)
 {
 	return tab->privs + (size_t)flow * tab->priv_bytes;

@@ -188,7 +188,7 @@ struct pcm_package {
  * @pkg: the descriptor, typically from a shared object.
  * @why: set to a static string saying what is wrong, on failure.
  *
- * Thread safety: reads @pkg only; any thread.
+ * Threads: any; reads @pkg only.
  *
  * Return: 0, -EINVAL (missing op, bad counts), -EPROTO for an ABI version
  * this library does not speak.
@@ -202,7 +202,7 @@ int pcm_package_validate(const struct pcm_package *pkg, const char **why);
  * @out: filled in (value of each type the package drives, its mask); @out->seq is untouched.
  *
  * The value of a type is that of the first control the spec declares of it.
- * Thread safety: reads @rec only.
+ * Threads: any that may read @rec (its shell says which); synchronises with nothing.
  */
 void pcm_package_controls(const struct pcm_package *pkg, const pcm_uint *rec,
 			  struct pcm_control_set *out);
@@ -222,7 +222,7 @@ void pcm_package_controls(const struct pcm_package *pkg, const pcm_uint *rec,
  *          - epochs of ELAPSED_TIME signals start at @now_ps.
  * @now_ps: the time of the swap.
  *
- * Thread safety: reads @from_rec, writes @to_rec; the caller keeps both to itself.
+ * Threads: any; reads @from_rec, writes @to_rec, which the caller keeps to itself.
  */
 void pcm_package_handoff(const struct pcm_package *from, const pcm_uint *from_rec,
 			 const struct pcm_package *to, pcm_uint *to_rec, pcm_uint now_ps);
@@ -241,12 +241,18 @@ struct pcm_package_handle {
  * @err: buffer for a message naming the package and the problem.
  * @err_len: its size.
  *
+ * Threads: any (dlopen() serialises itself).
+ *
  * Return: 0, -ENOENT (no such built-in or file), -ELIBBAD (no pcm_package_entry
  * symbol or dlopen failure), -EINVAL/-EPROTO (descriptor rejected).
  */
 int pcm_package_open(const char *name_or_path, const struct pcm_package *const *builtins,
 		     struct pcm_package_handle *out, char *err, size_t err_len);
 
+/*
+ * Close @h. Threads: any, once, after every shell that runs its package is
+ * destroyed (a package's code and descriptor live in its shared object).
+ */
 void pcm_package_close(struct pcm_package_handle *h);
 
 #endif /* PCM_PACKAGE_H */

@@ -38,8 +38,10 @@ struct pcm_pkgset {
 	const struct pcm_package *pkg[PCM_PKGSET_MAX + 1]; /* by number, from 1 */
 };
 
+/* An empty set; @target may be NULL (no check). Threads: before @set is shared. */
 void pcm_pkgset_init(struct pcm_pkgset *set, const struct pcm_target *target,
 		     pcm_pkgset_fits_fn fits, const void *fits_arg);
+/* Threads: once no other thread uses @set. */
 void pcm_pkgset_fini(struct pcm_pkgset *set);
 
 /**
@@ -48,6 +50,10 @@ void pcm_pkgset_fini(struct pcm_pkgset *set);
  * @pkg: the package.
  * @id: set to its number, 1 .. PCM_PKGSET_MAX; may be NULL.
  * @diag: why it was refused.
+ *
+ * Threads: any; serialised on the set's lock. The entry is complete before
+ * its number is returned: a flow that is then given the number may be read
+ * on any thread that learns of the flow.
  *
  * Return: 0, -EINVAL/-EPROTO (invalid descriptor, set full), -ENOTSUP (the
  * target lacks what it needs), -E2BIG (it does not fit the shell).

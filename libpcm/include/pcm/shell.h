@@ -164,6 +164,7 @@ int pcm_shell_flow_reset(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps
 int pcm_shell_flow_swap(struct pcm_shell *shell, uint32_t flow, const struct pcm_package *pkg,
 			pcm_uint now_ps);
 
+/* @flow's slot if it is live, or NULL. Threads: the flow's owner. */
 static inline struct pcm_shell_flow *pcm_shell_slot(const struct pcm_shell *shell, uint32_t flow)
 {
 	struct pcm_shell_flow *f;
