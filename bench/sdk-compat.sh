@@ -15,7 +15,7 @@ set -euo pipefail
 
 sdk=${1:?usage: bench/sdk-compat.sh SDK_DIR [BUILD_DIR]}
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${2:-$root/build}
+build=$(cd "${2:-$root/build}" && pwd)
 alg=$sdk/algorithms
 pcmc=$build/cli/pcmc
 sim=$build/cli/sim/pcm-sim
