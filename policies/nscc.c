@@ -227,6 +227,6 @@ int algorithm_main()
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd, now);
 
 	set_var_fx(CWND_PKTS, cwnd);
-	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, MSS_BYTES));
+	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 	return PCM_SUCCESS;
 }

@@ -61,11 +61,27 @@ struct samples {
 	size_t n, cap;
 };
 
+/*
+ * What a group held when an ACK arrived, before the ACK is processed: its
+ * bytes in flight, its window (CWND control, bytes) and the policy's own
+ * window in packets (its probed variable).
+ */
+struct fill {
+	uint64_t inflight, cwnd;
+	double pkts;
+};
+
+struct fills {
+	struct fill *s;
+	size_t n, cap;
+};
+
 struct probe {
 	struct uet_sim *sim;
 	uint32_t recv;            /* host whose last-hop queue is sampled, UINT32_MAX: none */
 	const struct uet_port *bottleneck;
 	struct samples rtt, queue, nacks;
+	struct fills *fill;       /* window samples at each ACK's arrival, or NULL */
 	struct series *ctl;       /* per message id */
 	uint32_t n_ctl;
 	int var_slot;             /* record slot of a pcm_fx (double) policy variable, or -1 */
@@ -137,6 +153,21 @@ static void probe_monitor(void *ctx, const struct uet_pkt_view *v)
 	if (v->kind == UET_PKT_ACK) {
 		const struct uet_pdc *pdc = s->ns.pdcs[v->pdc];
 
+		if (pdc && pr->fill && pr->var_slot >= 0) {
+			const struct uet_bind *b = &pdc->grp->cc.pol;
+			struct fills *f = pr->fill;
+
+			if (f->n == f->cap) {
+				f->cap = f->cap ? f->cap * 2 : 4096;
+				f->s = realloc(f->s, f->cap * sizeof(*f->s));
+				assert_non_null(f->s);
+			}
+			f->s[f->n].inflight = pdc->grp->inflight;
+			f->s[f->n].cwnd = pdc->grp->cc.ctl.cwnd;
+			memcpy(&f->s[f->n].pkts, &pcm_shell_record(b->cc->shell, b->slot)[pr->var_slot],
+			       sizeof(double));
+			f->n++;
+		}
 		/* as sender_ack() computes it, before the ACK is processed */
 		if (pdc && v->psn < pdc->npkts && pdc->tx[v->psn].tx_ps) {
 			uint64_t raw = v->t_ps - pdc->tx[v->psn].tx_ps;
@@ -661,6 +692,58 @@ static void test_timely_holds_rtt_between_t_low_and_t_high(void **state)
 	finish(&rn);
 }
 
+/* ---- the window's unit (every window policy) ---- */
+
+/*
+ * A window of k packets admits k packets. The NIC lets a packet out only if
+ * in flight + payload + 88 B fits the window (the seed's rule); a policy's
+ * window of k packets must therefore be k nominal packets. Whenever an ACK
+ * arrives at a group whose window is full (one more full packet would not
+ * fit), the full packets in flight must be exactly floor(k), k being the
+ * policy's own window in packets (its CWND_PKTS variable).
+ */
+static void test_a_window_of_k_packets_admits_k_packets(void **state)
+{
+	static const char *const window_policies[] = {
+		"cubic", "dctcp", "mprdma", "newreno", "nscc", "smartt", "swift", "uec_dctcp",
+	};
+	const uint64_t pkt = MSS + UET_NOMINAL_HDR_BYTES;
+
+	for (size_t p = 0; p < sizeof(window_policies) / sizeof(window_policies[0]); p++) {
+		struct fills fill = { 0 };
+		size_t full = 0, short_by = 0;
+		struct run rn;
+
+		run(&rn, incast(8, 2u << 20), window_policies[p], NULL);
+		probe_var(&rn, "CWND_PKTS");
+		rn.pr.fill = &fill;
+		go(&rn);
+		assert_all_complete(&rn);
+		for (size_t i = 0; i < fill.n; i++) {
+			const struct fill *x = &fill.s[i];
+			uint64_t n = x->inflight / pkt, k = (uint64_t)floor(x->pkts);
+
+			/*
+			 * Full packets only; before the first call the variable is not set
+			 * yet; a window just cut below what is in flight is not full, it
+			 * is over-full until ACKs drain it.
+			 */
+			if (x->inflight % pkt || x->pkts < 1 || x->inflight > x->cwnd ||
+			    x->inflight + pkt <= x->cwnd)
+				continue;
+			full++;
+			short_by += n != k;
+		}
+		print_message("  %-9s %zu ACKs met a full window; in %zu of them other than "
+			      "floor(k) packets were in flight\n",
+			      window_policies[p], full, short_by);
+		assert_true(full >= 100);
+		assert_int_equal(short_by, 0);
+		free(fill.s);
+		finish(&rn);
+	}
+}
+
 /* ---- rate CC ---- */
 
 /*
@@ -905,6 +988,7 @@ int main(void)
 		cmocka_unit_test(test_nscc_holds_queueing_delay_near_its_target),
 		cmocka_unit_test(test_mprdma_shifts_traffic_off_marked_paths),
 		cmocka_unit_test(test_timely_holds_rtt_between_t_low_and_t_high),
+		cmocka_unit_test(test_a_window_of_k_packets_admits_k_packets),
 		cmocka_unit_test(test_dcqcn_cuts_the_rate_on_cnps_then_recovers),
 		cmocka_unit_test(test_doca_ecn_aimd_cuts_the_rate_on_ecn_then_recovers),
 		cmocka_unit_test(test_eqds_incast_trims_at_most_1pct_with_jain_above_0_99),

@@ -161,7 +161,7 @@ static void test_newreno_matches_reference_on_random_trace(void **state)
 		now += 1 * US;
 		wev_feed(sh, &e, now);
 		reno_step(&m, &e, now);
-		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		if (e.acks || e.nacks || e.rtos) {
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 			assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == m.ssthresh);
@@ -194,7 +194,7 @@ static void test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window(vo
 		wev_feed(sh, &ack, now += US);
 	assert_true(fabs(ph_var_d(sh, "CWND_PKTS") - (before + 1.0)) < 0.05);
 	wev_feed(sh, &rto, now += US);
-	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(M_MIN_PKTS));
+	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(M_MIN_PKTS));
 	/* slow start again below ssthresh: one packet per packet acked */
 	wev_feed(sh, &ack, now += US);
 	assert_true(ph_var_d(sh, "CWND_PKTS") == M_MIN_PKTS + 1.0);
@@ -294,7 +294,7 @@ static void test_cubic_matches_reference_on_random_trace(void **state)
 		now += 2 * US;
 		wev_feed(sh, &e, now);
 		cubic_step(&m, &e, now);
-		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		if (e.acks || e.nacks || e.rtos) {
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 			assert_true(ph_var_d(sh, "W_MAX_PKTS") == m.w_max);
@@ -416,7 +416,7 @@ static void test_dctcp_matches_reference_on_random_trace(void **state)
 
 		wev_feed(sh, &e, now += US);
 		dctcp_step(&m, &e);
-		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		if (wev_triggers(&e)) {
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 			assert_true(ph_var_d(sh, "ALPHA") == m.alpha);
@@ -500,7 +500,7 @@ static void test_uec_dctcp_matches_reference_on_random_trace(void **state)
 
 		wev_feed(sh, &e, now += US);
 		cwnd = uecd_step(cwnd, &e);
-		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(cwnd));
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(cwnd));
 		if (wev_triggers(&e))
 			assert_true(ph_var_d(sh, "CWND_PKTS") == cwnd);
 	}
@@ -523,7 +523,7 @@ static void test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes(void **sta
 	/* every ACK marked: down to one MTU and held there */
 	for (int i = 0; i < 500; i++)
 		wev_feed(sh, &marked, now += US);
-	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(M_MIN_PKTS));
+	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(M_MIN_PKTS));
 	pcm_shell_destroy(sh);
 }
 
@@ -636,7 +636,7 @@ static void test_smartt_matches_reference_on_random_trace(void **state)
 		wev_feed(sh, &e, now += r[2]);
 		smartt_step(&m, &e, now);
 		if (m.init)
-			assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+			assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		if (wev_triggers(&e))
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 	}
@@ -865,7 +865,7 @@ static void test_nscc_matches_reference_on_random_trace(void **state)
 		wev_feed(sh, &e, now += r[2]);
 		nscc_step(&m, &e, now);
 		if (m.init)
-			assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+			assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		if (wev_triggers(&e)) {
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 			assert_true(ph_var_d(sh, "AVG_DELAY_US") == m.avg);
@@ -1011,7 +1011,7 @@ static void test_mprdma_matches_reference_on_random_trace(void **state)
 			continue;
 		mprdma_feed(sh, &e, tx, now += 300000);
 		mprdma_step(&m, &e, tx, now);
-		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 		assert_int_equal(ph_ctrl(sh, PCM_CTRL_EV), m.ev);
 	}
