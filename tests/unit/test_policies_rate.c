@@ -203,7 +203,9 @@ static void test_dcqcn_alpha_decays_only_without_cnps(void **state)
 #define TM_DELTA 0.001
 #define TM_MIN_RTT_US (F_BRTT / 1000000.0)
 #define TM_T_LOW_US (F_TRTT / 1000000.0)
-#define TM_T_HIGH_US (5.0 * F_BRTT / 1000000.0)
+/* a fifth of the way from T_low to a full one-BDP queue's RTT */
+#define TM_DRAIN_US (F_BDP * 8.0 / (F_RATE_GBPS * 1000.0))
+#define TM_T_HIGH_US (TM_T_LOW_US + 0.2 * (TM_MIN_RTT_US + TM_DRAIN_US - TM_T_LOW_US))
 #define TM_SEG_US (65536.0 * 8.0 / (F_RATE_GBPS * 1000.0))
 
 struct timely_m {
@@ -227,7 +229,8 @@ static void tm_step(struct timely_m *m, uint64_t rtt_ps, uint64_t now)
 	prev = m->updated ? m->prev : rtt;
 	m->diff = m_ewma(m->diff, rtt - prev, TM_ALPHA);
 	grad = m->diff / TM_MIN_RTT_US;
-	m->neg = grad <= 0.0 ? m->neg + 1 : 0;
+	/* HAI counts raw differences below zero, not the smoothed gradient */
+	m->neg = rtt - prev < 0.0 ? m->neg + 1 : 0;
 	m->prev = rtt;
 	if (rtt < TM_T_LOW_US)
 		r = m->rate + TM_DELTA;
@@ -294,24 +297,37 @@ static void test_timely_reacts_to_thresholds_and_gradient(void **state)
 	r0 = m.rate;
 	tm_feed(sh, &m, 100 * US, now += US);
 	assert_true(m.rate == r0);
-	/* a steady RTT between the thresholds: no rise, so increase (5x once it lasts) */
-	rtt = 30 * US;
-	for (int i = 0; i < 300; i++)
+	/*
+	 * A steady RTT between the thresholds: a zero gradient, so an additive
+	 * increase; the raw differences are zero, not negative, so never 5x.
+	 */
+	rtt = 24900000;
+	for (int i = 0; i < 700; i++) {
+		r0 = m.rate;
 		tm_feed(sh, &m, rtt, now += 40 * US);
+		assert_true(m.neg == (i == 0)); /* the first steps down from 100 us */
+		assert_true(m.rate == 1.0 || fabs(m.rate - (r0 + TM_DELTA)) < 1e-12);
+	}
 	assert_int_equal(ph_ctrl(sh, PCM_CTRL_RATE), PCM_RATE_ONE);
+	/* above T_high again, then back between the thresholds */
+	tm_feed(sh, &m, 100 * US, now += 40 * US);
+	for (int i = 0; i < 250; i++)
+		tm_feed(sh, &m, rtt, now += 40 * US);
+	assert_true(m.rate < 0.9);
 	/* a rising RTT between the thresholds: positive gradient, decrease */
 	r0 = m.rate;
-	for (int i = 0; i < 60; i++)
-		tm_feed(sh, &m, rtt += US / 4, now += 40 * US);
+	for (int i = 0; i < 30; i++)
+		tm_feed(sh, &m, rtt += US / 100, now += 40 * US);
+	assert_true(rtt < TM_T_HIGH_US * US);
 	assert_true(m.rate < r0 && m.diff > 0.0);
-	/* a falling RTT: non-positive gradients, increase, 5x after 5 in a row */
+	/* a falling RTT: negative differences; increase once the gradient is <= 0, 5x after 5 */
 	while (m.diff > 0.0)
-		tm_feed(sh, &m, rtt -= US / 4, now += 40 * US);
+		tm_feed(sh, &m, rtt -= US / 100, now += 40 * US);
 	for (int i = 0; i < 4; i++)
-		tm_feed(sh, &m, rtt -= US / 4, now += 40 * US);
-	assert_true(m.neg >= 5);
+		tm_feed(sh, &m, rtt -= US / 100, now += 40 * US);
+	assert_true(m.neg >= 5 && rtt > TM_T_LOW_US * US);
 	r0 = m.rate;
-	tm_feed(sh, &m, rtt -= US / 4, now += 40 * US);
+	tm_feed(sh, &m, rtt -= US / 100, now += 40 * US);
 	assert_true(fabs(m.rate - (r0 + 5 * TM_DELTA)) < 1e-12);
 	/* below T_low: additive increase back to line rate */
 	for (int i = 0; i < 3000; i++)
