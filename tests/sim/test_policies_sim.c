@@ -81,6 +81,7 @@ struct probe {
 	uint32_t recv;            /* host whose last-hop queue is sampled, UINT32_MAX: none */
 	const struct uet_port *bottleneck;
 	struct samples rtt, queue, nacks;
+	struct samples cnps, marks; /* CNPs at their sender, CE marks at the receiver (v = pdc) */
 	struct fills *fill;       /* window samples at each ACK's arrival, or NULL */
 	struct series *ctl;       /* per message id */
 	uint32_t n_ctl;
@@ -182,6 +183,10 @@ static void probe_monitor(void *ctx, const struct uet_pkt_view *v)
 		else
 			pr->max_first_psn[v->pdc] = v->psn;
 	}
+	if (v->kind == UET_PKT_CNP)
+		push(&pr->cnps, v->t_ps, v->pdc, 0);
+	if (v->kind == UET_PKT_DATA && (v->flags & UET_PF_CE))
+		push(&pr->marks, v->t_ps, v->pdc, 0);
 	if (v->kind == UET_PKT_NACK) {
 		push(&pr->nacks, v->t_ps, 1, 0);
 	} else if (v->kind == UET_PKT_DATA && v->nic == pr->recv && pr->bottleneck) {
@@ -311,6 +316,8 @@ static void finish(struct run *rn)
 	free(rn->pr.rtt.s);
 	free(rn->pr.queue.s);
 	free(rn->pr.nacks.s);
+	free(rn->pr.cnps.s);
+	free(rn->pr.marks.s);
 	for (uint32_t i = 0; i < UET_MAX_POLICIES; i++)
 		if (rn->h[i].pkg)
 			pcm_package_close(&rn->h[i]);
@@ -767,7 +774,8 @@ static void test_a_window_of_k_packets_admits_k_packets(void **state)
 /*
  * A long flow (message 0) and a 1 MiB one (message 1) into one receiver: the
  * long flow's rate must fall to @cut_to or below while they share the link,
- * never fall again once the short one is done, and be back at line rate
+ * never fall again once the short one is done (and the CNP for its last
+ * marks has arrived), and be back at line rate
  * (99%) before the long one ends.
  */
 static void cut_then_recover(const char *policy, uint64_t long_bytes, double cut_to)
@@ -795,7 +803,8 @@ static void cut_then_recover(const char *policy, uint64_t long_bytes, double cut
 	for (size_t i = 0; i < se->n; i++) {
 		const struct ctl_sample *x = &se->s[i];
 
-		if (x->t_ps <= short_done) {
+		/* the receiver reports the marks of the last CnpInterval at its end */
+		if (x->t_ps <= short_done + 50 * PS_PER_US + 2 * BRTT_PS) {
 			min_rate = x->rate < min_rate ? x->rate : min_rate;
 		} else {
 			fell_again |= prev && x->rate < prev;
@@ -810,6 +819,117 @@ static void cut_then_recover(const char *policy, uint64_t long_bytes, double cut
 	assert_true((double)min_rate <= cut_to * PCM_RATE_ONE);
 	assert_false(fell_again);
 	assert_true(line_at > short_done);
+	finish(&rn);
+}
+
+/* Jain's index of @x[0..n). */
+static double jain(const double *x, size_t n)
+{
+	double sum = 0, sq = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		sum += x[i];
+		sq += x[i] * x[i];
+	}
+	return sq > 0 ? sum * sum / ((double)n * sq) : 1;
+}
+
+/* A flow's RATE control averaged over [@t0, @t1), weighting each value by how long it held. */
+static double mean_rate(const struct series *se, uint64_t t0, uint64_t t1)
+{
+	double area = 0;
+
+	for (size_t i = 0; i < se->n; i++) {
+		uint64_t a = se->s[i].t_ps, b = i + 1 < se->n ? se->s[i + 1].t_ps : t1;
+
+		a = a < t0 ? t0 : a;
+		b = b > t1 ? t1 : b;
+		if (b > a)
+			area += (double)se->s[i].rate * (double)(b - a);
+	}
+	return area / (double)(t1 - t0) / PCM_RATE_ONE;
+}
+
+/*
+ * DCQCN converges to fair share (Zhu et al. 2015, section 5: "DCQCN achieves
+ * fairness"): in an 8:1 incast, the flows' average rates from 1 ms to the
+ * first completion have a Jain index of at least 0.99.
+ */
+static void test_dcqcn_converges_to_fair_share_at_8_to_1(void **state)
+{
+	double rates[8], j;
+	uint64_t t0 = 1000 * PS_PER_US, t1;
+	struct run rn;
+
+	run(&rn, incast(8, 4000000), "dcqcn", NULL);
+	go(&rn);
+	report("dcqcn, 8:1 incast of 4 MB", &rn);
+	assert_all_complete(&rn);
+	t1 = first_done_ps(&rn);
+	assert_true(t1 > t0 + 500 * PS_PER_US);
+	for (uint32_t f = 0; f < 8; f++)
+		rates[f] = mean_rate(&rn.pr.ctl[f], t0, t1);
+	j = jain(rates, 8);
+	print_message("  mean rates 1 ms to %.0f us: %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f; "
+		      "Jain %.4f\n",
+		      t1 / 1e6, rates[0], rates[1], rates[2], rates[3], rates[4], rates[5], rates[6],
+		      rates[7], j);
+	assert_true(j >= 0.99);
+	finish(&rn);
+}
+
+/*
+ * DCQCN's notification point (Zhu et al. 2015, section 3.1): a CNP at once
+ * for a marked packet if none went out in the last 50 us, then at most one
+ * per 50 us while any packet in that window was marked. So while marks keep
+ * arriving a flow's CNP gaps sit at the interval: in an 8:1 incast, the
+ * median gap between a flow's CNPs, counting only gaps in which the
+ * receiver saw that flow's packets marked, is within [50, 60] us, and no
+ * gap is shorter than 50 us.
+ */
+static void test_dcqcn_cnp_gaps_are_close_to_the_interval_while_marks_arrive(void **state)
+{
+	const uint64_t interval = 50 * PS_PER_US;
+	struct samples gaps = { 0 };
+	uint64_t shortest = UINT64_MAX;
+	double p50;
+	struct run rn;
+
+	run(&rn, incast(8, 4000000), "dcqcn", NULL);
+	go(&rn);
+	report("dcqcn, 8:1 incast of 4 MB", &rn);
+	assert_all_complete(&rn);
+	for (uint32_t f = 0; f < 8; f++) {
+		uint64_t prev = UINT64_MAX;
+		size_t m = 0;
+
+		for (size_t i = 0; i < rn.pr.cnps.n; i++) {
+			uint64_t t = rn.pr.cnps.s[i].t_ps;
+			bool marked = false;
+
+			if (rn.pr.cnps.s[i].v != f)
+				continue;
+			/* a mark of this flow at the receiver since the previous CNP's was sent */
+			while (m < rn.pr.marks.n && rn.pr.marks.s[m].t_ps < t) {
+				marked |= prev != UINT64_MAX && rn.pr.marks.s[m].v == f &&
+					  rn.pr.marks.s[m].t_ps >= prev - 20 * PS_PER_US;
+				m++;
+			}
+			if (prev != UINT64_MAX) {
+				shortest = t - prev < shortest ? t - prev : shortest;
+				if (marked)
+					push(&gaps, t, t - prev, 0);
+			}
+			prev = t;
+		}
+	}
+	assert_true(gaps.n >= 20);
+	p50 = quantile(&gaps, 0, UINT64_MAX, 0.5, value);
+	print_message("  %zu CNPs; %zu gaps with marks: median %.1f us; shortest gap %.1f us\n",
+		      rn.pr.cnps.n, gaps.n, p50 / 1e6, shortest / 1e6);
+	assert_true(p50 >= interval && p50 <= 1.2 * interval);
+	assert_true(shortest >= interval - PS_PER_US);
+	free(gaps.s);
 	finish(&rn);
 }
 
@@ -1007,6 +1127,8 @@ int main(void)
 		cmocka_unit_test(test_mprdma_shifts_traffic_off_marked_paths),
 		cmocka_unit_test(test_timely_holds_rtt_below_t_high_once_converged),
 		cmocka_unit_test(test_a_window_of_k_packets_admits_k_packets),
+		cmocka_unit_test(test_dcqcn_converges_to_fair_share_at_8_to_1),
+		cmocka_unit_test(test_dcqcn_cnp_gaps_are_close_to_the_interval_while_marks_arrive),
 		cmocka_unit_test(test_dcqcn_cuts_the_rate_on_cnps_then_recovers),
 		cmocka_unit_test(test_doca_ecn_aimd_cuts_the_rate_on_ecn_then_recovers),
 		cmocka_unit_test(test_eqds_incast_trims_at_most_1pct_with_jain_above_0_99),

@@ -7,6 +7,9 @@
  * rules (double precision for the rate controllers, integers for eqds, which
  * uses nothing else), and against the behaviour its paper states.
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "policy_harness.h"
 
 /* ---- dcqcn ------------------------------------------------------------------- */
@@ -194,6 +197,59 @@ static void test_dcqcn_alpha_decays_only_without_cnps(void **state)
 		assert_true(m.rc > before * 0.8);
 	}
 	pcm_shell_destroy(sh);
+}
+
+/*
+ * policies/profiles/dcqcn-htsim.yaml is policies/dcqcn.yaml with htsim's
+ * increase steps: after their header comments the two files must agree line
+ * for line except inside the R_AI and R_HAI entries, and the profile's steps
+ * must be htsim's (5% and 10% of line rate).
+ */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+static void test_dcqcn_htsim_profile_differs_only_in_its_increase_steps(void **state)
+{
+	char *base = read_text(PCM_SOURCE_ROOT "/policies/dcqcn.yaml");
+	char *prof = read_text(PCM_SOURCE_ROOT "/policies/profiles/dcqcn-htsim.yaml");
+	char *a = strstr(base, "\nalgorithm:"), *b = strstr(prof, "\nalgorithm:");
+	char entry[64] = "", *sa, *sb;
+	unsigned differ = 0;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	for (char *la = strtok_r(a, "\n", &sa), *lb = strtok_r(b, "\n", &sb); la || lb;
+	     la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
+		assert_non_null(la);
+		assert_non_null(lb);
+		if (strncmp(la, "  - name: ", 10) == 0)
+			sscanf(la + 10, "%63s", entry);
+		if (strcmp(la, lb) == 0)
+			continue;
+		if (strcmp(entry, "R_AI") != 0 && strcmp(entry, "R_HAI") != 0)
+			fail_msg("the profile differs from dcqcn.yaml in %s: '%s' / '%s'", entry, la,
+				 lb);
+		differ++;
+		if (strncmp(lb, "    value: ", 11) == 0)
+			assert_true(strtod(lb + 11, NULL) == (strcmp(entry, "R_AI") == 0 ? 0.05 : 0.1));
+	}
+	assert_true(differ >= 2);
+	free(base);
+	free(prof);
 }
 
 /* ---- timely ------------------------------------------------------------------ */
@@ -455,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_matches_reference_on_random_trace),
 		cmocka_unit_test(test_dcqcn_cuts_on_cnp_then_recovers_through_fr_ai_hai),
 		cmocka_unit_test(test_dcqcn_alpha_decays_only_without_cnps),
+		cmocka_unit_test(test_dcqcn_htsim_profile_differs_only_in_its_increase_steps),
 		cmocka_unit_test(test_timely_matches_reference_on_random_trace),
 		cmocka_unit_test(test_timely_reacts_to_thresholds_and_gradient),
 		cmocka_unit_test(test_eqds_matches_reference_on_random_trace),
