@@ -201,16 +201,23 @@ static void test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window(vo
 	pcm_shell_destroy(sh);
 }
 
-/* ---- cubic ------------------------------------------------------------------- */
+/* ---- cubic (RFC 9438) --------------------------------------------------------- */
 
 #define CUBIC_C 0.4
 #define CUBIC_BETA 0.7
-#define CUBIC_BRTT_US (F_BRTT / 1000000.0)
+#define CUBIC_ALPHA (3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA))
+
+/* pcm_algo_ps_to_s(), restated: whole microseconds, then seconds */
+static double m_ps_to_s(uint64_t ps)
+{
+	return ((double)(ps / 1000000000) + (double)((ps % 1000000000) / 1000000) / 1000.0) /
+	       1000.0;
+}
 
 struct cubic_m {
-	double cwnd, ssthresh, w_max, w_last_max, k, origin;
-	uint64_t t_epoch, t_dec, rtt;
-	bool in_epoch, dec;
+	double cwnd, ssthresh, w_max, prior, epoch_cwnd, w_est, k;
+	uint64_t t_epoch, t_dec, rtt, inflight;
+	bool in_epoch, after_rto, dec;
 };
 
 static void cubic_init(struct cubic_m *m)
@@ -220,62 +227,79 @@ static void cubic_init(struct cubic_m *m)
 	m->ssthresh = M_MAX_PKTS;
 }
 
-static void cubic_loss(struct cubic_m *m, uint64_t now, bool timeout)
+static double cubic_reduce(struct cubic_m *m, uint64_t now)
 {
-	double ssthresh = m_max(m->cwnd * CUBIC_BETA, M_MIN_PKTS);
-	double w_max = m->cwnd;
+	double flight = m->inflight ? (double)(m->inflight / F_PKT) +
+					      (double)(m->inflight % F_PKT) / (double)F_PKT
+				    : m->cwnd;
+	double ssthresh = flight * CUBIC_BETA, w_max = m->cwnd;
 
-	if (m->cwnd < m->w_last_max)
+	if (m->cwnd < m->w_max)
 		w_max = (m->cwnd * (1.0 + CUBIC_BETA)) / 2.0;
-	m->w_last_max = m->cwnd;
+	m->ssthresh = m_max(ssthresh, 2.0);
+	m->prior = m->cwnd;
 	m->w_max = w_max;
-	m->ssthresh = ssthresh;
 	m->in_epoch = false;
 	m->t_dec = now;
 	m->dec = true;
-	m->cwnd = timeout ? M_MIN_PKTS : ssthresh;
+	return m->ssthresh;
 }
 
-static void cubic_ca(struct cubic_m *m, double acked, uint64_t now)
+static double cubic_w(const struct cubic_m *m, double t)
 {
 	const double d_max = ceil(pow(2.0 * M_MAX_PKTS / CUBIC_C, 1.0 / 3.0));
-	const double friendly = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
-	double since, t, d, target;
+	double d = m_clamp(t - m->k, 0.0 - d_max, d_max);
+
+	return CUBIC_C * ((d * d) * d) + m->w_max;
+}
+
+static double cubic_ca(struct cubic_m *m, double acked, uint64_t now)
+{
+	double t, target;
 
 	if (!m->in_epoch) {
-		m->k = cbrt(m_max(m->w_max - m->cwnd, 0.0) / CUBIC_C);
-		m->origin = m_max(m->w_max, m->cwnd);
+		if (m->after_rto || m->w_max < m->cwnd) {
+			m->w_max = m->cwnd;
+			m->after_rto = false;
+		}
+		m->k = cbrt((m->w_max - m->cwnd) / CUBIC_C);
+		m->epoch_cwnd = m->cwnd;
+		m->w_est = m->cwnd;
 		m->t_epoch = now;
 		m->in_epoch = true;
 	}
-	since = m_ps_to_us(now - m->t_epoch);
-	t = (since + m_ps_to_us(m->rtt)) / CUBIC_BRTT_US;
-	d = m_clamp(t - m->k, 0.0 - d_max, d_max);
-	target = CUBIC_C * ((d * d) * d) + m->origin;
-	if (target > m->cwnd)
-		m->cwnd = m->cwnd + ((target - m->cwnd) / m->cwnd) * acked;
-	else
-		m->cwnd = m->cwnd + (0.01 * acked) / m->cwnd;
-	if (m->rtt)
-		m->cwnd =
-		    m_max(m->cwnd, CUBIC_BETA * m->w_max + friendly * (since / m_ps_to_us(m->rtt)));
+	t = m_ps_to_s(now - m->t_epoch);
+	m->w_est = m->w_est + ((m->w_est >= m->prior ? 1.0 : CUBIC_ALPHA) * acked) / m->cwnd;
+	if (cubic_w(m, t) < m->w_est)
+		return m->w_est;
+	target = m_clamp(cubic_w(m, t + m_ps_to_s(m->rtt)), m->cwnd, m->cwnd * 1.5);
+	return m->cwnd + ((target - m->cwnd) / m->cwnd) * acked;
 }
 
 static void cubic_step(struct cubic_m *m, const struct wev *e, uint64_t now)
 {
+	bool may;
+
 	if (e->rtt_ps)
 		m->rtt = e->rtt_ps;
-	if (!(e->acks || e->nacks || e->rtos))
+	if (e->inflight)
+		m->inflight = e->inflight;
+	if (!(e->acks || e->ecn || e->nacks || e->rtos))
 		return;
+	may = !m->dec || now - m->t_dec >= m->rtt;
 	if (e->rtos) {
-		cubic_loss(m, now, true);
-	} else if (e->nacks) {
-		if (!m->dec || now - m->t_dec >= m->rtt)
-			cubic_loss(m, now, false);
+		if (may)
+			cubic_reduce(m, now);
+		m->in_epoch = false;
+		m->after_rto = true;
+		m->cwnd = 1.0;
+	} else if (e->nacks || e->ecn) {
+		if (may)
+			m->cwnd = cubic_reduce(m, now);
 	} else if (m->cwnd < m->ssthresh) {
 		m->cwnd = m->cwnd + m_b2p(e->acked_bytes);
 	} else {
-		cubic_ca(m, m_b2p(e->acked_bytes), now);
+		m->cwnd = cubic_ca(m, m_b2p(e->acked_bytes), now);
 	}
 	m->cwnd = m_clamp(m->cwnd, M_MIN_PKTS, M_MAX_PKTS);
 }
@@ -288,58 +312,92 @@ static void test_cubic_matches_reference_on_random_trace(void **state)
 
 	cubic_init(&m);
 	for (unsigned i = 0; i < 30000; i++) {
-		struct wev e = wev_random(&s, 0, F_BRTT, 30 * US);
+		struct wev e = wev_random(&s, 2, F_BRTT, 30 * US);
 
-		e.ecn = 0;
-		now += 2 * US;
+		/* epochs of milliseconds to seconds: the cubic term matters at the long ones */
+		now += (i / 5000) % 2 ? 20000 * US : 2 * US;
 		wev_feed(sh, &e, now);
 		cubic_step(&m, &e, now);
 		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
-		if (e.acks || e.nacks || e.rtos) {
+		if (e.acks || e.ecn || e.nacks || e.rtos) {
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 			assert_true(ph_var_d(sh, "W_MAX_PKTS") == m.w_max);
-			assert_true(ph_var_d(sh, "K_BRTT") == m.k);
+			assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == m.ssthresh);
+			assert_true(ph_var_d(sh, "K_S") == m.k);
+			assert_true(ph_var_d(sh, "W_EST_PKTS") == m.w_est);
 		}
 	}
 	pcm_shell_destroy(sh);
 }
 
-static void test_cubic_returns_to_wmax_after_k_base_rtts_then_probes_beyond(void **state)
+/* Feed @e every @gap_ps until @now reaches @until_ps. */
+static void feed_until(struct pcm_shell *sh, const struct wev *e, uint64_t *now, uint64_t until_ps,
+		       uint64_t gap_ps)
 {
+	while (*now < until_ps)
+		wev_feed(sh, e, *now += gap_ps);
+}
+
+/*
+ * RFC 9438 on a long RTT (1 s, an ACK every 33 ms, about a window's worth
+ * per RTT): after a loss the window is ssthresh = 0.7 flight, returns to
+ * Wmax at about K seconds (concave: the growth slows towards it), then
+ * grows ever faster past it (convex); an ECN echo is a congestion event like
+ * a loss; after a timeout the window is one packet and the next epoch starts
+ * with K = 0 and Wmax = its window.
+ */
+static void test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond(void **state)
+{
+	const uint64_t gap = 33333 * US, sec = 1000000 * US;
 	struct pcm_shell *sh = ph_open("cubic");
-	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_BRTT };
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = sec, .inflight = 40 * F_PKT };
 	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
-	uint64_t now = 0, t_loss;
-	double w_max, k, at_k;
+	struct wev ecn = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1 };
+	struct wev rto = { .rtos = 1 };
+	uint64_t now = 0, t_epoch;
+	double w_max, k, at_k, g[3], prev = 1e9;
 
-	wev_feed(sh, &nack, now += US);
-	t_loss = now;
-	w_max = ph_var_d(sh, "W_MAX_PKTS");
-	assert_true(w_max == M_INIT_PKTS);
-	assert_true(ph_var_d(sh, "CWND_PKTS") == w_max * CUBIC_BETA);
-	/* one ACK per 0.25 us; the window follows the cubic, one RTT ahead */
-	wev_feed(sh, &ack, now += US / 4);
-	k = ph_var_d(sh, "K_BRTT");
-	assert_true(fabs(k - cbrt(w_max * (1.0 - CUBIC_BETA) / CUBIC_C)) < 1e-9);
-	while (now - t_loss < (uint64_t)((k - 1.0) * F_BRTT)) /* t + RTT reaches K */
-		wev_feed(sh, &ack, now += US / 4);
-	at_k = ph_var_d(sh, "CWND_PKTS");
-	print_message("cubic: Wmax %.3f, K %.3f BRTT, cwnd at K %.3f\n", w_max, k, at_k);
-	assert_true(fabs(at_k - w_max) < 0.03 * w_max);
-	/* flat around Wmax, then ever steeper past it (convex): growth per BRTT */
-	{
-		double g[3], c = at_k;
+	wev_feed(sh, &ack, now += gap); /* slow start; the flight is 40 packets */
+	w_max = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &nack, now += gap);
+	assert_true(ph_var_d(sh, "W_MAX_PKTS") == w_max);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 40.0 * CUBIC_BETA);
+	wev_feed(sh, &ack, now += gap);
+	t_epoch = now;
+	k = ph_var_d(sh, "K_S");
+	assert_true(fabs(k - cbrt((w_max - 40.0 * CUBIC_BETA) / CUBIC_C)) < 1e-9);
+	/* concave: each fifth of K grows the window less than the one before */
+	for (int r = 1; r <= 5; r++) {
+		double c = ph_var_d(sh, "CWND_PKTS"), d;
 
-		for (int r = 0; r < 3; r++) {
-			for (int i = 0; i < 56; i++)
-				wev_feed(sh, &ack, now += US / 4);
-			g[r] = ph_var_d(sh, "CWND_PKTS") - c;
-			c += g[r];
-		}
-		print_message("cubic: growth in the BRTTs after K: %.3f %.3f %.3f packets\n", g[0],
-			      g[1], g[2]);
-		assert_true(g[0] < 1.0 && g[0] < g[1] && g[1] < g[2]);
+		feed_until(sh, &ack, &now, t_epoch + (uint64_t)(r * k / 5 * 1e12), gap);
+		d = ph_var_d(sh, "CWND_PKTS") - c;
+		assert_true(d < prev);
+		prev = d;
 	}
+	at_k = ph_var_d(sh, "CWND_PKTS");
+	print_message("cubic: Wmax %.3f, K %.3f s, cwnd at K %.3f\n", w_max, k, at_k);
+	assert_true(fabs(at_k - w_max) < 0.03 * w_max);
+	/* convex past Wmax: growth per second keeps rising */
+	for (int r = 0; r < 3; r++) {
+		double c = ph_var_d(sh, "CWND_PKTS");
+
+		feed_until(sh, &ack, &now, now + sec, gap);
+		g[r] = ph_var_d(sh, "CWND_PKTS") - c;
+	}
+	print_message("cubic: growth per second after K: %.3f %.3f %.3f packets\n", g[0], g[1],
+		      g[2]);
+	assert_true(g[0] < g[1] && g[1] < g[2]);
+	/* an ECN echo cuts like a loss */
+	wev_feed(sh, &ecn, now += 2 * sec);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 40.0 * CUBIC_BETA);
+	/* a timeout: one packet, then K = 0 and Wmax = cwnd when the epoch starts */
+	wev_feed(sh, &rto, now += 2 * sec);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 1.0);
+	while (ph_var_d(sh, "CWND_PKTS") < ph_var_d(sh, "SSTHRESH_PKTS"))
+		wev_feed(sh, &ack, now += gap);
+	wev_feed(sh, &ack, now += gap);
+	assert_true(ph_var_d(sh, "K_S") == 0.0);
 	pcm_shell_destroy(sh);
 }
 
@@ -1056,7 +1114,7 @@ int main(void)
 		cmocka_unit_test(test_newreno_matches_reference_on_random_trace),
 		cmocka_unit_test(test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window),
 		cmocka_unit_test(test_cubic_matches_reference_on_random_trace),
-		cmocka_unit_test(test_cubic_returns_to_wmax_after_k_base_rtts_then_probes_beyond),
+		cmocka_unit_test(test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond),
 		cmocka_unit_test(test_dctcp_matches_reference_on_random_trace),
 		cmocka_unit_test(test_dctcp_alpha_converges_to_the_marked_fraction),
 		cmocka_unit_test(test_dctcp_cuts_by_half_alpha_at_most_once_per_window),
