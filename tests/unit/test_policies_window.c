@@ -406,37 +406,53 @@ static void test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond(void **st
 #define DCTCP_G 0.0625
 
 struct dctcp_m {
-	double cwnd, alpha;
-	uint64_t win_acked, win_marked, win_end;
+	double cwnd, alpha, ssthresh;
+	uint64_t win_acked, win_marked, win_end, rtt, t_cut;
 	bool cut;
 };
 
 static void dctcp_window(struct dctcp_m *m, double cwnd)
 {
 	m->win_acked = m->win_marked = 0;
-	m->cut = false;
 	m->win_end = m_p2b(cwnd);
 }
 
 static void dctcp_init(struct dctcp_m *m)
 {
+	memset(m, 0, sizeof(*m));
 	m->cwnd = M_INIT_PKTS;
+	m->ssthresh = M_MAX_PKTS;
 	m->alpha = 1.0;
 	dctcp_window(m, M_INIT_PKTS);
 }
 
-static void dctcp_step(struct dctcp_m *m, const struct wev *e)
+static bool dctcp_may_cut(const struct dctcp_m *m, uint64_t now)
 {
+	return !m->cut || now - m->t_cut >= m->rtt;
+}
+
+static double dctcp_cut(struct dctcp_m *m, double cwnd, uint64_t now)
+{
+	m->ssthresh = cwnd;
+	m->t_cut = now;
+	m->cut = true;
+	return cwnd;
+}
+
+static void dctcp_step(struct dctcp_m *m, const struct wev *e, uint64_t now)
+{
+	if (e->rtt_ps)
+		m->rtt = e->rtt_ps;
 	if (!wev_triggers(e))
 		return;
 	if (e->rtos) {
-		m->cwnd = M_MIN_PKTS;
+		if (dctcp_may_cut(m, now))
+			dctcp_cut(m, m_max(m->cwnd * 0.5, 2.0), now);
+		m->cwnd = 1.0;
 		dctcp_window(m, m->cwnd);
 	} else if (e->nacks) {
-		if (!m->cut) {
-			m->cwnd = m->cwnd * 0.5;
-			m->cut = true;
-		}
+		if (dctcp_may_cut(m, now))
+			m->cwnd = dctcp_cut(m, m_max(m->cwnd * 0.5, 2.0), now);
 	} else {
 		uint64_t acked = e->acks ? e->acked_bytes : 0;
 		uint64_t marked =
@@ -444,10 +460,10 @@ static void dctcp_step(struct dctcp_m *m, const struct wev *e)
 		uint64_t wa = m->win_acked + acked, wm = m->win_marked + marked;
 
 		if (e->ecn) {
-			if (!m->cut) {
-				m->cwnd = m->cwnd * (1.0 - m->alpha / 2.0);
-				m->cut = true;
-			}
+			if (dctcp_may_cut(m, now))
+				m->cwnd = dctcp_cut(m, m->cwnd * (1.0 - m->alpha / 2.0), now);
+		} else if (m->cwnd < m->ssthresh) {
+			m->cwnd = m->cwnd + m_b2p(acked);
 		} else {
 			m->cwnd = m->cwnd + (1.0 * m_b2p(acked)) / m->cwnd;
 		}
@@ -473,11 +489,12 @@ static void test_dctcp_matches_reference_on_random_trace(void **state)
 		struct wev e = wev_random(&s, 10, F_BRTT, 20 * US);
 
 		wev_feed(sh, &e, now += US);
-		dctcp_step(&m, &e);
+		dctcp_step(&m, &e, now);
 		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		if (wev_triggers(&e)) {
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 			assert_true(ph_var_d(sh, "ALPHA") == m.alpha);
+			assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == m.ssthresh);
 		}
 	}
 	pcm_shell_destroy(sh);
@@ -506,19 +523,41 @@ static void test_dctcp_alpha_converges_to_the_marked_fraction(void **state)
 	}
 }
 
-static void test_dctcp_cuts_by_half_alpha_at_most_once_per_window(void **state)
+/*
+ * RFC 8257: the first marks cut by alpha / 2 (alpha starts at 1: halve), at
+ * most once per RTT however many marks follow, and again once an RTT has
+ * passed, even within the same window of data; a timeout leaves one packet
+ * and slow start back to ssthresh (section 3.5).
+ */
+static void test_dctcp_cuts_by_half_alpha_at_most_once_per_rtt(void **state)
 {
 	struct pcm_shell *sh = ph_open("dctcp");
-	struct wev marked = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1 };
+	struct wev marked = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .rtt_ps = 20 * US };
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = 20 * US };
+	struct wev rto = { .rtos = 1 };
 	uint64_t now = 0;
-	double before = ph_var_d(sh, "CWND_PKTS");
+	double before, ssthresh;
 
 	wev_feed(sh, &marked, now += US); /* alpha starts at 1: halve */
 	assert_true(ph_var_d(sh, "CWND_PKTS") == M_INIT_PKTS * 0.5);
 	before = ph_var_d(sh, "CWND_PKTS");
-	for (int i = 0; i < 20; i++) /* the rest of this window: no further cut */
+	for (int i = 0; i < 19; i++) /* the rest of this 20 us RTT: no further cut */
 		wev_feed(sh, &marked, now += US);
 	assert_true(ph_var_d(sh, "CWND_PKTS") == before);
+	/* one RTT after the cut (20 of a window's 21 packets acked): the next mark cuts */
+	wev_feed(sh, &marked, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") < before);
+	/* timeout: one packet, then slow start (a packet per packet) up to ssthresh */
+	wev_feed(sh, &rto, now += 30 * US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 1.0);
+	ssthresh = ph_var_d(sh, "SSTHRESH_PKTS");
+	wev_feed(sh, &ack, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 2.0);
+	while (ph_var_d(sh, "CWND_PKTS") < ssthresh)
+		wev_feed(sh, &ack, now += US);
+	before = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &ack, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") - before < 1.0); /* congestion avoidance */
 	pcm_shell_destroy(sh);
 }
 
@@ -1117,7 +1156,7 @@ int main(void)
 		cmocka_unit_test(test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond),
 		cmocka_unit_test(test_dctcp_matches_reference_on_random_trace),
 		cmocka_unit_test(test_dctcp_alpha_converges_to_the_marked_fraction),
-		cmocka_unit_test(test_dctcp_cuts_by_half_alpha_at_most_once_per_window),
+		cmocka_unit_test(test_dctcp_cuts_by_half_alpha_at_most_once_per_rtt),
 		cmocka_unit_test(test_uec_dctcp_matches_reference_on_random_trace),
 		cmocka_unit_test(test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes),
 		cmocka_unit_test(test_smartt_matches_reference_on_random_trace),
