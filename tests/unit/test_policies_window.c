@@ -628,26 +628,63 @@ static void test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes(void **sta
 
 #define SM_TARGET_US (F_TRTT / 1000000.0)
 #define SM_BASE_US (F_BRTT / 1000000.0)
-#define SM_QA_PERIOD ((uint64_t)F_BRTT + F_TRTT)
+#define SM_BDP_PKTS ((double)F_BDP / F_PKT)
+#define SM_X 0.15
+#define SM_Y 1.0
+#define SM_W 1.0
+#define SM_Z 1.0
+#define SM_FI_SLACK_US (5.0 * (F_MSS + 64) * 8.0 / (F_RATE_GBPS * 1000.0))
 
 struct smartt_m {
 	double cwnd;
-	uint64_t rtt, t_md, fi_bytes, qa_start, achieved, prev_achieved, t_qa;
-	bool qa_done, md_done, init;
+	uint64_t rtt, inflight, period_end, period_acked, next_qa, ignore, received, good, good_target;
+	bool need_qa, fast, init;
 };
+
+static bool sm_ignoring(const struct smartt_m *m)
+{
+	return m->received < m->ignore;
+}
 
 static bool sm_quick_adapt(struct smartt_m *m, uint64_t now)
 {
-	uint64_t achieved;
+	bool first = m->period_end == 0;
+	uint64_t saved;
 
-	if (m->qa_done && now - m->t_qa < SM_QA_PERIOD)
+	if (now < m->period_end)
 		return false;
-	achieved = m->prev_achieved > m->achieved ? m->prev_achieved : m->achieved;
-	m->cwnd = m_min(m->cwnd, m_b2p(achieved));
-	m->t_qa = now;
-	m->qa_done = true;
-	m->fi_bytes = 0;
+	saved = m->period_acked;
+	m->period_acked = 0;
+	m->period_end = now + F_BRTT;
+	if (first || !m->need_qa || sm_ignoring(m) || now <= m->next_qa)
+		return false;
+	m->next_qa = now + 3ull * F_BRTT;
+	m->cwnd = m_max(m_b2p(saved), 1.0);
+	m->ignore = m->inflight / F_PKT * F_MSS;
+	m->received = 0;
+	m->need_qa = false;
+	m->good = 0;
+	m->fast = false;
 	return true;
+}
+
+static double sm_quadrants(double cwnd, double rtt, double acked, double marked)
+{
+	double fair = SM_X / cwnd, share = SM_Z * (cwnd / SM_BDP_PKTS);
+
+	if (marked > 0) {
+		double step = share;
+
+		if (rtt > SM_TARGET_US)
+			step = m_min(SM_W * ((rtt - SM_TARGET_US) / rtt) + share, 1.0);
+		return cwnd - step * marked;
+	}
+	if (rtt < SM_TARGET_US) {
+		double prop = m_min((SM_Y * ((SM_TARGET_US - rtt) / rtt)) / cwnd, 1.0);
+
+		return cwnd + (prop + fair) * acked;
+	}
+	return cwnd + fair * acked;
 }
 
 static void sm_ack(struct smartt_m *m, const struct wev *e, uint64_t now)
@@ -656,63 +693,47 @@ static void sm_ack(struct smartt_m *m, const struct wev *e, uint64_t now)
 	uint64_t marked = acked < e->ecn * (uint64_t)F_MSS ? acked : e->ecn * (uint64_t)F_MSS;
 	double rtt = m_ps_to_us(m->rtt);
 
-	if (now - m->qa_start >= SM_QA_PERIOD) {
-		m->prev_achieved = m->achieved;
-		m->achieved = 0;
-		m->qa_start = now;
-	}
-	m->achieved += acked;
+	m->period_acked += acked;
+	m->received += acked;
+	if (sm_quick_adapt(m, now))
+		return;
+	if (sm_ignoring(m) && marked)
+		return;
 	if (!(rtt > 0.0))
 		return;
-	if (rtt > 4.0 * SM_TARGET_US && sm_quick_adapt(m, now))
-		return;
-	if (marked) {
-		m->fi_bytes = 0;
-		if (rtt < SM_TARGET_US) {
-			m->cwnd = m->cwnd - 0.5 * m_b2p(marked);
-		} else if (!m->md_done || now - m->t_md >= m->rtt) {
-			double f = 1.0 - 0.8 * ((rtt - SM_TARGET_US) / rtt);
-
-			m->t_md = now;
-			m->md_done = true;
-			m->cwnd = m->cwnd * m_max(f, 1.0 - 0.5);
-		}
-		return;
-	}
-	if (rtt >= SM_TARGET_US) {
-		m->fi_bytes = 0;
-		m->cwnd = m->cwnd + (1.0 * m_b2p(acked)) / m->cwnd;
-		return;
-	}
-	if (rtt <= SM_BASE_US + 1.0) {
-		if (m->fi_bytes >= m_p2b(m->cwnd)) {
+	if (marked || rtt > SM_BASE_US + SM_FI_SLACK_US) {
+		m->good = 0;
+		m->good_target = m_p2b(m->cwnd);
+		m->fast = false;
+	} else {
+		m->good += acked;
+		if (!sm_ignoring(m) && (m->fast || m->good > m->good_target)) {
+			m->fast = true;
 			m->cwnd = m->cwnd + 1.0 * m_b2p(acked);
 			return;
 		}
-		m->fi_bytes += acked;
-	} else {
-		m->fi_bytes = 0;
 	}
-	m->cwnd = m->cwnd + (0.25 * ((SM_TARGET_US - rtt) / rtt)) * m_b2p(acked);
+	m->cwnd = sm_quadrants(m->cwnd, rtt, m_b2p(acked), m_b2p(marked));
 }
 
 static void smartt_step(struct smartt_m *m, const struct wev *e, uint64_t now)
 {
 	if (e->rtt_ps)
 		m->rtt = e->rtt_ps;
+	if (e->inflight)
+		m->inflight = e->inflight;
 	if (!wev_triggers(e))
 		return;
 	if (!m->init) {
 		m->cwnd = M_INIT_PKTS;
-		m->qa_start = now;
+		m->good_target = m_p2b(M_INIT_PKTS);
 		m->init = true;
 	}
 	if (e->rtos || e->nacks) {
-		if (!sm_quick_adapt(m, now) && !e->rtos) {
-			uint64_t nacked =
-			    e->nacked_bytes ? e->nacked_bytes : e->nacks * (uint64_t)F_MSS;
-
-			m->cwnd = m->cwnd - m_b2p(nacked);
+		if (!sm_ignoring(m)) {
+			m->need_qa = true;
+			if (!sm_quick_adapt(m, now))
+				m->cwnd = m->cwnd - 1.0 * (double)(e->rtos ? e->rtos : e->nacks);
 		}
 	} else {
 		sm_ack(m, e, now);
@@ -753,49 +774,69 @@ static double smartt_after(const struct wev *e, unsigned n)
 	return cwnd;
 }
 
-static void test_smartt_quadrants_move_the_window_the_stated_way(void **state)
+/*
+ * The quadrants in the authors' per-ACK forms: below target x / cwnd plus
+ * min(y (t - r) / r / cwnd, 1) packets per packet; above it x / cwnd; a
+ * marked ACK below target takes z cwnd / BDP, above it min(w (r - t) / r +
+ * z cwnd / BDP, 1). So a window of ACKs changes the window by a few packets,
+ * whatever its size (additive per RTT), and larger windows give back more.
+ */
+static void test_smartt_quadrants_are_additive_per_rtt(void **state)
 {
 	const uint64_t low = F_BRTT + 4 * US, high = F_TRTT + 10 * US;
+	const double rl = m_ps_to_us(low), rh = m_ps_to_us(high), c0 = M_INIT_PKTS;
 	struct wev mi = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = low };
 	struct wev fi = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = high };
 	struct wev fd = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .rtt_ps = low };
 	struct wev md = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .rtt_ps = high };
-	double c0 = M_INIT_PKTS, c_mi, c_fi, c_fd, c_md;
+	double share = SM_Z * c0 / SM_BDP_PKTS;
 
-	/* one ACK: MI proportional to the distance below target, FI one packet per window */
-	c_mi = smartt_after(&mi, 1);
-	c_fi = smartt_after(&fi, 1);
-	assert_true(c_mi == c0 + (0.25 * ((SM_TARGET_US - m_ps_to_us(low)) / m_ps_to_us(low))));
-	assert_true(c_fi == c0 + 1.0 / c0);
-	assert_true(c_mi > c_fi);
-	/* FD: half a packet per marked packet; MD: a multiplicative cut, once per RTT */
-	c_fd = smartt_after(&fd, 1);
-	c_md = smartt_after(&md, 1);
-	assert_true(c_fd == c0 - 0.5);
-	assert_true(c_md ==
-		    c0 * (1.0 - 0.8 * ((m_ps_to_us(high) - SM_TARGET_US) / m_ps_to_us(high))));
-	assert_true(smartt_after(&md, 8) == c_md); /* 8 ACKs in 2 us, inside one RTT */
+	assert_true(smartt_after(&mi, 1) ==
+		    c0 + (m_min((SM_Y * ((SM_TARGET_US - rl) / rl)) / c0, 1.0) + SM_X / c0));
+	assert_true(smartt_after(&fi, 1) == c0 + SM_X / c0);
+	assert_true(smartt_after(&fd, 1) == c0 - share);
+	assert_true(smartt_after(&md, 1) ==
+		    c0 - m_min(SM_W * ((rh - SM_TARGET_US) / rh) + share, 1.0));
+	/* a whole window of unmarked ACKs above target: + x packets, not x per packet */
+	assert_true(fabs(smartt_after(&fi, (unsigned)c0) - (c0 + SM_X)) < 0.01);
 }
 
-static void test_smartt_quick_adapt_on_trim_sets_window_to_delivered_bytes(void **state)
+/*
+ * Quick adapt (authors' code): a trim asks for it; at the end of the current
+ * one-base-RTT period the window becomes what the last full period
+ * delivered; then the bytes in flight are an ignore window in which marks
+ * and trims change nothing; after it a trim takes one packet.
+ */
+static void test_smartt_quick_adapt_sets_the_window_to_one_base_rtt_of_delivery(void **state)
 {
 	struct pcm_shell *sh = ph_open("smartt");
-	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_TRTT + 5 * US };
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_TRTT + 5 * US,
+			   .inflight = 20 * F_PKT };
+	struct wev marked = ack;
 	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
 	uint64_t now = 0;
+	double before;
 
-	/* 3 packets per QA period delivered (an incast share), then a trim */
+	marked.ecn = 1;
+	/* 3 packets per base RTT delivered (an incast share) */
 	for (int i = 0; i < 12; i++)
-		wev_feed(sh, &ack, now += SM_QA_PERIOD / 3);
+		wev_feed(sh, &ack, now += F_BRTT / 3);
+	wev_feed(sh, &nack, now += 1000); /* asks; the period is not over */
+	before = ph_var_d(sh, "CWND_PKTS");
+	assert_true(before > 10.0);
+	while (ph_var_d(sh, "CWND_PKTS") > 4.0 && now < 10ull * F_BRTT)
+		wev_feed(sh, &ack, now += F_BRTT / 3);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 3.0);
+	/* the ignore window: what was in flight (20 packets) */
+	before = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &marked, now += 1000);
 	wev_feed(sh, &nack, now += 1000);
-	assert_true(ph_var_d(sh, "CWND_PKTS") <= 4.0);
-	/* a second trim in the same period removes just its bytes */
-	{
-		double before = ph_var_d(sh, "CWND_PKTS");
-
-		wev_feed(sh, &nack, now += 1000);
-		assert_true(ph_var_d(sh, "CWND_PKTS") == m_max(before - 1.0, M_MIN_PKTS));
-	}
+	assert_true(ph_var_d(sh, "CWND_PKTS") == before);
+	for (int i = 0; i < 20; i++)
+		wev_feed(sh, &ack, now += F_BRTT / 3);
+	before = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &nack, now += 1000);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == m_max(before - 1.0, M_MIN_PKTS));
 	pcm_shell_destroy(sh);
 }
 
@@ -1160,8 +1201,8 @@ int main(void)
 		cmocka_unit_test(test_uec_dctcp_matches_reference_on_random_trace),
 		cmocka_unit_test(test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes),
 		cmocka_unit_test(test_smartt_matches_reference_on_random_trace),
-		cmocka_unit_test(test_smartt_quadrants_move_the_window_the_stated_way),
-		cmocka_unit_test(test_smartt_quick_adapt_on_trim_sets_window_to_delivered_bytes),
+		cmocka_unit_test(test_smartt_quadrants_are_additive_per_rtt),
+		cmocka_unit_test(test_smartt_quick_adapt_sets_the_window_to_one_base_rtt_of_delivery),
 		cmocka_unit_test(test_nscc_matches_reference_on_random_trace),
 		cmocka_unit_test(test_nscc_decreases_on_ecn_with_delay_and_grows_without),
 		cmocka_unit_test(test_nscc_trim_requests_quick_adapt_to_delivered_bytes),
