@@ -1067,6 +1067,60 @@ static void test_doca_ecn_aimd_cuts_the_rate_on_ecn_then_recovers(void **state)
 	cut_then_recover("doca_ecn_aimd", 160u << 20, 0.8);
 }
 
+/*
+ * The DOCA tutorial's controller increases when marks stop: every Nth TX
+ * event adds AI / 4 (1.25% of line rate), and a TX event stands for a
+ * burst of packets (the NIC coalesces them, 16 packets per event here). In
+ * an 8:1 incast of 4 MB the handler runs at most once per 8 data packets,
+ * and, where the CNPs stop once the rates have fallen
+ * (the queue drains), every flow that sends 512 packets or more after its
+ * last CNP (32 TX events: two increases at every 16th) ends at least 1.25%
+ * of line rate above where that CNP left it.
+ */
+static void test_doca_ecn_aimd_increases_when_marks_stop(void **state)
+{
+	unsigned rose = 0, long_tails = 0;
+	struct run rn;
+
+	run(&rn, incast(8, 4000000), "doca_ecn_aimd", NULL);
+	go(&rn);
+	report("doca_ecn_aimd, 8:1 incast of 4 MB", &rn);
+	assert_all_complete(&rn);
+	for (uint32_t f = 0; f < 8; f++) {
+		const struct series *se = &rn.pr.ctl[f];
+		uint64_t last_cnp = 0, after = 0;
+		double at_cnp = -1, top = 0;
+
+		for (size_t i = 0; i < rn.pr.cnps.n; i++)
+			if (rn.pr.cnps.s[i].v == f)
+				last_cnp = rn.pr.cnps.s[i].t_ps;
+		for (size_t i = 0; i < se->n; i++) {
+			double r = (double)se->s[i].rate / PCM_RATE_ONE;
+
+			if (se->s[i].t_ps <= last_cnp + BRTT_PS)
+				continue;
+			if (at_cnp < 0)
+				at_cnp = r;
+			top = fmax(top, r);
+			after++;
+		}
+		print_message("  flow %u: last CNP at %.0f us, rate then %.4f, %llu packets after, "
+			      "highest %.4f\n",
+			      f, last_cnp / 1e6, at_cnp, (unsigned long long)after, top);
+		if (after >= 512) {
+			long_tails++;
+			rose += top - at_cnp >= 0.0124;
+		}
+	}
+	/* one TX event per burst: the handler runs far less often than packets go out */
+	print_message("  %llu handler calls for %llu data packets\n",
+		      (unsigned long long)rn.r.handler_calls, (unsigned long long)rn.r.data_packets);
+	assert_true(8 * rn.r.handler_calls <= rn.r.data_packets);
+	assert_true(long_tails >= 4);
+	assert_int_equal(rose, long_tails);
+	finish(&rn);
+}
+
 /* ---- receiver credit ---- */
 
 static void test_eqds_incast_trims_at_most_1pct_with_jain_above_0_99(void **state)
@@ -1256,6 +1310,7 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_cnp_gaps_are_close_to_the_interval_while_marks_arrive),
 		cmocka_unit_test(test_dcqcn_cuts_the_rate_on_cnps_then_recovers),
 		cmocka_unit_test(test_doca_ecn_aimd_cuts_the_rate_on_ecn_then_recovers),
+		cmocka_unit_test(test_doca_ecn_aimd_increases_when_marks_stop),
 		cmocka_unit_test(test_eqds_incast_trims_at_most_1pct_with_jain_above_0_99),
 		cmocka_unit_test(test_ops_sprays_evenly_and_keeps_losing_to_a_failed_link),
 		cmocka_unit_test(test_reps_steers_off_a_failed_link_with_fewer_timeouts_than_ops),

@@ -180,6 +180,7 @@ struct uet_group {
 	struct uet_ev *cnp_ev;  /* the end of the current CnpInterval */
 	uint64_t last_rtt_ps;
 	uint64_t flow_seed;     /* PCM_SIG_FLOW_SEED of this group's events */
+	uint32_t tx_unreported; /* data packets sent since its last TX event */
 };
 
 struct uet_nic {

@@ -72,6 +72,8 @@ struct uet_nic_cfg {
 	uint64_t cnp_interval_ps;        /* CnpInterval (pcm): the receiver's notification point
 					  * sends <= one CNP per group per 50 us; marks inside
 					  * the interval are remembered and sent at its end */
+	uint32_t tx_event_burst;         /* TxEventBurst (pcm): one TX event per this many data
+					  * packets of a group (DOCA-style coalescing), 16 */
 	uint64_t tick_ps;                /* PcmTickInterval (pcm): timer ticks for ELAPSED_TIME
 					  * triggers, 1 us */
 	uint64_t credit_tick_ps;         /* CreditTickInterval (pcm): receiver credit pacing tick;
