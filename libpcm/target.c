@@ -9,9 +9,10 @@
  *   credit requests and its base-RTT probes, and enforces all controls.
  * - every datapath but doca hands each flow a FLOW_SEED (a hash of the flow's
  *   identity), so load balancers that start together draw apart.
- * - verbs/softnic: the CPU transport sees chunk ACKs, RTT, ECN echo, losses
- *   detected by RACK (NACK) and timeouts, but no per-packet trims, CNPs or
- *   credit requests, and cannot grant receiver credit.
+ * - verbs/softnic: the CPU transport sees chunk ACKs, RTT, ECN echo (with
+ *   the entropy of the path of a CE-marked chunk the ACK echoes: ECN_EV),
+ *   losses detected by RACK (NACK) and timeouts, but no per-packet trims,
+ *   CNPs or credit requests, and cannot grant receiver credit.
  * - doca: a DOCA PCC-style NIC runs per coalesced CNP/TX/ACK/NACK/RTT event
  *   and enforces a rate only.
  * - reference: everything; for tests and benchmarks of the shells alone.
@@ -38,8 +39,8 @@ static const struct pcm_target target_uet = {
 
 #define CPU_TRANSPORT_SIGNALS                                                                      \
 	(SIG(ACK) | SIG(RTO) | SIG(NACK) | SIG(ECN) | SIG(RTT) | SIG(DATA_TX) | SIG(DATA_NACKED) | \
-	 SIG(IN_FLIGHT) | SIG(ELAPSED_TIME) | SIG(ACK_EV) | SIG(NACK_EV) | SIG(TX_READY_PKTS) |    \
-	 SIG(TX_BACKLOG_BYTES) | SIG(QUEUE_DELAY) | SIG(FLOW_SEED))
+	 SIG(IN_FLIGHT) | SIG(ELAPSED_TIME) | SIG(ACK_EV) | SIG(ECN_EV) | SIG(NACK_EV) |            \
+	 SIG(TX_READY_PKTS) | SIG(TX_BACKLOG_BYTES) | SIG(QUEUE_DELAY) | SIG(FLOW_SEED))
 
 static const struct pcm_target target_verbs = {
 	.name = "verbs",
@@ -156,4 +157,18 @@ int pcm_target_check_package(const struct pcm_target *target, const struct pcm_p
 		missing++;
 	}
 	return missing ? -ENOTSUP : 0;
+}
+
+int pcm_target_admit_package(const struct pcm_target *target, const struct pcm_package *pkg,
+			     struct pcm_diag *diag)
+{
+	const char *why;
+	int rc = pcm_package_validate(pkg, &why);
+
+	if (rc < 0) {
+		snprintf(diag->msg, sizeof(diag->msg), "package '%s': %s",
+			 pkg && pkg->name ? pkg->name : "?", why);
+		return rc;
+	}
+	return target ? pcm_target_check_package(target, pkg, diag) : 0;
 }

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_xp_send.c - the sender: CTS matching, chunking under the byte budget,
+ * the message-size rules, messages in flight, and the too-long abort.
+ */
+#include "test_xp_pair.h"
+
+#include "imm.h"
+
+/* Writes seen leaving host 0, with the sender's bytes in flight right after each drain. */
+struct write_log {
+	struct pair *p;
+	uint32_t n;
+	uint32_t len[8192];
+	uint64_t in_flight[8192];
+	uint32_t send_msgs_max;
+	uint32_t imm[8192];
+};
+
+static enum xp_net_verdict log_writes(void *arg, const struct xp_net_pkt *pkt, uint64_t *extra)
+{
+	struct write_log *wl = arg;
+	struct xp_core_usage u;
+
+	if (pkt->is_ctrl || pkt->src != 0 || wl->n == 8192)
+		return XP_NET_PASS;
+	xp_core_usage(pair_core(wl->p, 0), &u);
+	wl->len[wl->n] = pkt->write->len;
+	wl->imm[wl->n] = pkt->write->imm;
+	wl->in_flight[wl->n++] = u.in_flight_bytes;
+	if (u.send_msgs > wl->send_msgs_max)
+		wl->send_msgs_max = u.send_msgs;
+	return XP_NET_PASS;
+}
+
+static void test_small_message_goes_at_once_with_a_preposted_receive(void **state)
+{
+	static uint8_t src[64], dst[64];
+	const struct pair_comp *s, *r;
+	struct pair_opts o;
+	struct pair p;
+	uint64_t t0;
+
+	pair_default_opts(&o); /* 5 us each way */
+	pair_init(&p, &o);
+	fill_pattern(src, sizeof(src), 1);
+	assert_int_equal(pair_recv(&p, 1, dst, sizeof(dst), 1), 0);
+	pair_run(&p, 50000); /* the CTS is at the sender before the send */
+	t0 = pair_now(&p);
+	assert_int_equal(pair_send(&p, 0, src, sizeof(src), 2), 0);
+	pair_run(&p, 1000000);
+	r = pair_find(&p, 1, XP_COMP_RECV, 1);
+	s = pair_find(&p, 0, XP_COMP_SEND, 2);
+	assert_non_null(r);
+	assert_non_null(s);
+	/* one way for the data, one back for the ACK: no rendezvous round trip */
+	assert_int_equal(r->t_ns - t0, 5000);
+	assert_int_equal(s->t_ns - t0, 10000);
+	assert_int_equal(r->c.bytes, 64);
+	assert_memory_equal(src, dst, sizeof(src));
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
+static void test_send_waits_for_its_receive(void **state)
+{
+	static uint8_t src[1000], dst[1000];
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	pair_init(&p, &o);
+	fill_pattern(src, sizeof(src), 2);
+	assert_int_equal(pair_send(&p, 0, src, sizeof(src), 1), 0);
+	pair_run(&p, 5000000);
+	assert_null(pair_find(&p, 0, XP_COMP_SEND, 1));
+	assert_int_equal(xp_net_stats(p.net)->writes, 0);
+	assert_int_equal(pair_recv(&p, 1, dst, sizeof(dst), 2), 0);
+	pair_run(&p, 10000000);
+	assert_non_null(pair_find(&p, 0, XP_COMP_SEND, 1));
+	assert_memory_equal(src, dst, sizeof(src));
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
+static void test_receives_take_messages_in_fifo_order(void **state)
+{
+	static uint8_t src[3][5000], dst[3][5000];
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	o.n_paths = 3;
+	o.link.jitter_ns = 20000; /* chunks and CTSs reorder */
+	o.ctrl.jitter_ns = 20000;
+	pair_init(&p, &o);
+	for (int k = 0; k < 3; k++) {
+		fill_pattern(src[k], sizeof(src[k]), 10 + (uint32_t)k);
+		assert_int_equal(pair_send(&p, 0, src[k], 1000u + 1000u * (uint32_t)k, 10 + (uint64_t)k),
+				 0);
+	}
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(pair_recv(&p, 1, dst[k], sizeof(dst[k]), 20 + (uint64_t)k), 0);
+	pair_run(&p, 10000000);
+	for (int k = 0; k < 3; k++) {
+		const struct pair_comp *r = pair_find(&p, 1, XP_COMP_RECV, 20 + (uint64_t)k);
+
+		assert_non_null(r);
+		assert_int_equal(r->c.status, 0);
+		assert_int_equal(r->c.bytes, 1000 + 1000 * k);
+		assert_memory_equal(src[k], dst[k], 1000 + 1000 * k);
+	}
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
+static void transfer_logged(uint64_t cwnd, uint64_t len, struct write_log *wl,
+			    void (*tune)(struct xp_core_config *))
+{
+	static uint8_t src[16 << 20], dst[16 << 20];
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	o.cwnd_bytes = cwnd;
+	o.filter = log_writes;
+	o.filter_arg = wl;
+	o.tune = tune;
+	memset(wl, 0, sizeof(*wl));
+	wl->p = &p;
+	pair_init(&p, &o);
+	fill_pattern(src, len, 4);
+	assert_int_equal(pair_recv(&p, 1, dst, len, 1), 0);
+	assert_int_equal(pair_send(&p, 0, src, len, 2), 0);
+	pair_run(&p, 10ull * 1000 * 1000 * 1000);
+	assert_non_null(pair_find(&p, 0, XP_COMP_SEND, 2));
+	assert_int_equal(pair_find(&p, 1, XP_COMP_RECV, 1)->c.bytes, len);
+	assert_memory_equal(src, dst, len);
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
+static void test_chunk_never_exceeds_budget(void **state)
+{
+	static struct write_log wl;
+	const uint64_t cwnds[] = { 10000, 100000, 300000, 1000000 };
+
+	for (unsigned k = 0; k < 4; k++) {
+		transfer_logged(cwnds[k], 3000000, &wl, NULL);
+		assert_true(wl.n >= 3000000 / 65536);
+		for (uint32_t i = 0; i < wl.n; i++) {
+			assert_true(wl.len[i] <= 65536);
+			/* after the drain the window holds: the chunk fit the budget */
+			assert_true(wl.in_flight[i] <= cwnds[k]);
+		}
+	}
+}
+
+static void test_window_below_one_chunk_never_deadlocks(void **state)
+{
+	static struct write_log wl;
+
+	transfer_logged(100, 1000000, &wl, NULL);
+	/* one minimum-size chunk at a time, over the budget only with nothing else in flight */
+	for (uint32_t i = 0; i < wl.n; i++) {
+		assert_true(wl.len[i] <= 4096);
+		assert_int_equal(wl.in_flight[i], wl.len[i]);
+	}
+	assert_int_equal(wl.n, (1000000 + 4095) / 4096);
+}
+
+static void small_chunks(struct xp_core_config *cfg)
+{
+	cfg->chunk_bytes = 4096;
+	cfg->min_chunk_bytes = 1024;
+}
+
+static void test_min_chunk_grows_so_a_message_fits_4096_chunks(void **state)
+{
+	static struct write_log wl;
+
+	/* 16 MiB in 4 KiB chunks is exactly 4096 chunks, with a 1500-byte window */
+	transfer_logged(1500, 16u << 20, &wl, small_chunks);
+	assert_int_equal(wl.n, 4096);
+	for (uint32_t i = 0; i < wl.n; i++) {
+		struct xp_imm f;
+
+		xp_imm_decode(wl.imm[i], &f);
+		assert_int_equal(f.chunk, i);
+		assert_int_equal(f.last, i == 4095);
+		assert_int_equal(wl.len[i], 4096);
+	}
+}
+
+static void test_message_over_4096_chunks_is_refused(void **state)
+{
+	struct solo s;
+	struct xp_buf b = { 0x10000, 4096ull * 65536 + 1, 0 };
+
+	solo_init(&s, 0, NULL);
+	assert_int_equal(xp_post_send(s.core, s.conn, &b, 1, 0), -EMSGSIZE);
+	b.len--;
+	assert_int_equal(xp_post_send(s.core, s.conn, &b, 1, 0), 0);
+	solo_fini(&s);
+}
+
+static void one_in_flight_each(struct xp_core_config *cfg)
+{
+	cfg->max_queued = 64;
+}
+
+static void test_at_most_16_messages_in_flight(void **state)
+{
+	static uint8_t src[40][2000], dst[40][2000];
+	static struct write_log wl;
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	o.filter = log_writes;
+	o.filter_arg = &wl;
+	o.tune = one_in_flight_each;
+	memset(&wl, 0, sizeof(wl));
+	wl.p = &p;
+	pair_init(&p, &o);
+	for (int k = 0; k < 40; k++) {
+		fill_pattern(src[k], sizeof(src[k]), 100 + (uint32_t)k);
+		assert_int_equal(pair_recv(&p, 1, dst[k], sizeof(dst[k]), 100 + (uint64_t)k), 0);
+		assert_int_equal(pair_send(&p, 0, src[k], sizeof(src[k]), 200 + (uint64_t)k), 0);
+	}
+	pair_run(&p, 100000000);
+	assert_int_equal(wl.send_msgs_max, 16);
+	for (int k = 0; k < 40; k++) {
+		assert_int_equal(pair_find(&p, 0, XP_COMP_SEND, 200 + (uint64_t)k)->c.status, 0);
+		assert_memory_equal(src[k], dst[k], sizeof(src[k]));
+	}
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
+static void tiny_queue(struct xp_core_config *cfg)
+{
+	cfg->max_queued = 4;
+}
+
+static void test_full_queue_returns_eagain(void **state)
+{
+	struct solo s;
+	struct xp_buf b = { 0x10000, 100, 0 };
+
+	solo_init(&s, 0, tiny_queue);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(xp_post_send(s.core, s.conn, &b, (uint64_t)k, 0), 0);
+	assert_int_equal(xp_post_send(s.core, s.conn, &b, 9, 0), -EAGAIN);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(xp_post_recv(s.core, s.conn, &b, (uint64_t)k, 0), 0);
+	/* receives advertised (CTS) leave the queue, so more fit */
+	assert_int_equal(xp_post_recv(s.core, s.conn, &b, 9, 0), 0);
+	solo_fini(&s);
+}
+
+static void test_too_long_message_aborts_both_sides(void **state)
+{
+	static uint8_t src[3000], dst[3000];
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	pair_init(&p, &o);
+	fill_pattern(src, sizeof(src), 5);
+	assert_int_equal(pair_recv(&p, 1, dst, 100, 1), 0);
+	assert_int_equal(pair_recv(&p, 1, dst + 100, 2000, 2), 0);
+	assert_int_equal(pair_send(&p, 0, src, 200, 3), 0);  /* 200 > 100 */
+	assert_int_equal(pair_send(&p, 0, src, 1500, 4), 0); /* the next one still goes */
+	pair_run(&p, 100000000);
+	assert_int_equal(pair_find(&p, 0, XP_COMP_SEND, 3)->c.status, -EMSGSIZE);
+	assert_int_equal(pair_find(&p, 1, XP_COMP_RECV, 1)->c.status, -EMSGSIZE);
+	assert_int_equal(pair_find(&p, 0, XP_COMP_SEND, 4)->c.status, 0);
+	assert_int_equal(pair_find(&p, 1, XP_COMP_RECV, 2)->c.status, 0);
+	assert_memory_equal(src, dst + 100, 1500);
+	assert_int_equal(xp_net_stats(p.net)->writes, 1); /* nothing of the long one was sent */
+	assert_int_equal(xp_core_stats(pair_core(&p, 0))->msgs_aborted, 1);
+	assert_int_equal(xp_core_stats(pair_core(&p, 1))->msgs_aborted, 1);
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
+static void test_empty_message_is_one_empty_chunk(void **state)
+{
+	static uint8_t buf[16];
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	pair_init(&p, &o);
+	assert_int_equal(pair_recv(&p, 1, buf, sizeof(buf), 1), 0);
+	assert_int_equal(pair_send(&p, 0, buf, 0, 2), 0);
+	pair_run(&p, 1000000);
+	assert_int_equal(pair_find(&p, 1, XP_COMP_RECV, 1)->c.status, 0);
+	assert_int_equal(pair_find(&p, 1, XP_COMP_RECV, 1)->c.bytes, 0);
+	assert_int_equal(pair_find(&p, 0, XP_COMP_SEND, 2)->c.status, 0);
+	assert_int_equal(xp_net_stats(p.net)->writes, 1);
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_small_message_goes_at_once_with_a_preposted_receive),
+		cmocka_unit_test(test_send_waits_for_its_receive),
+		cmocka_unit_test(test_receives_take_messages_in_fifo_order),
+		cmocka_unit_test(test_chunk_never_exceeds_budget),
+		cmocka_unit_test(test_window_below_one_chunk_never_deadlocks),
+		cmocka_unit_test(test_min_chunk_grows_so_a_message_fits_4096_chunks),
+		cmocka_unit_test(test_message_over_4096_chunks_is_refused),
+		cmocka_unit_test(test_at_most_16_messages_in_flight),
+		cmocka_unit_test(test_full_queue_returns_eagain),
+		cmocka_unit_test(test_too_long_message_aborts_both_sides),
+		cmocka_unit_test(test_empty_message_is_one_empty_chunk),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: MIT
+/*
+ * conn.c - the connection table: ids, nonces, quarantine, binding, close,
+ * failure, per-connection timers, and the control records that are about
+ * the connection as a whole (FIN, FIN_ACK, RESET, RESET_ACK).
+ *
+ * States: OPEN -> CLOSING (graceful close) -> QUARANTINE -> FREE, or
+ * OPEN/CLOSING -> DEAD (peer reset, no progress, I/O error) -> QUARANTINE on
+ * the application's close. An abortive close goes from OPEN or CLOSING to
+ * QUARANTINE at once. A quarantined id keeps its nonce and its peer, so it
+ * can still answer: FIN_ACK to a FIN, "complete" to an ACK request for a
+ * message it received, RESET to anything after a reset. Ids leave
+ * quarantine in FIFO order, so a reused id is the one closed longest ago.
+ *
+ * Graceful close: FIN {sends_total, recvs_total} tells the peer how many
+ * messages this side will ever send and receive; the peer fails its
+ * operations beyond those with -ECONNRESET. The close completes when every
+ * local operation has finished, every ABORT was acknowledged, and the peer
+ * acknowledged the FIN, or the peer's own FIN showed that it needs nothing
+ * from ours (this side posted at least the receives and sends the peer's
+ * bounds say).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core_int.h"
+
+#define XP_CLOSE_RTX_MAX 16 /* RESET retransmissions before giving up */
+#define XP_BACKOFF_MAX 30
+
+bool xp_conn_live(const struct xp_conn *c)
+{
+	return c->state == XP_CS_OPEN || c->state == XP_CS_CLOSING;
+}
+
+struct xp_conn *xp_conn_get(struct xp_core *core, uint32_t id)
+{
+	if (id >= core->cfg.max_conns || core->conns[id].state == XP_CS_FREE)
+		return NULL;
+	return &core->conns[id];
+}
+
+int xp_conn_post_check(const struct xp_conn *c)
+{
+	switch (c->state) {
+	case XP_CS_OPEN:
+		return 0;
+	case XP_CS_DEAD:
+		return c->err;
+	default: /* closing or closed */
+		return -ESHUTDOWN;
+	}
+}
+
+void xp_conn_progress(struct xp_conn *c, uint64_t now_ns)
+{
+	c->last_progress_ns = now_ns;
+}
+
+void xp_conn_want_ctrl(struct xp_core *core, struct xp_conn *c)
+{
+	xp_idlist_push(&core->ctrl, c->id);
+}
+
+void xp_conn_want_send(struct xp_core *core, struct xp_conn *c)
+{
+	if (xp_conn_live(c) && c->bound && c->n_smsgs)
+		xp_idlist_push(&core->ready, c->id);
+}
+
+static int check_conn_config(const struct xp_core *core, const struct xp_conn_config *cfg)
+{
+	if (!cfg || cfg->n_paths == 0 || cfg->n_paths > core->cfg.max_paths || !cfg->path_handles)
+		return -EINVAL;
+	return xp_cc_ops_check(cfg->cc.ops);
+}
+
+static void init_slots(struct xp_conn *c)
+{
+	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
+		c->smsg[s] = XP_NONE;
+		c->rmsg[s] = XP_NONE;
+	}
+	xp_seqwin_init(&c->sw);
+	xp_seqwin_init(&c->rw);
+	c->sq.head = c->sq.tail = XP_NONE;
+	c->rq.head = c->rq.tail = XP_NONE;
+}
+
+int xp_conn_create(struct xp_core *core, const struct xp_conn_config *cfg, uint64_t now_ns,
+		   uint32_t *id, uint32_t *nonce)
+{
+	struct xp_path *paths;
+	struct xp_conn *c;
+	uint32_t cid;
+	int rc;
+
+	rc = check_conn_config(core, cfg);
+	if (rc < 0)
+		return rc;
+	if (!core->free_len)
+		return -ENOSPC;
+	cid = core->free_ids[core->free_head];
+	c = &core->conns[cid];
+	paths = c->paths;
+	memset(c, 0, sizeof(*c));
+	c->id = cid;
+	c->paths = paths;
+	c->n_paths = cfg->n_paths;
+	for (uint32_t p = 0; p < cfg->n_paths; p++) {
+		paths[p].handle = cfg->path_handles[p];
+		paths[p].ev = cfg->path_entropy ? cfg->path_entropy[p] : (uint16_t)p;
+		paths[p].rtt_ewma_ns = 0;
+	}
+	do
+		c->nonce = (uint32_t)xp_rand(core);
+	while (!c->nonce);
+	c->flow_seed = xp_rand(core) | 1;
+	c->rc_mode = cfg->rc_mode;
+	c->no_progress_ns = cfg->no_progress_ns;
+	c->cc = cfg->cc;
+	rc = c->cc.ops->flow_open(c->cc.ctx, c->flow_seed, now_ns, &c->cc_flow);
+	if (rc < 0) {
+		c->state = XP_CS_FREE;
+		return rc;
+	}
+	c->cc.ops->info(c->cc.ctx, &c->cc_info);
+	init_slots(c);
+	xp_rec_init(c);
+	c->comp_next = XP_NONE;
+	c->last_progress_ns = now_ns;
+	c->state = XP_CS_OPEN;
+	core->free_head = (core->free_head + 1) % core->cfg.max_conns;
+	core->free_len--;
+	core->conns_open++;
+	*id = cid;
+	*nonce = c->nonce;
+	return 0;
+}
+
+int xp_conn_bind(struct xp_core *core, uint32_t id, uint32_t peer_id, uint32_t peer_nonce,
+		 uint32_t ctrl_peer, uint64_t now_ns)
+{
+	struct xp_conn *c = xp_conn_get(core, id);
+
+	if (!c)
+		return -ENOENT;
+	if (c->state != XP_CS_OPEN)
+		return -ESHUTDOWN;
+	if (c->bound)
+		return -EALREADY;
+	if (peer_id >= XP_MAX_CONNS || peer_nonce == 0)
+		return -EINVAL;
+	c->peer_id = peer_id;
+	c->peer_nonce = peer_nonce;
+	c->ctrl_peer = ctrl_peer;
+	c->bound = true;
+	/* Records that arrived before the bind (a CTS, say) may have left answers pending. */
+	xp_conn_want_ctrl(core, c);
+	xp_conn_want_send(core, c);
+	xp_conn_rearm(core, c, now_ns);
+	return 0;
+}
+
+int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info)
+{
+	struct xp_conn *c = xp_conn_get(core, id);
+
+	if (!c)
+		return -ENOENT;
+	memset(info, 0, sizeof(*info));
+	info->srtt_ns = c->rtt.srtt_ns;
+	info->rttvar_ns = c->rtt.rttvar_ns;
+	info->min_rtt_ns = c->rtt.samples ? c->rtt.min_ns : 0;
+	info->rto_ns = xp_rec_rto_ns(core, c);
+	info->reo_wnd_ns = xp_rec_reo_wnd_ns(c);
+	info->in_flight_bytes = c->in_flight_bytes;
+	info->in_flight_chunks = c->in_flight_chunks;
+	info->lost_chunks = c->lost_chunks;
+	info->send_msgs = c->n_smsgs;
+	info->recv_msgs = c->n_rmsgs;
+	info->rto_backoff = c->rto_backoff;
+	for (uint32_t p = 0; p < c->n_paths; p++)
+		info->path_rtt_ns[p] = c->paths[p].rtt_ewma_ns;
+	return 0;
+}
+
+int xp_conn_set_cc(struct xp_core *core, uint32_t id, struct xp_cc_binding cc, uint64_t now_ns)
+{
+	struct xp_conn *c = xp_conn_get(core, id);
+	uint32_t flow;
+	int rc;
+
+	if (!c || !xp_conn_live(c))
+		return -ENOENT;
+	if (xp_cc_ops_check(cc.ops) < 0)
+		return -EINVAL;
+	rc = cc.ops->flow_open(cc.ctx, c->flow_seed, now_ns, &flow);
+	if (rc < 0)
+		return rc;
+	c->cc.ops->flow_close(c->cc.ctx, c->cc_flow, now_ns);
+	c->cc = cc;
+	c->cc_flow = flow;
+	c->cc.ops->info(c->cc.ctx, &c->cc_info);
+	c->cc_tick_ns = 0;
+	xp_conn_want_send(core, c);
+	xp_conn_rearm(core, c, now_ns);
+	return 0;
+}
+
+static void clear_recovery(struct xp_core *core, struct xp_conn *c)
+{
+	c->rto_deadline_ns = 0;
+	c->tlp_deadline_ns = 0;
+	c->reo_deadline_ns = 0;
+	c->probe_pending = false;
+	c->tlp_out = false;
+	c->cc_tick_ns = 0;
+	xp_wheel_remove(&core->wheel, c->id);
+}
+
+static void to_quarantine(struct xp_core *core, struct xp_conn *c, int status, uint64_t now_ns)
+{
+	clear_recovery(core, c);
+	c->cc.ops->flow_close(c->cc.ctx, c->cc_flow, now_ns);
+	c->state = XP_CS_QUARANTINE;
+	c->quarantine_until_ns = now_ns + core->cfg.quarantine_ns;
+	/* A graceful close keeps answering: its final ACKs and FIN_ACK may be pending. */
+	if (c->reset_end)
+		c->ack_pend = c->done_ack_pend = c->cts_pend = c->abort_ack_pend = 0;
+	c->cts_ack_pend = c->abort_pend = c->ack_req_pend = c->abort_unacked = 0;
+	c->abort_rtx_ns = 0;
+	c->ctl_pend &= (uint8_t)~XP_CTL_FIN;
+	if (!c->reset_end)
+		c->close_rtx_ns = 0;
+	core->conns_open--;
+	core->conns_quarantined++;
+	xp_complete_close(core, c, status);
+	xp_conn_want_ctrl(core, c);
+	xp_conn_rearm(core, c, now_ns);
+}
+
+static void conn_free(struct xp_core *core, struct xp_conn *c)
+{
+	uint32_t tail = (core->free_head + core->free_len) % core->cfg.max_conns;
+
+	c->state = XP_CS_FREE;
+	c->ctl_pend = 0;
+	c->ack_pend = c->done_ack_pend = c->cts_pend = 0;
+	xp_timerq_cancel(&core->timers, c->id);
+	core->conns_quarantined--;
+	core->free_ids[tail] = c->id;
+	core->free_len++;
+}
+
+/* Fail every operation of @c with @err and drop what it had in flight. */
+static void fail_all_ops(struct xp_core *core, struct xp_conn *c, int err)
+{
+	xp_send_fail_from(core, c, c->sw.below, err);
+	xp_recv_fail_from(core, c, c->rw.below, err);
+	c->cts_held = 0;
+	c->ack_pend = c->done_ack_pend = c->cts_pend = 0;
+	c->cts_ack_pend = c->abort_pend = c->ack_req_pend = 0;
+	c->abort_unacked = c->abort_ack_pend = 0;
+	c->abort_rtx_ns = 0;
+	clear_recovery(core, c);
+}
+
+/* Start sending RESET for @reason (retransmitted until RESET_ACK or XP_CLOSE_RTX_MAX). */
+static void start_reset(struct xp_core *core, struct xp_conn *c, unsigned reason)
+{
+	c->reset_end = true;
+	if (!reason || !c->bound)
+		return;
+	c->reset_reason = (uint8_t)reason;
+	c->reset_acked = false;
+	c->close_backoff = 0;
+	c->close_rtx_ns = 0;
+	c->ctl_pend |= XP_CTL_RESET;
+	xp_conn_want_ctrl(core, c);
+}
+
+void xp_conn_fail(struct xp_core *core, struct xp_conn *c, int err, unsigned reset_reason,
+		  uint64_t now_ns)
+{
+	bool closing = c->state == XP_CS_CLOSING;
+
+	fail_all_ops(core, c, err);
+	c->ctl_pend &= (uint8_t)~(XP_CTL_FIN | XP_CTL_FIN_ACK);
+	c->close_rtx_ns = 0;
+	start_reset(core, c, reset_reason);
+	c->err = err;
+	if (closing) {
+		to_quarantine(core, c, err, now_ns);
+		return;
+	}
+	c->state = XP_CS_DEAD;
+	xp_conn_rearm(core, c, now_ns);
+}
+
+/* The peer needs our FIN still: it was not acknowledged, and the peer's own
+ * FIN does not show that it can finish without it. */
+static bool fin_needed(const struct xp_conn *c)
+{
+	if (c->fin_acked)
+		return false;
+	return !(c->peer_fin && seq_diff(c->send_posted, c->peer_recvs_total) >= 0 &&
+		 seq_diff(c->recv_posted, c->peer_sends_total) >= 0);
+}
+
+void xp_conn_check_closed(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (c->state != XP_CS_CLOSING || c->ops_open || c->n_smsgs || c->n_rmsgs ||
+	    c->abort_unacked)
+		return;
+	if (fin_needed(c))
+		return;
+	to_quarantine(core, c, 0, now_ns);
+}
+
+int xp_conn_close(struct xp_core *core, uint32_t id, enum xp_close_mode mode, uint64_t now_ns)
+{
+	struct xp_conn *c = xp_conn_get(core, id);
+
+	if (!c)
+		return -ENOENT;
+	if (mode != XP_CLOSE_GRACEFUL && mode != XP_CLOSE_ABORT)
+		return -EINVAL;
+	switch (c->state) {
+	case XP_CS_QUARANTINE:
+		return -EALREADY;
+	case XP_CS_DEAD:
+		to_quarantine(core, c, c->err, now_ns);
+		return 0;
+	case XP_CS_CLOSING:
+		if (mode == XP_CLOSE_GRACEFUL)
+			return -EALREADY;
+		break;
+	default:
+		break;
+	}
+	if (mode == XP_CLOSE_ABORT || !c->bound) {
+		/* An unbound connection has no peer to finish anything with. */
+		fail_all_ops(core, c, -ECANCELED);
+		c->ctl_pend = 0;
+		c->close_rtx_ns = 0;
+		if (mode == XP_CLOSE_ABORT)
+			start_reset(core, c, XP_RESET_ABORT);
+		to_quarantine(core, c, mode == XP_CLOSE_ABORT ? -ECANCELED : 0, now_ns);
+		return 0;
+	}
+	c->state = XP_CS_CLOSING;
+	c->ctl_pend |= XP_CTL_FIN;
+	xp_conn_want_ctrl(core, c);
+	xp_conn_check_closed(core, c, now_ns);
+	xp_conn_rearm(core, c, now_ns);
+	return 0;
+}
+
+/* Record handling */
+
+struct xp_conn *xp_conn_for_record(struct xp_core *core, const struct xp_rec *rec,
+				   uint32_t peer, enum xp_drop *why)
+{
+	struct xp_conn *c;
+
+	if (rec->conn >= core->cfg.max_conns || core->conns[rec->conn].state == XP_CS_FREE) {
+		*why = XP_DROP_REC_UNKNOWN_CONN;
+		return NULL;
+	}
+	c = &core->conns[rec->conn];
+	if (rec->nonce != c->nonce) {
+		*why = XP_DROP_REC_WRONG_NONCE;
+		return NULL;
+	}
+	/* Before the bind the peer is not known yet; the nonce alone vouches. */
+	if (c->bound && peer != c->ctrl_peer) {
+		*why = XP_DROP_REC_WRONG_PEER;
+		return NULL;
+	}
+	return c;
+}
+
+static void on_fin(struct xp_core *core, struct xp_conn *c, const struct xp_rec_fin *fin,
+		   uint64_t now_ns)
+{
+	if (c->peer_fin) {
+		if (fin->sends_total != c->peer_sends_total ||
+		    fin->recvs_total != c->peer_recvs_total) {
+			xp_drop(core, XP_DROP_FIN_BAD);
+			return;
+		}
+		c->ctl_pend |= XP_CTL_FIN_ACK; /* our FIN_ACK was lost */
+		xp_conn_want_ctrl(core, c);
+		return;
+	}
+	/* Messages we finished receiving were sent; receives that took our sends were posted. */
+	if (seq_diff(fin->sends_total, c->rw.below) < 0 ||
+	    seq_diff(fin->recvs_total, c->sw.below) < 0) {
+		xp_drop(core, XP_DROP_FIN_BAD);
+		return;
+	}
+	c->peer_fin = true;
+	c->peer_sends_total = fin->sends_total;
+	c->peer_recvs_total = fin->recvs_total;
+	c->ctl_pend |= XP_CTL_FIN_ACK;
+	xp_conn_progress(c, now_ns);
+	xp_recv_fail_from(core, c, fin->sends_total, -ECONNRESET);
+	xp_send_fail_from(core, c, fin->recvs_total, -ECONNRESET);
+	xp_conn_want_ctrl(core, c);
+	xp_conn_check_closed(core, c, now_ns);
+}
+
+static void on_fin_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (!c->fin_sent || c->fin_acked) {
+		xp_drop(core, XP_DROP_REC_UNEXPECTED);
+		return;
+	}
+	c->fin_acked = true;
+	c->close_rtx_ns = 0;
+	xp_conn_progress(c, now_ns);
+	xp_conn_check_closed(core, c, now_ns);
+}
+
+static void on_peer_reset(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	xp_conn_fail(core, c, -ECONNRESET, 0, now_ns);
+	c->reset_acked = true;
+	c->ctl_pend |= XP_CTL_RESET_ACK;
+	xp_conn_want_ctrl(core, c);
+}
+
+/* A record for a connection that is dead or quarantined. */
+static void answer_closed(struct xp_core *core, struct xp_conn *c, const struct xp_rec *rec)
+{
+	switch (rec->type) {
+	case XP_REC_RESET:
+		c->reset_acked = true;
+		c->close_rtx_ns = 0;
+		c->ctl_pend &= (uint8_t)~XP_CTL_RESET;
+		c->ctl_pend |= XP_CTL_RESET_ACK;
+		break;
+	case XP_REC_RESET_ACK:
+		if (!c->reset_end || c->reset_acked) {
+			xp_drop(core, XP_DROP_REC_UNEXPECTED);
+			return;
+		}
+		c->reset_acked = true;
+		c->close_rtx_ns = 0;
+		return;
+	default:
+		if (c->reset_end) {
+			c->ctl_pend |= XP_CTL_RESET;
+			if (!c->reset_reason)
+				c->reset_reason = XP_RESET_CLOSED;
+			xp_drop(core, XP_DROP_REC_CLOSED_CONN);
+			break;
+		}
+		if (rec->type == XP_REC_FIN) {
+			c->ctl_pend |= XP_CTL_FIN_ACK;
+			break;
+		}
+		if (rec->type == XP_REC_ACK_REQ && xp_recv_done_ok(c, rec->u.msg_seq)) {
+			c->done_ack_pend |= (uint16_t)(1u << (rec->u.msg_seq & XP_SLOT_MASK));
+			break;
+		}
+		if (rec->type == XP_REC_ABORT && xp_recv_aborted(c, rec->u.msg_seq)) {
+			c->abort_ack_pend |= (uint16_t)(1u << (rec->u.msg_seq & XP_SLOT_MASK));
+			break;
+		}
+		xp_drop(core, XP_DROP_REC_CLOSED_CONN);
+		return;
+	}
+	xp_conn_want_ctrl(core, c);
+}
+
+void xp_conn_on_record(struct xp_core *core, struct xp_conn *c, const struct xp_rec *rec,
+		       uint64_t now_ns)
+{
+	if (!xp_conn_live(c)) {
+		answer_closed(core, c, rec);
+		return;
+	}
+	switch (rec->type) {
+	case XP_REC_ACK:
+		xp_send_on_ack(core, c, &rec->u.ack, now_ns);
+		break;
+	case XP_REC_CTS:
+		xp_send_on_cts(core, c, &rec->u.cts, now_ns);
+		break;
+	case XP_REC_CTS_ACK:
+	case XP_REC_ABORT:
+	case XP_REC_ACK_REQ:
+		xp_recv_on_seq_record(core, c, rec, now_ns);
+		break;
+	case XP_REC_ABORT_ACK:
+		xp_send_on_abort_ack(core, c, rec->u.msg_seq, now_ns);
+		break;
+	case XP_REC_FIN:
+		on_fin(core, c, &rec->u.fin, now_ns);
+		break;
+	case XP_REC_FIN_ACK:
+		on_fin_ack(core, c, now_ns);
+		break;
+	case XP_REC_RESET:
+		on_peer_reset(core, c, now_ns);
+		break;
+	default: /* RESET_ACK while live: we never sent a RESET */
+		xp_drop(core, XP_DROP_REC_UNEXPECTED);
+		break;
+	}
+}
+
+/* Timers */
+
+static uint64_t close_interval_ns(const struct xp_core *core, const struct xp_conn *c)
+{
+	return xp_rtt_rto(&c->rtt, &core->rto, c->close_backoff);
+}
+
+/* FIN or RESET retransmission, when its timer is due. */
+static void close_rtx_due(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (!c->close_rtx_ns || now_ns < c->close_rtx_ns)
+		return;
+	c->close_rtx_ns = 0;
+	if (c->state == XP_CS_CLOSING && c->fin_sent && fin_needed(c)) {
+		c->ctl_pend |= XP_CTL_FIN;
+	} else if (c->reset_end && !c->reset_acked && c->close_backoff < XP_CLOSE_RTX_MAX) {
+		c->ctl_pend |= XP_CTL_RESET;
+	} else {
+		return;
+	}
+	if (c->close_backoff < XP_BACKOFF_MAX)
+		c->close_backoff++;
+	xp_conn_want_ctrl(core, c);
+}
+
+void xp_conn_on_close_record_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (!c->close_rtx_ns)
+		c->close_rtx_ns = now_ns + close_interval_ns(core, c);
+}
+
+void xp_conn_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	switch (c->state) {
+	case XP_CS_FREE:
+		return;
+	case XP_CS_QUARANTINE:
+		if (now_ns >= c->quarantine_until_ns) {
+			if (!c->close_comp_pending) {
+				conn_free(core, c);
+				return;
+			}
+			/* Its close completion is not out yet: keep the id a little longer. */
+			c->quarantine_until_ns = now_ns + core->rto.granularity_ns;
+		}
+		close_rtx_due(core, c, now_ns);
+		break;
+	case XP_CS_DEAD:
+		close_rtx_due(core, c, now_ns);
+		break;
+	default:
+		if (c->no_progress_ns && c->was_owed &&
+		    now_ns >= c->last_progress_ns + c->no_progress_ns) {
+			core->stats.conns_timed_out++;
+			xp_conn_fail(core, c, -ETIMEDOUT, XP_RESET_TIMEOUT, now_ns);
+			return;
+		}
+		xp_rec_on_timer(core, c, now_ns);
+		xp_send_on_timer(core, c, now_ns);
+		xp_recv_on_timer(core, c, now_ns);
+		close_rtx_due(core, c, now_ns);
+		if (c->cc_tick_ns && now_ns >= c->cc_tick_ns) {
+			c->cc.ops->tick(c->cc.ctx, c->cc_flow, now_ns);
+			c->cc_tick_ns = 0;
+			xp_conn_want_send(core, c);
+		}
+		break;
+	}
+	xp_conn_rearm(core, c, now_ns);
+}
+
+static bool owed(const struct xp_conn *c)
+{
+	if (!xp_conn_live(c))
+		return false;
+	return c->in_flight_chunks || c->lost_chunks || c->cts_unconfirmed || c->abort_unacked ||
+	       (c->state == XP_CS_CLOSING && fin_needed(c));
+}
+
+static void earliest(uint64_t *d, uint64_t t)
+{
+	if (t && t < *d)
+		*d = t;
+}
+
+void xp_conn_rearm(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	uint64_t d = UINT64_MAX;
+	bool o = owed(c);
+
+	if (c->state == XP_CS_FREE) {
+		xp_timerq_cancel(&core->timers, c->id);
+		return;
+	}
+	if (o && !c->was_owed)
+		c->last_progress_ns = now_ns; /* the clock starts when something is owed */
+	c->was_owed = o;
+	if (c->state == XP_CS_QUARANTINE)
+		earliest(&d, c->quarantine_until_ns);
+	earliest(&d, c->close_rtx_ns);
+	if (xp_conn_live(c)) {
+		earliest(&d, c->rto_deadline_ns);
+		earliest(&d, c->tlp_deadline_ns);
+		earliest(&d, c->reo_deadline_ns);
+		earliest(&d, c->abort_rtx_ns);
+		earliest(&d, xp_recv_cts_deadline(core, c));
+		if (c->no_progress_ns && o)
+			earliest(&d, c->last_progress_ns + c->no_progress_ns);
+		if (c->cc_info.tick_ns && xp_send_busy(c)) {
+			if (!c->cc_tick_ns)
+				c->cc_tick_ns = now_ns + c->cc_info.tick_ns;
+			earliest(&d, c->cc_tick_ns);
+		} else {
+			c->cc_tick_ns = 0;
+		}
+	}
+	if (d == UINT64_MAX)
+		xp_timerq_cancel(&core->timers, c->id);
+	else
+		xp_timerq_set(&core->timers, c->id, d);
+}

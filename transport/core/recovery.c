@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * recovery.c - loss recovery in UC mode: RACK-TLP (RFC 8985) and the
+ * retransmission timeout (RFC 6298), per connection, over chunks.
+ *
+ * RACK. Delivery of a chunk makes its transmission the newest delivered one
+ * when it was sent after the previous newest (transmission order is a
+ * per-connection counter, so equal timestamps are still ordered); its
+ * RACK.rtt is now - its send time. A retransmitted chunk delivered sooner
+ * than min_RTT after its retransmission was delivered by its original, and
+ * moves nothing (RFC 8985 6.2 step 2). A chunk in flight that was sent
+ * before the newest delivered one is lost once
+ *     now >= its send time + RACK.rtt + reo_wnd,
+ * and the reordering timer is armed at the earliest such deadline that is
+ * still ahead. reo_wnd = min_RTT/4 x mult, capped at SRTT; mult grows by one
+ * (at most once per SRTT, up to 16) when the receiver reports a duplicate
+ * chunk (the DSACK signal of a spurious retransmission), and falls back to 1
+ * after 16 loss episodes without one.
+ *
+ * TLP. With chunks in flight, no probe out and no RTO recovery under way,
+ * PTO = 2 x SRTT (the initial RTO before any sample), plus the receiver's
+ * recent maximum hold when a single chunk is in flight; not armed when the
+ * RTO would fire first. A probe sends one new chunk if there is one, else
+ * the newest chunk again.
+ *
+ * RTO. Armed while chunks are in flight: RTO = SRTT + max(G, 4 RTTVAR),
+ * floored and capped, doubled per expiry (rtt.c); restarted, with the
+ * backoff cleared, by every ACK that acknowledges new data. On expiry every
+ * chunk in flight is marked lost (retransmitted selectively, first, under
+ * the budget), the CC gets an RTO signal, and an ACK_REQ goes for each
+ * message with unacknowledged chunks, so a lost final ACK is recovered even
+ * when the retransmissions cannot reach the receiver (its rkey is gone).
+ *
+ * Karn. The echo in an ACK names a transmission by chunk and parity; an RTT
+ * sample (now - send time - receiver hold) is taken only when it names the
+ * chunk's latest transmission unambiguously: same parity, and at most two
+ * transmissions so far (a third would share the first's parity).
+ *
+ * RC mode: the NIC retransmits, so nothing here marks a chunk lost; the RTO
+ * still fires (with backoff) to send ACK_REQs for records lost on the
+ * control channel.
+ */
+#include "core_int.h"
+
+void xp_rec_init(struct xp_conn *c)
+{
+	xp_rtt_init(&c->rtt);
+	c->rack_tx_seq = 0;
+	c->rack_rtt_ns = 0;
+	c->reo_mult = 1;
+	c->reo_persist = 0;
+	c->last_dsack_ns = 0;
+	c->rto_backoff = 0;
+	c->rto_deadline_ns = c->tlp_deadline_ns = c->reo_deadline_ns = 0;
+	c->tlp_out = c->probe_pending = c->rack_dirty = false;
+	c->max_hold_ns = 0;
+}
+
+uint64_t xp_rec_rto_ns(const struct xp_core *core, const struct xp_conn *c)
+{
+	return xp_rtt_rto(&c->rtt, &core->rto, c->rto_backoff);
+}
+
+uint64_t xp_rec_reo_wnd_ns(const struct xp_conn *c)
+{
+	uint64_t base = c->rtt.samples ? c->rtt.min_ns : c->rack_rtt_ns;
+	uint64_t w = base / 4 * c->reo_mult;
+
+	if (c->rtt.samples && w > c->rtt.srtt_ns)
+		w = c->rtt.srtt_ns;
+	return w;
+}
+
+void xp_rec_on_delivered(struct xp_conn *c, const struct xp_chunk *ch, uint64_t now_ns)
+{
+	uint64_t since = now_ns - ch->sent_ns;
+
+	if (ch->tx_count > 1 && c->rtt.samples && since < c->rtt.min_ns)
+		return;
+	if (ch->tx_seq > c->rack_tx_seq) {
+		c->rack_tx_seq = ch->tx_seq;
+		c->rack_rtt_ns = since;
+		c->rack_dirty = true;
+	}
+}
+
+bool xp_rec_rtt_sample(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
+		       bool parity, uint64_t hold_ns, uint64_t now_ns, uint64_t *rtt_ns)
+{
+	uint64_t elapsed = now_ns - ch->sent_ns;
+
+	if (ch->flags & XP_CH_SAMPLED)
+		return false;
+	if (!ch->tx_count || parity != ((ch->tx_count - 1) & 1) || ch->tx_count > 2) {
+		core->stats.karn_skipped++;
+		return false;
+	}
+	if (elapsed <= hold_ns)
+		return false;
+	*rtt_ns = elapsed - hold_ns;
+	ch->flags |= XP_CH_SAMPLED;
+	xp_rtt_sample(&c->rtt, *rtt_ns);
+	xp_path_on_rtt(c, ch->path, *rtt_ns);
+	core->stats.rtt_samples++;
+	return true;
+}
+
+void xp_rec_on_dsack(struct xp_conn *c, uint64_t now_ns)
+{
+	if (c->last_dsack_ns && now_ns - c->last_dsack_ns < c->rtt.srtt_ns)
+		return;
+	if (c->reo_mult < XP_MAX_REO_MULT)
+		c->reo_mult++;
+	c->reo_persist = XP_REO_PERSIST;
+	c->last_dsack_ns = now_ns ? now_ns : 1;
+}
+
+/* A loss episode: a grown reo_wnd lasts XP_REO_PERSIST of them. */
+static void loss_episode(struct xp_conn *c)
+{
+	if (c->reo_persist && !--c->reo_persist)
+		c->reo_mult = 1;
+}
+
+static void mark_lost(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
+		      struct xp_chunk *ch)
+{
+	xp_inflight_sub(core, c, ch);
+	ch->flags |= XP_CH_LOST;
+	m->n_lost++;
+	c->lost_chunks++;
+	xp_path_on_loss(core, c, ch->path);
+}
+
+static void feed_cc_loss(struct xp_core *core, struct xp_conn *c, uint32_t chunks,
+			 uint64_t bytes, uint32_t path, uint64_t now_ns)
+{
+	struct xp_cc_loss ev;
+
+	ev.lost_chunks = chunks;
+	ev.lost_bytes = bytes;
+	ev.ev = c->paths[path].ev;
+	ev.in_flight_bytes = c->in_flight_bytes;
+	ev.backlog_bytes = c->backlog_bytes;
+	c->cc.ops->on_loss(c->cc.ctx, c->cc_flow, &ev, now_ns);
+}
+
+void xp_rec_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	uint64_t reo, earliest = UINT64_MAX, bytes = 0;
+	uint32_t lost = 0, path = 0, n;
+	struct xp_smsg *ms[XP_MSG_SLOTS];
+
+	c->rack_dirty = false;
+	c->reo_deadline_ns = 0;
+	if (c->rc_mode || !c->rack_tx_seq)
+		return;
+	reo = xp_rec_reo_wnd_ns(c);
+	n = xp_smsgs(core, c, ms);
+	for (uint32_t k = 0; k < n; k++) {
+		struct xp_smsg *m = ms[k];
+
+		for (uint32_t i = m->cum; i < m->n_cut; i++) {
+			struct xp_chunk *ch = &m->ring[i % XP_WIN];
+			uint64_t deadline;
+
+			if (!(ch->flags & XP_CH_INFLIGHT) || ch->tx_seq >= c->rack_tx_seq)
+				continue;
+			deadline = ch->sent_ns + c->rack_rtt_ns + reo;
+			if (now_ns >= deadline) {
+				mark_lost(core, c, m, ch);
+				lost++;
+				bytes += ch->len;
+				path = ch->path;
+			} else if (deadline < earliest) {
+				earliest = deadline;
+			}
+		}
+	}
+	if (earliest != UINT64_MAX)
+		c->reo_deadline_ns = earliest;
+	if (!lost)
+		return;
+	core->stats.rack_losses += lost;
+	loss_episode(c);
+	feed_cc_loss(core, c, lost, bytes, path, now_ns);
+	xp_conn_want_send(core, c);
+}
+
+static void arm_tlp(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	uint64_t pto, at;
+
+	c->tlp_deadline_ns = 0;
+	/* No probe in RTO recovery: the backoff is cleared by the first ACK of new data. */
+	if (c->rc_mode || !c->in_flight_chunks || c->tlp_out || c->rto_backoff)
+		return;
+	pto = c->rtt.samples ? 2 * c->rtt.srtt_ns : core->cfg.rto_initial_ns;
+	if (c->in_flight_chunks == 1)
+		pto += c->max_hold_ns;
+	at = now_ns + pto;
+	if (!c->rto_deadline_ns || at < c->rto_deadline_ns)
+		c->tlp_deadline_ns = at;
+}
+
+void xp_rec_on_new_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	c->rto_backoff = 0;
+	c->tlp_out = false;
+	c->rto_deadline_ns = c->in_flight_chunks ? now_ns + xp_rec_rto_ns(core, c) : 0;
+	arm_tlp(core, c, now_ns);
+}
+
+void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (!c->rto_deadline_ns)
+		c->rto_deadline_ns = now_ns + xp_rec_rto_ns(core, c);
+	if (!c->tlp_deadline_ns)
+		arm_tlp(core, c, now_ns);
+}
+
+static void on_rto(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	struct xp_smsg *ms[XP_MSG_SLOTS];
+	uint32_t n;
+
+	core->stats.rto_fires++;
+	c->rto_deadline_ns = c->tlp_deadline_ns = c->reo_deadline_ns = 0;
+	c->tlp_out = false;
+	c->probe_pending = false;
+	if (c->rto_backoff < 30)
+		c->rto_backoff++;
+	n = xp_smsgs(core, c, ms);
+	for (uint32_t k = 0; k < n; k++) {
+		struct xp_smsg *m = ms[k];
+
+		if (m->cum == m->n_cut)
+			continue;
+		c->ack_req_pend |= xp_slot_bit(m->seq);
+		for (uint32_t i = m->cum; !c->rc_mode && i < m->n_cut; i++) {
+			struct xp_chunk *ch = &m->ring[i % XP_WIN];
+
+			if (ch->flags & XP_CH_INFLIGHT)
+				mark_lost(core, c, m, ch);
+		}
+	}
+	loss_episode(c);
+	c->cc.ops->on_rto(c->cc.ctx, c->cc_flow, c->in_flight_bytes, now_ns);
+	if (c->in_flight_chunks)
+		c->rto_deadline_ns = now_ns + xp_rec_rto_ns(core, c);
+	xp_conn_want_ctrl(core, c);
+	xp_conn_want_send(core, c);
+}
+
+void xp_rec_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (c->rto_deadline_ns && now_ns >= c->rto_deadline_ns) {
+		if (c->in_flight_chunks)
+			on_rto(core, c, now_ns);
+		else
+			c->rto_deadline_ns = 0; /* what was in flight finished otherwise */
+		return;
+	}
+	if (c->tlp_deadline_ns && now_ns >= c->tlp_deadline_ns) {
+		core->stats.tlp_fires++;
+		c->tlp_deadline_ns = 0;
+		c->tlp_out = true;
+		c->probe_pending = true;
+		xp_conn_want_send(core, c);
+	}
+	if (c->reo_deadline_ns && now_ns >= c->reo_deadline_ns)
+		xp_rec_detect(core, c, now_ns);
+}

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: MIT
+/*
+ * recv.c - the receiver: posted receives, CTS advertisement and its
+ * retransmission, chunk tracking and completion, and the sender's records
+ * that concern a receive (CTS_ACK, ABORT, ACK_REQ).
+ *
+ * Receive k takes the peer's message k. It is advertised (CTS k: address,
+ * rkey, capacity) as soon as its slot is free, so up to 16 receives are
+ * advertised ahead and a ping-pong with pre-posted receives pays no
+ * rendezvous. A CTS is retransmitted on the connection's RTO (with backoff)
+ * until a sign comes back from the sender: a chunk, a CTS_ACK or an ABORT.
+ * Every ABORT, first or repeated, is answered with ABORT_ACK.
+ *
+ * Per receive: the cumulative chunk (index of the first missing one), a
+ * bitmap of the 64 chunks after it, the last chunk's index once seen, and
+ * the bytes so far. It completes when the last chunk has arrived with no gap
+ * before it; its slot is released after the ACK saying so has gone out.
+ *
+ * Every immediate is checked before it changes anything: connection id,
+ * state and path; an advertised receive in the slot; the chunk index inside
+ * [cum, cum + 64]; the last-chunk flag against what was seen; the length
+ * (zero only for an empty message, at most XP_CHUNK_BYTES_MAX, within the
+ * capacity). Duplicates are counted and re-ACKed with "duplicate seen".
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core_int.h"
+
+bool xp_recv_done_ok(const struct xp_conn *c, uint32_t seq)
+{
+	return xp_seqwin_ended(&c->rw, seq, XP_OUT_OK) && c->rw.last[seq & XP_SLOT_MASK].n_chunks;
+}
+
+int xp_post_recv(struct xp_core *core, uint32_t id, const struct xp_buf *buf, uint64_t cookie,
+		 uint64_t now_ns)
+{
+	struct xp_conn *c = xp_conn_get(core, id);
+	int rc;
+
+	if (!c)
+		return -ENOENT;
+	rc = xp_conn_post_check(c);
+	if (rc < 0)
+		return rc;
+	if (c->peer_fin && seq_diff(c->recv_posted, c->peer_sends_total) >= 0)
+		return -ECONNRESET; /* the peer will never send it */
+	if (!buf || buf->addr + buf->len < buf->addr)
+		return -EINVAL;
+	rc = xp_op_post(core, c, &c->rq, XP_OP_RECV, buf, cookie, c->recv_posted);
+	if (rc < 0)
+		return rc;
+	c->recv_posted++;
+	xp_recv_try_advertise(core, c, now_ns);
+	xp_conn_rearm(core, c, now_ns);
+	return 0;
+}
+
+void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (!xp_conn_live(c))
+		return;
+	while (c->rq.head != XP_NONE) {
+		uint32_t op_i = c->rq.head;
+		struct xp_op *op = &core->ops[op_i];
+		struct xp_rmsg *r;
+		uint32_t r_i;
+
+		if (!xp_seqwin_slot_free(&c->rw, c->rmsg, op->seq))
+			break;
+		r_i = xp_pool_get(&core->rmsg_pool);
+		if (r_i == XP_NONE) {
+			core->stats.pool_waits++;
+			xp_idlist_push(&core->wait_rmsg, c->id);
+			break;
+		}
+		xp_opq_unlink(core, &c->rq, XP_NONE, op_i);
+		r = &core->rmsgs[r_i];
+		memset(r, 0, sizeof(*r));
+		r->conn = c->id;
+		r->seq = op->seq;
+		r->op = op_i;
+		r->addr = op->addr;
+		r->cap = op->len;
+		r->rkey = op->key;
+		r->last = XP_NO_LAST;
+		r->cts_state = XP_CTS_TO_SEND;
+		c->rmsg[op->seq & XP_SLOT_MASK] = r_i;
+		c->n_rmsgs++;
+		c->cts_unconfirmed++;
+		c->cts_pend |= xp_slot_bit(op->seq);
+		xp_conn_want_ctrl(core, c);
+	}
+}
+
+static void confirm_cts(struct xp_conn *c, struct xp_rmsg *r)
+{
+	if (r->cts_state == XP_CTS_CONFIRMED)
+		return;
+	r->cts_state = XP_CTS_CONFIRMED;
+	c->cts_unconfirmed--;
+	c->cts_pend &= (uint16_t)~xp_slot_bit(r->seq);
+}
+
+/* Free @r's slot, recording how its receive ended. */
+static void release(struct xp_core *core, struct xp_conn *c, struct xp_rmsg *r,
+		    uint16_t n_chunks, uint8_t outcome)
+{
+	uint32_t seq = r->seq;
+
+	confirm_cts(c, r);
+	c->rmsg[seq & XP_SLOT_MASK] = XP_NONE;
+	c->n_rmsgs--;
+	c->ack_pend &= (uint16_t)~xp_slot_bit(seq);
+	xp_pool_put(&core->rmsg_pool, (uint32_t)(r - core->rmsgs));
+	xp_seqwin_finish(&c->rw, seq, n_chunks, outcome);
+}
+
+void xp_recv_release(struct xp_core *core, struct xp_conn *c, uint32_t slot, uint64_t now_ns)
+{
+	struct xp_rmsg *r = &core->rmsgs[c->rmsg[slot]];
+
+	release(core, c, r, (uint16_t)(r->last + 1), XP_OUT_OK);
+	xp_recv_try_advertise(core, c, now_ns);
+	xp_conn_check_closed(core, c, now_ns);
+}
+
+/* Highest chunk index received, or -1. */
+static int highest_received(const struct xp_rmsg *r)
+{
+	if (r->sack)
+		return r->cum + 64 - __builtin_clzll(r->sack);
+	return (int)r->cum - 1;
+}
+
+static bool chunk_seen(const struct xp_rmsg *r, uint32_t i)
+{
+	return i < r->cum || (i > r->cum && ((r->sack >> (i - r->cum - 1)) & 1));
+}
+
+static void mark_received(struct xp_rmsg *r, uint32_t i)
+{
+	if (i != r->cum) {
+		r->sack |= 1ull << (i - r->cum - 1);
+		return;
+	}
+	r->cum++;
+	/* bit 0 now names chunk cum itself: slide past every chunk already held */
+	while (r->sack & 1) {
+		r->sack >>= 1;
+		r->cum++;
+	}
+	r->sack >>= 1;
+}
+
+static void set_echo(struct xp_rmsg *r, const struct xp_imm *f, bool ecn_ce, uint64_t now_ns)
+{
+	r->echo_chunk = f->chunk;
+	r->echo_parity = f->parity;
+	r->echo_ce = ecn_ce;
+	r->echo_fresh = true;
+	r->echo_arrive_ns = now_ns;
+	if (ecn_ce && r->ce < UINT16_MAX)
+		r->ce++;
+}
+
+static int drop(struct xp_core *core, enum xp_drop why)
+{
+	xp_drop(core, why);
+	return why == XP_DROP_IMM_DUP || why == XP_DROP_IMM_DONE ? -EALREADY : -EINVAL;
+}
+
+/* A chunk for a slot with no live receive: a re-ACK if it is of the last one that completed. */
+static int chunk_without_receive(struct xp_core *core, struct xp_conn *c, const struct xp_imm *f)
+{
+	const struct xp_slot_done *d = &c->rw.last[f->slot];
+
+	if (d->outcome == XP_OUT_OK && d->n_chunks && f->chunk < d->n_chunks) {
+		c->done_ack_pend |= xp_slot_bit(f->slot);
+		xp_conn_want_ctrl(core, c);
+		return drop(core, XP_DROP_IMM_DONE);
+	}
+	return drop(core, XP_DROP_IMM_NO_SLOT);
+}
+
+static bool path_known(const struct xp_conn *c, uint32_t path)
+{
+	for (uint32_t p = 0; p < c->n_paths; p++)
+		if (c->paths[p].handle == path)
+			return true;
+	return false;
+}
+
+/* The index, last flag and length rules; Return: 0 or the drop reason. */
+static int check_chunk(const struct xp_rmsg *r, const struct xp_imm *f, uint32_t byte_len)
+{
+	uint32_t i = f->chunk;
+
+	if (i > (uint32_t)r->cum + XP_WIN)
+		return XP_DROP_IMM_BEYOND_WINDOW;
+	if (chunk_seen(r, i))
+		return XP_DROP_IMM_DUP;
+	if (f->last ? (r->last != XP_NO_LAST && r->last != i) || highest_received(r) > (int)i
+		    : r->last != XP_NO_LAST && i >= r->last)
+		return XP_DROP_IMM_LAST_MISMATCH;
+	if ((byte_len == 0 && !(i == 0 && f->last)) || byte_len > XP_CHUNK_BYTES_MAX ||
+	    r->bytes + byte_len > r->cap)
+		return XP_DROP_IMM_LEN;
+	return 0;
+}
+
+int xp_recv_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint32_t path,
+		     bool ecn_ce, uint64_t now_ns)
+{
+	struct xp_conn *c;
+	struct xp_rmsg *r;
+	struct xp_imm f;
+	int why;
+
+	xp_imm_decode(imm, &f);
+	if (f.conn >= core->cfg.max_conns || core->conns[f.conn].state == XP_CS_FREE)
+		return drop(core, XP_DROP_IMM_UNKNOWN_CONN);
+	c = &core->conns[f.conn];
+	if (!path_known(c, path))
+		return drop(core, XP_DROP_IMM_WRONG_PATH);
+	if (!xp_conn_live(c)) {
+		if (!c->reset_end)
+			return chunk_without_receive(core, c, &f);
+		c->ctl_pend |= XP_CTL_RESET;
+		if (!c->reset_reason)
+			c->reset_reason = XP_RESET_CLOSED;
+		xp_conn_want_ctrl(core, c);
+		return drop(core, XP_DROP_IMM_CLOSED_CONN);
+	}
+	if (c->rmsg[f.slot] == XP_NONE)
+		return chunk_without_receive(core, c, &f);
+	r = &core->rmsgs[c->rmsg[f.slot]];
+	if (r->cts_state == XP_CTS_TO_SEND)
+		return drop(core, XP_DROP_IMM_NO_SLOT); /* not advertised yet: a stale chunk */
+	if (r->complete) {
+		r->dup_seen = true;
+		set_echo(r, &f, ecn_ce, now_ns);
+		c->ack_pend |= xp_slot_bit(r->seq);
+		xp_conn_want_ctrl(core, c);
+		return drop(core, XP_DROP_IMM_DONE);
+	}
+	why = check_chunk(r, &f, byte_len);
+	if (why == XP_DROP_IMM_DUP) {
+		r->dup_seen = true;
+		set_echo(r, &f, ecn_ce, now_ns);
+		c->ack_pend |= xp_slot_bit(r->seq);
+		xp_conn_want_ctrl(core, c);
+	}
+	if (why)
+		return drop(core, (enum xp_drop)why);
+	mark_received(r, f.chunk);
+	r->bytes += byte_len;
+	if (f.last)
+		r->last = f.chunk;
+	set_echo(r, &f, ecn_ce, now_ns);
+	confirm_cts(c, r);
+	c->ack_pend |= xp_slot_bit(r->seq);
+	core->stats.chunks_received++;
+	xp_conn_progress(c, now_ns);
+	xp_conn_want_ctrl(core, c);
+	if (r->last != XP_NO_LAST && r->cum == r->last + 1u) {
+		r->complete = true;
+		core->stats.msgs_received++;
+		xp_complete_op(core, c, r->op, 0, r->bytes);
+	}
+	xp_conn_rearm(core, c, now_ns);
+	return 0;
+}
+
+bool xp_recv_aborted(const struct xp_conn *c, uint32_t seq)
+{
+	return xp_seqwin_ended(&c->rw, seq, XP_OUT_ABORTED);
+}
+
+static void on_abort(struct xp_core *core, struct xp_conn *c, uint32_t seq, uint64_t now_ns)
+{
+	struct xp_rmsg *r = xp_rmsg_at(core, c, seq);
+
+	if (xp_recv_aborted(c, seq)) { /* again: our ABORT_ACK was lost */
+		c->abort_ack_pend |= xp_slot_bit(seq);
+		xp_conn_want_ctrl(core, c);
+		return;
+	}
+	/* Only a receive that saw nothing: the sender aborts before its first chunk. */
+	if (!r || r->complete || r->cum || r->sack) {
+		xp_drop(core, XP_DROP_SEQ_BAD);
+		return;
+	}
+	core->stats.msgs_aborted++;
+	xp_complete_op(core, c, r->op, -EMSGSIZE, 0);
+	release(core, c, r, 0, XP_OUT_ABORTED);
+	c->abort_ack_pend |= xp_slot_bit(seq);
+	xp_conn_want_ctrl(core, c);
+	xp_conn_progress(c, now_ns);
+	xp_recv_try_advertise(core, c, now_ns);
+	xp_conn_check_closed(core, c, now_ns);
+}
+
+void xp_recv_on_seq_record(struct xp_core *core, struct xp_conn *c, const struct xp_rec *rec,
+			   uint64_t now_ns)
+{
+	uint32_t seq = rec->u.msg_seq;
+	struct xp_rmsg *r = xp_rmsg_at(core, c, seq);
+
+	switch (rec->type) {
+	case XP_REC_ABORT:
+		on_abort(core, c, seq, now_ns);
+		return;
+	case XP_REC_CTS_ACK:
+		if (!r || r->cts_state == XP_CTS_TO_SEND) {
+			xp_drop(core, XP_DROP_SEQ_BAD);
+			return;
+		}
+		if (r->cts_state == XP_CTS_SENT)
+			xp_conn_progress(c, now_ns);
+		confirm_cts(c, r);
+		return;
+	default: /* ACK_REQ */
+		if (r && r->cts_state != XP_CTS_TO_SEND) {
+			confirm_cts(c, r); /* the sender has started it */
+			c->ack_pend |= xp_slot_bit(seq);
+		} else if (xp_recv_done_ok(c, seq)) {
+			c->done_ack_pend |= xp_slot_bit(seq);
+		} else {
+			xp_drop(core, XP_DROP_SEQ_BAD);
+			return;
+		}
+		xp_conn_want_ctrl(core, c);
+		return;
+	}
+}
+
+void xp_recv_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err)
+{
+	xp_opq_fail_from(core, c, &c->rq, &c->rw, first_seq, err, NULL);
+	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
+		struct xp_rmsg *r;
+
+		if (c->rmsg[s] == XP_NONE)
+			continue;
+		r = &core->rmsgs[c->rmsg[s]];
+		if (seq_diff(r->seq, first_seq) < 0)
+			continue;
+		if (r->complete) {
+			/* Completed already; only its final ACK is lost with the connection. */
+			release(core, c, r, (uint16_t)(r->last + 1), XP_OUT_OK);
+			continue;
+		}
+		xp_complete_op(core, c, r->op, err, 0);
+		release(core, c, r, 0, XP_OUT_FAILED);
+	}
+}
+
+uint64_t xp_recv_cts_deadline(struct xp_core *core, const struct xp_conn *c)
+{
+	uint64_t d = 0;
+
+	if (!c->cts_unconfirmed)
+		return 0;
+	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
+		const struct xp_rmsg *r;
+
+		if (c->rmsg[s] == XP_NONE)
+			continue;
+		r = &core->rmsgs[c->rmsg[s]];
+		if (r->cts_state == XP_CTS_SENT && (!d || r->cts_deadline_ns < d))
+			d = r->cts_deadline_ns;
+	}
+	return d;
+}
+
+void xp_recv_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (!c->cts_unconfirmed)
+		return;
+	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
+		struct xp_rmsg *r;
+
+		if (c->rmsg[s] == XP_NONE)
+			continue;
+		r = &core->rmsgs[c->rmsg[s]];
+		if (r->cts_state != XP_CTS_SENT || now_ns < r->cts_deadline_ns)
+			continue;
+		/* Sent again by ack.c, which re-arms the deadline then. */
+		r->cts_deadline_ns = UINT64_MAX;
+		if (r->cts_backoff < 30)
+			r->cts_backoff++;
+		c->cts_pend |= xp_slot_bit(r->seq);
+		xp_conn_want_ctrl(core, c);
+	}
+}

@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: MIT
+/*
+ * send.c - the sender: posted messages, CTS matching, chunking under the
+ * byte budget, transmission, and the ACK records that come back.
+ *
+ * Matching: send k of a connection goes into the peer's receive k. Message k
+ * starts once the peer's CTS k has arrived and its slot (k mod 16) is free,
+ * that is message k - 16 has finished. A message longer than the CTS's
+ * capacity is not sent: it completes with -EMSGSIZE and an ABORT k tells the
+ * receiver, which completes its receive the same way and answers ABORT_ACK;
+ * the ABORT is retransmitted on the RTO until then (or until the slot's next
+ * CTS shows the receiver moved on), and a graceful close waits for it.
+ *
+ * Chunking. With budget = cwnd - bytes in flight, want = min(chunk_bytes,
+ * bytes left), and min = max(min_chunk_bytes, ceil(len / 4096)):
+ *   budget >= want          a chunk of want bytes
+ *   budget >= min           a chunk of budget bytes
+ *   nothing in flight       one chunk of min(want, min) bytes, over the
+ *                           budget (a window below one chunk never deadlocks)
+ *   otherwise               wait for an ACK
+ * Every chunk but the last is at least min bytes, so a message never needs
+ * more than 4096 chunks; a message longer than 4096 x chunk_bytes is refused
+ * at post time with -EMSGSIZE. A chunk keeps its offset and length for all
+ * its retransmissions, and a message never has a chunk cut more than 63
+ * past its cumulative ACK (the receiver's SACK bitmap covers 64).
+ *
+ * Order: lost chunks go first, and need budget like new ones (a lost chunk
+ * may go over the budget only when nothing is in flight); then new chunks of
+ * the oldest message that can cut one. A TLP probe sends one new chunk over
+ * the budget if there is one, else the newest chunk again.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core_int.h"
+#include "pcm.h"
+
+bool xp_send_busy(const struct xp_conn *c)
+{
+	return c->n_smsgs || c->sq.len;
+}
+
+int xp_post_send(struct xp_core *core, uint32_t id, const struct xp_buf *buf, uint64_t cookie,
+		 uint64_t now_ns)
+{
+	struct xp_conn *c = xp_conn_get(core, id);
+	int rc;
+
+	if (!c)
+		return -ENOENT;
+	rc = xp_conn_post_check(c);
+	if (rc < 0)
+		return rc;
+	if (c->peer_fin && seq_diff(c->send_posted, c->peer_recvs_total) >= 0)
+		return -ECONNRESET; /* the peer will never post the receive */
+	if (!buf)
+		return -EINVAL;
+	if (buf->len > core->max_msg_bytes)
+		return -EMSGSIZE;
+	rc = xp_op_post(core, c, &c->sq, XP_OP_SEND, buf, cookie, c->send_posted);
+	if (rc < 0)
+		return rc;
+	c->send_posted++;
+	c->backlog_bytes += buf->len;
+	xp_send_try_start(core, c, now_ns);
+	xp_conn_rearm(core, c, now_ns);
+	return 0;
+}
+
+static uint32_t min_chunk_for(const struct xp_core *core, uint64_t len)
+{
+	uint64_t m = (len + XP_MAX_CHUNKS - 1) / XP_MAX_CHUNKS;
+
+	if (m < core->cfg.min_chunk_bytes)
+		m = core->cfg.min_chunk_bytes;
+	return m > core->cfg.chunk_bytes ? core->cfg.chunk_bytes : (uint32_t)m;
+}
+
+static void start_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i, uint32_t m_i)
+{
+	struct xp_op *op = &core->ops[op_i];
+	struct xp_cts *cts = &c->cts[op->seq & XP_SLOT_MASK];
+	struct xp_smsg *m = &core->smsgs[m_i];
+
+	m->conn = c->id;
+	m->seq = op->seq;
+	m->op = op_i;
+	m->laddr = op->addr;
+	m->len = op->len;
+	m->lkey = op->key;
+	m->rkey = cts->rkey;
+	m->raddr = cts->raddr;
+	m->cut_bytes = 0;
+	m->min_chunk = min_chunk_for(core, op->len);
+	m->n_cut = m->cum = m->n_lost = 0;
+	m->last_cut = false;
+	c->cts_held &= (uint16_t)~xp_slot_bit(op->seq);
+	/* CTS k means receive k - 16 is over at the receiver: its ABORT arrived. */
+	c->abort_unacked &= (uint16_t)~xp_slot_bit(op->seq);
+	c->smsg[op->seq & XP_SLOT_MASK] = m_i;
+	c->smsg_mask |= xp_slot_bit(op->seq);
+	c->n_smsgs++;
+}
+
+static void abort_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i)
+{
+	struct xp_op *op = &core->ops[op_i];
+
+	c->cts_held &= (uint16_t)~xp_slot_bit(op->seq);
+	c->backlog_bytes -= op->len;
+	core->stats.msgs_aborted++;
+	c->abort_pend |= xp_slot_bit(op->seq);
+	c->abort_unacked |= xp_slot_bit(op->seq);
+	xp_complete_op(core, c, op_i, -EMSGSIZE, 0);
+	xp_seqwin_finish(&c->sw, op->seq, 0, XP_OUT_ABORTED);
+	xp_conn_want_ctrl(core, c);
+}
+
+void xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	uint32_t prev = XP_NONE, i = c->sq.head;
+
+	if (!xp_conn_live(c))
+		return;
+	while (i != XP_NONE) {
+		struct xp_op *op = &core->ops[i];
+		struct xp_cts *cts = &c->cts[op->seq & XP_SLOT_MASK];
+		uint32_t next = op->next, m_i;
+
+		if (seq_diff(op->seq, c->sw.below) >= (int32_t)XP_CTS_WINDOW)
+			break; /* no CTS can be held this far ahead */
+		if (!(c->cts_held & xp_slot_bit(op->seq)) || cts->seq != op->seq ||
+		    !xp_seqwin_slot_free(&c->sw, c->smsg, op->seq)) {
+			prev = i;
+			i = next;
+			continue;
+		}
+		if (op->len > cts->cap) {
+			xp_opq_unlink(core, &c->sq, prev, i);
+			abort_message(core, c, i);
+			i = next;
+			continue;
+		}
+		m_i = xp_pool_get(&core->smsg_pool);
+		if (m_i == XP_NONE) {
+			core->stats.pool_waits++;
+			xp_idlist_push(&core->wait_smsg, c->id);
+			break;
+		}
+		xp_opq_unlink(core, &c->sq, prev, i);
+		start_message(core, c, i, m_i);
+		xp_conn_want_send(core, c);
+		i = next;
+	}
+}
+
+void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec_cts *cts,
+		    uint64_t now_ns)
+{
+	uint32_t seq = cts->msg_seq, s = seq & XP_SLOT_MASK;
+	int32_t d = seq_diff(seq, c->sw.below);
+	struct xp_cts *held = &c->cts[s];
+	bool finished = c->sw.last[s].seq == seq;
+	bool is_held = c->cts_held & xp_slot_bit(seq);
+
+	if (d >= (int32_t)XP_CTS_WINDOW) {
+		xp_drop(core, XP_DROP_CTS_BAD_SEQ);
+		return;
+	}
+	if (d < 0 || finished || xp_smsg_at(core, c, seq) || (is_held && held->seq == seq)) {
+		/* A retransmitted CTS: the receiver has not heard from us. */
+		if (finished && c->sw.last[s].outcome == XP_OUT_ABORTED)
+			c->abort_pend |= xp_slot_bit(seq);
+		else if (d >= 0 && !finished)
+			c->cts_ack_pend |= xp_slot_bit(seq);
+		xp_conn_want_ctrl(core, c);
+		xp_drop(core, XP_DROP_CTS_DUP);
+		return;
+	}
+	/* New: the slot's previous message must be seq - 16, running or finished. */
+	if (is_held || !(c->sw.last[s].seq == seq - XP_MSG_SLOTS ||
+			     xp_smsg_at(core, c, seq - XP_MSG_SLOTS))) {
+		xp_drop(core, XP_DROP_CTS_BAD_SEQ);
+		return;
+	}
+	c->cts_held |= xp_slot_bit(seq);
+	held->seq = seq;
+	held->raddr = cts->raddr;
+	held->cap = cts->cap;
+	held->rkey = cts->rkey;
+	xp_conn_progress(c, now_ns);
+	xp_send_try_start(core, c, now_ns);
+}
+
+/* Chunking (the rule in the header comment). Return: false when no chunk may go. */
+static bool chunk_len(const struct xp_core *core, const struct xp_conn *c,
+		      const struct xp_smsg *m, uint64_t budget, bool probe, uint32_t *len)
+{
+	uint64_t left = m->len - m->cut_bytes;
+	uint64_t want = left < core->cfg.chunk_bytes ? left : core->cfg.chunk_bytes;
+	uint64_t small = want < m->min_chunk ? want : m->min_chunk;
+
+	if (budget >= want)
+		*len = (uint32_t)want;
+	else if (budget >= m->min_chunk)
+		*len = (uint32_t)budget;
+	else if (probe || c->in_flight_bytes == 0)
+		*len = (uint32_t)small; /* over the budget, which is below small here */
+	else
+		return false;
+	return true;
+}
+
+static uint64_t budget_of(const struct xp_conn *c, const struct xp_cc_ctl *ctl)
+{
+	return ctl->cwnd_bytes > c->in_flight_bytes ? ctl->cwnd_bytes - c->in_flight_bytes : 0;
+}
+
+/* Put chunk @idx of @m on the wire (first transmission or not). */
+static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m, uint32_t idx,
+		     uint64_t now_ns, struct xp_batch *b, struct xp_cc_ctl *ctl)
+{
+	struct xp_chunk *ch = &m->ring[idx % XP_WIN];
+	struct xp_action *act = &b->acts[b->n++];
+	struct xp_imm f;
+	uint32_t p;
+
+	if (c->cc_info.wants_tx) {
+		c->cc.ops->on_tx(c->cc.ctx, c->cc_flow, c->backlog_bytes, c->in_flight_bytes, now_ns);
+		xp_cc_read(core, c, ctl);
+	}
+	p = xp_path_choose(core, c, ctl);
+	if (ch->flags & XP_CH_LOST) {
+		ch->flags &= (uint8_t)~XP_CH_LOST;
+		m->n_lost--;
+		c->lost_chunks--;
+	}
+	if (!(ch->flags & XP_CH_INFLIGHT))
+		xp_inflight_add(core, c, ch);
+	f.conn = (uint16_t)c->peer_id;
+	f.slot = (uint8_t)(m->seq & XP_SLOT_MASK);
+	f.chunk = (uint16_t)idx;
+	f.last = m->last_cut && idx + 1 == m->n_cut;
+	f.parity = ch->tx_count & 1;
+	if (ch->tx_count)
+		core->stats.chunks_retx++;
+	if (ch->tx_count < UINT8_MAX)
+		ch->tx_count++;
+	ch->sent_ns = now_ns;
+	ch->tx_seq = ++c->tx_seq;
+	ch->path = (uint8_t)p;
+	ch->flags &= (uint8_t)~XP_CH_SAMPLED;
+
+	act->kind = XP_ACT_WRITE;
+	act->u.write.path = c->paths[p].handle;
+	act->u.write.lkey = m->lkey;
+	act->u.write.rkey = m->rkey;
+	act->u.write.imm = xp_imm_encode(&f);
+	act->u.write.len = ch->len;
+	act->u.write.laddr = m->laddr + ch->off;
+	act->u.write.raddr = m->raddr + ch->off;
+	act->u.write.token = (uint64_t)c->nonce << 32 | c->id;
+	b->n_writes++;
+
+	if (ctl->rate < PCM_RATE_ONE) {
+		/* Late by less than a wheel tick is the wheel's rounding: keep the schedule. */
+		uint64_t from = c->pace_next_ns + core->cfg.pacer_tick_ns >= now_ns ? c->pace_next_ns
+										     : now_ns;
+
+		c->pace_next_ns = from + xp_pacer_gap_ns(ch->len, ctl->rate,
+							 core->cfg.line_rate_bps);
+	}
+	xp_rec_on_sent(core, c, now_ns);
+}
+
+/* Cut the next chunk of the oldest message that can; Return: false if none may go. */
+static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
+		     struct xp_batch *b, struct xp_cc_ctl *ctl, bool probe)
+{
+	uint64_t budget = budget_of(c, ctl);
+	struct xp_smsg *ms[XP_MSG_SLOTS];
+	uint32_t n = xp_smsgs(core, c, ms);
+
+	for (uint32_t k = 0; k < n; k++) {
+		struct xp_smsg *m = ms[k];
+		struct xp_chunk *ch;
+		uint32_t len, idx;
+
+		if (m->last_cut || m->n_cut >= m->cum + XP_WIN)
+			continue;
+		if (!chunk_len(core, c, m, budget, probe, &len))
+			return false; /* the budget is the connection's: no other message fits */
+		idx = m->n_cut++;
+		ch = &m->ring[idx % XP_WIN];
+		ch->off = m->cut_bytes;
+		ch->len = len;
+		ch->flags = 0;
+		ch->tx_count = 0;
+		m->cut_bytes += len;
+		m->last_cut = m->cut_bytes == m->len;
+		c->backlog_bytes -= len;
+		core->stats.chunks_sent++;
+		core->stats.bytes_sent += len;
+		transmit(core, c, m, idx, now_ns, b, ctl);
+		return true;
+	}
+	return false;
+}
+
+/* The first chunk marked lost, oldest message first. */
+static bool first_lost(struct xp_core *core, struct xp_conn *c, struct xp_smsg **mp,
+		       uint32_t *idxp)
+{
+	struct xp_smsg *ms[XP_MSG_SLOTS];
+	uint32_t n = c->lost_chunks ? xp_smsgs(core, c, ms) : 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		struct xp_smsg *m = ms[k];
+
+		if (!m->n_lost)
+			continue;
+		for (uint32_t i = m->cum; i < m->n_cut; i++) {
+			if (m->ring[i % XP_WIN].flags & XP_CH_LOST) {
+				*mp = m;
+				*idxp = i;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* TLP without new data: the chunk in flight sent last goes again. */
+static bool send_newest_again(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
+			      struct xp_batch *b, struct xp_cc_ctl *ctl)
+{
+	struct xp_smsg *best = NULL;
+	uint32_t best_idx = 0;
+	uint64_t best_tx = 0;
+	struct xp_smsg *ms[XP_MSG_SLOTS];
+	uint32_t n = xp_smsgs(core, c, ms);
+
+	for (uint32_t k = 0; k < n; k++) {
+		struct xp_smsg *m = ms[k];
+
+		for (uint32_t i = m->cum; i < m->n_cut; i++) {
+			const struct xp_chunk *ch = &m->ring[i % XP_WIN];
+
+			if ((ch->flags & XP_CH_INFLIGHT) && ch->tx_seq > best_tx) {
+				best = m;
+				best_idx = i;
+				best_tx = ch->tx_seq;
+			}
+		}
+	}
+	if (!best)
+		return false;
+	transmit(core, c, best, best_idx, now_ns, b, ctl);
+	return true;
+}
+
+/* One chunk, if any may go now. */
+static bool send_one(struct xp_core *core, struct xp_conn *c, uint64_t now_ns, struct xp_batch *b,
+		     struct xp_cc_ctl *ctl)
+{
+	struct xp_smsg *m;
+	uint32_t idx;
+
+	if (c->probe_pending) {
+		c->probe_pending = false;
+		if (send_new(core, c, now_ns, b, ctl, true) ||
+		    send_newest_again(core, c, now_ns, b, ctl))
+			return true;
+	}
+	if (c->lost_chunks && first_lost(core, c, &m, &idx)) {
+		const struct xp_chunk *ch = &m->ring[idx % XP_WIN];
+
+		if (ch->len > budget_of(c, ctl) && c->in_flight_bytes)
+			return false; /* retransmissions go first: new chunks wait too */
+		transmit(core, c, m, idx, now_ns, b, ctl);
+		return true;
+	}
+	return send_new(core, c, now_ns, b, ctl, false);
+}
+
+bool xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
+		  struct xp_batch *b)
+{
+	struct xp_cc_ctl ctl;
+
+	if (!xp_conn_live(c) || !c->bound || !c->n_smsgs)
+		return false;
+	xp_cc_read(core, c, &ctl);
+	for (uint32_t sent = 0; sent < core->cfg.burst_chunks; sent++) {
+		if (b->n == b->cap || b->n_writes >= b->max_writes)
+			return true;
+		if (ctl.rate < PCM_RATE_ONE && c->pace_next_ns > now_ns) {
+			if (!xp_wheel_holds(&core->wheel, c->id))
+				xp_wheel_insert(&core->wheel, c->id, c->pace_next_ns);
+			return false;
+		}
+		if (!send_one(core, c, now_ns, b, &ctl))
+			return false;
+	}
+	return true;
+}
+
+/* Finish message @m: its completion, its slot, and whatever it had in flight. */
+static void finish(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m, int status)
+{
+	uint32_t s = m->seq & XP_SLOT_MASK;
+
+	for (uint32_t i = m->cum; i < m->n_cut; i++) {
+		struct xp_chunk *ch = &m->ring[i % XP_WIN];
+
+		if (ch->flags & XP_CH_INFLIGHT)
+			xp_inflight_sub(core, c, ch);
+		if (ch->flags & XP_CH_LOST)
+			c->lost_chunks--;
+	}
+	c->backlog_bytes -= m->len - m->cut_bytes;
+	c->smsg[s] = XP_NONE;
+	c->smsg_mask &= (uint16_t)~xp_slot_bit(m->seq);
+	c->n_smsgs--;
+	c->ack_req_pend &= (uint16_t)~xp_slot_bit(m->seq);
+	c->cts_ack_pend &= (uint16_t)~xp_slot_bit(m->seq);
+	if (!status)
+		core->stats.msgs_sent++;
+	xp_complete_op(core, c, m->op, status, status ? 0 : m->len);
+	xp_seqwin_finish(&c->sw, m->seq, m->n_cut, status ? XP_OUT_FAILED : XP_OUT_OK);
+	xp_pool_put(&core->smsg_pool, (uint32_t)(m - core->smsgs));
+}
+
+/* Cumulative, SACK and echo must name chunks that were sent; "complete" a fully sent message. */
+static bool ack_in_range(struct xp_core *core, const struct xp_smsg *m,
+			 const struct xp_rec_ack *a)
+{
+	if (a->cum > m->n_cut || (a->echo_valid && a->echo_chunk >= m->n_cut) ||
+	    (a->sack && (uint32_t)a->cum + 64u - (uint32_t)__builtin_clzll(a->sack) >= m->n_cut)) {
+		xp_drop(core, XP_DROP_ACK_NEVER_SENT);
+		return false;
+	}
+	if (a->complete && !(m->last_cut && a->cum == m->n_cut)) {
+		xp_drop(core, XP_DROP_ACK_BAD_COMPLETE);
+		return false;
+	}
+	return true;
+}
+
+struct ack_news {
+	uint32_t chunks;
+	uint64_t bytes;
+	uint32_t newest_path;
+	uint64_t newest_tx;
+};
+
+static void ack_chunk(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m, uint32_t i,
+		      uint64_t now_ns, struct ack_news *news)
+{
+	struct xp_chunk *ch = &m->ring[i % XP_WIN];
+
+	if (ch->flags & XP_CH_ACKED)
+		return;
+	ch->flags |= XP_CH_ACKED;
+	if (ch->flags & XP_CH_INFLIGHT)
+		xp_inflight_sub(core, c, ch);
+	if (ch->flags & XP_CH_LOST) {
+		ch->flags &= (uint8_t)~XP_CH_LOST;
+		m->n_lost--;
+		c->lost_chunks--;
+	}
+	news->chunks++;
+	news->bytes += ch->len;
+	if (ch->tx_seq >= news->newest_tx) {
+		news->newest_tx = ch->tx_seq;
+		news->newest_path = ch->path;
+	}
+	xp_rec_on_delivered(c, ch, now_ns);
+}
+
+static void feed_cc_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec_ack *a,
+			const struct ack_news *news, uint64_t rtt_ns, int echo_path,
+			uint64_t now_ns)
+{
+	struct xp_cc_ack ev;
+	uint32_t p = echo_path >= 0 ? (uint32_t)echo_path : news->newest_path;
+
+	ev.acked_chunks = news->chunks;
+	ev.acked_bytes = news->bytes;
+	ev.rtt_ns = rtt_ns;
+	ev.ecn_ce = a->ce;
+	ev.echo_ce = a->echo_ce;
+	ev.hold_ns = a->hold_ns;
+	ev.ev = c->paths[p < c->n_paths ? p : 0].ev;
+	ev.in_flight_bytes = c->in_flight_bytes;
+	ev.backlog_bytes = c->backlog_bytes;
+	c->cc.ops->on_ack(c->cc.ctx, c->cc_flow, &ev, now_ns);
+}
+
+void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec_ack *a,
+		    uint64_t now_ns)
+{
+	struct xp_smsg *m = xp_smsg_at(core, c, a->msg_seq);
+	struct ack_news news = { 0 };
+	uint64_t rtt_ns = 0;
+	int echo_path = -1;
+	bool sampled = false;
+
+	if (!m) {
+		if (seq_diff(a->msg_seq, c->sw.below) < 0 ||
+		    c->sw.last[a->msg_seq & XP_SLOT_MASK].seq == a->msg_seq)
+			xp_drop(core, XP_DROP_ACK_STALE);
+		else
+			xp_drop(core, XP_DROP_ACK_UNKNOWN_MSG);
+		return;
+	}
+	if (!ack_in_range(core, m, a))
+		return;
+	core->stats.ack_records_rx++;
+	/* The RTT sample first: the echoed chunk's entry is still live. */
+	if (a->echo_valid && a->echo_chunk >= m->cum) {
+		struct xp_chunk *ch = &m->ring[a->echo_chunk % XP_WIN];
+
+		sampled = xp_rec_rtt_sample(core, c, ch, a->echo_parity, a->hold_ns, now_ns,
+					    &rtt_ns);
+		echo_path = ch->path;
+	}
+	c->max_hold_ns = a->hold_ns > c->max_hold_ns
+				 ? a->hold_ns
+				 : c->max_hold_ns - (c->max_hold_ns - a->hold_ns) / 8;
+	for (uint32_t i = m->cum; i < a->cum; i++)
+		ack_chunk(core, c, m, i, now_ns, &news);
+	for (uint64_t bits = a->sack; bits; bits &= bits - 1) {
+		uint32_t i = (uint32_t)a->cum + 1u + (uint32_t)__builtin_ctzll(bits);
+
+		if (i >= m->cum)
+			ack_chunk(core, c, m, i, now_ns, &news);
+	}
+	if (a->complete)
+		for (uint32_t i = m->cum; i < m->n_cut; i++)
+			ack_chunk(core, c, m, i, now_ns, &news);
+	while (m->cum < m->n_cut && (m->ring[m->cum % XP_WIN].flags & XP_CH_ACKED))
+		m->cum++;
+	if (a->dup_seen)
+		xp_rec_on_dsack(c, now_ns);
+	if (news.chunks) {
+		xp_conn_progress(c, now_ns);
+		xp_rec_on_new_ack(core, c, now_ns);
+	}
+	if (news.chunks || sampled || a->ce)
+		feed_cc_ack(core, c, a, &news, rtt_ns, echo_path, now_ns);
+	if (m->last_cut && m->cum == m->n_cut) {
+		finish(core, c, m, 0);
+		xp_send_try_start(core, c, now_ns);
+		xp_conn_check_closed(core, c, now_ns);
+	}
+	if (c->rack_dirty)
+		xp_rec_detect(core, c, now_ns);
+	xp_conn_want_send(core, c);
+}
+
+void xp_send_on_abort_ack(struct xp_core *core, struct xp_conn *c, uint32_t seq,
+			  uint64_t now_ns)
+{
+	uint32_t s = seq & XP_SLOT_MASK;
+
+	if (c->sw.last[s].seq != seq || c->sw.last[s].outcome != XP_OUT_ABORTED ||
+	    !(c->abort_unacked & xp_slot_bit(seq))) {
+		xp_drop(core, XP_DROP_SEQ_BAD);
+		return;
+	}
+	c->abort_unacked &= (uint16_t)~xp_slot_bit(seq);
+	if (!c->abort_unacked) {
+		c->abort_rtx_ns = 0;
+		c->abort_backoff = 0;
+	}
+	xp_conn_progress(c, now_ns);
+	xp_conn_check_closed(core, c, now_ns);
+}
+
+void xp_send_on_abort_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (c->abort_unacked && !c->abort_rtx_ns)
+		c->abort_rtx_ns = now_ns + xp_rtt_rto(&c->rtt, &core->rto, c->abort_backoff);
+}
+
+void xp_send_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (!c->abort_rtx_ns || now_ns < c->abort_rtx_ns)
+		return;
+	c->abort_rtx_ns = 0;
+	if (!c->abort_unacked)
+		return;
+	c->abort_pend |= c->abort_unacked;
+	if (c->abort_backoff < 30)
+		c->abort_backoff++;
+	xp_conn_want_ctrl(core, c);
+}
+
+/* A queued send goes: its bytes leave the backlog, its CTS (not an earlier one's) is dropped. */
+static void forget_queued(struct xp_conn *c, const struct xp_op *op)
+{
+	c->backlog_bytes -= op->len;
+	if (c->cts[op->seq & XP_SLOT_MASK].seq == op->seq)
+		c->cts_held &= (uint16_t)~xp_slot_bit(op->seq);
+}
+
+void xp_send_fail_from(struct xp_core *core, struct xp_conn *c, uint32_t first_seq, int err)
+{
+	/* Queued first, so finishing an active one cannot start a doomed one. */
+	xp_opq_fail_from(core, c, &c->sq, &c->sw, first_seq, err, forget_queued);
+	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
+		uint32_t m_i = c->smsg[s];
+
+		if (m_i != XP_NONE && seq_diff(core->smsgs[m_i].seq, first_seq) >= 0)
+			finish(core, c, &core->smsgs[m_i], err);
+	}
+}
