@@ -106,7 +106,7 @@ static const uint64_t *rtt_regime(unsigned i)
 
 struct reno_m {
 	double cwnd, ssthresh;
-	uint64_t t_dec, rtt;
+	uint64_t t_dec, rtt, inflight; /* inflight: the last IN_FLIGHT seen, bytes */
 	bool dec;
 };
 
@@ -117,18 +117,25 @@ static void reno_init(struct reno_m *m)
 	m->ssthresh = M_MAX_PKTS;
 }
 
+/* RFC 5681 (4) and (7): ssthresh = max(FlightSize / 2, 2 segments); after a timeout, LW = 1. */
 static void reno_loss(struct reno_m *m, uint64_t now, bool timeout)
 {
-	m->ssthresh = m_max(m->cwnd * 0.5, M_MIN_PKTS);
+	double flight = m->inflight ? (double)(m->inflight / F_PKT) +
+					      (double)(m->inflight % F_PKT) / (double)F_PKT
+				    : m->cwnd;
+
+	m->ssthresh = m_max(flight * 0.5, 2.0);
 	m->t_dec = now;
 	m->dec = true;
-	m->cwnd = timeout ? M_MIN_PKTS : m->ssthresh;
+	m->cwnd = timeout ? 1.0 : m->ssthresh;
 }
 
 static void reno_step(struct reno_m *m, const struct wev *e, uint64_t now)
 {
 	if (e->rtt_ps)
 		m->rtt = e->rtt_ps;
+	if (e->inflight)
+		m->inflight = e->inflight;
 	if (!(e->acks || e->nacks || e->rtos))
 		return;
 	if (e->rtos) {
@@ -170,7 +177,13 @@ static void test_newreno_matches_reference_on_random_trace(void **state)
 	pcm_shell_destroy(sh);
 }
 
-static void test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window(void **state)
+/*
+ * RFC 5681: a loss sets ssthresh to half the flight size (not the window),
+ * at least 2 segments, once per RTT here; a timeout leaves a loss window of
+ * 1 segment, from which slow start grows one packet per packet acked.
+ */
+static void test_newreno_halves_the_flight_once_per_rtt_and_timeout_falls_to_one_packet(
+	void **state)
 {
 	struct pcm_shell *sh = ph_open("newreno");
 	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = 20 * US };
@@ -181,23 +194,31 @@ static void test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window(vo
 
 	for (int i = 0; i < 5; i++)
 		wev_feed(sh, &ack, now += US);
-	before = ph_var_d(sh, "CWND_PKTS");
+	/* 10 packets in flight, well below the window: ssthresh follows the flight */
+	ack.inflight = 10 * F_PKT;
+	wev_feed(sh, &ack, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") > 20.0);
 	wev_feed(sh, &nack, now += US);
-	assert_true(ph_var_d(sh, "CWND_PKTS") == before * 0.5);
+	assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == 5.0);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 5.0);
 	/* more NACKs within the same 20 us RTT: one recovery episode, no further cut */
 	for (int i = 0; i < 10; i++)
 		wev_feed(sh, &nack, now += US);
-	assert_true(ph_var_d(sh, "CWND_PKTS") == before * 0.5);
-	/* congestion avoidance: about +1 packet per window of ACKs */
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 5.0);
+	/* congestion avoidance: about +1 packet per window of ACKs (1/5 + 1/5.2 + ... at 5) */
 	before = ph_var_d(sh, "CWND_PKTS");
 	for (int i = 0; i < (int)(before + 0.5); i++)
 		wev_feed(sh, &ack, now += US);
-	assert_true(fabs(ph_var_d(sh, "CWND_PKTS") - (before + 1.0)) < 0.05);
+	assert_true(fabs(ph_var_d(sh, "CWND_PKTS") - (before + 1.0)) < 0.1);
+	/* a flight of 3 packets: ssthresh floors at 2 segments, not half of it */
+	ack.inflight = 3 * F_PKT;
+	wev_feed(sh, &ack, now += US);
 	wev_feed(sh, &rto, now += US);
-	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(M_MIN_PKTS));
+	assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == 2.0);
+	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), F_PKT);
 	/* slow start again below ssthresh: one packet per packet acked */
 	wev_feed(sh, &ack, now += US);
-	assert_true(ph_var_d(sh, "CWND_PKTS") == M_MIN_PKTS + 1.0);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 2.0);
 	pcm_shell_destroy(sh);
 }
 
@@ -1192,7 +1213,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_newreno_matches_reference_on_random_trace),
-		cmocka_unit_test(test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window),
+		cmocka_unit_test(
+			test_newreno_halves_the_flight_once_per_rtt_and_timeout_falls_to_one_packet),
 		cmocka_unit_test(test_cubic_matches_reference_on_random_trace),
 		cmocka_unit_test(test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond),
 		cmocka_unit_test(test_dctcp_matches_reference_on_random_trace),
