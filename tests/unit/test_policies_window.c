@@ -584,6 +584,9 @@ static void test_dctcp_cuts_by_half_alpha_at_most_once_per_rtt(void **state)
 
 /* ---- uec_dctcp --------------------------------------------------------------- */
 
+/* uec_dctcp starts at 1.5 BDP (uet-htsim, the PCM SDK) */
+#define UECD_INIT_PKTS (1.5 * F_BDP / F_PKT)
+
 static double uecd_step(double cwnd, const struct wev *e)
 {
 	if (!wev_triggers(e))
@@ -611,7 +614,7 @@ static void test_uec_dctcp_matches_reference_on_random_trace(void **state)
 {
 	struct pcm_shell *sh = ph_open("uec_dctcp");
 	uint64_t s = 0x0ec0, now = 0;
-	double cwnd = M_INIT_PKTS;
+	double cwnd = UECD_INIT_PKTS;
 
 	for (unsigned i = 0; i < 40000; i++) {
 		struct wev e = wev_random(&s, 8, F_BRTT, 20 * US);
@@ -634,7 +637,7 @@ static void test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes(void **sta
 	double before = ph_var_d(sh, "CWND_PKTS");
 
 	wev_feed(sh, &marked, now += US);
-	assert_true(ph_var_d(sh, "CWND_PKTS") == M_INIT_PKTS - 1.0 / 3.0);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == UECD_INIT_PKTS - 1.0 / 3.0);
 	before = ph_var_d(sh, "CWND_PKTS");
 	wev_feed(sh, &nack, now += US);
 	assert_true(ph_var_d(sh, "CWND_PKTS") == before - 2.0);
