@@ -93,8 +93,8 @@ int algorithm_main()
 	pcm_uint mask = get_signal_trigger_mask();
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(RC, PCM_FX_ONE);
-		set_var_fx(RT, PCM_FX_ONE);
+		set_var_fx(RC, fx(INIT_RATE));
+		set_var_fx(RT, fx(INIT_RATE));
 		set_var_fx(ALPHA, PCM_FX_ONE);
 		set_var_uint(INITIALIZED, 1);
 	}

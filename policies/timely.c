@@ -93,7 +93,7 @@ int algorithm_main()
 	pcm_fx rate;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(RATE_FRAC, PCM_FX_ONE);
+		set_var_fx(RATE_FRAC, fx(INIT_RATE));
 		set_var_uint(INITIALIZED, 1);
 	}
 	rate = get_var_fx(RATE_FRAC);
