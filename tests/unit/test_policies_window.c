@@ -1112,7 +1112,6 @@ static void mprdma_step(struct mprdma_m *m, const struct wev *e, bool tx, uint64
 		m->cwnd = M_MIN_PKTS;
 	} else if (e->nacks) {
 		m->cwnd = m->cwnd - 0.5 * (double)e->nacks;
-		mp_push(m, m_rng_next(&m->rng, now) & 0xffff);
 	} else if (e->acks || e->ecn) {
 		uint64_t acked = e->acks ? e->acked_bytes : 0;
 		uint64_t marked =
@@ -1122,9 +1121,7 @@ static void mprdma_step(struct mprdma_m *m, const struct wev *e, bool tx, uint64
 			m->cwnd = m->cwnd + (1.0 * m_b2p(acked - marked)) / m->cwnd;
 		if (marked)
 			m->cwnd = m->cwnd - 0.5 * m_b2p(marked);
-		if (e->ecn)
-			mp_push(m, m_rng_next(&m->rng, now) & 0xffff);
-		else if (e->acks)
+		if (!e->ecn && e->acks)
 			mp_push(m, e->ack_ev & 0xffff);
 	}
 	m->cwnd = m_clamp(m->cwnd, M_MIN_PKTS, M_MAX_PKTS);
@@ -1196,6 +1193,22 @@ static void test_mprdma_next_packet_follows_unmarked_acks_and_leaves_marked_path
 		mprdma_feed(sh, &bad, false, now += 1000);
 		mprdma_feed(sh, &none, true, now += 1000);
 		assert_int_not_equal(ph_ctrl(sh, PCM_CTRL_EV), vp + 1000); /* moved off it */
+	}
+	/* a marked ACK or a NACK only stops its path being reused: queued good paths go first */
+	{
+		struct wev g1 = { .acks = 1, .acked_bytes = F_MSS, .ack_ev = 200 };
+		struct wev bad = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .ack_ev = 1200 };
+		struct wev nack = { .nacks = 1 };
+		struct wev g2 = { .acks = 1, .acked_bytes = F_MSS, .ack_ev = 201 };
+
+		mprdma_feed(sh, &g1, false, now += 1000);
+		mprdma_feed(sh, &bad, false, now += 1000);
+		mprdma_feed(sh, &nack, false, now += 1000);
+		mprdma_feed(sh, &g2, false, now += 1000);
+		mprdma_feed(sh, &none, true, now += 1000);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_EV), 200);
+		mprdma_feed(sh, &none, true, now += 1000);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_EV), 201);
 	}
 	/* window: +1/cwnd per unmarked ACK, -1/2 per marked one */
 	{
