@@ -32,6 +32,11 @@
  * policies/profiles/dcqcn-htsim.yaml is the same package with htsim's steps
  * (R_AI 5%, R_HAI 10% of line rate).
  *
+ * Deviation of the emulation, not of the rule: a rate policy drives no
+ * window, so it runs under the scenario's fixed window (InitialCwnd,
+ * pcm-sim(1)) and starts at INIT_RATE, line rate (a profile may start
+ * lower); docs/policies.md.
+ *
  * Timers are ELAPSED_TIME triggers whose epoch a CNP moves (the shell resets
  * every signal the handler leaves alone, and consuming an ELAPSED_TIME
  * signal restarts its epoch, pcm-handler(7)); a call that is not a timer's

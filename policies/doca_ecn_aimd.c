@@ -21,6 +21,10 @@
  * TX_EVENTS_PER_INCREASE = 16 keeps the rule (+AI/4 on every Nth event) and
  * adds 1.25% per 256 packets (1 MiB) sent at full bursts: a documented
  * deviation in the count, not in the rule.
+ * Deviation of the emulation, not of the rule: a rate policy drives no
+ * window, so it runs under the scenario's fixed window (InitialCwnd,
+ * pcm-sim(1)) and starts at INIT_RATE, line rate (a profile may start
+ * lower); docs/policies.md.
  *
  * In the emulation: each CNP (at most one per CnpInterval per group, from the
  * receiver) cuts the rate by 10% while the queue marks; once the marks stop

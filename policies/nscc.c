@@ -31,6 +31,12 @@
  * The gains scale with the fabric: SCALE_A = BDP / (100 Gbit/s x 12 us) and
  * SCALE_B = target / 12 us, as the specification derives them.
  *
+ * Deviation from uet-htsim: when a smaller base RTT is measured htsim
+ * re-derives the BDP and the maximum window from it; here both stay the
+ * fabric's (FABRIC_BDP, FABRIC_MAX_CWND), and so do the gains' scales. In
+ * the emulation the measured base RTT is the fabric's FABRIC_BRTT, so they
+ * agree; on a fabric shorter than its profile the window may overshoot.
+ *
  * In the emulation: in an N:1 incast the queueing delay is held near the
  * 0.75 RTT target (median within 25%).
  *

@@ -32,9 +32,11 @@
  * of one update interval (SEGMENT_US / r): at 8:1, T_high midway (26.3 us)
  * let the RTT sit above it for 47% of the ACKs, a fifth for 7%.
  *
- * Deviations: none in the update rule. Rate policies run under a fixed
- * window (pcm-sim(1): InitialCwnd, or the scenario's rate_window) and start
- * at line rate.
+ * Deviations: none in the update rule.
+ * Deviation of the emulation, not of the rule: a rate policy drives no
+ * window, so it runs under the scenario's fixed window (InitialCwnd,
+ * pcm-sim(1)) and starts at INIT_RATE, line rate (a profile may start
+ * lower); docs/policies.md.
  *
  * In the emulation: once converged, the RTT stays below T_HIGH (test
  * test_timely_holds_rtt_below_t_high_once_converged).
