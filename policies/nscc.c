@@ -33,7 +33,8 @@
  *
  * Deviation from uet-htsim: when a smaller base RTT is measured htsim
  * re-derives the BDP and the maximum window from it; here both stay the
- * fabric's (FABRIC_BDP, FABRIC_MAX_CWND), and so do the gains' scales. In
+ * fabric's (FABRIC_BDP, FABRIC_MAX_CWND), as in the PCM SDK's nscc (whose
+ * BDP is a constant too), and so do the gains' scales. In
  * the 8:1 incast the smallest RTT measured is 13.39 us against FABRIC_BRTT's
  * 14.02 us, so htsim's re-derived BDP and maximum window would be 4.5%
  * smaller; on a fabric much shorter than its profile the window overshoots.
