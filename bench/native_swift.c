@@ -10,6 +10,7 @@
 
 /* Default fabric profile (policies/fabric/default.yaml). */
 #define FABRIC_LINK_MSS 4096.0
+#define FABRIC_NOMINAL_PKT_BYTES 4184.0
 #define FABRIC_BRTT_PS 14022720.0
 #define FABRIC_MIN_CWND 4150.0
 #define FABRIC_MAX_CWND 262926.0
@@ -33,6 +34,7 @@ static uint64_t pkts_to_bytes(double pkts, uint64_t mss)
 void native_swift_default_params(struct native_swift_params *p)
 {
 	p->mss_bytes = FABRIC_LINK_MSS;
+	p->pkt_bytes = FABRIC_NOMINAL_PKT_BYTES;
 	p->ai_pkts = 1.0;
 	p->beta = 0.8;
 	p->max_mdf = 0.5;
@@ -41,8 +43,8 @@ void native_swift_default_params(struct native_swift_params *p)
 	p->hop_scale_us = 0.5;
 	p->hop_count = FABRIC_HOP_COUNT;
 	p->fs_range_us = 2.0 * FABRIC_BRTT_PS / 1000000.0;
-	p->min_cwnd_pkts = FABRIC_MIN_CWND / FABRIC_LINK_MSS;
-	p->max_cwnd_pkts = FABRIC_MAX_CWND / FABRIC_LINK_MSS;
+	p->min_cwnd_pkts = FABRIC_MIN_CWND / FABRIC_NOMINAL_PKT_BYTES;
+	p->max_cwnd_pkts = FABRIC_MAX_CWND / FABRIC_NOMINAL_PKT_BYTES;
 	p->fs_alpha = p->fs_range_us / (1.0 / sqrt(0.1) - 1.0 / sqrt(p->max_cwnd_pkts));
 	p->fs_beta = -p->fs_alpha / sqrt(p->max_cwnd_pkts);
 	p->initial_cwnd_bytes = FABRIC_BDP;
@@ -51,7 +53,7 @@ void native_swift_default_params(struct native_swift_params *p)
 void native_swift_init(struct native_swift_flow *f, const struct native_swift_params *p,
 		       uint64_t now_ps)
 {
-	f->cwnd_pkts = bytes_to_pkts(p->initial_cwnd_bytes, (uint64_t)p->mss_bytes);
+	f->cwnd_pkts = bytes_to_pkts(p->initial_cwnd_bytes, (uint64_t)p->pkt_bytes);
 	f->cwnd_bytes = p->initial_cwnd_bytes;
 	f->t_last_decrease_ps = 0;
 	f->retx_count = 0;
@@ -128,6 +130,6 @@ bool native_swift_on_event(struct native_swift_flow *f, const struct native_swif
 	if (next < cwnd)
 		f->t_last_decrease_ps = now;
 	f->cwnd_pkts = next;
-	f->cwnd_bytes = pkts_to_bytes(next, (uint64_t)p->mss_bytes);
+	f->cwnd_bytes = pkts_to_bytes(next, (uint64_t)p->pkt_bytes);
 	return true;
 }

@@ -11,7 +11,8 @@
 #include <stdint.h>
 
 struct native_swift_params {
-	double mss_bytes;
+	double mss_bytes; /* payload of a full packet (DATA_TX) */
+	double pkt_bytes; /* what one packet counts in the window (FABRIC_NOMINAL_PKT_BYTES) */
 	double ai_pkts;
 	double beta;
 	double max_mdf;

@@ -2,40 +2,46 @@
 /*
  * cubic.c - CUBIC congestion window, per ACK.
  *
- * Ha, Rhee, Xu, "CUBIC: A New TCP-Friendly High-Speed TCP Variant", ACM
- * SIGOPS OSR 2008; Rhee et al., RFC 8312 (2018).
+ * Xu, Ha, Rhee, Goel, Eggert, "CUBIC for Fast and Long-Distance Networks",
+ * RFC 9438 (2023); Ha, Rhee, Xu, "CUBIC: A New TCP-Friendly High-Speed TCP
+ * Variant", ACM SIGOPS OSR 2008.
  *
- * Windows in packets, t and K in base RTTs (FABRIC_BRTT):
- *   loss (NACK, at most once per RTT) or RTO:
- *       Wmax = cwnd, or cwnd * (1 + BETA) / 2 if cwnd < the previous Wmax
- *       (fast convergence); ssthresh = max(BETA * cwnd, min);
- *       cwnd = ssthresh (NACK) or min (RTO); the growth epoch ends
+ * Windows in packets, t, K and RTTs in seconds (RFC 9438 section 4):
+ *   congestion event (NACK or ECN echo, at most once per RTT):
+ *       cwnd_prior = cwnd
+ *       Wmax = cwnd * (1 + BETA) / 2 if cwnd < Wmax (fast convergence), else cwnd
+ *       ssthresh = max(flight * BETA, 2);  cwnd = ssthresh;  the epoch ends
+ *   timeout (section 4.8): ssthresh as above (once per RTT), cwnd = 1 packet;
+ *       the first epoch after it has K = 0 and Wmax = cwnd at its start
  *   ACK, cwnd < ssthresh:   cwnd += acked                       (slow start)
- *   ACK, otherwise:         on the epoch's first ACK
- *                               K = cbrt(max(Wmax - cwnd, 0) / C), origin = max(Wmax, cwnd)
- *                           t = (now - epoch + rtt) / BRTT      (aim one RTT ahead)
- *                           target = C * clamp(t - K, +-D_MAX)^3 + origin
- *                           cwnd += (target - cwnd) / cwnd * acked    if target > cwnd
- *                           cwnd += SLOW_INCREASE * acked / cwnd      otherwise
- *                           W_est = BETA * Wmax + FRIENDLY_GAIN * (now - epoch) / rtt
- *                           cwnd = max(cwnd, W_est)             (TCP-friendly region)
- *   cwnd is clamped to [FABRIC_MIN_CWND, FABRIC_MAX_CWND] / MSS.
+ *   ACK, otherwise (congestion avoidance):
+ *       at the epoch's start: cwnd_epoch = W_est = cwnd,
+ *                             K = cbrt((Wmax - cwnd_epoch) / C)  (Wmax = cwnd, K = 0 if below)
+ *       W_cubic(t) = C (t - K)^3 + Wmax,  t = now - epoch start
+ *       W_est += ALPHA_CUBIC * acked / cwnd  (1 once W_est >= cwnd_prior)
+ *       W_cubic(t) < W_est:  cwnd = W_est                      (Reno-friendly region)
+ *       otherwise:           target = clamp(W_cubic(t + rtt), cwnd, 1.5 cwnd)
+ *                            cwnd += (target - cwnd) / cwnd * acked
+ *   cwnd is clamped to [FABRIC_MIN_CWND, FABRIC_MAX_CWND] / PKT_BYTES.
+ * flight is IN_FLIGHT in packets (the window when the datapath does not
+ * report it); rtt is the latest sample, not a smoothed one.
  *
- * RFC 8312 measures t in seconds with C = 0.4; at a 14 us fabric RTT that
- * cubic would never leave the TCP-friendly line, so t is counted in base
- * RTTs instead (C = 0.4 packets per BRTT^3). D_MAX keeps (t - K)^3 inside
- * Q16.16 after long idle periods; beyond it the target is past the window
- * clamp anyway.
+ * On a 14 us fabric RFC 9438's units make the cubic term all but flat
+ * within a flow (K is seconds), so CUBIC runs in its Reno-friendly region
+ * there, as the RFC intends for short RTTs; the cubic curve shows on long
+ * RTTs (test_cubic_follows_the_cubic_curve_after_a_loss: 200 ms).
  *
- * In the emulation: after a trim the window regrows to Wmax (after fast
- * convergence) within about K base RTTs (K + 2: the target aims one RTT
- * ahead), lingers there (concave), then probes past it faster (convex).
+ * Deviations from RFC 9438: once per RTT is once per RTT sample since the
+ * last reduction (sequence numbers are not signals); no HyStart++; no undo
+ * of spurious reductions. D_MAX_S bounds |t - K| so (t - K)^3 stays inside
+ * Q16.16 after long epochs; beyond it the target is past the window clamp.
  *
- * A call reacts to the most severe kind of event it carries: RTO, then NACK,
- * then ACK; per-event datapaths never mix them.
+ * A call reacts to the most severe kind of event it carries: RTO, then
+ * NACK or ECN, then ACK; per-event datapaths never mix them.
  *
- * Tunables: C_PKTS (packets / BRTT^3), BETA (fraction), SLOW_INCREASE and
- * FRIENDLY_GAIN (packets per RTT), D_MAX (BRTTs); RTT_SAMPLE, NOW in ps.
+ * Tunables: C_PKTS (packets / s^3), BETA, TARGET_CAP (fractions),
+ * ALPHA_CUBIC (packets per RTT), SSTHRESH_MIN_PKTS and LOSS_WINDOW_PKTS
+ * (packets), D_MAX_S (s); RTT_SAMPLE, NOW in ps.
  */
 #include "cubic.h"
 #include "pcm_algo.h"
@@ -46,66 +52,90 @@ static PCM_FORCE_INLINE pcm_fx fx(double v)
 	return pcm_fx_from_double(v);
 }
 
-static PCM_FORCE_INLINE pcm_fx on_loss(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now, bool timeout)
+/* The flight size in packets: IN_FLIGHT, or the window if the datapath does not report it. */
+static PCM_FORCE_INLINE pcm_fx flight_pkts(ALGO_CTX_ARGS, pcm_fx cwnd)
 {
-	pcm_fx ssthresh = pcm_fx_max(pcm_fx_mul(cwnd, fx(BETA)), fx(MIN_CWND_PKTS));
+	pcm_uint inflight = get_signal(INFLIGHT_BYTES);
+
+	return inflight ? pcm_algo_bytes_to_pkts(inflight, PKT_BYTES) : cwnd;
+}
+
+static PCM_FORCE_INLINE bool may_decrease(ALGO_CTX_ARGS, pcm_uint now)
+{
+	return !get_var_uint(DECREASED) ||
+	       now - get_var_uint(T_LAST_DECREASE) >= get_signal(RTT_SAMPLE);
+}
+
+/* A congestion event: Wmax, ssthresh and the end of the epoch (RFC 9438 4.6, 4.7). */
+static PCM_FORCE_INLINE pcm_fx reduce(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
+{
+	pcm_fx ssthresh = pcm_fx_mul(flight_pkts(ALGO_CTX_PASS, cwnd), fx(BETA));
 	pcm_fx w_max = cwnd;
 
-	if (FAST_CONVERGENCE && pcm_fx_lt(cwnd, get_var_fx(W_LAST_MAX_PKTS)))
+	if (FAST_CONVERGENCE && pcm_fx_lt(cwnd, get_var_fx(W_MAX_PKTS)))
 		w_max = pcm_fx_div(pcm_fx_mul(cwnd, pcm_fx_add(PCM_FX_ONE, fx(BETA))),
 				   pcm_fx_from_int(2));
-	set_var_fx(W_LAST_MAX_PKTS, cwnd);
+	ssthresh = pcm_fx_max(ssthresh, fx(SSTHRESH_MIN_PKTS));
+	set_var_fx(CWND_PRIOR_PKTS, cwnd);
 	set_var_fx(W_MAX_PKTS, w_max);
 	set_var_fx(SSTHRESH_PKTS, ssthresh);
 	set_var_uint(IN_EPOCH, 0);
 	set_var_uint(T_LAST_DECREASE, now);
 	set_var_uint(DECREASED, 1);
-	return timeout ? fx(MIN_CWND_PKTS) : ssthresh;
+	return ssthresh;
 }
 
 static PCM_FORCE_INLINE void start_epoch(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
 {
 	pcm_fx w_max = get_var_fx(W_MAX_PKTS);
-	pcm_fx gap = pcm_fx_max(pcm_fx_sub(w_max, cwnd), PCM_FX_ZERO);
 
-	set_var_fx(K_BRTT, pcm_algo_cbrt(pcm_fx_div(gap, fx(C_PKTS))));
-	set_var_fx(ORIGIN_PKTS, pcm_fx_max(w_max, cwnd));
+	if (get_var_uint(AFTER_RTO) || pcm_fx_lt(w_max, cwnd)) {
+		w_max = cwnd;
+		set_var_fx(W_MAX_PKTS, w_max);
+		set_var_uint(AFTER_RTO, 0);
+	}
+	set_var_fx(K_S, pcm_algo_cbrt(pcm_fx_div(pcm_fx_sub(w_max, cwnd), fx(C_PKTS))));
+	set_var_fx(CWND_EPOCH_PKTS, cwnd);
+	set_var_fx(W_EST_PKTS, cwnd);
 	set_var_uint(T_EPOCH, now);
 	set_var_uint(IN_EPOCH, 1);
 }
 
-static PCM_FORCE_INLINE pcm_fx cubic_target(ALGO_CTX_ARGS, pcm_fx t_brtt)
+/* W_cubic(t) = C (t - K)^3 + Wmax, t in seconds since the epoch began. */
+static PCM_FORCE_INLINE pcm_fx w_cubic(ALGO_CTX_ARGS, pcm_fx t_s)
 {
-	pcm_fx d = pcm_algo_clamp(pcm_fx_sub(t_brtt, get_var_fx(K_BRTT)),
-				  pcm_fx_sub(PCM_FX_ZERO, fx(D_MAX)), fx(D_MAX));
+	pcm_fx d = pcm_algo_clamp(pcm_fx_sub(t_s, get_var_fx(K_S)),
+				  pcm_fx_sub(PCM_FX_ZERO, fx(D_MAX_S)), fx(D_MAX_S));
 	pcm_fx cube = pcm_fx_mul(pcm_fx_mul(d, d), d);
 
-	return pcm_fx_add(pcm_fx_mul(fx(C_PKTS), cube), get_var_fx(ORIGIN_PKTS));
+	return pcm_fx_add(pcm_fx_mul(fx(C_PKTS), cube), get_var_fx(W_MAX_PKTS));
+}
+
+/* The Reno-friendly estimate after this ACK (RFC 9438 4.3). */
+static PCM_FORCE_INLINE pcm_fx reno_estimate(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_fx acked)
+{
+	pcm_fx w_est = get_var_fx(W_EST_PKTS);
+	pcm_fx alpha = pcm_fx_ge(w_est, get_var_fx(CWND_PRIOR_PKTS)) ? PCM_FX_ONE : fx(ALPHA_CUBIC);
+
+	w_est = pcm_fx_add(w_est, pcm_fx_div(pcm_fx_mul(alpha, acked), cwnd));
+	set_var_fx(W_EST_PKTS, w_est);
+	return w_est;
 }
 
 static PCM_FORCE_INLINE pcm_fx congestion_avoidance(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_fx acked,
 						    pcm_uint now)
 {
-	pcm_uint rtt = get_signal(RTT_SAMPLE);
-	pcm_fx since_us, t_brtt, target, w_est;
+	pcm_fx t_s, w_est, target;
 
 	if (!get_var_uint(IN_EPOCH))
 		start_epoch(ALGO_CTX_PASS, cwnd, now);
-	since_us = pcm_algo_ps_to_us(now - get_var_uint(T_EPOCH));
-	t_brtt = pcm_fx_div(pcm_fx_add(since_us, pcm_algo_ps_to_us(rtt)), fx(BRTT_US));
-	target = cubic_target(ALGO_CTX_PASS, t_brtt);
-	if (pcm_fx_gt(target, cwnd))
-		cwnd =
-		    pcm_fx_add(cwnd, pcm_fx_mul(pcm_fx_div(pcm_fx_sub(target, cwnd), cwnd), acked));
-	else
-		cwnd = pcm_algo_ai_step(cwnd, fx(SLOW_INCREASE), acked);
-	if (rtt) {
-		w_est = pcm_fx_add(
-		    pcm_fx_mul(fx(BETA), get_var_fx(W_MAX_PKTS)),
-		    pcm_fx_mul(fx(FRIENDLY_GAIN), pcm_fx_div(since_us, pcm_algo_ps_to_us(rtt))));
-		cwnd = pcm_fx_max(cwnd, w_est);
-	}
-	return cwnd;
+	t_s = pcm_algo_ps_to_s(now - get_var_uint(T_EPOCH));
+	w_est = reno_estimate(ALGO_CTX_PASS, cwnd, acked);
+	if (pcm_fx_lt(w_cubic(ALGO_CTX_PASS, t_s), w_est))
+		return w_est;
+	target = w_cubic(ALGO_CTX_PASS, pcm_fx_add(t_s, pcm_algo_ps_to_s(get_signal(RTT_SAMPLE))));
+	target = pcm_algo_clamp(target, cwnd, pcm_fx_mul(cwnd, fx(TARGET_CAP)));
+	return pcm_fx_add(cwnd, pcm_fx_mul(pcm_fx_div(pcm_fx_sub(target, cwnd), cwnd), acked));
 }
 
 static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
@@ -131,17 +161,20 @@ int algorithm_main()
 	cwnd = get_var_fx(CWND_PKTS);
 
 	if (mask & NUM_RTO) {
-		cwnd = on_loss(ALGO_CTX_PASS, cwnd, now, true);
-	} else if (mask & NUM_NACK) {
-		if (!get_var_uint(DECREASED) ||
-		    now - get_var_uint(T_LAST_DECREASE) >= get_signal(RTT_SAMPLE))
-			cwnd = on_loss(ALGO_CTX_PASS, cwnd, now, false);
+		if (may_decrease(ALGO_CTX_PASS, now))
+			reduce(ALGO_CTX_PASS, cwnd, now);
+		set_var_uint(IN_EPOCH, 0);
+		set_var_uint(AFTER_RTO, 1);
+		cwnd = fx(LOSS_WINDOW_PKTS);
+	} else if (mask & (NUM_NACK | NUM_ECN)) {
+		if (may_decrease(ALGO_CTX_PASS, now))
+			cwnd = reduce(ALGO_CTX_PASS, cwnd, now);
 	} else {
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd, now);
 	}
 
 	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
 	set_var_fx(CWND_PKTS, cwnd);
-	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, MSS_BYTES));
+	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 	return PCM_SUCCESS;
 }

@@ -17,12 +17,29 @@
  *       otherwise:                     additive increase RT += R_AI; RC = (RT + RC) / 2
  *   RT and RC stay in [RATE_MIN, 1]; RATE = RC * PCM_RATE_ONE.
  *
- * In the emulation: the rate falls on CNPs and climbs back to line rate
- * through the three stages once the marks stop (at 100 Gbit/s the byte
- * counter's 10 MB make hyper increase start about 50 MB later).
+ * The notification point is the receiver's NIC (transport/uet/nic/cnp.c): a
+ * CNP at once for a marked packet when none went out for 50 us, then one at
+ * the end of each 50 us interval in which marks arrived.
+ *
+ * In the emulation: in an 8:1 incast the flows converge to equal rates
+ * (Jain 1.000 over 1 ms to the first completion) and, while marks arrive,
+ * a flow's CNPs are 50 us apart. The ramp back up is slow with the paper's
+ * constants, which stay the default: R_AI is 0.1% of line rate per 55 us
+ * timer period and a 4 MB flow never fills the 10 MB byte counter, so after
+ * the early cuts the flows sit at about 9% each (75% of the link) and
+ * recover through fast recovery and the timer alone. At 100 Gbit/s the byte
+ * counter's 10 MB make hyper increase start about 50 MB after a cut.
+ * policies/profiles/dcqcn-htsim.yaml is the same package with htsim's steps
+ * (R_AI 5%, R_HAI 10% of line rate).
+ *
+ * Deviation of the emulation, not of the rule: a rate policy drives no
+ * window, so it runs under the scenario's fixed window (InitialCwnd,
+ * pcm-sim(1)) and starts at INIT_RATE, line rate (a profile may start
+ * lower); docs/policies.md.
  *
  * Timers are ELAPSED_TIME triggers whose epoch a CNP moves (the shell resets
- * every signal the handler leaves alone); a call that is not a timer's
+ * every signal the handler leaves alone, and consuming an ELAPSED_TIME
+ * signal restarts its epoch, pcm-handler(7)); a call that is not a timer's
  * expiry writes the timer back to keep its epoch. TX_PKTS keeps the packets
  * below one byte-counter period the same way. A datapath calls
  * pcm_shell_tick() so timers expire without traffic.
@@ -81,8 +98,8 @@ int algorithm_main()
 	pcm_uint mask = get_signal_trigger_mask();
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(RC, PCM_FX_ONE);
-		set_var_fx(RT, PCM_FX_ONE);
+		set_var_fx(RC, fx(INIT_RATE));
+		set_var_fx(RT, fx(INIT_RATE));
 		set_var_fx(ALPHA, PCM_FX_ONE);
 		set_var_uint(INITIALIZED, 1);
 	}

@@ -11,19 +11,22 @@
  *   NACK: cwnd -= MD per NACK (a trim is a mark); RTO: cwnd = min
  *   cwnd is clamped to [FABRIC_MIN_CWND, FABRIC_MAX_CWND] / MSS.
  * Packet distribution is ACK-clocked: an unmarked ACK queues its own VP for
- * the next packet, a marked ACK or a NACK queues a new random VP instead, and
- * each packet (TX_READY) takes the oldest queued VP, or a new random one when
- * none is queued (the first window, and each packet the window grows by, so
- * a growing window explores new paths). Congested paths thus lose their
- * share within one RTT while good ones keep theirs.
+ * the next packet, a marked ACK or a NACK queues nothing (the paper: that VP
+ * is not reused), and each packet (TX_READY) takes the oldest queued VP, or
+ * a new random one when none is queued (the first window, and each packet
+ * the window grows by or a marked ACK left unclocked, so a growing window
+ * explores new paths). Congested paths thus lose their share within one RTT
+ * while good ones keep theirs.
  *
  * In the emulation: traffic shifts off paths whose ACKs come back marked.
  *
  * A call reacts to the most severe kind of feedback it carries (RTO, then
  * NACK, then ACK) and then, if TX_READY fired, picks the packet's VP.
  *
- * Not modelled: the paper's out-of-order window (packets beyond snd_una + delta
- * are held back), which needs sequence numbers, not signals.
+ * Deviations (not modelled): the paper's out-of-order window (a packet
+ * beyond snd_una + delta is not sent; the sender falls back to one path)
+ * and its synchronise mechanism (probing paths that return no ACKs), which
+ * need sequence numbers and per-path ACK timing, not signals.
  *
  * Tunables: AI_PKTS, MD_PKTS (packets); VPQ_LEN (VPs); EV_MASK (entropy
  * width). The generator is a per-flow xorshift64 that folds in NOW (ps) and
@@ -61,9 +64,7 @@ static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd)
 	if (marked)
 		cwnd = pcm_fx_sub(
 		    cwnd, pcm_fx_mul(fx(MD_PKTS), pcm_algo_bytes_to_pkts(marked, MSS_BYTES)));
-	if (get_signal(NUM_ECN))
-		queue_vp(ALGO_CTX_PASS, random_vp(ALGO_CTX_PASS));
-	else if (get_signal_trigger_mask() & NUM_ACK)
+	if (!get_signal(NUM_ECN) && (get_signal_trigger_mask() & NUM_ACK))
 		queue_vp(ALGO_CTX_PASS, get_signal(ACK_PATH) & EV_MASK);
 	return cwnd;
 }
@@ -83,13 +84,12 @@ int algorithm_main()
 		cwnd = fx(MIN_CWND_PKTS);
 	} else if (mask & NUM_NACK) {
 		cwnd = pcm_fx_sub(cwnd, pcm_fx_mul_int(fx(MD_PKTS), (int64_t)get_signal(NUM_NACK)));
-		queue_vp(ALGO_CTX_PASS, random_vp(ALGO_CTX_PASS));
 	} else if (mask & (NUM_ACK | NUM_ECN)) {
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd);
 	}
 	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
 	set_var_fx(CWND_PKTS, cwnd);
-	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, MSS_BYTES));
+	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 
 	if (mask & TX_READY) {
 		pcm_uint vp;

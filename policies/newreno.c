@@ -9,20 +9,21 @@
  * With cwnd and ssthresh in packets and `acked` the packets an ACK covers:
  *   cwnd <  ssthresh:   cwnd += acked                       (slow start)
  *   cwnd >= ssthresh:   cwnd += AI * acked / cwnd           (+AI packets per RTT)
- *   NACK (loss):        ssthresh = max(BETA * cwnd, min); cwnd = ssthresh,
+ *   NACK (loss):        ssthresh = max(BETA * flight, 2); cwnd = ssthresh,
  *                       at most once per RTT (one recovery episode per window)
- *   RTO:                ssthresh = max(BETA * cwnd, min); cwnd = min (the loss window)
+ *   RTO:                ssthresh = max(BETA * flight, 2); cwnd = 1 (the loss window)
  *   cwnd is clamped to [FABRIC_MIN_CWND, FABRIC_MAX_CWND] / MSS.
- * Sequence numbers are not signals, so "once per window of data" is "once
- * per RTT sample since the last reduction". The first window is one BDP and
+ * flight is IN_FLIGHT in packets (RFC 5681's FlightSize; the window when the
+ * datapath does not report it). Sequence numbers are not signals, so "once
+ * per window of data" is "once per RTT sample since the last reduction". The first window is one BDP and
  * ssthresh starts at the maximum window, so slow start runs until the first
  * loss or the clamp.
  *
  * In the emulation: a sawtooth that fills the bottleneck buffer until trims,
  * then halves; every flow completes.
  *
- * Tunables: BETA (fraction), AI_PKTS (packets per RTT); windows in packets of
- * FABRIC_LINK_MSS bytes; RTT_SAMPLE and NOW in ps. One call handles one kind
+ * Tunables: BETA (fraction), AI_PKTS, SSTHRESH_MIN_PKTS, LOSS_WINDOW_PKTS
+ * (packets); windows in packets of PKT_BYTES; RTT_SAMPLE and NOW in ps. One call handles one kind
  * of event, in the order RTO, NACK, ACK.
  */
 #include "newreno.h"
@@ -42,12 +43,14 @@ static PCM_FORCE_INLINE bool may_decrease(ALGO_CTX_ARGS, pcm_uint now)
 
 static PCM_FORCE_INLINE pcm_fx on_loss(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now, bool timeout)
 {
-	pcm_fx ssthresh = pcm_fx_max(pcm_fx_mul(cwnd, fx(BETA)), fx(MIN_CWND_PKTS));
+	pcm_uint inflight = get_signal(INFLIGHT_BYTES);
+	pcm_fx flight = inflight ? pcm_algo_bytes_to_pkts(inflight, PKT_BYTES) : cwnd;
+	pcm_fx ssthresh = pcm_fx_max(pcm_fx_mul(flight, fx(BETA)), fx(SSTHRESH_MIN_PKTS));
 
 	set_var_fx(SSTHRESH_PKTS, ssthresh);
 	set_var_uint(T_LAST_DECREASE, now);
 	set_var_uint(DECREASED, 1);
-	return timeout ? fx(MIN_CWND_PKTS) : ssthresh;
+	return timeout ? fx(LOSS_WINDOW_PKTS) : ssthresh;
 }
 
 static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd)
@@ -82,6 +85,6 @@ int algorithm_main()
 
 	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
 	set_var_fx(CWND_PKTS, cwnd);
-	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, MSS_BYTES));
+	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 	return PCM_SUCCESS;
 }

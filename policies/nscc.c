@@ -31,6 +31,14 @@
  * The gains scale with the fabric: SCALE_A = BDP / (100 Gbit/s x 12 us) and
  * SCALE_B = target / 12 us, as the specification derives them.
  *
+ * Deviation from uet-htsim: when a smaller base RTT is measured htsim
+ * re-derives the BDP and the maximum window from it; here both stay the
+ * fabric's (FABRIC_BDP, FABRIC_MAX_CWND), as in the PCM SDK's nscc (whose
+ * BDP is a constant too), and so do the gains' scales. In
+ * the 8:1 incast the smallest RTT measured is 13.39 us against FABRIC_BRTT's
+ * 14.02 us, so htsim's re-derived BDP and maximum window would be 4.5%
+ * smaller; on a fabric much shorter than its profile the window overshoots.
+ *
  * In the emulation: in an N:1 incast the queueing delay is held near the
  * 0.75 RTT target (median within 25%).
  *
@@ -227,6 +235,6 @@ int algorithm_main()
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd, now);
 
 	set_var_fx(CWND_PKTS, cwnd);
-	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, MSS_BYTES));
+	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 	return PCM_SUCCESS;
 }

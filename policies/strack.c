@@ -12,15 +12,21 @@
  * path an entropy names:
  *   ECN-marked ACK:  penalty[p] += ECN_PENALTY
  *   NACK (trim):     penalty[p] += NACK_PENALTY
+ *   timeout:         penalty[p] += RTO_PENALTY   (p: the timed-out packet's
+ *                                                 entropy, NACK_EV on uet)
  *   penalty[p] <= MAX_PENALTY
- * When a path's turn comes with penalty[p] > 0 it sits out: penalty[p] -= 1
- * and the next path is tried, at most N_PATHS times (if every path is
- * penalised the last one tried is used). A path with penalty k thus misses
- * its next k rounds, and unpenalised paths carry its share meanwhile.
- * Entropies whose upper bits are not this flow's salt are ignored, and so
- * is a NACK that a datapath flags as a trim on the last hop (bit 16 of
- * NACK_EV, see reps.c): the receiver's link, not the path, was congested.
- * Timeouts carry no entropy, so they cannot be charged to a path.
+ * When a path's turn comes with penalty[p] > 0 it sits out, and the next
+ * path is tried, at most N_PATHS times (if every path is penalised the last
+ * one tried is used); only the first path skipped pays for it, penalty[p]
+ * -= 1, as in uet-htsim and the PCM SDK. A penalised path thus misses turns
+ * until its penalty has been paid off one skip at a time, and unpenalised
+ * paths carry its share meanwhile.
+ * Entropies whose upper bits are not this flow's salt are ignored.
+ *
+ * Deviation, deliberate: a NACK that a datapath flags as a trim on the last
+ * hop (bit 16 of NACK_EV, see reps.c) is not charged, where htsim and the
+ * SDK charge every NACK: the receiver's link, not the path, was congested,
+ * and every path shares it.
  *
  * In the emulation: fewer packets on paths that mark or trim than ops sends.
  *
@@ -66,11 +72,16 @@ static PCM_FORCE_INLINE pcm_uint next_path(ALGO_CTX_ARGS)
 {
 	pcm_uint p = next_in_order(ALGO_CTX_PASS);
 
-	for (pcm_uint tries = 1; get_arr_uint(PENALTY, p) && tries < N_PATHS; tries++) {
-		set_arr_uint(PENALTY, p, get_arr_uint(PENALTY, p) - 1);
+	if (!get_arr_uint(PENALTY, p))
+		return p;
+	/* only the first path skipped pays off a round */
+	set_arr_uint(PENALTY, p, get_arr_uint(PENALTY, p) - 1);
+	for (pcm_uint tries = 1; tries < N_PATHS; tries++) {
 		p = next_in_order(ALGO_CTX_PASS);
+		if (!get_arr_uint(PENALTY, p))
+			return p;
 	}
-	return p;
+	return p; /* every path is penalised: the last one tried */
 }
 
 int algorithm_main()
@@ -86,6 +97,8 @@ int algorithm_main()
 		charge(ALGO_CTX_PASS, get_signal(ACK_ENTROPY), ECN_PENALTY);
 	if (mask & NUM_NACK)
 		charge(ALGO_CTX_PASS, get_signal(NACK_ENTROPY), NACK_PENALTY);
+	if (mask & NUM_RTO)
+		charge(ALGO_CTX_PASS, get_signal(NACK_ENTROPY), RTO_PENALTY);
 	if (mask & TX_READY) {
 		set_control(EV, next_path(ALGO_CTX_PASS) | get_var_uint(SALT));
 		update_signal(TX_READY, -1);

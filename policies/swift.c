@@ -102,7 +102,7 @@ int algorithm_main()
 	bool can_decrease;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, pcm_algo_bytes_to_pkts(get_control(CWND_BYTES), MSS_BYTES));
+		set_var_fx(CWND_PKTS, pcm_algo_bytes_to_pkts(get_control(CWND_BYTES), PKT_BYTES));
 		set_var_uint(INITIALIZED, 1);
 	}
 	cwnd = get_var_fx(CWND_PKTS);
@@ -119,6 +119,6 @@ int algorithm_main()
 	if (pcm_fx_lt(next, cwnd))
 		set_var_uint(T_LAST_DECREASE, now);
 	set_var_fx(CWND_PKTS, next);
-	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(next, MSS_BYTES));
+	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(next, PKT_BYTES));
 	return PCM_SUCCESS;
 }

@@ -11,21 +11,39 @@
  *   gradient = diff / MIN_RTT
  *   rtt < T_LOW:           r += DELTA
  *   rtt > T_HIGH:          r *= 1 - BETA (1 - T_HIGH / rtt)
- *   gradient <= 0:         r += N DELTA, N = HAI_FACTOR after HAI_THRESHOLD
- *                          non-positive gradients in a row (hyperactive increase), else 1
+ *   gradient <= 0:         r += N DELTA; N = HAI_FACTOR once the raw difference
+ *                          rtt - prev_rtt has been negative for HAI_THRESHOLD
+ *                          updates in a row (hyperactive increase), else N = 1
  *   otherwise:             r *= 1 - BETA * gradient
  *   r is clamped to [RATE_MIN, 1]; RATE = r * PCM_RATE_ONE.
  * The first sample only sets prev_rtt's reference (its difference is 0).
- * Thresholds scale with the fabric profile instead of the paper's 10 GbE
- * values (T_low 50 us, T_high 500 us, minRTT 20 us).
  *
- * In the emulation: RTTs held between T_LOW and T_HIGH. On a trimming
- * fabric with 1-BDP queues the RTT never reaches T_HIGH, so the rate falls
- * only on rising gradients: the queue stays full and much is trimmed.
+ * Thresholds come from the fabric profile instead of the paper's 10 GbE
+ * values (T_low 50 us, T_high 500 us, minRTT 20 us): minRTT is FABRIC_BRTT,
+ * T_low FABRIC_TRTT, and T_high a fifth of the way from T_low to the RTT of
+ * a full queue, FABRIC_BRTT + QUEUE_BYTES at line rate (queues of one BDP,
+ * as uet-htsim and the scenarios build them): 25.24 us = 1.8 FABRIC_BRTT at
+ * the default profile. T_high is the one mechanism that bounds a standing
+ * queue, and it must fire below the full buffer: with trimming and 1-BDP
+ * queues the RTT cannot pass about 36 us (2 BRTT, the retransmissions' 1.5x
+ * queue allowance, the receiver's hold), so the paper's ratio (T_high = 5
+ * minRTT, 70 us here) never fires and leaves the rate to drift to 33% per
+ * flow at 8:1. The four fifths above T_high are headroom for the overshoot
+ * of one update interval (SEGMENT_US / r): at 8:1, T_high midway (26.3 us)
+ * let the RTT sit above it for 47% of the ACKs, a fifth for 7%.
+ *
+ * Deviations: none in the update rule.
+ * Deviation of the emulation, not of the rule: a rate policy drives no
+ * window, so it runs under the scenario's fixed window (InitialCwnd,
+ * pcm-sim(1)) and starts at INIT_RATE, line rate (a profile may start
+ * lower); docs/policies.md.
+ *
+ * In the emulation: once converged, the RTT stays below T_HIGH (test
+ * test_timely_holds_rtt_below_t_high_once_converged).
  *
  * Tunables: EWMA_ALPHA, BETA (dimensionless); DELTA, RATE_MIN (fractions of
  * line rate); HAI_THRESHOLD (updates), HAI_FACTOR; MIN_RTT_US, T_LOW_US,
- * T_HIGH_US, SEGMENT_US (us).
+ * QUEUE_DRAIN_US, T_HIGH_US, SEGMENT_US (us); QUEUE_BYTES (bytes).
  */
 #include "timely.h"
 #include "pcm_algo.h"
@@ -49,9 +67,10 @@ static PCM_FORCE_INLINE bool update_due(ALGO_CTX_ARGS, pcm_fx rate, pcm_uint now
 static PCM_FORCE_INLINE pcm_fx next_rate(ALGO_CTX_ARGS, pcm_fx rate, pcm_fx rtt)
 {
 	pcm_fx prev = get_var_uint(UPDATED) ? get_var_fx(PREV_RTT_US) : rtt;
-	pcm_fx diff = pcm_algo_ewma(get_var_fx(RTT_DIFF_US), pcm_fx_sub(rtt, prev), fx(EWMA_ALPHA));
+	pcm_fx new_diff = pcm_fx_sub(rtt, prev);
+	pcm_fx diff = pcm_algo_ewma(get_var_fx(RTT_DIFF_US), new_diff, fx(EWMA_ALPHA));
 	pcm_fx gradient = pcm_fx_div(diff, fx(MIN_RTT_US));
-	pcm_uint neg = pcm_fx_le(gradient, PCM_FX_ZERO) ? get_var_uint(NEG_COUNT) + 1 : 0;
+	pcm_uint neg = pcm_fx_lt(new_diff, PCM_FX_ZERO) ? get_var_uint(NEG_COUNT) + 1 : 0;
 
 	set_var_fx(PREV_RTT_US, rtt);
 	set_var_fx(RTT_DIFF_US, diff);
@@ -76,7 +95,7 @@ int algorithm_main()
 	pcm_fx rate;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(RATE_FRAC, PCM_FX_ONE);
+		set_var_fx(RATE_FRAC, fx(INIT_RATE));
 		set_var_uint(INITIALIZED, 1);
 	}
 	rate = get_var_fx(RATE_FRAC);

@@ -15,6 +15,7 @@
  *                                                  one packet per NACK if unreported)
  *   RTO:  cwnd -= one packet per timeout
  *   cwnd is clamped to [FABRIC_MIN_CWND, FABRIC_MAX_CWND] / MSS (the floor is one MTU).
+ * The first window is 1.5 BDP, as in uet-htsim and the PCM SDK.
  * Summed over a window with marked fraction p the decrease is p * cwnd / 3
  * against DCTCP's alpha / 2: harsher, but with no per-window smoothing to lag.
  *
@@ -78,6 +79,6 @@ int algorithm_main()
 
 	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
 	set_var_fx(CWND_PKTS, cwnd);
-	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, MSS_BYTES));
+	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 	return PCM_SUCCESS;
 }

@@ -29,6 +29,7 @@
 
 /* The default fabric profile (policies/fabric/default.yaml). */
 #define F_MSS 4096u
+#define F_PKT 4184u /* FABRIC_NOMINAL_PKT_BYTES: what one packet counts in the window */
 #define F_MTU 4150u
 #define F_BDP 175284u
 #define F_MIN_CWND 4150u
@@ -140,7 +141,8 @@ static inline double m_b2p(uint64_t bytes)
 	return (double)(bytes / F_MSS) + (double)(bytes % F_MSS) / (double)F_MSS;
 }
 
-static inline uint64_t m_p2b(double pkts)
+/* A packet count as bytes of @size each, truncated (pcm_algo_pkts_to_bytes()). */
+static inline uint64_t m_pkts_bytes(double pkts, uint64_t size)
 {
 	uint64_t whole, part;
 	double frac, scaled;
@@ -149,9 +151,21 @@ static inline uint64_t m_p2b(double pkts)
 		return 0;
 	whole = (uint64_t)pkts;
 	frac = pkts - (double)whole;
-	scaled = frac * (double)F_MSS;
+	scaled = frac * (double)size;
 	part = scaled > 0.0 ? (uint64_t)scaled : 0;
-	return whole * F_MSS + part;
+	return whole * size + part;
+}
+
+/* Packets as payload bytes (what DATA_TX counts). */
+static inline uint64_t m_p2b(double pkts)
+{
+	return m_pkts_bytes(pkts, F_MSS);
+}
+
+/* A window of packets as the bytes of its CWND control (nominal packets). */
+static inline uint64_t m_p2w(double pkts)
+{
+	return m_pkts_bytes(pkts, F_PKT);
 }
 
 static inline double m_max(double a, double b)
@@ -196,8 +210,8 @@ static inline uint64_t m_rng_next(uint64_t *s, uint64_t now)
 }
 
 /* Window constants every window policy derives from the fabric. */
-#define M_INIT_PKTS ((double)F_BDP / F_MSS)
-#define M_MIN_PKTS ((double)F_MIN_CWND / F_MSS)
-#define M_MAX_PKTS ((double)F_MAX_CWND / F_MSS)
+#define M_INIT_PKTS ((double)F_BDP / F_PKT)
+#define M_MIN_PKTS ((double)F_MIN_CWND / F_PKT)
+#define M_MAX_PKTS ((double)F_MAX_CWND / F_PKT)
 
 #endif /* PCM_TEST_POLICY_HARNESS_H */

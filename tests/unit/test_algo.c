@@ -35,6 +35,15 @@ static void test_ps_to_us_keeps_nanoseconds(void **state)
 	assert_true(pcm_fx_to_double(pcm_algo_ps_to_us(999)) == 0.0); /* below a nanosecond */
 }
 
+static void test_ps_to_s_keeps_microseconds_and_seconds(void **state)
+{
+	/* 14.02 us and 3.5 s: CUBIC's t and K; Q16.16 cannot hold 3.5e6 microseconds */
+	assert_true(fabs(pcm_fx_to_double(pcm_algo_ps_to_s(14022720)) - 14e-6) <= 4 * ulp(14e-6));
+	assert_true(fabs(pcm_fx_to_double(pcm_algo_ps_to_s(3500000000000ull)) - 3.5) <=
+		    4 * ulp(3.5));
+	assert_true(pcm_fx_to_double(pcm_algo_ps_to_s(999999)) == 0.0); /* below a microsecond */
+}
+
 static void test_window_conversions_do_not_saturate_q16_16(void **state)
 {
 	/* 262926 bytes is 64.19 packets: fine in every format, although 262926 is not in Q16.16 */
@@ -122,6 +131,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ps_to_us_keeps_nanoseconds),
+		cmocka_unit_test(test_ps_to_s_keeps_microseconds_and_seconds),
 		cmocka_unit_test(test_window_conversions_do_not_saturate_q16_16),
 		cmocka_unit_test(test_rate_from_frac_maps_one_to_line_rate),
 		cmocka_unit_test(test_ewma_and_ai_step_follow_their_formulas),

@@ -196,6 +196,7 @@ struct doca_ref {
 #define DOCA_DEC (((1u << 16) * 900) / 1000)
 #define DOCA_AI (DOCA_ONE * 5 / 100)
 #define DOCA_MIN (DOCA_ONE / 1000)
+#define DOCA_EVENTS_PER_INCREASE 16 /* coalesced TX events (doca_ecn_aimd.yaml) */
 
 static void doca_ref_step(struct doca_ref *r, unsigned cnps, unsigned txs)
 {
@@ -205,13 +206,14 @@ static void doca_ref_step(struct doca_ref *r, unsigned cnps, unsigned txs)
 		r->rate = cut < DOCA_MIN ? DOCA_MIN : cut;
 	}
 	r->tx_pending += txs;
-	while (r->tx_pending >= 1000) {
-		r->tx_pending -= 1000;
+	while (r->tx_pending >= DOCA_EVENTS_PER_INCREASE) {
+		r->tx_pending -= DOCA_EVENTS_PER_INCREASE;
 		r->rate = r->rate + (DOCA_AI >> 2) > DOCA_ONE ? DOCA_ONE : r->rate + (DOCA_AI >> 2);
 	}
 }
 
-static uint64_t doca_feed(struct pcm_shell *sh, unsigned cnps, unsigned txs, uint64_t now)
+/* One event: @cnps CNPs and, if @tx_pkts, one coalesced TX event standing for that many packets. */
+static uint64_t doca_feed(struct pcm_shell *sh, unsigned cnps, unsigned tx_pkts, uint64_t now)
 {
 	struct pcm_event ev = { 0 };
 	pcm_uint rate = 0;
@@ -220,11 +222,11 @@ static uint64_t doca_feed(struct pcm_shell *sh, unsigned cnps, unsigned txs, uin
 		ev.valid |= BIT(PCM_SIG_CNP);
 		ev.values[PCM_SIG_CNP] = cnps;
 	}
-	if (txs) {
+	if (tx_pkts) {
 		ev.valid |= BIT(PCM_SIG_TX_EVENT);
-		ev.values[PCM_SIG_TX_EVENT] = txs;
+		ev.values[PCM_SIG_TX_EVENT] = tx_pkts;
 	}
-	assert_int_equal(pcm_shell_feed(sh, 0, &ev, now), (cnps || txs) ? 1 : 0);
+	assert_int_equal(pcm_shell_feed(sh, 0, &ev, now), (cnps || tx_pkts) ? 1 : 0);
 	assert_int_equal(pcm_shell_control(sh, 0, PCM_CTRL_RATE, &rate), 0);
 	return rate;
 }
@@ -253,7 +255,12 @@ static void test_doca_cuts_by_090_per_cnp_with_floor(void **state)
 	pcm_shell_destroy(sh);
 }
 
-static void test_doca_adds_quarter_ai_every_1000th_tx_event(void **state)
+/*
+ * The tutorial's increase, on coalesced TX events: every 16th event adds
+ * AI / 4 whatever the number of packets each stands for (events, not
+ * packets, are counted), and the rate never passes line rate.
+ */
+static void test_doca_adds_quarter_ai_every_16th_coalesced_tx_event(void **state)
 {
 	struct pcm_shell *sh = open_policy("doca_ecn_aimd");
 	struct doca_ref ref = { .rate = DOCA_ONE };
@@ -263,17 +270,17 @@ static void test_doca_adds_quarter_ai_every_1000th_tx_event(void **state)
 		doca_ref_step(&ref, 1, 0);
 		assert_int_equal(doca_feed(sh, 1, 0, now++), ref.rate);
 	}
-	for (unsigned i = 0; i < 999; i++)
-		assert_int_equal(doca_feed(sh, 0, 1, now++), ref.rate); /* unchanged until 1000 */
-	doca_ref_step(&ref, 0, 1000);
-	assert_int_equal(doca_feed(sh, 0, 1, now++), ref.rate);
-	/* coalesced events: 2500 TX events in one call is two increases */
-	doca_ref_step(&ref, 0, 2500);
-	assert_int_equal(doca_feed(sh, 0, 2500, now++), ref.rate);
+	for (unsigned i = 0; i < DOCA_EVENTS_PER_INCREASE - 1; i++) /* unchanged until the 16th */
+		assert_int_equal(doca_feed(sh, 0, 1 + i % 16, now++), ref.rate);
+	doca_ref_step(&ref, 0, DOCA_EVENTS_PER_INCREASE);
+	assert_int_equal(doca_feed(sh, 0, 16, now++), ref.rate);
+	/* an event standing for 1,000 packets is still one event */
+	assert_int_equal(doca_feed(sh, 0, 1000, now++), ref.rate);
+	doca_ref_step(&ref, 0, 1);
 	/* recovery caps at line rate */
-	for (unsigned i = 0; i < 100; i++) {
-		doca_ref_step(&ref, 0, 1000);
-		assert_int_equal(doca_feed(sh, 0, 1000, now++), ref.rate);
+	for (unsigned i = 0; i < 100 * DOCA_EVENTS_PER_INCREASE; i++) {
+		doca_ref_step(&ref, 0, 1);
+		assert_int_equal(doca_feed(sh, 0, 16, now++), ref.rate);
 	}
 	assert_int_equal(ref.rate, DOCA_ONE);
 	pcm_shell_destroy(sh);
@@ -287,7 +294,7 @@ int main(void)
 		cmocka_unit_test(test_swift_nack_and_rto_reactions_like_reference),
 		cmocka_unit_test(test_swift_mixed_trace_matches_reference_every_step),
 		cmocka_unit_test(test_doca_cuts_by_090_per_cnp_with_floor),
-		cmocka_unit_test(test_doca_adds_quarter_ai_every_1000th_tx_event),
+		cmocka_unit_test(test_doca_adds_quarter_ai_every_16th_coalesced_tx_event),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

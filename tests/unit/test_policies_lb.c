@@ -51,8 +51,11 @@ static void lev_feed_flow(struct pcm_shell *sh, uint32_t flow, const struct lev 
 		ph_set(&ev, PCM_SIG_NACK, e->nacks);
 		ph_set(&ev, PCM_SIG_NACK_EV, e->nack_ev);
 	}
-	if (e->rtos)
+	if (e->rtos) {
 		ph_set(&ev, PCM_SIG_RTO, e->rtos);
+		if (!e->nacks && e->nack_ev) /* the timed-out packet's entropy, as uet reports it */
+			ph_set(&ev, PCM_SIG_NACK_EV, e->nack_ev);
+	}
 	if (e->tx)
 		ph_set(&ev, PCM_SIG_TX_READY_PKTS, 1);
 	assert_int_equal(pcm_shell_feed(sh, flow, &ev, now), lev_calls(e, trig) ? 1 : 0);
@@ -449,7 +452,7 @@ static void test_reps_freezes_on_timeout_then_explores(void **state)
 /* ---- strack ------------------------------------------------------------------ */
 
 #define ST_N 32
-#define ST_TRIG (TRIG_TX | TRIG_ACK | TRIG_NACK)
+#define ST_TRIG (TRIG_TX | TRIG_ACK | TRIG_NACK | TRIG_RTO)
 
 struct strack_m {
 	uint64_t pen[ST_N], index, xr, salt, rng;
@@ -492,12 +495,18 @@ static uint64_t strack_step(struct strack_m *m, const struct lev *e, uint64_t no
 		st_charge(m, e->ack_ev, 1);
 	if (e->nacks)
 		st_charge(m, e->nack_ev, 4);
+	if (e->rtos) /* the datapath names the timed-out packet's entropy in NACK_EV */
+		st_charge(m, e->nack_ev, 4);
 	if (!e->tx)
 		return 0;
 	p = st_in_order(m, now);
-	for (unsigned tries = 1; m->pen[p] && tries < ST_N; tries++) {
-		m->pen[p]--;
+	if (!m->pen[p])
+		return p | m->salt;
+	m->pen[p]--; /* only the first path skipped pays */
+	for (unsigned tries = 1; tries < ST_N; tries++) {
 		p = st_in_order(m, now);
+		if (!m->pen[p])
+			break;
 	}
 	return p | m->salt;
 }
@@ -572,6 +581,20 @@ static void test_strack_penalised_path_sits_out_rounds(void **state)
 	pcm_shell_destroy(sh);
 }
 
+/* A timeout charges the path of the packet that timed out (NACK_EV), as a trim does. */
+static void test_strack_timeout_charges_its_path(void **state)
+{
+	struct pcm_shell *sh = ph_open("strack");
+	uint64_t now = 0, salt;
+	struct lev rto;
+
+	salt = tx(sh, now += 1000, ST_TRIG) & ~(uint64_t)(ST_N - 1);
+	rto = (struct lev){ .rtos = 1, .nack_ev = salt | 9 };
+	lev_feed(sh, &rto, now += 1000, ST_TRIG);
+	assert_int_equal(ph_arr_u(sh, "PENALTY", 9), 4);
+	pcm_shell_destroy(sh);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -589,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_strack_matches_reference_on_random_feedback),
 		cmocka_unit_test(test_strack_round_robins_all_paths_without_feedback),
 		cmocka_unit_test(test_strack_penalised_path_sits_out_rounds),
+		cmocka_unit_test(test_strack_timeout_charges_its_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

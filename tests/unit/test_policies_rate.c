@@ -7,6 +7,9 @@
  * rules (double precision for the rate controllers, integers for eqds, which
  * uses nothing else), and against the behaviour its paper states.
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "policy_harness.h"
 
 /* ---- dcqcn ------------------------------------------------------------------- */
@@ -196,6 +199,59 @@ static void test_dcqcn_alpha_decays_only_without_cnps(void **state)
 	pcm_shell_destroy(sh);
 }
 
+/*
+ * policies/profiles/dcqcn-htsim.yaml is policies/dcqcn.yaml with htsim's
+ * increase steps: after their header comments the two files must agree line
+ * for line except inside the R_AI and R_HAI entries, and the profile's steps
+ * must be htsim's (5% and 10% of line rate).
+ */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+static void test_dcqcn_htsim_profile_differs_only_in_its_increase_steps(void **state)
+{
+	char *base = read_text(PCM_SOURCE_ROOT "/policies/dcqcn.yaml");
+	char *prof = read_text(PCM_SOURCE_ROOT "/policies/profiles/dcqcn-htsim.yaml");
+	char *a = strstr(base, "\nalgorithm:"), *b = strstr(prof, "\nalgorithm:");
+	char entry[64] = "", *sa, *sb;
+	unsigned differ = 0;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	for (char *la = strtok_r(a, "\n", &sa), *lb = strtok_r(b, "\n", &sb); la || lb;
+	     la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
+		assert_non_null(la);
+		assert_non_null(lb);
+		if (strncmp(la, "  - name: ", 10) == 0)
+			sscanf(la + 10, "%63s", entry);
+		if (strcmp(la, lb) == 0)
+			continue;
+		if (strcmp(entry, "R_AI") != 0 && strcmp(entry, "R_HAI") != 0)
+			fail_msg("the profile differs from dcqcn.yaml in %s: '%s' / '%s'", entry, la,
+				 lb);
+		differ++;
+		if (strncmp(lb, "    value: ", 11) == 0)
+			assert_true(strtod(lb + 11, NULL) == (strcmp(entry, "R_AI") == 0 ? 0.05 : 0.1));
+	}
+	assert_true(differ >= 2);
+	free(base);
+	free(prof);
+}
+
 /* ---- timely ------------------------------------------------------------------ */
 
 #define TM_ALPHA 0.02
@@ -203,7 +259,9 @@ static void test_dcqcn_alpha_decays_only_without_cnps(void **state)
 #define TM_DELTA 0.001
 #define TM_MIN_RTT_US (F_BRTT / 1000000.0)
 #define TM_T_LOW_US (F_TRTT / 1000000.0)
-#define TM_T_HIGH_US (5.0 * F_BRTT / 1000000.0)
+/* a fifth of the way from T_low to a full one-BDP queue's RTT */
+#define TM_DRAIN_US (F_BDP * 8.0 / (F_RATE_GBPS * 1000.0))
+#define TM_T_HIGH_US (TM_T_LOW_US + 0.2 * (TM_MIN_RTT_US + TM_DRAIN_US - TM_T_LOW_US))
 #define TM_SEG_US (65536.0 * 8.0 / (F_RATE_GBPS * 1000.0))
 
 struct timely_m {
@@ -227,7 +285,8 @@ static void tm_step(struct timely_m *m, uint64_t rtt_ps, uint64_t now)
 	prev = m->updated ? m->prev : rtt;
 	m->diff = m_ewma(m->diff, rtt - prev, TM_ALPHA);
 	grad = m->diff / TM_MIN_RTT_US;
-	m->neg = grad <= 0.0 ? m->neg + 1 : 0;
+	/* HAI counts raw differences below zero, not the smoothed gradient */
+	m->neg = rtt - prev < 0.0 ? m->neg + 1 : 0;
 	m->prev = rtt;
 	if (rtt < TM_T_LOW_US)
 		r = m->rate + TM_DELTA;
@@ -294,24 +353,37 @@ static void test_timely_reacts_to_thresholds_and_gradient(void **state)
 	r0 = m.rate;
 	tm_feed(sh, &m, 100 * US, now += US);
 	assert_true(m.rate == r0);
-	/* a steady RTT between the thresholds: no rise, so increase (5x once it lasts) */
-	rtt = 30 * US;
-	for (int i = 0; i < 300; i++)
+	/*
+	 * A steady RTT between the thresholds: a zero gradient, so an additive
+	 * increase; the raw differences are zero, not negative, so never 5x.
+	 */
+	rtt = 24900000;
+	for (int i = 0; i < 700; i++) {
+		r0 = m.rate;
 		tm_feed(sh, &m, rtt, now += 40 * US);
+		assert_true(m.neg == (i == 0)); /* the first steps down from 100 us */
+		assert_true(m.rate == 1.0 || fabs(m.rate - (r0 + TM_DELTA)) < 1e-12);
+	}
 	assert_int_equal(ph_ctrl(sh, PCM_CTRL_RATE), PCM_RATE_ONE);
+	/* above T_high again, then back between the thresholds */
+	tm_feed(sh, &m, 100 * US, now += 40 * US);
+	for (int i = 0; i < 250; i++)
+		tm_feed(sh, &m, rtt, now += 40 * US);
+	assert_true(m.rate < 0.9);
 	/* a rising RTT between the thresholds: positive gradient, decrease */
 	r0 = m.rate;
-	for (int i = 0; i < 60; i++)
-		tm_feed(sh, &m, rtt += US / 4, now += 40 * US);
+	for (int i = 0; i < 30; i++)
+		tm_feed(sh, &m, rtt += US / 100, now += 40 * US);
+	assert_true(rtt < TM_T_HIGH_US * US);
 	assert_true(m.rate < r0 && m.diff > 0.0);
-	/* a falling RTT: non-positive gradients, increase, 5x after 5 in a row */
+	/* a falling RTT: negative differences; increase once the gradient is <= 0, 5x after 5 */
 	while (m.diff > 0.0)
-		tm_feed(sh, &m, rtt -= US / 4, now += 40 * US);
+		tm_feed(sh, &m, rtt -= US / 100, now += 40 * US);
 	for (int i = 0; i < 4; i++)
-		tm_feed(sh, &m, rtt -= US / 4, now += 40 * US);
-	assert_true(m.neg >= 5);
+		tm_feed(sh, &m, rtt -= US / 100, now += 40 * US);
+	assert_true(m.neg >= 5 && rtt > TM_T_LOW_US * US);
 	r0 = m.rate;
-	tm_feed(sh, &m, rtt -= US / 4, now += 40 * US);
+	tm_feed(sh, &m, rtt -= US / 100, now += 40 * US);
 	assert_true(fabs(m.rate - (r0 + 5 * TM_DELTA)) < 1e-12);
 	/* below T_low: additive increase back to line rate */
 	for (int i = 0; i < 3000; i++)
@@ -439,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_matches_reference_on_random_trace),
 		cmocka_unit_test(test_dcqcn_cuts_on_cnp_then_recovers_through_fr_ai_hai),
 		cmocka_unit_test(test_dcqcn_alpha_decays_only_without_cnps),
+		cmocka_unit_test(test_dcqcn_htsim_profile_differs_only_in_its_increase_steps),
 		cmocka_unit_test(test_timely_matches_reference_on_random_trace),
 		cmocka_unit_test(test_timely_reacts_to_thresholds_and_gradient),
 		cmocka_unit_test(test_eqds_matches_reference_on_random_trace),

@@ -106,7 +106,7 @@ static const uint64_t *rtt_regime(unsigned i)
 
 struct reno_m {
 	double cwnd, ssthresh;
-	uint64_t t_dec, rtt;
+	uint64_t t_dec, rtt, inflight; /* inflight: the last IN_FLIGHT seen, bytes */
 	bool dec;
 };
 
@@ -117,18 +117,25 @@ static void reno_init(struct reno_m *m)
 	m->ssthresh = M_MAX_PKTS;
 }
 
+/* RFC 5681 (4) and (7): ssthresh = max(FlightSize / 2, 2 segments); after a timeout, LW = 1. */
 static void reno_loss(struct reno_m *m, uint64_t now, bool timeout)
 {
-	m->ssthresh = m_max(m->cwnd * 0.5, M_MIN_PKTS);
+	double flight = m->inflight ? (double)(m->inflight / F_PKT) +
+					      (double)(m->inflight % F_PKT) / (double)F_PKT
+				    : m->cwnd;
+
+	m->ssthresh = m_max(flight * 0.5, 2.0);
 	m->t_dec = now;
 	m->dec = true;
-	m->cwnd = timeout ? M_MIN_PKTS : m->ssthresh;
+	m->cwnd = timeout ? 1.0 : m->ssthresh;
 }
 
 static void reno_step(struct reno_m *m, const struct wev *e, uint64_t now)
 {
 	if (e->rtt_ps)
 		m->rtt = e->rtt_ps;
+	if (e->inflight)
+		m->inflight = e->inflight;
 	if (!(e->acks || e->nacks || e->rtos))
 		return;
 	if (e->rtos) {
@@ -161,7 +168,7 @@ static void test_newreno_matches_reference_on_random_trace(void **state)
 		now += 1 * US;
 		wev_feed(sh, &e, now);
 		reno_step(&m, &e, now);
-		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		if (e.acks || e.nacks || e.rtos) {
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 			assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == m.ssthresh);
@@ -170,7 +177,13 @@ static void test_newreno_matches_reference_on_random_trace(void **state)
 	pcm_shell_destroy(sh);
 }
 
-static void test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window(void **state)
+/*
+ * RFC 5681: a loss sets ssthresh to half the flight size (not the window),
+ * at least 2 segments, once per RTT here; a timeout leaves a loss window of
+ * 1 segment, from which slow start grows one packet per packet acked.
+ */
+static void test_newreno_halves_the_flight_once_per_rtt_and_timeout_falls_to_one_packet(
+	void **state)
 {
 	struct pcm_shell *sh = ph_open("newreno");
 	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = 20 * US };
@@ -181,36 +194,51 @@ static void test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window(vo
 
 	for (int i = 0; i < 5; i++)
 		wev_feed(sh, &ack, now += US);
-	before = ph_var_d(sh, "CWND_PKTS");
+	/* 10 packets in flight, well below the window: ssthresh follows the flight */
+	ack.inflight = 10 * F_PKT;
+	wev_feed(sh, &ack, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") > 20.0);
 	wev_feed(sh, &nack, now += US);
-	assert_true(ph_var_d(sh, "CWND_PKTS") == before * 0.5);
+	assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == 5.0);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 5.0);
 	/* more NACKs within the same 20 us RTT: one recovery episode, no further cut */
 	for (int i = 0; i < 10; i++)
 		wev_feed(sh, &nack, now += US);
-	assert_true(ph_var_d(sh, "CWND_PKTS") == before * 0.5);
-	/* congestion avoidance: about +1 packet per window of ACKs */
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 5.0);
+	/* congestion avoidance: about +1 packet per window of ACKs (1/5 + 1/5.2 + ... at 5) */
 	before = ph_var_d(sh, "CWND_PKTS");
 	for (int i = 0; i < (int)(before + 0.5); i++)
 		wev_feed(sh, &ack, now += US);
-	assert_true(fabs(ph_var_d(sh, "CWND_PKTS") - (before + 1.0)) < 0.05);
+	assert_true(fabs(ph_var_d(sh, "CWND_PKTS") - (before + 1.0)) < 0.1);
+	/* a flight of 3 packets: ssthresh floors at 2 segments, not half of it */
+	ack.inflight = 3 * F_PKT;
+	wev_feed(sh, &ack, now += US);
 	wev_feed(sh, &rto, now += US);
-	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(M_MIN_PKTS));
+	assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == 2.0);
+	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), F_PKT);
 	/* slow start again below ssthresh: one packet per packet acked */
 	wev_feed(sh, &ack, now += US);
-	assert_true(ph_var_d(sh, "CWND_PKTS") == M_MIN_PKTS + 1.0);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 2.0);
 	pcm_shell_destroy(sh);
 }
 
-/* ---- cubic ------------------------------------------------------------------- */
+/* ---- cubic (RFC 9438) --------------------------------------------------------- */
 
 #define CUBIC_C 0.4
 #define CUBIC_BETA 0.7
-#define CUBIC_BRTT_US (F_BRTT / 1000000.0)
+#define CUBIC_ALPHA (3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA))
+
+/* pcm_algo_ps_to_s(), restated: whole microseconds, then seconds */
+static double m_ps_to_s(uint64_t ps)
+{
+	return ((double)(ps / 1000000000) + (double)((ps % 1000000000) / 1000000) / 1000.0) /
+	       1000.0;
+}
 
 struct cubic_m {
-	double cwnd, ssthresh, w_max, w_last_max, k, origin;
-	uint64_t t_epoch, t_dec, rtt;
-	bool in_epoch, dec;
+	double cwnd, ssthresh, w_max, prior, epoch_cwnd, w_est, k;
+	uint64_t t_epoch, t_dec, rtt, inflight;
+	bool in_epoch, after_rto, dec;
 };
 
 static void cubic_init(struct cubic_m *m)
@@ -220,62 +248,79 @@ static void cubic_init(struct cubic_m *m)
 	m->ssthresh = M_MAX_PKTS;
 }
 
-static void cubic_loss(struct cubic_m *m, uint64_t now, bool timeout)
+static double cubic_reduce(struct cubic_m *m, uint64_t now)
 {
-	double ssthresh = m_max(m->cwnd * CUBIC_BETA, M_MIN_PKTS);
-	double w_max = m->cwnd;
+	double flight = m->inflight ? (double)(m->inflight / F_PKT) +
+					      (double)(m->inflight % F_PKT) / (double)F_PKT
+				    : m->cwnd;
+	double ssthresh = flight * CUBIC_BETA, w_max = m->cwnd;
 
-	if (m->cwnd < m->w_last_max)
+	if (m->cwnd < m->w_max)
 		w_max = (m->cwnd * (1.0 + CUBIC_BETA)) / 2.0;
-	m->w_last_max = m->cwnd;
+	m->ssthresh = m_max(ssthresh, 2.0);
+	m->prior = m->cwnd;
 	m->w_max = w_max;
-	m->ssthresh = ssthresh;
 	m->in_epoch = false;
 	m->t_dec = now;
 	m->dec = true;
-	m->cwnd = timeout ? M_MIN_PKTS : ssthresh;
+	return m->ssthresh;
 }
 
-static void cubic_ca(struct cubic_m *m, double acked, uint64_t now)
+static double cubic_w(const struct cubic_m *m, double t)
 {
 	const double d_max = ceil(pow(2.0 * M_MAX_PKTS / CUBIC_C, 1.0 / 3.0));
-	const double friendly = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
-	double since, t, d, target;
+	double d = m_clamp(t - m->k, 0.0 - d_max, d_max);
+
+	return CUBIC_C * ((d * d) * d) + m->w_max;
+}
+
+static double cubic_ca(struct cubic_m *m, double acked, uint64_t now)
+{
+	double t, target;
 
 	if (!m->in_epoch) {
-		m->k = cbrt(m_max(m->w_max - m->cwnd, 0.0) / CUBIC_C);
-		m->origin = m_max(m->w_max, m->cwnd);
+		if (m->after_rto || m->w_max < m->cwnd) {
+			m->w_max = m->cwnd;
+			m->after_rto = false;
+		}
+		m->k = cbrt((m->w_max - m->cwnd) / CUBIC_C);
+		m->epoch_cwnd = m->cwnd;
+		m->w_est = m->cwnd;
 		m->t_epoch = now;
 		m->in_epoch = true;
 	}
-	since = m_ps_to_us(now - m->t_epoch);
-	t = (since + m_ps_to_us(m->rtt)) / CUBIC_BRTT_US;
-	d = m_clamp(t - m->k, 0.0 - d_max, d_max);
-	target = CUBIC_C * ((d * d) * d) + m->origin;
-	if (target > m->cwnd)
-		m->cwnd = m->cwnd + ((target - m->cwnd) / m->cwnd) * acked;
-	else
-		m->cwnd = m->cwnd + (0.01 * acked) / m->cwnd;
-	if (m->rtt)
-		m->cwnd =
-		    m_max(m->cwnd, CUBIC_BETA * m->w_max + friendly * (since / m_ps_to_us(m->rtt)));
+	t = m_ps_to_s(now - m->t_epoch);
+	m->w_est = m->w_est + ((m->w_est >= m->prior ? 1.0 : CUBIC_ALPHA) * acked) / m->cwnd;
+	if (cubic_w(m, t) < m->w_est)
+		return m->w_est;
+	target = m_clamp(cubic_w(m, t + m_ps_to_s(m->rtt)), m->cwnd, m->cwnd * 1.5);
+	return m->cwnd + ((target - m->cwnd) / m->cwnd) * acked;
 }
 
 static void cubic_step(struct cubic_m *m, const struct wev *e, uint64_t now)
 {
+	bool may;
+
 	if (e->rtt_ps)
 		m->rtt = e->rtt_ps;
-	if (!(e->acks || e->nacks || e->rtos))
+	if (e->inflight)
+		m->inflight = e->inflight;
+	if (!(e->acks || e->ecn || e->nacks || e->rtos))
 		return;
+	may = !m->dec || now - m->t_dec >= m->rtt;
 	if (e->rtos) {
-		cubic_loss(m, now, true);
-	} else if (e->nacks) {
-		if (!m->dec || now - m->t_dec >= m->rtt)
-			cubic_loss(m, now, false);
+		if (may)
+			cubic_reduce(m, now);
+		m->in_epoch = false;
+		m->after_rto = true;
+		m->cwnd = 1.0;
+	} else if (e->nacks || e->ecn) {
+		if (may)
+			m->cwnd = cubic_reduce(m, now);
 	} else if (m->cwnd < m->ssthresh) {
 		m->cwnd = m->cwnd + m_b2p(e->acked_bytes);
 	} else {
-		cubic_ca(m, m_b2p(e->acked_bytes), now);
+		m->cwnd = cubic_ca(m, m_b2p(e->acked_bytes), now);
 	}
 	m->cwnd = m_clamp(m->cwnd, M_MIN_PKTS, M_MAX_PKTS);
 }
@@ -288,58 +333,92 @@ static void test_cubic_matches_reference_on_random_trace(void **state)
 
 	cubic_init(&m);
 	for (unsigned i = 0; i < 30000; i++) {
-		struct wev e = wev_random(&s, 0, F_BRTT, 30 * US);
+		struct wev e = wev_random(&s, 2, F_BRTT, 30 * US);
 
-		e.ecn = 0;
-		now += 2 * US;
+		/* epochs of milliseconds to seconds: the cubic term matters at the long ones */
+		now += (i / 5000) % 2 ? 20000 * US : 2 * US;
 		wev_feed(sh, &e, now);
 		cubic_step(&m, &e, now);
-		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
-		if (e.acks || e.nacks || e.rtos) {
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
+		if (e.acks || e.ecn || e.nacks || e.rtos) {
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 			assert_true(ph_var_d(sh, "W_MAX_PKTS") == m.w_max);
-			assert_true(ph_var_d(sh, "K_BRTT") == m.k);
+			assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == m.ssthresh);
+			assert_true(ph_var_d(sh, "K_S") == m.k);
+			assert_true(ph_var_d(sh, "W_EST_PKTS") == m.w_est);
 		}
 	}
 	pcm_shell_destroy(sh);
 }
 
-static void test_cubic_returns_to_wmax_after_k_base_rtts_then_probes_beyond(void **state)
+/* Feed @e every @gap_ps until @now reaches @until_ps. */
+static void feed_until(struct pcm_shell *sh, const struct wev *e, uint64_t *now, uint64_t until_ps,
+		       uint64_t gap_ps)
 {
+	while (*now < until_ps)
+		wev_feed(sh, e, *now += gap_ps);
+}
+
+/*
+ * RFC 9438 on a long RTT (1 s, an ACK every 33 ms, about a window's worth
+ * per RTT): after a loss the window is ssthresh = 0.7 flight, returns to
+ * Wmax at about K seconds (concave: the growth slows towards it), then
+ * grows ever faster past it (convex); an ECN echo is a congestion event like
+ * a loss; after a timeout the window is one packet and the next epoch starts
+ * with K = 0 and Wmax = its window.
+ */
+static void test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond(void **state)
+{
+	const uint64_t gap = 33333 * US, sec = 1000000 * US;
 	struct pcm_shell *sh = ph_open("cubic");
-	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_BRTT };
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = sec, .inflight = 40 * F_PKT };
 	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
-	uint64_t now = 0, t_loss;
-	double w_max, k, at_k;
+	struct wev ecn = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1 };
+	struct wev rto = { .rtos = 1 };
+	uint64_t now = 0, t_epoch;
+	double w_max, k, at_k, g[3], prev = 1e9;
 
-	wev_feed(sh, &nack, now += US);
-	t_loss = now;
-	w_max = ph_var_d(sh, "W_MAX_PKTS");
-	assert_true(w_max == M_INIT_PKTS);
-	assert_true(ph_var_d(sh, "CWND_PKTS") == w_max * CUBIC_BETA);
-	/* one ACK per 0.25 us; the window follows the cubic, one RTT ahead */
-	wev_feed(sh, &ack, now += US / 4);
-	k = ph_var_d(sh, "K_BRTT");
-	assert_true(fabs(k - cbrt(w_max * (1.0 - CUBIC_BETA) / CUBIC_C)) < 1e-9);
-	while (now - t_loss < (uint64_t)((k - 1.0) * F_BRTT)) /* t + RTT reaches K */
-		wev_feed(sh, &ack, now += US / 4);
-	at_k = ph_var_d(sh, "CWND_PKTS");
-	print_message("cubic: Wmax %.3f, K %.3f BRTT, cwnd at K %.3f\n", w_max, k, at_k);
-	assert_true(fabs(at_k - w_max) < 0.03 * w_max);
-	/* flat around Wmax, then ever steeper past it (convex): growth per BRTT */
-	{
-		double g[3], c = at_k;
+	wev_feed(sh, &ack, now += gap); /* slow start; the flight is 40 packets */
+	w_max = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &nack, now += gap);
+	assert_true(ph_var_d(sh, "W_MAX_PKTS") == w_max);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 40.0 * CUBIC_BETA);
+	wev_feed(sh, &ack, now += gap);
+	t_epoch = now;
+	k = ph_var_d(sh, "K_S");
+	assert_true(fabs(k - cbrt((w_max - 40.0 * CUBIC_BETA) / CUBIC_C)) < 1e-9);
+	/* concave: each fifth of K grows the window less than the one before */
+	for (int r = 1; r <= 5; r++) {
+		double c = ph_var_d(sh, "CWND_PKTS"), d;
 
-		for (int r = 0; r < 3; r++) {
-			for (int i = 0; i < 56; i++)
-				wev_feed(sh, &ack, now += US / 4);
-			g[r] = ph_var_d(sh, "CWND_PKTS") - c;
-			c += g[r];
-		}
-		print_message("cubic: growth in the BRTTs after K: %.3f %.3f %.3f packets\n", g[0],
-			      g[1], g[2]);
-		assert_true(g[0] < 1.0 && g[0] < g[1] && g[1] < g[2]);
+		feed_until(sh, &ack, &now, t_epoch + (uint64_t)(r * k / 5 * 1e12), gap);
+		d = ph_var_d(sh, "CWND_PKTS") - c;
+		assert_true(d < prev);
+		prev = d;
 	}
+	at_k = ph_var_d(sh, "CWND_PKTS");
+	print_message("cubic: Wmax %.3f, K %.3f s, cwnd at K %.3f\n", w_max, k, at_k);
+	assert_true(fabs(at_k - w_max) < 0.03 * w_max);
+	/* convex past Wmax: growth per second keeps rising */
+	for (int r = 0; r < 3; r++) {
+		double c = ph_var_d(sh, "CWND_PKTS");
+
+		feed_until(sh, &ack, &now, now + sec, gap);
+		g[r] = ph_var_d(sh, "CWND_PKTS") - c;
+	}
+	print_message("cubic: growth per second after K: %.3f %.3f %.3f packets\n", g[0], g[1],
+		      g[2]);
+	assert_true(g[0] < g[1] && g[1] < g[2]);
+	/* an ECN echo cuts like a loss */
+	wev_feed(sh, &ecn, now += 2 * sec);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 40.0 * CUBIC_BETA);
+	/* a timeout: one packet, then K = 0 and Wmax = cwnd when the epoch starts */
+	wev_feed(sh, &rto, now += 2 * sec);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 1.0);
+	while (ph_var_d(sh, "CWND_PKTS") < ph_var_d(sh, "SSTHRESH_PKTS"))
+		wev_feed(sh, &ack, now += gap);
+	wev_feed(sh, &ack, now += gap);
+	assert_true(ph_var_d(sh, "K_S") == 0.0);
 	pcm_shell_destroy(sh);
 }
 
@@ -348,37 +427,53 @@ static void test_cubic_returns_to_wmax_after_k_base_rtts_then_probes_beyond(void
 #define DCTCP_G 0.0625
 
 struct dctcp_m {
-	double cwnd, alpha;
-	uint64_t win_acked, win_marked, win_end;
+	double cwnd, alpha, ssthresh;
+	uint64_t win_acked, win_marked, win_end, rtt, t_cut;
 	bool cut;
 };
 
 static void dctcp_window(struct dctcp_m *m, double cwnd)
 {
 	m->win_acked = m->win_marked = 0;
-	m->cut = false;
 	m->win_end = m_p2b(cwnd);
 }
 
 static void dctcp_init(struct dctcp_m *m)
 {
+	memset(m, 0, sizeof(*m));
 	m->cwnd = M_INIT_PKTS;
+	m->ssthresh = M_MAX_PKTS;
 	m->alpha = 1.0;
 	dctcp_window(m, M_INIT_PKTS);
 }
 
-static void dctcp_step(struct dctcp_m *m, const struct wev *e)
+static bool dctcp_may_cut(const struct dctcp_m *m, uint64_t now)
 {
+	return !m->cut || now - m->t_cut >= m->rtt;
+}
+
+static double dctcp_cut(struct dctcp_m *m, double cwnd, uint64_t now)
+{
+	m->ssthresh = cwnd;
+	m->t_cut = now;
+	m->cut = true;
+	return cwnd;
+}
+
+static void dctcp_step(struct dctcp_m *m, const struct wev *e, uint64_t now)
+{
+	if (e->rtt_ps)
+		m->rtt = e->rtt_ps;
 	if (!wev_triggers(e))
 		return;
 	if (e->rtos) {
-		m->cwnd = M_MIN_PKTS;
+		if (dctcp_may_cut(m, now))
+			dctcp_cut(m, m_max(m->cwnd * 0.5, 2.0), now);
+		m->cwnd = 1.0;
 		dctcp_window(m, m->cwnd);
 	} else if (e->nacks) {
-		if (!m->cut) {
-			m->cwnd = m->cwnd * 0.5;
-			m->cut = true;
-		}
+		if (dctcp_may_cut(m, now))
+			m->cwnd = dctcp_cut(m, m_max(m->cwnd * 0.5, 2.0), now);
 	} else {
 		uint64_t acked = e->acks ? e->acked_bytes : 0;
 		uint64_t marked =
@@ -386,10 +481,10 @@ static void dctcp_step(struct dctcp_m *m, const struct wev *e)
 		uint64_t wa = m->win_acked + acked, wm = m->win_marked + marked;
 
 		if (e->ecn) {
-			if (!m->cut) {
-				m->cwnd = m->cwnd * (1.0 - m->alpha / 2.0);
-				m->cut = true;
-			}
+			if (dctcp_may_cut(m, now))
+				m->cwnd = dctcp_cut(m, m->cwnd * (1.0 - m->alpha / 2.0), now);
+		} else if (m->cwnd < m->ssthresh) {
+			m->cwnd = m->cwnd + m_b2p(acked);
 		} else {
 			m->cwnd = m->cwnd + (1.0 * m_b2p(acked)) / m->cwnd;
 		}
@@ -415,11 +510,12 @@ static void test_dctcp_matches_reference_on_random_trace(void **state)
 		struct wev e = wev_random(&s, 10, F_BRTT, 20 * US);
 
 		wev_feed(sh, &e, now += US);
-		dctcp_step(&m, &e);
-		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		dctcp_step(&m, &e, now);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		if (wev_triggers(&e)) {
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 			assert_true(ph_var_d(sh, "ALPHA") == m.alpha);
+			assert_true(ph_var_d(sh, "SSTHRESH_PKTS") == m.ssthresh);
 		}
 	}
 	pcm_shell_destroy(sh);
@@ -448,23 +544,48 @@ static void test_dctcp_alpha_converges_to_the_marked_fraction(void **state)
 	}
 }
 
-static void test_dctcp_cuts_by_half_alpha_at_most_once_per_window(void **state)
+/*
+ * RFC 8257: the first marks cut by alpha / 2 (alpha starts at 1: halve), at
+ * most once per RTT however many marks follow, and again once an RTT has
+ * passed, even within the same window of data; a timeout leaves one packet
+ * and slow start back to ssthresh (section 3.5).
+ */
+static void test_dctcp_cuts_by_half_alpha_at_most_once_per_rtt(void **state)
 {
 	struct pcm_shell *sh = ph_open("dctcp");
-	struct wev marked = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1 };
+	struct wev marked = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .rtt_ps = 20 * US };
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = 20 * US };
+	struct wev rto = { .rtos = 1 };
 	uint64_t now = 0;
-	double before = ph_var_d(sh, "CWND_PKTS");
+	double before, ssthresh;
 
 	wev_feed(sh, &marked, now += US); /* alpha starts at 1: halve */
 	assert_true(ph_var_d(sh, "CWND_PKTS") == M_INIT_PKTS * 0.5);
 	before = ph_var_d(sh, "CWND_PKTS");
-	for (int i = 0; i < 20; i++) /* the rest of this window: no further cut */
+	for (int i = 0; i < 19; i++) /* the rest of this 20 us RTT: no further cut */
 		wev_feed(sh, &marked, now += US);
 	assert_true(ph_var_d(sh, "CWND_PKTS") == before);
+	/* one RTT after the cut (20 of a window's 21 packets acked): the next mark cuts */
+	wev_feed(sh, &marked, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") < before);
+	/* timeout: one packet, then slow start (a packet per packet) up to ssthresh */
+	wev_feed(sh, &rto, now += 30 * US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 1.0);
+	ssthresh = ph_var_d(sh, "SSTHRESH_PKTS");
+	wev_feed(sh, &ack, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 2.0);
+	while (ph_var_d(sh, "CWND_PKTS") < ssthresh)
+		wev_feed(sh, &ack, now += US);
+	before = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &ack, now += US);
+	assert_true(ph_var_d(sh, "CWND_PKTS") - before < 1.0); /* congestion avoidance */
 	pcm_shell_destroy(sh);
 }
 
 /* ---- uec_dctcp --------------------------------------------------------------- */
+
+/* uec_dctcp starts at 1.5 BDP (uet-htsim, the PCM SDK) */
+#define UECD_INIT_PKTS (1.5 * F_BDP / F_PKT)
 
 static double uecd_step(double cwnd, const struct wev *e)
 {
@@ -493,14 +614,14 @@ static void test_uec_dctcp_matches_reference_on_random_trace(void **state)
 {
 	struct pcm_shell *sh = ph_open("uec_dctcp");
 	uint64_t s = 0x0ec0, now = 0;
-	double cwnd = M_INIT_PKTS;
+	double cwnd = UECD_INIT_PKTS;
 
 	for (unsigned i = 0; i < 40000; i++) {
 		struct wev e = wev_random(&s, 8, F_BRTT, 20 * US);
 
 		wev_feed(sh, &e, now += US);
 		cwnd = uecd_step(cwnd, &e);
-		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(cwnd));
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(cwnd));
 		if (wev_triggers(&e))
 			assert_true(ph_var_d(sh, "CWND_PKTS") == cwnd);
 	}
@@ -516,14 +637,14 @@ static void test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes(void **sta
 	double before = ph_var_d(sh, "CWND_PKTS");
 
 	wev_feed(sh, &marked, now += US);
-	assert_true(ph_var_d(sh, "CWND_PKTS") == M_INIT_PKTS - 1.0 / 3.0);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == UECD_INIT_PKTS - 1.0 / 3.0);
 	before = ph_var_d(sh, "CWND_PKTS");
 	wev_feed(sh, &nack, now += US);
 	assert_true(ph_var_d(sh, "CWND_PKTS") == before - 2.0);
 	/* every ACK marked: down to one MTU and held there */
 	for (int i = 0; i < 500; i++)
 		wev_feed(sh, &marked, now += US);
-	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(M_MIN_PKTS));
+	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(M_MIN_PKTS));
 	pcm_shell_destroy(sh);
 }
 
@@ -531,26 +652,63 @@ static void test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes(void **sta
 
 #define SM_TARGET_US (F_TRTT / 1000000.0)
 #define SM_BASE_US (F_BRTT / 1000000.0)
-#define SM_QA_PERIOD ((uint64_t)F_BRTT + F_TRTT)
+#define SM_BDP_PKTS ((double)F_BDP / F_PKT)
+#define SM_X 0.15
+#define SM_Y 1.0
+#define SM_W 1.0
+#define SM_Z 1.0
+#define SM_FI_SLACK_US (5.0 * (F_MSS + 64) * 8.0 / (F_RATE_GBPS * 1000.0))
 
 struct smartt_m {
 	double cwnd;
-	uint64_t rtt, t_md, fi_bytes, qa_start, achieved, prev_achieved, t_qa;
-	bool qa_done, md_done, init;
+	uint64_t rtt, inflight, period_end, period_acked, next_qa, ignore, received, good, good_target;
+	bool need_qa, fast, init;
 };
+
+static bool sm_ignoring(const struct smartt_m *m)
+{
+	return m->received < m->ignore;
+}
 
 static bool sm_quick_adapt(struct smartt_m *m, uint64_t now)
 {
-	uint64_t achieved;
+	bool first = m->period_end == 0;
+	uint64_t saved;
 
-	if (m->qa_done && now - m->t_qa < SM_QA_PERIOD)
+	if (now < m->period_end)
 		return false;
-	achieved = m->prev_achieved > m->achieved ? m->prev_achieved : m->achieved;
-	m->cwnd = m_min(m->cwnd, m_b2p(achieved));
-	m->t_qa = now;
-	m->qa_done = true;
-	m->fi_bytes = 0;
+	saved = m->period_acked;
+	m->period_acked = 0;
+	m->period_end = now + F_BRTT;
+	if (first || !m->need_qa || sm_ignoring(m) || now <= m->next_qa)
+		return false;
+	m->next_qa = now + 3ull * F_BRTT;
+	m->cwnd = m_max(m_b2p(saved), 1.0);
+	m->ignore = m->inflight / F_PKT * F_MSS;
+	m->received = 0;
+	m->need_qa = false;
+	m->good = 0;
+	m->fast = false;
 	return true;
+}
+
+static double sm_quadrants(double cwnd, double rtt, double acked, double marked)
+{
+	double fair = SM_X / cwnd, share = SM_Z * (cwnd / SM_BDP_PKTS);
+
+	if (marked > 0) {
+		double step = share;
+
+		if (rtt > SM_TARGET_US)
+			step = m_min(SM_W * ((rtt - SM_TARGET_US) / rtt) + share, 1.0);
+		return cwnd - step * marked;
+	}
+	if (rtt < SM_TARGET_US) {
+		double prop = m_min((SM_Y * ((SM_TARGET_US - rtt) / rtt)) / cwnd, 1.0);
+
+		return cwnd + (prop + fair) * acked;
+	}
+	return cwnd + fair * acked;
 }
 
 static void sm_ack(struct smartt_m *m, const struct wev *e, uint64_t now)
@@ -559,63 +717,47 @@ static void sm_ack(struct smartt_m *m, const struct wev *e, uint64_t now)
 	uint64_t marked = acked < e->ecn * (uint64_t)F_MSS ? acked : e->ecn * (uint64_t)F_MSS;
 	double rtt = m_ps_to_us(m->rtt);
 
-	if (now - m->qa_start >= SM_QA_PERIOD) {
-		m->prev_achieved = m->achieved;
-		m->achieved = 0;
-		m->qa_start = now;
-	}
-	m->achieved += acked;
+	m->period_acked += acked;
+	m->received += acked;
+	if (sm_quick_adapt(m, now))
+		return;
+	if (sm_ignoring(m) && marked)
+		return;
 	if (!(rtt > 0.0))
 		return;
-	if (rtt > 4.0 * SM_TARGET_US && sm_quick_adapt(m, now))
-		return;
-	if (marked) {
-		m->fi_bytes = 0;
-		if (rtt < SM_TARGET_US) {
-			m->cwnd = m->cwnd - 0.5 * m_b2p(marked);
-		} else if (!m->md_done || now - m->t_md >= m->rtt) {
-			double f = 1.0 - 0.8 * ((rtt - SM_TARGET_US) / rtt);
-
-			m->t_md = now;
-			m->md_done = true;
-			m->cwnd = m->cwnd * m_max(f, 1.0 - 0.5);
-		}
-		return;
-	}
-	if (rtt >= SM_TARGET_US) {
-		m->fi_bytes = 0;
-		m->cwnd = m->cwnd + (1.0 * m_b2p(acked)) / m->cwnd;
-		return;
-	}
-	if (rtt <= SM_BASE_US + 1.0) {
-		if (m->fi_bytes >= m_p2b(m->cwnd)) {
+	if (marked || rtt > SM_BASE_US + SM_FI_SLACK_US) {
+		m->good = 0;
+		m->good_target = m_p2b(m->cwnd);
+		m->fast = false;
+	} else {
+		m->good += acked;
+		if (!sm_ignoring(m) && (m->fast || m->good > m->good_target)) {
+			m->fast = true;
 			m->cwnd = m->cwnd + 1.0 * m_b2p(acked);
 			return;
 		}
-		m->fi_bytes += acked;
-	} else {
-		m->fi_bytes = 0;
 	}
-	m->cwnd = m->cwnd + (0.25 * ((SM_TARGET_US - rtt) / rtt)) * m_b2p(acked);
+	m->cwnd = sm_quadrants(m->cwnd, rtt, m_b2p(acked), m_b2p(marked));
 }
 
 static void smartt_step(struct smartt_m *m, const struct wev *e, uint64_t now)
 {
 	if (e->rtt_ps)
 		m->rtt = e->rtt_ps;
+	if (e->inflight)
+		m->inflight = e->inflight;
 	if (!wev_triggers(e))
 		return;
 	if (!m->init) {
 		m->cwnd = M_INIT_PKTS;
-		m->qa_start = now;
+		m->good_target = m_p2b(M_INIT_PKTS);
 		m->init = true;
 	}
 	if (e->rtos || e->nacks) {
-		if (!sm_quick_adapt(m, now) && !e->rtos) {
-			uint64_t nacked =
-			    e->nacked_bytes ? e->nacked_bytes : e->nacks * (uint64_t)F_MSS;
-
-			m->cwnd = m->cwnd - m_b2p(nacked);
+		if (!sm_ignoring(m)) {
+			m->need_qa = true;
+			if (!sm_quick_adapt(m, now))
+				m->cwnd = m->cwnd - 1.0 * (double)(e->rtos ? e->rtos : e->nacks);
 		}
 	} else {
 		sm_ack(m, e, now);
@@ -636,7 +778,7 @@ static void test_smartt_matches_reference_on_random_trace(void **state)
 		wev_feed(sh, &e, now += r[2]);
 		smartt_step(&m, &e, now);
 		if (m.init)
-			assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+			assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		if (wev_triggers(&e))
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 	}
@@ -656,49 +798,69 @@ static double smartt_after(const struct wev *e, unsigned n)
 	return cwnd;
 }
 
-static void test_smartt_quadrants_move_the_window_the_stated_way(void **state)
+/*
+ * The quadrants in the authors' per-ACK forms: below target x / cwnd plus
+ * min(y (t - r) / r / cwnd, 1) packets per packet; above it x / cwnd; a
+ * marked ACK below target takes z cwnd / BDP, above it min(w (r - t) / r +
+ * z cwnd / BDP, 1). So a window of ACKs changes the window by a few packets,
+ * whatever its size (additive per RTT), and larger windows give back more.
+ */
+static void test_smartt_quadrants_are_additive_per_rtt(void **state)
 {
 	const uint64_t low = F_BRTT + 4 * US, high = F_TRTT + 10 * US;
+	const double rl = m_ps_to_us(low), rh = m_ps_to_us(high), c0 = M_INIT_PKTS;
 	struct wev mi = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = low };
 	struct wev fi = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = high };
 	struct wev fd = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .rtt_ps = low };
 	struct wev md = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .rtt_ps = high };
-	double c0 = M_INIT_PKTS, c_mi, c_fi, c_fd, c_md;
+	double share = SM_Z * c0 / SM_BDP_PKTS;
 
-	/* one ACK: MI proportional to the distance below target, FI one packet per window */
-	c_mi = smartt_after(&mi, 1);
-	c_fi = smartt_after(&fi, 1);
-	assert_true(c_mi == c0 + (0.25 * ((SM_TARGET_US - m_ps_to_us(low)) / m_ps_to_us(low))));
-	assert_true(c_fi == c0 + 1.0 / c0);
-	assert_true(c_mi > c_fi);
-	/* FD: half a packet per marked packet; MD: a multiplicative cut, once per RTT */
-	c_fd = smartt_after(&fd, 1);
-	c_md = smartt_after(&md, 1);
-	assert_true(c_fd == c0 - 0.5);
-	assert_true(c_md ==
-		    c0 * (1.0 - 0.8 * ((m_ps_to_us(high) - SM_TARGET_US) / m_ps_to_us(high))));
-	assert_true(smartt_after(&md, 8) == c_md); /* 8 ACKs in 2 us, inside one RTT */
+	assert_true(smartt_after(&mi, 1) ==
+		    c0 + (m_min((SM_Y * ((SM_TARGET_US - rl) / rl)) / c0, 1.0) + SM_X / c0));
+	assert_true(smartt_after(&fi, 1) == c0 + SM_X / c0);
+	assert_true(smartt_after(&fd, 1) == c0 - share);
+	assert_true(smartt_after(&md, 1) ==
+		    c0 - m_min(SM_W * ((rh - SM_TARGET_US) / rh) + share, 1.0));
+	/* a whole window of unmarked ACKs above target: + x packets, not x per packet */
+	assert_true(fabs(smartt_after(&fi, (unsigned)c0) - (c0 + SM_X)) < 0.01);
 }
 
-static void test_smartt_quick_adapt_on_trim_sets_window_to_delivered_bytes(void **state)
+/*
+ * Quick adapt (authors' code): a trim asks for it; at the end of the current
+ * one-base-RTT period the window becomes what the last full period
+ * delivered; then the bytes in flight are an ignore window in which marks
+ * and trims change nothing; after it a trim takes one packet.
+ */
+static void test_smartt_quick_adapt_sets_the_window_to_one_base_rtt_of_delivery(void **state)
 {
 	struct pcm_shell *sh = ph_open("smartt");
-	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_TRTT + 5 * US };
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_TRTT + 5 * US,
+			   .inflight = 20 * F_PKT };
+	struct wev marked = ack;
 	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
 	uint64_t now = 0;
+	double before;
 
-	/* 3 packets per QA period delivered (an incast share), then a trim */
+	marked.ecn = 1;
+	/* 3 packets per base RTT delivered (an incast share) */
 	for (int i = 0; i < 12; i++)
-		wev_feed(sh, &ack, now += SM_QA_PERIOD / 3);
+		wev_feed(sh, &ack, now += F_BRTT / 3);
+	wev_feed(sh, &nack, now += 1000); /* asks; the period is not over */
+	before = ph_var_d(sh, "CWND_PKTS");
+	assert_true(before > 10.0);
+	while (ph_var_d(sh, "CWND_PKTS") > 4.0 && now < 10ull * F_BRTT)
+		wev_feed(sh, &ack, now += F_BRTT / 3);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 3.0);
+	/* the ignore window: what was in flight (20 packets) */
+	before = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &marked, now += 1000);
 	wev_feed(sh, &nack, now += 1000);
-	assert_true(ph_var_d(sh, "CWND_PKTS") <= 4.0);
-	/* a second trim in the same period removes just its bytes */
-	{
-		double before = ph_var_d(sh, "CWND_PKTS");
-
-		wev_feed(sh, &nack, now += 1000);
-		assert_true(ph_var_d(sh, "CWND_PKTS") == m_max(before - 1.0, M_MIN_PKTS));
-	}
+	assert_true(ph_var_d(sh, "CWND_PKTS") == before);
+	for (int i = 0; i < 20; i++)
+		wev_feed(sh, &ack, now += F_BRTT / 3);
+	before = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &nack, now += 1000);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == m_max(before - 1.0, M_MIN_PKTS));
 	pcm_shell_destroy(sh);
 }
 
@@ -865,7 +1027,7 @@ static void test_nscc_matches_reference_on_random_trace(void **state)
 		wev_feed(sh, &e, now += r[2]);
 		nscc_step(&m, &e, now);
 		if (m.init)
-			assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+			assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		if (wev_triggers(&e)) {
 			assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 			assert_true(ph_var_d(sh, "AVG_DELAY_US") == m.avg);
@@ -950,7 +1112,6 @@ static void mprdma_step(struct mprdma_m *m, const struct wev *e, bool tx, uint64
 		m->cwnd = M_MIN_PKTS;
 	} else if (e->nacks) {
 		m->cwnd = m->cwnd - 0.5 * (double)e->nacks;
-		mp_push(m, m_rng_next(&m->rng, now) & 0xffff);
 	} else if (e->acks || e->ecn) {
 		uint64_t acked = e->acks ? e->acked_bytes : 0;
 		uint64_t marked =
@@ -960,9 +1121,7 @@ static void mprdma_step(struct mprdma_m *m, const struct wev *e, bool tx, uint64
 			m->cwnd = m->cwnd + (1.0 * m_b2p(acked - marked)) / m->cwnd;
 		if (marked)
 			m->cwnd = m->cwnd - 0.5 * m_b2p(marked);
-		if (e->ecn)
-			mp_push(m, m_rng_next(&m->rng, now) & 0xffff);
-		else if (e->acks)
+		if (!e->ecn && e->acks)
 			mp_push(m, e->ack_ev & 0xffff);
 	}
 	m->cwnd = m_clamp(m->cwnd, M_MIN_PKTS, M_MAX_PKTS);
@@ -1011,7 +1170,7 @@ static void test_mprdma_matches_reference_on_random_trace(void **state)
 			continue;
 		mprdma_feed(sh, &e, tx, now += 300000);
 		mprdma_step(&m, &e, tx, now);
-		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2b(m.cwnd));
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(m.cwnd));
 		assert_true(ph_var_d(sh, "CWND_PKTS") == m.cwnd);
 		assert_int_equal(ph_ctrl(sh, PCM_CTRL_EV), m.ev);
 	}
@@ -1035,6 +1194,22 @@ static void test_mprdma_next_packet_follows_unmarked_acks_and_leaves_marked_path
 		mprdma_feed(sh, &none, true, now += 1000);
 		assert_int_not_equal(ph_ctrl(sh, PCM_CTRL_EV), vp + 1000); /* moved off it */
 	}
+	/* a marked ACK or a NACK only stops its path being reused: queued good paths go first */
+	{
+		struct wev g1 = { .acks = 1, .acked_bytes = F_MSS, .ack_ev = 200 };
+		struct wev bad = { .acks = 1, .acked_bytes = F_MSS, .ecn = 1, .ack_ev = 1200 };
+		struct wev nack = { .nacks = 1 };
+		struct wev g2 = { .acks = 1, .acked_bytes = F_MSS, .ack_ev = 201 };
+
+		mprdma_feed(sh, &g1, false, now += 1000);
+		mprdma_feed(sh, &bad, false, now += 1000);
+		mprdma_feed(sh, &nack, false, now += 1000);
+		mprdma_feed(sh, &g2, false, now += 1000);
+		mprdma_feed(sh, &none, true, now += 1000);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_EV), 200);
+		mprdma_feed(sh, &none, true, now += 1000);
+		assert_int_equal(ph_ctrl(sh, PCM_CTRL_EV), 201);
+	}
 	/* window: +1/cwnd per unmarked ACK, -1/2 per marked one */
 	{
 		double c = ph_var_d(sh, "CWND_PKTS");
@@ -1054,17 +1229,18 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_newreno_matches_reference_on_random_trace),
-		cmocka_unit_test(test_newreno_halves_once_per_rtt_and_timeout_falls_to_loss_window),
+		cmocka_unit_test(
+			test_newreno_halves_the_flight_once_per_rtt_and_timeout_falls_to_one_packet),
 		cmocka_unit_test(test_cubic_matches_reference_on_random_trace),
-		cmocka_unit_test(test_cubic_returns_to_wmax_after_k_base_rtts_then_probes_beyond),
+		cmocka_unit_test(test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond),
 		cmocka_unit_test(test_dctcp_matches_reference_on_random_trace),
 		cmocka_unit_test(test_dctcp_alpha_converges_to_the_marked_fraction),
-		cmocka_unit_test(test_dctcp_cuts_by_half_alpha_at_most_once_per_window),
+		cmocka_unit_test(test_dctcp_cuts_by_half_alpha_at_most_once_per_rtt),
 		cmocka_unit_test(test_uec_dctcp_matches_reference_on_random_trace),
 		cmocka_unit_test(test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes),
 		cmocka_unit_test(test_smartt_matches_reference_on_random_trace),
-		cmocka_unit_test(test_smartt_quadrants_move_the_window_the_stated_way),
-		cmocka_unit_test(test_smartt_quick_adapt_on_trim_sets_window_to_delivered_bytes),
+		cmocka_unit_test(test_smartt_quadrants_are_additive_per_rtt),
+		cmocka_unit_test(test_smartt_quick_adapt_sets_the_window_to_one_base_rtt_of_delivery),
 		cmocka_unit_test(test_nscc_matches_reference_on_random_trace),
 		cmocka_unit_test(test_nscc_decreases_on_ecn_with_delay_and_grows_without),
 		cmocka_unit_test(test_nscc_trim_requests_quick_adapt_to_delivered_bytes),

@@ -45,7 +45,7 @@ const char *const uet_stat_names[UET_ST_COUNT] = {
 };
 
 static const char *const kind_names[UET_PKT_KIND_COUNT] = {
-	"data", "ack", "nack", "probe", "probe_ack", "credit_req", "credit", "raw",
+	"data", "ack", "nack", "probe", "probe_ack", "credit_req", "credit", "raw", "cnp",
 };
 
 static const char *const dscp_names[UET_DSCP_COUNT] = {

@@ -55,6 +55,7 @@ void uet_nic_cfg_defaults(struct uet_nic_cfg *c)
 	c->initial_cwnd_bytes = 175284;
 	c->credit_speculative_bytes = UINT64_MAX;
 	c->cnp_interval_ps = 50 * PS_PER_US;
+	c->tx_event_burst = 16;
 	c->tick_ps = 1 * PS_PER_US;
 	c->credit_tick_ps = 0;
 }
@@ -483,6 +484,7 @@ const struct uet_nic_attr uet_nic_attrs[] = {
 	{ "RdmaDataMSS", UET_ATTR_U32, NIC(rdma_data_mss), 1, 65535 - UET_WIRE_HDR_BYTES },
 	{ "TrimmableRetransmission", UET_ATTR_BOOL, NIC(trimmable_retx), 0, 0 },
 	{ "TrimmingEnabled", UET_ATTR_BOOL, NIC(trimming), 0, 0 },
+	{ "TxEventBurst", UET_ATTR_U32, NIC(tx_event_burst), 1, 1u << 20 },
 };
 
 const size_t uet_n_nic_attrs = sizeof(uet_nic_attrs) / sizeof(uet_nic_attrs[0]);

@@ -384,6 +384,7 @@ static int start(struct uet_sim *s, struct pcm_diag *diag)
 	rc = uet_cc_init(&s->ns.cc, scn, pkgs, max_groups, diag);
 	if (rc < 0)
 		return rc;
+	uet_cnp_setup(&s->ns);
 	for (uint32_t i = 0; i < s->n_msgs; i++) {
 		struct uet_msg_info *m = &s->msgs[i];
 
@@ -498,6 +499,9 @@ static void dispatch(struct uet_sim *s, struct uet_ev *ev)
 		break;
 	case UET_EV_CREDIT_TICK:
 		uet_nic_credit_tick(&s->ns, ev->obj);
+		break;
+	case UET_EV_CNP:
+		uet_nic_cnp_interval_end(&s->ns, ev->obj);
 		break;
 	default:
 		break;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pcm_algo.h - math that two or more handler packages share, so that no
- * policy carries its own copy: unit conversions, an EWMA, the per-ACK
+ * policy carries its own copy: unit conversions (ps to us or s, bytes to
+ * packets), an EWMA, the per-ACK
  * additive-increase step, a cube root, a deterministic per-flow random
  * generator and a small FIFO of entropy values.
  *
@@ -42,6 +43,27 @@ static inline pcm_fx pcm_algo_ps_to_us(pcm_uint ps)
 	pcm_fx ns = pcm_fx_from_uint((ps % PCM_ALGO_PS_PER_US) / PCM_ALGO_PS_PER_NS);
 
 	return pcm_fx_add(whole, pcm_fx_div(ns, pcm_fx_from_uint(1000)));
+}
+
+#define PCM_ALGO_PS_PER_MS 1000000000u
+
+/**
+ * pcm_algo_ps_to_s() - a time in picoseconds as seconds.
+ * @ps: the time, ps.
+ *
+ * Kept to whole microseconds: whole milliseconds plus the microseconds in
+ * pcm_fx, then scaled to seconds, so that Q16.16 holds up to 32 s (its
+ * resolution, 15 us, is then the limit).
+ *
+ * Return: trunc(ps / 10^6) / 10^6, in seconds.
+ */
+static inline pcm_fx pcm_algo_ps_to_s(pcm_uint ps)
+{
+	pcm_fx whole_ms = pcm_fx_from_uint(ps / PCM_ALGO_PS_PER_MS);
+	pcm_fx us = pcm_fx_from_uint((ps % PCM_ALGO_PS_PER_MS) / PCM_ALGO_PS_PER_US);
+	pcm_fx ms = pcm_fx_add(whole_ms, pcm_fx_div(us, pcm_fx_from_uint(1000)));
+
+	return pcm_fx_div(ms, pcm_fx_from_uint(1000));
 }
 
 /**

@@ -14,8 +14,8 @@
  * Sender: the cumulative ACK and the bitmap retire the PSNs they name (their
  * bytes leave the flight); the policy gets ACK, DATA_TX, RTT (minus the
  * reported service time, and only from a packet sent once: Karn's rule),
- * ACK_EV, QUEUE_DELAY, and ECN, ECN_EV and CNP (at most one per CnpInterval)
- * when the ACK echoes CE marks. A gap in the bitmap is never read as a loss.
+ * ACK_EV, QUEUE_DELAY, and ECN and ECN_EV when the ACK echoes CE marks (CNPs
+ * come from the receiver's notification point, cnp.c). A gap in the bitmap is never read as a loss.
  * After the first data ACK of each message the sender sends one base-RTT
  * probe, answered at once without the hold; its round trip lowers the
  * group's base RTT. The last ACK of a message is its completion.
@@ -139,12 +139,6 @@ static void feed_ack(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *p
 		ev.values[PCM_SIG_ECN] = pkt->ce;
 		ev.values[PCM_SIG_ECN_EV] = pkt->entropy;
 		nic->st[UET_ST_RX_ECN] += pkt->ce;
-		/* as a DCQCN notification point: at most one CNP per CnpInterval */
-		if (g->last_cnp_ps == UINT64_MAX || now - g->last_cnp_ps >= ns->cfg.cnp_interval_ps) {
-			g->last_cnp_ps = now;
-			ev.valid |= UET_BIT(PCM_SIG_CNP);
-			ev.values[PCM_SIG_CNP] = 1;
-		}
 	}
 	uet_group_feed(ns, g, &ev);
 }

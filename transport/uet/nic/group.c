@@ -139,7 +139,7 @@ struct uet_group *uet_group_get(struct uet_nics *ns, struct uet_nic *nic, uint32
 	g->cc.ctl.cwnd = ns->cfg.initial_cwnd_bytes;
 	g->cc.ctl.rate = PCM_RATE_ONE;
 	g->credit_granted = ns->cfg.credit_speculative_bytes;
-	g->last_cnp_ps = UINT64_MAX;
+	g->cnp_last_ps = UINT64_MAX;
 	g->flow_seed = flow_seed(ns, nic->id, peer, g->id);
 	if (uet_cc_attach(&ns->cc, &g->cc,
 			  policy >= 0 ? (uint32_t)policy : uet_policy_for(ns->scn, nic->id, peer),
@@ -174,6 +174,8 @@ bool uet_group_release_if_dead(struct uet_nics *ns, struct uet_group *g)
 		uet_des_cancel(ns->des, g->tick_ev);
 	if (g->credit_retry_ev)
 		uet_des_cancel(ns->des, g->credit_retry_ev);
+	if (g->cnp_ev)
+		uet_des_cancel(ns->des, g->cnp_ev);
 	uet_cc_detach(&g->cc);
 	for (uint32_t i = 0; i < nic->n_groups; i++) {
 		if (nic->groups[i] == g) {

@@ -16,6 +16,7 @@
  *   prefetch.c  Prefetch buffer
  *   bytepool.c  the egress and receive pools (Buffers), on ring.c's FIFOs
  *   credit.c    receiver credit (EQDS), a pcm extension
+ *   cnp.c       congestion notifications (DCQCN's notification point), a pcm extension
  *   audit.c     the leak audit, and the records the NIC writes
  *
  * Dependencies point one way: the NIC puts packets on its port and runs its
@@ -172,9 +173,14 @@ struct uet_group {
 	uint64_t cr_requested, cr_granted; /* cumulative, for that sender group */
 	struct uet_glink crr;   /* receiver: in the round-robin of peers with demand */
 	struct uet_ev *tick_ev;
-	uint64_t last_cnp_ps;
+	/* receiver side, DCQCN's notification point (cnp.c) */
+	uint64_t cnp_last_ps;   /* when it last sent a CNP; UINT64_MAX: never */
+	uint32_t cnp_marks;     /* CE-marked packets since, not yet notified */
+	uint32_t cnp_pdc;       /* the PDC of the latest of them */
+	struct uet_ev *cnp_ev;  /* the end of the current CnpInterval */
 	uint64_t last_rtt_ps;
 	uint64_t flow_seed;     /* PCM_SIG_FLOW_SEED of this group's events */
+	uint32_t tx_unreported; /* data packets sent since its last TX event */
 };
 
 struct uet_nic {
@@ -222,6 +228,7 @@ struct uet_nics {
 	struct uet_records rec;
 	bool monitor_on;
 	bool checking;                   /* UET_CHECK() on */
+	bool cnp_on;                     /* a package reads PCM_SIG_CNP: receivers notify */
 	uint64_t pcie_ps_per_byte_q16;
 	uint64_t seed;
 	uint32_t next_group_id;
@@ -523,6 +530,14 @@ void uet_prefetch_release(struct uet_nics *ns, struct uet_nic *nic, uint32_t wir
 /* @g can send nothing until the prefetch buffer drains: it waits off the ready queue. */
 void uet_prefetch_wait(struct uet_nic *nic, struct uet_group *g);
 void uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt);
+
+/* cnp.c */
+/* Turn the receivers' notification points on if a package of the run reads PCM_SIG_CNP. */
+void uet_cnp_setup(struct uet_nics *ns);
+/* A CE-marked data packet of @pdc arrived at its receiver. */
+void uet_cnp_marked(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc);
+void uet_nic_cnp_interval_end(struct uet_nics *ns, struct uet_group *g);
+void uet_cnp_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
 
 /* credit.c */
 /* @g must put @wire more bytes on the wire (a message posted, a packet lost): ask for them. */

@@ -81,8 +81,11 @@ static void receive_data(struct uet_nics *ns, struct uet_nic *nic, struct uet_pk
 		deliver(ns, nic, pdc, pkt, ip_bytes);
 	else
 		nic->st[UET_ST_RX_DUP_PKTS]++;
-	if (pkt->flags & UET_PF_CE)
+	if (pkt->flags & UET_PF_CE) {
 		rx->ce_pending++;
+		if (ns->cnp_on)
+			uet_cnp_marked(ns, nic, pdc);
+	}
 	if (!rx->done && rx->expected == pdc->npkts) {
 		rx->done = true;
 		UET_CHECK(ns, pdc->msg->delivered_bytes == pdc->msg->bytes);
@@ -121,6 +124,9 @@ void uet_nic_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *p
 		break;
 	case UET_PKT_CREDIT:
 		uet_credit_grant_receive(ns, nic, pkt);
+		break;
+	case UET_PKT_CNP:
+		uet_cnp_receive(ns, nic, pkt);
 		break;
 	default:
 		break;

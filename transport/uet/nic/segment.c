@@ -12,6 +12,8 @@
  * TrimmingEnabled and no-trim otherwise; retransmissions carry the retransmit
  * flag, the trimmable-retransmission codepoint and a new entropy value.
  * Control packets (ACKs, NACKs, probes, credit) carry the control codepoint.
+ * A package that reads PCM_SIG_TX_EVENT gets one event per burst of
+ * TxEventBurst packets (tx_event_coalesce()).
  */
 #include "nic.h"
 
@@ -46,6 +48,24 @@ static uint16_t next_entropy(struct uet_nics *ns, struct uet_group *g)
 		return (uint16_t)g->cc.ctl.ev;
 	}
 	return (uint16_t)(uet_rng_next(ns->rng) >> 48);
+}
+
+/*
+ * TX events are coalesced, as a DOCA NIC's are ("one event stands for many
+ * packets"): one per TxEventBurst data packets of the group, and one for the
+ * rest when the group has nothing left to send, so every packet is reported
+ * once. PCM_SIG_TX_EVENT carries the packets the event stands for.
+ */
+static void tx_event_coalesce(struct uet_nics *ns, struct uet_group *g, unsigned which)
+{
+	struct pcm_event ev;
+
+	if (++g->tx_unreported < ns->cfg.tx_event_burst && uet_group_has_work(g))
+		return;
+	ev.valid = UET_BIT(PCM_SIG_TX_EVENT);
+	ev.values[PCM_SIG_TX_EVENT] = g->tx_unreported;
+	g->tx_unreported = 0;
+	uet_group_feed_to(ns, g, which, &ev);
 }
 
 /* The group's pacing: the next packet may start one packet time at the rate later. */
@@ -102,13 +122,8 @@ void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_gro
 	if (uet_group_rate_limited(g))
 		pace(ns, nic, g, pkt->wire);
 	tx_event = uet_group_packages_where(g, uet_cc_wants_tx_event);
-	if (tx_event) {
-		struct pcm_event ev;
-
-		ev.valid = UET_BIT(PCM_SIG_TX_EVENT);
-		ev.values[PCM_SIG_TX_EVENT] = 1;
-		uet_group_feed_to(ns, g, tx_event, &ev);
-	}
+	if (tx_event)
+		tx_event_coalesce(ns, g, tx_event);
 }
 
 struct uet_pkt *uet_control_packet(struct uet_nics *ns, struct uet_nic *nic, uint32_t peer,

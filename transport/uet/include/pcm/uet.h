@@ -35,6 +35,7 @@
 #define UET_NACK_WIRE_BYTES 66
 #define UET_PROBE_WIRE_BYTES 66
 #define UET_CREDIT_WIRE_BYTES 66
+#define UET_CNP_WIRE_BYTES 66    /* congestion notification (DCQCN's NP to its RP) */
 /* The ACK's service time is reported in steps of this many ps. */
 #define UET_SERVICE_STEP_PS 128000
 #define UET_SACK_BITS 64
@@ -68,7 +69,11 @@ struct uet_nic_cfg {
 	uint64_t initial_cwnd_bytes;     /* InitialCwnd (pcm): window if no CWND control, 175284 */
 	uint64_t credit_speculative_bytes; /* CreditSpeculativeBytes (pcm): bytes a sender sends
 					    * before receiver credit; UINT64_MAX: one BDP */
-	uint64_t cnp_interval_ps;        /* CnpInterval (pcm): <= one CNP per group per 50 us */
+	uint64_t cnp_interval_ps;        /* CnpInterval (pcm): the receiver's notification point
+					  * sends <= one CNP per group per 50 us; marks inside
+					  * the interval are remembered and sent at its end */
+	uint32_t tx_event_burst;         /* TxEventBurst (pcm): one TX event per this many data
+					  * packets of a group (DOCA-style coalescing), 16 */
 	uint64_t tick_ps;                /* PcmTickInterval (pcm): timer ticks for ELAPSED_TIME
 					  * triggers, 1 us */
 	uint64_t credit_tick_ps;         /* CreditTickInterval (pcm): receiver credit pacing tick;
@@ -275,6 +280,7 @@ enum uet_pkt_kind {
 	UET_PKT_CREDIT_REQ,
 	UET_PKT_CREDIT,
 	UET_PKT_RAW,          /* a raw (UC-like) queue pair's packet */
+	UET_PKT_CNP,          /* congestion notification, receiver to sender (DCQCN) */
 	UET_PKT_KIND_COUNT,
 };
 
