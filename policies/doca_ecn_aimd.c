@@ -33,6 +33,7 @@
  * cut the rates to the fair share (20 CNPs, about 1 ms, at 8:1).
  */
 #include "doca_ecn_aimd.h"
+#include "pcm_minmax.h"
 #include "pcmh.h"
 
 static PCM_FORCE_INLINE pcm_uint cut_rate(pcm_uint rate, pcm_uint cnps)
