@@ -625,11 +625,12 @@ static void emit_reset_one(const struct pcm_spec_signal *s, const struct layout 
  */
 static void emit_commit_elapsed(const struct layout *l, unsigned i, FILE *out)
 {
+	fprintf(out, "\tif ((written >> %u) & 1) {\n", i);
 	if (l->ref_slot[i] >= 0)
-		fprintf(out, "\tif ((written >> %u) & 1 && rec[%u] == PCM_SIG_REARM)\n"
-			     "\t\trec[%d] = pcm_gen_since(now_ps, rec[%d]);\n",
-			i, l->sig_off + i, l->ref_slot[i], l->epoch_slot[i]);
-	fprintf(out, "\trec[%u] = pcm_gen_since(now_ps, rec[%d]);\n", l->sig_off + i,
+		fprintf(out, "\t\tif (rec[%u] == PCM_SIG_REARM)\n"
+			     "\t\t\trec[%d] = pcm_gen_since(now_ps, rec[%d]);\n",
+			l->sig_off + i, l->ref_slot[i], l->epoch_slot[i]);
+	fprintf(out, "\t\trec[%u] = pcm_gen_since(now_ps, rec[%d]);\n\t}\n", l->sig_off + i,
 		l->epoch_slot[i]);
 }
 
