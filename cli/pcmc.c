@@ -420,9 +420,14 @@ static int cmd_gen(const struct pcmc_args *a)
 	return rc;
 }
 
-/* A signal whose value can go down: a LAST or MIN accumulator, or bytes in flight. */
+/*
+ * A signal whose value can go down: a LAST or MIN accumulator, or bytes in
+ * flight. Not ELAPSED_TIME, the clock, whose DELTA is the periodic timer.
+ */
 static bool can_decrease(const struct pcm_spec_signal *s)
 {
+	if (s->type == PCM_SIG_ELAPSED_TIME)
+		return false;
 	return s->accum == PCM_SIG_ACCUM_LAST || s->accum == PCM_SIG_ACCUM_MIN ||
 	       s->type == PCM_SIG_IN_FLIGHT;
 }

@@ -95,6 +95,12 @@ static void test_pcmc_check_warns_of_delta_on_a_signal_that_can_decrease(void **
 					"    accumulation: PCM_SIG_ACCUM_LAST\n"
 					"    trigger_type: PCM_SIG_TRIGGER_MAGNITUDE\n"
 					"    trigger_threshold: 10\n";
+	/* the clock: its DELTA is the periodic timer, and it does not go down */
+	static const char clock[] = "algorithm:\n  name: d\nsignals:\n"
+				    "  - name: TIMER\n    type: PCM_SIG_ELAPSED_TIME\n"
+				    "    accumulation: PCM_SIG_ACCUM_LAST\n"
+				    "    trigger_type: PCM_SIG_TRIGGER_DELTA\n"
+				    "    trigger_threshold: 1000000\n";
 	char out[4096];
 
 	check_spec(in_flight, out, sizeof(out));
@@ -106,6 +112,8 @@ static void test_pcmc_check_warns_of_delta_on_a_signal_that_can_decrease(void **
 	check_spec(growing, out, sizeof(out));
 	assert_null(strstr(out, "warning"));
 	check_spec(magnitude, out, sizeof(out));
+	assert_null(strstr(out, "warning"));
+	check_spec(clock, out, sizeof(out));
 	assert_null(strstr(out, "warning"));
 }
 
