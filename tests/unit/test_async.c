@@ -36,6 +36,10 @@ extern const struct pcm_package pcm_pkg_writer_probe;
 #define MSS 4096
 #define ALL_WORKERS UINT32_MAX
 
+/* The three modes, for tests that hold in each. */
+static const enum pcm_async_mode modes[] = { PCM_ASYNC_RELAXED, PCM_ASYNC_LOCKED,
+					     PCM_ASYNC_BOUNDED };
+
 static struct pcm_async *make_async(const struct pcm_package *pkg, uint32_t flows,
 					enum pcm_async_mode mode, uint32_t workers, uint32_t bound)
 {
@@ -105,9 +109,6 @@ static int feed(struct pcm_async *as, uint32_t flow, pcm_uint valid, const pcm_u
 
 static void test_samples_accumulate_until_a_worker_takes_them(void **state)
 {
-	static const enum pcm_async_mode modes[] = { PCM_ASYNC_RELAXED, PCM_ASYNC_LOCKED,
-						     PCM_ASYNC_BOUNDED };
-
 	for (unsigned m = 0; m < 3; m++) {
 		struct pcm_async *as = make_async(&pcm_pkg_accum_probe, 2, modes[m], 1, 0);
 		pcm_uint v[PCM_SIG_COUNT] = { 0 };
@@ -243,9 +244,6 @@ static void test_idle_flows_are_never_visited(void **state)
 
 static void test_elapsed_timer_fires_on_tick_without_traffic(void **state)
 {
-	static const enum pcm_async_mode modes[] = { PCM_ASYNC_RELAXED, PCM_ASYNC_LOCKED,
-						     PCM_ASYNC_BOUNDED };
-
 	for (unsigned m = 0; m < 3; m++) {
 		struct pcm_async *as = make_async(&pcm_pkg_writer_probe, 1, modes[m], 1, 0);
 
@@ -265,9 +263,6 @@ static void test_elapsed_timer_fires_on_tick_without_traffic(void **state)
 /* ELAPSED_TIME as in the SDK: time since the flow started, not restarted by consumption. */
 static void test_elapsed_time_is_time_since_flow_start_as_in_the_sdk(void **state)
 {
-	static const enum pcm_async_mode modes[] = { PCM_ASYNC_RELAXED, PCM_ASYNC_LOCKED,
-						     PCM_ASYNC_BOUNDED };
-
 	for (unsigned m = 0; m < 3; m++) {
 		struct pcm_async *as = make_async(&pcm_pkg_writer_probe, 1, modes[m], 1, 0);
 		pcm_uint v[PCM_SIG_COUNT] = { 0 };
