@@ -450,7 +450,7 @@ static void test_shell_rejects_package_missing_target_capability(void **state)
 }
 
 /* Time going back: ELAPSED_TIME is 0, not 2^64 - 1000 (the two shells used to disagree). */
-static void test_elapsed_time_is_zero_when_now_is_before_the_epoch(void **state)
+static void test_elapsed_time_is_zero_when_now_is_before_the_flow_started(void **state)
 {
 	struct pcm_shell *sh = NULL;
 	struct pcm_diag diag;
@@ -643,7 +643,7 @@ int main(void)
 		cmocka_unit_test(test_flow_count_limits),
 		cmocka_unit_test(test_million_flows_fit_and_report_bytes_per_flow),
 		cmocka_unit_test(test_shell_rejects_package_missing_target_capability),
-		cmocka_unit_test(test_elapsed_time_is_zero_when_now_is_before_the_epoch),
+		cmocka_unit_test(test_elapsed_time_is_zero_when_now_is_before_the_flow_started),
 		cmocka_unit_test(test_flows_are_added_removed_and_reused_at_run_time),
 		cmocka_unit_test(test_far_apart_handles_need_no_memory_in_between),
 		cmocka_unit_test(test_memory_follows_the_flows_in_chunk_steps),
