@@ -25,15 +25,9 @@
 #include <cmocka.h>
 
 #include "async.h"
+#include "probes.h"
 #include "shell.h"
 
-extern const struct pcm_package pcm_pkg_accum_probe;
-extern const struct pcm_package pcm_pkg_pair_probe;
-extern const struct pcm_package pcm_pkg_trigger_probe;
-extern const struct pcm_package pcm_pkg_writer_probe;
-
-#define BIT(t) ((pcm_uint)1 << (t))
-#define MSS 4096
 #define ALL_WORKERS UINT32_MAX
 
 /* The three modes, for tests that hold in each. */

@@ -44,21 +44,17 @@
 
 #include "async.h"
 #include "dst_hooks.h"
+#include "probes.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #define DST_ASAN 1
 #endif
 
-extern const struct pcm_package pcm_pkg_dst_p;
-extern const struct pcm_package pcm_pkg_dst_q;
-
 /* Called by the probe handler (tests/data/pkg/dst_probe.c) on every call. */
 void dst_observe(pcm_uint seed, pcm_uint acks, pcm_uint bytes, pcm_uint ev_a, pcm_uint ev_b,
 		 pcm_uint backlog_taken);
 
-#define BIT(t) ((pcm_uint)1 << (t))
-#define MSS 4096
 #define MAX_ACKS 3
 #define MAX_ACTORS 8
 #define MAX_FLOWS 16

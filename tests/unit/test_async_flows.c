@@ -23,15 +23,8 @@
 #include <cmocka.h>
 
 #include "async.h"
+#include "probes.h"
 
-extern const struct pcm_package pcm_pkg_accum_probe;
-extern const struct pcm_package pcm_pkg_pair_probe;
-extern const struct pcm_package pcm_pkg_writer_probe;
-extern const struct pcm_package pcm_pkg_dst_p;
-extern const struct pcm_package pcm_pkg_dst_q;
-
-#define BIT(t) ((pcm_uint)1 << (t))
-#define MSS 4096
 #define ALL UINT32_MAX
 
 /* The probe handler of dst_p/dst_q reports each call; the controls carry the totals. */

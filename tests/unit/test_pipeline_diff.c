@@ -33,16 +33,10 @@
 
 #include "async.h"
 #include "builtin.h"
+#include "probes.h"
 #include "shell.h"
 #include "test_util.h"
 
-extern const struct pcm_package pcm_pkg_accum_probe;
-extern const struct pcm_package pcm_pkg_pair_probe;
-extern const struct pcm_package pcm_pkg_trigger_probe;
-extern const struct pcm_package pcm_pkg_writer_probe;
-
-#define BIT(t) ((pcm_uint)1 << (t))
-#define MSS 4096
 #define FLOWS 3
 #define PCMC PCM_BUILD_ROOT "/cli/pcmc"
 #define FABRIC PCM_SOURCE_ROOT "/policies/fabric/default.yaml"

@@ -16,15 +16,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "probes.h"
 #include "shell.h"
 #include "target.h"
-
-extern const struct pcm_package pcm_pkg_accum_probe;
-extern const struct pcm_package pcm_pkg_pair_probe;
-extern const struct pcm_package pcm_pkg_trigger_probe;
-extern const struct pcm_package pcm_pkg_writer_probe;
-
-#define BIT(t) ((pcm_uint)1 << (t))
 
 static struct pcm_shell *make_shell(const struct pcm_package *pkg, uint32_t flows)
 {
