@@ -420,9 +420,14 @@ static int cmd_gen(const struct pcmc_args *a)
 	return rc;
 }
 
-/* A signal whose value can go down: a LAST or MIN accumulator, or bytes in flight. */
+/*
+ * A signal whose value can go down: a LAST or MIN accumulator, or bytes in
+ * flight. Not ELAPSED_TIME, the clock, whose DELTA is the periodic timer.
+ */
 static bool can_decrease(const struct pcm_spec_signal *s)
 {
+	if (s->type == PCM_SIG_ELAPSED_TIME)
+		return false;
 	return s->accum == PCM_SIG_ACCUM_LAST || s->accum == PCM_SIG_ACCUM_MIN ||
 	       s->type == PCM_SIG_IN_FLIGHT;
 }
@@ -448,6 +453,28 @@ static void warn_delta_wraparound(const struct pcm_spec *spec)
 	}
 }
 
+/*
+ * ELAPSED_TIME is the time since the flow started (the SDK's definition), so
+ * a RAW trigger on it, once it holds, holds at every later event: a clock
+ * that calls the handler each time rather than once a period.
+ */
+static void warn_raw_clock(const struct pcm_spec *spec)
+{
+	for (unsigned i = 0; i < spec->n_signals; i++) {
+		const struct pcm_spec_signal *s = &spec->signals[i];
+
+		if (s->type != PCM_SIG_ELAPSED_TIME || s->trigger != PCM_SIG_TRIGGER_RAW)
+			continue;
+		fprintf(stderr,
+			"%s:%u:%u: signals[%u] '%s': warning: RAW trigger on PCM_SIG_ELAPSED_TIME, "
+			"the time since the flow started: once '%s %llu' holds it holds at every "
+			"later event; for a timer that fires once a period use "
+			"PCM_SIG_TRIGGER_DELTA\n",
+			spec->path, s->loc.line, s->loc.col, i, s->name, pcm_trigger_op_text(s->op),
+			(unsigned long long)s->threshold.num.u);
+	}
+}
+
 static int cmd_check(const struct pcmc_args *a)
 {
 	struct pcm_fabric *fabric;
@@ -462,6 +489,7 @@ static int cmd_check(const struct pcmc_args *a)
 	if (rc < 0)
 		return rc;
 	warn_delta_wraparound(spec);
+	warn_raw_clock(spec);
 	printf("pcmc: '%s' (%s) passes the capability check for target '%s'\n", spec->name,
 	       spec->path, a->target_name);
 	pcm_spec_free(spec);

@@ -427,7 +427,7 @@ static void emit_helpers(FILE *out)
 	      "\treturn b > a ? b : a;\n}\n\n"
 	      "PCM_GEN_HELPER pcm_uint pcm_gen_abs_diff(pcm_uint a, pcm_uint b)\n{\n"
 	      "\treturn a >= b ? a - b : b - a;\n}\n\n"
-	      "/* ELAPSED_TIME: time since the epoch, 0 when `now` is before it. */\n"
+	      "/* ELAPSED_TIME: time since the flow started, 0 when `now` is before it. */\n"
 	      "PCM_GEN_HELPER pcm_uint pcm_gen_since(pcm_uint now, pcm_uint epoch)\n{\n"
 	      "\tpcm_uint d;\n\n"
 	      "\treturn __builtin_sub_overflow(now, epoch, &d) ? 0 : d;\n}\n\n",
@@ -615,15 +615,30 @@ static void emit_reset_one(const struct pcm_spec_signal *s, const struct layout 
 	if (l->ref_slot[i] >= 0)
 		fprintf(out, "%srec[%d] = UINT64_C(%" PRIu64 ");\n", indent, l->ref_slot[i],
 			s->initial.num.u);
-	if (l->epoch_slot[i] >= 0)
-		fprintf(out, "%srec[%d] = now_ps;\n", indent, l->epoch_slot[i]);
+}
+
+/*
+ * An ELAPSED_TIME signal after the handler, as in the SDK: its value is the
+ * clock's (time since the flow started), so neither consumption nor a write
+ * changes it. PCM_SIG_REARM (pcm's own) moves its trigger reference to now,
+ * which restarts a DELTA timer's period.
+ */
+static void emit_commit_elapsed(const struct layout *l, unsigned i, FILE *out)
+{
+	fprintf(out, "\tif ((written >> %u) & 1) {\n", i);
+	if (l->ref_slot[i] >= 0)
+		fprintf(out, "\t\tif (rec[%u] == PCM_SIG_REARM)\n"
+			     "\t\t\trec[%d] = pcm_gen_since(now_ps, rec[%d]);\n",
+			l->sig_off + i, l->ref_slot[i], l->epoch_slot[i]);
+	fprintf(out, "\t\trec[%u] = pcm_gen_since(now_ps, rec[%d]);\n\t}\n", l->sig_off + i,
+		l->epoch_slot[i]);
 }
 
 /*
  * After the handler: a signal it wrote keeps the written value unless that
  * is PCM_SIG_REARM, which resets it; a signal it did not write is reset
  * when it is consumed (reset_upon_trigger). A reset also resets the
- * trigger reference and moves an ELAPSED_TIME epoch to now.
+ * trigger reference. ELAPSED_TIME is the clock (emit_commit_elapsed()).
  */
 static void emit_commit(const struct pcm_spec *spec, const struct layout *l, FILE *out)
 {
@@ -631,6 +646,10 @@ static void emit_commit(const struct pcm_spec *spec, const struct layout *l, FIL
 	for (unsigned i = 0; i < spec->n_signals; i++) {
 		const struct pcm_spec_signal *s = &spec->signals[i];
 
+		if (l->epoch_slot[i] >= 0) {
+			emit_commit_elapsed(l, i, out);
+			continue;
+		}
 		fprintf(out, "\tif ((written >> %u) & 1 ? rec[%u] == PCM_SIG_REARM : %d) {\n", i,
 			l->sig_off + i, s->reset_upon_trigger);
 		emit_reset_one(s, l, i, "\t\t", out);

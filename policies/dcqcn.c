@@ -37,11 +37,9 @@
  * pcm-sim(1)) and starts at INIT_RATE, line rate (a profile may start
  * lower); docs/policies.md.
  *
- * Timers are ELAPSED_TIME triggers whose epoch a CNP moves (the shell resets
- * every signal the handler leaves alone, and consuming an ELAPSED_TIME
- * signal restarts its epoch, pcm-handler(7)); a call that is not a timer's
- * expiry writes the timer back to keep its epoch. TX_PKTS keeps the packets
- * below one byte-counter period the same way. A datapath calls
+ * Timers are DELTA triggers on ELAPSED_TIME: each fires a period after it
+ * last fired, and a CNP restarts both (PCM_SIG_REARM). TX_PKTS keeps the
+ * packets below one byte-counter period by writing them back. A datapath calls
  * pcm_shell_tick() so timers expire without traffic.
  *
  * Tunables: G (dimensionless), ALPHA_PERIOD_PS and TIMER_PERIOD_PS (ps),
@@ -105,21 +103,19 @@ int algorithm_main()
 	}
 
 	if (mask & NUM_CNP) {
-		/* Leave every signal alone: the shell restarts both timers and the counter. */
+		/* The shell resets the counter; both timers restart from the CNP. */
 		cut(ALGO_CTX_PASS, get_signal(NUM_CNP));
+		set_signal(ALPHA_TIMER, PCM_SIG_REARM);
+		set_signal(RATE_TIMER, PCM_SIG_REARM);
 	} else {
 		pcm_uint tx = get_signal(TX_PKTS);
 
 		if (mask & ALPHA_TIMER)
 			set_var_fx(ALPHA,
 				   pcm_fx_mul(get_var_fx(ALPHA), pcm_fx_sub(PCM_FX_ONE, fx(G))));
-		else
-			set_signal(ALPHA_TIMER, get_signal(ALPHA_TIMER));
 		if (mask & RATE_TIMER) {
 			set_var_uint(T_COUNT, get_var_uint(T_COUNT) + 1);
 			increase(ALGO_CTX_PASS);
-		} else {
-			set_signal(RATE_TIMER, get_signal(RATE_TIMER));
 		}
 		for (; tx >= BC_PKTS; tx -= BC_PKTS) {
 			set_var_uint(BC_COUNT, get_var_uint(BC_COUNT) + 1);

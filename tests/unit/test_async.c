@@ -25,16 +25,14 @@
 #include <cmocka.h>
 
 #include "async.h"
+#include "probes.h"
 #include "shell.h"
 
-extern const struct pcm_package pcm_pkg_accum_probe;
-extern const struct pcm_package pcm_pkg_pair_probe;
-extern const struct pcm_package pcm_pkg_trigger_probe;
-extern const struct pcm_package pcm_pkg_writer_probe;
-
-#define BIT(t) ((pcm_uint)1 << (t))
-#define MSS 4096
 #define ALL_WORKERS UINT32_MAX
+
+/* The three modes, for tests that hold in each. */
+static const enum pcm_async_mode modes[] = { PCM_ASYNC_RELAXED, PCM_ASYNC_LOCKED,
+					     PCM_ASYNC_BOUNDED };
 
 static struct pcm_async *make_async(const struct pcm_package *pkg, uint32_t flows,
 					enum pcm_async_mode mode, uint32_t workers, uint32_t bound)
@@ -105,9 +103,6 @@ static int feed(struct pcm_async *as, uint32_t flow, pcm_uint valid, const pcm_u
 
 static void test_samples_accumulate_until_a_worker_takes_them(void **state)
 {
-	static const enum pcm_async_mode modes[] = { PCM_ASYNC_RELAXED, PCM_ASYNC_LOCKED,
-						     PCM_ASYNC_BOUNDED };
-
 	for (unsigned m = 0; m < 3; m++) {
 		struct pcm_async *as = make_async(&pcm_pkg_accum_probe, 2, modes[m], 1, 0);
 		pcm_uint v[PCM_SIG_COUNT] = { 0 };
@@ -243,9 +238,6 @@ static void test_idle_flows_are_never_visited(void **state)
 
 static void test_elapsed_timer_fires_on_tick_without_traffic(void **state)
 {
-	static const enum pcm_async_mode modes[] = { PCM_ASYNC_RELAXED, PCM_ASYNC_LOCKED,
-						     PCM_ASYNC_BOUNDED };
-
 	for (unsigned m = 0; m < 3; m++) {
 		struct pcm_async *as = make_async(&pcm_pkg_writer_probe, 1, modes[m], 1, 0);
 
@@ -253,11 +245,48 @@ static void test_elapsed_timer_fires_on_tick_without_traffic(void **state)
 		assert_int_equal(pcm_async_tick(as, 0, 1000000), 1);
 		assert_int_equal(pcm_async_poll(as, 0, 10), 1);
 		assert_int_equal(var(as, 0, "TIMER_FIRES", 0), 1);
-		/* the epoch moved to the call's time: 1.5 ms is only 0.5 ms later */
+		/* the DELTA reference moved to the fire's time: 1.5 ms is only 0.5 ms later */
 		assert_int_equal(pcm_async_tick(as, 0, 1500000), 0);
 		assert_int_equal(pcm_async_tick(as, 0, 2000000), 1);
 		assert_int_equal(pcm_async_poll(as, 0, 10), 1);
 		assert_int_equal(var(as, 0, "TIMER_FIRES", 0), 2);
+		pcm_async_destroy(as);
+	}
+}
+
+/* ELAPSED_TIME as in the SDK: time since the flow started, not restarted by consumption. */
+static void test_elapsed_time_is_time_since_flow_start_as_in_the_sdk(void **state)
+{
+	for (unsigned m = 0; m < 3; m++) {
+		struct pcm_async *as = make_async(&pcm_pkg_writer_probe, 1, modes[m], 1, 0);
+		pcm_uint v[PCM_SIG_COUNT] = { 0 };
+
+		assert_int_equal(pcm_async_tick(as, 0, 1000000), 1);
+		assert_int_equal(pcm_async_poll(as, 0, 10), 1);
+		/* a call for BACKLOG (drained by the handler) consumes TIMER at 1.5 ms */
+		v[PCM_SIG_TX_READY_PKTS] = 1;
+		v[PCM_SIG_ECN] = 1;
+		assert_int_equal(feed(as, 0, BIT(PCM_SIG_ECN) | BIT(PCM_SIG_TX_READY_PKTS), v,
+				      1500000),
+				 1);
+		assert_int_equal(pcm_async_poll(as, 0, 10), 1);
+		assert_int_equal(var(as, 0, "SEEN_TIMER", 0), 1500000);
+		/* not restarted: the next fire is a period after the last fire */
+		assert_int_equal(pcm_async_tick(as, 0, 1999999), 0);
+		assert_int_equal(pcm_async_tick(as, 0, 2000000), 1);
+		assert_int_equal(pcm_async_poll(as, 0, 10), 1);
+		assert_int_equal(var(as, 0, "TIMER_FIRES", 0), 2);
+		/* re-armed at 2.5 ms: 3 ms is half a period later */
+		v[PCM_SIG_ECN] = 5;
+		assert_int_equal(feed(as, 0, BIT(PCM_SIG_ECN) | BIT(PCM_SIG_TX_READY_PKTS), v,
+				      2500000),
+				 1);
+		assert_int_equal(pcm_async_poll(as, 0, 10), 1);
+		assert_int_equal(pcm_async_tick(as, 0, 3000000), 0);
+		assert_int_equal(pcm_async_tick(as, 0, 3500000), 1);
+		assert_int_equal(pcm_async_poll(as, 0, 10), 1);
+		assert_int_equal(var(as, 0, "TIMER_FIRES", 0), 3);
+		assert_int_equal(var(as, 0, "SEEN_TIMER", 0), 3500000);
 		pcm_async_destroy(as);
 	}
 }
@@ -658,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_a_quiet_flow_leaves_the_pending_set),
 		cmocka_unit_test(test_idle_flows_are_never_visited),
 		cmocka_unit_test(test_elapsed_timer_fires_on_tick_without_traffic),
+		cmocka_unit_test(test_elapsed_time_is_time_since_flow_start_as_in_the_sdk),
 		cmocka_unit_test(test_handler_error_is_counted_and_writes_kept),
 		cmocka_unit_test(test_controls_are_published_to_the_datapath),
 		cmocka_unit_test(test_unknown_flow_is_rejected),

@@ -28,7 +28,7 @@
  *
  *   PCM_DST_SEEDS=N     seeds to run (default 10000; suite `slow` runs 1000000)
  *   PCM_DST_SEED=S      first seed (default 1)
- *   PCM_DST_EVENTS=E, PCM_DST_FLOWS=F, PCM_DST_OPS=O  scenario overrides
+ *   PCM_DST_EVENTS=E, PCM_DST_FLOWS=F (1..16), PCM_DST_OPS=O  scenario overrides
  *
  * ThreadSanitizer does not follow coroutine switches; that build skips.
  */
@@ -44,21 +44,17 @@
 
 #include "async.h"
 #include "dst_hooks.h"
+#include "probes.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #define DST_ASAN 1
 #endif
 
-extern const struct pcm_package pcm_pkg_dst_p;
-extern const struct pcm_package pcm_pkg_dst_q;
-
 /* Called by the probe handler (tests/data/pkg/dst_probe.c) on every call. */
 void dst_observe(pcm_uint seed, pcm_uint acks, pcm_uint bytes, pcm_uint ev_a, pcm_uint ev_b,
 		 pcm_uint backlog_taken);
 
-#define BIT(t) ((pcm_uint)1 << (t))
-#define MSS 4096
 #define MAX_ACKS 3
 #define MAX_ACTORS 8
 #define MAX_FLOWS 16
@@ -108,6 +104,11 @@ static void draw_scenario(uint64_t seed, struct scenario *sc)
 	sc->n_workers = 1 + (uint32_t)(splitmix(&r) % 2);
 	sc->n_dp = 1 + (uint32_t)(splitmix(&r) % 2);
 	sc->flows_per_dp = env_u32("PCM_DST_FLOWS", 1 + (uint32_t)(splitmix(&r) % 3));
+	if (sc->flows_per_dp < 1 || sc->flows_per_dp > MAX_FLOWS) {
+		fprintf(stderr, "test_async_dst: PCM_DST_FLOWS=%u: from 1 to %u\n", sc->flows_per_dp,
+			MAX_FLOWS);
+		exit(2);
+	}
 	sc->shared = (uint32_t)(splitmix(&r) % 2);
 	sc->events = env_u32("PCM_DST_EVENTS", 4 + (uint32_t)(splitmix(&r) % 14));
 	sc->ops = env_u32("PCM_DST_OPS", (uint32_t)(splitmix(&r) % 24));
@@ -144,6 +145,7 @@ static struct {
 	uint64_t points_limit;
 	uint32_t switch_in;
 	bool failed;
+	bool harness_error; /* the failure is the test's (create, add, ...), not a property's */
 	char why[512];
 } S;
 
@@ -163,15 +165,32 @@ static void trace(const char *fmt, ...)
 	va_end(ap);
 }
 
+static void vfail(bool harness, const char *fmt, va_list ap)
+{
+	if (S.failed)
+		return;
+	S.failed = true;
+	S.harness_error = harness;
+	vsnprintf(S.why, sizeof(S.why), fmt, ap);
+}
+
+/* A property does not hold. */
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (S.failed)
-		return;
-	S.failed = true;
 	va_start(ap, fmt);
-	vsnprintf(S.why, sizeof(S.why), fmt, ap);
+	vfail(false, fmt, ap);
+	va_end(ap);
+}
+
+/* The test itself could not go on: a fault build must not count this as catching its fault. */
+static void harness_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(true, fmt, ap);
 	va_end(ap);
 }
 
@@ -316,7 +335,7 @@ static uint32_t new_incarnation(uint32_t flow)
 	uint32_t i = M.n_inc++;
 
 	if (i >= MAX_INCARNATIONS) {
-		fail("model: too many incarnations");
+		harness_fail("model: too many incarnations");
 		M.n_inc--;
 		return MAX_INCARNATIONS - 1;
 	}
@@ -379,7 +398,7 @@ static void check_controls(struct dp_flow *df)
 	pcm_uint total, rate, check;
 
 	if (pcm_async_controls(M.as, df->flow, &set) < 0) {
-		fail("flow %u: controls unreadable", df->flow);
+		harness_fail("flow %u: controls unreadable", df->flow);
 		return;
 	}
 	total = set.value[PCM_CTRL_CWND];
@@ -430,7 +449,7 @@ static void feed_one(struct actor *a, struct dp_flow *df)
 	rc = pcm_async_feed(M.as, df->flow, &ev, M.now);
 	trace("dp %u: fed flow %u ev %u: %d\n", a->id, df->flow, in->ev, rc);
 	if (rc < 0)
-		fail("flow %u: feed returned %d", df->flow, rc);
+		harness_fail("flow %u: feed returned %d", df->flow, rc);
 }
 
 /* An owner's operation on one of its flows: swap, reset, or remove and add another. */
@@ -462,7 +481,7 @@ static void owner_op(struct actor *a, struct dp_flow *df)
 	trace("dp %u: owner op %s -> flow %u: %d\n", a->id,
 	      r <= 1 ? "swap" : r == 2 ? "reset" : "remove+add", df->flow, rc);
 	if (rc < 0)
-		fail("owner operation %llu on flow %u returned %d", (unsigned long long)r,
+		harness_fail("owner operation %llu on flow %u returned %d", (unsigned long long)r,
 		     df->flow, rc);
 }
 
@@ -496,7 +515,7 @@ static void worker_actor(struct actor *a)
 		trace("worker %u: polled %d\n", w, n);
 
 		if (n < 0)
-			fail("worker %u: poll returned %d", w, n);
+			harness_fail("worker %u: poll returned %d", w, n);
 		pcm_dst_point();
 	}
 }
@@ -518,7 +537,7 @@ static int make_shell(const struct scenario *sc)
 	cfg.n_packages = 2;
 	cfg.max_flows = 4096;
 	if (pcm_async_create_cfg(&cfg, &M.as, &diag) < 0) {
-		fail("create: %s", diag.msg);
+		harness_fail("create: %s", diag.msg);
 		return -1;
 	}
 	return pcm_async_start(M.as);
@@ -535,13 +554,13 @@ static void add_flows(const struct scenario *sc)
 			if (pcm_async_flow_add(M.as, (uint32_t)(splitmix(&r) % sc->n_workers),
 					       splitmix(&r) % 2 ? &pcm_pkg_dst_p : &pcm_pkg_dst_q, 0,
 					       &df->flow) < 0)
-				fail("add failed");
+				harness_fail("add failed");
 			df->inc = new_incarnation(df->flow);
 		}
 	}
 	for (uint32_t i = 0; i < sc->shared; i++) {
 		if (pcm_async_flow_add(M.as, 0, &pcm_pkg_dst_p, 0, &M.shared[i].flow) < 0)
-			fail("add failed");
+			harness_fail("add failed");
 		M.shared[i].inc = new_incarnation(M.shared[i].flow);
 		M.inc[M.shared[i].inc].shared = true;
 	}
@@ -701,7 +720,7 @@ static void shrink(struct scenario *sc, char *why, size_t why_len)
 				t.ops /= 2;
 			else
 				continue;
-			if (!run_seed(&t)) {
+			if (!run_seed(&t) && !S.harness_error) {
 				*sc = t;
 				snprintf(why, why_len, "%s", S.why);
 				smaller = true;
@@ -709,6 +728,17 @@ static void shrink(struct scenario *sc, char *why, size_t why_len)
 		}
 	}
 }
+
+/*
+ * A fault build (one part of the handoff left out, see meson.build) passes
+ * when a property check catches its fault, and fails when none does or when
+ * the test itself breaks (a harness error is no catch).
+ */
+#if defined(PCM_DST_FAULT_NO_LATE) || defined(PCM_DST_FAULT_NO_RECHECK) || defined(PCM_DST_FAULT_TORN)
+#define DST_FAULT_BUILD 1
+#else
+#define DST_FAULT_BUILD 0
+#endif
 
 int main(void)
 {
@@ -726,20 +756,29 @@ int main(void)
 		draw_scenario(seed, &sc);
 		if (!run_seed(&sc)) {
 			char why[sizeof(S.why)];
+			bool harness = S.harness_error;
 
 			memcpy(why, S.why, sizeof(why));
-			fprintf(stderr, "test_async_dst: FAIL seed %" PRIu64 " (%s, bound %u): %s\n",
-				seed, pcm_async_mode_name(sc.mode), sc.bound, why);
+			fprintf(stderr, "test_async_dst: FAIL seed %" PRIu64 " (%s, bound %u): %s%s\n",
+				seed, pcm_async_mode_name(sc.mode), sc.bound,
+				harness ? "test harness error: " : "", why);
 			print_repro(stderr, &sc);
+			if (harness)
+				return 2;
 			shrink(&sc, why, sizeof(why));
 			fprintf(stderr, "  smallest failing scenario (%s):\n", why);
 			print_repro(stderr, &sc);
-			return 1;
+			if (DST_FAULT_BUILD)
+				printf("%s: its fault was caught by a property check, as it must be\n",
+				       PCM_DST_BINARY);
+			return DST_FAULT_BUILD ? 0 : 1;
 		}
 		by_mode[sc.mode]++;
 	}
 	printf("test_async_dst: %" PRIu64 " seeds from %" PRIu64 " passed (relaxed %" PRIu64
 	       ", locked %" PRIu64 ", bounded %" PRIu64 ")\n",
 	       n, first, by_mode[0], by_mode[1], by_mode[2]);
-	return 0;
+	if (DST_FAULT_BUILD)
+		fprintf(stderr, "%s: FAIL: no property check caught the fault\n", PCM_DST_BINARY);
+	return DST_FAULT_BUILD ? 1 : 0;
 }

@@ -23,15 +23,8 @@
 #include <cmocka.h>
 
 #include "async.h"
+#include "probes.h"
 
-extern const struct pcm_package pcm_pkg_accum_probe;
-extern const struct pcm_package pcm_pkg_pair_probe;
-extern const struct pcm_package pcm_pkg_writer_probe;
-extern const struct pcm_package pcm_pkg_dst_p;
-extern const struct pcm_package pcm_pkg_dst_q;
-
-#define BIT(t) ((pcm_uint)1 << (t))
-#define MSS 4096
 #define ALL UINT32_MAX
 
 /* The probe handler of dst_p/dst_q reports each call; the controls carry the totals. */
@@ -277,7 +270,7 @@ static void test_controls_are_read_as_one_set(void **state)
 }
 
 /* Time going back: ELAPSED_TIME is 0, as in the synchronous shell (both used to differ). */
-static void test_elapsed_time_is_zero_when_now_is_before_the_epoch(void **state)
+static void test_elapsed_time_is_zero_when_now_is_before_the_flow_started(void **state)
 {
 	const struct pcm_package *pkg = &pcm_pkg_writer_probe;
 	struct pcm_async_config cfg;
@@ -590,7 +583,7 @@ int main(void)
 		cmocka_unit_test(test_swap_hands_over_controls_and_unconsumed_samples),
 		cmocka_unit_test(test_swap_lets_the_old_package_take_what_is_pending),
 		cmocka_unit_test(test_controls_are_read_as_one_set),
-		cmocka_unit_test(test_elapsed_time_is_zero_when_now_is_before_the_epoch),
+		cmocka_unit_test(test_elapsed_time_is_zero_when_now_is_before_the_flow_started),
 		cmocka_unit_test(test_million_flows_fit_and_report_bytes_per_flow),
 		cmocka_unit_test(test_swaps_every_few_events_lose_and_double_nothing),
 		cmocka_unit_test(test_bounded_hot_flow_with_bound_zero_makes_progress),

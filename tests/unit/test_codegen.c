@@ -22,6 +22,7 @@
 #include "package.h"
 #include "scratch_dir.h"
 #include "shell.h"
+#include "test_util.h"
 
 #define PCMC PCM_BUILD_ROOT "/cli/pcmc"
 #define FABRIC PCM_SOURCE_ROOT "/policies/fabric/default.yaml"
@@ -123,23 +124,6 @@ static void test_arith_names_round_trip(void **state)
 	assert_int_equal(pcm_arith_parse("q8.8", &a), -EINVAL);
 }
 
-/* Run a shell command; return its exit status and capture stderr+stdout. */
-static int run(const char *cmd, char *out, size_t out_len)
-{
-	char full[2048];
-	size_t n;
-	FILE *p;
-	int st;
-
-	snprintf(full, sizeof(full), "%s 2>&1", cmd);
-	p = popen(full, "r");
-	assert_non_null(p);
-	n = fread(out, 1, out_len - 1, p);
-	out[n] = '\0';
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void build_swift(const char *arith, char *so, size_t so_len)
 {
 	char cmd[1024], out[4096];
@@ -149,7 +133,7 @@ static void build_swift(const char *arith, char *so, size_t so_len)
 		 "%s build %s/policies/swift.yaml %s/policies/swift.c --fabric %s --arith %s "
 		 "--target uet -o %s",
 		 PCMC, PCM_SOURCE_ROOT, PCM_SOURCE_ROOT, FABRIC, arith, so);
-	if (run(cmd, out, sizeof(out)) != 0)
+	if (tu_run(cmd, out, sizeof(out)) != 0)
 		fail_msg("pcmc build failed:\n%s", out);
 	assert_non_null(strstr(out, "pcmc: built 'swift'"));
 }
@@ -232,18 +216,18 @@ static void test_pcmc_rejects_package_missing_target_control(void **state)
 	snprintf(cmd, sizeof(cmd),
 		 "%s build %s/policies/swift.yaml %s/policies/swift.c --target doca -o %s/x.so",
 		 PCMC, PCM_SOURCE_ROOT, PCM_SOURCE_ROOT, scratch);
-	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	assert_int_equal(tu_run(cmd, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "target 'doca' cannot enforce PCM_CTRL_CWND"));
 	assert_non_null(strstr(out, "swift.yaml:"));
 	snprintf(cmd, sizeof(cmd), "%s/x.so", scratch);
 	assert_int_equal(access(cmd, F_OK), -1);
 	snprintf(cmd, sizeof(cmd), "%s check %s/policies/doca_ecn_aimd.yaml --target verbs", PCMC,
 		 PCM_SOURCE_ROOT);
-	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	assert_int_equal(tu_run(cmd, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "does not provide PCM_SIG_CNP"));
 	snprintf(cmd, sizeof(cmd), "%s check %s/policies/doca_ecn_aimd.yaml --target doca", PCMC,
 		 PCM_SOURCE_ROOT);
-	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_int_equal(tu_run(cmd, out, sizeof(out)), 0);
 }
 
 static void test_pcmc_reports_bad_spec_with_location(void **state)
@@ -260,12 +244,12 @@ static void test_pcmc_reports_bad_spec_with_location(void **state)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "%s build %s %s/policies/swift.c -o %s/bad.so", PCMC, spec,
 		 PCM_SOURCE_ROOT, scratch);
-	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	assert_int_equal(tu_run(cmd, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "bad.yaml:5:"));
 	assert_non_null(strstr(out, "PCM_SIG_AKC"));
 	snprintf(cmd, sizeof(cmd), "%s build %s/policies/swift.yaml %s/policies/swift.c "
 		 "--arith q8.8 -o %s/bad.so", PCMC, PCM_SOURCE_ROOT, PCM_SOURCE_ROOT, scratch);
-	assert_int_equal(run(cmd, out, sizeof(out)), 2);
+	assert_int_equal(tu_run(cmd, out, sizeof(out)), 2);
 	assert_non_null(strstr(out, "unknown arithmetic 'q8.8'"));
 }
 
@@ -283,7 +267,7 @@ static void test_pcmc_reports_handler_compile_errors(void **state)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "%s build %s/policies/swift.yaml %s -o %s/broken.so", PCMC,
 		 PCM_SOURCE_ROOT, handler, scratch);
-	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	assert_int_equal(tu_run(cmd, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "NO_SUCH_SIGNAL"));
 	assert_non_null(strstr(out, "the C compiler failed"));
 }

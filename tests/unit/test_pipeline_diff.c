@@ -33,16 +33,10 @@
 
 #include "async.h"
 #include "builtin.h"
+#include "probes.h"
 #include "shell.h"
 #include "test_util.h"
 
-extern const struct pcm_package pcm_pkg_accum_probe;
-extern const struct pcm_package pcm_pkg_pair_probe;
-extern const struct pcm_package pcm_pkg_trigger_probe;
-extern const struct pcm_package pcm_pkg_writer_probe;
-
-#define BIT(t) ((pcm_uint)1 << (t))
-#define MSS 4096
 #define FLOWS 3
 #define PCMC PCM_BUILD_ROOT "/cli/pcmc"
 #define FABRIC PCM_SOURCE_ROOT "/policies/fabric/default.yaml"
@@ -236,7 +230,7 @@ static void write_signal(FILE *f, uint64_t *rng, unsigned i, struct rspec *rs)
 	else if (pick(rng, 4) == 0)
 		fprintf(f, "    initial_value: %llu\n", (unsigned long long)pick(rng, 8));
 	if (pick(rng, 3) != 0) {
-		unsigned trig = rs->elapsed[i] ? 0 : (unsigned)pick(rng, 3);
+		unsigned trig = (unsigned)pick(rng, 3);
 		uint64_t thr = rs->elapsed[i] ? 1000000 + pick(rng, 3000000) : pick(rng, 12);
 
 		fprintf(f, "    trigger_type: %s\n    trigger_op: \"%s\"\n    trigger_threshold: %llu\n",
@@ -289,9 +283,8 @@ static void write_handler(const char *path, const char *name, uint64_t *rng,
 	for (unsigned v = 0; v < rs->n_var; v++)
 		fprintf(f, "\tset_var_uint(V%u, get_var_uint(V%u) * 3 + acc + %u);\n", v, v, v);
 	for (unsigned i = 0; i < rs->n_sig; i++) {
-		if (rs->elapsed[i])
-			continue;
-		switch (pick(rng, 5)) {
+		/* ELAPSED_TIME is the clock: a write is ignored, a re-arm restarts its period */
+		switch (rs->elapsed[i] ? 1 + pick(rng, 2) : pick(rng, 5)) {
 		case 0:
 			fprintf(f, "\tif (m & S%u)\n\t\tupdate_signal(S%u, -(pcm_int)(acc %% 3));\n",
 				(unsigned)pick(rng, rs->n_sig), i);

@@ -407,10 +407,13 @@ struct eqds_m {
 static bool eq_step(struct eqds_m *m, uint64_t req, uint64_t now)
 {
 	uint64_t demand, affordable, grant;
+	bool timer = now - m->timer_epoch >= EQ_INTERVAL;
 
 	m->req_sig += req;
-	if (!(m->req_sig >= 1 || now - m->timer_epoch >= EQ_INTERVAL))
+	if (!(m->req_sig >= 1 || timer))
 		return false;
+	if (timer) /* a DELTA timer: its reference moves to now when it fires */
+		m->timer_epoch = now;
 	if (!m->init) {
 		m->bank = EQ_BURST * EQ_PSB;
 		m->last = now;
@@ -427,7 +430,6 @@ static bool eq_step(struct eqds_m *m, uint64_t req, uint64_t now)
 	m->last = now;
 	m->credit += grant;
 	m->req_sig = 0;
-	m->timer_epoch = now;
 	return true;
 }
 

@@ -16,15 +16,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "probes.h"
 #include "shell.h"
 #include "target.h"
-
-extern const struct pcm_package pcm_pkg_accum_probe;
-extern const struct pcm_package pcm_pkg_pair_probe;
-extern const struct pcm_package pcm_pkg_trigger_probe;
-extern const struct pcm_package pcm_pkg_writer_probe;
-
-#define BIT(t) ((pcm_uint)1 << (t))
 
 static struct pcm_shell *make_shell(const struct pcm_package *pkg, uint32_t flows)
 {
@@ -309,11 +303,49 @@ static void test_elapsed_time_timer_fires_on_tick_without_traffic(void **state)
 	assert_int_equal(pcm_shell_tick(sh, 0, 999999), 0);
 	assert_int_equal(pcm_shell_tick(sh, 0, 1000000), 1);
 	assert_int_equal(var(sh, 0, "TIMER_FIRES", 0), 1);
-	/* consumed: the epoch moved to 1000000 */
-	assert_int_equal(sig(sh, 0, W_TIMER), 0);
+	/* the clock is not restarted by consumption (SDK); the DELTA reference moved to 1000000 */
+	assert_int_equal(sig(sh, 0, W_TIMER), 1000000);
 	assert_int_equal(pcm_shell_tick(sh, 0, 1999999), 0);
 	assert_int_equal(pcm_shell_tick(sh, 0, 2000000), 1);
 	assert_int_equal(var(sh, 0, "TIMER_FIRES", 0), 2);
+	pcm_shell_destroy(sh);
+}
+
+/*
+ * ELAPSED_TIME as the PCM SDK defines it (include/pcm_vm.hpp): the time since
+ * the flow started, which consuming it does not restart; its DELTA trigger
+ * compares with the value at its last fire. PCM_SIG_REARM moves that
+ * reference to now.
+ */
+static void test_elapsed_time_is_time_since_flow_start_as_in_the_sdk(void **state)
+{
+	struct pcm_shell *sh = make_shell(&pcm_pkg_writer_probe, 1);
+	pcm_uint v[PCM_SIG_COUNT] = { 0 };
+
+	assert_int_equal(pcm_shell_tick(sh, 0, 1000000), 1);
+	/* a call for another trigger (BACKLOG, which the handler drains) consumes TIMER */
+	v[PCM_SIG_TX_READY_PKTS] = 1;
+	v[PCM_SIG_ECN] = 1;
+	feed(sh, 0, BIT(PCM_SIG_ECN) | BIT(PCM_SIG_TX_READY_PKTS), v, 1500000, 1);
+	assert_int_equal(var(sh, 0, "SEEN_TIMER", 0), 1500000); /* not 500000 */
+	assert_int_equal(var(sh, 0, "TIMER_FIRES", 0), 1);
+	/* ... which does not restart it: the next fire is a period after the last one */
+	assert_int_equal(pcm_shell_tick(sh, 0, 1999999), 0);
+	assert_int_equal(pcm_shell_tick(sh, 0, 2000000), 1);
+	assert_int_equal(var(sh, 0, "TIMER_FIRES", 0), 2);
+	assert_int_equal(var(sh, 0, "SEEN_TIMER", 0), 2000000);
+	/* re-armed at 2.5 ms: the period restarts there, so 3 ms does not fire, 3.5 ms does */
+	v[PCM_SIG_ECN] = 5;
+	feed(sh, 0, BIT(PCM_SIG_ECN) | BIT(PCM_SIG_TX_READY_PKTS), v, 2500000, 1);
+	assert_int_equal(var(sh, 0, "TIMER_FIRES", 0), 2);
+	assert_int_equal(pcm_shell_tick(sh, 0, 3000000), 0);
+	assert_int_equal(pcm_shell_tick(sh, 0, 3500000), 1);
+	assert_int_equal(var(sh, 0, "TIMER_FIRES", 0), 3);
+	assert_int_equal(var(sh, 0, "SEEN_TIMER", 0), 3500000);
+	/* a handler's write does not change the clock (the SDK recomputes it) */
+	v[PCM_SIG_ECN] = 3;
+	feed(sh, 0, BIT(PCM_SIG_ECN) | BIT(PCM_SIG_TX_READY_PKTS), v, 4000000, 1);
+	assert_int_equal(sig(sh, 0, W_TIMER), 4000000);
 	pcm_shell_destroy(sh);
 }
 
@@ -412,7 +444,7 @@ static void test_shell_rejects_package_missing_target_capability(void **state)
 }
 
 /* Time going back: ELAPSED_TIME is 0, not 2^64 - 1000 (the two shells used to disagree). */
-static void test_elapsed_time_is_zero_when_now_is_before_the_epoch(void **state)
+static void test_elapsed_time_is_zero_when_now_is_before_the_flow_started(void **state)
 {
 	struct pcm_shell *sh = NULL;
 	struct pcm_diag diag;
@@ -598,13 +630,14 @@ int main(void)
 		cmocka_unit_test(test_rearm_resets_a_kept_signal),
 		cmocka_unit_test(test_handler_set_overrides_reset_of_consumed_signal),
 		cmocka_unit_test(test_elapsed_time_timer_fires_on_tick_without_traffic),
+		cmocka_unit_test(test_elapsed_time_is_time_since_flow_start_as_in_the_sdk),
 		cmocka_unit_test(test_handler_error_is_reported_and_counted),
 		cmocka_unit_test(test_unknown_flow_is_rejected),
 		cmocka_unit_test(test_burst_feeds_each_flow_and_stops_at_unknown_flow),
 		cmocka_unit_test(test_flow_count_limits),
 		cmocka_unit_test(test_million_flows_fit_and_report_bytes_per_flow),
 		cmocka_unit_test(test_shell_rejects_package_missing_target_capability),
-		cmocka_unit_test(test_elapsed_time_is_zero_when_now_is_before_the_epoch),
+		cmocka_unit_test(test_elapsed_time_is_zero_when_now_is_before_the_flow_started),
 		cmocka_unit_test(test_flows_are_added_removed_and_reused_at_run_time),
 		cmocka_unit_test(test_far_apart_handles_need_no_memory_in_between),
 		cmocka_unit_test(test_memory_follows_the_flows_in_chunk_steps),

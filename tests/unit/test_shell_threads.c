@@ -19,15 +19,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "probes.h"
 #include "shell.h"
 #include "test_util.h"
 
-extern const struct pcm_package pcm_pkg_pair_probe;
-extern const struct pcm_package pcm_pkg_dst_p;
-extern const struct pcm_package pcm_pkg_dst_q;
-
-#define BIT(t) ((pcm_uint)1 << (t))
-#define MSS 4096
 #define THREADS 2
 #define FLOWS_PER_THREAD 64
 #define EVENTS 1024000 /* a multiple of FLOWS_PER_THREAD */

@@ -6,7 +6,10 @@
  *     rejects it, naming the file, line and column of the key at fault;
  *   - DELTA is computed mod 2^64, so on a signal that can decrease (LAST,
  *     MIN, IN_FLIGHT) a decrease fires `>= T`: `pcmc check` warns, with the
- *     location, and points at MAGNITUDE; the pipeline really does wrap.
+ *     location, and points at MAGNITUDE; the pipeline really does wrap;
+ *   - ELAPSED_TIME is the time since the flow started, so a RAW trigger on
+ *     it fires at every event once it holds: `pcmc check` warns and points
+ *     at DELTA.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -95,6 +98,12 @@ static void test_pcmc_check_warns_of_delta_on_a_signal_that_can_decrease(void **
 					"    accumulation: PCM_SIG_ACCUM_LAST\n"
 					"    trigger_type: PCM_SIG_TRIGGER_MAGNITUDE\n"
 					"    trigger_threshold: 10\n";
+	/* the clock: its DELTA is the periodic timer, and it does not go down */
+	static const char clock[] = "algorithm:\n  name: d\nsignals:\n"
+				    "  - name: TIMER\n    type: PCM_SIG_ELAPSED_TIME\n"
+				    "    accumulation: PCM_SIG_ACCUM_LAST\n"
+				    "    trigger_type: PCM_SIG_TRIGGER_DELTA\n"
+				    "    trigger_threshold: 1000000\n";
 	char out[4096];
 
 	check_spec(in_flight, out, sizeof(out));
@@ -107,6 +116,24 @@ static void test_pcmc_check_warns_of_delta_on_a_signal_that_can_decrease(void **
 	assert_null(strstr(out, "warning"));
 	check_spec(magnitude, out, sizeof(out));
 	assert_null(strstr(out, "warning"));
+	check_spec(clock, out, sizeof(out));
+	assert_null(strstr(out, "warning"));
+}
+
+/* ELAPSED_TIME is the time since the flow started: RAW `>= T` on it fires at every event after T. */
+static void test_pcmc_check_warns_of_a_raw_trigger_on_the_clock(void **state)
+{
+	static const char raw_clock[] = "algorithm:\n  name: d\nsignals:\n"
+					"  - name: TIMER\n    type: PCM_SIG_ELAPSED_TIME\n"
+					"    accumulation: PCM_SIG_ACCUM_LAST\n"
+					"    trigger_type: PCM_SIG_TRIGGER_RAW\n"
+					"    trigger_threshold: 1000000\n";
+	char out[4096];
+
+	check_spec(raw_clock, out, sizeof(out));
+	assert_non_null(strstr(out, ":4:5: signals[0] 'TIMER': warning: RAW trigger on "
+				    "PCM_SIG_ELAPSED_TIME"));
+	assert_non_null(strstr(out, "PCM_SIG_TRIGGER_DELTA"));
 }
 
 /* What the warning is about: IN_FLIGHT from 100 down to 99 fires DELTA >= 10, as in the SDK's VM. */
@@ -143,6 +170,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_min_signal_from_zero_is_rejected_at_its_key),
 		cmocka_unit_test(test_pcmc_check_warns_of_delta_on_a_signal_that_can_decrease),
+		cmocka_unit_test(test_pcmc_check_warns_of_a_raw_trigger_on_the_clock),
 		cmocka_unit_test(test_delta_of_a_decrease_wraps_and_fires),
 	};
 

@@ -19,7 +19,8 @@
  *   .. +V             variable slots
  *   auxiliary slots   a trigger reference (the signal's value at the last
  *                     fire) per DELTA/MAGNITUDE signal, then an epoch (ps)
- *                     per ELAPSED_TIME signal
+ *                     per ELAPSED_TIME signal: the flow's start, which only
+ *                     init() sets (the SDK's ELAPSED_TIME)
  * The first handler_slots slots are what a handler sees.
  *
  * Window (asynchronous shell, window_slots + 1 slots): one slot per signal
@@ -125,8 +126,9 @@ struct pcm_package_ops {
 	/*
 	 * The pipeline after accumulation: evaluate the triggers on @rec and, if
 	 * any fired, move the fired references, run the handler in place and
-	 * commit (handler writes, PCM_SIG_REARM, resets of consumed signals,
-	 * epochs to @now_ps). Return: as feed().
+	 * commit (handler writes, PCM_SIG_REARM, resets of consumed signals;
+	 * ELAPSED_TIME signals back to @now_ps - epoch, a re-armed one's
+	 * reference with them). Return: as feed().
 	 */
 	int (*call)(pcm_uint *rec, pcm_uint now_ps);
 	/* The raw handler over a snapshot laid out like the record's first slots. */

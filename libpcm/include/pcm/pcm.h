@@ -49,7 +49,7 @@ typedef enum pcm_signal {
 	PCM_SIG_DATA_TX = 5,           /* bytes acknowledged */
 	PCM_SIG_DATA_NACKED = 6,       /* bytes NACKed */
 	PCM_SIG_IN_FLIGHT = 7,         /* bytes in flight */
-	PCM_SIG_ELAPSED_TIME = 8,      /* ps since the flow's epoch (see pcm-handler(7)) */
+	PCM_SIG_ELAPSED_TIME = 8,      /* ps since the flow started (see pcm-handler(7)) */
 	PCM_SIG_ACK_EV = 9,            /* entropy value of the last ACK */
 	PCM_SIG_ECN_EV = 10,           /* entropy value of the last ECN-marked ACK */
 	PCM_SIG_NACK_EV = 11,          /* entropy value of the last NACK */
