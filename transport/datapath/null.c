@@ -8,10 +8,13 @@
  * the sender checks the receiver's rkey, places the bytes (only with
  * cfg.copy: tests turn it on, the goodput benchmark leaves it off so that a
  * 64 KiB chunk costs an event, not a 64 KiB memcpy) and pushes a chunk event
- * onto the receiver's MPSC ring. Control packets are copied into the
- * receiver's control ring. Nothing is lost, reordered or marked; a full
- * ring refuses the write (post_writes() stops there) or drops the control
- * packet, and the core recovers either.
+ * onto the receiver's MPSC ring. Writes go through a send queue of
+ * send_slots entries, as on a NIC: a receiver whose ring is full holds the
+ * queue back (it is retried at every post and poll), and send_slots() tells
+ * the engine how much room is left, so nothing is dropped for want of room
+ * and a slow receiver slows its senders. Control packets are copied into the
+ * receiver's control ring; a full one drops the packet (the core
+ * retransmits). Nothing is lost, reordered or marked.
  *
  * Receive keys are real: each key is a slot with a generation. The sender
  * holds the slot's writer count while it checks and copies; releasing a key
@@ -115,6 +118,8 @@ struct null_dp {
 	_Atomic uint64_t writes_bad_key;
 	_Atomic uint64_t wakeups;
 	_Atomic uint64_t bytes_copied;
+	struct xp_write *sq;   /* the send queue: a ring of cfg.send_slots */
+	uint32_t sq_head, sq_n;
 	struct xp_dp_stats st;
 };
 
@@ -261,6 +266,7 @@ static void null_close(struct xp_dp *dp)
 		close(n->efd);
 	free(n->keys);
 	free(n->paths);
+	free(n->sq);
 	free(n);
 }
 
@@ -296,8 +302,9 @@ static int null_open(const struct xp_dp_config *cfg, struct xp_dp **out, struct 
 	if (rc == 0)
 		rc = xp_mpsc_init(&n->ctrl, DEFAULT_CTRL_SLOTS, n->ctrl_elem_bytes);
 	n->keys = calloc(n->cfg.max_keys, sizeof(*n->keys));
+	n->sq = calloc(n->cfg.send_slots, sizeof(*n->sq));
 	n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (rc == 0 && (!n->keys || n->efd < 0))
+	if (rc == 0 && (!n->keys || !n->sq || n->efd < 0))
 		rc = n->efd < 0 ? -errno : -ENOMEM;
 	if (rc < 0) {
 		snprintf(diag->msg, sizeof(diag->msg), "null datapath: engine %u: %s", cfg->engine,
@@ -584,31 +591,52 @@ static void wake(struct null_dp *r)
 
 static uint32_t null_send_slots(struct xp_dp *dp)
 {
-	return ((struct null_dp *)dp)->cfg.send_slots;
+	struct null_dp *n = (struct null_dp *)dp;
+
+	return n->cfg.send_slots - n->sq_n;
 }
 
-/* Post the writes of @w that go to the instance of path @w[0]; return how many. */
+/* How many writes from @w on go to the instance that path @w[0] reaches. */
+static uint32_t same_peer_run(const struct null_dp *n, const struct xp_write *w, uint32_t cnt)
+{
+	const struct path *p0 = &n->paths[w[0].path];
+	uint32_t i = 1;
+
+	for (; i < cnt; i++) {
+		const struct path *p;
+
+		if (w[i].path >= n->n_paths)
+			break;
+		p = &n->paths[w[i].path];
+		if (!p->connected || p->peer_slot != p0->peer_slot ||
+		    p->peer_incarnation != p0->peer_incarnation)
+			break;
+	}
+	return i;
+}
+
+/*
+ * Post the writes of @w that go to the instance of path @w[0] (connected);
+ * return how many (fewer when its ring fills).
+ */
 static uint32_t post_run(struct null_dp *n, const struct xp_write *w, uint32_t cnt)
 {
 	const struct path *p0 = &n->paths[w[0].path];
+	uint32_t run = same_peer_run(n, w, cnt), i = 0;
 	struct null_dp *r = slot_enter(p0->peer_slot, p0->peer_incarnation);
-	uint32_t i = 0;
 
 	if (!r)
-		return cnt; /* the peer is gone: every write is lost, as on a wire */
-	for (; i < cnt; i++) {
-		const struct path *p = &n->paths[w[i].path];
+		return run; /* the peer is gone: its writes are lost, as on a wire */
+	for (; i < run; i++) {
 		struct chunk_ev *ev;
 		uint64_t pos;
 
-		if (p->peer_slot != p0->peer_slot || p->peer_incarnation != p0->peer_incarnation)
-			break;
 		ev = xp_mpsc_claim(&r->chunks, &pos);
 		if (!ev)
 			break;
 		ev->imm = w[i].imm;
 		ev->len = w[i].len;
-		ev->path = p->peer_path;
+		ev->path = n->paths[w[i].path].peer_path;
 		if (!key_place(r, &w[i], n->cfg.copy)) {
 			ev->path = UINT32_MAX;
 			atomic_fetch_add_explicit(&r->writes_bad_key, 1, memory_order_relaxed);
@@ -621,28 +649,39 @@ static uint32_t post_run(struct null_dp *n, const struct xp_write *w, uint32_t c
 	return i;
 }
 
+/* Hand queued writes to their receivers, in order, until one has no room. */
+static void sq_flush(struct null_dp *n)
+{
+	while (n->sq_n) {
+		uint32_t run = n->cfg.send_slots - n->sq_head, k;
+		const struct xp_write *x = &n->sq[n->sq_head];
+
+		if (run > n->sq_n)
+			run = n->sq_n;
+		if (x->path >= n->n_paths || !n->paths[x->path].connected)
+			k = 1; /* no such path (destroyed since): lost */
+		else
+			k = post_run(n, x, run);
+		if (k == 0) {
+			n->st.writes_full++;
+			return;
+		}
+		n->sq_head = (n->sq_head + k) % n->cfg.send_slots;
+		n->sq_n -= k;
+	}
+}
+
 static uint32_t null_post_writes(struct xp_dp *dp, const struct xp_write *w, uint32_t cnt)
 {
 	struct null_dp *n = (struct null_dp *)dp;
-	uint32_t done = 0;
+	uint32_t room = n->cfg.send_slots - n->sq_n, take = cnt < room ? cnt : room;
 
-	while (done < cnt) {
-		const struct xp_write *x = &w[done];
-		uint32_t k;
-
-		if (x->path >= n->n_paths || !n->paths[x->path].connected) {
-			done++; /* no such path: lost */
-			continue;
-		}
-		k = post_run(n, x, cnt - done);
-		if (k == 0) {
-			n->st.writes_full++;
-			break;
-		}
-		done += k;
-	}
-	n->st.writes_posted += done;
-	return done;
+	for (uint32_t i = 0; i < take; i++)
+		n->sq[(n->sq_head + n->sq_n + i) % n->cfg.send_slots] = w[i];
+	n->sq_n += take;
+	n->st.writes_posted += take;
+	sq_flush(n);
+	return take;
 }
 
 static int null_post_ctrl(struct xp_dp *dp, uint32_t peer, const void *bytes, uint32_t len)
@@ -685,6 +724,7 @@ static int null_poll(struct xp_dp *dp, struct xp_dp_event *ev, uint32_t max)
 	struct null_dp *n = (struct null_dp *)dp;
 	uint32_t k = 0;
 
+	sq_flush(n);
 	for (; n->ctrl_release; n->ctrl_release--)
 		xp_mpsc_release(&n->ctrl);
 	/* Control packets are handed out in place, their slots released at the next poll. */
@@ -733,7 +773,7 @@ static int null_arm(struct xp_dp *dp)
 	if (read(n->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
 	atomic_store(&n->armed, 1);
-	if (xp_mpsc_ready(&n->chunks) || xp_mpsc_peek_at(&n->ctrl, n->ctrl_release)) {
+	if (n->sq_n || xp_mpsc_ready(&n->chunks) || xp_mpsc_peek_at(&n->ctrl, n->ctrl_release)) {
 		atomic_store(&n->armed, 0);
 		return -EAGAIN;
 	}
