@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "datapath.h"
+#include "keys.h"
 #include "ring.h"
 #include "wire.h"
 
@@ -53,10 +54,6 @@
 #define NULL_DEFAULT_CTRL_MTU 1024 /* the core's default */
 #define MAX_PEERS XP_NULL_MAX_INSTANCES
 
-#define KEY_INDEX_BITS 20
-#define KEY_INDEX_MASK ((1u << KEY_INDEX_BITS) - 1)
-#define KEY_GEN_MASK ((1u << (32 - KEY_INDEX_BITS)) - 1)
-
 struct chunk_ev {
 	uint32_t imm;
 	uint32_t len;
@@ -68,15 +65,6 @@ struct ctrl_hdr {
 	uint32_t incarnation; /* and its incarnation */
 	uint32_t len;
 	uint32_t pad;
-};
-
-struct key {
-	_Atomic uint32_t key;     /* 0: free or released */
-	_Atomic uint32_t writers; /* senders checking or copying through it */
-	uint8_t gen;
-	uint64_t addr;
-	uint64_t len;
-	uint32_t next_free;
 };
 
 struct path {
@@ -107,8 +95,7 @@ struct null_dp {
 	int efd;
 	_Atomic int armed;
 
-	struct key *keys;
-	uint32_t n_keys, key_free;
+	struct xp_keys keys;
 	struct path *paths;
 	uint32_t n_paths, cap_paths, path_free;
 	struct peer peers[MAX_PEERS];
@@ -171,73 +158,6 @@ static void slot_exit(uint32_t i)
 	atomic_fetch_sub_explicit(&g_slots[i].busy, 1, memory_order_release);
 }
 
-/* ---- keys ------------------------------------------------------------------------------------- */
-
-static int key_alloc(struct null_dp *n, uint64_t addr, uint64_t len, uint32_t *out)
-{
-	uint32_t i = n->key_free;
-	struct key *k;
-	uint32_t word;
-
-	if (i == UINT32_MAX)
-		return -ENOSPC;
-	k = &n->keys[i];
-	n->key_free = k->next_free;
-	k->gen = (uint8_t)((k->gen + 1) & KEY_GEN_MASK);
-	if (k->gen == 0)
-		k->gen = 1;
-	k->addr = addr;
-	k->len = len;
-	word = ((uint32_t)k->gen << KEY_INDEX_BITS) | i;
-	atomic_store_explicit(&k->key, word, memory_order_release);
-	*out = word;
-	return 0;
-}
-
-static void key_release(struct null_dp *n, uint32_t word)
-{
-	uint32_t i = word & KEY_INDEX_MASK;
-	struct key *k;
-
-	if (i >= n->n_keys)
-		return;
-	k = &n->keys[i];
-	if (atomic_load(&k->key) != word)
-		return;
-	atomic_store(&k->key, 0);
-	while (atomic_load_explicit(&k->writers, memory_order_acquire))
-		;
-	k->next_free = n->key_free;
-	n->key_free = i;
-}
-
-/*
- * Place @w into receiver @r if its rkey allows (copying with cfg.copy).
- * Runs on the sender's thread. Return: whether it was placed.
- */
-static bool key_place(struct null_dp *r, const struct xp_write *w, bool copy)
-{
-	uint32_t i = w->rkey & KEY_INDEX_MASK;
-	struct key *k;
-	bool ok = false;
-
-	if (i >= r->n_keys || w->rkey == 0)
-		return false;
-	k = &r->keys[i];
-	atomic_fetch_add(&k->writers, 1);
-	if (atomic_load(&k->key) == w->rkey && w->raddr >= k->addr &&
-	    w->len <= k->len - (w->raddr - k->addr) && w->raddr - k->addr <= k->len) {
-		if (copy && w->len) {
-			memcpy((void *)(uintptr_t)w->raddr, (const void *)(uintptr_t)w->laddr,
-			       w->len);
-			atomic_fetch_add_explicit(&r->bytes_copied, w->len, memory_order_relaxed);
-		}
-		ok = true;
-	}
-	atomic_fetch_sub_explicit(&k->writers, 1, memory_order_release);
-	return ok;
-}
-
 /* ---- open / close ---------------------------------------------------------------------------- */
 
 static uint32_t or_default(uint32_t v, uint32_t def)
@@ -264,7 +184,7 @@ static void null_close(struct xp_dp *dp)
 	xp_mpsc_fini(&n->ctrl);
 	if (n->efd >= 0)
 		close(n->efd);
-	free(n->keys);
+	xp_keys_fini(&n->keys);
 	free(n->paths);
 	free(n->sq);
 	free(n);
@@ -289,10 +209,10 @@ static int null_open(const struct xp_dp_config *cfg, struct xp_dp **out, struct 
 	n->cfg.send_slots = or_default(cfg->send_slots, DEFAULT_SEND_SLOTS);
 	n->cfg.max_paths = or_default(cfg->max_paths, DEFAULT_MAX_PATHS);
 	n->cfg.max_keys = or_default(cfg->max_keys, DEFAULT_MAX_KEYS);
-	if (n->cfg.ctrl_mtu > XP_WIRE_MAX_MTU || n->cfg.max_keys > KEY_INDEX_MASK) {
+	if (n->cfg.ctrl_mtu > XP_WIRE_MAX_MTU || n->cfg.max_keys > XP_KEYS_MAX) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "null datapath: ctrl_mtu %u (max %u) or max_keys %u (max %u) too large",
-			 n->cfg.ctrl_mtu, XP_WIRE_MAX_MTU, n->cfg.max_keys, KEY_INDEX_MASK);
+			 n->cfg.ctrl_mtu, XP_WIRE_MAX_MTU, n->cfg.max_keys, XP_KEYS_MAX);
 		free(n);
 		return -EINVAL;
 	}
@@ -301,20 +221,17 @@ static int null_open(const struct xp_dp_config *cfg, struct xp_dp **out, struct 
 			  sizeof(struct chunk_ev));
 	if (rc == 0)
 		rc = xp_mpsc_init(&n->ctrl, DEFAULT_CTRL_SLOTS, n->ctrl_elem_bytes);
-	n->keys = calloc(n->cfg.max_keys, sizeof(*n->keys));
+	if (rc == 0)
+		rc = xp_keys_init(&n->keys, n->cfg.max_keys);
 	n->sq = calloc(n->cfg.send_slots, sizeof(*n->sq));
 	n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (rc == 0 && (!n->keys || !n->sq || n->efd < 0))
+	if (rc == 0 && (!n->sq || n->efd < 0))
 		rc = n->efd < 0 ? -errno : -ENOMEM;
 	if (rc < 0) {
 		snprintf(diag->msg, sizeof(diag->msg), "null datapath: engine %u: %s", cfg->engine,
 			 strerror(-rc));
 		goto err_close;
 	}
-	n->n_keys = n->cfg.max_keys;
-	for (uint32_t i = 0; i < n->n_keys; i++)
-		n->keys[i].next_free = i + 1 < n->n_keys ? i + 1 : UINT32_MAX;
-	n->key_free = 0;
 	n->path_free = UINT32_MAX;
 	n->incarnation = atomic_fetch_add(&g_incarnation, 1) + 1;
 	rc = slot_take(n);
@@ -372,11 +289,11 @@ static int null_mr_reg(struct xp_dp *dp, void *addr, size_t len, struct xp_dp_mr
 		snprintf(diag->msg, sizeof(diag->msg), "null datapath: a NULL region");
 		return -EINVAL;
 	}
-	rc = key_alloc(n, (uint64_t)(uintptr_t)addr, len, &key);
+	rc = xp_keys_alloc(&n->keys, (uint64_t)(uintptr_t)addr, len, &key);
 	if (rc < 0) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "null datapath: engine %u: all %u keys are in use", n->cfg.engine,
-			 n->n_keys);
+			 n->keys.n);
 		return rc;
 	}
 	mr->addr = addr;
@@ -389,7 +306,7 @@ static int null_mr_reg(struct xp_dp *dp, void *addr, size_t len, struct xp_dp_mr
 
 static void null_mr_dereg(struct xp_dp *dp, struct xp_dp_mr *mr)
 {
-	key_release((struct null_dp *)dp, (uint32_t)mr->handle);
+	xp_keys_release(&((struct null_dp *)dp)->keys, (uint32_t)mr->handle);
 }
 
 static int null_recv_key(struct xp_dp *dp, const struct xp_dp_mr *mr, uint64_t addr, uint64_t len,
@@ -399,12 +316,12 @@ static int null_recv_key(struct xp_dp *dp, const struct xp_dp_mr *mr, uint64_t a
 
 	if (addr < base || len > mr->len || addr - base > mr->len - len)
 		return -EINVAL;
-	return key_alloc((struct null_dp *)dp, addr, len, rkey);
+	return xp_keys_alloc(&((struct null_dp *)dp)->keys, addr, len, rkey);
 }
 
 static void null_recv_key_release(struct xp_dp *dp, uint32_t rkey)
 {
-	key_release((struct null_dp *)dp, rkey);
+	xp_keys_release(&((struct null_dp *)dp)->keys, rkey);
 }
 
 /* ---- addresses, peers, paths --------------------------------------------------------------- */
@@ -637,9 +554,12 @@ static uint32_t post_run(struct null_dp *n, const struct xp_write *w, uint32_t c
 		ev->imm = w[i].imm;
 		ev->len = w[i].len;
 		ev->path = n->paths[w[i].path].peer_path;
-		if (!key_place(r, &w[i], n->cfg.copy)) {
+		if (!xp_keys_place(&r->keys, w[i].rkey, w[i].raddr, w[i].len,
+				   n->cfg.copy ? (const void *)(uintptr_t)w[i].laddr : NULL)) {
 			ev->path = UINT32_MAX;
 			atomic_fetch_add_explicit(&r->writes_bad_key, 1, memory_order_relaxed);
+		} else if (n->cfg.copy) {
+			atomic_fetch_add_explicit(&r->bytes_copied, w[i].len, memory_order_relaxed);
 		}
 		xp_mpsc_publish(&r->chunks, pos);
 	}
