@@ -389,6 +389,12 @@ static int goodput_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
 		printf(",\"line_rate_gbps\":%" PRIu64 ",\"line_fraction\":%.4f,\"jain\":%.4f",
 		       o->link_gbps, (double)bytes * 8 / secs / 1e9 / (double)o->link_gbps,
 		       jain(r));
+	if (virt) {
+		printf(",\"flow_gbps\":[");
+		for (uint32_t i = 0; i < r->n_f; i++)
+			printf("%s%.2f", i ? "," : "", (double)r->f[i].bytes_done * 8 / secs / 1e9);
+		printf("]");
+	}
 	printf("}\n");
 	fflush(stdout);
 	rc = 0;
