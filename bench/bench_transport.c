@@ -50,6 +50,8 @@ struct tp_opts {
 	uint64_t virtual_us;  /* softnic: emulated time per run */
 	uint64_t link_gbps;   /* softnic */
 	uint32_t iters;       /* latency: round trips per size */
+	bool threads;         /* null: engine threads instead of INLINE progress */
+	int64_t spin_ns;      /* threads: busy-poll this long before sleeping (-1: default) */
 	bool json;
 };
 
@@ -91,6 +93,8 @@ static uint64_t rig_now(const struct tp_rig *r)
 
 static void rig_step(struct tp_rig *r)
 {
+	if (r->o->threads)
+		return; /* the engines' own threads progress them */
 	for (uint32_t i = 0; i < r->n_e; i++)
 		if (r->w)
 			xp_engine_run_once(r->e[i], xp_softnic_now_ns(r->w));
@@ -218,7 +222,10 @@ static int make_engines(struct tp_rig *r, uint32_t n, bool copy)
 		cfg.dp.copy = copy;
 		cfg.dp.world = r->w;
 		cfg.dp.host = i;
-		cfg.progress = r->w ? XP_PROGRESS_EXTERNAL : XP_PROGRESS_INLINE;
+		cfg.progress = r->w ? XP_PROGRESS_EXTERNAL :
+			       r->o->threads ? XP_PROGRESS_THREAD : XP_PROGRESS_INLINE;
+		if (r->o->threads && r->o->spin_ns >= 0)
+			cfg.spin_ns = (uint64_t)r->o->spin_ns;
 		cfg.index = i;
 		cfg.async_workers = 0;
 		cfg.core.chunk_bytes = r->o->chunk_size;
@@ -475,8 +482,10 @@ static int latency_size(struct tp_rig *r, struct tp_flow *f, uint64_t size, uint
 	qsort(rtt, iters, sizeof(*rtt), cmp_u64);
 	printf("{\"bench\":\"latency\",\"datapath\":\"%s\",\"policy\":\"%s\",\"mode\":\"%s\","
 	       "\"msg_size\":%" PRIu64 ",\"chunk_size\":%u,\"engines\":2,\"iters\":%u,"
+	       "\"progress\":\"%s\",\"spin_ns\":%lld,"
 	       "\"rtt_p50_us\":%.3f,\"rtt_p99_us\":%.3f,\"time\":\"wall\"}\n",
 	       r->dp->name, r->o->policy, r->o->mode, size, r->o->chunk_size, iters,
+	       r->o->threads ? "thread" : "inline", (long long)r->o->spin_ns,
 	       (double)rtt[iters / 2] / 1e3, (double)rtt[(uint64_t)iters * 99 / 100] / 1e3);
 	fflush(stdout);
 	free(rtt);
@@ -531,6 +540,8 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		{ "link-gbps", required_argument, NULL, 'l' },
 		{ "iters", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "progress", required_argument, NULL, 'P' },
+		{ "spin-ns", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -538,7 +549,7 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 	*o = (struct tp_opts){ .datapath = "null", .policy = "none", .mode = "sync", .flows = 1,
 			       .msg_size = 1 << 20, .chunk_size = 65536, .engines = 1,
 			       .seconds = 1.0, .virtual_us = 2000, .link_gbps = 400,
-			       .iters = 20000 };
+			       .iters = 20000, .spin_ns = -1 };
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end = NULL;
@@ -550,6 +561,15 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		case 'p': o->policy = optarg; continue;
 		case 'm': o->mode = optarg; continue;
 		case 'j': o->json = true; continue;
+		case 'P':
+			o->threads = strcmp(optarg, "thread") == 0;
+			if (o->threads || strcmp(optarg, "inline") == 0)
+				continue;
+			fprintf(stderr, "pcm-bench: --progress %s: inline or thread\n", optarg);
+			return -EINVAL;
+		case 'S': o->spin_ns = (int64_t)strtoll(optarg, &end, 0);
+			  num_ok = *end == '\0' && o->spin_ns >= 0;
+			  break;
 		case 't': o->seconds = strtod(optarg, &end); num_ok = *end == '\0' && o->seconds > 0;
 			  break;
 		case 'f': o->flows = (uint32_t)v; num_ok &= v <= MAX_FLOWS; break;

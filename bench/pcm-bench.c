@@ -481,6 +481,7 @@ static void usage(FILE *f)
 	      "                     [--mode sync|async-relaxed|async-locked|async-bounded]\n"
 	      "                     [--seconds T] [--virtual-us U] [--link-gbps G]\n"
 	      "  pcm-bench latency [--datapath null] [--policy P] [--mode M] [--iters N] [--json]\n"
+	      "                     [--progress inline|thread] [--spin-ns N]\n"
 	      "  pcm-bench list\n",
 	      f);
 }
