@@ -3,6 +3,7 @@
  * keys.c - remote keys with generations and a writer count (keys.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,4 +89,34 @@ bool xp_keys_place(struct xp_keys *t, uint32_t word, uint64_t raddr, uint64_t le
 	}
 	atomic_fetch_sub_explicit(&k->writers, 1, memory_order_release);
 	return ok;
+}
+
+int xp_keys_mr_reg(struct xp_keys *t, const char *who, void *addr, size_t len,
+		   struct xp_dp_mr *mr, struct pcm_diag *diag)
+{
+	uint32_t key;
+	int rc;
+
+	if (!addr && len) {
+		snprintf(diag->msg, sizeof(diag->msg), "%s: a NULL region", who);
+		return -EINVAL;
+	}
+	rc = xp_keys_alloc(t, (uint64_t)(uintptr_t)addr, len, &key);
+	if (rc < 0) {
+		snprintf(diag->msg, sizeof(diag->msg), "%s: all %u keys are in use", who, t->n);
+		return rc;
+	}
+	*mr = (struct xp_dp_mr){ .addr = addr, .len = len, .lkey = key, .rkey = key,
+				 .handle = key };
+	return 0;
+}
+
+int xp_keys_recv_key(struct xp_keys *t, const struct xp_dp_mr *mr, uint64_t addr, uint64_t len,
+		     uint32_t *rkey)
+{
+	uint64_t base = (uint64_t)(uintptr_t)mr->addr;
+
+	if (addr < base || len > mr->len || addr - base > mr->len - len)
+		return -EINVAL;
+	return xp_keys_alloc(t, addr, len, rkey);
 }

@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "datapath.h"
+
 #define XP_KEY_INDEX_BITS 20
 #define XP_KEY_INDEX_MASK ((1u << XP_KEY_INDEX_BITS) - 1)
 #define XP_KEYS_MAX XP_KEY_INDEX_MASK
@@ -64,5 +66,27 @@ void xp_keys_release(struct xp_keys *t, uint32_t word);
  */
 bool xp_keys_place(struct xp_keys *t, uint32_t word, uint64_t raddr, uint64_t len,
 		   const void *src);
+
+/**
+ * xp_keys_mr_reg() - a region's key, for a datapath's mr_reg (lkey = rkey = handle = the key).
+ * @t: the instance's keys.
+ * @who: the instance, for the message ("null datapath: engine 0").
+ * @addr: the region (NULL only with @len 0).
+ * @len: its length.
+ * @mr: filled in.
+ * @diag: on failure, what is wrong, naming @who.
+ *
+ * Return: 0, -EINVAL (a NULL region), -ENOSPC (every key in use).
+ */
+int xp_keys_mr_reg(struct xp_keys *t, const char *who, void *addr, size_t len,
+		   struct xp_dp_mr *mr, struct pcm_diag *diag);
+
+/**
+ * xp_keys_recv_key() - a receive's own key over [@addr, @addr + @len) inside region @mr.
+ *
+ * Return: 0 with *rkey set, -EINVAL (outside the region), -ENOSPC.
+ */
+int xp_keys_recv_key(struct xp_keys *t, const struct xp_dp_mr *mr, uint64_t addr, uint64_t len,
+		     uint32_t *rkey);
 
 #endif /* XP_KEYS_H */

@@ -282,26 +282,10 @@ static int null_mr_reg(struct xp_dp *dp, void *addr, size_t len, struct xp_dp_mr
 		       struct pcm_diag *diag)
 {
 	struct null_dp *n = (struct null_dp *)dp;
-	uint32_t key;
-	int rc;
+	char who[48];
 
-	if (!addr && len) {
-		snprintf(diag->msg, sizeof(diag->msg), "null datapath: a NULL region");
-		return -EINVAL;
-	}
-	rc = xp_keys_alloc(&n->keys, (uint64_t)(uintptr_t)addr, len, &key);
-	if (rc < 0) {
-		snprintf(diag->msg, sizeof(diag->msg),
-			 "null datapath: engine %u: all %u keys are in use", n->cfg.engine,
-			 n->keys.n);
-		return rc;
-	}
-	mr->addr = addr;
-	mr->len = len;
-	mr->lkey = key;
-	mr->rkey = key;
-	mr->handle = key;
-	return 0;
+	snprintf(who, sizeof(who), "null datapath: engine %u", n->cfg.engine);
+	return xp_keys_mr_reg(&n->keys, who, addr, len, mr, diag);
 }
 
 static void null_mr_dereg(struct xp_dp *dp, struct xp_dp_mr *mr)
@@ -312,11 +296,7 @@ static void null_mr_dereg(struct xp_dp *dp, struct xp_dp_mr *mr)
 static int null_recv_key(struct xp_dp *dp, const struct xp_dp_mr *mr, uint64_t addr, uint64_t len,
 			 uint32_t *rkey)
 {
-	uint64_t base = (uint64_t)(uintptr_t)mr->addr;
-
-	if (addr < base || len > mr->len || addr - base > mr->len - len)
-		return -EINVAL;
-	return xp_keys_alloc(&((struct null_dp *)dp)->keys, addr, len, rkey);
+	return xp_keys_recv_key(&((struct null_dp *)dp)->keys, mr, addr, len, rkey);
 }
 
 static void null_recv_key_release(struct xp_dp *dp, uint32_t rkey)

@@ -642,22 +642,10 @@ static int sn_mr_reg(struct xp_dp *dp, void *addr, size_t len, struct xp_dp_mr *
 		     struct pcm_diag *diag)
 {
 	struct sn_dp *d = (struct sn_dp *)dp;
-	uint32_t key;
-	int rc;
+	char who[48];
 
-	if (!addr) {
-		snprintf(diag->msg, sizeof(diag->msg), "softnic datapath: a NULL region");
-		return -EINVAL;
-	}
-	rc = xp_keys_alloc(&d->keys, (uint64_t)(uintptr_t)addr, len, &key);
-	if (rc < 0) {
-		snprintf(diag->msg, sizeof(diag->msg),
-			 "softnic datapath: host %u: all %u keys are in use", d->host, d->keys.n);
-		return rc;
-	}
-	*mr = (struct xp_dp_mr){ .addr = addr, .len = len, .lkey = key, .rkey = key,
-				 .handle = key };
-	return 0;
+	snprintf(who, sizeof(who), "softnic datapath: host %u", d->host);
+	return xp_keys_mr_reg(&d->keys, who, addr, len, mr, diag);
 }
 
 static void sn_mr_dereg(struct xp_dp *dp, struct xp_dp_mr *mr)
@@ -668,11 +656,7 @@ static void sn_mr_dereg(struct xp_dp *dp, struct xp_dp_mr *mr)
 static int sn_recv_key(struct xp_dp *dp, const struct xp_dp_mr *mr, uint64_t addr, uint64_t len,
 		       uint32_t *rkey)
 {
-	uint64_t base = (uint64_t)(uintptr_t)mr->addr;
-
-	if (addr < base || len > mr->len || addr - base > mr->len - len)
-		return -EINVAL;
-	return xp_keys_alloc(&((struct sn_dp *)dp)->keys, addr, len, rkey);
+	return xp_keys_recv_key(&((struct sn_dp *)dp)->keys, mr, addr, len, rkey);
 }
 
 static void sn_recv_key_release(struct xp_dp *dp, uint32_t rkey)
