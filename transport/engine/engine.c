@@ -57,14 +57,14 @@ static int overflow_push(struct xp_engine *e, const struct xp_engine_comp *c)
 	}
 	e->overflow[(e->ov_head + e->ov_n) % e->ov_cap] = *c;
 	e->ov_n++;
-	e->st.overflows++;
+	XP_ENGINE_STAT_ADD(e, overflows, 1);
 	return 0;
 }
 
 /* Publish one completion; it waits in the overflow FIFO while the ring is full. */
 void xp_engine_complete(struct xp_engine *e, const struct xp_engine_comp *c)
 {
-	e->st.completions++;
+	XP_ENGINE_STAT_ADD(e, completions, 1);
 	if (e->ov_n == 0 && xp_spsc_push(&e->comps, c) == 0) {
 		e->published = true;
 		return;
@@ -164,7 +164,7 @@ static void cmd_post(struct xp_engine *e, const struct xp_cmd *c, uint64_t now)
 err_op:
 	op_free(e, (uint32_t)op);
 err:
-	e->st.post_errors++;
+	XP_ENGINE_STAT_ADD(e, post_errors, 1);
 	complete_op(e, kind, rc, c->conn, c->cookie, 0);
 }
 
@@ -229,7 +229,7 @@ static uint32_t take_commands(struct xp_engine *e, uint64_t now)
 			break;
 		}
 	}
-	e->st.commands += n;
+	XP_ENGINE_STAT_ADD(e, commands, n);
 	return n;
 }
 
@@ -266,7 +266,7 @@ static uint32_t poll_datapath(struct xp_engine *e, uint64_t now)
 		if (n < XP_ENGINE_EVENT_BURST)
 			break;
 	}
-	e->st.events += total;
+	XP_ENGINE_STAT_ADD(e, events, total);
 	return total;
 }
 
@@ -310,7 +310,7 @@ static uint32_t drain(struct xp_engine *e, uint64_t now)
 				break;
 			case XP_ACT_CTRL:
 				xp_dp_post_ctrl(e->dp, a->u.ctrl.peer, a->u.ctrl.bytes, a->u.ctrl.len);
-				e->st.ctrl_sent++;
+				XP_ENGINE_STAT_ADD(e, ctrl_sent, 1);
 				break;
 			case XP_ACT_COMPLETE:
 				on_core_completion(e, &a->u.comp);
@@ -322,8 +322,8 @@ static uint32_t drain(struct xp_engine *e, uint64_t now)
 		if (nw) {
 			uint32_t posted = xp_dp_post_writes(e->dp, e->writes, nw);
 
-			e->st.writes += posted;
-			e->st.writes_dropped += nw - posted;
+			XP_ENGINE_STAT_ADD(e, writes, posted);
+			XP_ENGINE_STAT_ADD(e, writes_dropped, nw - posted);
 		}
 	}
 	return total;
@@ -337,9 +337,8 @@ static void wake_waiter(struct xp_engine *e)
 	e->published = false;
 	if (!w)
 		return;
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&w->waiting, memory_order_relaxed) &&
-	    atomic_exchange(&w->waiting, 0)) {
+	/* an RMW, paired with the waiter's atomic_exchange(&waiting, 1) (struct xp_waiter) */
+	if (atomic_fetch_or(&w->waiting, 0) && atomic_exchange(&w->waiting, 0)) {
 		if (write(w->efd, &one, sizeof(one)) < 0)
 			return; /* saturated: readable already */
 	}
@@ -349,7 +348,7 @@ uint32_t xp_engine_run_once(struct xp_engine *e, uint64_t now_ns)
 {
 	uint32_t work = 0;
 
-	e->st.runs++;
+	XP_ENGINE_STAT_ADD(e, runs, 1);
 	work += overflow_flush(e);
 	work += take_commands(e, now_ns);
 	work += poll_datapath(e, now_ns);
@@ -361,9 +360,9 @@ uint32_t xp_engine_run_once(struct xp_engine *e, uint64_t now_ns)
 	if (e->published)
 		wake_waiter(e);
 	if (work)
-		e->st.busy_runs++;
+		XP_ENGINE_STAT_ADD(e, busy_runs, 1);
 	else
-		e->st.idle_polls++;
+		XP_ENGINE_STAT_ADD(e, idle_polls, 1);
 	return work;
 }
 
@@ -391,9 +390,8 @@ int xp_engine_submit(struct xp_engine *e, const struct xp_cmd *cmd)
 
 	if (xp_mpsc_push(&e->cmds, cmd, sizeof(*cmd)) < 0)
 		return -EAGAIN;
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&e->sleeping, memory_order_relaxed) &&
-	    atomic_exchange(&e->sleeping, 0)) {
+	/* an RMW, paired with the engine's atomic_exchange(&sleeping, 1) before it sleeps */
+	if (atomic_fetch_or(&e->sleeping, 0) && atomic_exchange(&e->sleeping, 0)) {
 		if (write(e->efd, &one, sizeof(one)) < 0)
 			return 0; /* saturated: readable already */
 	}
@@ -662,7 +660,13 @@ struct xp_core *xp_engine_core(struct xp_engine *e)
 
 void xp_engine_stats(const struct xp_engine *e, struct xp_engine_stats *st)
 {
-	*st = e->st;
+	const uint64_t *src = (const uint64_t *)&e->st;
+	uint64_t *dst = (uint64_t *)st;
+
+	/* every member is a u64 counter; each read atomically (the engine's thread counts) */
+	_Static_assert(sizeof(*st) % sizeof(uint64_t) == 0, "xp_engine_stats: u64 members only");
+	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
 void xp_engine_memory(const struct xp_engine *e, struct xp_engine_memory *m)

@@ -46,7 +46,7 @@ enum xp_progress {
 
 /* Where an application thread sleeps for completions of several engines. */
 struct xp_waiter {
-	_Atomic int waiting; /* set by the thread before it sleeps on efd */
+	_Atomic int waiting; /* set with atomic_exchange() by the thread before it sleeps on efd */
 	int efd;             /* an eventfd */
 };
 

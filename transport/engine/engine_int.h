@@ -149,7 +149,7 @@ struct xp_engine {
 	int start_rc;
 	struct pcm_diag start_diag;
 
-	struct xp_engine_stats st;
+	struct xp_engine_stats st;       /* XP_ENGINE_STAT_ADD() only: other threads read it */
 };
 
 /* engine.c */
@@ -165,5 +165,15 @@ bool xp_engine_conn_ok(const struct xp_engine *e, uint32_t conn);
 
 /* engine_thread.c */
 void *xp_engine_thread_main(void *arg);
+
+/*
+ * Count in an engine's statistics. Only the engine's progressing thread
+ * writes them; xp_engine_stats() may read them from any thread, so both go
+ * through relaxed atomic accesses (free on x86, and visible to TSan).
+ */
+#define XP_ENGINE_STAT_ADD(e, field, n)                                                    \
+	__atomic_store_n(&(e)->st.field,                                                   \
+			 __atomic_load_n(&(e)->st.field, __ATOMIC_RELAXED) + (uint64_t)(n),  \
+			 __ATOMIC_RELAXED)
 
 #endif /* XP_ENGINE_INT_H */

@@ -38,8 +38,12 @@ static void sleep_until_work(struct xp_engine *e, uint64_t now)
 	nfds_t n = 1;
 	int rc;
 
-	atomic_store(&e->sleeping, 1);
-	atomic_thread_fence(memory_order_seq_cst);
+	/*
+	 * A seq_cst read-modify-write on the flag, paired with the submitter's
+	 * (xp_engine_submit()): whichever comes second sees the other's side.
+	 * (A fence would do on the hardware, but TSan does not model fences.)
+	 */
+	(void)atomic_exchange(&e->sleeping, 1);
 	if (xp_engine_has_input(e) || e->ov_n || atomic_load(&e->stop)) {
 		atomic_store(&e->sleeping, 0);
 		return;
@@ -64,7 +68,7 @@ static void sleep_until_work(struct xp_engine *e, uint64_t now)
 		ts = (struct timespec){ 0, 50000 };
 		tsp = &ts;
 	}
-	e->st.sleeps++;
+	XP_ENGINE_STAT_ADD(e, sleeps, 1);
 	(void)ppoll(pfd, n, tsp, NULL);
 	atomic_store(&e->sleeping, 0);
 	if (read(e->efd, &v, sizeof(v)) < 0) {
