@@ -28,6 +28,8 @@
 #include <time.h>
 
 #include "bench.h"
+#include "cc.h"
+#include "pcm.h"
 #include "builtin.h"
 #include "engine.h"
 #include "softnic.h"
@@ -157,6 +159,107 @@ static int connect_flow(struct tp_rig *r, struct tp_flow *f)
 	free(b);
 	return rc;
 }
+
+/* ---- native Swift as a compiled-in CC binding (the native_ratio baseline) ------------------- */
+
+struct native_cc {
+	struct native_swift_params p;
+	struct native_swift_flow f[MAX_FLOWS];
+	uint32_t n;
+};
+
+static void ncc_info(void *ctx, struct xp_cc_info *info)
+{
+	(void)ctx;
+	*info = (struct xp_cc_info){ 0 };
+}
+
+static int ncc_flow_open(void *ctx, uint64_t seed, uint64_t now_ns, uint32_t *flow)
+{
+	struct native_cc *n = ctx;
+
+	(void)seed;
+	if (n->n >= MAX_FLOWS)
+		return -ENOSPC;
+	native_swift_init(&n->f[n->n], &n->p, now_ns * 1000);
+	*flow = n->n++;
+	return 0;
+}
+
+static void ncc_flow_close(void *ctx, uint32_t flow, uint64_t now_ns)
+{
+	(void)ctx;
+	(void)flow;
+	(void)now_ns;
+}
+
+static void ncc_feed(struct native_cc *n, uint32_t flow, const struct native_swift_event *ev,
+		     uint64_t now_ns)
+{
+	if (flow < n->n)
+		native_swift_on_event(&n->f[flow], &n->p, ev, now_ns * 1000);
+}
+
+static void ncc_on_ack(void *ctx, uint32_t flow, const struct xp_cc_ack *a, uint64_t now_ns)
+{
+	struct native_swift_event ev = { .acks = a->acked_chunks, .has_rtt = a->rtt_ns != 0,
+					 .acked_bytes = a->acked_bytes, .rtt_ps = a->rtt_ns * 1000 };
+
+	ncc_feed(ctx, flow, &ev, now_ns);
+}
+
+static void ncc_on_loss(void *ctx, uint32_t flow, const struct xp_cc_loss *l, uint64_t now_ns)
+{
+	struct native_swift_event ev = { .nacks = l->lost_chunks };
+
+	ncc_feed(ctx, flow, &ev, now_ns);
+}
+
+static void ncc_on_rto(void *ctx, uint32_t flow, uint64_t in_flight, uint64_t now_ns)
+{
+	struct native_swift_event ev = { .rtos = 1 };
+
+	(void)in_flight;
+	ncc_feed(ctx, flow, &ev, now_ns);
+}
+
+static void ncc_on_tx(void *ctx, uint32_t flow, uint64_t backlog, uint64_t in_flight,
+		      uint64_t now_ns)
+{
+	(void)ctx;
+	(void)flow;
+	(void)backlog;
+	(void)in_flight;
+	(void)now_ns;
+}
+
+static void ncc_tick(void *ctx, uint32_t flow, uint64_t now_ns)
+{
+	(void)ctx;
+	(void)flow;
+	(void)now_ns;
+}
+
+static void ncc_read(void *ctx, uint32_t flow, struct xp_cc_ctl *ctl)
+{
+	struct native_cc *n = ctx;
+
+	*ctl = (struct xp_cc_ctl){ .cwnd_bytes = flow < n->n ? n->f[flow].cwnd_bytes : UINT64_MAX,
+				   .rate = PCM_RATE_ONE };
+}
+
+static const struct xp_cc_ops native_cc_ops = {
+	.name = "native-swift",
+	.info = ncc_info,
+	.flow_open = ncc_flow_open,
+	.flow_close = ncc_flow_close,
+	.on_ack = ncc_on_ack,
+	.on_loss = ncc_on_loss,
+	.on_rto = ncc_on_rto,
+	.on_tx = ncc_on_tx,
+	.tick = ncc_tick,
+	.read = ncc_read,
+};
 
 static int parse_policy(const struct tp_opts *o, struct xp_conn_opts *c)
 {
@@ -348,9 +451,15 @@ static double jain(const struct tp_rig *r)
 	return s2 > 0 ? s * s / ((double)r->n_f * s2) : 0;
 }
 
-static int goodput_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
+/*
+ * One goodput run. @native: the same run with native Swift compiled in instead of the PCM
+ * package (printed by the caller as native_ratio's baseline, not here); @cpu_ns_per_chunk: out.
+ */
+static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, bool native,
+			double baseline_ns, double *cpu_ns_per_chunk)
 {
 	struct tp_rig *r = calloc(1, sizeof(*r));
+	static struct native_cc ncc;
 	uint64_t t0, c0, cpu0, t1, c1, cpu1, bytes = 0;
 	bool virt = strcmp(dp->name, "softnic") == 0;
 	double secs;
@@ -358,7 +467,14 @@ static int goodput_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
 
 	r->o = o;
 	r->dp = dp;
-	if (parse_policy(o, &r->copts) < 0 || (virt && make_world(r) < 0) ||
+	if (parse_policy(o, &r->copts) < 0)
+		goto out;
+	if (native) {
+		memset(&ncc, 0, sizeof(ncc));
+		native_swift_default_params(&ncc.p);
+		r->copts.native = (struct xp_cc_binding){ .ops = &native_cc_ops, .ctx = &ncc };
+	}
+	if ((virt && make_world(r) < 0) ||
 	    make_engines(r, virt ? o->flows + 1 : 2 * o->engines, false) < 0 || rig_flows(r) < 0)
 		goto out;
 	/* warm up for a tenth of the run, then measure */
@@ -384,6 +500,11 @@ static int goodput_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
 	for (uint32_t i = 0; i < r->n_f; i++)
 		bytes += r->f[i].bytes_done;
 	secs = (double)(t1 - t0) / 1e9;
+	*cpu_ns_per_chunk = c1 > c0 ? (double)(cpu1 - cpu0) / (double)(c1 - c0) : 0.0;
+	if (native) {
+		rc = 0;
+		goto out;
+	}
 	printf("{\"bench\":\"goodput\",\"datapath\":\"%s\",\"policy\":\"%s\",\"mode\":\"%s\","
 	       "\"flows\":%u,\"msg_size\":%" PRIu64 ",\"chunk_size\":%u,\"engines\":%u,"
 	       "\"goodput_gbps\":%.3f,\"chunks_per_s\":%.0f,\"cpu_ns_per_chunk\":%.1f,"
@@ -396,6 +517,9 @@ static int goodput_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
 		printf(",\"line_rate_gbps\":%" PRIu64 ",\"line_fraction\":%.4f,\"jain\":%.4f",
 		       o->link_gbps, (double)bytes * 8 / secs / 1e9 / (double)o->link_gbps,
 		       jain(r));
+	if (baseline_ns > 0)
+		printf(",\"native_cpu_ns_per_chunk\":%.1f,\"native_ratio\":%.4f", baseline_ns,
+		       *cpu_ns_per_chunk / baseline_ns);
 	if (virt) {
 		printf(",\"flow_gbps\":[");
 		for (uint32_t i = 0; i < r->n_f; i++)
@@ -409,6 +533,17 @@ out:
 	rig_free(r);
 	free(r);
 	return rc;
+}
+
+/* goodput; on null with swift, first the native baseline, then the PCM run and its ratio. */
+static int goodput_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
+{
+	double native_ns = 0, ns;
+
+	if (strcmp(dp->name, "null") == 0 && strcmp(o->policy, "swift") == 0 &&
+	    goodput_once(o, dp, true, 0, &native_ns) < 0)
+		return -1;
+	return goodput_once(o, dp, false, native_ns, &ns);
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -44,6 +44,10 @@ void xp_cc_table_fini(struct xp_cc_table *t)
 
 static bool same_key(const struct xp_cc_entry *x, const struct xp_conn_opts *o)
 {
+	if (x->native.ops != o->native.ops || x->native.ctx != o->native.ctx)
+		return false;
+	if (o->native.ops)
+		return true;
 	if (x->cc != o->cc || x->lb != o->lb)
 		return false;
 	if (!o->cc)
@@ -66,7 +70,8 @@ static int entry_make(struct xp_cc_table *t, const struct xp_conn_opts *o, uint6
 	x->async_mode = o->async_mode;
 	x->fixed.cwnd_bytes = UINT64_MAX;
 	x->fixed.rate = PCM_RATE_ONE;
-	if (o->cc) {
+	x->native = o->native;
+	if (o->cc && !o->native.ops) {
 		xp_cc_pcm_config_default(&cfg);
 		cfg.cc = o->cc;
 		cfg.lb = o->lb;
@@ -111,6 +116,8 @@ int xp_cc_table_get(struct xp_cc_table *t, const struct xp_conn_opts *o, uint64_
 
 struct xp_cc_binding xp_cc_entry_binding(struct xp_cc_entry *x)
 {
+	if (x->native.ops)
+		return x->native;
 	return x->pcm ? xp_cc_pcm_binding(x->pcm) : xp_cc_fixed_binding(&x->fixed);
 }
 

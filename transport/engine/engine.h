@@ -62,6 +62,12 @@ struct xp_conn_opts {
 	bool rc;
 	uint64_t no_progress_ns;
 	char cc_name[XP_ENGINE_POLICY_NAME_MAX]; /* what the blob tells the peer */
+	/*
+	 * With native.ops set: this compiled-in binding instead of a PCM
+	 * package (cc, lb and mode are ignored). For a benchmark's native
+	 * baseline (pcm-bench's native Swift); its ctx must outlive the engine.
+	 */
+	struct xp_cc_binding native;
 	char lb_name[XP_ENGINE_POLICY_NAME_MAX];
 };
 

@@ -30,6 +30,7 @@ struct xp_cc_entry {
 	enum pcm_async_mode async_mode;
 	struct xp_cc_pcm *pcm;        /* NULL for the fixed one */
 	struct xp_cc_fixed fixed;
+	struct xp_cc_binding native;  /* ops set: a compiled-in binding (xp_conn_opts.native) */
 	uint32_t conns;               /* connections bound to it now */
 	bool exhausted;               /* it refused a flow: the next connection needs another */
 	struct xp_cc_entry *next;
