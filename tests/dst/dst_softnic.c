@@ -44,6 +44,7 @@
 #define MAX_MSG_BYTES (192u << 10)
 #define BUF_BYTES (8u << 20)
 #define BOUND_NS 2000000000ull /* 2 s of virtual time */
+#define DRAIN_NS 20000000ull   /* after the last completion */
 
 /* Ingredients a seed may use; the shrinker clears them one at a time. */
 enum {
@@ -115,7 +116,6 @@ struct conn {
 struct run {
 	uint64_t seed;
 	uint32_t mask;
-	struct rng r;
 	struct xp_softnic_world *w;
 	struct xp_engine *e[N_HOSTS];
 	uint8_t *buf[N_HOSTS];
@@ -126,6 +126,15 @@ struct run {
 	char why[256];
 	bool failed;
 };
+
+/* An independent stream per (seed, what, index): one ingredient's draws never shift another's. */
+static struct rng rng_for(const struct run *R, uint32_t what, uint32_t index)
+{
+	struct rng r = { R->seed * 0x2545f4914f6cdd1dull + ((uint64_t)what << 32) + index };
+
+	(void)rnd(&r);
+	return r;
+}
 
 static void failf(struct run *R, const char *fmt, ...)
 {
@@ -186,26 +195,31 @@ static int make_world(struct run *R)
 	scn->topo.kind = UET_TOPO_FAT_TREE;
 	scn->topo.k = 4;
 	scn->nic.data_rate_bps = 100000000000ull;
-	if ((R->mask & M_TRIM) && coin(&R->r, 50)) {
+	/* every draw made whatever the mask, so clearing an ingredient changes nothing else */
+	struct rng f = rng_for(R, 1, 0);
+	bool trim = coin(&f, 50), loss = coin(&f, 70), down = coin(&f, 50), reroute = coin(&f, 50);
+	uint32_t loss_ppm = (uint32_t)between(&f, 1000, 100000);
+	uint64_t down_at = between(&f, 1, 200) * 1000000ull; /* 1-200 us, in ps */
+	uint64_t down_for = between(&f, 10, 2000) * 1000000ull;
+	uint32_t dup_ppm = (uint32_t)between(&f, 0, 30000);
+	uint32_t delay_ppm = (uint32_t)between(&f, 0, 30000);
+	uint64_t delay_ns = between(&f, 1, 300) * 1000;
+
+	if ((R->mask & M_TRIM) && trim) {
 		scn->topo.uet_policy = true;
 		scn->topo.switch_trimming = true;
 		scn->nic.trimming = true;
 	}
-	if ((R->mask & M_LOSS) && coin(&R->r, 70))
-		add_failure(scn, "edge0.0", "agg0.0", 0, UINT64_MAX,
-			    (uint32_t)between(&R->r, 1000, 100000), false);
-	if ((R->mask & M_LINK_DOWN) && coin(&R->r, 50)) {
-		uint64_t at = between(&R->r, 1, 200) * 1000000ull; /* 1-200 us, in ps */
-
-		add_failure(scn, "edge0.0", "agg0.1", at, at + between(&R->r, 10, 2000) * 1000000ull,
-			    0, coin(&R->r, 50));
-	}
+	if ((R->mask & M_LOSS) && loss)
+		add_failure(scn, "edge0.0", "agg0.0", 0, UINT64_MAX, loss_ppm, false);
+	if ((R->mask & M_LINK_DOWN) && down)
+		add_failure(scn, "edge0.0", "agg0.1", down_at, down_at + down_for, 0, reroute);
 	cfg.scn = scn;
 	if (R->mask & M_DUP)
-		cfg.dup_ppm = (uint32_t)between(&R->r, 0, 30000);
+		cfg.dup_ppm = dup_ppm;
 	if (R->mask & M_DELAY) {
-		cfg.delay_ppm = (uint32_t)between(&R->r, 0, 30000);
-		cfg.delay_ns = between(&R->r, 1, 300) * 1000;
+		cfg.delay_ppm = delay_ppm;
+		cfg.delay_ns = delay_ns;
 	}
 	rc = xp_softnic_world_create(&cfg, &R->w, &diag);
 	if (rc < 0)
@@ -230,7 +244,9 @@ static int make_engines(struct run *R)
 		cfg.progress = XP_PROGRESS_EXTERNAL;
 		cfg.index = (uint32_t)i;
 		cfg.async_workers = 0;
-		cfg.core.chunk_bytes = 4096u << (2 * between(&R->r, 0, 2));
+		struct rng er = rng_for(R, 2, (uint32_t)i);
+
+		cfg.core.chunk_bytes = 4096u << (2 * between(&er, 0, 2));
 		cfg.core.rto_max_ns = 10000000;
 		cfg.core.quarantine_ns = 40000000;
 		rc = xp_engine_create(&cfg, &R->e[i], &diag);
@@ -265,41 +281,50 @@ static uint64_t take_buf(struct run *R, int h, uint64_t len)
 
 static void plan(struct run *R)
 {
-	R->n_conns = (R->mask & M_MULTI) ? (uint32_t)between(&R->r, 2, MAX_CONNS) : 1;
+	struct rng top = rng_for(R, 3, 0);
+	uint32_t n = (uint32_t)between(&top, 2, MAX_CONNS);
+
+	R->n_conns = (R->mask & M_MULTI) ? n : 1;
 	for (uint32_t i = 0; i < R->n_conns; i++) {
 		struct conn *c = &R->c[i];
-		int a = (int)between(&R->r, 0, 1), b = (int)between(&R->r, 2, 3);
+		struct rng cr = rng_for(R, 4, i), mr = rng_for(R, 5, i);
+		int a = (int)between(&cr, 0, 1), b = (int)between(&cr, 2, 3);
+		bool dialer_a = coin(&cr, 50), policy = coin(&cr, 60), sync = coin(&cr, 50);
+		uint32_t async_mode = (uint32_t)between(&cr, 0, 2);
+		bool late = coin(&cr, 40), abort_it = coin(&cr, 40), swap = coin(&cr, 50);
+		uint64_t late_ns = between(&cr, 1, 300) * 1000, abort_ns = between(&cr, 1, 200) * 1000;
+		uint64_t swap_ns = between(&cr, 1, 100) * 1000;
 
-		c->side_host[0] = coin(&R->r, 50) ? a : b;
+		c->side_host[0] = dialer_a ? a : b;
 		c->side_host[1] = c->side_host[0] == a ? b : a;
-		c->opts.paths = (uint32_t)between(&R->r, 1, 4);
-		if ((R->mask & M_POLICY) && coin(&R->r, 60)) {
+		c->opts.paths = (uint32_t)between(&cr, 1, 4);
+		if ((R->mask & M_POLICY) && policy) {
 			c->opts.cc = builtin("swift");
 			snprintf(c->opts.cc_name, sizeof(c->opts.cc_name), "swift");
-			c->opts.mode = coin(&R->r, 50) ? XP_CC_PCM_SYNC : XP_CC_PCM_ASYNC;
-			c->opts.async_mode = (enum pcm_async_mode)between(&R->r, 0, 2);
+			c->opts.mode = sync ? XP_CC_PCM_SYNC : XP_CC_PCM_ASYNC;
+			c->opts.async_mode = (enum pcm_async_mode)async_mode;
 		}
-		c->late = i > 0 && (R->mask & M_LATE_OPEN) && coin(&R->r, 40);
-		c->open_at_ns = c->late ? between(&R->r, 1, 300) * 1000 : 0;
+		c->late = i > 0 && (R->mask & M_LATE_OPEN) && late;
+		c->open_at_ns = c->late ? late_ns : 0;
 		c->abort_at_ns = UINT64_MAX;
-		if (i == R->n_conns - 1 && i > 0 && (R->mask & M_ABORT) && coin(&R->r, 40))
-			c->abort_at_ns = c->open_at_ns + between(&R->r, 1, 200) * 1000;
-		c->swap_at_ns = (R->mask & M_SWAP) && coin(&R->r, 50) ?
-					c->open_at_ns + between(&R->r, 1, 100) * 1000 : UINT64_MAX;
-		c->n_msgs = (uint32_t)between(&R->r, 1, MAX_MSGS);
+		if (i == R->n_conns - 1 && i > 0 && (R->mask & M_ABORT) && abort_it)
+			c->abort_at_ns = c->open_at_ns + abort_ns;
+		c->swap_at_ns = (R->mask & M_SWAP) && swap ? c->open_at_ns + swap_ns : UINT64_MAX;
+		c->n_msgs = (uint32_t)between(&mr, 1, MAX_MSGS);
 		for (uint32_t j = 0; j < c->n_msgs; j++) {
 			struct msg *m = &c->m[j];
+			bool small = coin(&mr, 30);
+			uint64_t small_len = between(&mr, 1, 512), len = between(&mr, 1, MAX_MSG_BYTES);
 			int s, d;
 
-			m->from = (int)between(&R->r, 0, 1);
-			m->len = coin(&R->r, 30) ? between(&R->r, 1, 512) :
-						   between(&R->r, 1, MAX_MSG_BYTES);
+			m->from = (int)between(&mr, 0, 1);
+			m->len = small ? small_len : len;
 			s = c->side_host[m->from];
 			d = c->side_host[!m->from];
 			m->soff = take_buf(R, s, m->len);
 			m->roff = take_buf(R, d, m->len);
 			for (uint64_t k = 0; k < m->len; k++)
-				R->buf[s][m->soff + k] = (uint8_t)rnd(&R->r);
+				R->buf[s][m->soff + k] = (uint8_t)rnd(&mr);
 			m->sum = fnv1a(R->buf[s] + m->soff, m->len);
 		}
 	}
@@ -505,7 +530,14 @@ static bool app_step(void *ctx)
 static void check_end(struct run *R)
 {
 	for (int h = 0; h < N_HOSTS; h++) {
+		struct xp_dp *dp = xp_engine_dp(R->e[h]);
 		struct xp_core_usage u;
+		struct xp_dp_info info;
+
+		xp_dp_info(dp, &info);
+		if (xp_dp_send_slots(dp) != info.send_slots)
+			failf(R, "host %d: %u of %u softnic send slots still held", h,
+			      info.send_slots - xp_dp_send_slots(dp), info.send_slots);
 
 		xp_core_usage(xp_engine_core(R->e[h]), &u);
 		if (u.conns_open || u.send_msgs || u.recv_msgs || u.ops || u.in_flight_bytes ||
@@ -563,7 +595,6 @@ static bool run_one(uint64_t seed, uint32_t mask, char *why, size_t why_len)
 
 	R->seed = seed;
 	R->mask = mask;
-	R->r.s = seed * 0x2545f4914f6cdd1dull + 1;
 	if (make_world(R) == 0 && make_engines(R) == 0) {
 		plan(R);
 		rc = xp_softnic_drive(R->w, R->e, N_HOSTS, BOUND_NS, app_step, R);
@@ -572,6 +603,10 @@ static bool run_one(uint64_t seed, uint32_t mask, char *why, size_t why_len)
 			      (unsigned long long)(BOUND_NS / 1000000));
 		else if (rc < 0)
 			failf(R, "driver: %d", rc);
+		/* let the NICs drain what is still queued (late retransmissions), then check */
+		if (!R->failed)
+			(void)xp_softnic_drive(R->w, R->e, N_HOSTS,
+					       xp_softnic_now_ns(R->w) + DRAIN_NS, NULL, NULL);
 		if (!R->failed)
 			check_end(R);
 		if (verbose)

@@ -211,6 +211,22 @@ static void qp_fifo_push(struct xp_softnic_world *w, uint32_t qp, uint32_t i)
 	q->tail = i;
 }
 
+/* Take back record @i, the QP's newest, whose post failed. */
+static void qp_fifo_drop_tail(struct xp_softnic_world *w, uint32_t qp, uint32_t i)
+{
+	struct sn_qp *q = &w->qps[qp];
+	uint32_t prev = SN_NONE;
+
+	for (uint32_t k = q->head; k != SN_NONE && k != i; k = w->rec[k].next)
+		prev = k;
+	if (prev == SN_NONE)
+		q->head = SN_NONE;
+	else
+		w->rec[prev].next = SN_NONE;
+	q->tail = prev;
+	w->rec[i].next = SN_NONE;
+}
+
 /* Pop the QP's records up to and including @i; the older ones were lost. Return: false if @i
  * is not in the QP's FIFO (a cookie the world does not know). */
 static bool qp_fifo_pop_until(struct xp_softnic_world *w, uint32_t qp, uint32_t i)
@@ -813,23 +829,29 @@ static uint32_t sn_send_slots(struct xp_dp *dp)
 	return d->cfg.send_slots - d->sq_used;
 }
 
-/* Post record @i on raw QP @qp, holding a send slot. Return: 0, or -errno (record freed). */
+/*
+ * Post record @i on raw QP @qp, holding a send slot. The record is complete
+ * before the post: the NIC may take its packets (and call on_sent) at once.
+ * Return: 0, or -errno (record freed).
+ */
 static int post_rec(struct sn_dp *d, uint32_t qp, uint32_t i)
 {
 	struct xp_softnic_world *w = d->w;
-	int rc = uet_sim_raw_post(w->sim, qp, w->rec[i].len, i);
+	int rc;
 
-	if (rc < 0) {
-		rec_free(w, i);
-		return rc;
-	}
 	w->rec[i].qp = qp;
-	w->rec[i].in_sq = true;
 	w->rec[i].src_host = d->host;
 	w->rec[i].src_inc = d->inc;
-	d->sq_used++;
+	w->rec[i].in_sq = !w->rec[i].ctrl; /* control packets take no data send slot */
+	if (w->rec[i].in_sq)
+		d->sq_used++;
 	qp_fifo_push(w, qp, i);
-	return 0;
+	rc = uet_sim_raw_post(w->sim, qp, w->rec[i].len, i);
+	if (rc < 0) {
+		qp_fifo_drop_tail(w, qp, i);
+		rec_free(w, i);
+	}
+	return rc;
 }
 
 static uint32_t sn_post_writes(struct xp_dp *dp, const struct xp_write *wr, uint32_t n)
@@ -898,8 +920,6 @@ static int sn_post_ctrl(struct xp_dp *dp, uint32_t peer, const void *bytes, uint
 		d->st.ctrl_dropped++;
 		return rc;
 	}
-	d->sq_used--; /* control packets take no data send slot */
-	d->w->rec[i].in_sq = false;
 	d->st.ctrl_sent++;
 	return 0;
 }
