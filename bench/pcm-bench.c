@@ -476,6 +476,12 @@ static void usage(FILE *f)
 	      "                     [--gap-ns N] [--queue-ns N] [--skew-bound N] [--csv FILE]\n"
 	      "  pcm-bench validate-arith --policy NAME [--scenario FILE] [--policy-dir DIR]\n"
 	      "                     [--seed N] [--json]\n"
+	      "  pcm-bench goodput [--datapath null|softnic|verbs] [--flows F] [--msg-size S]\n"
+	      "                     [--chunk-size C] [--policy P] [--engines E] [--json]\n"
+	      "                     [--mode sync|async-relaxed|async-locked|async-bounded]\n"
+	      "                     [--seconds T] [--virtual-us U] [--link-gbps G]\n"
+	      "  pcm-bench latency [--datapath null] [--policy P] [--mode M] [--iters N] [--json]\n"
+	      "                     [--progress inline|thread] [--spin-ns N]\n"
 	      "  pcm-bench list\n",
 	      f);
 }
@@ -494,6 +500,10 @@ int main(int argc, char **argv)
 		return bench_validate_arith(argc, argv);
 	if (strcmp(argv[1], "list") == 0)
 		return cmd_list();
+	if (strcmp(argv[1], "goodput") == 0)
+		return bench_goodput(argc, argv);
+	if (strcmp(argv[1], "latency") == 0)
+		return bench_latency(argc, argv);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
 		return 0;

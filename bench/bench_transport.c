@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench_transport.c - pcm-bench goodput and pcm-bench latency: the
+ * transport engine end to end over a datapath found by name
+ * (xp_dp_find(): null, softnic, verbs where built).
+ *
+ * goodput: F flows, each a connection from a sender engine to a receiver
+ * engine, each keeping 8 messages of S bytes in flight (and 8 receives
+ * posted). null: 2 x E engines in INLINE progress, all driven by this one
+ * thread (so the CPU time is the engines' and the rings'), copy off (a
+ * chunk moves only its event), wall time. softnic: one engine per host of an
+ * incast fabric (F senders to one receiver) in virtual time; goodput and
+ * Jain's index over the flows are in emulated time, CPU per chunk in this
+ * thread's time.
+ *
+ * latency: a ping-pong of one message at a time between two null engines
+ * (INLINE, copy on), 64 B to 64 KiB, p50 and p99 of the round trip.
+ *
+ * One JSON line per result (bench, datapath, policy, mode, flows, msg_size,
+ * chunk_size, engines, goodput_gbps, chunks_per_s, cpu_ns_per_chunk, ...).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+#include "cc.h"
+#include "pcm.h"
+#include "builtin.h"
+#include "engine.h"
+#include "softnic.h"
+#include "softnic_driver.h"
+#include "uet.h"
+
+#define DEPTH 8 /* messages in flight per flow, and receives posted */
+#define MAX_FLOWS 256
+#define MAX_ENGINES 64
+
+struct tp_opts {
+	const char *datapath;
+	const char *policy;
+	const char *mode;
+	uint32_t flows;
+	uint64_t msg_size;
+	uint32_t chunk_size;
+	uint32_t engines;
+	double seconds;       /* null: wall time per run */
+	uint64_t virtual_us;  /* softnic: emulated time per run */
+	uint64_t link_gbps;   /* softnic */
+	uint32_t iters;       /* latency: round trips per size */
+	bool threads;         /* null: engine threads instead of INLINE progress */
+	int64_t spin_ns;      /* threads: busy-poll this long before sleeping (-1: default) */
+	bool json;
+};
+
+struct tp_flow {
+	int se, re;           /* engine indexes */
+	uint32_t sconn, rconn;
+	uint8_t *sbuf, *rbuf;
+	uint32_t smr, rmr;
+	uint64_t sends_out, recvs_out;
+	uint64_t bytes_done;
+	uint64_t cookie;
+};
+
+struct tp_rig {
+	const struct tp_opts *o;
+	const struct xp_dp_ops *dp;
+	struct xp_softnic_world *w;
+	struct xp_engine *e[MAX_ENGINES];
+	uint32_t n_e;
+	struct tp_flow f[MAX_FLOWS];
+	uint32_t n_f;
+	struct xp_conn_opts copts;
+	bool measuring;
+	uint64_t stop_ns;
+};
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rig_now(const struct tp_rig *r)
+{
+	return r->w ? xp_softnic_now_ns(r->w) : clock_ns(CLOCK_MONOTONIC);
+}
+
+static void rig_step(struct tp_rig *r)
+{
+	if (r->o->threads)
+		return; /* the engines' own threads progress them */
+	for (uint32_t i = 0; i < r->n_e; i++)
+		if (r->w)
+			xp_engine_run_once(r->e[i], xp_softnic_now_ns(r->w));
+		else
+			xp_engine_progress(r->e[i]);
+}
+
+static int ctl_sync(struct tp_rig *r, int e, struct xp_ctl *ctl)
+{
+	struct xp_cmd cmd = { .op = XP_CMD_CTL, .ctl = ctl };
+
+	atomic_store(&ctl->done, 0);
+	while (xp_engine_submit(r->e[e], &cmd) == -EAGAIN)
+		rig_step(r);
+	while (!atomic_load_explicit(&ctl->done, memory_order_acquire))
+		rig_step(r);
+	if (ctl->status < 0)
+		fprintf(stderr, "pcm-bench: engine %d: %s\n", e, ctl->diag.msg);
+	return ctl->status;
+}
+
+static int reg(struct tp_rig *r, int e, void *addr, size_t len, uint32_t *mr)
+{
+	struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
+	int rc;
+
+	ctl->op = XP_CTL_MR_REG;
+	ctl->addr = addr;
+	ctl->len = len;
+	rc = ctl_sync(r, e, ctl);
+	*mr = ctl->mr;
+	free(ctl);
+	return rc;
+}
+
+static int connect_flow(struct tp_rig *r, struct tp_flow *f)
+{
+	struct xp_ctl *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	int rc;
+
+	a->op = XP_CTL_CONN_OPEN;
+	a->opts = r->copts;
+	rc = ctl_sync(r, f->se, a);
+	if (rc == 0) {
+		b->op = XP_CTL_CONN_ACCEPT;
+		b->opts = r->copts;
+		memcpy(b->peer_msg, a->msg, a->msg_len);
+		b->peer_len = a->msg_len;
+		rc = ctl_sync(r, f->re, b);
+	}
+	if (rc == 0) {
+		a->op = XP_CTL_CONN_BIND;
+		memcpy(a->peer_msg, b->msg, b->msg_len);
+		a->peer_len = b->msg_len;
+		rc = ctl_sync(r, f->se, a);
+	}
+	f->sconn = a->conn;
+	f->rconn = b->conn;
+	free(a);
+	free(b);
+	return rc;
+}
+
+/* ---- native Swift as a compiled-in CC binding (the native_ratio baseline) ------------------- */
+
+struct native_cc {
+	struct native_swift_params p;
+	struct native_swift_flow f[MAX_FLOWS];
+	uint32_t n;
+};
+
+static void ncc_info(void *ctx, struct xp_cc_info *info)
+{
+	(void)ctx;
+	*info = (struct xp_cc_info){ 0 };
+}
+
+static int ncc_flow_open(void *ctx, uint64_t seed, uint64_t now_ns, uint32_t *flow)
+{
+	struct native_cc *n = ctx;
+
+	(void)seed;
+	if (n->n >= MAX_FLOWS)
+		return -ENOSPC;
+	native_swift_init(&n->f[n->n], &n->p, now_ns * 1000);
+	*flow = n->n++;
+	return 0;
+}
+
+static void ncc_flow_close(void *ctx, uint32_t flow, uint64_t now_ns)
+{
+	(void)ctx;
+	(void)flow;
+	(void)now_ns;
+}
+
+static void ncc_feed(struct native_cc *n, uint32_t flow, const struct native_swift_event *ev,
+		     uint64_t now_ns)
+{
+	if (flow < n->n)
+		native_swift_on_event(&n->f[flow], &n->p, ev, now_ns * 1000);
+}
+
+static void ncc_on_ack(void *ctx, uint32_t flow, const struct xp_cc_ack *a, uint64_t now_ns)
+{
+	struct native_swift_event ev = { .acks = a->acked_chunks, .has_rtt = a->rtt_ns != 0,
+					 .acked_bytes = a->acked_bytes, .rtt_ps = a->rtt_ns * 1000 };
+
+	ncc_feed(ctx, flow, &ev, now_ns);
+}
+
+static void ncc_on_loss(void *ctx, uint32_t flow, const struct xp_cc_loss *l, uint64_t now_ns)
+{
+	struct native_swift_event ev = { .nacks = l->lost_chunks };
+
+	ncc_feed(ctx, flow, &ev, now_ns);
+}
+
+static void ncc_on_rto(void *ctx, uint32_t flow, uint64_t in_flight, uint64_t now_ns)
+{
+	struct native_swift_event ev = { .rtos = 1 };
+
+	(void)in_flight;
+	ncc_feed(ctx, flow, &ev, now_ns);
+}
+
+static void ncc_on_tx(void *ctx, uint32_t flow, uint64_t backlog, uint64_t in_flight,
+		      uint64_t now_ns)
+{
+	(void)ctx;
+	(void)flow;
+	(void)backlog;
+	(void)in_flight;
+	(void)now_ns;
+}
+
+static void ncc_tick(void *ctx, uint32_t flow, uint64_t now_ns)
+{
+	(void)ctx;
+	(void)flow;
+	(void)now_ns;
+}
+
+static void ncc_read(void *ctx, uint32_t flow, struct xp_cc_ctl *ctl)
+{
+	struct native_cc *n = ctx;
+
+	*ctl = (struct xp_cc_ctl){ .cwnd_bytes = flow < n->n ? n->f[flow].cwnd_bytes : UINT64_MAX,
+				   .rate = PCM_RATE_ONE };
+}
+
+static const struct xp_cc_ops native_cc_ops = {
+	.name = "native-swift",
+	.info = ncc_info,
+	.flow_open = ncc_flow_open,
+	.flow_close = ncc_flow_close,
+	.on_ack = ncc_on_ack,
+	.on_loss = ncc_on_loss,
+	.on_rto = ncc_on_rto,
+	.on_tx = ncc_on_tx,
+	.tick = ncc_tick,
+	.read = ncc_read,
+};
+
+static int parse_policy(const struct tp_opts *o, struct xp_conn_opts *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->paths = 1;
+	if (strcmp(o->policy, "none") != 0) {
+		for (size_t i = 0; pcm_builtin_policies[i]; i++)
+			if (strcmp(pcm_builtin_policies[i]->name, o->policy) == 0)
+				c->cc = pcm_builtin_policies[i];
+		if (!c->cc) {
+			fprintf(stderr, "pcm-bench: --policy %s: no such built-in policy\n",
+				o->policy);
+			return -EINVAL;
+		}
+		snprintf(c->cc_name, sizeof(c->cc_name), "%s", o->policy);
+	}
+	if (strcmp(o->mode, "sync") == 0) {
+		c->mode = XP_CC_PCM_SYNC;
+	} else if (strncmp(o->mode, "async-", 6) == 0 &&
+		   pcm_async_mode_parse(o->mode + 6, &c->async_mode) == 0) {
+		c->mode = XP_CC_PCM_ASYNC;
+	} else {
+		fprintf(stderr,
+			"pcm-bench: --mode %s: one of sync, async-relaxed, async-locked, "
+			"async-bounded\n",
+			o->mode);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int make_world(struct tp_rig *r)
+{
+	struct uet_scenario *scn = calloc(1, sizeof(*scn));
+	struct xp_softnic_config cfg = { .seed = 1 };
+	struct pcm_diag diag;
+	int rc;
+
+	uet_scenario_defaults(scn);
+	snprintf(scn->name, sizeof(scn->name), "pcm-bench");
+	snprintf(scn->policies[0], sizeof(scn->policies[0]), "none");
+	scn->topo.kind = UET_TOPO_INCAST;
+	scn->topo.senders = r->o->flows;
+	scn->topo.link_rate_bps = r->o->link_gbps * 1000000000ull;
+	scn->nic.data_rate_bps = r->o->link_gbps * 1000000000ull;
+	cfg.scn = scn;
+	rc = xp_softnic_world_create(&cfg, &r->w, &diag);
+	if (rc < 0)
+		fprintf(stderr, "pcm-bench: softnic: %s\n", diag.msg);
+	uet_scenario_free(scn);
+	return rc;
+}
+
+static int make_engines(struct tp_rig *r, uint32_t n, bool copy)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct xp_engine_config cfg;
+		struct pcm_diag diag;
+		int rc;
+
+		xp_engine_config_default(&cfg);
+		cfg.dp_ops = r->dp;
+		cfg.dp.copy = copy;
+		cfg.dp.world = r->w;
+		cfg.dp.host = i;
+		cfg.progress = r->w ? XP_PROGRESS_EXTERNAL :
+			       r->o->threads ? XP_PROGRESS_THREAD : XP_PROGRESS_INLINE;
+		if (r->o->threads && r->o->spin_ns >= 0)
+			cfg.spin_ns = (uint64_t)r->o->spin_ns;
+		cfg.index = i;
+		cfg.async_workers = 0;
+		cfg.core.chunk_bytes = r->o->chunk_size;
+		if (cfg.core.min_chunk_bytes > cfg.core.chunk_bytes)
+			cfg.core.min_chunk_bytes = cfg.core.chunk_bytes;
+		rc = xp_engine_create(&cfg, &r->e[i], &diag);
+		if (rc < 0) {
+			fprintf(stderr, "pcm-bench: engine %u: %s\n", i, diag.msg);
+			return rc;
+		}
+		r->n_e = i + 1;
+	}
+	return 0;
+}
+
+static void submit(struct tp_rig *r, int e, const struct xp_cmd *cmd)
+{
+	while (xp_engine_submit(r->e[e], cmd) == -EAGAIN)
+		rig_step(r);
+}
+
+static void post_op(struct tp_rig *r, struct tp_flow *f, bool recv)
+{
+	uint64_t slot = (recv ? f->recvs_out : f->sends_out) % DEPTH;
+	struct xp_cmd cmd = {
+		.op = recv ? XP_CMD_RECV : XP_CMD_SEND,
+		.conn = recv ? f->rconn : f->sconn,
+		.mr = recv ? f->rmr : f->smr,
+		.addr = (uint64_t)(uintptr_t)(recv ? f->rbuf : f->sbuf) + slot * r->o->msg_size,
+		.len = r->o->msg_size,
+		.cookie = (uint64_t)(f - r->f),
+	};
+
+	submit(r, recv ? f->re : f->se, &cmd);
+	if (recv)
+		f->recvs_out++;
+	else
+		f->sends_out++;
+}
+
+/* Take completions and repost, keeping DEPTH of each in flight. */
+static bool goodput_step(void *ctx)
+{
+	struct tp_rig *r = ctx;
+
+	for (uint32_t i = 0; i < r->n_e; i++) {
+		struct xp_engine_comp k[64];
+		uint32_t n = xp_engine_poll(r->e[i], k, 64);
+
+		for (uint32_t j = 0; j < n; j++) {
+			struct tp_flow *f = &r->f[k[j].cookie % MAX_FLOWS];
+
+			if (k[j].status < 0 || k[j].kind == XP_ECOMP_CTL)
+				continue;
+			if (k[j].kind == XP_ECOMP_RECV) {
+				if (r->measuring)
+					f->bytes_done += k[j].bytes;
+				post_op(r, f, true);
+			} else if (k[j].kind == XP_ECOMP_SEND) {
+				post_op(r, f, false);
+			}
+		}
+	}
+	return rig_now(r) >= r->stop_ns;
+}
+
+static uint64_t chunks_received(struct tp_rig *r)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < r->n_e; i++)
+		n += xp_core_stats(xp_engine_core(r->e[i]))->chunks_received;
+	return n;
+}
+
+static void rig_free(struct tp_rig *r)
+{
+	for (uint32_t i = 0; i < r->n_e; i++)
+		xp_engine_destroy(r->e[i]);
+	for (uint32_t i = 0; i < r->n_f; i++) {
+		free(r->f[i].sbuf);
+		free(r->f[i].rbuf);
+	}
+	xp_softnic_world_destroy(r->w);
+}
+
+static int rig_flows(struct tp_rig *r)
+{
+	uint32_t pairs = r->w ? 0 : r->o->engines;
+
+	for (uint32_t i = 0; i < r->o->flows; i++) {
+		struct tp_flow *f = &r->f[i];
+		size_t len = DEPTH * r->o->msg_size;
+
+		/* null: flow i on pair i mod E; softnic: host i sends to host F (the incast) */
+		f->se = (int)(r->w ? i : i % pairs);
+		f->re = (int)(r->w ? r->o->flows : pairs + i % pairs);
+		f->sbuf = calloc(1, len);
+		f->rbuf = calloc(1, len);
+		r->n_f = i + 1;
+		if (!f->sbuf || !f->rbuf || reg(r, f->se, f->sbuf, len, &f->smr) < 0 ||
+		    reg(r, f->re, f->rbuf, len, &f->rmr) < 0 || connect_flow(r, f) < 0)
+			return -1;
+		for (int d = 0; d < DEPTH; d++)
+			post_op(r, f, true);
+		for (int d = 0; d < DEPTH; d++)
+			post_op(r, f, false);
+	}
+	return 0;
+}
+
+static double jain(const struct tp_rig *r)
+{
+	double s = 0, s2 = 0;
+
+	for (uint32_t i = 0; i < r->n_f; i++) {
+		s += (double)r->f[i].bytes_done;
+		s2 += (double)r->f[i].bytes_done * (double)r->f[i].bytes_done;
+	}
+	return s2 > 0 ? s * s / ((double)r->n_f * s2) : 0;
+}
+
+/*
+ * One goodput run. @native: the same run with native Swift compiled in instead of the PCM
+ * package (printed by the caller as native_ratio's baseline, not here); @cpu_ns_per_chunk: out.
+ */
+static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, bool native,
+			double baseline_ns, double *cpu_ns_per_chunk)
+{
+	struct tp_rig *r = calloc(1, sizeof(*r));
+	static struct native_cc ncc;
+	uint64_t t0, c0, cpu0, t1, c1, cpu1, bytes = 0;
+	bool virt = strcmp(dp->name, "softnic") == 0;
+	double secs;
+	int rc = -1;
+
+	r->o = o;
+	r->dp = dp;
+	if (parse_policy(o, &r->copts) < 0)
+		goto out;
+	if (native) {
+		memset(&ncc, 0, sizeof(ncc));
+		native_swift_default_params(&ncc.p);
+		r->copts.native = (struct xp_cc_binding){ .ops = &native_cc_ops, .ctx = &ncc };
+	}
+	if ((virt && make_world(r) < 0) ||
+	    make_engines(r, virt ? o->flows + 1 : 2 * o->engines, false) < 0 || rig_flows(r) < 0)
+		goto out;
+	/* warm up for a tenth of the run, then measure */
+	r->stop_ns = rig_now(r) + (virt ? o->virtual_us * 100 : (uint64_t)(o->seconds * 1e8));
+	if (virt)
+		xp_softnic_drive(r->w, r->e, r->n_e, UINT64_MAX, goodput_step, r);
+	else
+		while (!goodput_step(r))
+			rig_step(r);
+	r->measuring = true;
+	t0 = rig_now(r);
+	c0 = chunks_received(r);
+	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	r->stop_ns = t0 + (virt ? o->virtual_us * 1000 : (uint64_t)(o->seconds * 1e9));
+	if (virt)
+		xp_softnic_drive(r->w, r->e, r->n_e, UINT64_MAX, goodput_step, r);
+	else
+		while (!goodput_step(r))
+			rig_step(r);
+	t1 = rig_now(r);
+	c1 = chunks_received(r);
+	cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (uint32_t i = 0; i < r->n_f; i++)
+		bytes += r->f[i].bytes_done;
+	secs = (double)(t1 - t0) / 1e9;
+	*cpu_ns_per_chunk = c1 > c0 ? (double)(cpu1 - cpu0) / (double)(c1 - c0) : 0.0;
+	if (native) {
+		rc = 0;
+		goto out;
+	}
+	printf("{\"bench\":\"goodput\",\"datapath\":\"%s\",\"policy\":\"%s\",\"mode\":\"%s\","
+	       "\"flows\":%u,\"msg_size\":%" PRIu64 ",\"chunk_size\":%u,\"engines\":%u,"
+	       "\"goodput_gbps\":%.3f,\"chunks_per_s\":%.0f,\"cpu_ns_per_chunk\":%.1f,"
+	       "\"time\":\"%s\",\"seconds\":%.6f",
+	       dp->name, o->policy, o->mode, o->flows, o->msg_size, o->chunk_size, r->n_e,
+	       (double)bytes * 8 / secs / 1e9, (double)(c1 - c0) / secs,
+	       c1 > c0 ? (double)(cpu1 - cpu0) / (double)(c1 - c0) : 0.0,
+	       virt ? "emulated" : "wall", secs);
+	if (virt)
+		printf(",\"line_rate_gbps\":%" PRIu64 ",\"line_fraction\":%.4f,\"jain\":%.4f",
+		       o->link_gbps, (double)bytes * 8 / secs / 1e9 / (double)o->link_gbps,
+		       jain(r));
+	if (baseline_ns > 0)
+		printf(",\"native_cpu_ns_per_chunk\":%.1f,\"native_ratio\":%.4f", baseline_ns,
+		       *cpu_ns_per_chunk / baseline_ns);
+	if (virt) {
+		printf(",\"flow_gbps\":[");
+		for (uint32_t i = 0; i < r->n_f; i++)
+			printf("%s%.2f", i ? "," : "", (double)r->f[i].bytes_done * 8 / secs / 1e9);
+		printf("]");
+	}
+	printf("}\n");
+	fflush(stdout);
+	rc = 0;
+out:
+	rig_free(r);
+	free(r);
+	return rc;
+}
+
+/* goodput; on null with swift, first the native baseline, then the PCM run and its ratio. */
+static int goodput_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
+{
+	double native_ns = 0, ns;
+
+	if (strcmp(dp->name, "null") == 0 && strcmp(o->policy, "swift") == 0 &&
+	    goodput_once(o, dp, true, 0, &native_ns) < 0)
+		return -1;
+	return goodput_once(o, dp, false, native_ns, &ns);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Completions taken but not yet waited for, per engine and kind (ping-pong order varies). */
+static uint32_t pending[2][XP_ECOMP_CTL + 1];
+
+static int wait_one(struct tp_rig *r, int e, uint8_t kind)
+{
+	while (!pending[e][kind]) {
+		struct xp_engine_comp k[8];
+		uint32_t n;
+
+		rig_step(r);
+		for (int s = 0; s < 2; s++) {
+			n = xp_engine_poll(r->e[s], k, 8);
+			for (uint32_t j = 0; j < n; j++) {
+				if (k[j].status < 0)
+					return k[j].status;
+				if (k[j].kind <= XP_ECOMP_CTL)
+					pending[s][k[j].kind]++;
+			}
+		}
+	}
+	pending[e][kind]--;
+	return 0;
+}
+
+/* One size of the ping-pong: @iters round trips, engine 0 pings, engine 1 echoes. */
+static int latency_size(struct tp_rig *r, struct tp_flow *f, uint64_t size, uint32_t iters)
+{
+	uint64_t *rtt = calloc(iters, sizeof(*rtt));
+	struct xp_cmd cmd;
+
+	if (!rtt)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < iters + iters / 10; i++) {
+		uint64_t t0;
+
+		/* receives first on both sides, so the CTSs travel ahead */
+		cmd = (struct xp_cmd){ .op = XP_CMD_RECV, .conn = f->rconn, .mr = f->rmr,
+				       .addr = (uintptr_t)f->rbuf, .len = size };
+		submit(r, f->re, &cmd);
+		cmd = (struct xp_cmd){ .op = XP_CMD_RECV, .conn = f->sconn, .mr = f->smr,
+				       .addr = (uintptr_t)f->sbuf + size, .len = size };
+		submit(r, f->se, &cmd);
+		rig_step(r);
+		rig_step(r);
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		cmd = (struct xp_cmd){ .op = XP_CMD_SEND, .conn = f->sconn, .mr = f->smr,
+				       .addr = (uintptr_t)f->sbuf, .len = size };
+		submit(r, f->se, &cmd);
+		if (wait_one(r, f->re, XP_ECOMP_RECV) < 0)
+			return -EIO;
+		cmd = (struct xp_cmd){ .op = XP_CMD_SEND, .conn = f->rconn, .mr = f->rmr,
+				       .addr = (uintptr_t)f->rbuf, .len = size };
+		submit(r, f->re, &cmd);
+		if (wait_one(r, f->se, XP_ECOMP_RECV) < 0)
+			return -EIO;
+		if (i >= iters / 10)
+			rtt[i - iters / 10] = clock_ns(CLOCK_MONOTONIC) - t0;
+		/* the two send completions */
+		(void)wait_one(r, f->se, XP_ECOMP_SEND);
+		(void)wait_one(r, f->re, XP_ECOMP_SEND);
+	}
+	qsort(rtt, iters, sizeof(*rtt), cmp_u64);
+	printf("{\"bench\":\"latency\",\"datapath\":\"%s\",\"policy\":\"%s\",\"mode\":\"%s\","
+	       "\"msg_size\":%" PRIu64 ",\"chunk_size\":%u,\"engines\":2,\"iters\":%u,"
+	       "\"progress\":\"%s\",\"spin_ns\":%lld,"
+	       "\"rtt_p50_us\":%.3f,\"rtt_p99_us\":%.3f,\"time\":\"wall\"}\n",
+	       r->dp->name, r->o->policy, r->o->mode, size, r->o->chunk_size, iters,
+	       r->o->threads ? "thread" : "inline", (long long)r->o->spin_ns,
+	       (double)rtt[iters / 2] / 1e3, (double)rtt[(uint64_t)iters * 99 / 100] / 1e3);
+	fflush(stdout);
+	free(rtt);
+	return 0;
+}
+
+static int latency_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
+{
+	struct tp_rig *r = calloc(1, sizeof(*r));
+	struct tp_flow *f = &r->f[0];
+	int rc = -1;
+
+	r->o = o;
+	r->dp = dp;
+	if (strcmp(dp->name, "null") != 0) {
+		fprintf(stderr, "pcm-bench latency: --datapath %s: only null is measured here "
+				"(softnic's time is virtual)\n", dp->name);
+		goto out;
+	}
+	if (parse_policy(o, &r->copts) < 0 || make_engines(r, 2, true) < 0)
+		goto out;
+	f->se = 0;
+	f->re = 1;
+	f->sbuf = calloc(1, 2 * 65536);
+	f->rbuf = calloc(1, 2 * 65536);
+	r->n_f = 1;
+	if (reg(r, 0, f->sbuf, 2 * 65536, &f->smr) < 0 || reg(r, 1, f->rbuf, 2 * 65536, &f->rmr) < 0 ||
+	    connect_flow(r, f) < 0)
+		goto out;
+	for (uint64_t size = 64; size <= 65536; size *= 4)
+		if (latency_size(r, f, size, o->iters) < 0)
+			goto out;
+	rc = 0;
+out:
+	rig_free(r);
+	free(r);
+	return rc;
+}
+
+static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
+{
+	static const struct option opts[] = {
+		{ "datapath", required_argument, NULL, 'd' },
+		{ "flows", required_argument, NULL, 'f' },
+		{ "msg-size", required_argument, NULL, 's' },
+		{ "chunk-size", required_argument, NULL, 'c' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "engines", required_argument, NULL, 'e' },
+		{ "seconds", required_argument, NULL, 't' },
+		{ "virtual-us", required_argument, NULL, 'v' },
+		{ "link-gbps", required_argument, NULL, 'l' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "progress", required_argument, NULL, 'P' },
+		{ "spin-ns", required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct tp_opts){ .datapath = "null", .policy = "none", .mode = "sync", .flows = 1,
+			       .msg_size = 1 << 20, .chunk_size = 65536, .engines = 1,
+			       .seconds = 1.0, .virtual_us = 2000, .link_gbps = 400,
+			       .iters = 20000, .spin_ns = -1 };
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		char *end = NULL;
+		unsigned long long v = optarg ? strtoull(optarg, &end, 0) : 0;
+		bool num_ok = optarg && end && *end == '\0' && v > 0;
+
+		switch (c) {
+		case 'd': o->datapath = optarg; continue;
+		case 'p': o->policy = optarg; continue;
+		case 'm': o->mode = optarg; continue;
+		case 'j': o->json = true; continue;
+		case 'P':
+			o->threads = strcmp(optarg, "thread") == 0;
+			if (o->threads || strcmp(optarg, "inline") == 0)
+				continue;
+			fprintf(stderr, "pcm-bench: --progress %s: inline or thread\n", optarg);
+			return -EINVAL;
+		case 'S': o->spin_ns = (int64_t)strtoll(optarg, &end, 0);
+			  num_ok = *end == '\0' && o->spin_ns >= 0;
+			  break;
+		case 't': o->seconds = strtod(optarg, &end); num_ok = *end == '\0' && o->seconds > 0;
+			  break;
+		case 'f': o->flows = (uint32_t)v; num_ok &= v <= MAX_FLOWS; break;
+		case 's': o->msg_size = v; num_ok &= v <= (1ull << 30); break;
+		case 'c': o->chunk_size = (uint32_t)v; num_ok &= v <= (1u << 20); break;
+		case 'e': o->engines = (uint32_t)v; num_ok &= v <= MAX_ENGINES / 2; break;
+		case 'v': o->virtual_us = v; break;
+		case 'l': o->link_gbps = v; break;
+		case 'i': o->iters = (uint32_t)v; break;
+		default: return -EINVAL;
+		}
+		if (!num_ok) {
+			const char *name = "?";
+
+			for (const struct option *x = opts; x->name; x++)
+				if (x->val == c)
+					name = x->name;
+			fprintf(stderr, "pcm-bench: --%s %s: not a number in range\n", name, optarg);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int tp_main(int argc, char **argv, bool latency)
+{
+	struct tp_opts o;
+	const struct xp_dp_ops *dp;
+
+	if (parse_tp_opts(argc, argv, &o) < 0)
+		return 2;
+	dp = xp_dp_find(o.datapath);
+	if (!dp) {
+		fprintf(stderr, "pcm-bench: --datapath %s: not built here (built: %s)\n", o.datapath,
+			xp_dp_names());
+		return 2;
+	}
+	return (latency ? latency_run(&o, dp) : goodput_run(&o, dp)) < 0 ? 1 : 0;
+}
+
+int bench_goodput(int argc, char **argv)
+{
+	return tp_main(argc, argv, false);
+}
+
+int bench_latency(int argc, char **argv)
+{
+	return tp_main(argc, argv, true);
+}
