@@ -134,7 +134,7 @@ int pcm_tp_recv(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, void *buf, size_t c
 
 int pcm_tp_poll(struct pcm_tp_endpoint *ep, struct pcm_tp_completion *out, int max)
 {
-	return ep && out && max >= 0 ? ep->ops->poll(ep, out, max) : -EINVAL;
+	return ep && (out || max == 0) && max >= 0 ? ep->ops->poll(ep, out, max) : -EINVAL;
 }
 
 int pcm_tp_wait(struct pcm_tp_endpoint *ep, int timeout_ms)
@@ -176,10 +176,9 @@ const char *pcm_tp_strerror(int err)
 		return "no such policy package, device or connection";
 	case -ENODEV:
 		return "no such datapath or RDMA device";
-	case -ENOTSUP:
-		return "the datapath lacks a signal or control the policy needs";
-	case -EOPNOTSUPP:
-		return "not supported by this backend or datapath";
+	case -EOPNOTSUPP: /* == -ENOTSUP on Linux */
+		return "not supported by this backend or datapath (or the datapath lacks a signal "
+		       "or control the policy needs)";
 	case -ENOSPC:
 		return "an engine table is full (connections, memory regions)";
 	case -ENOMEM:
