@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 
@@ -41,24 +42,56 @@ static const struct pcm_tp_backend_ops *backend_of(enum pcm_tp_backend b)
 	}
 }
 
-static enum pcm_tp_backend choose(const struct pcm_tp_config *cfg)
+/* pcmd's socket, as the daemon backend finds it. */
+static const char *daemon_socket(const struct pcm_tp_config *cfg)
+{
+	const char *env = getenv("PCMD_SOCKET");
+
+	if (cfg->daemon_socket)
+		return cfg->daemon_socket;
+	return env && env[0] ? env : "/run/pcmd/pcmd.sock";
+}
+
+/*
+ * The backend: cfg->backend unless AUTO; then $PCM_TRANSPORT ("daemon",
+ * "inproc", or "auto"/unset: the daemon when its socket exists, else in process).
+ */
+static int choose(const struct pcm_tp_config *cfg, enum pcm_tp_backend *out)
 {
 	const char *env = getenv("PCM_TRANSPORT");
 
-	if (cfg && cfg->backend != PCM_TP_BACKEND_AUTO)
-		return cfg->backend;
-	return env && strcmp(env, "daemon") == 0 ? PCM_TP_BACKEND_DAEMON : PCM_TP_BACKEND_INPROC;
+	if (cfg->backend != PCM_TP_BACKEND_AUTO) {
+		*out = cfg->backend;
+		return 0;
+	}
+	if (env && strcmp(env, "daemon") == 0)
+		*out = PCM_TP_BACKEND_DAEMON;
+	else if (env && strcmp(env, "inproc") == 0)
+		*out = PCM_TP_BACKEND_INPROC;
+	else if (!env || !env[0] || strcmp(env, "auto") == 0)
+		*out = access(daemon_socket(cfg), F_OK) == 0 ? PCM_TP_BACKEND_DAEMON
+							      : PCM_TP_BACKEND_INPROC;
+	else
+		return pcm_tp_set_error(-EINVAL,
+					"PCM_TRANSPORT='%s': not one of daemon, inproc, auto", env);
+	return 0;
 }
 
 int pcm_tp_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint **out)
 {
 	enum pcm_tp_backend b;
 	const struct pcm_tp_backend_ops *ops;
+	int rc;
 
 	last_error[0] = '\0';
-	if (!out)
-		return pcm_tp_set_error(-EINVAL, "no place for the endpoint");
-	b = choose(cfg);
+	if (!out || !cfg)
+		return pcm_tp_set_error(-EINVAL, "no configuration, or no place for the endpoint");
+	if ((unsigned)cfg->backend > PCM_TP_BACKEND_DAEMON)
+		return pcm_tp_set_error(-EINVAL, "backend %d is not one of pcm_tp_backend",
+					(int)cfg->backend);
+	rc = choose(cfg, &b);
+	if (rc < 0)
+		return rc;
 	ops = backend_of(b);
 	if (!ops)
 		return pcm_tp_set_error(-EOPNOTSUPP,
