@@ -79,7 +79,7 @@ static int choose(const struct pcm_tp_config *cfg, enum pcm_tp_backend *out)
 
 int pcm_tp_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint **out)
 {
-	enum pcm_tp_backend b;
+	enum pcm_tp_backend b = PCM_TP_BACKEND_INPROC;
 	const struct pcm_tp_backend_ops *ops;
 	int rc;
 
