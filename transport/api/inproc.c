@@ -941,7 +941,8 @@ static int post(struct pcm_tp_conn *base, uint8_t op, struct pcm_tp_mr *mr, cons
 					op == XP_CMD_SEND ? "send" : "recv");
 	if (!buf && len)
 		return pcm_tp_set_error(-EINVAL, "no buffer");
-	m = len ? post_region(ep, mr, buf, len) : (mr ? mr_of(mr) : ep->mrs);
+	/* an empty message needs a region too: the one around its address, or any */
+	m = buf ? post_region(ep, mr, buf, len) : (mr ? mr_of(mr) : ep->mrs);
 	if (!m)
 		return pcm_tp_set_error(-EINVAL, "%s: [%p, +%zu) is not inside %s",
 					op == XP_CMD_SEND ? "send" : "recv", buf, len,
