@@ -178,7 +178,8 @@ static void test_open_rejects_bad_configurations(void **state)
 	cfg.policy = NULL;
 	cfg.backend = PCM_TP_BACKEND_DAEMON;
 	cfg.daemon_socket = "/nonexistent/pcmd.sock";
-	assert_true(pcm_tp_endpoint_open(&cfg, &ep) < 0);
+	assert_int_equal(pcm_tp_endpoint_open(&cfg, &ep), -ENOENT); /* the daemon backend's */
+	assert_non_null(strstr(pcm_tp_last_error(), "/nonexistent/pcmd.sock"));
 	cfg.backend = (enum pcm_tp_backend)42;
 	assert_int_equal(pcm_tp_endpoint_open(&cfg, &ep), -EINVAL);
 }
@@ -463,7 +464,8 @@ static void test_every_error_code_has_a_text(void **state)
 {
 	const int codes[] = { EAGAIN, ECONNABORTED, ECONNRESET, ECONNREFUSED, EADDRINUSE,
 			      EMSGSIZE, ENOTCONN, ETIMEDOUT, EINVAL, ENOENT, ENODEV, EOPNOTSUPP,
-			      ENOSPC, ENOMEM, EPERM, EPROTO, EBADMSG, ESHUTDOWN, EIO };
+			      ENOSPC, ENOMEM, EPERM, EPROTO, EBADMSG, ESHUTDOWN, EIO, EBADF,
+			      EFAULT, EPROTONOSUPPORT, EACCES, ENAMETOOLONG };
 
 	assert_string_equal(pcm_tp_strerror(0), "success");
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {

@@ -37,6 +37,8 @@ static const struct pcm_tp_backend_ops *backend_of(enum pcm_tp_backend b)
 	switch (b) {
 	case PCM_TP_BACKEND_INPROC:
 		return &pcm_tp_inproc_ops;
+	case PCM_TP_BACKEND_DAEMON:
+		return &pcm_tp_daemon_ops;
 	default:
 		return NULL;
 	}
@@ -217,7 +219,8 @@ const char *pcm_tp_strerror(int err)
 	case -ENOMEM:
 		return "out of memory (or, with verbs, the memlock limit is too low)";
 	case -EPERM:
-		return "permission denied (RDMA device or pcmd)";
+		return "permission denied (the RDMA device), or the operation needs pcmd admin "
+		       "rights";
 	case -EPROTO:
 		return "the peer or pcmd spoke something this library does not understand";
 	case -EBADMSG:
@@ -226,6 +229,16 @@ const char *pcm_tp_strerror(int err)
 		return "the endpoint or pcmd is shutting down";
 	case -EIO:
 		return "the datapath reported a failed write";
+	case -EBADF:
+		return "pcmd does not know this connection";
+	case -EFAULT:
+		return "the buffer is outside the shared region";
+	case -EPROTONOSUPPORT:
+		return "pcmd speaks another protocol version";
+	case -EACCES:
+		return "pcmd's config does not allow this user or group";
+	case -ENAMETOOLONG:
+		return "pcmd's socket path is too long";
 	default:
 		return err < 0 ? strerror(-err) : "not an error code";
 	}
