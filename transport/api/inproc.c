@@ -911,17 +911,21 @@ static bool within(const struct ip_mr *m, const void *buf, size_t len)
 	return b >= a && len <= m->len && b - a <= m->len - len;
 }
 
-/* The region for a post: @mr checked, or (NULL) the one holding the buffer. */
+/*
+ * The region for a post: @mr checked, or (NULL) the one holding the buffer;
+ * an empty message without a buffer takes any region.
+ */
 static struct ip_mr *post_region(struct ip_ep *ep, struct pcm_tp_mr *mr, const void *buf,
 				 size_t len)
 {
 	struct ip_mr *found = NULL;
 
 	if (mr)
-		return mr->ep == &ep->base && within(mr_of(mr), buf, len) ? mr_of(mr) : NULL;
+		return mr->ep == &ep->base && (!buf || within(mr_of(mr), buf, len)) ? mr_of(mr)
+										     : NULL;
 	pthread_mutex_lock(&ep->lock);
 	for (struct ip_mr *m = ep->mrs; m && !found; m = m->next)
-		if (within(m, buf, len))
+		if (!buf || within(m, buf, len))
 			found = m;
 	pthread_mutex_unlock(&ep->lock);
 	return found;
@@ -941,8 +945,7 @@ static int post(struct pcm_tp_conn *base, uint8_t op, struct pcm_tp_mr *mr, cons
 					op == XP_CMD_SEND ? "send" : "recv");
 	if (!buf && len)
 		return pcm_tp_set_error(-EINVAL, "no buffer");
-	/* an empty message needs a region too: the one around its address, or any */
-	m = buf ? post_region(ep, mr, buf, len) : (mr ? mr_of(mr) : ep->mrs);
+	m = post_region(ep, mr, buf, len);
 	if (!m)
 		return pcm_tp_set_error(-EINVAL, "%s: [%p, +%zu) is not inside %s",
 					op == XP_CMD_SEND ? "send" : "recv", buf, len,
@@ -1141,6 +1144,7 @@ static int ip_fd(struct pcm_tp_endpoint *base)
 	if (ep->inline_progress)
 		return pcm_tp_set_error(-EOPNOTSUPP,
 					"inline progress: no fd (completions need pcm_tp_poll())");
+	atomic_store(&ep->waiter.waiting, 1); /* armed: the next publication writes it */
 	return ep->waiter.efd;
 }
 
