@@ -406,6 +406,7 @@ static int engines_create(struct ip_ep *ep, const struct pcm_tp_config *cfg)
 		ec.index = i;
 		ec.progress = ep->inline_progress ? XP_PROGRESS_INLINE : XP_PROGRESS_THREAD;
 		ec.waiter = &ep->waiter;
+		ec.cc_room_for = pcm_builtin_policies; /* any built-in swaps in place */
 		if (cfg->chunk_bytes)
 			ec.core.chunk_bytes = cfg->chunk_bytes;
 		rc = xp_engine_create(&ec, &ep->eng[i], &diag);

@@ -78,6 +78,7 @@ static int entry_make(struct xp_cc_table *t, const struct xp_conn_opts *o, uint6
 		cfg.async.n_workers = t->async_workers ? t->async_workers : 1;
 		cfg.max_flows = t->flows;
 		cfg.numa_node = t->numa_node;
+		cfg.room_for = t->room_for;
 		cfg.now_ns = now_ns;
 		rc = xp_cc_pcm_create(&cfg, &x->pcm, diag);
 		if (rc == 0 && !cfg.async_inline && o->mode == XP_CC_PCM_ASYNC)
