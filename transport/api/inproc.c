@@ -358,6 +358,8 @@ static void ep_free(struct ip_ep *ep)
 		ep->grave = c->next;
 		free(c);
 	}
+	for (uint32_t i = 0; i < ep->q_len; i++) /* closed connections not yet reached */
+		free(ep->q[(ep->q_head + i) % ep->q_cap].marker);
 	while (ep->mrs) {
 		struct ip_mr *m = ep->mrs;
 
