@@ -90,32 +90,141 @@ struct pcm_tp_completion {
 	uint64_t bytes;          /* bytes sent or received */
 };
 
+/**
+ * pcm_tp_endpoint_open() - open an endpoint on a datapath, in process or through pcmd.
+ * @cfg: the backend, datapath, engines, progress, default policy (see above).
+ * @out: the endpoint.
+ *
+ * Return: 0, -EINVAL (a bad option), -ENODEV (no such datapath or device),
+ * -ENOENT (no such default policy; daemon: pcmd unreachable), -EOPNOTSUPP,
+ * -ENOMEM, -EPERM, or pcmd's refusal; pcm_tp_last_error() says more.
+ */
 int pcm_tp_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint **out);
+
+/**
+ * pcm_tp_endpoint_close() - drop every connection (no completions) and free everything.
+ * @ep: the endpoint; NULL is a no-op.
+ */
 void pcm_tp_endpoint_close(struct pcm_tp_endpoint *ep);
 
-/* Addresses are datapath-specific strings: "host:port" for verbs' TCP bootstrap, a name for
- * softnic/null endpoints in one process or on one pcmd fabric. */
+/**
+ * pcm_tp_listen() - take dials at @addr from now on (one per pcm_tp_accept()).
+ * @ep: the endpoint.
+ * @addr: datapath-specific: "host:port" for verbs' TCP bootstrap, a name for
+ *        softnic/null endpoints in one process or on one pcmd fabric.
+ *
+ * Return: 0, -EINVAL (no address), -EADDRINUSE.
+ */
 int pcm_tp_listen(struct pcm_tp_endpoint *ep, const char *addr);
-int pcm_tp_connect(struct pcm_tp_endpoint *ep, const char *addr, const struct pcm_tp_conn_opts *o,
-		   uint64_t cookie);           /* completes with PCM_TP_OP_CONNECT */
-int pcm_tp_accept(struct pcm_tp_endpoint *ep, uint64_t cookie); /* completes PCM_TP_OP_ACCEPT */
-int pcm_tp_conn_close(struct pcm_tp_conn *c); /* pending work completes with -ECONNABORTED */
-int pcm_tp_conn_set_policy(struct pcm_tp_conn *c, const struct pcm_tp_conn_opts *o); /* live swap */
 
+/**
+ * pcm_tp_connect() - dial @addr; completes once with PCM_TP_OP_CONNECT.
+ * @ep: the endpoint.
+ * @addr: where the peer listens.
+ * @o: the connection's policy, shell mode, paths, reliability; NULL: defaults.
+ * @cookie: the completion's.
+ *
+ * Return: 0 (the completion carries the connection or -ECONNREFUSED, ...),
+ * -EINVAL, -ENOENT (no such policy), -EOPNOTSUPP, -ENOSPC, -ENOMEM.
+ */
+int pcm_tp_connect(struct pcm_tp_endpoint *ep, const char *addr, const struct pcm_tp_conn_opts *o,
+		   uint64_t cookie);
+
+/**
+ * pcm_tp_accept() - take the next dial; completes once with PCM_TP_OP_ACCEPT.
+ * @ep: a listening endpoint.
+ * @cookie: the completion's.
+ *
+ * Return: 0, -EINVAL (not listening), -ENOMEM.
+ */
+int pcm_tp_accept(struct pcm_tp_endpoint *ep, uint64_t cookie);
+
+/**
+ * pcm_tp_conn_close() - abort @c: its pending work completes with -ECONNABORTED,
+ * the peer's with -ECONNRESET. @c stays valid until the pcm_tp_poll() call
+ * after the one that returned its last completion.
+ *
+ * Return: 0, -ENOTCONN (closed already), -EAGAIN (retry after a poll).
+ */
+int pcm_tp_conn_close(struct pcm_tp_conn *c);
+
+/**
+ * pcm_tp_conn_set_policy() - swap @c's policy live (pcm_transport(3), "Policy swap").
+ * @c: the connection.
+ * @o: the new policy, LB policy and shell mode (paths and reliability are ignored).
+ *
+ * Return: 0, -ENOTCONN, -EINVAL, -ENOENT, -EOPNOTSUPP; on failure @c keeps its policy.
+ */
+int pcm_tp_conn_set_policy(struct pcm_tp_conn *c, const struct pcm_tp_conn_opts *o);
+
+/**
+ * pcm_tp_mr_reg() - register [@addr, @addr + @len) for sends and receives.
+ *
+ * Return: 0, -EINVAL (empty; daemon: outside the shared region), -ENOSPC, -ENOMEM.
+ */
 int pcm_tp_mr_reg(struct pcm_tp_endpoint *ep, void *addr, size_t len, struct pcm_tp_mr **out);
+
+/**
+ * pcm_tp_mr_dereg() - deregister @mr (no post may use it any more).
+ *
+ * Return: 0, -EINVAL (NULL, or pcm_tp_mem_alloc()'s memory).
+ */
 int pcm_tp_mr_dereg(struct pcm_tp_mr *mr);
-void *pcm_tp_mem_alloc(struct pcm_tp_endpoint *ep, size_t len); /* registered memory */
+
+/**
+ * pcm_tp_mem_alloc() - @len bytes of registered memory.
+ *
+ * Return: the memory, or NULL (pcm_tp_last_error() says why).
+ */
+void *pcm_tp_mem_alloc(struct pcm_tp_endpoint *ep, size_t len);
+
+/* pcm_tp_mem_free() - free pcm_tp_mem_alloc()'s memory @p; NULL is a no-op. */
 void pcm_tp_mem_free(struct pcm_tp_endpoint *ep, void *p);
 
+/**
+ * pcm_tp_send() - send message [@buf, @buf + @len) on @c; completes once
+ * with PCM_TP_OP_SEND when the peer has it all.
+ * @mr: the region holding @buf; NULL: the endpoint finds it.
+ *
+ * Return: 0, -ENOTCONN, -EINVAL (outside the region), -EAGAIN (poll, retry).
+ */
 int pcm_tp_send(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, size_t len,
 		uint64_t cookie);
+
+/**
+ * pcm_tp_recv() - post a receive of up to @cap bytes at @buf on @c; it takes
+ * the peer's next message and completes once with PCM_TP_OP_RECV.
+ *
+ * Return: as pcm_tp_send().
+ */
 int pcm_tp_recv(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, void *buf, size_t cap,
 		uint64_t cookie);
 
+/**
+ * pcm_tp_poll() - take up to @max completions (one thread at a time);
+ * (ep, NULL, 0) only makes progress.
+ *
+ * Return: how many, or -EINVAL.
+ */
 int pcm_tp_poll(struct pcm_tp_endpoint *ep, struct pcm_tp_completion *out, int max);
-int pcm_tp_wait(struct pcm_tp_endpoint *ep, int timeout_ms); /* 0: ready, -ETIMEDOUT */
-int pcm_tp_fd(struct pcm_tp_endpoint *ep); /* readable when completions may be ready */
 
+/**
+ * pcm_tp_wait() - wait until a completion is ready.
+ * @timeout_ms: at most this long; negative: no limit.
+ *
+ * Return: 0 (ready), -ETIMEDOUT, -ESHUTDOWN (daemon gone), -EINVAL.
+ */
+int pcm_tp_wait(struct pcm_tp_endpoint *ep, int timeout_ms);
+
+/**
+ * pcm_tp_fd() - an fd for an event loop, armed by each call: readable once
+ * a completion may be ready.
+ *
+ * Return: the fd, -EOPNOTSUPP (inline progress), -EINVAL.
+ */
+int pcm_tp_fd(struct pcm_tp_endpoint *ep);
+
+/* pcm_tp_strerror() - what @err (0 or -errno) means here (pcm_transport(3), "Errors"). */
 const char *pcm_tp_strerror(int err);
 
 /* The text of the last failure on this thread (naming the device, peer, policy or key involved),
