@@ -114,8 +114,4 @@ struct pcmd_dp_ops {
  */
 const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops);
 
-/* The data plane this build of pcmd ships (dataplane_absent.c until the
- * transport engine is bound). */
-extern const struct pcmd_dp_ops pcmd_dp_absent;
-
 #endif /* PCMD_DATAPLANE_H */

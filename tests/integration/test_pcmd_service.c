@@ -394,7 +394,7 @@ static void test_stats_and_records_files_are_written(void **state)
 /* Run pcmd with @args; its stdout and stderr into @out. Return: its exit status. */
 static int run_pcmd(const char *const *args, char *out, size_t len)
 {
-	char *argv[16] = {(char *)PCMD_LOOPBACK};
+	char *argv[16] = {(char *)PCMD_DAEMON};
 	int pfd[2], status;
 	ssize_t n, used = 0;
 	pid_t pid;
@@ -406,7 +406,7 @@ static int run_pcmd(const char *const *args, char *out, size_t len)
 	if (pid == 0) {
 		dup2(pfd[1], 1);
 		dup2(pfd[1], 2);
-		execv(PCMD_LOOPBACK, argv);
+		execv(PCMD_DAEMON, argv);
 		_exit(127);
 	}
 	close(pfd[1]);
