@@ -36,7 +36,9 @@
  * between two stats reads.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +277,24 @@ static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops 
 	}
 }
 
+/*
+ * Start an engine whose thread blocks every signal: pcmd takes SIGHUP, SIGTERM
+ * and the others through its signalfd, which only works while no thread
+ * leaves them unblocked.
+ */
+static int engine_start(const struct xp_engine_config *ec, struct xp_engine **out,
+			struct pcm_diag *diag)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = xp_engine_create(ec, out, diag);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 static void eng_destroy(struct pcmd_dp *dp)
 {
 	for (uint32_t i = 0; dp->engines && i < dp->n_engines; i++) {
@@ -320,7 +340,7 @@ static int eng_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char 
 		engine_config(cfg, dp->dp_ops, i, dp, &ec);
 		dp->max_conns = ec.core.max_conns;
 		memset(&diag, 0, sizeof(diag));
-		rc = xp_engine_create(&ec, &dp->engines[i], &diag);
+		rc = engine_start(&ec, &dp->engines[i], &diag);
 		if (rc < 0) {
 			snprintf(err, err_len, "datapath %s, engine %u: %s", dp->dp_ops->name, i,
 				 diag.msg[0] ? diag.msg : strerror(-rc));
@@ -817,14 +837,13 @@ static int eng_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
 	if (read(dp->waiter.efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
 	take_completions(dp);
-	if (!dp->ev_n) {
-		/* announce the wait, then look again: an engine that published in
-		 * between sees `waiting` and writes the eventfd */
-		atomic_store(&dp->waiter.waiting, 1);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (take_completions(dp))
-			atomic_store(&dp->waiter.waiting, 0);
-	}
+	/* Announce that pcmd will wait for the eventfd, then look again: an
+	 * engine publishing after the look sees `waiting` and writes the
+	 * eventfd (a completion taken by the second look costs at most one
+	 * spurious wake-up). */
+	atomic_store(&dp->waiter.waiting, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	take_completions(dp);
 	n = (int)dp->ev_n < max ? (int)dp->ev_n : max;
 	memcpy(evs, dp->evs + dp->ev_head, (size_t)n * sizeof(*evs));
 	dp->ev_head += (uint32_t)n;
