@@ -855,6 +855,11 @@ static int eng_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
 	return n;
 }
 
+static const char *eng_datapath(struct pcmd_dp *dp)
+{
+	return dp->dp_ops->name;
+}
+
 const struct pcmd_dp_ops pcmd_dp_engine = {
     .name = "engine",
     .create = eng_create,
@@ -873,4 +878,5 @@ const struct pcmd_dp_ops pcmd_dp_engine = {
     .close = eng_close,
     .flow_stats = eng_flow_stats,
     .set_policy = eng_set_policy,
+    .datapath = eng_datapath,
 };
