@@ -53,7 +53,7 @@ rm -rf "$copy" "$work/build"
 echo "== what was installed"
 for f in bin/pcmc bin/pcm-sim bin/pcm-bench include/pcm/pcmh.h include/pcm/pcm.h \
 	include/pcm/package.h include/pcm/pcm_fx.h include/pcm/pcm_algo.h include/pcm/spec.h \
-	include/pcm/shell.h share/pcm/policies/swift.yaml share/pcm/policies/swift.c \
+	include/pcm/shell.h include/pcm/transport.h share/pcm/policies/swift.yaml share/pcm/policies/swift.c \
 	share/pcm/fabric/default.yaml share/pcm/scenarios/incast-8.yaml \
 	share/doc/pcm/sdk-compat.md; do
 	[ -e "$prefix/$f" ] || fail "$f is not installed"
@@ -66,7 +66,8 @@ pc=$(find "$prefix" -name pcm.pc | head -n1)
 [ -n "$pc" ] || fail "no pcm.pc"
 if command -v pandoc >/dev/null; then
 	[ "$man_built" = yes ] || fail "pandoc is installed but no man pages were built"
-	for m in man1/pcmc.1 man1/pcm-sim.1 man1/pcm-bench.1 man7/pcm-handler.7; do
+	for m in man1/pcmc.1 man1/pcm-sim.1 man1/pcm-bench.1 man3/pcm_transport.3 \
+		man7/pcm-handler.7; do
 		[ -e "$prefix/share/man/$m" ] || fail "man page $m is not installed"
 	done
 fi
@@ -114,6 +115,16 @@ LD_LIBRARY_PATH=$(dirname "$libpcm_so") "$work/use_libpcm" \
 	"$prefix/share/pcm/fabric/default.yaml" "$prefix/share/pcm/policies/swift.yaml" |
 	grep -q "^swift: " || fail "the program linked with the shared libpcm did not run"
 [ "$(pkg-config --variable=pcmc pcm)" = "$prefix/bin/pcmc" ] || fail "pcm.pc names no pcmc"
+
+echo "== examples/minimal.c built against the installed libpcmtransport through pkg-config"
+[ -e "$(dirname "$pc")/pcmtransport.pc" ] || fail "no pcmtransport.pc beside pcm.pc"
+libtp_so=$(find "$prefix" -name 'libpcmtransport.so.0*' -type f | head -n1)
+[ -n "$libtp_so" ] || fail "no shared libpcmtransport"
+# shellcheck disable=SC2046
+cc -o "$work/minimal" "$src_root/examples/minimal.c" $(pkg-config --cflags --libs pcmtransport) ||
+	fail "cannot build examples/minimal.c against pcmtransport.pc"
+LD_LIBRARY_PATH=$(dirname "$libtp_so") "$work/minimal" | grep -q '^minimal: received' ||
+	fail "examples/minimal.c linked with the installed libpcmtransport did not run"
 
 echo "== an out-of-tree package built by the installed pcmc, run by the installed pcm-sim"
 pkg=$work/package

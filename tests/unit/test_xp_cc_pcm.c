@@ -2,9 +2,11 @@
 /*
  * test_xp_cc_pcm.c - the PCM binding: the core's events reach a package as
  * the documented signals, its CWND, RATE and EV controls are enforced, the
- * capability target is checked, LB and CC packages combine, flow slots are
- * reused (sync) or not (async), the async shell runs inline deterministically,
- * and a live swap loses and duplicates nothing.
+ * capability target is checked, LB and CC packages combine, flows are added
+ * and removed per connection (handles reused), the async shell runs inline
+ * deterministically and places flows on the least loaded worker, and a live
+ * swap, to another binding or in place within one, loses and duplicates
+ * nothing.
  */
 #include "test_xp_pair.h"
 
@@ -309,7 +311,7 @@ static void test_lb_package_picks_the_path(void **state)
 	xp_cc_pcm_destroy(cc);
 }
 
-static void test_sync_slots_are_reset_and_reused(void **state)
+static void test_sync_flows_are_removed_and_their_handles_reused(void **state)
 {
 	struct xp_cc_pcm *cc = make(&pcm_pkg_xp_probe, NULL, XP_CC_PCM_SYNC, 1);
 	struct xp_cc_binding b = xp_cc_pcm_binding(cc);
@@ -361,12 +363,17 @@ static void test_async_inline_feeds_the_same_as_sync(void **state)
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(ps[2 + pcm_pkg_xp_probe.n_signals + pcm_pkg_xp_probe.n_controls + i],
 				 pa[2 + pcm_pkg_xp_probe.n_signals + pcm_pkg_xp_probe.n_controls + i]);
-	/* async slots are not reused (no flow reset in today's asynchronous shell) */
-	ba.ops->flow_close(ba.ctx, fa, 300000);
+	/* a closed connection's flow goes back to the shell: its place serves the next one */
 	assert_int_equal(ba.ops->flow_open(ba.ctx, 8, 300000, &f), 0);
-	assert_int_not_equal(f, fa);
+	assert_int_equal(ba.ops->flow_open(ba.ctx, 9, 300000, &f), -ENOSPC); /* max_flows 2 */
+	ba.ops->flow_close(ba.ctx, fa, 300000);
+	assert_int_equal(xp_cc_pcm_flows_open(a), 1);
+	assert_int_equal(ba.ops->flow_open(ba.ctx, 9, 300000, &fa), 0);
+	assert_int_equal(xp_cc_pcm_peek(a, 0, fa, pa), 0);
+	assert_int_equal(pa[2 + pcm_pkg_xp_probe.n_signals + pcm_pkg_xp_probe.n_controls], 0);
+	ba.ops->flow_close(ba.ctx, fa, 300000);
 	ba.ops->flow_close(ba.ctx, f, 300000);
-	assert_int_equal(ba.ops->flow_open(ba.ctx, 9, 300000, &f), -ENOSPC);
+	assert_int_equal(xp_cc_pcm_flows_open(a), 0);
 	bs.ops->flow_close(bs.ctx, fs, 300000);
 	xp_cc_pcm_destroy(s);
 	xp_cc_pcm_destroy(a);
@@ -453,6 +460,223 @@ static void test_live_swap_loses_and_duplicates_nothing(void **state)
 	xp_cc_pcm_destroy(cc);
 }
 
+static void ack_n(struct xp_cc_binding b, uint32_t flow, int n, uint64_t *t)
+{
+	struct xp_cc_ack ack = { .acked_chunks = 3, .acked_bytes = 300, .rtt_ns = 5000 };
+
+	for (int i = 0; i < n; i++, *t += 1000)
+		b.ops->on_ack(b.ctx, flow, &ack, *t);
+}
+
+static void test_swap_in_place_hands_events_to_one_package_at_a_time(void **state)
+{
+	struct xp_cc_pcm_config cfg;
+	const struct pcm_package *room[] = { &pcm_pkg_xp_probe, NULL };
+	const struct pcm_package *pc, *pl;
+	struct xp_cc_pcm *small, *cc;
+	struct xp_cc_binding b;
+	struct xp_cc_ctl ctl;
+	struct pcm_diag diag;
+	pcm_uint probe[64];
+	uint64_t t = 1000;
+	uint32_t f;
+
+	/* no room reserved for a larger package: refused, the flow keeps its package */
+	small = make(&pcm_pkg_xp_pace_half, NULL, XP_CC_PCM_SYNC, 4);
+	b = xp_cc_pcm_binding(small);
+	assert_int_equal(b.ops->flow_open(b.ctx, 5, 0, &f), 0);
+	assert_int_equal(xp_cc_pcm_flow_swap(small, f, &pcm_pkg_xp_probe, NULL, t, &diag), -E2BIG);
+	assert_non_null(strstr(diag.msg, "xp_probe"));
+	assert_int_equal(xp_cc_pcm_flow_packages(small, f, &pc, &pl), 0);
+	assert_ptr_equal(pc, &pcm_pkg_xp_pace_half);
+	assert_int_equal(xp_cc_pcm_flow_swap(small, f + 1, &pcm_pkg_xp_probe, NULL, t, &diag),
+			 -ENOENT);
+	b.ops->flow_close(b.ctx, f, t);
+	xp_cc_pcm_destroy(small);
+
+	xp_cc_pcm_config_default(&cfg);
+	cfg.cc = &pcm_pkg_xp_pace_half;
+	cfg.max_flows = 4;
+	cfg.room_for = room;
+	cfg.target = pcm_target_find("softnic");
+	assert_int_equal(xp_cc_pcm_create(&cfg, &cc, &diag), 0);
+	b = xp_cc_pcm_binding(cc);
+	assert_int_equal(b.ops->flow_open(b.ctx, 9, 0, &f), 0);
+	ack_n(b, f, 4, &t);
+	b.ops->read(b.ctx, f, &ctl);
+	assert_int_equal(ctl.rate, PCM_RATE_ONE / 2);
+	assert_int_equal(ctl.cwnd_bytes, UINT64_MAX);
+	assert_false(ctl.has_ev);
+	/* pace_half -> probe: only what comes after the swap reaches the probe */
+	assert_int_equal(xp_cc_pcm_flow_swap(cc, f, &pcm_pkg_xp_probe, NULL, t, &diag), 0);
+	ack_n(b, f, 7, &t);
+	assert_int_equal(xp_cc_pcm_peek(cc, 0, f, probe), 0);
+	assert_int_equal(TOT(T_ACK), 7 * 3);
+	assert_int_equal(TOT(T_ACKED), 7 * 300);
+	assert_int_equal(LAST(L_SEED), 9); /* the connection's seed stays */
+	b.ops->read(b.ctx, f, &ctl);
+	assert_int_equal(ctl.cwnd_bytes, 131072); /* the probe's controls now */
+	assert_true(ctl.has_ev);
+	/* probe -> pace_half -> probe: the probe starts over, the pace_half period is not in it */
+	assert_int_equal(xp_cc_pcm_flow_swap(cc, f, &pcm_pkg_xp_pace_half, NULL, t, &diag), 0);
+	ack_n(b, f, 5, &t);
+	b.ops->read(b.ctx, f, &ctl);
+	assert_int_equal(ctl.rate, PCM_RATE_ONE / 2);
+	assert_int_equal(xp_cc_pcm_flow_swap(cc, f, &pcm_pkg_xp_probe, NULL, t, &diag), 0);
+	ack_n(b, f, 2, &t);
+	assert_int_equal(xp_cc_pcm_peek(cc, 0, f, probe), 0);
+	assert_int_equal(TOT(T_ACK), 2 * 3);
+	/* a swap to the package it runs changes nothing */
+	assert_int_equal(xp_cc_pcm_flow_swap(cc, f, &pcm_pkg_xp_probe, NULL, t, &diag), 0);
+	assert_int_equal(xp_cc_pcm_peek(cc, 0, f, probe), 0);
+	assert_int_equal(TOT(T_ACK), 2 * 3);
+	b.ops->flow_close(b.ctx, f, t);
+	assert_int_equal(xp_cc_pcm_flows_open(cc), 0);
+	xp_cc_pcm_destroy(cc);
+}
+
+static void test_swap_adds_and_removes_the_lb_flow(void **state)
+{
+	struct xp_cc_pcm *cc = make(builtin("swift"), NULL, XP_CC_PCM_SYNC, 4);
+	struct xp_cc_binding b = xp_cc_pcm_binding(cc);
+	const struct pcm_package *pc, *pl;
+	struct xp_cc_ctl ctl;
+	struct pcm_diag diag;
+	uint64_t t = 1000;
+	uint32_t f;
+
+	assert_int_equal(b.ops->flow_open(b.ctx, 3, 0, &f), 0);
+	b.ops->read(b.ctx, f, &ctl);
+	assert_false(ctl.has_ev);
+	/* an LB package that drives a control of the CC package is refused */
+	assert_int_equal(xp_cc_pcm_flow_swap(cc, f, builtin("swift"), &pcm_pkg_xp_probe, t, &diag),
+			 -EINVAL);
+	assert_non_null(strstr(diag.msg, "both drive"));
+	assert_int_equal(xp_cc_pcm_flow_packages(cc, f, &pc, &pl), 0);
+	assert_null(pl);
+	assert_int_equal(xp_cc_pcm_flow_swap(cc, f, builtin("swift"), builtin("ops"), t, &diag), 0);
+	ack_n(b, f, 3, &t);
+	b.ops->read(b.ctx, f, &ctl);
+	assert_true(ctl.has_ev); /* the LB flow drives the path */
+	assert_int_equal(xp_cc_pcm_flow_packages(cc, f, &pc, &pl), 0);
+	assert_ptr_equal(pl, builtin("ops"));
+	assert_int_equal(xp_cc_pcm_flow_swap(cc, f, builtin("swift"), NULL, t, &diag), 0);
+	b.ops->read(b.ctx, f, &ctl);
+	assert_false(ctl.has_ev);
+	assert_int_equal(xp_cc_pcm_peek(cc, 1, f, NULL), -ERANGE);
+	b.ops->flow_close(b.ctx, f, t);
+	xp_cc_pcm_destroy(cc);
+}
+
+/* swift -> newreno in place, mid-transfer, in each shell mode: the bytes go once, intact. */
+static void swap_mid_transfer(enum xp_cc_pcm_mode mode)
+{
+	static uint8_t src[2 << 20], dst[2 << 20];
+	const struct pcm_package *room[] = { builtin("newreno"), NULL };
+	const struct xp_core_stats *st;
+	struct xp_cc_pcm_config cfg;
+	struct xp_conn_info info;
+	const struct pcm_package *pc, *pl;
+	struct pcm_diag diag;
+	struct pair_opts o;
+	struct pair p;
+	struct xp_cc_pcm *cc;
+
+	xp_cc_pcm_config_default(&cfg);
+	cfg.cc = builtin("swift");
+	cfg.mode = mode;
+	cfg.async_inline = true;
+	cfg.max_flows = 4;
+	cfg.room_for = room;
+	cfg.target = pcm_target_find("softnic");
+	assert_int_equal(xp_cc_pcm_create(&cfg, &cc, &diag), 0);
+	pair_default_opts(&o);
+	pcm_pair(&p, &o, xp_cc_pcm_binding(cc));
+	memset(dst, 0, sizeof(dst));
+	fill_pattern(src, sizeof(src), 11);
+	assert_int_equal(pair_recv(&p, 1, dst, sizeof(dst), 1), 0);
+	assert_int_equal(pair_send(&p, 0, src, sizeof(src), 2), 0);
+	pair_run(&p, pair_now(&p) + 40000);
+	assert_null(pair_find(&p, 0, XP_COMP_SEND, 2)); /* in the middle of the transfer */
+	assert_int_equal(xp_conn_info(pair_core(&p, 0), p.conn[0], &info), 0);
+	assert_int_equal(xp_cc_pcm_flow_swap(cc, info.cc_flow, builtin("newreno"), NULL,
+					     pair_now(&p), &diag),
+			 0);
+	assert_int_equal(xp_cc_pcm_flow_packages(cc, info.cc_flow, &pc, &pl), 0);
+	assert_ptr_equal(pc, builtin("newreno"));
+	assert_int_equal(xp_cc_pcm_flows_open(cc), 1); /* the same flow, not a new one */
+	xp_net_kick(p.net, 0);
+	pair_run(&p, pair_now(&p) + 1000000000);
+	assert_int_equal(pair_find(&p, 0, XP_COMP_SEND, 2)->c.status, 0);
+	assert_int_equal(pair_find(&p, 1, XP_COMP_RECV, 1)->c.bytes, sizeof(src));
+	assert_memory_equal(src, dst, sizeof(src));
+	st = xp_core_stats(pair_core(&p, 0));
+	assert_int_equal(st->bytes_sent, sizeof(src));
+	assert_int_equal(st->chunks_retx, 0);
+	assert_int_equal(xp_core_stats(pair_core(&p, 1))->drops[XP_DROP_IMM_DUP], 0);
+	pair_close_and_check_clean(&p);
+	assert_int_equal(xp_cc_pcm_flows_open(cc), 0);
+	pair_fini(&p);
+	xp_cc_pcm_destroy(cc);
+}
+
+static void test_swap_in_place_mid_transfer_sync_loses_nothing(void **state)
+{
+	swap_mid_transfer(XP_CC_PCM_SYNC);
+}
+
+static void test_swap_in_place_mid_transfer_async_loses_nothing(void **state)
+{
+	swap_mid_transfer(XP_CC_PCM_ASYNC);
+}
+
+static void test_async_flows_go_to_the_least_loaded_worker(void **state)
+{
+	struct xp_cc_pcm_config cfg;
+	struct xp_cc_binding b;
+	struct xp_cc_pcm *cc;
+	struct pcm_diag diag;
+	uint32_t f[6], per[2] = { 0, 0 };
+
+	xp_cc_pcm_config_default(&cfg);
+	cfg.cc = &pcm_pkg_xp_probe;
+	cfg.mode = XP_CC_PCM_ASYNC;
+	cfg.async_inline = true;
+	cfg.async.n_workers = 2;
+	cfg.numa_node = 0; /* unpinned workers have no node: every worker is a candidate */
+	cfg.max_flows = 8;
+	cfg.target = pcm_target_find("softnic");
+	assert_int_equal(xp_cc_pcm_create(&cfg, &cc, &diag), 0);
+	b = xp_cc_pcm_binding(cc);
+	for (int i = 0; i < 6; i++) {
+		int w;
+
+		assert_int_equal(b.ops->flow_open(b.ctx, 1 + (uint64_t)i, 0, &f[i]), 0);
+		w = xp_cc_pcm_flow_worker(cc, f[i]);
+		assert_true(w == 0 || w == 1);
+		per[w]++;
+	}
+	assert_int_equal(per[0], 3);
+	assert_int_equal(per[1], 3);
+	/* close two of worker 0's: the next two go there */
+	for (int i = 0, closed = 0; i < 6 && closed < 2; i++)
+		if (xp_cc_pcm_flow_worker(cc, f[i]) == 0) {
+			b.ops->flow_close(b.ctx, f[i], 0);
+			f[i] = UINT32_MAX;
+			closed++;
+		}
+	for (int i = 0; i < 6; i++)
+		if (f[i] == UINT32_MAX) {
+			assert_int_equal(b.ops->flow_open(b.ctx, 50, 0, &f[i]), 0);
+			assert_int_equal(xp_cc_pcm_flow_worker(cc, f[i]), 0);
+		}
+	for (int i = 0; i < 6; i++)
+		b.ops->flow_close(b.ctx, f[i], 0);
+	assert_int_equal(xp_cc_pcm_flows_open(cc), 0);
+	assert_int_equal(xp_cc_pcm_flow_worker(cc, f[0]), -ENOENT);
+	xp_cc_pcm_destroy(cc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,10 +687,15 @@ int main(void)
 		cmocka_unit_test(test_target_without_a_signal_rejects_the_package),
 		cmocka_unit_test(test_lb_may_not_drive_a_cc_control),
 		cmocka_unit_test(test_lb_package_picks_the_path),
-		cmocka_unit_test(test_sync_slots_are_reset_and_reused),
+		cmocka_unit_test(test_sync_flows_are_removed_and_their_handles_reused),
 		cmocka_unit_test(test_async_inline_feeds_the_same_as_sync),
 		cmocka_unit_test(test_async_workers_run_beside_the_core),
 		cmocka_unit_test(test_live_swap_loses_and_duplicates_nothing),
+		cmocka_unit_test(test_swap_in_place_hands_events_to_one_package_at_a_time),
+		cmocka_unit_test(test_swap_adds_and_removes_the_lb_flow),
+		cmocka_unit_test(test_swap_in_place_mid_transfer_sync_loses_nothing),
+		cmocka_unit_test(test_swap_in_place_mid_transfer_async_loses_nothing),
+		cmocka_unit_test(test_async_flows_go_to_the_least_loaded_worker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

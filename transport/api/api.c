@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 
@@ -36,29 +37,63 @@ static const struct pcm_tp_backend_ops *backend_of(enum pcm_tp_backend b)
 	switch (b) {
 	case PCM_TP_BACKEND_INPROC:
 		return &pcm_tp_inproc_ops;
+	case PCM_TP_BACKEND_DAEMON:
+		return &pcm_tp_daemon_ops;
 	default:
 		return NULL;
 	}
 }
 
-static enum pcm_tp_backend choose(const struct pcm_tp_config *cfg)
+/* pcmd's socket, as the daemon backend finds it. */
+static const char *daemon_socket(const struct pcm_tp_config *cfg)
+{
+	const char *env = getenv("PCMD_SOCKET");
+
+	if (cfg->daemon_socket)
+		return cfg->daemon_socket;
+	return env && env[0] ? env : "/run/pcmd/pcmd.sock";
+}
+
+/*
+ * The backend: cfg->backend unless AUTO; then $PCM_TRANSPORT ("daemon",
+ * "inproc", or "auto"/unset: the daemon when its socket exists, else in process).
+ */
+static int choose(const struct pcm_tp_config *cfg, enum pcm_tp_backend *out)
 {
 	const char *env = getenv("PCM_TRANSPORT");
 
-	if (cfg && cfg->backend != PCM_TP_BACKEND_AUTO)
-		return cfg->backend;
-	return env && strcmp(env, "daemon") == 0 ? PCM_TP_BACKEND_DAEMON : PCM_TP_BACKEND_INPROC;
+	if (cfg->backend != PCM_TP_BACKEND_AUTO) {
+		*out = cfg->backend;
+		return 0;
+	}
+	if (env && strcmp(env, "daemon") == 0)
+		*out = PCM_TP_BACKEND_DAEMON;
+	else if (env && strcmp(env, "inproc") == 0)
+		*out = PCM_TP_BACKEND_INPROC;
+	else if (!env || !env[0] || strcmp(env, "auto") == 0)
+		*out = access(daemon_socket(cfg), F_OK) == 0 ? PCM_TP_BACKEND_DAEMON
+							      : PCM_TP_BACKEND_INPROC;
+	else
+		return pcm_tp_set_error(-EINVAL,
+					"PCM_TRANSPORT='%s': not one of daemon, inproc, auto", env);
+	return 0;
 }
 
 int pcm_tp_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint **out)
 {
-	enum pcm_tp_backend b;
+	enum pcm_tp_backend b = PCM_TP_BACKEND_INPROC;
 	const struct pcm_tp_backend_ops *ops;
+	int rc;
 
 	last_error[0] = '\0';
-	if (!out)
-		return pcm_tp_set_error(-EINVAL, "no place for the endpoint");
-	b = choose(cfg);
+	if (!out || !cfg)
+		return pcm_tp_set_error(-EINVAL, "no configuration, or no place for the endpoint");
+	if ((unsigned)cfg->backend > PCM_TP_BACKEND_DAEMON)
+		return pcm_tp_set_error(-EINVAL, "backend %d is not one of pcm_tp_backend",
+					(int)cfg->backend);
+	rc = choose(cfg, &b);
+	if (rc < 0)
+		return rc;
 	ops = backend_of(b);
 	if (!ops)
 		return pcm_tp_set_error(-EOPNOTSUPP,
@@ -134,7 +169,7 @@ int pcm_tp_recv(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, void *buf, size_t c
 
 int pcm_tp_poll(struct pcm_tp_endpoint *ep, struct pcm_tp_completion *out, int max)
 {
-	return ep && out && max >= 0 ? ep->ops->poll(ep, out, max) : -EINVAL;
+	return ep && (out || max == 0) && max >= 0 ? ep->ops->poll(ep, out, max) : -EINVAL;
 }
 
 int pcm_tp_wait(struct pcm_tp_endpoint *ep, int timeout_ms)
@@ -176,16 +211,16 @@ const char *pcm_tp_strerror(int err)
 		return "no such policy package, device or connection";
 	case -ENODEV:
 		return "no such datapath or RDMA device";
-	case -ENOTSUP:
-		return "the datapath lacks a signal or control the policy needs";
-	case -EOPNOTSUPP:
-		return "not supported by this backend or datapath";
+	case -EOPNOTSUPP: /* == -ENOTSUP on Linux */
+		return "not supported by this backend or datapath (or the datapath lacks a signal "
+		       "or control the policy needs)";
 	case -ENOSPC:
 		return "an engine table is full (connections, memory regions)";
 	case -ENOMEM:
 		return "out of memory (or, with verbs, the memlock limit is too low)";
 	case -EPERM:
-		return "permission denied (RDMA device or pcmd)";
+		return "permission denied (the RDMA device), or the operation needs pcmd admin "
+		       "rights";
 	case -EPROTO:
 		return "the peer or pcmd spoke something this library does not understand";
 	case -EBADMSG:
@@ -194,6 +229,16 @@ const char *pcm_tp_strerror(int err)
 		return "the endpoint or pcmd is shutting down";
 	case -EIO:
 		return "the datapath reported a failed write";
+	case -EBADF:
+		return "pcmd does not know this connection";
+	case -EFAULT:
+		return "the buffer is outside the shared region";
+	case -EPROTONOSUPPORT:
+		return "pcmd speaks another protocol version";
+	case -EACCES:
+		return "pcmd's config does not allow this user or group";
+	case -ENAMETOOLONG:
+		return "pcmd's socket path is too long";
 	default:
 		return err < 0 ? strerror(-err) : "not an error code";
 	}

@@ -54,6 +54,7 @@ struct pcm_tp_mr {
 };
 
 extern const struct pcm_tp_backend_ops pcm_tp_inproc_ops;
+extern const struct pcm_tp_backend_ops pcm_tp_daemon_ops;
 
 /**
  * pcm_tp_set_error() - set this thread's last error text (pcm_tp_last_error()).

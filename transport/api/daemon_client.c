@@ -22,9 +22,9 @@
  * pcm_tp_poll() call after the one that returned its last completion, so
  * every completion a caller holds names a live object.
  *
- * The in-process backend is not in this file: PCM_TP_BACKEND_INPROC (and
- * AUTO without PCM_TRANSPORT=daemon) returns -EOPNOTSUPP here until the
- * backend table joins the two.
+ * It is one backend of libpcmtransport's table (backend.h): api.c chooses
+ * it (PCM_TP_BACKEND_DAEMON, or AUTO by $PCM_TRANSPORT) and owns the error
+ * texts; the in-process backend is inproc.c.
  */
 #include <errno.h>
 #include <poll.h>
@@ -39,7 +39,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "pcm/transport.h"
+#include "backend.h"
 #include "proto.h"
 #include "ring.h"
 
@@ -47,18 +47,20 @@
 #define RPC_TIMEOUT_MS 10000
 #define ALLOC_ALIGN 64u
 
-struct pcm_tp_conn {
-	struct pcm_tp_endpoint *ep;
+struct dc_conn {
+	struct pcm_tp_conn pub;
+	struct dc_ep *ep;
 	uint32_t id;
 	uint32_t outstanding; /* posted and not yet polled, CONNECT included */
 	bool established;
 	bool closed;
 	bool in_table;		  /* else on the displaced list */
-	struct pcm_tp_conn *next; /* displaced or graveyard list */
+	struct dc_conn *next; /* displaced or graveyard list */
 };
 
-struct pcm_tp_mr {
-	struct pcm_tp_endpoint *ep;
+struct dc_mr {
+	struct pcm_tp_mr pub;
+	struct dc_ep *ep;
 	uint64_t off, len;
 };
 
@@ -67,7 +69,8 @@ struct span {
 	uint64_t off, len;
 };
 
-struct pcm_tp_endpoint {
+struct dc_ep {
+	struct pcm_tp_endpoint pub;
 	int sock;
 	int memfd, sq_efd, cq_efd;
 	uint8_t *base;
@@ -86,35 +89,16 @@ struct pcm_tp_endpoint {
 	pthread_mutex_t sq_lock;    /* submissions */
 	pthread_mutex_t state_lock; /* conns, allocator */
 
-	struct pcm_tp_conn **conns;    /* by (conn id & 0xffff) - 1 */
-	struct pcm_tp_conn *displaced; /* closed conns whose index pcmd gave to a new one */
-	struct pcm_tp_conn *graveyard; /* freed at the next poll */
+	struct dc_conn **conns;    /* by (conn id & 0xffff) - 1 */
+	struct dc_conn *displaced; /* closed conns whose index pcmd gave to a new one */
+	struct dc_conn *graveyard; /* freed at the next poll */
 	struct span *used;	       /* allocations, sorted by offset */
 	uint32_t n_used, cap_used;
 };
 
-static _Thread_local char last_error[PCMD_ERRTEXT_MAX + 64];
-
-const char *pcm_tp_last_error(void)
-{
-	return last_error;
-}
-
-static int set_error(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int set_error(int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /* ---- control requests ------------------------------------------------------------------ */
 
-static void fill_hdr(struct pcm_tp_endpoint *ep, struct pcmd_msg_hdr *h, uint16_t type, size_t len)
+static void fill_hdr(struct dc_ep *ep, struct pcmd_msg_hdr *h, uint16_t type, size_t len)
 {
 	h->magic = PCMD_PROTO_MAGIC;
 	h->version = PCMD_PROTO_VERSION;
@@ -151,21 +135,21 @@ static int take_fds(const struct msghdr *m, int *fds, int want)
 	return 0;
 }
 
-static void note_notice(struct pcm_tp_endpoint *ep, const uint8_t *buf, ssize_t n)
+static void note_notice(struct dc_ep *ep, const uint8_t *buf, ssize_t n)
 {
 	const struct pcmd_notice *no = (const void *)buf;
 
 	if ((size_t)n < sizeof(*no))
 		return;
 	ep->shut_down = true;
-	set_error(no->status, "pcmd: %.*s", PCMD_ERRTEXT_MAX - 1, no->text);
+	pcm_tp_set_error(no->status, "pcmd: %.*s", PCMD_ERRTEXT_MAX - 1, no->text);
 }
 
-static ssize_t recv_one(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type, int *fds,
+static ssize_t recv_one(struct dc_ep *ep, uint32_t seq, uint16_t type, int *fds,
 			int want_fds, void *ctlbuf);
 
 /* Receive the reply to request @seq (skipping notices). Return: its length or -errno. */
-static ssize_t recv_reply(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type, void *buf,
+static ssize_t recv_reply(struct dc_ep *ep, uint32_t seq, uint16_t type, void *buf,
 			  size_t cap, int *fds, int want_fds)
 {
 	union {
@@ -180,7 +164,7 @@ static ssize_t recv_reply(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t typ
 }
 
 /* Receive into ep->rbuf (any reply fits: an error is larger than most). */
-static ssize_t recv_one(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type, int *fds,
+static ssize_t recv_one(struct dc_ep *ep, uint32_t seq, uint16_t type, int *fds,
 			int want_fds, void *ctlbuf)
 {
 	uint8_t *buf = ep->rbuf;
@@ -198,17 +182,17 @@ static ssize_t recv_one(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type,
 		int rc = poll(&pfd, 1, RPC_TIMEOUT_MS);
 
 		if (rc == 0)
-			return set_error(-ETIMEDOUT, "pcmd did not answer within %d ms",
+			return pcm_tp_set_error(-ETIMEDOUT, "pcmd did not answer within %d ms",
 					 RPC_TIMEOUT_MS);
 		if (rc < 0 && errno == EINTR)
 			continue;
 		n = recvmsg(ep->sock, &m, MSG_CMSG_CLOEXEC);
 		if (n == 0) {
 			ep->shut_down = true;
-			return set_error(-ECONNRESET, "pcmd closed the connection");
+			return pcm_tp_set_error(-ECONNRESET, "pcmd closed the connection");
 		}
 		if (n < 0)
-			return set_error(-errno, "receiving from pcmd: %s", strerror(errno));
+			return pcm_tp_set_error(-errno, "receiving from pcmd: %s", strerror(errno));
 		if ((size_t)n >= sizeof(struct pcmd_msg_hdr) && st->hdr.type == PCMD_MSG_NOTICE) {
 			close_fds(&m);
 			note_notice(ep, buf, n);
@@ -217,7 +201,7 @@ static ssize_t recv_one(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type,
 		if ((size_t)n < sizeof(*st) || st->hdr.magic != PCMD_PROTO_MAGIC ||
 		    st->hdr.len != (uint32_t)n || !(st->hdr.type & PCMD_MSG_REPLY)) {
 			close_fds(&m);
-			return set_error(-EPROTO, "pcmd sent a malformed reply");
+			return pcm_tp_set_error(-EPROTO, "pcmd sent a malformed reply");
 		}
 		/* A refusal at accept time answers a HELLO that had no seq yet. */
 		if (st->hdr.seq != seq && !(st->status < 0 && st->hdr.seq == 0)) {
@@ -229,14 +213,14 @@ static ssize_t recv_one(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type,
 
 			close_fds(&m);
 			if ((size_t)n >= sizeof(*e))
-				return set_error(st->status, "pcmd: %.*s", PCMD_ERRTEXT_MAX - 1,
+				return pcm_tp_set_error(st->status, "pcmd: %.*s", PCMD_ERRTEXT_MAX - 1,
 						 e->text);
-			return set_error(st->status, "pcmd refused the request");
+			return pcm_tp_set_error(st->status, "pcmd refused the request");
 		}
 		if ((st->hdr.type & ~PCMD_MSG_REPLY) != type)
-			return set_error(-EPROTO, "pcmd answered another request");
+			return pcm_tp_set_error(-EPROTO, "pcmd answered another request");
 		if (want_fds && take_fds(&m, fds, want_fds) != want_fds)
-			return set_error(-EPROTO, "pcmd's reply lacks its file descriptors");
+			return pcm_tp_set_error(-EPROTO, "pcmd's reply lacks its file descriptors");
 		if (!want_fds)
 			close_fds(&m);
 		return n;
@@ -255,7 +239,7 @@ static ssize_t recv_one(struct pcm_tp_endpoint *ep, uint32_t seq, uint16_t type,
  *
  * Return: 0, or -errno with pcm_tp_last_error() saying why.
  */
-static int rpc(struct pcm_tp_endpoint *ep, void *req, size_t req_len, void *rep, size_t rep_len,
+static int rpc(struct dc_ep *ep, void *req, size_t req_len, void *rep, size_t rep_len,
 	       int *fds, int want_fds)
 {
 	struct pcmd_msg_hdr *h = req;
@@ -266,12 +250,12 @@ static int rpc(struct pcm_tp_endpoint *ep, void *req, size_t req_len, void *rep,
 	fill_hdr(ep, h, type, req_len);
 	/* A refused peer may already be gone: its reason still waits in the socket. */
 	if (send(ep->sock, req, req_len, MSG_NOSIGNAL) < 0 && errno != EPIPE) {
-		n = set_error(-errno, "sending to pcmd: %s", strerror(errno));
+		n = pcm_tp_set_error(-errno, "sending to pcmd: %s", strerror(errno));
 		goto out;
 	}
 	n = recv_reply(ep, h->seq, type, rep, rep_len, fds, want_fds);
 	if (n >= 0 && (size_t)n != rep_len)
-		n = set_error(-EPROTO, "pcmd's reply has %zd bytes, expected %zu", n, rep_len);
+		n = pcm_tp_set_error(-EPROTO, "pcmd's reply has %zd bytes, expected %zu", n, rep_len);
 out:
 	pthread_mutex_unlock(&ep->ctl_lock);
 	return n < 0 ? (int)n : 0;
@@ -279,16 +263,7 @@ out:
 
 /* ---- endpoint -------------------------------------------------------------------------- */
 
-static bool wants_daemon(const struct pcm_tp_config *cfg)
-{
-	const char *env = getenv("PCM_TRANSPORT");
-
-	if (cfg && cfg->backend == PCM_TP_BACKEND_DAEMON)
-		return true;
-	return (!cfg || cfg->backend == PCM_TP_BACKEND_AUTO) && env && strcmp(env, "daemon") == 0;
-}
-
-static int connect_socket(struct pcm_tp_endpoint *ep, const struct pcm_tp_config *cfg)
+static int connect_socket(struct dc_ep *ep, const struct pcm_tp_config *cfg)
 {
 	const char *path = cfg && cfg->daemon_socket ? cfg->daemon_socket : getenv("PCMD_SOCKET");
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -296,20 +271,20 @@ static int connect_socket(struct pcm_tp_endpoint *ep, const struct pcm_tp_config
 	if (!path)
 		path = PCMD_DEFAULT_SOCKET;
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return set_error(-ENAMETOOLONG, "socket path '%s' is too long", path);
+		return pcm_tp_set_error(-ENAMETOOLONG, "socket path '%s' is too long", path);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	ep->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (ep->sock < 0)
-		return set_error(-errno, "socket: %s", strerror(errno));
+		return pcm_tp_set_error(-errno, "socket: %s", strerror(errno));
 	if (connect(ep->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return set_error(-errno,
+		return pcm_tp_set_error(-errno,
 				 "cannot reach pcmd at %s: %s (is pcmd running? may you "
 				 "use its socket?)",
 				 path, strerror(errno));
 	return 0;
 }
 
-static int say_hello(struct pcm_tp_endpoint *ep)
+static int say_hello(struct dc_ep *ep)
 {
 	struct pcmd_req_hello q = {.hdr.type = PCMD_MSG_HELLO};
 	struct pcmd_rep_hello p;
@@ -323,7 +298,7 @@ static int say_hello(struct pcm_tp_endpoint *ep)
 	if (rc < 0)
 		return rc;
 	if (p.max_flows == 0 || p.max_flows > 65535)
-		return set_error(-EPROTO, "pcmd announced %u flows", p.max_flows);
+		return pcm_tp_set_error(-EPROTO, "pcmd announced %u flows", p.max_flows);
 	ep->client_id = p.client_id;
 	ep->max_flows = p.max_flows;
 	ep->max_message_bytes = p.max_message_bytes;
@@ -332,7 +307,7 @@ static int say_hello(struct pcm_tp_endpoint *ep)
 }
 
 /* The daemon's layout must be the one both sides compute, and fit the memfd. */
-static int check_layout(struct pcm_tp_endpoint *ep, const struct pcmd_rep_region *p)
+static int check_layout(struct dc_ep *ep, const struct pcmd_rep_region *p)
 {
 	struct pcmd_region_layout lay;
 	const struct pcmd_region_hdr *h;
@@ -340,17 +315,17 @@ static int check_layout(struct pcm_tp_endpoint *ep, const struct pcmd_rep_region
 	if (pcmd_region_layout_compute(p->lay.data_bytes, p->lay.sq_entries, p->lay.cq_entries,
 				       &lay) < 0 ||
 	    memcmp(&lay, &p->lay, sizeof(lay)) != 0)
-		return set_error(-EPROTO, "pcmd's region layout does not match this library's");
+		return pcm_tp_set_error(-EPROTO, "pcmd's region layout does not match this library's");
 	ep->lay = lay;
 	ep->base = mmap(NULL, lay.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ep->memfd, 0);
 	if (ep->base == MAP_FAILED) {
 		ep->base = NULL;
-		return set_error(-errno, "mapping the region: %s", strerror(errno));
+		return pcm_tp_set_error(-errno, "mapping the region: %s", strerror(errno));
 	}
 	h = (const struct pcmd_region_hdr *)ep->base;
 	if (h->magic != PCMD_REGION_MAGIC || h->version != PCMD_REGION_VERSION ||
 	    h->region_bytes != lay.region_bytes)
-		return set_error(-EPROTO, "the region's header is not pcmd's");
+		return pcm_tp_set_error(-EPROTO, "the region's header is not pcmd's");
 	ep->data = ep->base + lay.data_off;
 	pcmd_ring_init(&ep->sq, &((struct pcmd_region_hdr *)ep->base)->sq, ep->base + lay.sq_off,
 		       lay.sq_entries, sizeof(struct pcmd_sqe));
@@ -359,7 +334,7 @@ static int check_layout(struct pcm_tp_endpoint *ep, const struct pcmd_rep_region
 	return 0;
 }
 
-static int map_region(struct pcm_tp_endpoint *ep, const struct pcm_tp_config *cfg)
+static int map_region(struct dc_ep *ep, const struct pcm_tp_config *cfg)
 {
 	struct pcmd_req_region q = {.hdr.type = PCMD_MSG_REGION};
 	struct pcmd_rep_region p;
@@ -376,7 +351,7 @@ static int map_region(struct pcm_tp_endpoint *ep, const struct pcm_tp_config *cf
 	return check_layout(ep, &p);
 }
 
-static void endpoint_free(struct pcm_tp_endpoint *ep)
+static void endpoint_free(struct dc_ep *ep)
 {
 	if (ep->sock >= 0)
 		close(ep->sock);
@@ -391,9 +366,9 @@ static void endpoint_free(struct pcm_tp_endpoint *ep)
 	for (uint32_t i = 0; ep->conns && i < ep->max_flows; i++)
 		free(ep->conns[i]);
 	free(ep->conns);
-	for (struct pcm_tp_conn *l[] = {ep->displaced, ep->graveyard}, **h = l; h < l + 2; h++)
+	for (struct dc_conn *l[] = {ep->displaced, ep->graveyard}, **h = l; h < l + 2; h++)
 		while (*h) {
-			struct pcm_tp_conn *c = *h;
+			struct dc_conn *c = *h;
 
 			*h = c->next;
 			free(c);
@@ -405,21 +380,15 @@ static void endpoint_free(struct pcm_tp_endpoint *ep)
 	free(ep);
 }
 
-int pcm_tp_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint **out)
+static int dc_endpoint_open(const struct pcm_tp_config *cfg, struct dc_ep **out)
 {
-	struct pcm_tp_endpoint *ep;
+	struct dc_ep *ep;
 	int rc;
 
-	last_error[0] = '\0';
-	if (!out)
-		return -EINVAL;
-	if (!wants_daemon(cfg))
-		return set_error(-EOPNOTSUPP,
-				 "only the daemon backend is built here: set "
-				 "backend = PCM_TP_BACKEND_DAEMON or PCM_TRANSPORT=daemon");
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
+	ep->pub.ops = &pcm_tp_daemon_ops;
 	ep->sock = ep->memfd = ep->sq_efd = ep->cq_efd = -1;
 	pthread_mutex_init(&ep->ctl_lock, NULL);
 	pthread_mutex_init(&ep->sq_lock, NULL);
@@ -437,7 +406,7 @@ int pcm_tp_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint
 	return 0;
 }
 
-void pcm_tp_endpoint_close(struct pcm_tp_endpoint *ep)
+static void dc_endpoint_close(struct dc_ep *ep)
 {
 	/* pcmd sees the hang-up and reclaims every flow and the region. */
 	if (ep)
@@ -464,9 +433,9 @@ static void opts_to_wire(const struct pcm_tp_conn_opts *o, struct pcmd_flow_opts
 static int check_name(const char *s, size_t cap, const char *what)
 {
 	if (!s || !*s)
-		return set_error(-EINVAL, "%s is empty", what);
+		return pcm_tp_set_error(-EINVAL, "%s is empty", what);
 	if (strlen(s) >= cap)
-		return set_error(-ENAMETOOLONG, "%s is longer than %zu bytes", what, cap - 1);
+		return pcm_tp_set_error(-ENAMETOOLONG, "%s is longer than %zu bytes", what, cap - 1);
 	return 0;
 }
 
@@ -476,14 +445,14 @@ static int check_opts(const struct pcm_tp_conn_opts *o)
 		return 0;
 	if ((o->policy && strlen(o->policy) >= PCMD_POLICY_MAX) ||
 	    (o->lb_policy && strlen(o->lb_policy) >= PCMD_POLICY_MAX))
-		return set_error(-ENAMETOOLONG, "a policy name is longer than %d bytes",
+		return pcm_tp_set_error(-ENAMETOOLONG, "a policy name is longer than %d bytes",
 				 PCMD_POLICY_MAX - 1);
 	if ((unsigned)o->mode > PCM_TP_SHELL_ASYNC_BOUNDED)
-		return set_error(-EINVAL, "shell mode %d is unknown", (int)o->mode);
+		return pcm_tp_set_error(-EINVAL, "shell mode %d is unknown", (int)o->mode);
 	return 0;
 }
 
-int pcm_tp_listen(struct pcm_tp_endpoint *ep, const char *addr)
+static int dc_listen(struct dc_ep *ep, const char *addr)
 {
 	struct pcmd_req_listen q = {.hdr.type = PCMD_MSG_LISTEN};
 	struct pcmd_rep_listen p;
@@ -496,16 +465,17 @@ int pcm_tp_listen(struct pcm_tp_endpoint *ep, const char *addr)
 }
 
 /* A new conn for an id pcmd gave. Caller holds state_lock. */
-static struct pcm_tp_conn *conn_new(struct pcm_tp_endpoint *ep, uint32_t id)
+static struct dc_conn *conn_new(struct dc_ep *ep, uint32_t id)
 {
 	uint32_t i = (id & 0xffff) - 1;
-	struct pcm_tp_conn *c, *old;
+	struct dc_conn *c, *old;
 
 	if ((id & 0xffff) == 0 || i >= ep->max_flows)
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	c->pub.ep = &ep->pub;
 	c->ep = ep;
 	c->id = id;
 	c->in_table = true;
@@ -522,7 +492,7 @@ static struct pcm_tp_conn *conn_new(struct pcm_tp_endpoint *ep, uint32_t id)
 }
 
 /* The conn a completion names, or NULL. Caller holds state_lock. */
-static struct pcm_tp_conn *conn_get(struct pcm_tp_endpoint *ep, uint32_t id)
+static struct dc_conn *conn_get(struct dc_ep *ep, uint32_t id)
 {
 	uint32_t i = (id & 0xffff) - 1;
 
@@ -530,23 +500,23 @@ static struct pcm_tp_conn *conn_get(struct pcm_tp_endpoint *ep, uint32_t id)
 		return NULL;
 	if (ep->conns[i] && ep->conns[i]->id == id)
 		return ep->conns[i];
-	for (struct pcm_tp_conn *c = ep->displaced; c; c = c->next)
+	for (struct dc_conn *c = ep->displaced; c; c = c->next)
 		if (c->id == id)
 			return c;
 	return NULL;
 }
 
 /* A closed conn with nothing outstanding goes to the graveyard. Caller holds state_lock. */
-static void conn_maybe_free(struct pcm_tp_conn *c)
+static void conn_maybe_free(struct dc_conn *c)
 {
-	struct pcm_tp_endpoint *ep = c->ep;
+	struct dc_ep *ep = c->ep;
 
 	if (!c->closed || c->outstanding)
 		return;
 	if (c->in_table) {
 		ep->conns[(c->id & 0xffff) - 1] = NULL;
 	} else {
-		for (struct pcm_tp_conn **p = &ep->displaced; *p; p = &(*p)->next)
+		for (struct dc_conn **p = &ep->displaced; *p; p = &(*p)->next)
 			if (*p == c) {
 				*p = c->next;
 				break;
@@ -556,22 +526,22 @@ static void conn_maybe_free(struct pcm_tp_conn *c)
 	ep->graveyard = c;
 }
 
-static void empty_graveyard(struct pcm_tp_endpoint *ep)
+static void empty_graveyard(struct dc_ep *ep)
 {
 	while (ep->graveyard) {
-		struct pcm_tp_conn *c = ep->graveyard;
+		struct dc_conn *c = ep->graveyard;
 
 		ep->graveyard = c->next;
 		free(c);
 	}
 }
 
-int pcm_tp_connect(struct pcm_tp_endpoint *ep, const char *addr, const struct pcm_tp_conn_opts *o,
+static int dc_connect(struct dc_ep *ep, const char *addr, const struct pcm_tp_conn_opts *o,
 		   uint64_t cookie)
 {
 	struct pcmd_req_connect q = {.hdr.type = PCMD_MSG_CONNECT};
 	struct pcmd_rep_conn p;
-	struct pcm_tp_conn *c;
+	struct dc_conn *c;
 	int rc = check_name(addr, sizeof(q.addr), "the address");
 
 	if (rc == 0)
@@ -589,12 +559,12 @@ int pcm_tp_connect(struct pcm_tp_endpoint *ep, const char *addr, const struct pc
 		c->outstanding = 1;
 	pthread_mutex_unlock(&ep->state_lock);
 	if (rc == 0 && !c)
-		return set_error(-EPROTO, "pcmd gave conn id %#x, outside this client's table",
+		return pcm_tp_set_error(-EPROTO, "pcmd gave conn id %#x, outside this client's table",
 				 p.conn_id);
 	return rc;
 }
 
-int pcm_tp_accept(struct pcm_tp_endpoint *ep, uint64_t cookie)
+static int dc_accept(struct dc_ep *ep, uint64_t cookie)
 {
 	struct pcmd_req_accept q = {.hdr.type = PCMD_MSG_ACCEPT};
 	struct pcmd_reply_status p;
@@ -603,9 +573,9 @@ int pcm_tp_accept(struct pcm_tp_endpoint *ep, uint64_t cookie)
 	return rpc(ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
 }
 
-int pcm_tp_conn_close(struct pcm_tp_conn *c)
+static int dc_conn_close(struct dc_conn *c)
 {
-	struct pcm_tp_endpoint *ep;
+	struct dc_ep *ep;
 	struct pcmd_req_close q = {.hdr.type = PCMD_MSG_CLOSE};
 	struct pcmd_reply_status p;
 	int rc;
@@ -623,7 +593,7 @@ int pcm_tp_conn_close(struct pcm_tp_conn *c)
 	return rc == -EALREADY ? 0 : rc;
 }
 
-int pcm_tp_conn_set_policy(struct pcm_tp_conn *c, const struct pcm_tp_conn_opts *o)
+static int dc_conn_set_policy(struct dc_conn *c, const struct pcm_tp_conn_opts *o)
 {
 	struct pcmd_req_set_policy q = {.hdr.type = PCMD_MSG_SET_POLICY};
 	struct pcmd_reply_status p;
@@ -641,18 +611,19 @@ int pcm_tp_conn_set_policy(struct pcm_tp_conn *c, const struct pcm_tp_conn_opts 
 
 /* ---- memory ---------------------------------------------------------------------------- */
 
-int pcm_tp_mr_reg(struct pcm_tp_endpoint *ep, void *addr, size_t len, struct pcm_tp_mr **out)
+static int dc_mr_reg(struct dc_ep *ep, void *addr, size_t len, struct dc_mr **out)
 {
 	uint8_t *p = addr;
-	struct pcm_tp_mr *mr;
+	struct dc_mr *mr;
 
 	if (!ep || !out || p < ep->data || len > ep->lay.data_bytes ||
 	    (uint64_t)(p - ep->data) > ep->lay.data_bytes - len)
-		return set_error(-EINVAL, "in daemon mode buffers must lie in the shared region: "
+		return pcm_tp_set_error(-EINVAL, "in daemon mode buffers must lie in the shared region: "
 					  "allocate them with pcm_tp_mem_alloc()");
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
+	mr->pub.ep = &ep->pub;
 	mr->ep = ep;
 	mr->off = (uint64_t)(p - ep->data);
 	mr->len = len;
@@ -660,14 +631,14 @@ int pcm_tp_mr_reg(struct pcm_tp_endpoint *ep, void *addr, size_t len, struct pcm
 	return 0;
 }
 
-int pcm_tp_mr_dereg(struct pcm_tp_mr *mr)
+static int dc_mr_dereg(struct dc_mr *mr)
 {
 	free(mr);
 	return 0;
 }
 
 /* First fit between the sorted allocations. Caller holds state_lock. */
-static int span_insert(struct pcm_tp_endpoint *ep, uint64_t len, uint64_t *off)
+static int span_insert(struct dc_ep *ep, uint64_t len, uint64_t *off)
 {
 	uint64_t at = 0;
 	uint32_t i;
@@ -695,7 +666,7 @@ static int span_insert(struct pcm_tp_endpoint *ep, uint64_t len, uint64_t *off)
 	return 0;
 }
 
-void *pcm_tp_mem_alloc(struct pcm_tp_endpoint *ep, size_t len)
+static void *dc_mem_alloc(struct dc_ep *ep, size_t len)
 {
 	uint64_t off;
 	int rc;
@@ -706,14 +677,14 @@ void *pcm_tp_mem_alloc(struct pcm_tp_endpoint *ep, size_t len)
 	rc = span_insert(ep, len, &off);
 	pthread_mutex_unlock(&ep->state_lock);
 	if (rc < 0) {
-		set_error(rc, "the shared region (%llu bytes) has no %zu contiguous bytes free",
+		pcm_tp_set_error(rc, "the shared region (%llu bytes) has no %zu contiguous bytes free",
 			  (unsigned long long)ep->lay.data_bytes, len);
 		return NULL;
 	}
 	return ep->data + off;
 }
 
-void pcm_tp_mem_free(struct pcm_tp_endpoint *ep, void *p)
+static void dc_mem_free(struct dc_ep *ep, void *p)
 {
 	uint64_t off;
 
@@ -749,10 +720,10 @@ static void ring_doorbell(int efd)
 		return;
 }
 
-static int post(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, size_t len,
+static int post(struct dc_conn *c, struct dc_mr *mr, const void *buf, size_t len,
 		uint64_t cookie, uint8_t op)
 {
-	struct pcm_tp_endpoint *ep;
+	struct dc_ep *ep;
 	const uint8_t *p = buf;
 	struct pcmd_sqe e;
 	int64_t used;
@@ -762,10 +733,10 @@ static int post(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, si
 		return -EINVAL;
 	ep = c->ep;
 	if (c->closed || !c->established)
-		return set_error(-ENOTCONN, "the connection is %s",
+		return pcm_tp_set_error(-ENOTCONN, "the connection is %s",
 				 c->closed ? "closed" : "not established");
 	if (len > ep->max_message_bytes)
-		return set_error(-EMSGSIZE,
+		return pcm_tp_set_error(-EMSGSIZE,
 				 "%zu bytes is above pcmd's limits.max_message_bytes "
 				 "(%llu)",
 				 len, (unsigned long long)ep->max_message_bytes);
@@ -773,7 +744,7 @@ static int post(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, si
 	    (uint64_t)(p - ep->data) > ep->lay.data_bytes - len ||
 	    (mr && ((uint64_t)(p - ep->data) < mr->off ||
 		    (uint64_t)(p - ep->data) + len > mr->off + mr->len)))
-		return set_error(-EINVAL, "the buffer is not inside %s",
+		return pcm_tp_set_error(-EINVAL, "the buffer is not inside %s",
 				 mr ? "its memory region" : "the shared region");
 	memset(&e, 0, sizeof(e));
 	e.op = op;
@@ -802,22 +773,22 @@ static int post(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, si
 	return rc;
 }
 
-int pcm_tp_send(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, size_t len,
+static int dc_send(struct dc_conn *c, struct dc_mr *mr, const void *buf, size_t len,
 		uint64_t cookie)
 {
 	return post(c, mr, buf, len, cookie, PCMD_OP_SEND);
 }
 
-int pcm_tp_recv(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, void *buf, size_t cap, uint64_t cookie)
+static int dc_recv(struct dc_conn *c, struct dc_mr *mr, void *buf, size_t cap, uint64_t cookie)
 {
 	return post(c, mr, buf, cap, cookie, PCMD_OP_RECV);
 }
 
 /* One completion from the ring into the API's form. Caller holds state_lock. */
-static bool translate(struct pcm_tp_endpoint *ep, const struct pcmd_cqe *e,
+static bool translate(struct dc_ep *ep, const struct pcmd_cqe *e,
 		      struct pcm_tp_completion *out)
 {
-	struct pcm_tp_conn *c = conn_get(ep, e->conn_id);
+	struct dc_conn *c = conn_get(ep, e->conn_id);
 
 	out->op = (enum pcm_tp_op)e->op;
 	out->status = e->status;
@@ -829,7 +800,7 @@ static bool translate(struct pcm_tp_endpoint *ep, const struct pcmd_cqe *e,
 		c = e->status == 0 ? conn_new(ep, e->conn_id) : NULL;
 		if (c)
 			c->established = true;
-		out->conn = c;
+		out->conn = c ? &c->pub : NULL;
 		return true;
 	case PCMD_OP_CONNECT:
 		if (!c)
@@ -837,7 +808,7 @@ static bool translate(struct pcm_tp_endpoint *ep, const struct pcmd_cqe *e,
 		c->outstanding--;
 		if (e->status == 0 && !c->closed) {
 			c->established = true;
-			out->conn = c;
+			out->conn = &c->pub;
 		} else {
 			/* A failed connect has no connection to hand out. */
 			c->closed = true;
@@ -848,7 +819,7 @@ static bool translate(struct pcm_tp_endpoint *ep, const struct pcmd_cqe *e,
 	case PCMD_OP_RECV:
 		if (c) {
 			c->outstanding--;
-			out->conn = c;
+			out->conn = &c->pub;
 			conn_maybe_free(c);
 		}
 		return true;
@@ -857,7 +828,7 @@ static bool translate(struct pcm_tp_endpoint *ep, const struct pcmd_cqe *e,
 	}
 }
 
-int pcm_tp_poll(struct pcm_tp_endpoint *ep, struct pcm_tp_completion *out, int max)
+static int dc_poll(struct dc_ep *ep, struct pcm_tp_completion *out, int max)
 {
 	int64_t avail;
 	int n = 0;
@@ -869,7 +840,7 @@ int pcm_tp_poll(struct pcm_tp_endpoint *ep, struct pcm_tp_completion *out, int m
 	avail = pcmd_ring_avail(&ep->cq);
 	if (avail < 0) {
 		pthread_mutex_unlock(&ep->state_lock);
-		return set_error(-EPROTO, "pcmd's completion ring is corrupt");
+		return pcm_tp_set_error(-EPROTO, "pcmd's completion ring is corrupt");
 	}
 	while (n < max && avail-- > 0) {
 		struct pcmd_cqe e;
@@ -884,7 +855,7 @@ int pcm_tp_poll(struct pcm_tp_endpoint *ep, struct pcm_tp_completion *out, int m
 	return n;
 }
 
-int pcm_tp_wait(struct pcm_tp_endpoint *ep, int timeout_ms)
+static int dc_wait(struct dc_ep *ep, int timeout_ms)
 {
 	struct pollfd pfd[2];
 	uint64_t v;
@@ -900,7 +871,7 @@ int pcm_tp_wait(struct pcm_tp_endpoint *ep, int timeout_ms)
 		if (avail != 0)
 			return avail < 0 ? -EPROTO : 0;
 		if (ep->shut_down)
-			return set_error(-ESHUTDOWN, "pcmd has disconnected this client");
+			return pcm_tp_set_error(-ESHUTDOWN, "pcmd has disconnected this client");
 		pfd[0] = (struct pollfd){.fd = ep->cq_efd, .events = POLLIN};
 		pfd[1] = (struct pollfd){.fd = ep->sock, .events = POLLIN};
 		rc = poll(pfd, 2, timeout_ms);
@@ -929,7 +900,7 @@ int pcm_tp_wait(struct pcm_tp_endpoint *ep, int timeout_ms)
 	}
 }
 
-int pcm_tp_fd(struct pcm_tp_endpoint *ep)
+static int dc_fd(struct dc_ep *ep)
 {
 	if (!ep)
 		return -EINVAL;
@@ -937,42 +908,132 @@ int pcm_tp_fd(struct pcm_tp_endpoint *ep)
 	return ep->cq_efd;
 }
 
-const char *pcm_tp_strerror(int err)
+/* ---- the backend table: the public objects are the first members of ours --------------- */
+
+static struct dc_ep *ep_of(struct pcm_tp_endpoint *b)
 {
-	switch (err) {
-	case 0:
-		return "success";
-	case -EAGAIN:
-		return "the submission ring is full: poll completions, then retry";
-	case -ECONNABORTED:
-		return "the connection was closed (locally, or pcmd stopped) before this finished";
-	case -ECONNRESET:
-		return "the peer closed the connection or went away";
-	case -ECONNREFUSED:
-		return "nothing listens at that address";
-	case -EMSGSIZE:
-		return "the message is longer than the receive buffer or pcmd's message limit";
-	case -ENOTCONN:
-		return "the connection is not established (or already closed)";
-	case -EBADF:
-		return "pcmd does not know this connection";
-	case -EFAULT:
-		return "the buffer is outside the shared region";
-	case -ESHUTDOWN:
-		return "pcmd is shutting down";
-	case -EPROTONOSUPPORT:
-		return "pcmd speaks another protocol version";
-	case -EACCES:
-		return "pcmd's config does not allow this user or group";
-	case -EPERM:
-		return "the operation needs pcmd admin rights";
-	case -EOPNOTSUPP:
-		return "this backend is not available in this library";
-	case -EPROTO:
-		return "a protocol error between this library and pcmd";
-	case -ETIMEDOUT:
-		return "timed out";
-	default:
-		return err < 0 ? strerror(-err) : "not an error code";
-	}
+	return (struct dc_ep *)b;
 }
+
+static struct dc_conn *conn_of(struct pcm_tp_conn *b)
+{
+	return (struct dc_conn *)b;
+}
+
+static struct dc_mr *mr_of(struct pcm_tp_mr *b)
+{
+	return (struct dc_mr *)b;
+}
+
+static int op_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint **out)
+{
+	struct dc_ep *ep = NULL;
+	int rc = dc_endpoint_open(cfg, &ep);
+
+	if (rc == 0)
+		*out = &ep->pub;
+	return rc;
+}
+
+static void op_endpoint_close(struct pcm_tp_endpoint *ep)
+{
+	dc_endpoint_close(ep_of(ep));
+}
+
+static int op_listen(struct pcm_tp_endpoint *ep, const char *addr)
+{
+	return dc_listen(ep_of(ep), addr);
+}
+
+static int op_connect(struct pcm_tp_endpoint *ep, const char *addr,
+		      const struct pcm_tp_conn_opts *o, uint64_t cookie)
+{
+	return dc_connect(ep_of(ep), addr, o, cookie);
+}
+
+static int op_accept(struct pcm_tp_endpoint *ep, uint64_t cookie)
+{
+	return dc_accept(ep_of(ep), cookie);
+}
+
+static int op_conn_close(struct pcm_tp_conn *c)
+{
+	return dc_conn_close(conn_of(c));
+}
+
+static int op_conn_set_policy(struct pcm_tp_conn *c, const struct pcm_tp_conn_opts *o)
+{
+	return dc_conn_set_policy(conn_of(c), o);
+}
+
+static int op_mr_reg(struct pcm_tp_endpoint *ep, void *addr, size_t len, struct pcm_tp_mr **out)
+{
+	struct dc_mr *mr = NULL;
+	int rc = dc_mr_reg(ep_of(ep), addr, len, &mr);
+
+	if (rc == 0)
+		*out = &mr->pub;
+	return rc;
+}
+
+static int op_mr_dereg(struct pcm_tp_mr *mr)
+{
+	return dc_mr_dereg(mr_of(mr));
+}
+
+static void *op_mem_alloc(struct pcm_tp_endpoint *ep, size_t len)
+{
+	return dc_mem_alloc(ep_of(ep), len);
+}
+
+static void op_mem_free(struct pcm_tp_endpoint *ep, void *p)
+{
+	dc_mem_free(ep_of(ep), p);
+}
+
+static int op_send(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, size_t len,
+		   uint64_t cookie)
+{
+	return dc_send(conn_of(c), mr ? mr_of(mr) : NULL, buf, len, cookie);
+}
+
+static int op_recv(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, void *buf, size_t cap,
+		   uint64_t cookie)
+{
+	return dc_recv(conn_of(c), mr ? mr_of(mr) : NULL, buf, cap, cookie);
+}
+
+static int op_poll(struct pcm_tp_endpoint *ep, struct pcm_tp_completion *out, int max)
+{
+	return dc_poll(ep_of(ep), out, max);
+}
+
+static int op_wait(struct pcm_tp_endpoint *ep, int timeout_ms)
+{
+	return dc_wait(ep_of(ep), timeout_ms);
+}
+
+static int op_fd(struct pcm_tp_endpoint *ep)
+{
+	return dc_fd(ep_of(ep));
+}
+
+const struct pcm_tp_backend_ops pcm_tp_daemon_ops = {
+	.name = "daemon",
+	.endpoint_open = op_endpoint_open,
+	.endpoint_close = op_endpoint_close,
+	.listen = op_listen,
+	.connect = op_connect,
+	.accept = op_accept,
+	.conn_close = op_conn_close,
+	.conn_set_policy = op_conn_set_policy,
+	.mr_reg = op_mr_reg,
+	.mr_dereg = op_mr_dereg,
+	.mem_alloc = op_mem_alloc,
+	.mem_free = op_mem_free,
+	.send = op_send,
+	.recv = op_recv,
+	.poll = op_poll,
+	.wait = op_wait,
+	.fd = op_fd,
+};

@@ -21,9 +21,13 @@
  * with the target's signals: a signal the datapath does not provide is
  * never fed, even where the core could compute it.
  *
- * Controls: CWND from the package that drives it (none: no window), RATE
- * likewise (none: line rate, unpaced), EV from the package that drives it
- * (none: the core's power of two choices).
+ * Controls, per flow from the packages it runs now: CWND from the one that
+ * drives it (none: no window), RATE likewise (none: line rate, unpaced), EV
+ * likewise (none: the core's power of two choices).
+ *
+ * Flows: shell 0 runs the CC packages, shell 1 (made when a flow first needs
+ * one) the LB packages. A connection's flow is its CC shell handle; its LB
+ * flow, if any, has its own handle in shell 1, on the same worker.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,38 +41,42 @@
 #define PS_PER_NS 1000u
 #define DEFAULT_TICK_NS 10000u
 #define INLINE_POLL_BUDGET 16u
+#define NO_FLOW UINT32_MAX
+#define KIND_CC 0u
+#define KIND_LB 1u
+#define KINDS 2u
 
-struct pkg_shell {
-	const struct pcm_package *pkg;
+/* One shell: synchronous or asynchronous. */
+struct kind_shell {
 	struct pcm_shell *sync;
 	struct pcm_async *async;
-	bool wants_tx;  /* reads TX_READY_PKTS */
-	bool has_timer; /* has an ELAPSED_TIME trigger */
 };
 
-/*
- * Flow slots over fixed-size shells. This is what becomes add/remove of
- * dynamic flows when the shells have them.
- */
-struct slot_alloc {
-	uint32_t n;
-	uint32_t fresh; /* slots below were handed out at least once */
-	uint32_t *free; /* reusable slots (synchronous shells only) */
-	uint32_t n_free;
-	uint32_t open;
-	bool reuse;
+/* A connection's flow, by its CC handle. */
+struct flow_state {
+	const struct pcm_package *pkg[KINDS]; /* pkg[KIND_CC] NULL: the handle is free */
+	uint32_t handle[KINDS];               /* in each shell; NO_FLOW without one */
+	uint32_t worker;
+	uint64_t seed;
+};
+
+/* Room per flow each shell reserves (for packages swapped to later). */
+struct room {
+	uint32_t record_slots, window_slots, pub_slots, control_slots;
 };
 
 struct xp_cc_pcm {
 	struct xp_cc_pcm_config cfg;
-	struct pkg_shell pkgs[2];
-	uint32_t n_pkgs;
-	int ctl_pkg[PCM_CTRL_COUNT]; /* package index driving each control, or -1 */
+	struct kind_shell shells[KINDS];
+	struct room room;
+	bool started;
 	pcm_uint provided;           /* the target's signals */
-	struct slot_alloc slots;
-	uint64_t *seed;              /* FLOW_SEED per slot */
-	bool wants_tx;
-	bool has_timer;
+	struct flow_state *flows;    /* by CC handle */
+	uint32_t flows_cap;
+	uint32_t open;
+	uint32_t *worker_load;       /* ASYNC: flows per worker */
+	bool wants_tx;               /* some package ever added reads TX_READY_PKTS */
+	bool has_timer;              /* some package ever added has an ELAPSED_TIME trigger */
 	uint64_t handler_errors;
 };
 
@@ -78,109 +86,114 @@ void xp_cc_pcm_config_default(struct xp_cc_pcm_config *cfg)
 	cfg->mode = XP_CC_PCM_SYNC;
 	pcm_async_config_default(&cfg->async);
 	cfg->max_flows = 1024;
+	cfg->numa_node = -1;
 	cfg->tick_ns = DEFAULT_TICK_NS;
 }
 
-/* The small shell interface: one switch per operation over the two kinds. */
+static pcm_uint ps_of(uint64_t ns)
+{
+	return (pcm_uint)ns * PS_PER_NS;
+}
 
-static void shell_poll_inline(const struct xp_cc_pcm *p, const struct pkg_shell *ps,
-			      uint32_t slot)
+/* ---- the small shell interface: one switch per operation over the two kinds ------------- */
+
+static void shell_poll_inline(const struct xp_cc_pcm *p, const struct kind_shell *ks,
+			      uint32_t handle)
 {
 	int worker;
 
-	if (!ps->async || !p->cfg.async_inline)
+	if (!ks->async || !p->cfg.async_inline)
 		return;
-	worker = pcm_async_worker_of(ps->async, slot);
+	worker = pcm_async_worker_of(ks->async, handle);
 	if (worker >= 0)
-		pcm_async_poll(ps->async, (uint32_t)worker, INLINE_POLL_BUDGET);
+		pcm_async_poll(ks->async, (uint32_t)worker, INLINE_POLL_BUDGET);
 }
 
-static int shell_feed(struct xp_cc_pcm *p, struct pkg_shell *ps, uint32_t slot,
+static int shell_feed(struct xp_cc_pcm *p, struct kind_shell *ks, uint32_t handle,
 		      const struct pcm_event *ev, pcm_uint now_ps)
 {
 	int rc;
 
-	if (ps->sync)
-		return pcm_shell_feed(ps->sync, slot, ev, now_ps);
-	rc = pcm_async_feed(ps->async, slot, ev, now_ps);
-	shell_poll_inline(p, ps, slot);
+	if (ks->sync)
+		return pcm_shell_feed(ks->sync, handle, ev, now_ps);
+	rc = pcm_async_feed(ks->async, handle, ev, now_ps);
+	shell_poll_inline(p, ks, handle);
 	return rc;
 }
 
-static int shell_tick(struct xp_cc_pcm *p, struct pkg_shell *ps, uint32_t slot, pcm_uint now_ps)
+static int shell_tick(struct xp_cc_pcm *p, struct kind_shell *ks, uint32_t handle,
+		      pcm_uint now_ps)
 {
 	int rc;
 
-	if (ps->sync)
-		return pcm_shell_tick(ps->sync, slot, now_ps);
-	rc = pcm_async_tick(ps->async, slot, now_ps);
-	shell_poll_inline(p, ps, slot);
+	if (ks->sync)
+		return pcm_shell_tick(ks->sync, handle, now_ps);
+	rc = pcm_async_tick(ks->async, handle, now_ps);
+	shell_poll_inline(p, ks, handle);
 	return rc;
 }
 
-static int shell_control(const struct pkg_shell *ps, uint32_t slot, pcm_control_t type,
+static int shell_control(const struct kind_shell *ks, uint32_t handle, pcm_control_t type,
 			 pcm_uint *v)
 {
-	if (ps->sync)
-		return pcm_shell_control(ps->sync, slot, type, v);
-	return pcm_async_control(ps->async, slot, type, v);
+	if (ks->sync)
+		return pcm_shell_control(ks->sync, handle, type, v);
+	return pcm_async_control(ks->async, handle, type, v);
 }
 
-static void shell_reset(struct pkg_shell *ps, uint32_t slot, pcm_uint now_ps)
+static int shell_package_add(struct kind_shell *ks, const struct pcm_package *pkg,
+			     struct pcm_diag *diag)
 {
-	if (ps->sync)
-		pcm_shell_flow_reset(ps->sync, slot, now_ps);
+	if (ks->sync)
+		return pcm_shell_package_add(ks->sync, pkg, diag);
+	return pcm_async_package_add(ks->async, pkg, diag);
 }
 
-static size_t shell_bytes_per_flow(const struct pkg_shell *ps)
+static int shell_flow_add(struct kind_shell *ks, uint32_t worker, const struct pcm_package *pkg,
+			  pcm_uint now_ps, uint32_t *handle)
 {
-	return ps->sync ? pcm_shell_bytes_per_flow(ps->sync) : pcm_async_bytes_per_flow(ps->async);
+	if (ks->sync)
+		return pcm_shell_flow_add(ks->sync, pkg, now_ps, handle);
+	return pcm_async_flow_add(ks->async, worker, pkg, now_ps, handle);
 }
 
-static void shell_destroy(struct pkg_shell *ps)
+static void shell_flow_remove(struct kind_shell *ks, uint32_t handle)
 {
-	pcm_shell_destroy(ps->sync);
-	pcm_async_destroy(ps->async);
-	ps->sync = NULL;
-	ps->async = NULL;
+	if (ks->sync)
+		pcm_shell_flow_remove(ks->sync, handle);
+	else
+		pcm_async_flow_remove(ks->async, handle);
 }
 
-/* Slot allocator. */
-
-static int slots_init(struct slot_alloc *s, uint32_t n, bool reuse)
+static int shell_flow_swap(struct kind_shell *ks, uint32_t handle, const struct pcm_package *pkg,
+			   pcm_uint now_ps)
 {
-	s->free = malloc((size_t)n * sizeof(*s->free));
-	if (!s->free)
-		return -ENOMEM;
-	s->n = n;
-	s->fresh = s->n_free = s->open = 0;
-	s->reuse = reuse;
-	return 0;
+	if (ks->sync)
+		return pcm_shell_flow_swap(ks->sync, handle, pkg, now_ps);
+	return pcm_async_flow_swap(ks->async, handle, pkg, now_ps);
 }
 
-/* Return: 1 with a reused slot (reset it), 0 with a fresh one, -ENOSPC. */
-static int slot_take(struct slot_alloc *s, uint32_t *slot)
+static size_t shell_bytes_per_flow(const struct kind_shell *ks)
 {
-	if (s->n_free) {
-		*slot = s->free[--s->n_free];
-		s->open++;
-		return 1;
-	}
-	if (s->fresh == s->n)
-		return -ENOSPC;
-	*slot = s->fresh++;
-	s->open++;
-	return 0;
+	if (ks->sync)
+		return pcm_shell_bytes_per_flow(ks->sync);
+	return ks->async ? pcm_async_bytes_per_flow(ks->async) : 0;
 }
 
-static void slot_give(struct slot_alloc *s, uint32_t slot)
+static void shell_destroy(struct kind_shell *ks)
 {
-	s->open--;
-	if (s->reuse)
-		s->free[s->n_free++] = slot;
+	pcm_shell_destroy(ks->sync);
+	pcm_async_destroy(ks->async);
+	ks->sync = NULL;
+	ks->async = NULL;
 }
 
-/* Setup. */
+static bool shell_exists(const struct kind_shell *ks)
+{
+	return ks->sync || ks->async;
+}
+
+/* ---- setup ---------------------------------------------------------------------------------- */
 
 static bool has_timer_trigger(const struct pcm_package *pkg)
 {
@@ -192,47 +205,116 @@ static bool has_timer_trigger(const struct pcm_package *pkg)
 	return false;
 }
 
-static int add_package(struct xp_cc_pcm *p, const struct pcm_package *pkg,
-		       struct pcm_diag *diag)
+static void room_grow(struct room *r, const struct pcm_package *pkg)
 {
-	struct pkg_shell *ps = &p->pkgs[p->n_pkgs];
-	pcm_uint now_ps = p->cfg.now_ns * PS_PER_NS;
-	int rc;
+	if (!pkg)
+		return;
+	if (pkg->record_slots > r->record_slots)
+		r->record_slots = pkg->record_slots;
+	if (pkg->window_slots > r->window_slots)
+		r->window_slots = pkg->window_slots;
+	if (pkg->pub_slots > r->pub_slots)
+		r->pub_slots = pkg->pub_slots;
+	if (pkg->n_controls > r->control_slots)
+		r->control_slots = pkg->n_controls;
+}
 
-	for (int t = 0; t < PCM_CTRL_COUNT; t++) {
-		if (!(pkg->control_types & (1u << t)))
-			continue;
-		if (p->ctl_pkg[t] >= 0) {
+/* One rule for a CC and an LB package together: they never drive one control. */
+static int controls_disjoint(const struct pcm_package *cc, const struct pcm_package *lb,
+			     struct pcm_diag *diag)
+{
+	pcm_uint both;
+
+	if (!lb)
+		return 0;
+	both = cc->control_types & lb->control_types;
+	for (int t = 0; t < PCM_CTRL_COUNT; t++)
+		if (both & BIT(t)) {
 			snprintf(diag->msg, sizeof(diag->msg),
 				 "packages '%s' and '%s' both drive %s: an LB package may only "
 				 "drive controls the CC package leaves alone",
-				 p->pkgs[p->ctl_pkg[t]].pkg->name, pkg->name,
-				 pcm_control_name((pcm_control_t)t));
+				 cc->name, lb->name, pcm_control_name((pcm_control_t)t));
 			return -EINVAL;
 		}
-		p->ctl_pkg[t] = (int)p->n_pkgs;
-	}
-	ps->pkg = pkg;
-	if (p->cfg.mode == XP_CC_PCM_SYNC)
-		rc = pcm_shell_create(pkg, p->cfg.target, p->cfg.max_flows, now_ps, &ps->sync, diag);
-	else
-		rc = pcm_async_create(pkg, p->cfg.target, p->cfg.max_flows, now_ps, &p->cfg.async,
-				      &ps->async, diag);
-	if (rc < 0)
-		return rc;
-	ps->wants_tx = pkg->signal_types & BIT(PCM_SIG_TX_READY_PKTS);
-	ps->has_timer = has_timer_trigger(pkg);
-	p->wants_tx |= ps->wants_tx;
-	p->has_timer |= ps->has_timer;
-	p->n_pkgs++;
 	return 0;
+}
+
+/* Note what a package added to a shell asks of the binding. */
+static void note_package(struct xp_cc_pcm *p, const struct pcm_package *pkg)
+{
+	p->wants_tx |= (pkg->signal_types & BIT(PCM_SIG_TX_READY_PKTS)) != 0;
+	p->has_timer |= has_timer_trigger(pkg);
+}
+
+/*
+ * Handles of an asynchronous shell: every worker holds its handles in
+ * chunks of its own (flowtab.h), so max_flows connections spread over the
+ * workers in any way need up to one partly used chunk per worker more.
+ */
+static uint32_t async_handles(const struct xp_cc_pcm *p)
+{
+	uint64_t n = (uint64_t)p->cfg.max_flows + (uint64_t)p->cfg.async.n_workers *
+							   PCM_FLOWTAB_CHUNK_FLOWS;
+
+	return n < PCM_ASYNC_MAX_FLOWS ? (uint32_t)n : PCM_ASYNC_MAX_FLOWS;
+}
+
+/* Make the shell of @kind, with @pkg as its first package. */
+static int shell_make(struct xp_cc_pcm *p, unsigned kind, const struct pcm_package *pkg,
+		      struct pcm_diag *diag)
+{
+	struct kind_shell *ks = &p->shells[kind];
+	const struct pcm_package *pkgs[1] = { pkg };
+	int rc;
+
+	if (p->cfg.mode == XP_CC_PCM_SYNC) {
+		struct pcm_shell_config sc = {
+			.packages = pkgs, .n_packages = 1, .target = p->cfg.target,
+			.max_flows = p->cfg.max_flows, .record_slots = p->room.record_slots,
+		};
+
+		rc = pcm_shell_create_cfg(&sc, &ks->sync, diag);
+	} else {
+		struct pcm_async_config ac = p->cfg.async;
+
+		ac.packages = pkgs;
+		ac.n_packages = 1;
+		ac.target = p->cfg.target;
+		ac.max_flows = async_handles(p);
+		ac.record_slots = p->room.record_slots;
+		ac.window_slots = p->room.window_slots;
+		ac.pub_slots = p->room.pub_slots;
+		ac.control_slots = p->room.control_slots;
+		rc = pcm_async_create_cfg(&ac, &ks->async, diag);
+		if (rc == 0 && p->started)
+			rc = pcm_async_start(ks->async);
+		if (rc < 0)
+			shell_destroy(ks);
+	}
+	if (rc == 0)
+		note_package(p, pkg);
+	return rc;
+}
+
+/* Let the shell of @kind run @pkg, making the shell if it is not there yet. */
+static int shell_allow(struct xp_cc_pcm *p, unsigned kind, const struct pcm_package *pkg,
+		       struct pcm_diag *diag)
+{
+	int rc;
+
+	if (!shell_exists(&p->shells[kind]))
+		return shell_make(p, kind, pkg, diag);
+	rc = shell_package_add(&p->shells[kind], pkg, diag);
+	if (rc == 0)
+		note_package(p, pkg);
+	return rc;
 }
 
 int xp_cc_pcm_create(const struct xp_cc_pcm_config *cfg, struct xp_cc_pcm **out,
 		     struct pcm_diag *diag)
 {
-	const struct pcm_target *target;
 	struct xp_cc_pcm *p;
+	uint32_t workers;
 	int rc;
 
 	diag->msg[0] = '\0';
@@ -240,24 +322,26 @@ int xp_cc_pcm_create(const struct xp_cc_pcm_config *cfg, struct xp_cc_pcm **out,
 		snprintf(diag->msg, sizeof(diag->msg), "a CC package and max_flows >= 1 are needed");
 		return -EINVAL;
 	}
-	target = cfg->target ? cfg->target : pcm_target_find("reference");
+	rc = controls_disjoint(cfg->cc, cfg->lb, diag);
+	if (rc < 0)
+		return rc;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->cfg = *cfg;
-	p->cfg.target = target;
+	p->cfg.target = cfg->target ? cfg->target : pcm_target_find("reference");
 	if (!p->cfg.tick_ns)
 		p->cfg.tick_ns = DEFAULT_TICK_NS;
-	p->provided = target->signals;
-	for (int t = 0; t < PCM_CTRL_COUNT; t++)
-		p->ctl_pkg[t] = -1;
-	p->seed = calloc(cfg->max_flows, sizeof(*p->seed));
-	rc = p->seed ? slots_init(&p->slots, cfg->max_flows, cfg->mode == XP_CC_PCM_SYNC)
-		     : -ENOMEM;
-	if (rc == 0)
-		rc = add_package(p, cfg->cc, diag);
+	p->provided = p->cfg.target->signals;
+	room_grow(&p->room, cfg->cc);
+	room_grow(&p->room, cfg->lb);
+	for (size_t i = 0; cfg->room_for && cfg->room_for[i]; i++)
+		room_grow(&p->room, cfg->room_for[i]);
+	workers = cfg->mode == XP_CC_PCM_ASYNC && cfg->async.n_workers ? cfg->async.n_workers : 1;
+	p->worker_load = calloc(workers, sizeof(*p->worker_load));
+	rc = p->worker_load ? shell_make(p, KIND_CC, cfg->cc, diag) : -ENOMEM;
 	if (rc == 0 && cfg->lb)
-		rc = add_package(p, cfg->lb, diag);
+		rc = shell_make(p, KIND_LB, cfg->lb, diag);
 	if (rc < 0) {
 		xp_cc_pcm_destroy(p);
 		return rc;
@@ -270,10 +354,10 @@ void xp_cc_pcm_destroy(struct xp_cc_pcm *p)
 {
 	if (!p)
 		return;
-	for (uint32_t i = 0; i < p->n_pkgs; i++)
-		shell_destroy(&p->pkgs[i]);
-	free(p->slots.free);
-	free(p->seed);
+	for (unsigned k = 0; k < KINDS; k++)
+		shell_destroy(&p->shells[k]);
+	free(p->worker_load);
+	free(p->flows);
 	free(p);
 }
 
@@ -281,48 +365,79 @@ int xp_cc_pcm_start(struct xp_cc_pcm *p)
 {
 	if (p->cfg.mode != XP_CC_PCM_ASYNC || p->cfg.async_inline)
 		return 0;
-	for (uint32_t i = 0; i < p->n_pkgs; i++) {
-		int rc = pcm_async_start(p->pkgs[i].async);
+	for (unsigned k = 0; k < KINDS; k++) {
+		int rc = p->shells[k].async ? pcm_async_start(p->shells[k].async) : 0;
 
 		if (rc < 0) {
 			xp_cc_pcm_stop(p);
 			return rc;
 		}
 	}
+	p->started = true;
 	return 0;
 }
 
 void xp_cc_pcm_stop(struct xp_cc_pcm *p)
 {
-	for (uint32_t i = 0; i < p->n_pkgs; i++)
-		if (p->pkgs[i].async)
-			pcm_async_stop(p->pkgs[i].async);
+	for (unsigned k = 0; k < KINDS; k++)
+		if (p->shells[k].async)
+			pcm_async_stop(p->shells[k].async);
+	p->started = false;
 }
 
 size_t xp_cc_pcm_bytes_per_flow(const struct xp_cc_pcm *p)
 {
-	size_t n = sizeof(*p->seed);
+	size_t n = sizeof(struct flow_state);
 
-	for (uint32_t i = 0; i < p->n_pkgs; i++)
-		n += shell_bytes_per_flow(&p->pkgs[i]);
+	for (unsigned k = 0; k < KINDS; k++)
+		n += shell_bytes_per_flow(&p->shells[k]);
 	return n;
 }
 
 uint32_t xp_cc_pcm_flows_open(const struct xp_cc_pcm *p)
 {
-	return p->slots.open;
+	return p->open;
+}
+
+static const struct flow_state *flow_get(const struct xp_cc_pcm *p, uint32_t flow)
+{
+	return flow < p->flows_cap && p->flows[flow].pkg[KIND_CC] ? &p->flows[flow] : NULL;
+}
+
+int xp_cc_pcm_flow_packages(const struct xp_cc_pcm *p, uint32_t flow,
+			    const struct pcm_package **cc, const struct pcm_package **lb)
+{
+	const struct flow_state *f = flow_get(p, flow);
+
+	if (!f)
+		return -ENOENT;
+	*cc = f->pkg[KIND_CC];
+	*lb = f->pkg[KIND_LB];
+	return 0;
+}
+
+int xp_cc_pcm_flow_worker(const struct xp_cc_pcm *p, uint32_t flow)
+{
+	const struct flow_state *f = flow_get(p, flow);
+
+	if (!f)
+		return -ENOENT;
+	return p->shells[KIND_CC].async ? pcm_async_worker_of(p->shells[KIND_CC].async, flow)
+					: -EOPNOTSUPP;
 }
 
 int xp_cc_pcm_peek(const struct xp_cc_pcm *p, unsigned which, uint32_t flow, pcm_uint *out)
 {
-	const struct pkg_shell *ps;
+	const struct flow_state *f = flow_get(p, flow);
+	const struct kind_shell *ks;
 
-	if (which >= p->n_pkgs || flow >= p->cfg.max_flows)
+	if (which >= KINDS || !f || f->handle[which] == NO_FLOW)
 		return -ERANGE;
-	ps = &p->pkgs[which];
-	if (ps->async)
-		return pcm_async_flow_peek(ps->async, flow, out);
-	memcpy(out, pcm_shell_record(ps->sync, flow), ps->pkg->handler_slots * sizeof(*out));
+	ks = &p->shells[which];
+	if (ks->async)
+		return pcm_async_flow_peek(ks->async, f->handle[which], out);
+	memcpy(out, pcm_shell_record(ks->sync, f->handle[which]),
+	       f->pkg[which]->handler_slots * sizeof(*out));
 	return 0;
 }
 
@@ -330,32 +445,187 @@ uint64_t xp_cc_pcm_handler_calls(const struct xp_cc_pcm *p)
 {
 	uint64_t n = 0;
 
-	for (uint32_t i = 0; i < p->n_pkgs; i++) {
+	for (unsigned k = 0; k < KINDS; k++) {
 		struct pcm_shell_stats st;
 
-		if (!p->pkgs[i].sync)
+		if (!p->shells[k].sync)
 			continue;
-		pcm_shell_stats(p->pkgs[i].sync, &st);
+		pcm_shell_stats(p->shells[k].sync, &st);
 		n += st.handler_calls;
 	}
 	return n;
 }
 
-/* The ops. */
+/* ---- flows and placement ----------------------------------------------------------------- */
 
-/* Feed @ev (masked by the target) to the packages; TX events only to those that read them. */
-static void feed(struct xp_cc_pcm *p, uint32_t slot, struct pcm_event *ev, uint64_t now_ns,
+/* The least loaded worker on the engine's node, or of all when none is there. */
+static uint32_t pick_worker(const struct xp_cc_pcm *p)
+{
+	const struct pcm_async *as = p->shells[KIND_CC].async;
+	uint32_t n = as ? p->cfg.async.n_workers : 1, best = UINT32_MAX;
+	bool on_node = false;
+
+	if (as && p->cfg.numa_node >= 0)
+		for (uint32_t w = 0; w < n && !on_node; w++)
+			on_node = pcm_async_worker_node(as, w) == p->cfg.numa_node;
+	for (uint32_t w = 0; w < n; w++) {
+		if (on_node && pcm_async_worker_node(as, w) != p->cfg.numa_node)
+			continue;
+		if (best == UINT32_MAX || p->worker_load[w] < p->worker_load[best])
+			best = w;
+	}
+	return best;
+}
+
+static int flows_reserve(struct xp_cc_pcm *p, uint32_t handle)
+{
+	uint32_t cap = p->flows_cap ? p->flows_cap : 64;
+	struct flow_state *n;
+
+	if (handle < p->flows_cap)
+		return 0;
+	while (cap <= handle)
+		cap *= 2;
+	n = realloc(p->flows, (size_t)cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	memset(n + p->flows_cap, 0, (size_t)(cap - p->flows_cap) * sizeof(*n));
+	p->flows = n;
+	p->flows_cap = cap;
+	return 0;
+}
+
+/* Give flow @f an LB flow running @lb, on its worker. */
+static int lb_flow_add(struct xp_cc_pcm *p, struct flow_state *f, const struct pcm_package *lb,
+		       pcm_uint now_ps)
+{
+	int rc = shell_flow_add(&p->shells[KIND_LB], f->worker, lb, now_ps, &f->handle[KIND_LB]);
+
+	if (rc == 0)
+		f->pkg[KIND_LB] = lb;
+	return rc;
+}
+
+static void lb_flow_remove(struct xp_cc_pcm *p, struct flow_state *f)
+{
+	shell_flow_remove(&p->shells[KIND_LB], f->handle[KIND_LB]);
+	f->handle[KIND_LB] = NO_FLOW;
+	f->pkg[KIND_LB] = NULL;
+}
+
+static int pcm_flow_open(void *ctx, uint64_t flow_seed, uint64_t now_ns, uint32_t *flow)
+{
+	struct xp_cc_pcm *p = ctx;
+	uint32_t worker = pick_worker(p), handle;
+	struct flow_state *f;
+	int rc;
+
+	if (p->open >= p->cfg.max_flows)
+		return -ENOSPC;
+	rc = shell_flow_add(&p->shells[KIND_CC], worker, p->cfg.cc, ps_of(now_ns), &handle);
+	if (rc < 0)
+		return rc;
+	rc = flows_reserve(p, handle);
+	if (rc < 0) {
+		shell_flow_remove(&p->shells[KIND_CC], handle);
+		return rc;
+	}
+	f = &p->flows[handle];
+	*f = (struct flow_state){ .pkg = { p->cfg.cc, NULL }, .handle = { handle, NO_FLOW },
+				  .worker = worker, .seed = flow_seed ? flow_seed : 1 };
+	if (p->cfg.lb) {
+		rc = lb_flow_add(p, f, p->cfg.lb, ps_of(now_ns));
+		if (rc < 0) {
+			shell_flow_remove(&p->shells[KIND_CC], handle);
+			*f = (struct flow_state){ 0 };
+			return rc;
+		}
+	}
+	p->worker_load[worker]++;
+	p->open++;
+	*flow = handle;
+	return 0;
+}
+
+static void pcm_flow_close(void *ctx, uint32_t flow, uint64_t now_ns)
+{
+	struct xp_cc_pcm *p = ctx;
+	struct flow_state *f;
+
+	(void)now_ns;
+	if (!flow_get(p, flow))
+		return;
+	f = &p->flows[flow];
+	if (f->handle[KIND_LB] != NO_FLOW)
+		lb_flow_remove(p, f);
+	shell_flow_remove(&p->shells[KIND_CC], flow);
+	p->worker_load[f->worker]--;
+	p->open--;
+	*f = (struct flow_state){ 0 };
+}
+
+int xp_cc_pcm_flow_swap(struct xp_cc_pcm *p, uint32_t flow, const struct pcm_package *cc,
+			const struct pcm_package *lb, uint64_t now_ns, struct pcm_diag *diag)
+{
+	pcm_uint now_ps = ps_of(now_ns);
+	struct flow_state *f;
+	int rc;
+
+	diag->msg[0] = '\0';
+	if (!flow_get(p, flow)) {
+		snprintf(diag->msg, sizeof(diag->msg), "policy swap: no CC flow %u", flow);
+		return -ENOENT;
+	}
+	if (!cc) {
+		snprintf(diag->msg, sizeof(diag->msg), "policy swap: no CC package given");
+		return -EINVAL;
+	}
+	f = &p->flows[flow];
+	/* every check that can fail first, so that a failure changes nothing */
+	rc = controls_disjoint(cc, lb, diag);
+	if (rc == 0)
+		rc = shell_allow(p, KIND_CC, cc, diag);
+	if (rc == 0 && lb)
+		rc = shell_allow(p, KIND_LB, lb, diag);
+	if (rc < 0)
+		return rc;
+	if (cc != f->pkg[KIND_CC]) {
+		rc = shell_flow_swap(&p->shells[KIND_CC], flow, cc, now_ps);
+		if (rc < 0)
+			return rc;
+		f->pkg[KIND_CC] = cc;
+	}
+	if (lb == f->pkg[KIND_LB])
+		return 0;
+	if (!lb) {
+		lb_flow_remove(p, f);
+		return 0;
+	}
+	if (!f->pkg[KIND_LB])
+		return lb_flow_add(p, f, lb, now_ps);
+	rc = shell_flow_swap(&p->shells[KIND_LB], f->handle[KIND_LB], lb, now_ps);
+	if (rc == 0)
+		f->pkg[KIND_LB] = lb;
+	return rc;
+}
+
+/* ---- the ops ------------------------------------------------------------------------------ */
+
+/* Feed @ev (masked by the target) to the flow's packages; TX events only to those that read them. */
+static void feed(struct xp_cc_pcm *p, uint32_t flow, struct pcm_event *ev, uint64_t now_ns,
 		 bool tx)
 {
-	pcm_uint now_ps = now_ns * PS_PER_NS;
+	const struct flow_state *f = flow_get(p, flow);
 
+	if (!f)
+		return;
 	ev->valid |= BIT(PCM_SIG_FLOW_SEED);
-	ev->values[PCM_SIG_FLOW_SEED] = p->seed[slot];
+	ev->values[PCM_SIG_FLOW_SEED] = f->seed;
 	ev->valid &= p->provided;
-	for (uint32_t i = 0; i < p->n_pkgs; i++) {
-		if (tx && !p->pkgs[i].wants_tx)
+	for (unsigned k = 0; k < KINDS; k++) {
+		if (!f->pkg[k] || (tx && !(f->pkg[k]->signal_types & BIT(PCM_SIG_TX_READY_PKTS))))
 			continue;
-		if (shell_feed(p, &p->pkgs[i], slot, ev, now_ps) < 0)
+		if (shell_feed(p, &p->shells[k], f->handle[k], ev, ps_of(now_ns)) < 0)
 			p->handler_errors++;
 	}
 }
@@ -380,27 +650,6 @@ static void pcm_info(void *ctx, struct xp_cc_info *info)
 	info->tick_ns = p->has_timer ? p->cfg.tick_ns : 0;
 }
 
-static int pcm_flow_open(void *ctx, uint64_t flow_seed, uint64_t now_ns, uint32_t *flow)
-{
-	struct xp_cc_pcm *p = ctx;
-	int rc = slot_take(&p->slots, flow);
-
-	if (rc < 0)
-		return rc;
-	if (rc == 1)
-		for (uint32_t i = 0; i < p->n_pkgs; i++)
-			shell_reset(&p->pkgs[i], *flow, now_ns * PS_PER_NS);
-	p->seed[*flow] = flow_seed ? flow_seed : 1;
-	return 0;
-}
-
-static void pcm_flow_close(void *ctx, uint32_t flow, uint64_t now_ns)
-{
-	struct xp_cc_pcm *p = ctx;
-
-	slot_give(&p->slots, flow);
-}
-
 static void pcm_on_ack(void *ctx, uint32_t flow, const struct xp_cc_ack *a, uint64_t now_ns)
 {
 	struct pcm_event ev = { 0 };
@@ -409,8 +658,8 @@ static void pcm_on_ack(void *ctx, uint32_t flow, const struct xp_cc_ack *a, uint
 	set_count(&ev, PCM_SIG_DATA_TX, a->acked_bytes);
 	set_count(&ev, PCM_SIG_ECN, a->ecn_ce);
 	if (a->rtt_ns) {
-		set(&ev, PCM_SIG_RTT, a->rtt_ns * PS_PER_NS);
-		set(&ev, PCM_SIG_QUEUE_DELAY, a->hold_ns * PS_PER_NS);
+		set(&ev, PCM_SIG_RTT, ps_of(a->rtt_ns));
+		set(&ev, PCM_SIG_QUEUE_DELAY, ps_of(a->hold_ns));
 	}
 	set(&ev, PCM_SIG_ACK_EV, a->ev);
 	if (a->echo_ce)
@@ -455,29 +704,41 @@ static void pcm_on_tx(void *ctx, uint32_t flow, uint64_t backlog_bytes, uint64_t
 static void pcm_tick(void *ctx, uint32_t flow, uint64_t now_ns)
 {
 	struct xp_cc_pcm *p = ctx;
+	const struct flow_state *f = flow_get(p, flow);
 
-	for (uint32_t i = 0; i < p->n_pkgs; i++)
-		if (p->pkgs[i].has_timer && shell_tick(p, &p->pkgs[i], flow, now_ns * PS_PER_NS) < 0)
+	for (unsigned k = 0; f && k < KINDS; k++)
+		if (f->pkg[k] && has_timer_trigger(f->pkg[k]) &&
+		    shell_tick(p, &p->shells[k], f->handle[k], ps_of(now_ns)) < 0)
 			p->handler_errors++;
+}
+
+/* Control @t of flow @f from whichever of its packages drives it. */
+static bool read_control(const struct xp_cc_pcm *p, const struct flow_state *f, pcm_control_t t,
+			 pcm_uint *v)
+{
+	for (unsigned k = 0; k < KINDS; k++)
+		if (f->pkg[k] && (f->pkg[k]->control_types & BIT(t)))
+			return shell_control(&p->shells[k], f->handle[k], t, v) == 0;
+	return false;
 }
 
 static void pcm_read(void *ctx, uint32_t flow, struct xp_cc_ctl *ctl)
 {
 	struct xp_cc_pcm *p = ctx;
+	const struct flow_state *f = flow_get(p, flow);
 	pcm_uint v;
 
 	ctl->cwnd_bytes = UINT64_MAX;
 	ctl->rate = PCM_RATE_ONE;
 	ctl->has_ev = false;
 	ctl->ev = 0;
-	if (p->ctl_pkg[PCM_CTRL_CWND] >= 0 &&
-	    shell_control(&p->pkgs[p->ctl_pkg[PCM_CTRL_CWND]], flow, PCM_CTRL_CWND, &v) == 0)
+	if (!f)
+		return;
+	if (read_control(p, f, PCM_CTRL_CWND, &v))
 		ctl->cwnd_bytes = v;
-	if (p->ctl_pkg[PCM_CTRL_RATE] >= 0 &&
-	    shell_control(&p->pkgs[p->ctl_pkg[PCM_CTRL_RATE]], flow, PCM_CTRL_RATE, &v) == 0)
+	if (read_control(p, f, PCM_CTRL_RATE, &v))
 		ctl->rate = v;
-	if (p->ctl_pkg[PCM_CTRL_EV] >= 0 &&
-	    shell_control(&p->pkgs[p->ctl_pkg[PCM_CTRL_EV]], flow, PCM_CTRL_EV, &v) == 0) {
+	if (read_control(p, f, PCM_CTRL_EV, &v)) {
 		ctl->has_ev = true;
 		ctl->ev = v;
 	}

@@ -2,21 +2,26 @@
 /*
  * cc_pcm.h - the core's CC seam (cc.h) bound to PCM handler packages.
  *
- * One binding runs a CC package and optionally an LB package, each in its
- * own shell (synchronous, or asynchronous in any snapshot mode), with one
- * flow per connection in each. Every connection bound to it gets a flow
- * slot; the core's events become PCM signals (the mapping is in cc_pcm.c
- * and docs/transport.md), filtered to what the capability target provides,
- * and the controls come back as the byte budget (CWND), the pacer's rate
- * (RATE) and the path (EV).
+ * One binding runs CC packages, and optionally LB packages, each kind in its
+ * own shell (synchronous, or asynchronous in any snapshot mode). Every
+ * connection bound to it gets a flow of its own in each shell it uses: added
+ * when the connection opens (pcm_shell_flow_add() / pcm_async_flow_add()),
+ * removed when it closes, so handles are reused and nothing is allocated per
+ * connection up front. The core's events become PCM signals (the mapping is
+ * in cc_pcm.c and docs/transport.md), filtered to what the capability target
+ * provides, and the controls come back as the byte budget (CWND), the
+ * pacer's rate (RATE) and the path (EV).
  *
- * Flow slots: today's shells have a fixed flow count, so a binding is
- * created for max_flows slots. A synchronous slot is reset and reused when
- * its connection closes; an asynchronous one is not reused (today's
- * asynchronous shell cannot reset a flow), so an asynchronous binding serves
- * max_flows connections over its life. Both rules live in the slot
- * allocator in cc_pcm.c, the one place that changes when the shells gain
- * dynamic flows.
+ * Per connection, the packages can change on a live connection
+ * (xp_cc_pcm_flow_swap()): the flow stays where it is and moves to the new
+ * package through the shell's swap, which hands the state over
+ * (pcm_package_handoff()) between two events, so no signal is lost or
+ * counted twice; the core's data is not touched at all.
+ *
+ * Placement: an asynchronous flow runs on a worker the binding picks when
+ * the connection opens: the least loaded of the workers on the engine's
+ * NUMA node (xp_cc_pcm_config.numa_node), or of all of them when none is
+ * there (or the node is unknown).
  */
 #ifndef XP_CC_PCM_H
 #define XP_CC_PCM_H
@@ -48,7 +53,14 @@ struct xp_cc_pcm_config {
 	 * for tests and single-threaded engines.
 	 */
 	bool async_inline;
-	uint32_t max_flows;
+	uint32_t max_flows; /* flow handles per shell (connections bound at once) */
+	/*
+	 * Packages a live swap may move flows to later: each shell reserves
+	 * room per flow for the largest of them as well (NULL-terminated, may
+	 * be NULL). A swap to a package larger than the room fails with -E2BIG.
+	 */
+	const struct pcm_package *const *room_for;
+	int numa_node;    /* ASYNC: the engine's node, where flows' workers should be; -1: any */
 	uint64_t tick_ns; /* ELAPSED_TIME ticks for packages with a timer trigger; 0: 10 us */
 	uint64_t now_ns;
 };
@@ -57,13 +69,13 @@ struct xp_cc_pcm;
 
 /**
  * xp_cc_pcm_config_default() - sync mode, no LB, target "reference", 1024
- * flows, 10 us ticks, the async shell's own defaults.
+ * flows, no extra room, any node, 10 us ticks, the async shell's own defaults.
  * @cfg: filled in; the caller sets cfg->cc.
  */
 void xp_cc_pcm_config_default(struct xp_cc_pcm_config *cfg);
 
 /**
- * xp_cc_pcm_create() - shells for the packages of @cfg.
+ * xp_cc_pcm_create() - shells for the packages of @cfg, with no flows yet.
  * @cfg: configuration; copied.
  * @out: the binding's context.
  * @diag: on failure, what is wrong, naming the package and signal or control.
@@ -102,9 +114,52 @@ void xp_cc_pcm_stop(struct xp_cc_pcm *p);
 struct xp_cc_binding xp_cc_pcm_binding(struct xp_cc_pcm *p);
 
 /**
+ * xp_cc_pcm_flow_swap() - move flow @flow to packages @cc and @lb, live.
+ * @p: the binding the flow is in.
+ * @flow: the flow (the core's cc_flow of the connection, xp_conn_info()).
+ * @cc: the CC package from now on (not NULL).
+ * @lb: the LB package from now on; NULL: none (the core's power of two
+ *      choices picks the path). An LB flow is added or removed as needed.
+ * @now_ns: the time of the swap.
+ * @diag: on failure, what is wrong, naming the package.
+ *
+ * Every event fed before the call was applied to the old package, every
+ * later one goes to the new one (the shells' swap); a package that stays
+ * keeps its state. The controls the core reads next are the new package's.
+ * The engine's thread (the flow's owner) only; with asynchronous worker
+ * threads running it waits for the flow's worker to take the swap.
+ *
+ * Return: 0; -ENOENT (no such flow); -EINVAL (@cc NULL, or @cc and @lb
+ * drive one control); -ENOTSUP (the target lacks what a package needs);
+ * -E2BIG (a package needs more room per flow than the binding reserved,
+ * see room_for); -ENOMEM. On failure the flow runs its old packages.
+ */
+int xp_cc_pcm_flow_swap(struct xp_cc_pcm *p, uint32_t flow, const struct pcm_package *cc,
+			const struct pcm_package *lb, uint64_t now_ns, struct pcm_diag *diag);
+
+/**
+ * xp_cc_pcm_flow_packages() - the packages flow @flow runs now.
+ * @p: the binding.
+ * @flow: the flow.
+ * @cc: set to its CC package.
+ * @lb: set to its LB package, or NULL.
+ *
+ * Return: 0, -ENOENT.
+ */
+int xp_cc_pcm_flow_packages(const struct xp_cc_pcm *p, uint32_t flow,
+			    const struct pcm_package **cc, const struct pcm_package **lb);
+
+/**
+ * xp_cc_pcm_flow_worker() - the asynchronous worker flow @flow's CC handler runs on.
+ *
+ * Return: the worker, -ENOENT (no such flow), -EOPNOTSUPP (a synchronous binding).
+ */
+int xp_cc_pcm_flow_worker(const struct xp_cc_pcm *p, uint32_t flow);
+
+/**
  * xp_cc_pcm_bytes_per_flow() - memory per connection.
  *
- * Return: bytes of shell state per flow slot, both packages.
+ * Return: bytes of shell state per flow, every shell in use, plus the binding's own.
  */
 size_t xp_cc_pcm_bytes_per_flow(const struct xp_cc_pcm *p);
 
@@ -117,10 +172,10 @@ uint32_t xp_cc_pcm_flows_open(const struct xp_cc_pcm *p);
 
 /**
  * xp_cc_pcm_peek() - copy a flow's state in the handler's layout (pcmh.h):
- * signals, controls and variables, pkg->handler_slots slots.
+ * signals, controls and variables, the package's handler_slots slots.
  * @p: the binding; asynchronous shells must have no worker running.
  * @which: 0 for the CC package, 1 for the LB package.
- * @flow: the flow (slots are handed out from 0 in order of connection).
+ * @flow: the flow (handles are handed out lowest first).
  * @out: room for that package's handler_slots slots.
  *
  * Return: 0, -ERANGE (no such package or flow), -EBUSY (workers running).
@@ -130,7 +185,7 @@ int xp_cc_pcm_peek(const struct xp_cc_pcm *p, unsigned which, uint32_t flow, pcm
 /**
  * xp_cc_pcm_handler_calls() - handler invocations so far.
  *
- * Return: handler invocations so far, both packages (sync shells
+ * Return: handler invocations so far, both kinds of package (sync shells
  * only; 0 for async).
  */
 uint64_t xp_cc_pcm_handler_calls(const struct xp_cc_pcm *p);

@@ -180,9 +180,19 @@ int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info)
 	info->send_msgs = c->n_smsgs;
 	info->recv_msgs = c->n_rmsgs;
 	info->rto_backoff = c->rto_backoff;
+	info->cc_flow = c->cc_flow;
 	for (uint32_t p = 0; p < c->n_paths; p++)
 		info->path_rtt_ns[p] = c->paths[p].rtt_ewma_ns;
 	return 0;
+}
+
+/* The binding's flow changed: its info again, and its controls at the next round. */
+static void cc_refresh(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	c->cc.ops->info(c->cc.ctx, &c->cc_info);
+	c->cc_tick_ns = 0;
+	xp_conn_want_send(core, c);
+	xp_conn_rearm(core, c, now_ns);
 }
 
 int xp_conn_set_cc(struct xp_core *core, uint32_t id, struct xp_cc_binding cc, uint64_t now_ns)
@@ -201,10 +211,17 @@ int xp_conn_set_cc(struct xp_core *core, uint32_t id, struct xp_cc_binding cc, u
 	c->cc.ops->flow_close(c->cc.ctx, c->cc_flow, now_ns);
 	c->cc = cc;
 	c->cc_flow = flow;
-	c->cc.ops->info(c->cc.ctx, &c->cc_info);
-	c->cc_tick_ns = 0;
-	xp_conn_want_send(core, c);
-	xp_conn_rearm(core, c, now_ns);
+	cc_refresh(core, c, now_ns);
+	return 0;
+}
+
+int xp_conn_cc_refresh(struct xp_core *core, uint32_t id, uint64_t now_ns)
+{
+	struct xp_conn *c = xp_conn_get(core, id);
+
+	if (!c || !xp_conn_live(c))
+		return -ENOENT;
+	cc_refresh(core, c, now_ns);
 	return 0;
 }
 

@@ -215,6 +215,7 @@ struct xp_conn_info {
 	uint32_t send_msgs;    /* messages started and not finished */
 	uint32_t recv_msgs;    /* receives advertised and not finished */
 	uint32_t rto_backoff;
+	uint32_t cc_flow;      /* the connection's flow in its CC binding */
 	uint64_t path_rtt_ns[XP_MAX_PATHS]; /* per-path EWMA, 0 before a sample */
 };
 
@@ -299,6 +300,18 @@ int xp_conn_close(struct xp_core *core, uint32_t id, enum xp_close_mode mode, ui
  * (the old binding stays).
  */
 int xp_conn_set_cc(struct xp_core *core, uint32_t id, struct xp_cc_binding cc, uint64_t now_ns);
+
+/**
+ * xp_conn_cc_refresh() - connection @id's flow changed its policy within its
+ * binding (a live swap in place, cc_pcm.h): re-read the binding's info and
+ * apply the new controls from the next sending round.
+ * @core: the core.
+ * @id: the connection.
+ * @now_ns: the time.
+ *
+ * Return: 0, -ENOENT.
+ */
+int xp_conn_cc_refresh(struct xp_core *core, uint32_t id, uint64_t now_ns);
 
 /**
  * xp_post_send() - queue message @buf on connection @id.

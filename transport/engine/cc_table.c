@@ -4,11 +4,11 @@
  * (CC package, LB package, shell mode) in use, made on first use, and the
  * fixed window for connections without a policy.
  *
- * A binding holds `flows` connections. A synchronous one reuses a closed
- * connection's flow; an asynchronous one cannot (its shell has no flow
- * reset yet), so once it refuses a flow it is marked exhausted, a fresh one
- * serves the next connections, and the exhausted one goes when its last
- * connection closes.
+ * A binding holds up to `flows` connections at once (each adds a flow and
+ * removes it when it closes); once it refuses a flow it is marked
+ * exhausted, a fresh one serves the next connections, and the exhausted one
+ * goes when its last connection closes. A connection whose policy is
+ * swapped in place (engine_conn.c) stays in its binding whatever it runs.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@ void xp_cc_table_init(struct xp_cc_table *t, const struct pcm_target *target, ui
 	t->target = target;
 	t->flows = flows;
 	t->async_workers = async_workers;
+	t->numa_node = -1;
 }
 
 static void entry_free(struct xp_cc_entry *x)
@@ -76,6 +77,8 @@ static int entry_make(struct xp_cc_table *t, const struct xp_conn_opts *o, uint6
 		cfg.async_inline = t->async_workers == 0;
 		cfg.async.n_workers = t->async_workers ? t->async_workers : 1;
 		cfg.max_flows = t->flows;
+		cfg.numa_node = t->numa_node;
+		cfg.room_for = t->room_for;
 		cfg.now_ns = now_ns;
 		rc = xp_cc_pcm_create(&cfg, &x->pcm, diag);
 		if (rc == 0 && !cfg.async_inline && o->mode == XP_CC_PCM_ASYNC)

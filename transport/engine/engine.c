@@ -505,6 +505,8 @@ int xp_engine_init_state(struct xp_engine *e, struct pcm_diag *diag)
 	e->cfg.core = cc;
 	xp_cc_table_init(&e->cc, pcm_target_find(e->info.target), e->cfg.cc_flows,
 			 e->cfg.async_workers);
+	e->cc.numa_node = e->node;
+	e->cc.room_for = e->cfg.cc_room_for;
 	if (e->cfg.progress != XP_PROGRESS_THREAD)
 		e->cc.async_workers = 0; /* nobody else's thread: run the handlers inline */
 	rc = xp_mpsc_init(&e->cmds, e->cfg.cmd_slots, sizeof(struct xp_cmd));

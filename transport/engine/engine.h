@@ -151,6 +151,8 @@ struct xp_engine_config {
 	struct xp_waiter *waiter;/* woken when completions are published; may be NULL */
 	uint32_t cc_flows;       /* flows per PCM binding */
 	uint32_t async_workers;  /* per asynchronous binding; 0: run on the engine's thread */
+	/* packages a live swap may move a connection to in place (cc_pcm.h room_for); may be NULL */
+	const struct pcm_package *const *cc_room_for;
 };
 
 struct xp_engine_stats {

@@ -310,6 +310,30 @@ static int ctl_drop(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
 	return 0;
 }
 
+/*
+ * Swap within the connection's own binding when it has the shells the new
+ * policy needs (PCM, same shell mode): the flow moves to the new packages
+ * with its state handed over (xp_cc_pcm_flow_swap()). Return: 0, -EXDEV (a
+ * move to another binding is needed), or the swap's error.
+ */
+static int set_cc_in_place(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
+{
+	const struct xp_cc_entry *x = e->conns[ctl->conn].cc;
+	const struct xp_conn_opts *o = &ctl->opts;
+	struct xp_conn_info info;
+	int rc;
+
+	if (!x || !x->pcm || !o->cc || x->mode != o->mode ||
+	    (o->mode == XP_CC_PCM_ASYNC && x->async_mode != o->async_mode))
+		return -EXDEV;
+	rc = xp_conn_info(e->core, ctl->conn, &info);
+	if (rc == 0)
+		rc = xp_cc_pcm_flow_swap(x->pcm, info.cc_flow, o->cc, o->lb, now, &ctl->diag);
+	if (rc == 0)
+		xp_conn_cc_refresh(e->core, ctl->conn, now);
+	return rc == -E2BIG ? -EXDEV : rc;
+}
+
 static int ctl_set_cc(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
 {
 	struct eng_conn *c;
@@ -319,6 +343,9 @@ static int ctl_set_cc(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
 	if (!xp_engine_conn_ok(e, ctl->conn))
 		return -ENOENT;
 	c = &e->conns[ctl->conn];
+	rc = set_cc_in_place(e, ctl, now);
+	if (rc != -EXDEV)
+		return rc;
 	rc = xp_cc_table_get(&e->cc, &ctl->opts, now, &cc, &ctl->diag);
 	if (rc < 0)
 		return rc;

@@ -40,6 +40,8 @@ struct xp_cc_table {
 	const struct pcm_target *target;
 	uint32_t flows;
 	uint32_t async_workers;
+	int numa_node;           /* the engine's node: where asynchronous flows' workers should be */
+	const struct pcm_package *const *room_for; /* packages swapped to in place */
 	uint64_t tick_ns;
 };
 

@@ -1,0 +1,1172 @@
+// SPDX-License-Identifier: MIT
+/*
+ * inproc.c - libpcmtransport's in-process backend (PCM_TP_BACKEND_INPROC):
+ * the public calls over the library's own engines (transport/engine).
+ *
+ * An endpoint owns cfg->engines engines on one datapath and one bootstrap
+ * (the datapath's: the in-process registry for null and softnic, TCP for
+ * verbs). A connection lives on one engine, the one with the fewest
+ * connections when it is made. Memory regions are registered with every
+ * engine, so any connection can use any region.
+ *
+ * Setup (engine_conn.c's protocol, with the bootstrap in between):
+ *   connect   CONN_OPEN on the engine, dial with the local blob; the answer
+ *             (seen by a later poll) binds it (CONN_BIND) or drops it
+ *             (CONN_DROP); either way one CONNECT completion follows.
+ *   accept    each accept() is one ACCEPT completion: the next dial that
+ *             arrives while the endpoint listens is taken (CONN_ACCEPT, with
+ *             the dialer's paths, reliability, shell mode and policy) and
+ *             answered with the local blob, or refused with the error.
+ * The dialer's policy is named in its blob. The listener runs a built-in
+ * package of that name, or one this endpoint opened already; it never
+ * opens a file a peer names, and falls back to its own default policy.
+ *
+ * Completions: the engines' completions are translated into a queue of the
+ * endpoint (with CONNECT and ACCEPT ones), from which pcm_tp_poll() hands
+ * them out. A closed connection's engine CLOSE puts a marker in the queue
+ * behind its last completion; when poll reaches the marker, the connection
+ * goes to a graveyard that the next poll frees. So a conn pointer stays
+ * valid until the pcm_tp_poll() call after the one that returned its last
+ * completion (the daemon backend's rule too).
+ *
+ * Progress: INLINE engines run in pcm_tp_poll() and pcm_tp_wait() on the
+ * caller's thread; THREAD engines have their own threads, which wake
+ * pcm_tp_wait() through the endpoint's waiter (an eventfd).
+ *
+ * Locks: one mutex per endpoint guards setup, regions, the queue and the
+ * bootstrap; sends and receives take no lock (the engines' MPSC rings).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "blob.h"
+#include "builtin.h"
+#include "engine.h"
+
+#define DEFAULT_POLICY "swift"
+#define MAX_ENGINES 64u
+#define MAX_INCOMING 64u    /* dials waiting for an accept() */
+#define ENGINE_BATCH 64u
+#define BOOT_BATCH 16
+#define ALLOC_ALIGN 4096u
+#define NS_PER_MS 1000000ull
+
+enum conn_state {
+	CONN_DIALING = 1,
+	CONN_UP = 2,
+	CONN_CLOSING = 3,
+};
+
+struct ip_conn {
+	struct pcm_tp_conn base;
+	struct ip_ep *ep;
+	uint32_t engine;
+	uint32_t id;
+	uint8_t state;           /* enum conn_state */
+	uint64_t cookie;         /* connect()'s */
+	struct ip_conn *next;    /* graveyard */
+};
+
+struct ip_mr {
+	struct pcm_tp_mr base;
+	void *addr;
+	size_t len;
+	bool owned;              /* pcm_tp_mem_alloc()'s: freed with it */
+	struct ip_mr *next;
+	uint32_t id[];           /* per engine */
+};
+
+struct incoming {
+	uint64_t req;
+	uint32_t len;
+	char from[64];
+	uint8_t msg[XP_BOOT_MSG_MAX];
+	struct incoming *next;
+};
+
+struct pkg_ref {
+	struct pcm_package_handle h;
+	struct pkg_ref *next;
+};
+
+/* A queue entry: a completion, or (marker) a connection whose last completion went before. */
+struct qent {
+	struct pcm_tp_completion c;
+	struct ip_conn *marker;
+};
+
+struct ip_ep {
+	struct pcm_tp_endpoint base;
+	pthread_mutex_t lock;
+	const struct xp_dp_ops *dp;
+	uint32_t n_eng;
+	struct xp_engine *eng[MAX_ENGINES];
+	struct ip_conn **by_id[MAX_ENGINES]; /* [engine][conn id] */
+	uint32_t conns[MAX_ENGINES];          /* open, per engine */
+	uint32_t max_conns;
+	bool inline_progress;
+	struct xp_waiter waiter;
+	struct xp_boot *boot;
+	bool listening;
+	uint64_t *accepts;                    /* accept() cookies waiting for a dial */
+	uint32_t n_accepts, cap_accepts;
+	struct incoming *in_head, *in_tail;   /* dials waiting for an accept() */
+	uint32_t n_incoming;
+	struct ip_mr *mrs;
+	struct qent *q;                       /* ring of completions */
+	uint32_t q_head, q_len, q_cap;
+	struct ip_conn *grave;                /* freed at the next poll */
+	struct pkg_ref *pkgs;
+	char policy[XP_ENGINE_POLICY_NAME_MAX];
+};
+
+static struct ip_ep *ep_of(struct pcm_tp_endpoint *base)
+{
+	return (struct ip_ep *)base;
+}
+
+static struct ip_conn *conn_of(struct pcm_tp_conn *base)
+{
+	return (struct ip_conn *)base;
+}
+
+static struct ip_mr *mr_of(struct pcm_tp_mr *base)
+{
+	return (struct ip_mr *)base;
+}
+
+/* ---- the completion queue ------------------------------------------------------------------ */
+
+static int q_push(struct ip_ep *ep, const struct qent *e)
+{
+	if (ep->q_len == ep->q_cap) {
+		uint32_t cap = ep->q_cap ? 2 * ep->q_cap : 256;
+		struct qent *n = malloc((size_t)cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < ep->q_len; i++)
+			n[i] = ep->q[(ep->q_head + i) % ep->q_cap];
+		free(ep->q);
+		ep->q = n;
+		ep->q_head = 0;
+		ep->q_cap = cap;
+	}
+	ep->q[(ep->q_head + ep->q_len) % ep->q_cap] = *e;
+	ep->q_len++;
+	return 0;
+}
+
+static void q_complete(struct ip_ep *ep, enum pcm_tp_op op, int status, struct ip_conn *c,
+		       uint64_t cookie, uint64_t bytes)
+{
+	struct qent e = { .c = { .op = op, .status = status, .conn = c ? &c->base : NULL,
+				 .cookie = cookie, .bytes = bytes } };
+
+	/* an entry that does not fit is a lost completion: there is nothing better to do */
+	if (q_push(ep, &e) < 0)
+		abort();
+}
+
+/* Whether a real completion (not only markers) waits. */
+static bool q_has_completion(const struct ip_ep *ep)
+{
+	for (uint32_t i = 0; i < ep->q_len; i++)
+		if (!ep->q[(ep->q_head + i) % ep->q_cap].marker)
+			return true;
+	return false;
+}
+
+/* ---- engine control requests ---------------------------------------------------------------- */
+
+/* Run @ctl on engine @i and wait for it. Return: its status. */
+static int ctl_run(struct ip_ep *ep, uint32_t i, struct xp_ctl *ctl)
+{
+	struct xp_cmd cmd = { .op = XP_CMD_CTL, .ctl = ctl };
+	int rc;
+
+	atomic_store(&ctl->done, 0);
+	while ((rc = xp_engine_submit(ep->eng[i], &cmd)) == -EAGAIN)
+		ep->inline_progress ? (void)xp_engine_progress(ep->eng[i]) : (void)sched_yield();
+	while (!atomic_load_explicit(&ctl->done, memory_order_acquire))
+		ep->inline_progress ? (void)xp_engine_progress(ep->eng[i]) : (void)sched_yield();
+	if (ctl->status < 0 && ctl->diag.msg[0])
+		pcm_tp_set_error(ctl->status, "%s", ctl->diag.msg);
+	return ctl->status;
+}
+
+static struct xp_ctl *ctl_new(uint8_t op)
+{
+	struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
+
+	if (ctl)
+		ctl->op = op;
+	return ctl;
+}
+
+/* ---- policies ---------------------------------------------------------------------------------- */
+
+static const struct pcm_package *pkg_known(const struct ip_ep *ep, const char *name)
+{
+	for (size_t i = 0; pcm_builtin_policies[i]; i++)
+		if (strcmp(pcm_builtin_policies[i]->name, name) == 0)
+			return pcm_builtin_policies[i];
+	for (const struct pkg_ref *r = ep->pkgs; r; r = r->next)
+		if (strcmp(r->h.pkg->name, name) == 0)
+			return r->h.pkg;
+	return NULL;
+}
+
+/*
+ * The package for @name: NULL for "none", a built-in or opened one by name,
+ * else (unless @from_peer) a .so path opened now and kept until the endpoint
+ * closes. Return: 0, or -ENOENT etc. with the last error set.
+ */
+static int pkg_resolve(struct ip_ep *ep, const char *name, const struct pcm_package **out)
+{
+	struct pkg_ref *r;
+	char err[256];
+	int rc;
+
+	*out = NULL;
+	if (strcmp(name, "none") == 0)
+		return 0;
+	*out = pkg_known(ep, name);
+	if (*out)
+		return 0;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return pcm_tp_set_error(-ENOMEM, "policy '%s': out of memory", name);
+	rc = pcm_package_open(name, pcm_builtin_policies, &r->h, err, sizeof(err));
+	if (rc < 0) {
+		free(r);
+		return pcm_tp_set_error(rc == -ENOENT ? -ENOENT : rc, "policy '%s': %s", name, err);
+	}
+	if (strlen(r->h.pkg->name) >= XP_BLOB_NAME_MAX) {
+		pcm_package_close(&r->h);
+		free(r);
+		return pcm_tp_set_error(-EINVAL, "policy '%s': its name is longer than %d bytes",
+					name, XP_BLOB_NAME_MAX - 1);
+	}
+	r->next = ep->pkgs;
+	ep->pkgs = r;
+	*out = r->h.pkg;
+	return 0;
+}
+
+static int mode_of(enum pcm_tp_shell_mode m, struct xp_conn_opts *o)
+{
+	switch (m) {
+	case PCM_TP_SHELL_SYNC:
+		o->mode = XP_CC_PCM_SYNC;
+		return 0;
+	case PCM_TP_SHELL_ASYNC_RELAXED:
+	case PCM_TP_SHELL_ASYNC_LOCKED:
+	case PCM_TP_SHELL_ASYNC_BOUNDED:
+		o->mode = XP_CC_PCM_ASYNC;
+		o->async_mode = (enum pcm_async_mode)(m - PCM_TP_SHELL_ASYNC_RELAXED);
+		return 0;
+	default:
+		return pcm_tp_set_error(-EINVAL, "shell mode %d is not one of pcm_tp_shell_mode",
+					(int)m);
+	}
+}
+
+static void name_pkg(char *dst, const struct pcm_package *pkg)
+{
+	snprintf(dst, XP_ENGINE_POLICY_NAME_MAX, "%s", pkg ? pkg->name : "none");
+}
+
+/* The engine's options for the public ones (NULL: every default). */
+static int opts_resolve(struct ip_ep *ep, const struct pcm_tp_conn_opts *po,
+			struct xp_conn_opts *o)
+{
+	const char *cc = po && po->policy ? po->policy : ep->policy;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	rc = mode_of(po ? po->mode : PCM_TP_SHELL_SYNC, o);
+	if (rc == 0)
+		rc = pkg_resolve(ep, cc, &o->cc);
+	if (rc == 0 && po && po->lb_policy)
+		rc = pkg_resolve(ep, po->lb_policy, &o->lb);
+	if (rc < 0)
+		return rc;
+	if (o->lb && !o->cc)
+		return pcm_tp_set_error(-EINVAL, "an LB policy ('%s') needs a CC policy",
+					o->lb->name);
+	if (po && po->paths > XP_MAX_PATHS)
+		return pcm_tp_set_error(-EINVAL, "%u paths asked, at most %u", po->paths,
+					XP_MAX_PATHS);
+	o->paths = po ? po->paths : 0;
+	o->rc = po && po->reliable_connected;
+	name_pkg(o->cc_name, o->cc);
+	name_pkg(o->lb_name, o->lb);
+	return 0;
+}
+
+/* The listener's options from the dialer's blob: its mode and policies, where known here. */
+static void opts_from_peer(struct ip_ep *ep, const struct xp_conn_blob *b, struct xp_conn_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = b->mode == 0 ? XP_CC_PCM_SYNC : XP_CC_PCM_ASYNC;
+	o->async_mode = b->mode ? (enum pcm_async_mode)(b->mode - 1) : PCM_ASYNC_RELAXED;
+	if (o->mode == XP_CC_PCM_ASYNC && o->async_mode >= PCM_ASYNC_MODE_COUNT)
+		o->async_mode = PCM_ASYNC_RELAXED;
+	o->cc = strcmp(b->cc, "none") == 0 ? NULL : pkg_known(ep, b->cc);
+	if (!o->cc && strcmp(b->cc, "none") != 0)
+		o->cc = pkg_known(ep, ep->policy);
+	o->lb = o->cc && b->lb[0] ? pkg_known(ep, b->lb) : NULL;
+	name_pkg(o->cc_name, o->cc);
+	name_pkg(o->lb_name, o->lb);
+}
+
+/* ---- endpoint ---------------------------------------------------------------------------------- */
+
+static bool want_inline(const struct pcm_tp_config *cfg, uint32_t n_eng)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (cfg->progress == PCM_TP_PROGRESS_INLINE)
+		return true;
+	if (cfg->progress == PCM_TP_PROGRESS_THREAD)
+		return false;
+	return cpus < 2 * (long)n_eng + 1;
+}
+
+static void ep_free(struct ip_ep *ep)
+{
+	for (uint32_t i = 0; i < ep->n_eng; i++) {
+		xp_engine_destroy(ep->eng[i]);
+		if (ep->by_id[i])
+			for (uint32_t k = 0; k < ep->max_conns; k++)
+				free(ep->by_id[i][k]);
+		free(ep->by_id[i]);
+	}
+	while (ep->grave) {
+		struct ip_conn *c = ep->grave;
+
+		ep->grave = c->next;
+		free(c);
+	}
+	for (uint32_t i = 0; i < ep->q_len; i++) /* closed connections not yet reached */
+		free(ep->q[(ep->q_head + i) % ep->q_cap].marker);
+	while (ep->mrs) {
+		struct ip_mr *m = ep->mrs;
+
+		ep->mrs = m->next;
+		if (m->owned)
+			free(m->addr);
+		free(m);
+	}
+	while (ep->in_head) {
+		struct incoming *in = ep->in_head;
+
+		ep->in_head = in->next;
+		free(in);
+	}
+	if (ep->boot)
+		ep->boot->ops->destroy(ep->boot);
+	while (ep->pkgs) {
+		struct pkg_ref *r = ep->pkgs;
+
+		ep->pkgs = r->next;
+		pcm_package_close(&r->h);
+		free(r);
+	}
+	if (ep->waiter.efd >= 0)
+		close(ep->waiter.efd);
+	free(ep->accepts);
+	free(ep->q);
+	pthread_mutex_destroy(&ep->lock);
+	free(ep);
+}
+
+static int engines_create(struct ip_ep *ep, const struct pcm_tp_config *cfg)
+{
+	for (uint32_t i = 0; i < ep->n_eng; i++) {
+		struct xp_engine_config ec;
+		struct pcm_diag diag = { { 0 } };
+		int rc;
+
+		xp_engine_config_default(&ec);
+		ec.dp_ops = ep->dp;
+		ec.dp.device = cfg->device;
+		ec.dp.port = cfg->port;
+		ec.dp.gid_index = cfg->gid_index;
+		ec.dp.engine = i;
+		ec.dp.copy = !(cfg->flags & PCM_TP_FLAG_NULL_NO_COPY);
+		ec.index = i;
+		ec.progress = ep->inline_progress ? XP_PROGRESS_INLINE : XP_PROGRESS_THREAD;
+		ec.waiter = &ep->waiter;
+		ec.cc_room_for = pcm_builtin_policies; /* any built-in swaps in place */
+		if (cfg->chunk_bytes)
+			ec.core.chunk_bytes = cfg->chunk_bytes;
+		rc = xp_engine_create(&ec, &ep->eng[i], &diag);
+		if (rc < 0)
+			return pcm_tp_set_error(rc, "datapath '%s', engine %u: %s", ep->dp->name, i,
+						diag.msg[0] ? diag.msg : strerror(-rc));
+		ep->max_conns = ec.core.max_conns;
+		ep->by_id[i] = calloc(ep->max_conns, sizeof(*ep->by_id[i]));
+		if (!ep->by_id[i])
+			return pcm_tp_set_error(-ENOMEM, "out of memory for the connection table");
+	}
+	return 0;
+}
+
+static int check_config(const struct pcm_tp_config *cfg)
+{
+	if (!cfg->datapath)
+		return pcm_tp_set_error(-EINVAL, "no datapath named (one of: %s)", xp_dp_names());
+	if (!xp_dp_find(cfg->datapath))
+		return pcm_tp_set_error(-ENODEV, "no datapath '%s' in this build (one of: %s)",
+					cfg->datapath, xp_dp_names());
+	if (cfg->engines > MAX_ENGINES)
+		return pcm_tp_set_error(-EINVAL, "%u engines asked, at most %u", cfg->engines,
+					MAX_ENGINES);
+	if (cfg->chunk_bytes > XP_CHUNK_BYTES_MAX)
+		return pcm_tp_set_error(-EINVAL, "chunk_bytes %u is above the largest, %u",
+					cfg->chunk_bytes, XP_CHUNK_BYTES_MAX);
+	if ((unsigned)cfg->progress > PCM_TP_PROGRESS_INLINE)
+		return pcm_tp_set_error(-EINVAL, "progress %d is not one of pcm_tp_progress",
+					(int)cfg->progress);
+	if (cfg->flags & ~PCM_TP_FLAG_NULL_NO_COPY)
+		return pcm_tp_set_error(-EINVAL, "unknown flags 0x%x",
+					cfg->flags & ~PCM_TP_FLAG_NULL_NO_COPY);
+	if (cfg->policy && strlen(cfg->policy) >= XP_ENGINE_POLICY_NAME_MAX)
+		return pcm_tp_set_error(-EINVAL, "policy name longer than %d bytes",
+					XP_ENGINE_POLICY_NAME_MAX - 1);
+	return 0;
+}
+
+static int ip_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint **out)
+{
+	const struct pcm_package *dflt;
+	struct pcm_diag diag = { { 0 } };
+	struct ip_ep *ep;
+	int rc = check_config(cfg);
+
+	if (rc < 0)
+		return rc;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return pcm_tp_set_error(-ENOMEM, "out of memory for the endpoint");
+	ep->base.ops = &pcm_tp_inproc_ops;
+	pthread_mutex_init(&ep->lock, NULL);
+	ep->dp = xp_dp_find(cfg->datapath);
+	ep->n_eng = cfg->engines ? cfg->engines : 1;
+	ep->inline_progress = want_inline(cfg, ep->n_eng);
+	snprintf(ep->policy, sizeof(ep->policy), "%s", cfg->policy ? cfg->policy : DEFAULT_POLICY);
+	ep->waiter.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ep->waiter.efd < 0)
+		rc = pcm_tp_set_error(-errno, "eventfd: %s", strerror(errno));
+	if (rc == 0)
+		rc = pkg_resolve(ep, ep->policy, &dflt);
+	if (rc == 0 && (rc = ep->dp->boot->create(&ep->boot, &diag)) < 0)
+		pcm_tp_set_error(rc, "bootstrap '%s': %s", ep->dp->boot->name, diag.msg);
+	if (rc == 0)
+		rc = engines_create(ep, cfg);
+	if (rc < 0) {
+		ep_free(ep);
+		return rc;
+	}
+	*out = &ep->base;
+	return 0;
+}
+
+static void ip_endpoint_close(struct pcm_tp_endpoint *base)
+{
+	ep_free(ep_of(base));
+}
+
+/* ---- listen, connect, accept ------------------------------------------------------------------ */
+
+static int ip_listen(struct pcm_tp_endpoint *base, const char *addr)
+{
+	struct ip_ep *ep = ep_of(base);
+	struct pcm_diag diag = { { 0 } };
+	int rc;
+
+	if (!addr || !addr[0])
+		return pcm_tp_set_error(-EINVAL, "listen: no address");
+	pthread_mutex_lock(&ep->lock);
+	if (ep->listening)
+		rc = pcm_tp_set_error(-EADDRINUSE, "listen '%s': this endpoint listens already",
+				      addr);
+	else if ((rc = ep->boot->ops->listen(ep->boot, addr, &diag)) < 0)
+		pcm_tp_set_error(rc, "listen '%s': %s", addr, diag.msg[0] ? diag.msg : strerror(-rc));
+	else
+		ep->listening = true;
+	pthread_mutex_unlock(&ep->lock);
+	return rc;
+}
+
+static uint32_t engine_pick(const struct ip_ep *ep)
+{
+	uint32_t best = 0;
+
+	for (uint32_t i = 1; i < ep->n_eng; i++)
+		if (ep->conns[i] < ep->conns[best])
+			best = i;
+	return best;
+}
+
+static struct ip_conn *conn_new(struct ip_ep *ep, uint32_t engine, uint32_t id, uint8_t state)
+{
+	struct ip_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->base.ep = &ep->base;
+	c->ep = ep;
+	c->engine = engine;
+	c->id = id;
+	c->state = state;
+	ep->by_id[engine][id] = c;
+	ep->conns[engine]++;
+	return c;
+}
+
+/* Forget @c (its engine connection is gone or hidden) and free it now. */
+static void conn_forget(struct ip_ep *ep, struct ip_conn *c)
+{
+	ep->by_id[c->engine][c->id] = NULL;
+	ep->conns[c->engine]--;
+	free(c);
+}
+
+static int ip_connect(struct pcm_tp_endpoint *base, const char *addr,
+		      const struct pcm_tp_conn_opts *o, uint64_t cookie)
+{
+	struct ip_ep *ep = ep_of(base);
+	struct pcm_diag diag = { { 0 } };
+	struct xp_ctl *ctl;
+	struct ip_conn *c;
+	uint32_t i;
+	int rc;
+
+	if (!addr || !addr[0])
+		return pcm_tp_set_error(-EINVAL, "connect: no address");
+	ctl = ctl_new(XP_CTL_CONN_OPEN);
+	if (!ctl)
+		return pcm_tp_set_error(-ENOMEM, "connect: out of memory");
+	pthread_mutex_lock(&ep->lock);
+	rc = opts_resolve(ep, o, &ctl->opts);
+	i = engine_pick(ep);
+	if (rc == 0)
+		rc = ctl_run(ep, i, ctl);
+	if (rc < 0)
+		goto out;
+	c = conn_new(ep, i, ctl->conn, CONN_DIALING);
+	if (!c) {
+		rc = pcm_tp_set_error(-ENOMEM, "connect: out of memory");
+	} else {
+		c->cookie = cookie;
+		rc = ep->boot->ops->dial(ep->boot, addr, ctl->msg, ctl->msg_len,
+					 (uint64_t)(uintptr_t)c, &diag);
+		if (rc < 0) {
+			pcm_tp_set_error(rc, "connect '%s': %s", addr,
+					 diag.msg[0] ? diag.msg : strerror(-rc));
+			conn_forget(ep, c);
+		}
+	}
+	if (rc < 0) {
+		int err = rc;
+
+		ctl->op = XP_CTL_CONN_DROP;
+		ctl_run(ep, i, ctl);
+		rc = err;
+	}
+out:
+	pthread_mutex_unlock(&ep->lock);
+	free(ctl);
+	return rc;
+}
+
+/* The answer to our dial came: bind, or drop; one CONNECT completion either way. */
+static void dial_answered(struct ip_ep *ep, const struct xp_boot_event *ev)
+{
+	struct ip_conn *c = (struct ip_conn *)(uintptr_t)ev->token;
+	struct xp_ctl *ctl = ctl_new(XP_CTL_CONN_BIND);
+	int rc = ev->status;
+
+	if (!ctl)
+		rc = -ENOMEM;
+	if (rc == 0 && ev->len > sizeof(ctl->peer_msg))
+		rc = -EBADMSG;
+	if (rc == 0) {
+		ctl->conn = c->id;
+		memcpy(ctl->peer_msg, ev->msg, ev->len);
+		ctl->peer_len = ev->len;
+		rc = ctl_run(ep, c->engine, ctl);
+	} else if (ctl) {
+		pcm_tp_set_error(rc, "connect: %s refused: %s", ev->from, strerror(-rc));
+		ctl->op = XP_CTL_CONN_DROP;
+		ctl->conn = c->id;
+		ctl_run(ep, c->engine, ctl);
+	}
+	free(ctl);
+	if (rc == 0) {
+		c->state = CONN_UP;
+		q_complete(ep, PCM_TP_OP_CONNECT, 0, c, c->cookie, 0);
+		return;
+	}
+	q_complete(ep, PCM_TP_OP_CONNECT, rc, NULL, c->cookie, 0);
+	conn_forget(ep, c);
+}
+
+/* Take dial @in for the oldest accept(): one ACCEPT completion. */
+static void accept_one(struct ip_ep *ep, const struct incoming *in, uint64_t cookie)
+{
+	struct xp_ctl *ctl = ctl_new(XP_CTL_CONN_ACCEPT);
+	struct xp_conn_blob peer;
+	const char *why = "";
+	uint32_t i = engine_pick(ep);
+	struct ip_conn *c = NULL;
+	int rc = ctl ? xp_blob_decode(in->msg, in->len, &peer, &why) : -ENOMEM;
+
+	if (rc < 0 && ctl)
+		pcm_tp_set_error(rc, "accept: %s sent a malformed connection blob ('%s')", in->from,
+				 why);
+	if (rc == 0) {
+		opts_from_peer(ep, &peer, &ctl->opts);
+		memcpy(ctl->peer_msg, in->msg, in->len);
+		ctl->peer_len = in->len;
+		rc = ctl_run(ep, i, ctl);
+	}
+	if (rc == 0) {
+		c = conn_new(ep, i, ctl->conn, CONN_UP);
+		if (!c) {
+			struct xp_cmd close = { .op = XP_CMD_CLOSE, .close_mode = XP_CLOSE_ABORT,
+						.conn = ctl->conn };
+
+			rc = -ENOMEM;
+			xp_engine_submit(ep->eng[i], &close);
+		}
+	}
+	if (rc == 0)
+		rc = ep->boot->ops->answer(ep->boot, in->req, 0, ctl->msg, ctl->msg_len);
+	else
+		ep->boot->ops->answer(ep->boot, in->req, rc, NULL, 0);
+	if (rc < 0 && c) {
+		struct xp_cmd close = { .op = XP_CMD_CLOSE, .close_mode = XP_CLOSE_ABORT,
+					.conn = c->id };
+
+		c->state = CONN_CLOSING;
+		xp_engine_submit(ep->eng[i], &close);
+		c = NULL;
+	}
+	free(ctl);
+	q_complete(ep, PCM_TP_OP_ACCEPT, rc, c, cookie, 0);
+}
+
+/* Pair waiting dials with waiting accept()s. */
+static void accepts_match(struct ip_ep *ep)
+{
+	while (ep->n_accepts && ep->in_head) {
+		struct incoming *in = ep->in_head;
+		uint64_t cookie = ep->accepts[0];
+
+		ep->in_head = in->next;
+		if (!ep->in_head)
+			ep->in_tail = NULL;
+		ep->n_incoming--;
+		memmove(ep->accepts, ep->accepts + 1, (size_t)(ep->n_accepts - 1) * sizeof(uint64_t));
+		ep->n_accepts--;
+		accept_one(ep, in, cookie);
+		free(in);
+	}
+}
+
+static void dial_arrived(struct ip_ep *ep, const struct xp_boot_event *ev)
+{
+	struct incoming *in;
+
+	if (!ep->listening || ep->n_incoming >= MAX_INCOMING || ev->len > XP_BOOT_MSG_MAX ||
+	    !(in = calloc(1, sizeof(*in)))) {
+		ep->boot->ops->answer(ep->boot, ev->req, -ECONNREFUSED, NULL, 0);
+		return;
+	}
+	in->req = ev->req;
+	in->len = ev->len;
+	memcpy(in->msg, ev->msg, ev->len);
+	snprintf(in->from, sizeof(in->from), "%s", ev->from);
+	if (ep->in_tail)
+		ep->in_tail->next = in;
+	else
+		ep->in_head = in;
+	ep->in_tail = in;
+	ep->n_incoming++;
+}
+
+static int ip_accept(struct pcm_tp_endpoint *base, uint64_t cookie)
+{
+	struct ip_ep *ep = ep_of(base);
+	int rc = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	if (!ep->listening) {
+		rc = pcm_tp_set_error(-EINVAL, "accept: the endpoint does not listen");
+	} else if (ep->n_accepts == ep->cap_accepts) {
+		uint32_t cap = ep->cap_accepts ? 2 * ep->cap_accepts : 16;
+		uint64_t *n = realloc(ep->accepts, cap * sizeof(*n));
+
+		if (!n)
+			rc = pcm_tp_set_error(-ENOMEM, "accept: out of memory");
+		else {
+			ep->accepts = n;
+			ep->cap_accepts = cap;
+		}
+	}
+	if (rc == 0) {
+		ep->accepts[ep->n_accepts++] = cookie;
+		accepts_match(ep);
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return rc;
+}
+
+/* ---- connections ------------------------------------------------------------------------------ */
+
+static int ip_conn_close(struct pcm_tp_conn *base)
+{
+	struct ip_conn *c = conn_of(base);
+	struct ip_ep *ep = c->ep;
+	struct xp_cmd cmd = { .op = XP_CMD_CLOSE, .close_mode = XP_CLOSE_ABORT, .conn = c->id };
+	int rc;
+
+	pthread_mutex_lock(&ep->lock);
+	if (c->state != CONN_UP)
+		rc = pcm_tp_set_error(-ENOTCONN, "close: the connection is closed already");
+	else if ((rc = xp_engine_submit(ep->eng[c->engine], &cmd)) == 0)
+		c->state = CONN_CLOSING;
+	else
+		pcm_tp_set_error(rc, "close: the engine's command ring is full");
+	pthread_mutex_unlock(&ep->lock);
+	return rc;
+}
+
+static int ip_conn_set_policy(struct pcm_tp_conn *base, const struct pcm_tp_conn_opts *o)
+{
+	struct ip_conn *c = conn_of(base);
+	struct ip_ep *ep = c->ep;
+	struct xp_ctl *ctl = ctl_new(XP_CTL_SET_CC);
+	int rc;
+
+	if (!ctl)
+		return pcm_tp_set_error(-ENOMEM, "set_policy: out of memory");
+	pthread_mutex_lock(&ep->lock);
+	if (c->state != CONN_UP)
+		rc = pcm_tp_set_error(-ENOTCONN, "set_policy: the connection is not established");
+	else
+		rc = opts_resolve(ep, o, &ctl->opts);
+	if (rc == 0) {
+		ctl->conn = c->id;
+		rc = ctl_run(ep, c->engine, ctl);
+	}
+	pthread_mutex_unlock(&ep->lock);
+	free(ctl);
+	return rc;
+}
+
+/* ---- memory ------------------------------------------------------------------------------------ */
+
+static int mr_make(struct ip_ep *ep, void *addr, size_t len, bool owned, struct ip_mr **out)
+{
+	struct ip_mr *m = calloc(1, sizeof(*m) + ep->n_eng * sizeof(uint32_t));
+	struct xp_ctl *ctl = ctl_new(XP_CTL_MR_REG);
+	uint32_t i;
+	int rc = 0;
+
+	if (!m || !ctl) {
+		rc = pcm_tp_set_error(-ENOMEM, "mr_reg: out of memory");
+		goto out;
+	}
+	for (i = 0; i < ep->n_eng && rc == 0; i++) {
+		ctl->op = XP_CTL_MR_REG;
+		ctl->addr = addr;
+		ctl->len = len;
+		rc = ctl_run(ep, i, ctl);
+		m->id[i] = ctl->mr;
+	}
+	if (rc < 0) {
+		for (uint32_t k = 0; k + 1 < i; k++) {
+			ctl->op = XP_CTL_MR_DEREG;
+			ctl->mr = m->id[k];
+			ctl_run(ep, k, ctl);
+		}
+		goto out;
+	}
+	m->base.ep = &ep->base;
+	m->addr = addr;
+	m->len = len;
+	m->owned = owned;
+	m->next = ep->mrs;
+	ep->mrs = m;
+	*out = m;
+	m = NULL;
+out:
+	free(m);
+	free(ctl);
+	return rc;
+}
+
+static int ip_mr_reg(struct pcm_tp_endpoint *base, void *addr, size_t len, struct pcm_tp_mr **out)
+{
+	struct ip_ep *ep = ep_of(base);
+	struct ip_mr *m;
+	int rc;
+
+	if (!addr || !len)
+		return pcm_tp_set_error(-EINVAL, "mr_reg: an empty region");
+	pthread_mutex_lock(&ep->lock);
+	rc = mr_make(ep, addr, len, false, &m);
+	pthread_mutex_unlock(&ep->lock);
+	if (rc == 0)
+		*out = &m->base;
+	return rc;
+}
+
+/* Unlink @m and deregister it from every engine. */
+static void mr_unmake(struct ip_ep *ep, struct ip_mr *m)
+{
+	struct xp_ctl *ctl = ctl_new(XP_CTL_MR_DEREG);
+
+	for (struct ip_mr **p = &ep->mrs; *p; p = &(*p)->next)
+		if (*p == m) {
+			*p = m->next;
+			break;
+		}
+	for (uint32_t i = 0; ctl && i < ep->n_eng; i++) {
+		ctl->op = XP_CTL_MR_DEREG;
+		ctl->mr = m->id[i];
+		ctl_run(ep, i, ctl);
+	}
+	free(ctl);
+	if (m->owned)
+		free(m->addr);
+	free(m);
+}
+
+static int ip_mr_dereg(struct pcm_tp_mr *base)
+{
+	struct ip_mr *m = mr_of(base);
+	struct ip_ep *ep = ep_of(m->base.ep);
+	int rc = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	if (m->owned)
+		rc = pcm_tp_set_error(-EINVAL, "mr_dereg: pcm_tp_mem_free() frees that memory");
+	else
+		mr_unmake(ep, m);
+	pthread_mutex_unlock(&ep->lock);
+	return rc;
+}
+
+static void *ip_mem_alloc(struct pcm_tp_endpoint *base, size_t len)
+{
+	struct ip_ep *ep = ep_of(base);
+	size_t rounded = (len + ALLOC_ALIGN - 1) / ALLOC_ALIGN * ALLOC_ALIGN;
+	void *p = len && rounded >= len ? aligned_alloc(ALLOC_ALIGN, rounded) : NULL;
+	struct ip_mr *m;
+
+	if (!p) {
+		pcm_tp_set_error(len ? -ENOMEM : -EINVAL, "mem_alloc: %zu bytes", len);
+		return NULL;
+	}
+	pthread_mutex_lock(&ep->lock);
+	if (mr_make(ep, p, rounded, true, &m) < 0) {
+		free(p);
+		p = NULL;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return p;
+}
+
+static void ip_mem_free(struct pcm_tp_endpoint *base, void *p)
+{
+	struct ip_ep *ep = ep_of(base);
+
+	pthread_mutex_lock(&ep->lock);
+	for (struct ip_mr *m = ep->mrs; p && m; m = m->next)
+		if (m->owned && m->addr == p) {
+			mr_unmake(ep, m);
+			break;
+		}
+	pthread_mutex_unlock(&ep->lock);
+}
+
+/* ---- data ------------------------------------------------------------------------------------------ */
+
+static bool within(const struct ip_mr *m, const void *buf, size_t len)
+{
+	uintptr_t a = (uintptr_t)m->addr, b = (uintptr_t)buf;
+
+	return b >= a && len <= m->len && b - a <= m->len - len;
+}
+
+/*
+ * The region for a post: @mr checked, or (NULL) the one holding the buffer;
+ * an empty message without a buffer takes any region.
+ */
+static struct ip_mr *post_region(struct ip_ep *ep, struct pcm_tp_mr *mr, const void *buf,
+				 size_t len)
+{
+	struct ip_mr *found = NULL;
+
+	if (mr)
+		return mr->ep == &ep->base && (!buf || within(mr_of(mr), buf, len)) ? mr_of(mr)
+										     : NULL;
+	pthread_mutex_lock(&ep->lock);
+	for (struct ip_mr *m = ep->mrs; m && !found; m = m->next)
+		if (!buf || within(m, buf, len))
+			found = m;
+	pthread_mutex_unlock(&ep->lock);
+	return found;
+}
+
+static int post(struct pcm_tp_conn *base, uint8_t op, struct pcm_tp_mr *mr, const void *buf,
+		size_t len, uint64_t cookie)
+{
+	struct ip_conn *c = conn_of(base);
+	struct ip_ep *ep = c->ep;
+	struct ip_mr *m;
+	struct xp_cmd cmd;
+	int rc;
+
+	if (c->state != CONN_UP)
+		return pcm_tp_set_error(-ENOTCONN, "%s: the connection is not established",
+					op == XP_CMD_SEND ? "send" : "recv");
+	if (!buf && len)
+		return pcm_tp_set_error(-EINVAL, "no buffer");
+	m = post_region(ep, mr, buf, len);
+	if (!m)
+		return pcm_tp_set_error(-EINVAL, "%s: [%p, +%zu) is not inside %s",
+					op == XP_CMD_SEND ? "send" : "recv", buf, len,
+					mr ? "that memory region" : "any registered region");
+	cmd = (struct xp_cmd){ .op = op, .conn = c->id, .mr = m->id[c->engine],
+			       .addr = (uint64_t)(uintptr_t)(buf ? buf : m->addr), .len = len,
+			       .cookie = cookie };
+	rc = xp_engine_submit(ep->eng[c->engine], &cmd);
+	if (rc == -EAGAIN && ep->inline_progress)
+		xp_engine_progress(ep->eng[c->engine]);
+	if (rc < 0)
+		pcm_tp_set_error(rc, "the engine's command ring is full: poll, then retry");
+	return rc;
+}
+
+static int ip_send(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, size_t len,
+		   uint64_t cookie)
+{
+	return post(c, XP_CMD_SEND, mr, buf, len, cookie);
+}
+
+static int ip_recv(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, void *buf, size_t cap,
+		   uint64_t cookie)
+{
+	return post(c, XP_CMD_RECV, mr, buf, cap, cookie);
+}
+
+/* ---- completions ------------------------------------------------------------------------------- */
+
+static int status_of(int32_t s)
+{
+	return s == -ECANCELED ? -ECONNABORTED : s;
+}
+
+static void translate(struct ip_ep *ep, uint32_t i, const struct xp_engine_comp *e)
+{
+	struct ip_conn *c = e->conn < ep->max_conns ? ep->by_id[i][e->conn] : NULL;
+	struct qent marker = { .marker = c };
+
+	if (!c)
+		return; /* a hidden connection's, or a control request's */
+	switch (e->kind) {
+	case XP_ECOMP_SEND:
+	case XP_ECOMP_RECV:
+		q_complete(ep, e->kind == XP_ECOMP_SEND ? PCM_TP_OP_SEND : PCM_TP_OP_RECV,
+			   status_of(e->status), c, e->cookie, e->bytes);
+		break;
+	case XP_ECOMP_CLOSE:
+		ep->by_id[i][c->id] = NULL;
+		ep->conns[i]--;
+		if (q_push(ep, &marker) < 0)
+			abort();
+		break;
+	default:
+		break;
+	}
+}
+
+/* Everything the engines and the bootstrap have for us, into the queue. Under the lock. */
+static void gather(struct ip_ep *ep)
+{
+	struct xp_boot_event bev[BOOT_BATCH];
+	struct xp_engine_comp ec[ENGINE_BATCH];
+	int nb;
+
+	for (uint32_t i = 0; i < ep->n_eng; i++) {
+		uint32_t n;
+
+		if (ep->inline_progress)
+			xp_engine_progress(ep->eng[i]);
+		while ((n = xp_engine_poll(ep->eng[i], ec, ENGINE_BATCH)) > 0)
+			for (uint32_t k = 0; k < n; k++)
+				translate(ep, i, &ec[k]);
+	}
+	while ((nb = ep->boot->ops->poll(ep->boot, bev, BOOT_BATCH)) > 0) {
+		for (int k = 0; k < nb; k++) {
+			if (bev[k].kind == XP_BOOT_EV_ANSWERED)
+				dial_answered(ep, &bev[k]);
+			else if (bev[k].kind == XP_BOOT_EV_INCOMING)
+				dial_arrived(ep, &bev[k]);
+		}
+		accepts_match(ep);
+		if (nb < BOOT_BATCH)
+			break;
+	}
+}
+
+static int ip_poll(struct pcm_tp_endpoint *base, struct pcm_tp_completion *out, int max)
+{
+	struct ip_ep *ep = ep_of(base);
+	int n = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	while (ep->grave) {
+		struct ip_conn *c = ep->grave;
+
+		ep->grave = c->next;
+		free(c);
+	}
+	gather(ep);
+	while (ep->q_len && n < max) {
+		struct qent *e = &ep->q[ep->q_head];
+
+		if (e->marker) {
+			e->marker->next = ep->grave;
+			ep->grave = e->marker;
+		} else {
+			out[n++] = e->c;
+		}
+		ep->q_head = (ep->q_head + 1) % ep->q_cap;
+		ep->q_len--;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return n;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Sleep until an fd of the engines or the bootstrap is readable, the next
+ * engine deadline, or @until_ns. INLINE engines sleep on their datapath's
+ * fd when it can block; THREAD engines wake the waiter.
+ */
+static void sleep_once(struct ip_ep *ep, uint64_t until_ns)
+{
+	struct pollfd pfd[MAX_ENGINES + 2];
+	uint64_t now = mono_ns(), wake = until_ns;
+	nfds_t n = 0;
+	int fd;
+
+	pfd[n++] = (struct pollfd){ .fd = ep->boot->ops->fd(ep->boot), .events = POLLIN };
+	pfd[n++] = (struct pollfd){ .fd = ep->waiter.efd, .events = POLLIN };
+	for (uint32_t i = 0; ep->inline_progress && i < ep->n_eng; i++) {
+		int rc = xp_engine_prepare_wait(ep->eng[i], &fd);
+		uint64_t d = xp_engine_next_deadline(ep->eng[i]);
+
+		if (rc == -EAGAIN)
+			return; /* work waits: do not sleep */
+		if (rc == -EOPNOTSUPP)
+			wake = now; /* cannot block: poll again */
+		else
+			pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		if (d < wake)
+			wake = d;
+	}
+	if (!ep->inline_progress) {
+		atomic_store(&ep->waiter.waiting, 1);
+		pthread_mutex_lock(&ep->lock);
+		gather(ep);
+		if (q_has_completion(ep))
+			wake = now;
+		pthread_mutex_unlock(&ep->lock);
+	}
+	if (wake > now)
+		poll(pfd, n, (int)((wake - now + NS_PER_MS - 1) / NS_PER_MS));
+	if (!ep->inline_progress) {
+		uint64_t v;
+
+		atomic_store(&ep->waiter.waiting, 0);
+		if (read(ep->waiter.efd, &v, sizeof(v)) < 0)
+			v = 0; /* nothing was written: fine */
+	}
+}
+
+static int ip_wait(struct pcm_tp_endpoint *base, int timeout_ms)
+{
+	struct ip_ep *ep = ep_of(base);
+	uint64_t until = timeout_ms < 0 ? UINT64_MAX
+					: mono_ns() + (uint64_t)timeout_ms * NS_PER_MS;
+
+	for (;;) {
+		bool ready;
+
+		pthread_mutex_lock(&ep->lock);
+		gather(ep);
+		ready = q_has_completion(ep);
+		pthread_mutex_unlock(&ep->lock);
+		if (ready)
+			return 0;
+		if (mono_ns() >= until)
+			return -ETIMEDOUT;
+		sleep_once(ep, until);
+	}
+}
+
+static int ip_fd(struct pcm_tp_endpoint *base)
+{
+	struct ip_ep *ep = ep_of(base);
+
+	if (ep->inline_progress)
+		return pcm_tp_set_error(-EOPNOTSUPP,
+					"inline progress: no fd (completions need pcm_tp_poll())");
+	atomic_store(&ep->waiter.waiting, 1); /* armed: the next publication writes it */
+	return ep->waiter.efd;
+}
+
+const struct pcm_tp_backend_ops pcm_tp_inproc_ops = {
+	.name = "inproc",
+	.endpoint_open = ip_endpoint_open,
+	.endpoint_close = ip_endpoint_close,
+	.listen = ip_listen,
+	.connect = ip_connect,
+	.accept = ip_accept,
+	.conn_close = ip_conn_close,
+	.conn_set_policy = ip_conn_set_policy,
+	.mr_reg = ip_mr_reg,
+	.mr_dereg = ip_mr_dereg,
+	.mem_alloc = ip_mem_alloc,
+	.mem_free = ip_mem_free,
+	.send = ip_send,
+	.recv = ip_recv,
+	.poll = ip_poll,
+	.wait = ip_wait,
+	.fd = ip_fd,
+};
