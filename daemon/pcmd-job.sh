@@ -4,8 +4,8 @@
 # embedded fabric when this pcmd has softnic built in, else the null datapath:
 # pcmd says which), keep two byte-checked connections busy through it for a few
 # seconds (pcmd-test-traffic, libpcmtransport's daemon backend), print pcmctl's
-# status (goodput) and flows (per-flow figures) while they run, the totals after,
-# and stop pcmd with SIGTERM. Exit 0 when pcmd stopped cleanly and every message
+# status (goodput) and flows (per-flow figures) while they run, run the example
+# sender/receiver through pcmd, print the totals, and stop pcmd with SIGTERM. Exit 0 when pcmd stopped cleanly and every message
 # arrived intact.
 set -eu
 B=${1:-build}
@@ -46,6 +46,9 @@ echo
 wait "$TRAFFIC_PID" || fail "traffic failed: $(cat "$DIR/traffic.out")"
 TRAFFIC_PID=
 sed 's/^/  /' "$DIR/traffic.out"
+echo "example sender/receiver through pcmd (example_sendrecv --daemon):"
+"$B/examples/example_sendrecv" --daemon --messages 300 | sed 's/^/  /' ||
+	fail "example_sendrecv failed"
 "$B/cli/pcmctl" stats | grep -i "bytes\|flows" | head -8
 kill -TERM "$PCMD_PID"
 rc=0

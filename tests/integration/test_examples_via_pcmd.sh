@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # test_examples_via_pcmd.sh PCMD PCMCTL EXAMPLE... - libpcmtransport's examples
-# in daemon mode (PCM_TRANSPORT=daemon) through a running pcmd: each must exit 0
+# in daemon mode (--daemon) through a running pcmd: each must exit 0
 # (every byte checked), pcmd must have opened flows for them and moved their
 # bytes (pcmctl stats), and pcmd must stop cleanly on SIGTERM.
 set -eu
@@ -31,7 +31,7 @@ done
 for ex in "$@"; do
 	before=$(stat_of flows_opened)
 	bytes=$(stat_of tx_bytes)
-	"$ex" >"$DIR/example.out" 2>&1 || { cat "$DIR/example.out" >&2; fail "$ex failed"; }
+	"$ex" --daemon >"$DIR/example.out" 2>&1 || { cat "$DIR/example.out" >&2; fail "$ex failed"; }
 	after=$(stat_of flows_opened)
 	bytes_after=$(stat_of tx_bytes)
 	[ "$after" -gt "$before" ] || fail "$ex opened no flow in pcmd"
