@@ -462,6 +462,22 @@ static void test_command_line_checks_and_overrides(void **state)
 				  out, sizeof(out)),
 			 1);
 	assert_non_null(strstr(out, "cannot start: bind /nonexistent-dir/x.sock"));
+	/* verbs, named outright, on a machine without a device (or a pcmd without verbs):
+	 * refused at start, naming the datapath ("not built into this pcmd (built: ...)"). */
+	snprintf(out, sizeof(out), "%s/x.sock", dir);
+	{
+		char sock[300];
+
+		snprintf(sock, sizeof(sock), "%s", out);
+		assert_int_equal(run_pcmd((const char *[]){"-c", cfg, "-s", sock, "--set",
+							   "socket.group=", "--datapath", "verbs",
+							   NULL},
+					  out, sizeof(out)),
+				 1);
+	}
+	printf("verbs without a device: %s", out);
+	assert_non_null(strstr(out, "cannot start: datapath"));
+	assert_non_null(strstr(out, "verbs"));
 	unlink(cfg);
 	rmdir(dir);
 }
