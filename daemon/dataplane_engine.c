@@ -845,7 +845,8 @@ static int eng_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
 	atomic_thread_fence(memory_order_seq_cst);
 	take_completions(dp);
 	n = (int)dp->ev_n < max ? (int)dp->ev_n : max;
-	memcpy(evs, dp->evs + dp->ev_head, (size_t)n * sizeof(*evs));
+	if (n > 0)
+		memcpy(evs, dp->evs + dp->ev_head, (size_t)n * sizeof(*evs));
 	dp->ev_head += (uint32_t)n;
 	dp->ev_n -= (uint32_t)n;
 	if (!dp->ev_n)
