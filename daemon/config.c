@@ -61,7 +61,7 @@ struct key_row {
 #define DEV(m) offsetof(struct pcmd_cfg_device, m)
 
 static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
-static const char *const datapath_names[] = {"auto", "softnic", "verbs", NULL};
+static const char *const datapath_names[] = {"auto", "softnic", "verbs", "null", NULL};
 static const char *const shutdown_names[] = {"drain", "abort", NULL};
 static const char *const mode_names[] = {"sync", "async_relaxed", "async_locked", "async_bounded",
 					 NULL};

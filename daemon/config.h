@@ -41,6 +41,7 @@ enum pcmd_datapath_kind {
 	PCMD_DATAPATH_AUTO = 0, /* verbs if an RDMA device is present, else softnic */
 	PCMD_DATAPATH_SOFTNIC = 1,
 	PCMD_DATAPATH_VERBS = 2,
+	PCMD_DATAPATH_NULL = 3, /* the in-process loopback: every client on this machine */
 };
 
 enum pcmd_shutdown_mode {

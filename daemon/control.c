@@ -612,8 +612,7 @@ static size_t on_status(struct req *r)
 	p->rules = d->cfg->policies.n_rules;
 	p->state = d->phase == PCMD_PHASE_RUNNING ? PCMD_STATE_RUNNING : PCMD_STATE_DRAINING;
 	p->config_generation = d->generation;
-	snprintf(p->datapath, sizeof(p->datapath), "%s",
-		 pcmd_datapath_name(d->cfg->datapath.resolved));
+	snprintf(p->datapath, sizeof(p->datapath), "%s", pcmd_dp_datapath(d->dp_ops, d->dp, d->cfg));
 	snprintf(p->version, sizeof(p->version), "%s", PCM_VERSION);
 	snprintf(p->config_path, sizeof(p->config_path), "%.*s", (int)sizeof(p->config_path) - 1,
 		 d->config_path);

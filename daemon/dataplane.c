@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * dataplane.c - the completeness check every data plane passes before pcmd
- * uses it.
+ * uses it, and the datapath name pcmd reports.
  */
 #include <stddef.h>
 
+#include "config.h"
 #include "dataplane.h"
 
 const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops)
@@ -35,4 +36,12 @@ const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops)
 	NEED(set_policy);
 #undef NEED
 	return NULL;
+}
+
+const char *pcmd_dp_datapath(const struct pcmd_dp_ops *ops, struct pcmd_dp *dp,
+			     const struct pcmd_config *cfg)
+{
+	if (ops && dp && ops->datapath)
+		return ops->datapath(dp);
+	return pcmd_datapath_name(cfg->datapath.resolved);
 }

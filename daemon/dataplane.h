@@ -104,7 +104,20 @@ struct pcmd_dp_ops {
 	int (*flow_stats)(struct pcmd_dp *dp, uint32_t flow, struct pcmd_flow_measure *out);
 	/* Swap the flow's packages live (the shells' swap): nothing lost or doubled. */
 	int (*set_policy)(struct pcmd_dp *dp, uint32_t flow, const struct pcmd_dp_flow_opts *opts);
+	/* Optional: the datapath it runs ("null", "softnic", "verbs"); NULL: the config's. */
+	const char *(*datapath)(struct pcmd_dp *dp);
 };
+
+/**
+ * pcmd_dp_datapath() - the name of the datapath a data plane runs, for status.
+ * @ops: its ops table.
+ * @dp: the data plane; NULL before it is created.
+ * @cfg: the configuration it was created from.
+ *
+ * Return: what the data plane says, else the configuration's resolved kind.
+ */
+const char *pcmd_dp_datapath(const struct pcmd_dp_ops *ops, struct pcmd_dp *dp,
+			     const struct pcmd_config *cfg);
 
 /**
  * pcmd_dp_ops_check() - check that an ops table is complete.
@@ -113,9 +126,5 @@ struct pcmd_dp_ops {
  * Return: NULL, or the name of the first missing member.
  */
 const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops);
-
-/* The data plane this build of pcmd ships (dataplane_absent.c until the
- * transport engine is bound). */
-extern const struct pcmd_dp_ops pcmd_dp_absent;
 
 #endif /* PCMD_DATAPLANE_H */

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * main.c - the pcmd binary: pcmd_main() over the data plane this build links.
+ * main.c - the pcmd binary: pcmd_main() over the transport engine's data plane.
  */
+#include "dataplane_engine.h"
 #include "pcmd.h"
 
 int main(int argc, char **argv)
 {
-	return pcmd_main(argc, argv, &pcmd_dp_absent);
+	return pcmd_main(argc, argv, &pcmd_dp_engine);
 }

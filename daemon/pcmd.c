@@ -564,8 +564,7 @@ int pcmd_run(struct pcmd *d)
 	if (d->watchdog_ns)
 		arm_timer(d, &d->watchdog_timer, watchdog_tick, d->watchdog_ns);
 	pcmd_info("listening on %s (datapath %s, data plane %s, %u rule(s), %u policies)",
-		  d->cfg->socket.path, pcmd_datapath_name(d->cfg->datapath.resolved),
-		  d->dp_ops->name, d->cfg->policies.n_rules, d->policies->n);
+		  d->cfg->socket.path, pcmd_dp_datapath(d->dp_ops, d->dp, d->cfg), d->dp_ops->name, d->cfg->policies.n_rules, d->policies->n);
 	pcmd_status_line(d, line, sizeof(line));
 	pcmd_notify_ready(line);
 	while (d->phase != PCMD_PHASE_DONE) {

@@ -11,7 +11,9 @@
  * that lets two processes meet is verbs' and not in this build yet).
  *
  * Usage: example_sendrecv [--datapath null] [--messages 200] [--max-size 1048576]
- *                         [--seed 1] [--policy swift]
+ *                         [--seed 1] [--policy swift] [--daemon]
+ *
+ * --daemon opens both endpoints through a running pcmd (daemon mode).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -27,6 +29,7 @@
 struct opts {
 	const char *datapath;
 	const char *policy;
+	enum pcm_tp_backend backend;
 	uint32_t messages;
 	uint32_t max_size;
 	uint64_t seed;
@@ -84,7 +87,7 @@ static int next(struct side *s, struct pcm_tp_completion *c)
 
 static int open_side(struct side *s)
 {
-	struct pcm_tp_config cfg = { .backend = PCM_TP_BACKEND_INPROC,
+	struct pcm_tp_config cfg = { .backend = s->o->backend,
 				     .datapath = s->o->datapath, .policy = s->o->policy };
 	int rc = pcm_tp_endpoint_open(&cfg, &s->ep);
 
@@ -179,11 +182,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "max-size", required_argument, NULL, 's' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "policy", required_argument, NULL, 'p' },
+		{ "daemon", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
 
-	*o = (struct opts){ .datapath = "null", .messages = 200, .max_size = 1 << 20, .seed = 1 };
+	*o = (struct opts){ .datapath = "null", .messages = 200, .max_size = 1 << 20, .seed = 1,
+			    .backend = PCM_TP_BACKEND_INPROC };
 	while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
@@ -201,9 +206,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'p':
 			o->policy = optarg;
 			break;
+		case 'D': /* through a running pcmd ($PCMD_SOCKET or /run/pcmd/pcmd.sock) */
+			o->backend = PCM_TP_BACKEND_DAEMON;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [--datapath D] [--messages N] [--max-size B] "
-					"[--seed S] [--policy P]\n", argv[0]);
+					"[--seed S] [--policy P] [--daemon]\n", argv[0]);
 			return -1;
 		}
 	}

@@ -19,9 +19,18 @@
 
 #include "harness.h"
 
-#ifndef PCMD_LOOPBACK
-#error "PCMD_LOOPBACK must name the pcmd-loopback binary"
+#ifndef PCMD_DAEMON
+#error "PCMD_DAEMON must name the pcmd binary (the transport engine's data plane)"
 #endif
+
+/* The daemon under test: pcmd itself, or PCMD_TEST_DAEMON (pcmd-loopback for the
+ * tests that check the seam's contract on the tests' loopback data plane). */
+static const char *daemon_path(void)
+{
+	const char *s = getenv("PCMD_TEST_DAEMON");
+
+	return s && s[0] ? s : PCMD_DAEMON;
+}
 
 static const char default_yaml[] = "log_level: debug\n"
 				   "socket:\n"
@@ -101,7 +110,7 @@ static void exec_pcmd(struct pcmd_proc *p, const char *const *env)
 		putenv(asan);
 	}
 #endif
-	execl(PCMD_LOOPBACK, PCMD_LOOPBACK, "-c", p->config, (char *)NULL);
+	execl(daemon_path(), daemon_path(), "-c", p->config, (char *)NULL);
 	_exit(127);
 }
 

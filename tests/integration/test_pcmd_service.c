@@ -394,7 +394,7 @@ static void test_stats_and_records_files_are_written(void **state)
 /* Run pcmd with @args; its stdout and stderr into @out. Return: its exit status. */
 static int run_pcmd(const char *const *args, char *out, size_t len)
 {
-	char *argv[16] = {(char *)PCMD_LOOPBACK};
+	char *argv[16] = {(char *)PCMD_DAEMON};
 	int pfd[2], status;
 	ssize_t n, used = 0;
 	pid_t pid;
@@ -406,7 +406,7 @@ static int run_pcmd(const char *const *args, char *out, size_t len)
 	if (pid == 0) {
 		dup2(pfd[1], 1);
 		dup2(pfd[1], 2);
-		execv(PCMD_LOOPBACK, argv);
+		execv(PCMD_DAEMON, argv);
 		_exit(127);
 	}
 	close(pfd[1]);
@@ -462,6 +462,22 @@ static void test_command_line_checks_and_overrides(void **state)
 				  out, sizeof(out)),
 			 1);
 	assert_non_null(strstr(out, "cannot start: bind /nonexistent-dir/x.sock"));
+	/* verbs, named outright, on a machine without a device (or a pcmd without verbs):
+	 * refused at start, naming the datapath ("not built into this pcmd (built: ...)"). */
+	snprintf(out, sizeof(out), "%s/x.sock", dir);
+	{
+		char sock[300];
+
+		snprintf(sock, sizeof(sock), "%s", out);
+		assert_int_equal(run_pcmd((const char *[]){"-c", cfg, "-s", sock, "--set",
+							   "socket.group=", "--datapath", "verbs",
+							   NULL},
+					  out, sizeof(out)),
+				 1);
+	}
+	printf("verbs without a device: %s", out);
+	assert_non_null(strstr(out, "cannot start: datapath"));
+	assert_non_null(strstr(out, "verbs"));
 	unlink(cfg);
 	rmdir(dir);
 }

@@ -278,6 +278,10 @@ static void test_auto_datapath_is_softnic_without_rdma_devices(void **state)
 	assert_int_equal(load("datapath: {kind: softnic}\n"), 0);
 	pcmd_config_resolve(&cfg, dir);
 	assert_int_equal(cfg.datapath.resolved, PCMD_DATAPATH_SOFTNIC);
+	/* null, named outright, stays null even with a device present */
+	assert_int_equal(load("datapath: {kind: null}\n"), 0);
+	pcmd_config_resolve(&cfg, dir);
+	assert_int_equal(cfg.datapath.resolved, PCMD_DATAPATH_NULL);
 	rmdir(dev);
 	rmdir(dir);
 }

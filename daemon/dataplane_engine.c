@@ -1,0 +1,883 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dataplane_engine.c - pcmd's data-plane seam (dataplane.h) bound to the
+ * transport engine (transport/engine/engine.h).
+ *
+ * pcmd runs engines.count engines, each an engine thread (XP_PROGRESS_THREAD,
+ * placed by the engine with libnuma on engines.cpus[i] or the NIC's node)
+ * with one instance of the configured datapath; asynchronous policies get
+ * workers.count workers per binding. Every client region (its memfd data
+ * area) is registered as an MR on one engine, chosen round robin, and every
+ * flow of that client runs on that engine. Two flows of one connection may
+ * sit on different engines: their datapath instances talk to each other.
+ *
+ * Connection setup happens here, in one process, without a bootstrap: a
+ * connect() to a listening address opens the dialer's connection (its blob),
+ * accepts it on the listener's engine with that blob, and binds the dialer
+ * with the answer. The accepted flow then waits in the listener's backlog
+ * until the listener's client accepts it.
+ *
+ * Control requests to an engine (region registration, connection setup, a
+ * policy swap, region release) are answered by the engine thread within
+ * microseconds; pcmd's loop waits for that answer, so that errors reach the
+ * client with its request. Data posts never wait for the engine: they go on
+ * its command ring (the loop yields only while that ring is full) and their
+ * completions come back through poll(), woken by the engines through one
+ * eventfd (struct xp_waiter).
+ *
+ * Datapaths: the engine's table (xp_dp_find()). "auto" takes verbs when an
+ * RDMA device is present and verbs is built in, else softnic when built in,
+ * else null; a datapath named in the config that this build lacks is
+ * refused at start with the list of those built. null moves the bytes
+ * (copy on): pcmd's clients are all on this machine.
+ *
+ * Per-flow figures: the bytes of sends posted and not completed (in flight,
+ * as pcmd sees them) and the rate of completed sends over the interval
+ * between two stats reads.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "dataplane.h"
+#include "dataplane_engine.h"
+#include "engine.h"
+#include "log.h"
+
+#define NO_FLOW UINT32_MAX
+#define COMP_BATCH 64
+/* How long a control request may take before pcmd gives up on the engine. */
+#define CTL_TIMEOUT_NS (5ull * 1000 * 1000 * 1000)
+
+struct pcmd_dp_region {
+	uint64_t token;
+	uint32_t engine;
+	uint32_t mr;
+	void *base;
+	size_t bytes;
+	uint32_t refs;	/* flows (open or closing) and listeners on it */
+	bool releasing; /* region_release() came: release once refs is 0 */
+	char name[PCMD_ADDR_MAX];
+};
+
+struct eng_flow {
+	bool used;
+	bool known;   /* pcmd holds its id (connected, or accepted) */
+	bool closing; /* close() or unlisten() sent its CLOSE */
+	bool abort;
+	uint32_t engine;
+	uint32_t conn;
+	uint64_t token;
+	struct pcmd_dp_region *r;
+	uint64_t send_bytes_posted;
+	uint64_t send_bytes_done;
+	uint64_t rate_bytes_mark; /* send_bytes_done at the last stats read */
+	uint64_t rate_ns_mark;
+	uint64_t rate_bps;
+};
+
+struct eng_listener {
+	bool used;
+	char addr[PCMD_ADDR_MAX];
+	struct pcmd_dp_region *r;
+	uint32_t backlog;
+	uint32_t n_waiting, n_accepts, cap_accepts;
+	uint32_t *waiting; /* accepted by the engine, not yet by the client: flow ids */
+	uint64_t *accepts; /* accept() tokens waiting for a connection */
+};
+
+struct pcmd_dp {
+	const struct xp_dp_ops *dp_ops;
+	uint32_t n_engines;
+	struct xp_engine **engines;
+	uint32_t **conn_flow; /* per engine: conn id -> flow id */
+	uint32_t max_conns;
+	uint32_t next_engine;
+	struct xp_waiter waiter;
+	uint32_t n_regions; /* for names */
+
+	struct eng_flow *flows;
+	uint32_t n_flows;
+	struct eng_listener *listeners;
+	uint32_t n_listeners;
+
+	struct pcmd_dp_event *evs; /* events waiting for poll() */
+	uint32_t ev_head, ev_n, ev_cap;
+};
+
+/* ---- events --------------------------------------------------------------------------- */
+
+static void *grow(void *p, uint32_t *cap, size_t size)
+{
+	uint32_t n = *cap ? *cap * 2 : 16;
+	void *q = realloc(p, n * size);
+
+	if (!q) {
+		pcmd_err("data plane: out of memory");
+		abort();
+	}
+	*cap = n;
+	return q;
+}
+
+static void emit(struct pcmd_dp *dp, const struct pcmd_dp_event *ev)
+{
+	if (dp->ev_head && dp->ev_head + dp->ev_n == dp->ev_cap) {
+		memmove(dp->evs, dp->evs + dp->ev_head, dp->ev_n * sizeof(*dp->evs));
+		dp->ev_head = 0;
+	}
+	if (dp->ev_n == dp->ev_cap)
+		dp->evs = grow(dp->evs, &dp->ev_cap, sizeof(*dp->evs));
+	dp->evs[dp->ev_head + dp->ev_n++] = *ev;
+}
+
+static void emit_simple(struct pcmd_dp *dp, uint32_t kind, int status, uint64_t token,
+			uint32_t flow)
+{
+	struct pcmd_dp_event ev = {.kind = kind, .status = status, .token = token, .flow = flow};
+
+	emit(dp, &ev);
+}
+
+static void kick(struct pcmd_dp *dp)
+{
+	uint64_t one = 1;
+
+	if (write(dp->waiter.efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is saturated, so it is readable already */
+	}
+}
+
+/* ---- the engines' control requests ------------------------------------------------------ */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void submit(struct pcmd_dp *dp, uint32_t engine, const struct xp_cmd *cmd)
+{
+	while (xp_engine_submit(dp->engines[engine], cmd) == -EAGAIN)
+		sched_yield(); /* the engine thread empties its ring without waiting for us */
+}
+
+/* Run @ctl on @engine and wait for its answer. Return: its status. */
+static int ctl_run(struct pcmd_dp *dp, uint32_t engine, struct xp_ctl *ctl)
+{
+	struct xp_cmd cmd = {.op = XP_CMD_CTL, .ctl = ctl};
+	uint64_t start = mono_ns();
+
+	ctl->notify = false;
+	atomic_store(&ctl->done, 0);
+	submit(dp, engine, &cmd);
+	while (!atomic_load_explicit(&ctl->done, memory_order_acquire)) {
+		sched_yield();
+		if (mono_ns() - start > CTL_TIMEOUT_NS) {
+			pcmd_err("data plane: engine %u did not answer a control request in 5 s",
+				 engine);
+			abort(); /* the engine still owns @ctl: nothing safe is left to do */
+		}
+	}
+	if (ctl->status < 0 && ctl->diag.msg[0])
+		pcmd_warn("data plane: engine %u: %s", engine, ctl->diag.msg);
+	return ctl->status;
+}
+
+static struct xp_ctl *ctl_new(uint8_t op)
+{
+	struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
+
+	if (ctl)
+		ctl->op = op;
+	return ctl;
+}
+
+/* ---- create and destroy ------------------------------------------------------------------ */
+
+static bool have_rdma_device(void)
+{
+	return access("/sys/class/infiniband", F_OK) == 0 && xp_dp_find("verbs");
+}
+
+/* The datapath @cfg asks for, among those built (xp_dp_names()). */
+static int choose_datapath(const struct pcmd_config *cfg, const struct xp_dp_ops **out, char *err,
+			   size_t err_len)
+{
+	const char *name = NULL;
+
+	switch (cfg->datapath.kind) {
+	case PCMD_DATAPATH_AUTO:
+		if (cfg->datapath.resolved == PCMD_DATAPATH_VERBS && have_rdma_device())
+			name = "verbs";
+		else if (xp_dp_find("softnic"))
+			name = "softnic";
+		else
+			name = "null";
+		if (strcmp(name, "null") == 0)
+			pcmd_info("datapath auto: softnic is not built into this pcmd (built: %s); "
+				  "using null, the in-process loopback",
+				  xp_dp_names());
+		break;
+	case PCMD_DATAPATH_SOFTNIC:
+		name = "softnic";
+		break;
+	case PCMD_DATAPATH_VERBS:
+		name = "verbs";
+		break;
+	case PCMD_DATAPATH_NULL:
+		name = "null";
+		break;
+	}
+	*out = name ? xp_dp_find(name) : NULL;
+	if (!*out) {
+		snprintf(err, err_len,
+			 "datapath.kind: %s is not built into this pcmd (built: %s)",
+			 name ? name : "?", xp_dp_names());
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops *ops, uint32_t i,
+			  struct pcmd_dp *dp, struct xp_engine_config *ec)
+{
+	xp_engine_config_default(ec);
+	ec->dp_ops = ops;
+	ec->dp.engine = i;
+	ec->dp.copy = true;
+	ec->index = i;
+	ec->progress = XP_PROGRESS_THREAD;
+	ec->waiter = &dp->waiter;
+	ec->cpu = cfg->engines.n_cpus ? (int)cfg->engines.cpus[i % cfg->engines.n_cpus] : -1;
+	ec->async_workers = cfg->workers.count;
+	ec->core.chunk_bytes = cfg->datapath.chunk_bytes < XP_CHUNK_BYTES_MAX
+				   ? cfg->datapath.chunk_bytes
+				   : XP_CHUNK_BYTES_MAX;
+	if (ec->core.min_chunk_bytes > ec->core.chunk_bytes)
+		ec->core.min_chunk_bytes = ec->core.chunk_bytes;
+	if (cfg->datapath.n_devices) {
+		const struct pcmd_cfg_device *dev =
+		    &cfg->datapath.devices[i % cfg->datapath.n_devices];
+
+		ec->dp.device = dev->name;
+		ec->dp.port = (uint8_t)dev->port;
+		ec->dp.gid_index = dev->gid_index;
+	}
+}
+
+/*
+ * Start an engine whose thread blocks every signal: pcmd takes SIGHUP, SIGTERM
+ * and the others through its signalfd, which only works while no thread
+ * leaves them unblocked.
+ */
+static int engine_start(const struct xp_engine_config *ec, struct xp_engine **out,
+			struct pcm_diag *diag)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = xp_engine_create(ec, out, diag);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+static void eng_destroy(struct pcmd_dp *dp)
+{
+	for (uint32_t i = 0; dp->engines && i < dp->n_engines; i++) {
+		xp_engine_destroy(dp->engines[i]);
+		free(dp->conn_flow[i]);
+	}
+	for (uint32_t i = 0; i < dp->n_listeners; i++) {
+		free(dp->listeners[i].waiting);
+		free(dp->listeners[i].accepts);
+	}
+	free(dp->engines);
+	free(dp->conn_flow);
+	free(dp->flows);
+	free(dp->listeners);
+	free(dp->evs);
+	if (dp->waiter.efd >= 0)
+		close(dp->waiter.efd);
+	free(dp);
+}
+
+static int eng_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err,
+		      size_t err_len)
+{
+	struct pcmd_dp *dp = calloc(1, sizeof(*dp));
+	struct xp_engine_config ec;
+	struct pcm_diag diag;
+	int rc;
+
+	if (!dp)
+		return -ENOMEM;
+	dp->waiter.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dp->waiter.efd < 0) {
+		free(dp);
+		return -errno;
+	}
+	rc = choose_datapath(cfg, &dp->dp_ops, err, err_len);
+	dp->n_engines = cfg->engines.count ? cfg->engines.count : 1;
+	dp->engines = calloc(dp->n_engines, sizeof(*dp->engines));
+	dp->conn_flow = calloc(dp->n_engines, sizeof(*dp->conn_flow));
+	if (rc == 0 && (!dp->engines || !dp->conn_flow))
+		rc = -ENOMEM;
+	for (uint32_t i = 0; rc == 0 && i < dp->n_engines; i++) {
+		engine_config(cfg, dp->dp_ops, i, dp, &ec);
+		dp->max_conns = ec.core.max_conns;
+		memset(&diag, 0, sizeof(diag));
+		rc = engine_start(&ec, &dp->engines[i], &diag);
+		if (rc < 0) {
+			snprintf(err, err_len, "datapath %s, engine %u: %s", dp->dp_ops->name, i,
+				 diag.msg[0] ? diag.msg : strerror(-rc));
+			break;
+		}
+		dp->conn_flow[i] = malloc(ec.core.max_conns * sizeof(uint32_t));
+		if (!dp->conn_flow[i]) {
+			rc = -ENOMEM;
+			break;
+		}
+		memset(dp->conn_flow[i], 0xff, ec.core.max_conns * sizeof(uint32_t));
+	}
+	if (rc < 0) {
+		eng_destroy(dp);
+		return rc;
+	}
+	pcmd_info("data plane: %u engine%s on datapath %s", dp->n_engines,
+		  dp->n_engines == 1 ? "" : "s", dp->dp_ops->name);
+	*out = dp;
+	return 0;
+}
+
+static int eng_event_fd(struct pcmd_dp *dp)
+{
+	return dp->waiter.efd;
+}
+
+/* ---- flows --------------------------------------------------------------------------------- */
+
+static uint32_t flow_new(struct pcmd_dp *dp, struct pcmd_dp_region *r, uint32_t conn)
+{
+	uint32_t f;
+
+	for (f = 0; f < dp->n_flows; f++)
+		if (!dp->flows[f].used)
+			break;
+	if (f == dp->n_flows) {
+		uint32_t cap = dp->n_flows;
+
+		dp->flows = grow(dp->flows, &cap, sizeof(*dp->flows));
+		memset(dp->flows + dp->n_flows, 0, (cap - dp->n_flows) * sizeof(*dp->flows));
+		dp->n_flows = cap;
+	}
+	dp->flows[f] = (struct eng_flow){.used = true, .engine = r->engine, .conn = conn, .r = r,
+					 .rate_ns_mark = mono_ns()};
+	dp->conn_flow[r->engine][conn] = f;
+	r->refs++;
+	return f;
+}
+
+static struct eng_flow *flow_of(struct pcmd_dp *dp, uint32_t f)
+{
+	if (f >= dp->n_flows || !dp->flows[f].used || !dp->flows[f].known) {
+		pcmd_err("data plane: pcmd named flow %u, which it does not hold", f);
+		return NULL;
+	}
+	return &dp->flows[f];
+}
+
+static void region_try_release(struct pcmd_dp *dp, struct pcmd_dp_region *r);
+
+static void flow_free(struct pcmd_dp *dp, uint32_t f)
+{
+	struct eng_flow *fl = &dp->flows[f];
+	struct pcmd_dp_region *r = fl->r;
+
+	dp->conn_flow[fl->engine][fl->conn] = NO_FLOW;
+	*fl = (struct eng_flow){0};
+	r->refs--;
+	region_try_release(dp, r);
+}
+
+static void flow_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
+{
+	struct eng_flow *fl = &dp->flows[f];
+	struct xp_cmd cmd = {.op = XP_CMD_CLOSE, .conn = fl->conn,
+			     .close_mode = abort_now ? XP_CLOSE_ABORT : XP_CLOSE_GRACEFUL};
+
+	fl->closing = true;
+	fl->abort = abort_now;
+	submit(dp, fl->engine, &cmd);
+}
+
+/* ---- regions ------------------------------------------------------------------------------- */
+
+static int eng_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const char *host,
+			  uint64_t token, struct pcmd_dp_region **out)
+{
+	struct pcmd_dp_region *r = calloc(1, sizeof(*r));
+	struct xp_ctl *ctl = ctl_new(XP_CTL_MR_REG);
+	int rc;
+
+	if (!r || !ctl) {
+		free(r);
+		free(ctl);
+		return -ENOMEM;
+	}
+	r->token = token;
+	r->base = base;
+	r->bytes = bytes;
+	r->engine = dp->next_engine++ % dp->n_engines;
+	dp->n_regions++;
+	if (host && host[0])
+		snprintf(r->name, sizeof(r->name), "%s", host);
+	else
+		snprintf(r->name, sizeof(r->name), "%s-%u", dp->dp_ops->name, dp->n_regions);
+	ctl->addr = base;
+	ctl->len = bytes;
+	rc = ctl_run(dp, r->engine, ctl);
+	r->mr = ctl->mr;
+	free(ctl);
+	if (rc < 0) {
+		free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+static void region_try_release(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+{
+	struct xp_ctl *ctl;
+
+	if (!r->releasing || r->refs)
+		return;
+	ctl = ctl_new(XP_CTL_MR_DEREG);
+	if (!ctl) {
+		pcmd_err("data plane: out of memory releasing a region");
+		abort();
+	}
+	ctl->mr = r->mr;
+	if (ctl_run(dp, r->engine, ctl) < 0)
+		pcmd_err("data plane: engine %u refused to release region %u", r->engine, r->mr);
+	free(ctl);
+	emit_simple(dp, PCMD_DP_EV_REGION_RELEASED, 0, r->token, 0);
+	kick(dp);
+	free(r);
+}
+
+static void eng_region_release(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+{
+	r->releasing = true;
+	region_try_release(dp, r);
+}
+
+/* ---- listeners and connection setup ----------------------------------------------------------- */
+
+static struct eng_listener *find_listener(struct pcmd_dp *dp, const char *addr)
+{
+	for (uint32_t i = 0; i < dp->n_listeners; i++)
+		if (dp->listeners[i].used && strcmp(dp->listeners[i].addr, addr) == 0)
+			return &dp->listeners[i];
+	return NULL;
+}
+
+static int eng_listen(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,
+		      uint32_t backlog, uint32_t *id)
+{
+	struct eng_listener *l;
+	uint32_t i;
+
+	if (find_listener(dp, addr))
+		return -EADDRINUSE;
+	for (i = 0; i < dp->n_listeners; i++)
+		if (!dp->listeners[i].used)
+			break;
+	if (i == dp->n_listeners) {
+		uint32_t cap = dp->n_listeners;
+
+		dp->listeners = grow(dp->listeners, &cap, sizeof(*dp->listeners));
+		memset(dp->listeners + i, 0, (cap - i) * sizeof(*dp->listeners));
+		dp->n_listeners = cap;
+	}
+	l = &dp->listeners[i];
+	free(l->accepts);
+	*l = (struct eng_listener){.used = true, .r = r, .backlog = backlog ? backlog : 1};
+	l->waiting = calloc(l->backlog, sizeof(*l->waiting));
+	if (!l->waiting) {
+		l->used = false;
+		return -ENOMEM;
+	}
+	snprintf(l->addr, sizeof(l->addr), "%s", addr);
+	r->refs++;
+	*id = i;
+	return 0;
+}
+
+static struct eng_listener *listener_of(struct pcmd_dp *dp, uint32_t id)
+{
+	if (id >= dp->n_listeners || !dp->listeners[id].used) {
+		pcmd_err("data plane: pcmd named listener %u, which it does not hold", id);
+		return NULL;
+	}
+	return &dp->listeners[id];
+}
+
+static void match_accepts(struct pcmd_dp *dp, struct eng_listener *l)
+{
+	while (l->n_waiting && l->n_accepts) {
+		uint32_t f = l->waiting[0];
+		struct eng_flow *fl = &dp->flows[f];
+		struct pcmd_dp_event ev = {.kind = PCMD_DP_EV_ACCEPTED, .token = l->accepts[0],
+					   .flow = f};
+		uint32_t peer = dp->flows[f].token >> 32 ? NO_FLOW : (uint32_t)dp->flows[f].token;
+
+		memmove(l->waiting, l->waiting + 1, --l->n_waiting * sizeof(*l->waiting));
+		memmove(l->accepts, l->accepts + 1, --l->n_accepts * sizeof(*l->accepts));
+		/* until it is known, a backlog flow's token holds its dialer's flow id */
+		if (peer < dp->n_flows && dp->flows[peer].used)
+			snprintf(ev.peer, sizeof(ev.peer), "%s", dp->flows[peer].r->name);
+		fl->token = ev.token;
+		fl->known = true;
+		emit(dp, &ev);
+	}
+	kick(dp);
+}
+
+static void eng_unlisten(struct pcmd_dp *dp, uint32_t id)
+{
+	struct eng_listener *l = listener_of(dp, id);
+
+	if (!l)
+		return;
+	for (uint32_t i = 0; i < l->n_accepts; i++)
+		emit_simple(dp, PCMD_DP_EV_ACCEPTED, -ECONNABORTED, l->accepts[i], 0);
+	/* Connections nobody accepted: pcmd never heard of them; their close is silent. */
+	for (uint32_t i = 0; i < l->n_waiting; i++)
+		flow_close(dp, l->waiting[i], true);
+	l->n_accepts = l->n_waiting = 0;
+	l->used = false;
+	free(l->waiting);
+	l->waiting = NULL;
+	l->r->refs--;
+	region_try_release(dp, l->r);
+	kick(dp);
+}
+
+static int eng_accept(struct pcmd_dp *dp, uint32_t id, uint64_t token)
+{
+	struct eng_listener *l = listener_of(dp, id);
+
+	if (!l)
+		return -EINVAL;
+	if (l->n_accepts == l->cap_accepts)
+		l->accepts = grow(l->accepts, &l->cap_accepts, sizeof(*l->accepts));
+	l->accepts[l->n_accepts++] = token;
+	match_accepts(dp, l);
+	return 0;
+}
+
+/* The engine's options for pcmd's choice of packages. */
+static void conn_opts_of(const struct pcmd_dp_flow_opts *o, struct xp_conn_opts *x)
+{
+	memset(x, 0, sizeof(*x));
+	if (!o)
+		return;
+	x->cc = o->cc;
+	x->lb = o->lb;
+	x->paths = o->paths;
+	x->rc = o->reliable_connected;
+	x->mode = o->mode == PCMD_SHELL_SYNC ? XP_CC_PCM_SYNC : XP_CC_PCM_ASYNC;
+	x->async_mode = o->mode == PCMD_SHELL_ASYNC_LOCKED    ? PCM_ASYNC_LOCKED
+			: o->mode == PCMD_SHELL_ASYNC_BOUNDED ? PCM_ASYNC_BOUNDED
+							      : PCM_ASYNC_RELAXED;
+	if (o->cc)
+		snprintf(x->cc_name, sizeof(x->cc_name), "%s", o->cc->name);
+	if (o->lb)
+		snprintf(x->lb_name, sizeof(x->lb_name), "%s", o->lb->name);
+}
+
+/* Open on the dialer's engine, accept on the listener's, bind the dialer. */
+static int setup_pair(struct pcmd_dp *dp, struct pcmd_dp_region *dialer, struct eng_listener *l,
+		      const struct pcmd_dp_flow_opts *opts, uint32_t *a_conn, uint32_t *b_conn)
+{
+	struct xp_ctl *a = ctl_new(XP_CTL_CONN_OPEN), *b = ctl_new(XP_CTL_CONN_ACCEPT);
+	int rc = a && b ? 0 : -ENOMEM;
+
+	if (rc == 0) {
+		conn_opts_of(opts, &a->opts);
+		rc = ctl_run(dp, dialer->engine, a);
+	}
+	if (rc == 0) {
+		/* the accepted side runs without a policy until flow_setup() names one */
+		memcpy(b->peer_msg, a->msg, a->msg_len);
+		b->peer_len = a->msg_len;
+		rc = ctl_run(dp, l->r->engine, b);
+		if (rc < 0) {
+			a->op = XP_CTL_CONN_DROP;
+			(void)ctl_run(dp, dialer->engine, a);
+		}
+	}
+	if (rc == 0) {
+		a->op = XP_CTL_CONN_BIND;
+		memcpy(a->peer_msg, b->msg, b->msg_len);
+		a->peer_len = b->msg_len;
+		rc = ctl_run(dp, dialer->engine, a);
+		if (rc < 0) {
+			/* the dialer's side is gone (the engine aborted it); the listener's
+			 * connection is reset by the abort, and closes silently */
+			*b_conn = b->conn;
+		}
+	}
+	if (rc == 0) {
+		*a_conn = a->conn;
+		*b_conn = b->conn;
+	}
+	free(a);
+	free(b);
+	return rc;
+}
+
+static int eng_connect(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,
+		       const struct pcmd_dp_flow_opts *opts, uint64_t token)
+{
+	struct eng_listener *l = find_listener(dp, addr);
+	uint32_t a_conn = 0, b_conn = UINT32_MAX, a, b;
+	int rc;
+
+	if (!l || l->n_waiting == l->backlog) {
+		emit_simple(dp, PCMD_DP_EV_CONNECTED, -ECONNREFUSED, token, 0);
+		kick(dp);
+		return 0;
+	}
+	rc = setup_pair(dp, r, l, opts, &a_conn, &b_conn);
+	if (rc < 0) {
+		if (b_conn != UINT32_MAX) {
+			b = flow_new(dp, l->r, b_conn);
+			flow_close(dp, b, true);
+		}
+		emit_simple(dp, PCMD_DP_EV_CONNECTED, rc, token, 0);
+		kick(dp);
+		return 0;
+	}
+	a = flow_new(dp, r, a_conn);
+	b = flow_new(dp, l->r, b_conn);
+	dp->flows[a].known = true;
+	dp->flows[a].token = token;
+	dp->flows[b].token = a; /* the dialer, for the peer's name (match_accepts) */
+	l->waiting[l->n_waiting++] = b;
+	emit_simple(dp, PCMD_DP_EV_CONNECTED, 0, token, a);
+	match_accepts(dp, l);
+	return 0;
+}
+
+static int set_cc(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts *opts)
+{
+	struct eng_flow *fl = flow_of(dp, f);
+	struct xp_ctl *ctl;
+	int rc;
+
+	if (!fl)
+		return -EINVAL;
+	if (fl->closing)
+		return -ESHUTDOWN;
+	ctl = ctl_new(XP_CTL_SET_CC);
+	if (!ctl)
+		return -ENOMEM;
+	ctl->conn = fl->conn;
+	conn_opts_of(opts, &ctl->opts);
+	rc = ctl_run(dp, fl->engine, ctl);
+	free(ctl);
+	return rc;
+}
+
+static int eng_flow_setup(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts *opts)
+{
+	return set_cc(dp, f, opts);
+}
+
+static int eng_set_policy(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts *opts)
+{
+	return set_cc(dp, f, opts);
+}
+
+/* ---- data ------------------------------------------------------------------------------------ */
+
+static int post(struct pcmd_dp *dp, uint32_t f, uint8_t op, uint64_t off, uint64_t len,
+		uint64_t token)
+{
+	struct eng_flow *fl = flow_of(dp, f);
+	struct xp_cmd cmd = {.op = op, .len = len, .cookie = token};
+
+	if (!fl)
+		return -EINVAL;
+	if (fl->closing)
+		return -ESHUTDOWN;
+	if (off > fl->r->bytes || len > fl->r->bytes - off)
+		return -EFAULT; /* pcmd checked it already: never reached */
+	cmd.conn = fl->conn;
+	cmd.mr = fl->r->mr;
+	cmd.addr = (uint64_t)(uintptr_t)fl->r->base + off;
+	if (op == XP_CMD_SEND)
+		fl->send_bytes_posted += len;
+	submit(dp, fl->engine, &cmd);
+	return 0;
+}
+
+static int eng_post_send(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t len,
+			 uint64_t token)
+{
+	return post(dp, f, XP_CMD_SEND, off, len, token);
+}
+
+static int eng_post_recv(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t cap,
+			 uint64_t token)
+{
+	return post(dp, f, XP_CMD_RECV, off, cap, token);
+}
+
+static void eng_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
+{
+	struct eng_flow *fl = flow_of(dp, f);
+
+	if (fl && !fl->closing)
+		flow_close(dp, f, abort_now);
+}
+
+static int eng_flow_stats(struct pcmd_dp *dp, uint32_t f, struct pcmd_flow_measure *out)
+{
+	struct eng_flow *fl = flow_of(dp, f);
+	uint64_t now = mono_ns();
+
+	if (!fl)
+		return -EINVAL;
+	if (now - fl->rate_ns_mark >= 100000000ull) { /* a new interval every 100 ms at most */
+		fl->rate_bps = (fl->send_bytes_done - fl->rate_bytes_mark) * 8ull * 1000000000ull /
+			       (now - fl->rate_ns_mark);
+		fl->rate_bytes_mark = fl->send_bytes_done;
+		fl->rate_ns_mark = now;
+	}
+	memset(out, 0, sizeof(*out));
+	out->valid = PCMD_FIELD_RATE | PCMD_FIELD_INFLIGHT;
+	out->rate_bps = fl->rate_bps;
+	out->in_flight_bytes = fl->send_bytes_posted - fl->send_bytes_done;
+	return 0;
+}
+
+/* ---- completions ------------------------------------------------------------------------------ */
+
+static void on_comp(struct pcmd_dp *dp, uint32_t engine, const struct xp_engine_comp *c)
+{
+	uint32_t f = c->conn < dp->max_conns ? dp->conn_flow[engine][c->conn] : NO_FLOW;
+	struct eng_flow *fl = f != NO_FLOW ? &dp->flows[f] : NULL;
+	struct pcmd_dp_event ev = {.kind = PCMD_DP_EV_COMPLETE, .status = c->status,
+				   .token = c->cookie, .bytes = c->bytes};
+
+	switch (c->kind) {
+	case XP_ECOMP_SEND:
+	case XP_ECOMP_RECV:
+		if (fl && c->kind == XP_ECOMP_SEND && c->status == 0)
+			fl->send_bytes_done += c->bytes;
+		else if (fl && c->kind == XP_ECOMP_SEND)
+			/* a failing flow: its sends end with errors; count none in flight */
+			fl->send_bytes_posted = fl->send_bytes_done;
+		if (fl && fl->abort && ev.status == -ECANCELED)
+			ev.status = -ECONNABORTED; /* the seam's word for a local abort */
+		emit(dp, &ev);
+		break;
+	case XP_ECOMP_CLOSE:
+		if (!fl)
+			break;
+		if (fl->known)
+			emit_simple(dp, PCMD_DP_EV_CLOSED, 0, fl->token, f);
+		flow_free(dp, f);
+		break;
+	default:
+		break; /* control requests are waited for, not notified */
+	}
+}
+
+static uint32_t take_completions(struct pcmd_dp *dp)
+{
+	struct xp_engine_comp c[COMP_BATCH];
+	uint32_t total = 0;
+
+	for (uint32_t e = 0; e < dp->n_engines; e++) {
+		uint32_t n;
+
+		do {
+			n = xp_engine_poll(dp->engines[e], c, COMP_BATCH);
+			for (uint32_t i = 0; i < n; i++)
+				on_comp(dp, e, &c[i]);
+			total += n;
+		} while (n == COMP_BATCH);
+	}
+	return total;
+}
+
+static int eng_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
+{
+	uint64_t v;
+	int n;
+
+	if (read(dp->waiter.efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return -errno;
+	take_completions(dp);
+	/* Announce that pcmd will wait for the eventfd, then look again: an
+	 * engine publishing after the look sees `waiting` and writes the
+	 * eventfd (a completion taken by the second look costs at most one
+	 * spurious wake-up). */
+	atomic_store(&dp->waiter.waiting, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	take_completions(dp);
+	n = (int)dp->ev_n < max ? (int)dp->ev_n : max;
+	if (n > 0)
+		memcpy(evs, dp->evs + dp->ev_head, (size_t)n * sizeof(*evs));
+	dp->ev_head += (uint32_t)n;
+	dp->ev_n -= (uint32_t)n;
+	if (!dp->ev_n)
+		dp->ev_head = 0;
+	else
+		kick(dp); /* more wait: poll again */
+	return n;
+}
+
+static const char *eng_datapath(struct pcmd_dp *dp)
+{
+	return dp->dp_ops->name;
+}
+
+const struct pcmd_dp_ops pcmd_dp_engine = {
+    .name = "engine",
+    .create = eng_create,
+    .destroy = eng_destroy,
+    .event_fd = eng_event_fd,
+    .poll = eng_poll,
+    .region_add = eng_region_add,
+    .region_release = eng_region_release,
+    .listen = eng_listen,
+    .unlisten = eng_unlisten,
+    .accept = eng_accept,
+    .connect = eng_connect,
+    .flow_setup = eng_flow_setup,
+    .post_send = eng_post_send,
+    .post_recv = eng_post_recv,
+    .close = eng_close,
+    .flow_stats = eng_flow_stats,
+    .set_policy = eng_set_policy,
+    .datapath = eng_datapath,
+};
