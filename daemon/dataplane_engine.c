@@ -26,8 +26,9 @@
  * eventfd (struct xp_waiter).
  *
  * Datapaths: the engine's table (xp_dp_find()). "auto" takes verbs when an
- * RDMA device is present and verbs is built in, else softnic when built in,
- * else null; a datapath named in the config that this build lacks is
+ * RDMA device is present and verbs is built in, else null (pcmd does not
+ * host the emulated softnic fabric yet); a datapath named in the config that
+ * this build lacks is
  * refused at start with the list of those built. null moves the bytes
  * (copy on): pcmd's clients are all on this machine.
  *
@@ -221,18 +222,18 @@ static int choose_datapath(const struct pcmd_config *cfg, const struct xp_dp_ops
 	case PCMD_DATAPATH_AUTO:
 		if (cfg->datapath.resolved == PCMD_DATAPATH_VERBS && have_rdma_device())
 			name = "verbs";
-		else if (xp_dp_find("softnic"))
-			name = "softnic";
 		else
 			name = "null";
 		if (strcmp(name, "null") == 0)
-			pcmd_info("datapath auto: softnic is not built into this pcmd (built: %s); "
-				  "using null, the in-process loopback",
+			pcmd_info("datapath auto: pcmd does not host the emulated softnic fabric yet; "
+				  "using null, the in-process loopback (built: %s)",
 				  xp_dp_names());
 		break;
 	case PCMD_DATAPATH_SOFTNIC:
-		name = "softnic";
-		break;
+		snprintf(err, err_len,
+			 "datapath.kind: softnic: pcmd does not host the emulated fabric yet "
+			 "(use null or verbs)");
+		return -ENOTSUP;
 	case PCMD_DATAPATH_VERBS:
 		name = "verbs";
 		break;
