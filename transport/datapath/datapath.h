@@ -95,6 +95,7 @@ struct xp_dp_config {
 	uint32_t max_paths;   /* paths this instance may create; 0: the default */
 	uint32_t max_keys;    /* regions + receive keys at once; 0: the default */
 	bool copy;            /* null: copy chunk bytes (tests) or only move events (goodput) */
+	bool no_recv_keys;    /* verbs: hand out the region's rkey even where memory windows exist */
 	void *world;          /* softnic: the emulated fabric (softnic.h) */
 	uint32_t host;        /* softnic: this instance's host in the fabric */
 };
