@@ -112,6 +112,8 @@ static const char *mode_label(bool async, enum pcm_async_mode mode)
 
 struct async_run {
 	double seconds;
+	double cpu_seconds;        /* the datapath thread's CPU time */
+	double worker_cpu_seconds; /* the workers' (the rest of the process's) */
 	uint64_t calls;
 	uint64_t idle_polls;
 };
@@ -125,10 +127,12 @@ static struct async_run run_async(struct pcm_async *as, const struct trace *t, u
 	struct pcm_event ev = { 0 };
 	uint32_t flow = 0, fill = 0;
 	struct async_run r;
-	double t0;
+	double t0, c0, p0;
 
 	pcm_async_stats(as, UINT32_MAX, &s0);
 	t0 = bench_now_s();
+	c0 = bench_thread_cpu_s();
+	p0 = bench_process_cpu_s();
 	for (uint64_t n = 0; n < events; n++) {
 		pcm_uint now = bench_now_ps += 1000;
 
@@ -149,6 +153,8 @@ static struct async_run run_async(struct pcm_async *as, const struct trace *t, u
 	if (fill)
 		pcm_async_feed_burst(as, batch, fill);
 	r.seconds = bench_now_s() - t0;
+	r.cpu_seconds = bench_thread_cpu_s() - c0;
+	r.worker_cpu_seconds = bench_process_cpu_s() - p0 - r.cpu_seconds;
 	pcm_async_stats(as, UINT32_MAX, &s1);
 	r.calls = s1.handler_calls - s0.handler_calls;
 	r.idle_polls = s1.idle_polls - s0.idle_polls;
@@ -176,6 +182,10 @@ struct async_result {
 	double mcalls_per_s;
 	double events_per_call;
 	double native_ns_per_event; /* 0 when no native baseline */
+	/* the same from CPU times: the workers' calls per second of their CPU time */
+	double cpu_ns_per_event;
+	double worker_cpu_mcalls_per_s;
+	double native_cpu_ns_per_event;
 	uint64_t idle_polls;
 	size_t bytes_per_flow;
 };
@@ -193,6 +203,11 @@ static void print_async_result(const struct pcm_package *pkg, const struct bench
 		if (r->native_ns_per_event > 0)
 			printf("  native %.2f ns  ratio %.3f", r->native_ns_per_event,
 			       r->ns_per_event / r->native_ns_per_event);
+		printf("\n%-16s   cpu time %8.2f ns/event  %7.2f Mcalls/s per worker", "",
+		       r->cpu_ns_per_event, r->worker_cpu_mcalls_per_s);
+		if (r->native_cpu_ns_per_event > 0)
+			printf("  native %.2f ns  ratio %.3f", r->native_cpu_ns_per_event,
+			       r->cpu_ns_per_event / r->native_cpu_ns_per_event);
 		putchar('\n');
 		fflush(stdout);
 		return;
@@ -207,6 +222,11 @@ static void print_async_result(const struct pcm_package *pkg, const struct bench
 	if (r->native_ns_per_event > 0)
 		printf(",\"native_ns_per_event\":%.3f,\"native_ratio\":%.4f",
 		       r->native_ns_per_event, r->ns_per_event / r->native_ns_per_event);
+	printf(",\"cpu_ns_per_event\":%.3f,\"worker_cpu_mcalls_per_s\":%.3f", r->cpu_ns_per_event,
+	       r->worker_cpu_mcalls_per_s);
+	if (r->native_cpu_ns_per_event > 0)
+		printf(",\"native_cpu_ns_per_event\":%.3f,\"cpu_native_ratio\":%.4f",
+		       r->native_cpu_ns_per_event, r->cpu_ns_per_event / r->native_cpu_ns_per_event);
 	if (o->async_mode == PCM_ASYNC_BOUNDED) {
 		printf(",\"skew_bound\":%u,\"retakes\":%llu,\"deferrals\":%llu,"
 		       "\"skew_max_accepted\":%llu",
@@ -222,7 +242,7 @@ static void print_async_result(const struct pcm_package *pkg, const struct bench
 int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts *o,
 			 const struct trace *t)
 {
-	double dp_ns[64], rate[64], epc[64], nat_ns[64];
+	double dp_ns[64], rate[64], epc[64], nat_ns[64], dp_cpu[64], wk_rate[64], nat_cpu[64];
 	struct native_swift_flow *native = NULL;
 	struct native_swift_params params;
 	struct pcm_async_stats st;
@@ -249,12 +269,17 @@ int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts 
 		dp_ns[r] = ar.seconds * 1e9 / (double)o->events;
 		rate[r] = (double)ar.calls / ar.seconds / 1e6;
 		epc[r] = ar.calls ? (double)o->events / (double)ar.calls : 0;
+		dp_cpu[r] = ar.cpu_seconds * 1e9 / (double)o->events;
+		wk_rate[r] = ar.worker_cpu_seconds > 0 ?
+				     (double)ar.calls / ar.worker_cpu_seconds / 1e6 :
+				     0;
 		idle_polls += ar.idle_polls;
 		if (native) {
 			struct run_result nr =
 				bench_run_native(native, &params, t, o->events, o->flows);
 
 			nat_ns[r] = nr.seconds * 1e9 / (double)o->events;
+			nat_cpu[r] = nr.cpu_seconds * 1e9 / (double)o->events;
 		}
 	}
 	pcm_async_stop(as);
@@ -263,6 +288,9 @@ int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts 
 	res.mcalls_per_s = bench_median(rate, o->runs);
 	res.events_per_call = bench_median(epc, o->runs);
 	res.native_ns_per_event = native ? bench_median(nat_ns, o->runs) : 0;
+	res.cpu_ns_per_event = bench_median(dp_cpu, o->runs);
+	res.worker_cpu_mcalls_per_s = bench_median(wk_rate, o->runs) / o->workers;
+	res.native_cpu_ns_per_event = native ? bench_median(nat_cpu, o->runs) : 0;
 	res.idle_polls = idle_polls;
 	res.bytes_per_flow = pcm_async_bytes_per_flow(as);
 	print_async_result(pkg, o, &res, &st);
@@ -406,7 +434,10 @@ static int rtt_run(const struct pcm_package *swift, bool async, enum pcm_async_m
 		res->calls = st.handler_calls;
 		pcm_async_destroy(tg.as);
 	} else {
-		res->calls = tg.sync->stats.handler_calls;
+		struct pcm_shell_stats st;
+
+		pcm_shell_stats(tg.sync, &st);
+		res->calls = st.handler_calls;
 		pcm_shell_destroy(tg.sync);
 	}
 	qsort(res->adj, res->n_adj, sizeof(*res->adj), cmp_i64);

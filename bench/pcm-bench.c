@@ -64,12 +64,27 @@ static void trace_fill(struct trace *t)
 	}
 }
 
-double bench_now_s(void)
+static double clock_s(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double bench_now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+double bench_thread_cpu_s(void)
+{
+	return clock_s(CLOCK_THREAD_CPUTIME_ID);
+}
+
+double bench_process_cpu_s(void)
+{
+	return clock_s(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 /*
@@ -83,37 +98,62 @@ pcm_uint bench_now_ps = 1000000;
  * are gathered into bursts, as a datapath polling a completion queue would,
  * and handed over with pcm_shell_feed_burst().
  */
-static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
-				 uint64_t events, uint32_t flows, uint32_t burst)
+/*
+ * burst == 1: one loop of its own, shaped as bench_run_native()'s, and not
+ * inlined into run_pcm(), whose timing state would otherwise compete with
+ * it for registers.
+ */
+static __attribute__((noinline)) void feed_each(struct pcm_shell *shell, const struct trace *t, uint64_t events,
+		      uint32_t flows)
 {
-	static struct pcm_flow_event batch[MAX_BURST];
-	uint64_t calls0 = shell->stats.handler_calls;
 	struct pcm_event ev = { 0 };
-	uint32_t flow = 0, fill = 0;
-	struct run_result r;
-	double t0 = bench_now_s();
+	uint32_t flow = 0;
 
 	for (uint64_t n = 0; n < events; n++) {
-		pcm_uint now = bench_now_ps += 1000;
+		make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
+		pcm_shell_feed(shell, flow, &ev, bench_now_ps += 1000);
+		flow = flow + 1 == flows ? 0 : flow + 1;
+	}
+}
 
-		if (burst == 1) {
-			make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
-			pcm_shell_feed(shell, flow, &ev, now);
-		} else {
-			batch[fill].flow = flow;
-			batch[fill].now_ps = now;
-			make_event(t, (uint32_t)n & (TRACE_LEN - 1), &batch[fill].ev);
-			if (++fill == burst) {
-				pcm_shell_feed_burst(shell, batch, fill);
-				fill = 0;
-			}
+static void feed_bursts(struct pcm_shell *shell, const struct trace *t, uint64_t events,
+			uint32_t flows, uint32_t burst)
+{
+	static struct pcm_flow_event batch[MAX_BURST];
+	uint32_t flow = 0, fill = 0;
+
+	for (uint64_t n = 0; n < events; n++) {
+		batch[fill].flow = flow;
+		batch[fill].now_ps = bench_now_ps += 1000;
+		make_event(t, (uint32_t)n & (TRACE_LEN - 1), &batch[fill].ev);
+		if (++fill == burst) {
+			pcm_shell_feed_burst(shell, batch, fill);
+			fill = 0;
 		}
 		flow = flow + 1 == flows ? 0 : flow + 1;
 	}
 	if (fill)
 		pcm_shell_feed_burst(shell, batch, fill);
+}
+
+static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
+				 uint64_t events, uint32_t flows, uint32_t burst)
+{
+	struct pcm_shell_stats st0, st1;
+	struct run_result r;
+	double t0, c0;
+
+	pcm_shell_stats(shell, &st0);
+	t0 = bench_now_s();
+	c0 = bench_thread_cpu_s();
+	if (burst == 1)
+		feed_each(shell, t, events, flows);
+	else
+		feed_bursts(shell, t, events, flows, burst);
 	r.seconds = bench_now_s() - t0;
-	r.calls = shell->stats.handler_calls - calls0;
+	r.cpu_seconds = bench_thread_cpu_s() - c0;
+	pcm_shell_stats(shell, &st1);
+	r.calls = st1.handler_calls - st0.handler_calls;
 	return r;
 }
 
@@ -125,7 +165,7 @@ struct run_result bench_run_native(struct native_swift_flow *fl,
 	struct native_swift_event ev;
 	struct run_result r = { 0 };
 	uint32_t flow = 0;
-	double t0 = bench_now_s();
+	double t0 = bench_now_s(), c0 = bench_thread_cpu_s();
 
 	for (uint64_t n = 0; n < events; n++) {
 		make_native_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
@@ -133,6 +173,7 @@ struct run_result bench_run_native(struct native_swift_flow *fl,
 		flow = flow + 1 == flows ? 0 : flow + 1;
 	}
 	r.seconds = bench_now_s() - t0;
+	r.cpu_seconds = bench_thread_cpu_s() - c0;
 	return r;
 }
 
@@ -149,10 +190,14 @@ double bench_median(double *v, unsigned n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Medians over the runs; cpu_*: from the thread's CPU time instead of the wall clock. */
 struct handler_result {
 	double ns_per_event;
 	double mcalls_per_s;
 	double native_ns_per_event; /* 0 when no native baseline */
+	double cpu_ns_per_event;
+	double cpu_mcalls_per_s;
+	double native_cpu_ns_per_event;
 	size_t bytes_per_flow;
 };
 
@@ -183,7 +228,7 @@ struct native_swift_flow *bench_native_create(const struct pcm_package *pkg, uin
 static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
 		     const struct trace *t, struct handler_result *res)
 {
-	double pcm_ns[64], pcm_rate[64], nat_ns[64];
+	double pcm_ns[64], pcm_rate[64], nat_ns[64], pcm_cpu[64], cpu_rate[64], nat_cpu[64];
 	struct native_swift_flow *native = NULL;
 	struct native_swift_params params;
 	struct pcm_shell *shell;
@@ -209,15 +254,21 @@ static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
 
 		pcm_ns[r] = pr.seconds * 1e9 / (double)o->events;
 		pcm_rate[r] = (double)pr.calls / pr.seconds / 1e6;
+		pcm_cpu[r] = pr.cpu_seconds * 1e9 / (double)o->events;
+		cpu_rate[r] = (double)pr.calls / pr.cpu_seconds / 1e6;
 		if (native) {
 			struct run_result nr = bench_run_native(native, &params, t, o->events, o->flows);
 
 			nat_ns[r] = nr.seconds * 1e9 / (double)o->events;
+			nat_cpu[r] = nr.cpu_seconds * 1e9 / (double)o->events;
 		}
 	}
 	res->ns_per_event = bench_median(pcm_ns, o->runs);
 	res->mcalls_per_s = bench_median(pcm_rate, o->runs);
 	res->native_ns_per_event = native ? bench_median(nat_ns, o->runs) : 0;
+	res->cpu_ns_per_event = bench_median(pcm_cpu, o->runs);
+	res->cpu_mcalls_per_s = bench_median(cpu_rate, o->runs);
+	res->native_cpu_ns_per_event = native ? bench_median(nat_cpu, o->runs) : 0;
 	res->bytes_per_flow = pcm_shell_bytes_per_flow(shell);
 	free(native);
 	pcm_shell_destroy(shell);
@@ -233,6 +284,11 @@ static void print_result(const struct pcm_package *pkg, const struct bench_opts 
 		if (r->native_ns_per_event > 0)
 			printf("  native %.2f ns  ratio %.3f", r->native_ns_per_event,
 			       r->ns_per_event / r->native_ns_per_event);
+		printf("\n%-16s   cpu time %8.2f ns/event  %7.2f Mcalls/s", "", r->cpu_ns_per_event,
+		       r->cpu_mcalls_per_s);
+		if (r->native_cpu_ns_per_event > 0)
+			printf("  native %.2f ns  ratio %.3f", r->native_cpu_ns_per_event,
+			       r->cpu_ns_per_event / r->native_cpu_ns_per_event);
 		putchar('\n');
 		return;
 	}
@@ -244,6 +300,11 @@ static void print_result(const struct pcm_package *pkg, const struct bench_opts 
 	if (r->native_ns_per_event > 0)
 		printf(",\"native_ns_per_event\":%.3f,\"native_ratio\":%.4f",
 		       r->native_ns_per_event, r->ns_per_event / r->native_ns_per_event);
+	printf(",\"cpu_ns_per_event\":%.3f,\"cpu_mcalls_per_s\":%.3f", r->cpu_ns_per_event,
+	       r->cpu_mcalls_per_s);
+	if (r->native_cpu_ns_per_event > 0)
+		printf(",\"native_cpu_ns_per_event\":%.3f,\"cpu_native_ratio\":%.4f",
+		       r->native_cpu_ns_per_event, r->cpu_ns_per_event / r->native_cpu_ns_per_event);
 	puts("}");
 	fflush(stdout);
 }

@@ -420,6 +420,34 @@ static int cmd_gen(const struct pcmc_args *a)
 	return rc;
 }
 
+/* A signal whose value can go down: a LAST or MIN accumulator, or bytes in flight. */
+static bool can_decrease(const struct pcm_spec_signal *s)
+{
+	return s->accum == PCM_SIG_ACCUM_LAST || s->accum == PCM_SIG_ACCUM_MIN ||
+	       s->type == PCM_SIG_IN_FLIGHT;
+}
+
+/*
+ * DELTA is the value minus its reference mod 2^64, as the SDK's reference VM
+ * computes it, so on a signal that goes down by one it reads 2^64 - 1.
+ */
+static void warn_delta_wraparound(const struct pcm_spec *spec)
+{
+	for (unsigned i = 0; i < spec->n_signals; i++) {
+		const struct pcm_spec_signal *s = &spec->signals[i];
+
+		if (s->trigger != PCM_SIG_TRIGGER_DELTA || !can_decrease(s))
+			continue;
+		fprintf(stderr,
+			"%s:%u:%u: signals[%u] '%s': warning: DELTA trigger on a signal that can "
+			"decrease (%s, %s): value - reference is taken mod 2^64, so a decrease fires "
+			"'%s %llu'; use PCM_SIG_TRIGGER_MAGNITUDE to fire on a change either way\n",
+			spec->path, s->loc.line, s->loc.col, i, s->name, pcm_signal_name(s->type),
+			pcm_accum_name(s->accum), pcm_trigger_op_text(s->op),
+			(unsigned long long)s->threshold.num.u);
+	}
+}
+
 static int cmd_check(const struct pcmc_args *a)
 {
 	struct pcm_fabric *fabric;
@@ -433,6 +461,7 @@ static int cmd_check(const struct pcmc_args *a)
 	rc = load_inputs(a, &fabric, &spec);
 	if (rc < 0)
 		return rc;
+	warn_delta_wraparound(spec);
 	printf("pcmc: '%s' (%s) passes the capability check for target '%s'\n", spec->name,
 	       spec->path, a->target_name);
 	pcm_spec_free(spec);

@@ -1,40 +1,56 @@
 // SPDX-License-Identifier: MIT
 /*
- * async.c - the asynchronous shell: lock-free accumulation on the datapath,
- * snapshots and handler calls on control-plane workers.
+ * async.c - the asynchronous shell: datapath threads accumulate into
+ * per-flow windows, control-plane workers fold them into the flow records
+ * and run the handlers (async.h, pcm-handler(7)).
  *
- * Shared flow record (64-bit atomic slots, 64-byte aligned per flow), laid
- * out so that everything the datapath writes per event shares a cache line
- * when the package has at most six signals:
- *   0        state: bit 0 QUEUED (the flow sits in, or is being pushed onto,
- *            its worker's queue), bit 1 LOCKED (LOCKED mode); above them
- *            LOCKED mode keeps the mask of signals the datapath touched since
- *            the last snapshot (packages of up to 62 signals) and BOUNDED mode
- *            the count of events in progress (bits 2..31) and of events begun
- *            (bits 32..63)
- *   1 .. 1+S signals, accumulated by the datapath
- *   1+S      `now` of the latest event or tick
- *   .. +C    controls as published by the worker, read by the datapath
- *   ..       a trigger reference per DELTA/MAGNITUDE signal, an epoch per
- *            ELAPSED_TIME signal, and the touched mask of LOCKED packages
- *            with more than 62 signals
- * The worker keeps each flow's controls and variables in a private array,
- * laid out as the handler sees them, and runs the handler on a per-worker
- * scratch copy of the handler slots.
+ * A flow's shared slot (flowtab.h), laid out the same for every package of
+ * the shell:
+ *   header      struct flow_hdr: the ticket lock and the window epoch in one
+ *               word, the window tags, the package, the owner's requests, `now`
+ *   published   what the datapath needs to evaluate triggers (package.h),
+ *               written by the worker, right after the header (lay_out())
+ *   windows     two of them, each from a cache line of its own: the
+ *               package's window slots and, last, the mask of LAST slots
+ *               sampled (package.h)
+ *   controls    struct flow_ctrl: the published control set under a
+ *               sequence count, on its own cache line
+ * The worker's private area holds the flow's record (the synchronous
+ * shell's layout; the handler runs on it in place) and what it read of a
+ * window whose last event was still being written.
  *
- * Pending flows: when a trigger holds after an event, the datapath sets QUEUED
- * with a release read-modify-write on the state word and, if it set it, pushes
- * the flow's id onto its worker's queue. The worker clears QUEUED with an
- * acquire read-modify-write before it takes the snapshot. Both touch the same
- * word, so either the datapath's RMW comes first in its modification order,
- * and the worker, which then synchronises with it, sees the event's samples;
- * or it comes after the clear and the datapath pushes the flow again. No
- * wake-up is lost, and a flow is in at most one queue slot at a time.
+ * The handoff. A datapath event takes a ticket, which in the same atomic
+ * add returns the window epoch e: it accumulates into window e & 1. The
+ * worker takes window e by advancing the epoch with one compare-and-swap on
+ * that same word, which also returns how many tickets were taken before it:
+ * exactly those events write window e. They are done once the lock's owner
+ * count reaches that number. Nothing but these two atomic words is shared
+ * between the two sides in both directions, so:
+ * - no event is lost: each event's samples are in the window it got with
+ *   its ticket, and the worker reads that window only once every event of
+ *   it is done (LOCKED; BOUNDED above its bound), or reads what is there
+ *   and folds the rest in later (RELAXED; BOUNDED within its bound), with
+ *   window_merge_late(): a SUM by its difference, others when they changed;
+ *   events in flight past max_retries checks (their thread preempted) make
+ *   the worker leave the flow and come back to it;
+ * - no trigger is missed: a flow stays in its worker's pending set while
+ *   events keep coming, however they evaluate their triggers, and the
+ *   worker visits it again after each call. It takes the flow out only on
+ *   a visit that finds no ticket taken since it last switched windows, and
+ *   then re-reads the ticket count with a read-modify-write of the same
+ *   word (quiet()): either it sees an event that started meanwhile, and
+ *   puts the flow back, or that event synchronises with the
+ *   read-modify-write, so evaluates its triggers on what the worker
+ *   published and finds the flow out of the set.
+ * The pending set's lines are written only when flows join or leave it, so
+ * a busy flow costs the datapath no write there at all.
+ * The worker never writes the windows and the datapath never writes what
+ * the worker publishes, so no value is ever compared-and-swapped. The
+ * worker takes the ticket lock only to swap, reset or free a flow, which
+ * its owner waits for anyway: no event ever waits for a worker.
  *
- * The queue is a bounded multi-producer ring of flow ids with at least twice
- * as many slots as the worker has flows, so it never fills. Each slot carries
- * the lap of the ticket that wrote it, so the consumer never writes to the
- * ring: it only reads lines the producers write.
+ * In a deterministic-interleaving test build (PCM_ASYNC_DST) every shared
+ * access first yields to the test's scheduler (dst_hooks.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -46,133 +62,150 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#ifdef PCM_HAVE_NUMA
+#include <numa.h>
+#endif
+
 #include "async.h"
+#include "flowtab.h"
+#include "pendset.h"
+#include "pkgset.h"
+
+#ifdef PCM_ASYNC_DST
+#include "dst_hooks.h"
+#define STEP() pcm_dst_point()
+#else
+#define STEP() ((void)0)
+#endif
 
 #define CACHELINE 64
-#define SLOTS_PER_LINE (CACHELINE / sizeof(pcm_uint))
-
-#define ST_QUEUED ((pcm_uint)1)
-#define ST_LOCKED ((pcm_uint)2)
-#define ST_DIRTY_SHIFT 2 /* LOCKED */
-#define ST_DIRTY_MAX_SIGNALS 62
-#define ST_INFLIGHT_ONE ((pcm_uint)1 << 2) /* BOUNDED */
-#define ST_INFLIGHT_MASK ((pcm_uint)0x3fffffff)
-#define ST_BEGUN_ONE ((pcm_uint)1 << 32)
-
-#define REC_STATE 0
-#define REC_SIG 1
-#define SNAP_SIG PCM_REC_SIGNALS_SLOT /* first signal in the handler's layout */
-
+#define SLOT_BYTES sizeof(pcm_uint)
 #define MAX_BATCH 64
 #define ALWAYS_INLINE inline __attribute__((always_inline))
-#define SLEEP_TIMEOUT_NS 50000000L /* an idle worker re-checks its queue every 50 ms */
+#define SLEEP_TIMEOUT_NS 50000000L /* an idle worker re-checks its pending set every 50 ms */
+#define SETTLE_VISITS 8            /* visits that find a flow idle before it leaves its set */
+#define DEFER_SLEEP_NS 20000L      /* one waiting only for unfinished events, every 20 us */
+#define NO_PKG 0 /* package ids start at 1: a zeroed slot is not live */
+#define TICKET_ONE ((uint64_t)1 << 32)
 
-struct async_sig {
-	uint8_t accum;   /* pcm_signal_accum_t */
-	uint8_t trigger; /* pcm_signal_trigger_t */
-	bool reset;      /* reset_upon_trigger */
-	bool elapsed;    /* ELAPSED_TIME: the value is now - epoch */
-	int16_t ref;     /* shared slot of the trigger reference, or -1 */
-	int16_t epoch;   /* shared slot of the epoch, or -1 */
-	pcm_uint initial;
+/* The owner's requests to the flow's worker (flow_hdr.req). */
+#define REQ_DEAD 1u  /* free the flow */
+#define REQ_PUSHED 8u /* REQ_DEAD: the owner has put the flow in the pending set */
+#define REQ_SWAP 2u  /* move it to flow_ctrl.req_pkg */
+#define REQ_RESET 4u /* re-initialise it */
+
+/* What a worker has left to do for a flow (flow_priv.state). */
+#define PRIV_LATE 1u /* fold in the rest of a window read while an event was written */
+#define PRIV_TAKE 2u /* BOUNDED: a window waits for the events still writing it */
+
+struct flow_hdr {
+	_Atomic uint64_t tick;   /* tickets taken << 32 | window epoch */
+	_Atomic uint32_t owner;  /* the ticket being served */
+	_Atomic uint32_t queued; /* epoch + 1 of the window in which the flow was last queued */
+	_Atomic uint32_t tag[2]; /* the epoch each window was last cleared for */
+	_Atomic uint16_t pkg;    /* id of the package the flow runs; NO_PKG: not live */
+	_Atomic uint16_t worker;
+	_Atomic uint32_t req;    /* REQ_* */
+	_Atomic pcm_uint now;    /* `now` of the latest event or tick */
 };
 
-/*
- * A trigger, normalised: it holds when ((x & mask) - lo <= span) != invert,
- * where x is the value (RAW), the value minus its reference (DELTA) or their
- * distance (MAGNITUDE). Every operator of the spec reduces to that form, so
- * evaluating one takes no branch.
- */
-struct async_trig {
-	uint8_t sig;  /* signal index */
-	uint8_t kind; /* pcm_signal_trigger_t */
-	bool invert;
-	bool elapsed;
-	int16_t ref;   /* shared slot of the reference, or -1 */
-	int16_t epoch; /* shared slot of the epoch (ELAPSED_TIME), or -1 */
-	pcm_uint mask;
-	pcm_uint lo;
-	pcm_uint span;
+#define HDR_SLOTS (sizeof(struct flow_hdr) / SLOT_BYTES)
+
+struct flow_ctrl {
+	_Atomic uint64_t seq;     /* odd while the worker writes the set */
+	_Atomic uint32_t pkg;     /* the package the values belong to */
+	_Atomic uint32_t req_pkg; /* REQ_SWAP: the package to move to */
+	_Atomic pcm_uint req_now; /* REQ_SWAP, REQ_RESET: the time of the request */
+	_Atomic pcm_uint value[]; /* the package's controls, in spec order */
+};
+
+#define CTRL_HDR_SLOTS (sizeof(struct flow_ctrl) / SLOT_BYTES)
+
+struct flow_priv {
+	uint16_t state;       /* PRIV_* */
+	uint16_t quiet;       /* visits in a row that found nothing new */
+	uint32_t wait_ticket; /* LATE, TAKE: the events concerned are done at this owner count */
+	uint32_t epoch;       /* LATE, TAKE: the window concerned */
+	uint32_t seen;        /* the tickets taken when the worker last switched windows */
+	pcm_uint read_present;
+	pcm_uint words[]; /* what was read of a window (window_slots), then the record */
 };
 
 /* Counters written by their worker only; read atomically by pcm_async_stats(). */
 struct worker_counters {
+	_Atomic uint64_t enqueues;
 	_Atomic uint64_t wakeups;
 	_Atomic uint64_t handler_calls;
 	_Atomic uint64_t handler_errors;
 	_Atomic uint64_t no_trigger;
 	_Atomic uint64_t retakes;
 	_Atomic uint64_t deferrals;
+	_Atomic uint64_t partial;
+	_Atomic uint64_t settled;
 	_Atomic uint64_t idle_polls;
 	_Atomic uint64_t sleeps;
 	_Atomic uint64_t skew_max_accepted;
 	_Atomic uint64_t skew_hist[PCM_ASYNC_SKEW_BUCKETS];
 };
 
+/* One flow of a worker's round. */
+struct visit {
+	uint32_t flow;
+	uint32_t next;  /* tickets taken when the window was switched: later ones are new events */
+	unsigned char *slot;
+	struct flow_priv *priv;
+	const struct pcm_package *pkg;
+	pcm_uint now;
+	int rc;   /* what call() returned */
+	bool run; /* a window was taken: call, publish, finish */
+};
+
 struct async_worker {
-	/* consumer side, touched by the worker only */
-	alignas(CACHELINE) struct pcm_async *as;
-	_Atomic uint64_t *slots; /* lap << 32 | flow id, see push() */
-	uint32_t mask;
-	uint32_t lap_shift; /* log2 of the ring size */
-	uint32_t id;
-	uint64_t head;
-	pcm_uint *scratch; /* a batch of handler snapshots, handler_slots each */
-	pcm_uint *pre;     /* a batch of signal values as taken, n_sig each */
+	/* read by every producer, written at setup only */
+	alignas(CACHELINE) struct pcm_pendset pend;
+	struct pcm_async *as;
+	int node;
+	/* the worker's own */
+	alignas(CACHELINE) uint32_t cursor;
 	pthread_t thread;
 	bool thread_live;
-	/* producer side */
-	alignas(CACHELINE) _Atomic uint64_t tail;
+	uint32_t ids[MAX_BATCH];
+	struct visit visits[MAX_BATCH];
+	uint32_t deferred; /* flows of the current round left for later */
+	uint32_t quiet;    /* flows of the current round with nothing to do */
+	pcm_uint *scratch; /* a record, for swaps */
 	alignas(CACHELINE) _Atomic uint32_t sleeping; /* futex word: 1 while blocked */
 	alignas(CACHELINE) struct worker_counters cnt;
 };
 
 struct pcm_async {
-	const struct pcm_package *pkg;
+	struct pcm_flowtab tab;
+	struct pcm_pendset_l0 pend0;
 	struct pcm_async_config cfg;
 	enum pcm_async_mode mode;
-	uint32_t n_flows;
 	uint32_t n_workers;
-	uint32_t n_sig;
-	uint32_t n_ctrl;
-	uint32_t stride;     /* shared slots per flow, a multiple of a cache line */
-	uint32_t priv_slots; /* controls + variable slots per flow */
-	uint32_t now_slot;
-	uint32_t ctrl_slot;  /* first published control */
-	uint32_t dirty_slot; /* LOCKED with more than 62 signals: the touched mask, else 0 */
-	bool has_elapsed;
-	bool running;
-	pcm_uint dp_types; /* event types that feed a signal */
-	uint8_t by_type_start[PCM_SIG_COUNT + 1];
-	uint8_t by_type[64];
-	struct async_trig trig[64];
-	uint32_t n_trig;
-	pcm_uint ref_mask;    /* DELTA and MAGNITUDE triggers */
-	uint8_t consumed[64]; /* reset_upon_trigger signals other than ELAPSED_TIME */
-	uint32_t n_consumed;
-	uint8_t kept[64]; /* the other non-ELAPSED_TIME signals */
-	uint32_t n_kept;
-	uint8_t elapsed[64]; /* ELAPSED_TIME signals */
-	uint32_t n_elapsed;
-	pcm_uint reset_aux; /* consumed signals with a trigger reference or an epoch */
-	int8_t ctrl_of_type[PCM_CTRL_COUNT];
-	struct async_sig sig[64];
-	_Atomic pcm_uint *shared;
-	size_t shared_bytes;
-	pcm_uint *priv;
-	size_t priv_bytes;
+	/* the per-flow layout, in slots: each region as large as any package needs */
+	uint32_t win_off;
+	uint32_t win_stride; /* window_slots + 1 (the present mask is last), to a whole line */
+	uint32_t pub_off;
+	uint32_t ctrl_off;
+	uint32_t record_slots;
+	uint32_t window_slots;
+	uint32_t pub_slots;
+	uint32_t control_slots;
+	struct pcm_pkgset pkgs; /* a flow names its package by its number in the set */
 	struct async_worker *workers;
+	bool running;
 	_Atomic bool stop;
 };
 
 static const char *const mode_names[PCM_ASYNC_MODE_COUNT] = { "relaxed", "locked", "bounded" };
 
-/* ---- small helpers ---------------------------------------------------------------------- */
+/* ---- shared-memory accesses ------------------------------------------------------------ */
 
 static inline void cpu_relax(void)
 {
@@ -182,9 +215,8 @@ static inline void cpu_relax(void)
 }
 
 /*
- * Prefetch for writing: the line arrives exclusive, so the locked
- * instructions that follow do not stall on an upgrade. PREFETCHW is a no-op
- * on x86-64 parts without it; elsewhere the compiler's write prefetch.
+ * Prefetch for writing: the line arrives exclusive, so the atomic operation
+ * that follows does not stall on an upgrade.
  */
 static inline void prefetch_w(const void *p)
 {
@@ -195,43 +227,15 @@ static inline void prefetch_w(const void *p)
 #endif
 }
 
-static inline pcm_uint ld(_Atomic pcm_uint *p)
-{
-	return atomic_load_explicit(p, memory_order_relaxed);
-}
-
-static inline void st(_Atomic pcm_uint *p, pcm_uint v)
-{
-	atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
-static inline bool cas(_Atomic pcm_uint *p, pcm_uint *expected, pcm_uint desired)
-{
-	return atomic_compare_exchange_weak_explicit(p, expected, desired, memory_order_relaxed,
-						     memory_order_relaxed);
-}
-
 /*
- * Datapath writes to signals are releases and the worker's reads of them
- * acquires (both free on x86-64), so a worker that sees any sample of an
- * event also sees that event's BOUNDED begin count. This does the job of a
- * fence pair without atomic_thread_fence(), which ThreadSanitizer cannot model.
+ * Every access to memory another thread may touch goes through these, so
+ * that the deterministic-interleaving build can schedule at each of them.
+ * Type-generic, like the C11 atomics they wrap.
  */
-static inline void st_rel(_Atomic pcm_uint *p, pcm_uint v)
-{
-	atomic_store_explicit(p, v, memory_order_release);
-}
-
-static inline bool cas_rel(_Atomic pcm_uint *p, pcm_uint *expected, pcm_uint desired)
-{
-	return atomic_compare_exchange_weak_explicit(p, expected, desired, memory_order_release,
-						     memory_order_relaxed);
-}
-
-static inline pcm_uint ld_acq(_Atomic pcm_uint *p)
-{
-	return atomic_load_explicit(p, memory_order_acquire);
-}
+#define LD(p) (STEP(), atomic_load_explicit((p), memory_order_relaxed))
+#define LD_ACQ(p) (STEP(), atomic_load_explicit((p), memory_order_acquire))
+#define ST(p, v) (STEP(), atomic_store_explicit((p), (v), memory_order_relaxed))
+#define ST_REL(p, v) (STEP(), atomic_store_explicit((p), (v), memory_order_release))
 
 /* A counter with a single writer: a plain load and store, no locked instruction. */
 static inline void cnt_add(_Atomic uint64_t *c, uint64_t n)
@@ -240,101 +244,99 @@ static inline void cnt_add(_Atomic uint64_t *c, uint64_t n)
 			      memory_order_relaxed);
 }
 
-static inline pcm_uint sat_add(pcm_uint a, pcm_uint b)
+static inline int32_t ticket_diff(uint32_t a, uint32_t b)
 {
-	pcm_uint s;
-
-	return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
+	return (int32_t)(a - b);
 }
 
-static inline pcm_uint abs_diff(pcm_uint a, pcm_uint b)
+/* ---- the flow's slot --------------------------------------------------------------------- */
+
+static inline struct flow_hdr *hdr_of(unsigned char *slot)
 {
-	return a >= b ? a - b : b - a;
+	return (struct flow_hdr *)slot;
 }
 
-static inline pcm_uint since(pcm_uint now, pcm_uint epoch)
+static inline _Atomic pcm_uint *window_of(const struct pcm_async *as, unsigned char *slot,
+					  uint32_t epoch)
 {
-	return now > epoch ? now - epoch : 0;
+	return (_Atomic pcm_uint *)slot + as->win_off + (epoch & 1) * as->win_stride;
 }
 
-static ALWAYS_INLINE bool trigger_holds(const struct async_trig *t, pcm_uint x)
+static inline _Atomic pcm_uint *present_of(const struct pcm_package *pkg, _Atomic pcm_uint *win)
 {
-	return (((x & t->mask) - t->lo) <= t->span) != t->invert;
+	return &win[pkg->window_slots];
 }
 
-/* Reduce `x <op> threshold` to the form of struct async_trig. */
-static void normalise_trigger(struct async_trig *t, unsigned op, pcm_uint thr)
+static inline _Atomic pcm_uint *pub_of(const struct pcm_async *as, unsigned char *slot)
 {
-	const pcm_uint all = UINT64_MAX;
-	bool never = false, always = false;
-
-	t->mask = all;
-	t->lo = 0;
-	t->span = 0;
-	t->invert = false;
-	switch (op) {
-	case PCM_TRIG_OP_GT:
-		never = thr == all;
-		t->lo = thr + 1;
-		t->span = all - t->lo;
-		break;
-	case PCM_TRIG_OP_LT:
-		never = thr == 0;
-		t->span = thr - 1;
-		break;
-	case PCM_TRIG_OP_GE:
-		t->lo = thr;
-		t->span = all - thr;
-		break;
-	case PCM_TRIG_OP_LE:
-		t->span = thr;
-		break;
-	case PCM_TRIG_OP_EQ:
-		t->lo = thr;
-		break;
-	case PCM_TRIG_OP_NE:
-	case PCM_TRIG_OP_BIT_XOR: /* (x ^ t) != 0 */
-		t->lo = thr;
-		t->invert = true;
-		break;
-	case PCM_TRIG_OP_BIT_AND: /* (x & t) != 0 */
-		t->mask = thr;
-		t->invert = true;
-		break;
-	case PCM_TRIG_OP_BIT_OR: /* (x | t) != 0 */
-	case PCM_TRIG_OP_OR: /* x || t */
-		always = thr != 0;
-		t->invert = true; /* x != 0 */
-		break;
-	case PCM_TRIG_OP_AND: /* x && t */
-		never = thr == 0;
-		t->invert = true;
-		break;
-	default:
-		never = true;
-	}
-	if (never || always) {
-		t->mask = 0; /* x & mask = 0 */
-		t->lo = never ? 1 : 0;
-		t->span = 0;
-		t->invert = false;
-	}
+	return (_Atomic pcm_uint *)slot + as->pub_off;
 }
 
-static inline _Atomic pcm_uint *flow_rec(const struct pcm_async *as, uint32_t flow)
+static inline struct flow_ctrl *ctrl_of(const struct pcm_async *as, unsigned char *slot)
 {
-	return as->shared + (size_t)flow * as->stride;
+	return (struct flow_ctrl *)((_Atomic pcm_uint *)slot + as->ctrl_off);
 }
 
-static inline pcm_uint *flow_priv(const struct pcm_async *as, uint32_t flow)
+static inline pcm_uint *read_of(struct flow_priv *priv)
 {
-	return as->priv + (size_t)flow * as->priv_slots;
+	return priv->words;
 }
 
-static inline struct async_worker *worker_of(const struct pcm_async *as, uint32_t flow)
+static inline pcm_uint *rec_of(const struct pcm_async *as, struct flow_priv *priv)
 {
-	return &as->workers[as->n_workers == 1 ? 0 : flow % as->n_workers];
+	return priv->words + as->window_slots;
 }
+
+static inline struct flow_priv *priv_of(const struct pcm_async *as, uint32_t flow)
+{
+	return (struct flow_priv *)pcm_flowtab_priv(&as->tab, flow);
+}
+
+/* ---- the flow's ticket lock -------------------------------------------------------------- */
+
+/* Take a ticket and wait for it to be served. Return: the tick word as it was. */
+static ALWAYS_INLINE uint64_t lock_flow(struct flow_hdr *h)
+{
+	uint64_t tk;
+	uint32_t t;
+
+	STEP();
+	tk = atomic_fetch_add_explicit(&h->tick, TICKET_ONE, memory_order_seq_cst);
+	t = (uint32_t)(tk >> 32);
+	while (LD_ACQ(&h->owner) != t)
+		cpu_relax();
+	return tk;
+}
+
+static ALWAYS_INLINE void unlock_flow(struct flow_hdr *h, uint64_t tk)
+{
+	ST_REL(&h->owner, (uint32_t)(tk >> 32) + 1);
+}
+
+/* Advance the window epoch. Return: the tick word as it was. */
+static uint64_t advance_epoch(struct flow_hdr *h)
+{
+	uint64_t old, next;
+
+	STEP();
+	old = atomic_load_explicit(&h->tick, memory_order_relaxed);
+	do {
+		next = (old & ~(uint64_t)UINT32_MAX) | (uint32_t)(old + 1);
+		STEP();
+	} while (!atomic_compare_exchange_weak_explicit(&h->tick, &old, next,
+							memory_order_seq_cst,
+							memory_order_relaxed));
+	return old;
+}
+
+/* The tickets taken so far, read with a read-modify-write so that it orders like one. */
+static uint32_t tickets_taken(struct flow_hdr *h)
+{
+	STEP();
+	return (uint32_t)(atomic_fetch_add_explicit(&h->tick, 0, memory_order_seq_cst) >> 32);
+}
+
+/* ---- the pending sets -------------------------------------------------------------------- */
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t val, long timeout_ns)
 {
@@ -349,448 +351,271 @@ static void futex_wake(_Atomic uint32_t *word)
 	syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+#ifndef PCM_ASYNC_DST
+static void futex_wake_all(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+#endif
+
 static void wake_if_sleeping(struct async_worker *w)
 {
+	STEP();
 	if (atomic_load_explicit(&w->sleeping, memory_order_seq_cst) &&
-		atomic_exchange_explicit(&w->sleeping, 0, memory_order_seq_cst))
+	    atomic_exchange_explicit(&w->sleeping, 0, memory_order_seq_cst))
 		futex_wake(&w->sleeping);
 }
 
-/* ---- the queue -------------------------------------------------------------------------- */
-
-/*
- * A slot holds (lap + 1) << 32 | flow, where lap = ticket / ring size: the
- * consumer at position head takes a slot only if it carries head's lap, so
- * stale entries from earlier laps read as empty and nobody clears slots.
- */
-static inline uint64_t slot_tag(const struct async_worker *w, uint64_t ticket)
+/* Put @flow into worker @wi's pending set; the set's ordering covers the wake-up. */
+static void push_to(struct pcm_async *as, uint16_t wi, uint32_t flow)
 {
-	return ((ticket >> w->lap_shift) + 1) << 32;
+	struct async_worker *w = &as->workers[wi];
+
+	if (pcm_pendset_add(&w->pend, &as->pend0, flow))
+		wake_if_sleeping(w);
+}
+
+static void push(struct pcm_async *as, unsigned char *slot, uint32_t flow)
+{
+	push_to(as, LD(&hdr_of(slot)->worker), flow);
+}
+
+/* ---- datapath side ----------------------------------------------------------------------- */
+
+static void clear_window(const struct pcm_async *as, const struct pcm_package *pkg,
+			 _Atomic pcm_uint *win)
+{
+	for (uint32_t i = 0; i < pkg->window_slots; i++)
+		ST(&win[i], pkg->window_identity[i]);
+	ST(present_of(pkg, win), 0);
 }
 
 /*
- * Push @flow, whose QUEUED bit the caller has just set. The slot store and
- * the load of `sleeping` are sequentially consistent, as are the worker's
- * store of `sleeping` and its re-check of the queue before it blocks, so
- * either the worker sees the flow or the pusher sees the sleeper.
+ * One event, under the flow's lock: accumulate into the window the ticket
+ * names, evaluate the triggers, and note the flow as queued in this window
+ * if one holds. Return: whether to add the flow to its pending set.
  */
-static void push(struct pcm_async *as, uint32_t flow)
+static ALWAYS_INLINE int accumulate_locked(struct pcm_async *as, unsigned char *slot,
+					   uint32_t epoch, const struct pcm_event *ev,
+					   pcm_uint now)
 {
-	struct async_worker *w = worker_of(as, flow);
-	uint64_t t = atomic_fetch_add_explicit(&w->tail, 1, memory_order_relaxed);
+	struct flow_hdr *h = hdr_of(slot);
+	uint16_t pi = LD(&h->pkg);
+	const struct pcm_package *pkg;
+	_Atomic pcm_uint *win;
+	bool queued;
 
-	atomic_store_explicit(&w->slots[t & w->mask], slot_tag(w, t) | flow, memory_order_seq_cst);
-	wake_if_sleeping(w);
-}
-
-static uint32_t pop_batch(struct async_worker *w, uint32_t *ids, uint32_t max)
-{
-	uint32_t n = 0;
-
-	while (n < max) {
-		uint64_t v =
-			atomic_load_explicit(&w->slots[w->head & w->mask], memory_order_acquire);
-
-		/* empty, or its producer has its ticket but has not stored yet */
-		if ((v & ~(uint64_t)UINT32_MAX) != slot_tag(w, w->head))
-			break;
-		w->head++;
-		ids[n++] = (uint32_t)v;
+	if (__builtin_expect(pi == NO_PKG, 0))
+		return -ENOENT;
+	pkg = as->pkgs.pkg[pi];
+	win = window_of(as, slot, epoch);
+	if (LD(&h->tag[epoch & 1]) != epoch) {
+		clear_window(as, pkg, win);
+		ST(&h->tag[epoch & 1], epoch);
 	}
-	return n;
-}
-
-static bool queue_nonempty(struct async_worker *w)
-{
-	uint64_t v = atomic_load_explicit(&w->slots[w->head & w->mask], memory_order_seq_cst);
-
-	return (v & ~(uint64_t)UINT32_MAX) == slot_tag(w, w->head);
-}
-
-/* ---- datapath side ---------------------------------------------------------------------- */
-
-/* RELAXED and BOUNDED: each signal is its own atomic; MIN and MAX write only on change. */
-static ALWAYS_INLINE void accumulate_atomic(_Atomic pcm_uint *p, unsigned accum, pcm_uint v)
-{
-	pcm_uint cur;
-
-	switch (accum) {
-	case PCM_SIG_ACCUM_SUM:
-		if (!v)
-			return;
-		cur = ld(p);
-		while (!cas_rel(p, &cur, sat_add(cur, v)))
-			;
-		return;
-	case PCM_SIG_ACCUM_MIN:
-		cur = ld(p);
-		while (v < cur && !cas_rel(p, &cur, v))
-			;
-		return;
-	case PCM_SIG_ACCUM_MAX:
-		cur = ld(p);
-		while (v > cur && !cas_rel(p, &cur, v))
-			;
-		return;
-	default:
-		st_rel(p, v);
-	}
-}
-
-/* LOCKED: the flow's lock is held, so plain (relaxed) loads and stores suffice. */
-static ALWAYS_INLINE void accumulate_locked(_Atomic pcm_uint *p, unsigned accum, pcm_uint v)
-{
-	pcm_uint cur = ld(p);
-
-	switch (accum) {
-	case PCM_SIG_ACCUM_SUM:
-		st(p, sat_add(cur, v));
-		return;
-	case PCM_SIG_ACCUM_MIN:
-		if (v < cur)
-			st(p, v);
-		return;
-	case PCM_SIG_ACCUM_MAX:
-		if (v > cur)
-			st(p, v);
-		return;
-	default:
-		st(p, v);
-	}
-}
-
-/* Return: the mask of signals that took a sample. */
-static ALWAYS_INLINE pcm_uint accumulate(const struct pcm_async *as, _Atomic pcm_uint *rec,
-					 const struct pcm_event *ev, bool locked)
-{
-	pcm_uint valid = ev->valid & as->dp_types, touched = 0;
-
-	while (valid) {
-		unsigned t = (unsigned)__builtin_ctzll(valid);
-
-		valid &= valid - 1;
-		for (unsigned k = as->by_type_start[t]; k < as->by_type_start[t + 1]; k++) {
-			unsigned i = as->by_type[k];
-
-			if (locked)
-				accumulate_locked(&rec[REC_SIG + i], as->sig[i].accum,
-						  ev->values[t]);
-			else
-				accumulate_atomic(&rec[REC_SIG + i], as->sig[i].accum,
-						  ev->values[t]);
-			touched |= (pcm_uint)1 << i;
-		}
-	}
-	return touched;
-}
-
-/* The trigger's operand when its signal's value is @v. */
-static ALWAYS_INLINE pcm_uint trigger_operand(const struct async_trig *t, _Atomic pcm_uint *rec,
-					      pcm_uint v)
-{
-	if (t->kind == PCM_SIG_TRIGGER_DELTA)
-		return v - ld(&rec[t->ref]);
-	if (t->kind == PCM_SIG_TRIGGER_MAGNITUDE)
-		return abs_diff(v, ld(&rec[t->ref]));
-	return v;
-}
-
-/* Does any trigger hold on the record as the datapath sees it now? */
-static ALWAYS_INLINE bool any_trigger(const struct pcm_async *as, _Atomic pcm_uint *rec,
-				      pcm_uint now)
-{
-	for (uint32_t k = 0; k < as->n_trig; k++) {
-		const struct async_trig *t = &as->trig[k];
-		pcm_uint v =
-			t->elapsed ? since(now, ld(&rec[t->epoch])) : ld(&rec[REC_SIG + t->sig]);
-
-		if (trigger_holds(t, trigger_operand(t, rec, v)))
-			return true;
-	}
-	return false;
-}
-
-static ALWAYS_INLINE pcm_uint lock_flow(_Atomic pcm_uint *state)
-{
-	pcm_uint old = atomic_fetch_or_explicit(state, ST_LOCKED, memory_order_acquire);
-
-	while (old & ST_LOCKED) {
-		do
-			cpu_relax();
-		while (ld(state) & ST_LOCKED);
-		old = atomic_fetch_or_explicit(state, ST_LOCKED, memory_order_acquire);
-	}
-	return old;
-}
-
-static inline void unlock_flow(_Atomic pcm_uint *state, pcm_uint value)
-{
-	atomic_store_explicit(state, value & ~ST_LOCKED, memory_order_release);
-}
-
-static ALWAYS_INLINE int feed_relaxed(struct pcm_async *as, uint32_t flow,
-				      const struct pcm_event *ev, pcm_uint now)
-{
-	_Atomic pcm_uint *rec = flow_rec(as, flow);
-	pcm_uint old;
-
-	if (as->has_elapsed)
-		st(&rec[as->now_slot], now);
-	accumulate(as, rec, ev, false);
-	if (!any_trigger(as, rec, now))
+	if (pkg->window_slots != pkg->n_signals) /* a timer: the worker needs `now` */
+		ST(&h->now, now);
+	/* a flow already queued in this window needs no trigger evaluated */
+	queued = LD(&h->queued) == epoch + 1;
+	if (!pkg->ops.window_feed(win, pub_of(as, slot), ev, now, !queued))
 		return 0;
-	old = atomic_fetch_or_explicit(&rec[REC_STATE], ST_QUEUED, memory_order_release);
-	if (old & ST_QUEUED)
-		return 0;
-	push(as, flow);
-	return 1;
-}
-
-/*
- * BOUNDED: count the event as begun before touching a signal and as finished
- * after. The samples are written with release order, so a worker that reads
- * one also reads this begin count.
- */
-static ALWAYS_INLINE int feed_bounded(struct pcm_async *as, uint32_t flow,
-				      const struct pcm_event *ev, pcm_uint now)
-{
-	_Atomic pcm_uint *rec = flow_rec(as, flow);
-	pcm_uint old, set;
-
-	atomic_fetch_add_explicit(&rec[REC_STATE], ST_BEGUN_ONE + ST_INFLIGHT_ONE,
-				  memory_order_relaxed);
-	if (as->has_elapsed)
-		st_rel(&rec[as->now_slot], now);
-	accumulate(as, rec, ev, false);
-	set = any_trigger(as, rec, now) ? ST_QUEUED : 0;
-	old = ld(&rec[REC_STATE]);
-	while (!atomic_compare_exchange_weak_explicit(&rec[REC_STATE], &old,
-						      (old - ST_INFLIGHT_ONE) | set,
-						      memory_order_release, memory_order_relaxed))
-		;
-	if (!set || (old & ST_QUEUED))
-		return 0;
-	push(as, flow);
-	return 1;
-}
-
-static ALWAYS_INLINE int feed_locked(struct pcm_async *as, uint32_t flow,
-				     const struct pcm_event *ev, pcm_uint now)
-{
-	_Atomic pcm_uint *rec = flow_rec(as, flow);
-	pcm_uint old = lock_flow(&rec[REC_STATE]), touched;
-	bool fired;
-
-	if (as->has_elapsed)
-		st(&rec[as->now_slot], now);
-	touched = accumulate(as, rec, ev, true);
-	if (as->dirty_slot)
-		st(&rec[as->dirty_slot], ld(&rec[as->dirty_slot]) | touched);
-	else
-		old |= touched << ST_DIRTY_SHIFT;
-	fired = any_trigger(as, rec, now);
-	unlock_flow(&rec[REC_STATE], old | (fired ? ST_QUEUED : 0));
-	if (!fired || (old & ST_QUEUED))
-		return 0;
-	push(as, flow);
+	ST(&h->queued, epoch + 1);
 	return 1;
 }
 
 static ALWAYS_INLINE int feed_one(struct pcm_async *as, uint32_t flow, const struct pcm_event *ev,
-				  pcm_uint now, const enum pcm_async_mode mode)
+				  pcm_uint now)
 {
-	switch (mode) {
-	case PCM_ASYNC_LOCKED:
-		return feed_locked(as, flow, ev, now);
-	case PCM_ASYNC_BOUNDED:
-		return feed_bounded(as, flow, ev, now);
-	default:
-		return feed_relaxed(as, flow, ev, now);
-	}
+	unsigned char *slot = pcm_flowtab_slot(&as->tab, flow);
+	uint64_t tk;
+	int rc;
+
+	if (__builtin_expect(!slot, 0))
+		return -ENOENT;
+	tk = lock_flow(hdr_of(slot));
+	rc = accumulate_locked(as, slot, (uint32_t)tk, ev, now);
+	unlock_flow(hdr_of(slot), tk);
+	if (rc > 0)
+		push(as, slot, flow);
+	return rc;
 }
 
 int pcm_async_feed(struct pcm_async *as, uint32_t flow, const struct pcm_event *ev, pcm_uint now_ps)
 {
-	if (__builtin_expect(flow >= as->n_flows, 0))
-		return -ERANGE;
-	switch (as->mode) {
-	case PCM_ASYNC_LOCKED:
-		return feed_one(as, flow, ev, now_ps, PCM_ASYNC_LOCKED);
-	case PCM_ASYNC_BOUNDED:
-		return feed_one(as, flow, ev, now_ps, PCM_ASYNC_BOUNDED);
-	default:
-		return feed_one(as, flow, ev, now_ps, PCM_ASYNC_RELAXED);
-	}
+	return feed_one(as, flow, ev, now_ps);
 }
 
 /*
  * How far ahead in a burst to prefetch records for writing: far enough that
  * a line a worker holds has arrived by the time its event is fed.
  */
-#define PREFETCH_AHEAD 32
+#define PREFETCH_AHEAD 16
 
-/* The burst loop, compiled once per mode. */
-static ALWAYS_INLINE uint32_t feed_burst(struct pcm_async *as, const struct pcm_flow_event *evs,
-					 uint32_t n, const enum pcm_async_mode mode)
+static void prefetch_flow(const struct pcm_async *as, uint32_t flow)
 {
-	uint32_t i;
+	const unsigned char *slot = pcm_flowtab_slot(&as->tab, flow);
 
-	for (i = 0; i < n && i < PREFETCH_AHEAD; i++)
-		if (evs[i].flow < as->n_flows)
-			prefetch_w((const void *)flow_rec(as, evs[i].flow));
-	for (i = 0; i < n; i++) {
-		const uint32_t flow = evs[i].flow;
-
-		if (__builtin_expect(flow >= as->n_flows, 0))
-			break;
-		if (i + PREFETCH_AHEAD < n && evs[i + PREFETCH_AHEAD].flow < as->n_flows)
-			prefetch_w((const void *)flow_rec(as, evs[i + PREFETCH_AHEAD].flow));
-		feed_one(as, flow, &evs[i].ev, evs[i].now_ps, mode);
-	}
-	return i;
+	if (!slot)
+		return;
+	prefetch_w(slot);
+	for (uint32_t off = as->win_off * SLOT_BYTES; off < as->ctrl_off * SLOT_BYTES;
+	     off += CACHELINE)
+		prefetch_w(slot + off);
 }
 
 uint32_t pcm_async_feed_burst(struct pcm_async *as, const struct pcm_flow_event *evs, uint32_t n)
 {
-	switch (as->mode) {
-	case PCM_ASYNC_LOCKED:
-		return feed_burst(as, evs, n, PCM_ASYNC_LOCKED);
-	case PCM_ASYNC_BOUNDED:
-		return feed_burst(as, evs, n, PCM_ASYNC_BOUNDED);
-	default:
-		return feed_burst(as, evs, n, PCM_ASYNC_RELAXED);
+	uint32_t i;
+
+	for (i = 0; i < n && i < PREFETCH_AHEAD; i++)
+		prefetch_flow(as, evs[i].flow);
+	for (i = 0; i < n; i++) {
+		if (i + PREFETCH_AHEAD < n)
+			prefetch_flow(as, evs[i + PREFETCH_AHEAD].flow);
+		if (feed_one(as, evs[i].flow, &evs[i].ev, evs[i].now_ps) < 0)
+			break;
 	}
+	return i;
 }
 
 int pcm_async_tick(struct pcm_async *as, uint32_t flow, pcm_uint now_ps)
 {
 	static const struct pcm_event empty;
 
-	return pcm_async_feed(as, flow, &empty, now_ps);
+	return feed_one(as, flow, &empty, now_ps);
+}
+
+/* ---- controls ---------------------------------------------------------------------------- */
+
+/* Publish @rec's controls as one set, if any changed. Threads: the flow's worker. */
+static void publish_controls(const struct pcm_async *as, unsigned char *slot,
+			     const struct pcm_package *pkg, uint16_t pi, const pcm_uint *rec,
+			     bool force)
+{
+	struct flow_ctrl *c = ctrl_of(as, slot);
+	const pcm_uint *ctrl = rec + PCM_REC_SIGNALS_SLOT + pkg->n_signals;
+	uint64_t seq;
+	bool changed = force;
+
+	for (uint32_t i = 0; i < pkg->n_controls && !changed; i++)
+		changed = LD(&c->value[i]) != ctrl[i];
+	if (!changed)
+		return;
+	seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
+#ifndef PCM_DST_FAULT_TORN /* test_async_dst must catch its absence */
+	STEP();
+	atomic_store_explicit(&c->seq, seq + 1, memory_order_relaxed);
+#endif
+	/* release: a reader that sees any value also sees the odd count before it */
+	ST_REL(&c->pkg, pi);
+	for (uint32_t i = 0; i < pkg->n_controls; i++)
+		ST_REL(&c->value[i], ctrl[i]);
+#ifndef PCM_DST_FAULT_TORN
+	STEP();
+	atomic_store_explicit(&c->seq, seq + 2, memory_order_release);
+#else
+	(void)seq;
+#endif
+}
+
+int pcm_async_controls(const struct pcm_async *as, uint32_t flow, struct pcm_control_set *out)
+{
+	unsigned char *slot = pcm_flowtab_slot(&as->tab, flow);
+	struct flow_ctrl *c;
+
+	if (!slot || LD(&hdr_of(slot)->pkg) == NO_PKG)
+		return -ENOENT;
+	c = ctrl_of(as, slot);
+	for (;;) {
+		const struct pcm_package *pkg;
+		uint64_t s1, s2;
+
+		STEP();
+		s1 = atomic_load_explicit(&c->seq, memory_order_acquire);
+		if (s1 & 1) {
+			cpu_relax();
+			continue;
+		}
+		pkg = as->pkgs.pkg[LD_ACQ(&c->pkg)];
+		out->mask = 0;
+		for (int t = 0; t < PCM_CTRL_COUNT; t++) {
+			int slot_t = pkg->control_slot[t];
+			int i = slot_t - (int)(PCM_REC_SIGNALS_SLOT + pkg->n_signals);
+
+			out->value[t] = slot_t >= 0 ? LD_ACQ(&c->value[i]) : 0;
+			out->mask |= (pcm_uint)(slot_t >= 0) << t;
+		}
+		STEP();
+		s2 = atomic_load_explicit(&c->seq, memory_order_relaxed);
+		if (s1 == s2) {
+			out->seq = s1 / 2;
+			return 0;
+		}
+	}
 }
 
 int pcm_async_control(const struct pcm_async *as, uint32_t flow, pcm_control_t type,
 		      pcm_uint *value)
 {
-	if (flow >= as->n_flows)
-		return -ERANGE;
-	if ((unsigned)type >= PCM_CTRL_COUNT || as->ctrl_of_type[type] < 0)
+	struct pcm_control_set set;
+	int rc = pcm_async_controls(as, flow, &set);
+
+	if (rc < 0)
+		return rc;
+	if ((unsigned)type >= PCM_CTRL_COUNT || !(set.mask & ((pcm_uint)1 << type)))
 		return -ENOENT;
-	*value = atomic_load_explicit(&flow_rec(as, flow)[as->ctrl_slot + as->ctrl_of_type[type]],
-				      memory_order_relaxed);
+	*value = set.value[type];
 	return 0;
 }
 
-/* ---- worker side: snapshots ------------------------------------------------------------- */
+/* ---- worker side: taking a window -------------------------------------------------------- */
 
-static inline pcm_uint worker_now(const struct pcm_async *as, _Atomic pcm_uint *rec)
+static inline pcm_uint worker_now(const struct pcm_async *as, struct flow_hdr *h)
 {
 	if (as->cfg.clock_ps)
 		return as->cfg.clock_ps(as->cfg.clock_arg);
-	return ld_acq(&rec[as->now_slot]);
+	return LD_ACQ(&h->now);
 }
 
 /*
- * RELAXED and BOUNDED: take the signals one by one. Consumed signals are
- * exchanged for their initial value, so what the snapshot holds is exactly
- * what leaves the record; samples that land later stay for the next call.
+ * Copy window @epoch into @out and its present mask into *@present (the
+ * identity if no event of that epoch touched it). An event writes its slots
+ * in spec order and then the present mask, with release stores; reading the
+ * mask first and the slots backwards with acquire loads, an event still
+ * being written shows as a prefix of its writes: whenever a slot holds its
+ * sample, every earlier slot does too.
+ * Return: whether an event of @epoch touched the window.
  */
-static void take_atomic(const struct pcm_async *as, _Atomic pcm_uint *rec, pcm_uint now,
-			pcm_uint *pre)
+static bool copy_window(const struct pcm_async *as, unsigned char *slot,
+			const struct pcm_package *pkg, uint32_t epoch, pcm_uint *out,
+			pcm_uint *present)
 {
-	for (uint32_t k = 0; k < as->n_consumed; k++) {
-		const unsigned i = as->consumed[k];
-		const pcm_uint initial = as->sig[i].initial;
-		_Atomic pcm_uint *p = &rec[REC_SIG + i];
+	_Atomic pcm_uint *win = window_of(as, slot, epoch);
 
-		pre[i] = ld_acq(p);
-		if (pre[i] != initial)
-			pre[i] = atomic_exchange_explicit(p, initial, memory_order_acquire);
+	if (LD_ACQ(&hdr_of(slot)->tag[epoch & 1]) != epoch) {
+		memcpy(out, pkg->window_identity, pkg->window_slots * sizeof(pcm_uint));
+		*present = 0;
+		return false;
 	}
-	for (uint32_t k = 0; k < as->n_kept; k++)
-		pre[as->kept[k]] = ld_acq(&rec[REC_SIG + as->kept[k]]);
-	for (uint32_t k = 0; k < as->n_elapsed; k++) {
-		const unsigned i = as->elapsed[k];
-
-		pre[i] = since(now, ld(&rec[as->sig[i].epoch]));
-	}
+	*present = LD_ACQ(present_of(pkg, win));
+	for (uint32_t i = pkg->window_slots; i-- > 0;)
+		out[i] = LD_ACQ(&win[i]);
+	return true;
 }
 
-static void atomic_min_u64(_Atomic pcm_uint *p, pcm_uint v)
+/*
+ * Fold window @epoch into @rec, if an event touched it: an untouched one
+ * means no event since, and the synchronous shell would not have run the
+ * pipeline either (ELAPSED_TIME stays as the last event left it).
+ */
+static bool fold_window(const struct pcm_async *as, unsigned char *slot,
+			const struct pcm_package *pkg, uint32_t epoch, pcm_uint *rec, pcm_uint *buf,
+			pcm_uint *present, pcm_uint now)
 {
-	pcm_uint cur = ld(p);
-
-	while (v < cur && !cas(p, &cur, v))
-		;
-}
-
-static void atomic_max_u64(_Atomic pcm_uint *p, pcm_uint v)
-{
-	pcm_uint cur = ld(p);
-
-	while (v > cur && !cas(p, &cur, v))
-		;
-}
-
-static void atomic_add_sat(_Atomic pcm_uint *p, pcm_uint v)
-{
-	pcm_uint cur = ld(p);
-
-	while (!cas(p, &cur, sat_add(cur, v)))
-		;
-}
-
-/* Undo take_atomic() for a snapshot that is not used: fold what was taken back in. */
-static void put_back(const struct pcm_async *as, _Atomic pcm_uint *rec, const pcm_uint *pre)
-{
-	for (uint32_t k = 0; k < as->n_consumed; k++) {
-		const unsigned i = as->consumed[k];
-		const struct async_sig *s = &as->sig[i];
-		_Atomic pcm_uint *p = &rec[REC_SIG + i];
-		pcm_uint expect = s->initial;
-
-		if (pre[i] == s->initial)
-			continue;
-		switch (s->accum) {
-		case PCM_SIG_ACCUM_SUM:
-			if (pre[i] >= s->initial)
-				atomic_add_sat(p, pre[i] - s->initial);
-			else
-				atomic_fetch_add_explicit(p, pre[i] - s->initial,
-							  memory_order_relaxed);
-			break;
-		case PCM_SIG_ACCUM_MIN:
-			atomic_min_u64(p, pre[i]);
-			break;
-		case PCM_SIG_ACCUM_MAX:
-			atomic_max_u64(p, pre[i]);
-			break;
-		default:
-			/* a newer sample wins over the one taken */
-			atomic_compare_exchange_strong_explicit(
-				p, &expect, pre[i], memory_order_relaxed, memory_order_relaxed);
-		}
-	}
-}
-
-/* Triggers on a snapshot; moves fired DELTA/MAGNITUDE references to the snapshot's value. */
-static pcm_uint fire_snapshot(const struct pcm_async *as, _Atomic pcm_uint *rec,
-			      const pcm_uint *pre)
-{
-	pcm_uint fired = 0;
-
-	for (uint32_t k = 0; k < as->n_trig; k++) {
-		const struct async_trig *t = &as->trig[k];
-
-		fired |= (pcm_uint)trigger_holds(t, trigger_operand(t, rec, pre[t->sig])) << t->sig;
-	}
-	for (uint32_t k = 0; (fired & as->ref_mask) && k < as->n_trig; k++) {
-		const struct async_trig *t = &as->trig[k];
-
-		if (t->ref >= 0 && (fired & ((pcm_uint)1 << t->sig)))
-			st(&rec[t->ref], pre[t->sig]);
-	}
-	return fired;
+	if (!copy_window(as, slot, pkg, epoch, buf, present))
+		return false;
+	pkg->ops.window_merge(rec, buf, *present, now);
+	return true;
 }
 
 static inline unsigned skew_bucket(uint64_t skew)
@@ -812,292 +637,394 @@ uint64_t pcm_async_skew_bucket_floor(unsigned b)
 	return (uint64_t)1 << (b - 12);
 }
 
-static void requeue(struct pcm_async *as, _Atomic pcm_uint *rec, uint32_t flow)
+static void count_skew(struct worker_counters *c, uint64_t skew)
 {
-	pcm_uint old = atomic_fetch_or_explicit(&rec[REC_STATE], ST_QUEUED, memory_order_release);
-
-	if (!(old & ST_QUEUED))
-		push(as, flow);
+	cnt_add(&c->skew_hist[skew_bucket(skew)], 1);
 }
 
-/*
- * BOUNDED: skew = events in progress when the copy started plus events begun
- * during it, i.e. every event whose samples may be partly in the snapshot.
- * Return: the fired mask, 0 if none fired or the flow was requeued.
- */
-static pcm_uint snapshot_bounded(struct pcm_async *as, struct async_worker *w,
-				 _Atomic pcm_uint *rec, uint32_t flow, pcm_uint *pre, pcm_uint *now)
+static void count_accepted(struct worker_counters *c, uint64_t skew)
 {
-	struct worker_counters *c = &w->cnt;
-	pcm_uint fired;
+	if (skew > atomic_load_explicit(&c->skew_max_accepted, memory_order_relaxed))
+		atomic_store_explicit(&c->skew_max_accepted, skew, memory_order_relaxed);
+	if (skew)
+		cnt_add(&c->partial, 1);
+}
 
-	atomic_fetch_and_explicit(&rec[REC_STATE], ~ST_QUEUED, memory_order_acq_rel);
-	for (uint32_t attempt = 0;; attempt++) {
-		pcm_uint before = atomic_load_explicit(&rec[REC_STATE], memory_order_acquire);
-		pcm_uint after;
-		uint64_t skew;
+enum take {
+	TAKE_CALL,     /* the window went into the record: run call() */
+	TAKE_EMPTY,    /* no event touched it: nothing to run */
+	TAKE_DEFERRED, /* events still write it beyond the bound: come back later */
+};
 
-		*now = worker_now(as, rec);
-		take_atomic(as, rec, *now, pre);
-		after = ld(&rec[REC_STATE]);
-		skew = (uint32_t)((after >> 32) - (before >> 32));
-		skew += (before >> 2) & ST_INFLIGHT_MASK;
-		cnt_add(&c->skew_hist[skew_bucket(skew)], 1);
-		if (skew <= as->cfg.skew_bound) {
-			if (skew >
-				atomic_load_explicit(&c->skew_max_accepted, memory_order_relaxed))
-				atomic_store_explicit(&c->skew_max_accepted, skew,
-						      memory_order_relaxed);
+/*
+ * Read window @epoch, which the events with tickets below @wait_ticket write,
+ * into the record. Events still writing it are the snapshot's skew: above
+ * the bound (0 for LOCKED, skew_bound for BOUNDED, none for RELAXED) the
+ * worker checks again up to max_retries times, then leaves the window for
+ * its next look at the flow. A window read while events still wrote it is
+ * finished later (PRIV_LATE).
+ */
+static enum take read_window(struct pcm_async *as, struct async_worker *w, struct visit *v,
+			     uint32_t epoch, uint32_t wait_ticket)
+{
+	struct flow_priv *p = v->priv;
+	struct flow_hdr *h = hdr_of(v->slot);
+	uint64_t bound = as->mode == PCM_ASYNC_RELAXED ? UINT64_MAX :
+			 as->mode == PCM_ASYNC_BOUNDED ? as->cfg.skew_bound :
+							 0;
+	uint32_t attempts = as->mode == PCM_ASYNC_RELAXED ? 1 : as->cfg.max_retries + 1;
+	uint64_t skew;
+	bool touched;
+
+	for (;;) {
+		int32_t left = ticket_diff(wait_ticket, LD_ACQ(&h->owner));
+
+		skew = left > 0 ? (uint64_t)left : 0;
+		count_skew(&w->cnt, skew);
+		if (skew <= bound)
 			break;
-		}
-		put_back(as, rec, pre);
-		cnt_add(&c->retakes, 1);
-		if (attempt >= as->cfg.max_retries) {
-			cnt_add(&c->deferrals, 1);
-			requeue(as, rec, flow);
-			return 0;
+		cnt_add(&w->cnt.retakes, 1);
+		if (--attempts == 0) {
+			p->state |= PRIV_TAKE;
+			p->epoch = epoch;
+			p->wait_ticket = wait_ticket;
+			return TAKE_DEFERRED;
 		}
 		cpu_relax();
 	}
-	fired = fire_snapshot(as, rec, pre);
-	if (!fired)
-		put_back(as, rec, pre);
-	return fired;
-}
-
-static pcm_uint snapshot_relaxed(struct pcm_async *as, _Atomic pcm_uint *rec, pcm_uint *pre,
-				 pcm_uint *now)
-{
-	pcm_uint fired;
-
-	atomic_fetch_and_explicit(&rec[REC_STATE], ~ST_QUEUED, memory_order_acq_rel);
-	*now = worker_now(as, rec);
-	take_atomic(as, rec, *now, pre);
-	fired = fire_snapshot(as, rec, pre);
-	if (!fired)
-		put_back(as, rec, pre);
-	return fired;
-}
-
-/* LOCKED: copy, evaluate and consume under the flow's lock; the dirty mask restarts. */
-static pcm_uint snapshot_locked(struct pcm_async *as, _Atomic pcm_uint *rec, pcm_uint *pre,
-				pcm_uint *now)
-{
-	pcm_uint fired;
-
-	lock_flow(&rec[REC_STATE]);
-	*now = worker_now(as, rec);
-	if (as->dirty_slot)
-		st(&rec[as->dirty_slot], 0);
-	for (uint32_t i = 0; i < as->n_sig; i++) {
-		const struct async_sig *s = &as->sig[i];
-
-		pre[i] = s->elapsed ? since(*now, ld(&rec[s->epoch])) : ld(&rec[REC_SIG + i]);
+	p->state &= ~PRIV_TAKE;
+	count_accepted(&w->cnt, skew);
+	v->now = worker_now(as, h);
+	touched = fold_window(as, v->slot, v->pkg, epoch, rec_of(as, p), read_of(p),
+			      &p->read_present, v->now);
+#ifndef PCM_DST_FAULT_NO_LATE /* test_async_dst must catch its absence */
+	if (skew) {
+#else
+	if (0) {
+#endif
+		p->state |= PRIV_LATE;
+		p->epoch = epoch;
+		p->wait_ticket = wait_ticket;
 	}
-	fired = fire_snapshot(as, rec, pre);
-	for (uint32_t k = 0; fired && k < as->n_consumed; k++)
-		st(&rec[REC_SIG + as->consumed[k]], as->sig[as->consumed[k]].initial);
-	/* no longer QUEUED, and the touched mask starts over */
-	unlock_flow(&rec[REC_STATE], 0);
-	return fired;
+	return touched ? TAKE_CALL : TAKE_EMPTY;
 }
-
-/* ---- worker side: commit ---------------------------------------------------------------- */
 
 /*
- * A handler wrote @post to a LAST/MIN/MAX or SUM signal whose record value
- * was @base right after the snapshot. SUM adds post - base on top of what
- * arrived since; the others take @post unless the datapath changed the
- * value since, in which case the newer sample wins (LAST) or is folded with
- * @post (MIN, MAX).
+ * Fold in what events that were still writing a window when it was read
+ * wrote afterwards. Return: false if they are not done yet.
  */
-static void write_atomic(_Atomic pcm_uint *p, unsigned accum, pcm_uint base, pcm_uint post)
+static bool finish_late(struct pcm_async *as, struct visit *v)
 {
-	pcm_uint cur = base;
+	struct flow_priv *p = v->priv;
+	pcm_uint fin[PCM_SPEC_MAX_SIGNALS], fin_present;
 
-	if (accum == PCM_SIG_ACCUM_SUM) {
-		atomic_fetch_add_explicit(p, post - base, memory_order_relaxed);
-		return;
-	}
-	if (atomic_compare_exchange_strong_explicit(p, &cur, post, memory_order_relaxed,
-							memory_order_relaxed))
-		return;
-	if (accum == PCM_SIG_ACCUM_MIN)
-		atomic_min_u64(p, post);
-	else if (accum == PCM_SIG_ACCUM_MAX)
-		atomic_max_u64(p, post);
-}
-
-static void write_locked(_Atomic pcm_uint *p, unsigned accum, pcm_uint base, pcm_uint post,
-			 bool changed)
-{
-	pcm_uint cur = ld(p);
-
-	switch (accum) {
-	case PCM_SIG_ACCUM_SUM:
-		st(p, cur + (post - base));
-		return;
-	case PCM_SIG_ACCUM_MIN:
-		st(p, changed ? MIN(cur, post) : post);
-		return;
-	case PCM_SIG_ACCUM_MAX:
-		st(p, changed ? MAX(cur, post) : post);
-		return;
-	default:
-		if (!changed)
-			st(p, post);
-	}
+	if (ticket_diff(LD_ACQ(&hdr_of(v->slot)->owner), p->wait_ticket) < 0)
+		return false;
+	copy_window(as, v->slot, v->pkg, p->epoch, fin, &fin_present);
+	v->pkg->ops.window_merge_late(rec_of(as, p), read_of(p), p->read_present, fin, fin_present);
+	p->state &= ~PRIV_LATE;
+	return true;
 }
 
 /*
- * Apply the handler's signal writes and the resets. Consumed signals were
- * already reset when the snapshot was taken; what remains is the handler's
- * writes, PCM_SIG_REARM on signals that are not consumed, and the trigger
- * references and ELAPSED_TIME epochs of everything reset.
+ * Advance the epoch (events from then on write the other window) and read
+ * the old window, which the events with earlier tickets write; or, for a
+ * window left for later, read it again.
  */
-static void commit_signals(struct pcm_async *as, _Atomic pcm_uint *rec, const pcm_uint *handler,
-			   const pcm_uint *pre, pcm_uint now)
+static enum take take_window_of(struct pcm_async *as, struct async_worker *w, struct visit *v)
 {
-	const pcm_uint *snap = handler + SNAP_SIG;
-	const pcm_uint written = handler[PCM_REC_SET_MASK_SLOT];
-	/* without handler writes only references and epochs move: no lock needed */
-	const bool locked = as->mode == PCM_ASYNC_LOCKED && written;
-	pcm_uint old = 0, dirty = 0;
+	struct flow_priv *p = v->priv;
+	uint64_t old;
 
-	if (locked) {
-		old = lock_flow(&rec[REC_STATE]);
-		dirty = as->dirty_slot ? ld(&rec[as->dirty_slot]) : old >> ST_DIRTY_SHIFT;
+	if (p->state & PRIV_TAKE) {
+		v->next = p->wait_ticket;
+		return read_window(as, w, v, p->epoch, p->wait_ticket);
 	}
-	/* signals the handler wrote, and consumed ones with a reference or epoch to reset */
-	for (pcm_uint todo = written | as->reset_aux; todo; todo &= todo - 1) {
-		const unsigned i = (unsigned)__builtin_ctzll(todo);
-		const struct async_sig *s = &as->sig[i];
-		_Atomic pcm_uint *p = &rec[REC_SIG + i];
-		const bool wrote = (written >> i) & 1;
-		const bool changed = (dirty >> i) & 1;
-		const bool rearm = wrote && snap[i] == PCM_SIG_REARM;
-		const bool reset = rearm || (!wrote && s->reset);
-
-		if (wrote && !rearm && !s->elapsed) {
-			pcm_uint base = s->reset ? s->initial : pre[i];
-
-			if (locked)
-				write_locked(p, s->accum, base, snap[i], changed);
-			else
-				write_atomic(p, s->accum, base, snap[i]);
-		} else if (rearm && !s->reset && !s->elapsed) {
-			/* re-arm a kept signal: drop what the snapshot held */
-			if (s->accum == PCM_SIG_ACCUM_SUM) {
-				if (locked)
-					st(p, ld(p) + (s->initial - pre[i]));
-				else
-					atomic_fetch_add_explicit(p, s->initial - pre[i],
-								  memory_order_relaxed);
-			} else if (locked) {
-				if (!changed)
-					st(p, s->initial);
-			} else {
-				write_atomic(p, PCM_SIG_ACCUM_LAST, pre[i], s->initial);
-			}
-		}
-		if (reset) {
-			if (s->ref >= 0)
-				st(&rec[s->ref], s->initial);
-			if (s->epoch >= 0)
-				st(&rec[s->epoch], now);
-		}
-	}
-	if (locked)
-		unlock_flow(&rec[REC_STATE], old);
+	old = advance_epoch(hdr_of(v->slot));
+	cnt_add(&w->cnt.enqueues, 1);
+	v->next = (uint32_t)(old >> 32);
+	p->seen = v->next;
+	return read_window(as, w, v, (uint32_t)old, v->next);
 }
 
-/* A few slots: a loop the compiler inlines beats a call to memcpy(). */
-static inline void copy_slots(pcm_uint *restrict dst, const pcm_uint *restrict src, uint32_t n)
+/* ---- worker side: requests from the owner ------------------------------------------------ */
+
+/* Under the flow's lock: fold every event so far into the worker's record. */
+static void fold_all(struct pcm_async *as, struct visit *v, uint64_t tk)
 {
-	for (uint32_t i = 0; i < n; i++)
-		dst[i] = src[i];
+	struct flow_priv *p = v->priv;
+	uint32_t epoch = (uint32_t)tk;
+
+	if (p->state & PRIV_LATE)
+		finish_late(as, v);
+	if (p->state & PRIV_TAKE)
+		fold_window(as, v->slot, v->pkg, p->epoch, rec_of(as, p), read_of(p),
+			    &p->read_present, v->now);
+	fold_window(as, v->slot, v->pkg, epoch, rec_of(as, p), read_of(p), &p->read_present,
+		    v->now);
+	p->state = 0;
 }
 
-static pcm_uint take_snapshot(struct pcm_async *as, struct async_worker *w, uint32_t flow,
-			      pcm_uint *pre, pcm_uint *now)
+/* Under the flow's lock: the flow starts over as package @pi, from the worker's record. */
+static void restart_shared(struct pcm_async *as, unsigned char *slot, uint16_t pi, uint32_t epoch,
+			   const pcm_uint *rec)
 {
-	_Atomic pcm_uint *rec = flow_rec(as, flow);
+	struct flow_hdr *h = hdr_of(slot);
+	const struct pcm_package *pkg = as->pkgs.pkg[pi];
 
-	switch (as->mode) {
-	case PCM_ASYNC_LOCKED:
-		return snapshot_locked(as, rec, pre, now);
-	case PCM_ASYNC_BOUNDED:
-		return snapshot_bounded(as, w, rec, flow, pre, now);
-	default:
-		return snapshot_relaxed(as, rec, pre, now);
+	/* tags that match neither this window's epoch nor the next: cleared when first used */
+	ST(&h->tag[0], epoch - 2);
+	ST(&h->tag[1], epoch - 2);
+	ST(&h->queued, 0);
+	ST(&h->pkg, pi);
+	pkg->ops.publish(pub_of(as, slot), rec);
+	publish_controls(as, slot, pkg, pi, rec, true);
+}
+
+static void count_call(struct async_worker *w, int rc)
+{
+	cnt_add(&w->cnt.handler_calls, rc != 0);
+	cnt_add(&w->cnt.handler_errors, rc < 0);
+	cnt_add(&w->cnt.no_trigger, rc == 0);
+}
+
+/* REQ_SWAP, REQ_RESET: done by the worker under the flow's lock, the owner waiting. */
+static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visit *v,
+		       uint32_t req)
+{
+	struct flow_hdr *h = hdr_of(v->slot);
+	struct flow_ctrl *c = ctrl_of(as, v->slot);
+	pcm_uint *rec = rec_of(as, v->priv);
+	uint64_t tk = lock_flow(h);
+	uint16_t to = req & REQ_SWAP ? (uint16_t)LD(&c->req_pkg) : LD(&h->pkg);
+	const struct pcm_package *next = as->pkgs.pkg[to];
+
+	v->now = LD(&c->req_now);
+	fold_all(as, v, tk);
+	if (req & REQ_SWAP) {
+		/* what the old package's triggers hold for, its handler takes, as it would have */
+		count_call(w, v->pkg->ops.call(rec, v->now));
+		pcm_package_handoff(v->pkg, rec, next, w->scratch, v->now);
+		memcpy(rec, w->scratch, next->record_slots * sizeof(pcm_uint));
+	} else {
+		next->ops.init(rec, v->now);
 	}
+	restart_shared(as, v->slot, to, (uint32_t)tk, rec);
+	v->priv->seen = (uint32_t)(tk >> 32) + 1; /* every event before this handoff's ticket */
+	unlock_flow(h, tk);
+	STEP();
+	atomic_fetch_and_explicit(&h->req, ~(REQ_SWAP | REQ_RESET), memory_order_release);
+#ifndef PCM_ASYNC_DST
+	futex_wake_all(&h->req);
+#endif
 }
 
 /*
- * One round: dequeue a batch, take all its snapshots, run all its handlers,
- * commit them all. The handlers of a batch touch no shared memory and do not
- * depend on each other, so the core overlaps them; the locked instructions
- * of the snapshots and commits stay out of their way.
+ * Leave a flow for a later round: it waits for an event still being written.
+ * It stays in the pending set (only its worker takes flows out of it).
+ */
+static void defer(struct async_worker *w)
+{
+	cnt_add(&w->cnt.deferrals, 1);
+	w->deferred++;
+}
+
+/*
+ * REQ_DEAD: free the flow, once the owner's push is done; no event can be
+ * writing it any more. Its pending bit may have been set again meanwhile:
+ * it goes first, so that a later flow with the same handle starts clean.
+ */
+static void do_free(struct pcm_async *as, struct async_worker *w, struct visit *v, uint32_t req)
+{
+	struct flow_hdr *h = hdr_of(v->slot);
+	uint64_t tk;
+
+	if (!(req & REQ_PUSHED)) {
+		defer(w);
+		return;
+	}
+	tk = lock_flow(h);
+	ST(&h->pkg, NO_PKG);
+	unlock_flow(h, tk);
+	pcm_pendset_remove(&w->pend, &as->pend0, v->flow);
+	pcm_flowtab_remove(&as->tab, v->flow);
+}
+
+/* ---- worker side: a round ---------------------------------------------------------------- */
+
+static void begin_visit(struct pcm_async *as, uint32_t flow, struct visit *v)
+{
+	v->flow = flow;
+	v->slot = pcm_flowtab_slot(&as->tab, flow);
+	v->run = false;
+	v->priv = NULL;
+	if (!v->slot)
+		return;
+	prefetch_w(v->slot);
+	for (uint32_t off = as->win_off * SLOT_BYTES; off < as->ctrl_off * SLOT_BYTES;
+	     off += CACHELINE)
+		__builtin_prefetch(v->slot + off, 0, 3);
+	v->priv = priv_of(as, flow);
+	__builtin_prefetch(v->priv, 1, 3);
+}
+
+/* Handle the owner's request, if any. Return: true if it took the visit. */
+static bool handle_request(struct pcm_async *as, struct async_worker *w, struct visit *v)
+{
+	uint32_t req;
+
+	STEP();
+	req = atomic_load_explicit(&hdr_of(v->slot)->req, memory_order_acquire);
+	if (!req)
+		return false;
+	if (req & REQ_DEAD)
+		do_free(as, w, v, req);
+	else
+		do_handoff(as, w, v, req);
+	return true;
+}
+
+/*
+ * A flow with nothing new since the worker last switched its windows has
+ * nothing to do on this visit; after SETTLE_VISITS such visits in a row it
+ * leaves the pending set (sooner, it would only come back: taking it out
+ * and adding it again writes the set's line on both sides). Then its
+ * tickets and requests are read again, with a read-modify-write of the word
+ * events take their tickets from: an event or request that came meanwhile
+ * either shows there, and the flow goes back in, or its thread sees the flow
+ * gone and adds it itself (pcm_pendset_add() reads the bit after the
+ * event's ticket), then synchronises with that read-modify-write and so sees
+ * what the worker published last.
+ * Return: true if the visit has nothing to do.
+ */
+static bool quiet(struct pcm_async *as, struct async_worker *w, struct visit *v)
+{
+	struct flow_hdr *h = hdr_of(v->slot);
+	struct flow_priv *p = v->priv;
+	bool news;
+
+	if ((uint32_t)(LD(&h->tick) >> 32) != p->seen) {
+		p->quiet = 0;
+		return false;
+	}
+	w->quiet++;
+	if (++p->quiet < SETTLE_VISITS)
+		return true;
+	pcm_pendset_remove(&w->pend, &as->pend0, v->flow);
+	news = tickets_taken(h) != p->seen ||
+	       (STEP(), atomic_load_explicit(&h->req, memory_order_seq_cst));
+#ifdef PCM_DST_FAULT_NO_RECHECK /* test_async_dst must catch its absence */
+	news = false;
+#endif
+	p->quiet = 0;
+	if (news) {
+		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
+		w->quiet--;
+		return false;
+	}
+	cnt_add(&w->cnt.settled, 1);
+	return true;
+}
+
+static void take_window(struct pcm_async *as, struct async_worker *w, struct visit *v)
+{
+	enum take taken;
+	uint16_t pi;
+	bool late;
+
+	/* an earlier flow of this round may have freed the chunk (do_free()): look again */
+	v->slot = pcm_flowtab_slot(&as->tab, v->flow);
+	if (!v->slot)
+		return;
+	v->priv = priv_of(as, v->flow);
+	pi = LD(&hdr_of(v->slot)->pkg);
+	if (pi == NO_PKG)
+		return;
+	v->pkg = as->pkgs.pkg[pi];
+	if (handle_request(as, w, v))
+		return;
+	if (!(v->priv->state & (PRIV_LATE | PRIV_TAKE)) && quiet(as, w, v))
+		return;
+	late = v->priv->state & PRIV_LATE;
+	if (late && !finish_late(as, v)) {
+		defer(w);
+		return;
+	}
+	taken = take_window_of(as, w, v);
+	/* what the late writes brought in is an event's worth of news too */
+	v->run = taken == TAKE_CALL || (late && taken == TAKE_EMPTY);
+	if (taken == TAKE_DEFERRED || (taken == TAKE_EMPTY && (v->priv->state & PRIV_LATE)))
+		defer(w);
+}
+
+/*
+ * After a call: publish. The flow stays in the pending set, so events that
+ * came during the call are taken on its next visit (quiet()).
+ */
+static void finish_visit(struct pcm_async *as, struct visit *v)
+{
+	const pcm_uint *rec = rec_of(as, v->priv);
+
+	v->pkg->ops.publish(pub_of(as, v->slot), rec);
+	publish_controls(as, v->slot, v->pkg, LD(&hdr_of(v->slot)->pkg), rec, false);
+}
+
+/*
+ * One round: take a batch of pending flows, take all their windows, run all
+ * their handlers, then publish them all. The handlers of a batch touch no
+ * shared memory and do not depend on each other, so the core overlaps them.
  */
 static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint32_t budget)
 {
-	const uint32_t hs = as->pkg->handler_slots, ctrl_off = SNAP_SIG + as->n_sig;
-	pcm_uint fired[MAX_BATCH], now[MAX_BATCH];
-	uint32_t ids[MAX_BATCH], calls = 0, errors = 0;
-	uint32_t n = pop_batch(w, ids, MIN(budget, as->cfg.batch));
+	uint32_t n = pcm_pendset_next(&w->pend, &as->pend0, &w->cursor, w->ids,
+				      MIN(budget, as->cfg.batch));
+	uint32_t calls = 0, errors = 0, taken = 0;
 
+	w->deferred = 0;
+	w->quiet = 0;
+	for (uint32_t k = 0; k < n; k++)
+		begin_visit(as, w->ids[k], &w->visits[k]);
+	for (uint32_t k = 0; k < n; k++)
+		take_window(as, w, &w->visits[k]);
 	for (uint32_t k = 0; k < n; k++) {
-		const char *r = (const char *)flow_rec(as, ids[k]);
+		struct visit *v = &w->visits[k];
 
-		for (uint32_t off = 0; off < as->stride * sizeof(pcm_uint); off += CACHELINE)
-			prefetch_w(r + off);
-		__builtin_prefetch(flow_priv(as, ids[k]), 1, 3);
+		if (!v->run)
+			continue;
+		v->rc = v->pkg->ops.call(rec_of(as, v->priv), v->now);
+		calls += v->rc != 0;
+		errors += v->rc < 0;
+		taken++;
 	}
 	for (uint32_t k = 0; k < n; k++)
-		fired[k] = take_snapshot(as, w, ids[k], w->pre + (size_t)k * as->n_sig, &now[k]);
-	for (uint32_t k = 0; k < n; k++) {
-		pcm_uint *snap = w->scratch + (size_t)k * hs;
-
-		if (!fired[k])
-			continue;
-		snap[PCM_REC_MASK_SLOT] = fired[k];
-		snap[PCM_REC_SET_MASK_SLOT] = 0;
-		copy_slots(snap + SNAP_SIG, w->pre + (size_t)k * as->n_sig, as->n_sig);
-		copy_slots(snap + ctrl_off, flow_priv(as, ids[k]), as->priv_slots);
-		errors += as->pkg->ops.handler(snap) != PCM_SUCCESS;
-		calls++;
-	}
-	for (uint32_t k = 0; k < n; k++) {
-		const pcm_uint *snap = w->scratch + (size_t)k * hs;
-		_Atomic pcm_uint *rec = flow_rec(as, ids[k]);
-		pcm_uint *priv = flow_priv(as, ids[k]);
-
-		if (!fired[k])
-			continue;
-		commit_signals(as, rec, snap, w->pre + (size_t)k * as->n_sig, now[k]);
-		for (uint32_t c = 0; c < as->n_ctrl; c++)
-			if (snap[ctrl_off + c] != priv[c])
-				atomic_store_explicit(&rec[as->ctrl_slot + c], snap[ctrl_off + c],
-						      memory_order_relaxed);
-		copy_slots(priv, snap + ctrl_off, as->priv_slots);
-	}
+		if (w->visits[k].run)
+			finish_visit(as, &w->visits[k]);
 	if (n) {
-		cnt_add(&w->cnt.wakeups, n);
-		cnt_add(&w->cnt.no_trigger, n - calls);
+		cnt_add(&w->cnt.wakeups, n - w->quiet);
+		cnt_add(&w->cnt.no_trigger, taken - calls);
 		cnt_add(&w->cnt.handler_calls, calls);
 		cnt_add(&w->cnt.handler_errors, errors);
 	}
 	return n;
 }
 
+/*
+ * Poll; after idle_spins polls that found nothing to do, block until a
+ * datapath adds a flow. Flows left for later only wait for an event still
+ * being written (its thread may be preempted), which wakes nobody when it
+ * ends: with only those pending the worker blocks for DEFER_SLEEP_NS at a
+ * time (a flow added meanwhile may wait that long too).
+ */
 static void *worker_main(void *arg)
 {
 	struct async_worker *w = arg;
 	struct pcm_async *as = w->as;
-	uint32_t idle = 0;
+	uint32_t idle = 0, n;
+	bool only_deferred;
 
 	for (;;) {
-		if (worker_round(as, w, MAX_BATCH)) {
+		n = worker_round(as, w, MAX_BATCH);
+		if (n > w->deferred + w->quiet) {
 			idle = 0;
 			continue;
 		}
@@ -1108,14 +1035,17 @@ static void *worker_main(void *arg)
 			cpu_relax();
 			continue;
 		}
-		idle = 0;
+		only_deferred = w->deferred > 0;
+		if (!only_deferred)
+			idle = 0; /* otherwise the next such poll blocks again */
 		atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
-		if (queue_nonempty(w) || atomic_load_explicit(&as->stop, memory_order_seq_cst)) {
+		if ((!only_deferred && pcm_pendset_nonempty(&w->pend)) ||
+		    atomic_load_explicit(&as->stop, memory_order_seq_cst)) {
 			atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 			continue;
 		}
 		cnt_add(&w->cnt.sleeps, 1);
-		futex_wait(&w->sleeping, 1, SLEEP_TIMEOUT_NS);
+		futex_wait(&w->sleeping, 1, only_deferred ? DEFER_SLEEP_NS : SLEEP_TIMEOUT_NS);
 		atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 	}
 	while (worker_round(as, w, MAX_BATCH))
@@ -1123,7 +1053,202 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* ---- setup ------------------------------------------------------------------------------ */
+/* ---- packages ---------------------------------------------------------------------------- */
+
+static int fits(const void *arg, const struct pcm_package *pkg, struct pcm_diag *diag)
+{
+	const struct pcm_async *as = arg;
+
+	if (pkg->record_slots <= as->record_slots && pkg->window_slots <= as->window_slots &&
+	    pkg->pub_slots <= as->pub_slots && pkg->n_controls <= as->control_slots)
+		return 0;
+	snprintf(diag->msg, sizeof(diag->msg),
+		 "package '%s': it needs more room per flow than the shell reserved (record %u/%u, "
+		 "window %u/%u, published %u/%u, controls %u/%u slots)",
+		 pkg->name, pkg->record_slots, as->record_slots, pkg->window_slots, as->window_slots,
+		 pkg->pub_slots, as->pub_slots, pkg->n_controls, as->control_slots);
+	return -E2BIG;
+}
+
+int pcm_async_package_add(struct pcm_async *as, const struct pcm_package *pkg,
+			  struct pcm_diag *diag)
+{
+	return pcm_pkgset_add(&as->pkgs, pkg, NULL, diag);
+}
+
+/* @pkg's number, adding it to the shell first if needed. */
+static int admit(struct pcm_async *as, const struct pcm_package *pkg, uint16_t *index)
+{
+	struct pcm_diag diag;
+
+	return pcm_pkgset_add(&as->pkgs, pkg, index, &diag);
+}
+
+/* ---- flows ------------------------------------------------------------------------------- */
+
+/* A new flow's slot and private area (both zeroed by the table). */
+static void start_flow(struct pcm_async *as, uint32_t flow, uint32_t worker, uint16_t pi,
+		       pcm_uint now_ps)
+{
+	unsigned char *slot = pcm_flowtab_slot(&as->tab, flow);
+	struct flow_hdr *h = hdr_of(slot);
+	const struct pcm_package *pkg = as->pkgs.pkg[pi];
+	pcm_uint *rec = rec_of(as, priv_of(as, flow));
+
+	pkg->ops.init(rec, now_ps);
+	ST(&h->worker, (uint16_t)worker);
+	ST(&h->now, now_ps);
+	restart_shared(as, slot, pi, 0, rec);
+}
+
+static int check_worker(const struct pcm_async *as, uint32_t worker)
+{
+	return worker < as->n_workers ? 0 : -EINVAL;
+}
+
+/* The slot of a live flow that is not being removed, or NULL. */
+static unsigned char *live_slot(const struct pcm_async *as, uint32_t flow)
+{
+	unsigned char *slot = pcm_flowtab_slot(&as->tab, flow);
+
+	if (!slot || LD(&hdr_of(slot)->pkg) == NO_PKG)
+		return NULL;
+	STEP();
+	if (atomic_load_explicit(&hdr_of(slot)->req, memory_order_acquire) & REQ_DEAD)
+		return NULL;
+	return slot;
+}
+
+/* Add a flow at *@flow (@at) or at the lowest free handle, stored in *@flow. */
+static int add_flow(struct pcm_async *as, uint32_t worker, const struct pcm_package *pkg,
+		    pcm_uint now_ps, uint32_t *flow, bool at)
+{
+	uint16_t pi;
+	int rc = check_worker(as, worker);
+
+	if (rc == 0)
+		rc = admit(as, pkg, &pi);
+	if (rc == 0)
+		rc = at ? pcm_flowtab_add_at(&as->tab, worker, *flow) :
+			  pcm_flowtab_add(&as->tab, worker, flow);
+	if (rc == -EEXIST && !live_slot(as, *flow))
+		rc = -EBUSY;
+	if (rc == 0)
+		start_flow(as, *flow, worker, pi, now_ps);
+	return rc;
+}
+
+int pcm_async_flow_add(struct pcm_async *as, uint32_t worker, const struct pcm_package *pkg,
+		       pcm_uint now_ps, uint32_t *flow)
+{
+	return add_flow(as, worker, pkg, now_ps, flow, false);
+}
+
+int pcm_async_flow_add_at(struct pcm_async *as, uint32_t flow, uint32_t worker,
+			  const struct pcm_package *pkg, pcm_uint now_ps)
+{
+	return add_flow(as, worker, pkg, now_ps, &flow, true);
+}
+
+int pcm_async_flow_remove(struct pcm_async *as, uint32_t flow)
+{
+	unsigned char *slot = live_slot(as, flow);
+	uint16_t worker;
+
+	if (!slot)
+		return -ENOENT;
+	worker = LD(&hdr_of(slot)->worker);
+	STEP();
+	atomic_fetch_or_explicit(&hdr_of(slot)->req, REQ_DEAD, memory_order_release);
+	push_to(as, worker, flow);
+	/* the worker frees the flow only after this, so the push never outlives it */
+	STEP();
+	atomic_fetch_or_explicit(&hdr_of(slot)->req, REQ_PUSHED, memory_order_release);
+	return 0;
+}
+
+/* Ask the flow's worker for a handoff and wait for it; without running workers, do it here. */
+static void request_handoff(struct pcm_async *as, uint32_t flow, unsigned char *slot, uint32_t req,
+			    uint16_t to, pcm_uint now_ps)
+{
+	struct flow_hdr *h = hdr_of(slot);
+	struct flow_ctrl *c = ctrl_of(as, slot);
+
+	ST(&c->req_pkg, to);
+	ST(&c->req_now, now_ps);
+	STEP();
+	atomic_fetch_or_explicit(&h->req, req, memory_order_release);
+	if (!as->running) {
+		struct visit v;
+
+		begin_visit(as, flow, &v);
+		v.pkg = as->pkgs.pkg[LD(&h->pkg)];
+		do_handoff(as, &as->workers[LD(&h->worker)], &v, req);
+		return;
+	}
+	push(as, slot, flow);
+	for (unsigned spins = 0;; spins++) {
+		uint32_t now_req;
+
+		STEP();
+		now_req = atomic_load_explicit(&h->req, memory_order_acquire);
+		if (!(now_req & req))
+			return;
+#ifndef PCM_ASYNC_DST
+		/* the worker is a round away at best: after a short spin, sleep until it wakes us */
+		if (spins > 100)
+			futex_wait(&h->req, now_req, 1000000);
+		else
+#endif
+			cpu_relax();
+	}
+}
+
+int pcm_async_flow_reset(struct pcm_async *as, uint32_t flow, pcm_uint now_ps)
+{
+	unsigned char *slot = live_slot(as, flow);
+
+	if (!slot)
+		return -ENOENT;
+	request_handoff(as, flow, slot, REQ_RESET, 0, now_ps);
+	return 0;
+}
+
+int pcm_async_flow_swap(struct pcm_async *as, uint32_t flow, const struct pcm_package *pkg,
+			pcm_uint now_ps)
+{
+	unsigned char *slot = live_slot(as, flow);
+	uint16_t pi;
+	int rc;
+
+	if (!slot)
+		return -ENOENT;
+	rc = admit(as, pkg, &pi);
+	if (rc == 0)
+		request_handoff(as, flow, slot, REQ_SWAP, pi, now_ps);
+	return rc;
+}
+
+int pcm_async_worker_of(struct pcm_async *as, uint32_t flow)
+{
+	unsigned char *slot = live_slot(as, flow);
+
+	return slot ? LD(&hdr_of(slot)->worker) : -ENOENT;
+}
+
+int pcm_async_worker_node(const struct pcm_async *as, uint32_t worker)
+{
+	return worker < as->n_workers ? as->workers[worker].node : -1;
+}
+
+const struct pcm_package *pcm_async_flow_package(struct pcm_async *as, uint32_t flow)
+{
+	unsigned char *slot = live_slot(as, flow);
+
+	return slot ? as->pkgs.pkg[LD(&hdr_of(slot)->pkg)] : NULL;
+}
+
+/* ---- setup ------------------------------------------------------------------------------- */
 
 void pcm_async_config_default(struct pcm_async_config *cfg)
 {
@@ -1134,6 +1259,7 @@ void pcm_async_config_default(struct pcm_async_config *cfg)
 	cfg->max_retries = 16;
 	cfg->batch = 16;
 	cfg->idle_spins = 20000;
+	cfg->max_flows = 1u << 20;
 }
 
 const char *pcm_async_mode_name(enum pcm_async_mode mode)
@@ -1152,7 +1278,7 @@ int pcm_async_mode_parse(const char *name, enum pcm_async_mode *out)
 	return -EINVAL;
 }
 
-static int check_config(const struct pcm_async_config *cfg, uint32_t n_flows, struct pcm_diag *diag)
+static int check_config(const struct pcm_async_config *cfg, struct pcm_diag *diag)
 {
 	if ((unsigned)cfg->mode >= PCM_ASYNC_MODE_COUNT) {
 		snprintf(diag->msg, sizeof(diag->msg), "unknown async mode %d", (int)cfg->mode);
@@ -1163,14 +1289,19 @@ static int check_config(const struct pcm_async_config *cfg, uint32_t n_flows, st
 			 cfg->n_workers, PCM_ASYNC_MAX_WORKERS);
 		return -EINVAL;
 	}
-	if (n_flows == 0 || n_flows > PCM_ASYNC_MAX_FLOWS) {
-		snprintf(diag->msg, sizeof(diag->msg), "flow count %u is outside 1..%u", n_flows,
-			 PCM_ASYNC_MAX_FLOWS);
+	if (cfg->max_flows == 0 || cfg->max_flows > PCM_ASYNC_MAX_FLOWS) {
+		snprintf(diag->msg, sizeof(diag->msg), "flow count %u is outside 1..%u",
+			 cfg->max_flows, PCM_ASYNC_MAX_FLOWS);
 		return -EINVAL;
 	}
 	if (cfg->batch == 0 || cfg->batch > MAX_BATCH) {
 		snprintf(diag->msg, sizeof(diag->msg), "batch %u is outside 1..%u", cfg->batch,
 			 MAX_BATCH);
+		return -EINVAL;
+	}
+	if (!cfg->packages || cfg->n_packages == 0 || cfg->n_packages > PCM_ASYNC_MAX_PACKAGES) {
+		snprintf(diag->msg, sizeof(diag->msg), "package count %u is outside 1..%u",
+			 cfg->n_packages, PCM_ASYNC_MAX_PACKAGES);
 		return -EINVAL;
 	}
 	for (uint32_t i = 0; cfg->worker_cpus && i < cfg->n_workers; i++) {
@@ -1183,160 +1314,72 @@ static int check_config(const struct pcm_async_config *cfg, uint32_t n_flows, st
 	return 0;
 }
 
-static int check_package(const struct pcm_package *pkg, const struct pcm_target *target,
-			 struct pcm_diag *diag)
+/* Each region as large as the largest package, or the room the configuration reserves. */
+static void size_regions(struct pcm_async *as, const struct pcm_async_config *cfg)
 {
-	const char *why;
+	as->record_slots = cfg->record_slots;
+	as->window_slots = cfg->window_slots;
+	as->pub_slots = cfg->pub_slots;
+	as->control_slots = cfg->control_slots;
+	for (uint32_t i = 0; i < cfg->n_packages; i++) {
+		const struct pcm_package *pkg = cfg->packages[i];
 
-	if (pcm_package_validate(pkg, &why) < 0) {
-		snprintf(diag->msg, sizeof(diag->msg), "package '%s': %s",
-			 pkg && pkg->name ? pkg->name : "?", why);
-		return -EINVAL;
-	}
-	if (pkg->n_signals > 64 || pkg->n_signals + pkg->n_controls + 8 > INT16_MAX) {
-		snprintf(diag->msg, sizeof(diag->msg), "package '%s': too many signals or controls",
-			 pkg->name);
-		return -EINVAL;
-	}
-	if (target)
-		return pcm_target_check_package(target, pkg, diag);
-	return 0;
-}
-
-/* Lay the shared record out and build the per-signal tables the hot paths walk. */
-static void build_tables(struct pcm_async *as)
-{
-	const struct pcm_package *pkg = as->pkg;
-	uint32_t next, n_by_type = 0;
-
-	as->n_sig = pkg->n_signals;
-	as->n_ctrl = pkg->n_controls;
-	as->priv_slots = pkg->n_controls + pkg->n_var_slots;
-	as->now_slot = REC_SIG + as->n_sig;
-	as->ctrl_slot = as->now_slot + 1;
-	next = as->ctrl_slot + as->n_ctrl;
-	for (uint32_t i = 0; i < as->n_sig; i++) {
-		const struct pcm_pkg_signal *ps = &pkg->signals[i];
-		struct async_sig *s = &as->sig[i];
-
-		s->accum = ps->accum;
-		s->trigger = ps->trigger;
-		s->reset = ps->reset_upon_trigger;
-		s->elapsed = ps->type == PCM_SIG_ELAPSED_TIME;
-		s->initial = ps->initial;
-		s->ref = -1;
-		s->epoch = -1;
-		if (s->trigger == PCM_SIG_TRIGGER_DELTA || s->trigger == PCM_SIG_TRIGGER_MAGNITUDE)
-			s->ref = (int16_t)next++;
-		if (s->elapsed) {
-			s->epoch = (int16_t)next++;
-			as->has_elapsed = true;
-		}
-		if (s->trigger < PCM_SIG_TRIGGER_NONE) {
-			struct async_trig *t = &as->trig[as->n_trig++];
-
-			t->sig = (uint8_t)i;
-			t->kind = s->trigger;
-			t->elapsed = s->elapsed;
-			t->ref = s->ref;
-			t->epoch = s->epoch;
-			normalise_trigger(t, ps->op, ps->threshold);
-			if (s->ref >= 0)
-				as->ref_mask |= (pcm_uint)1 << i;
-		}
-		if (s->elapsed)
-			as->elapsed[as->n_elapsed++] = (uint8_t)i;
-		else if (s->reset)
-			as->consumed[as->n_consumed++] = (uint8_t)i;
-		else
-			as->kept[as->n_kept++] = (uint8_t)i;
-		if (s->reset && (s->ref >= 0 || s->epoch >= 0))
-			as->reset_aux |= (pcm_uint)1 << i;
-	}
-	if (as->mode == PCM_ASYNC_LOCKED && as->n_sig > ST_DIRTY_MAX_SIGNALS)
-		as->dirty_slot = next++;
-	as->stride = (uint32_t)((next + SLOTS_PER_LINE - 1) / SLOTS_PER_LINE * SLOTS_PER_LINE);
-	for (unsigned t = 0; t < PCM_SIG_COUNT; t++) {
-		as->by_type_start[t] = (uint8_t)n_by_type;
-		for (uint32_t i = 0; i < as->n_sig; i++) {
-			if (pkg->signals[i].type != t || as->sig[i].elapsed)
-				continue;
-			as->by_type[n_by_type++] = (uint8_t)i;
-			as->dp_types |= (pcm_uint)1 << t;
-		}
-	}
-	as->by_type_start[PCM_SIG_COUNT] = (uint8_t)n_by_type;
-	for (int t = 0; t < PCM_CTRL_COUNT; t++) {
-		int slot = pkg->control_slot[t];
-
-		as->ctrl_of_type[t] = (int8_t)(slot < 0 ? -1 : slot - (int)(SNAP_SIG + as->n_sig));
+		if (!pkg)
+			continue;
+		as->record_slots = MAX(as->record_slots, pkg->record_slots);
+		as->window_slots = MAX(as->window_slots, pkg->window_slots);
+		as->pub_slots = MAX(as->pub_slots, pkg->pub_slots);
+		as->control_slots = MAX(as->control_slots, pkg->n_controls);
 	}
 }
 
-static void *map_zeroed(size_t bytes)
+static uint32_t line_up(uint32_t slot)
 {
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const uint32_t per_line = CACHELINE / SLOT_BYTES;
 
-	return p == MAP_FAILED ? NULL : p;
+	return (slot + per_line - 1) / per_line * per_line;
 }
 
-/* Every flow starts as the sync shell's init would leave it. */
-static int init_records(struct pcm_async *as, pcm_uint now_ps)
+/*
+ * The header and the published slots, then each window and the controls on
+ * lines of their own. A handoff moves the header's line to the worker and
+ * back, and the worker publishes right before it re-reads the tickets there:
+ * the datapath's next event finds both on the one line it fetches.
+ */
+static size_t lay_out(struct pcm_async *as)
 {
-	const struct pcm_package *pkg = as->pkg;
-	pcm_uint *tmpl = calloc(pkg->record_slots, sizeof(pcm_uint));
-
-	if (!tmpl)
-		return -ENOMEM;
-	pkg->ops.init(tmpl, now_ps);
-	for (uint32_t f = 0; f < as->n_flows; f++) {
-		_Atomic pcm_uint *rec = flow_rec(as, f);
-
-		for (uint32_t i = 0; i < as->n_sig; i++) {
-			const struct async_sig *s = &as->sig[i];
-
-			st(&rec[REC_SIG + i], tmpl[SNAP_SIG + i]);
-			if (s->ref >= 0)
-				st(&rec[s->ref], s->initial);
-			if (s->epoch >= 0)
-				st(&rec[s->epoch], now_ps);
-		}
-		st(&rec[as->now_slot], now_ps);
-		for (uint32_t c = 0; c < as->n_ctrl; c++)
-			st(&rec[as->ctrl_slot + c], tmpl[SNAP_SIG + as->n_sig + c]);
-		memcpy(flow_priv(as, f), tmpl + SNAP_SIG + as->n_sig,
-		       as->priv_slots * sizeof(pcm_uint));
-	}
-	free(tmpl);
-	return 0;
+	as->pub_off = HDR_SLOTS;
+	as->win_off = line_up(as->pub_off + as->pub_slots);
+	as->win_stride = line_up(as->window_slots + 1);
+	as->ctrl_off = as->win_off + 2 * as->win_stride;
+	return (size_t)line_up(as->ctrl_off + CTRL_HDR_SLOTS + as->control_slots) * SLOT_BYTES;
 }
 
-static int create_workers(struct pcm_async *as)
+/* The NUMA node a worker pinned to @cpu allocates on; -1 without libnuma or with one node. */
+static int node_of_cpu(int cpu)
 {
-	uint32_t per_worker = (as->n_flows + as->n_workers - 1) / as->n_workers;
-	uint32_t cap = 2, shift = 1;
+#ifdef PCM_HAVE_NUMA
+	if (cpu >= 0 && numa_available() >= 0 && numa_num_configured_nodes() > 1)
+		return numa_node_of_cpu(cpu);
+#endif
+	(void)cpu;
+	return -1;
+}
 
-	while (cap < 2 * per_worker) {
-		cap <<= 1;
-		shift++;
-	}
+static int create_workers(struct pcm_async *as, int *nodes)
+{
 	as->workers = aligned_alloc(CACHELINE, sizeof(*as->workers) * as->n_workers);
 	if (!as->workers)
 		return -ENOMEM;
 	memset(as->workers, 0, sizeof(*as->workers) * as->n_workers);
 	for (uint32_t i = 0; i < as->n_workers; i++) {
 		struct async_worker *w = &as->workers[i];
+		int cpu = as->cfg.worker_cpus ? as->cfg.worker_cpus[i] : -1;
 
 		w->as = as;
-		w->id = i;
-		w->mask = cap - 1;
-		w->lap_shift = shift;
-		w->slots = calloc(cap, sizeof(*w->slots));
-		w->scratch = calloc((size_t)as->cfg.batch * as->pkg->handler_slots,
-				    sizeof(pcm_uint));
-		w->pre = calloc((size_t)as->cfg.batch * (as->n_sig ? as->n_sig : 1),
-				sizeof(pcm_uint));
-		if (!w->slots || !w->scratch || !w->pre)
+		w->node = nodes[i] = node_of_cpu(cpu);
+		w->scratch = calloc(as->record_slots, sizeof(pcm_uint));
+		if (!w->scratch || pcm_pendset_init(&w->pend, as->cfg.max_flows) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -1347,16 +1390,66 @@ static void free_workers(struct pcm_async *as)
 	if (!as->workers)
 		return;
 	for (uint32_t i = 0; i < as->n_workers; i++) {
-		free((void *)as->workers[i].slots);
+		pcm_pendset_fini(&as->workers[i].pend);
 		free(as->workers[i].scratch);
-		free(as->workers[i].pre);
 	}
 	free(as->workers);
 }
 
-int pcm_async_create(const struct pcm_package *pkg, const struct pcm_target *target,
-		     uint32_t n_flows, pcm_uint now_ps, const struct pcm_async_config *cfg,
-		     struct pcm_async **out, struct pcm_diag *diag)
+static int copy_cpus(struct pcm_async *as, const struct pcm_async_config *cfg)
+{
+	int *cpus;
+
+	as->cfg.worker_cpus = NULL;
+	if (!cfg->worker_cpus)
+		return 0;
+	cpus = malloc(sizeof(int) * cfg->n_workers);
+	if (!cpus)
+		return -ENOMEM;
+	memcpy(cpus, cfg->worker_cpus, sizeof(int) * cfg->n_workers);
+	as->cfg.worker_cpus = cpus;
+	return 0;
+}
+
+static int build_shell(struct pcm_async *as, const struct pcm_async_config *cfg,
+		       struct pcm_diag *diag)
+{
+	int nodes[PCM_ASYNC_MAX_WORKERS];
+	size_t slot_bytes;
+	int rc;
+
+	size_regions(as, cfg);
+	slot_bytes = lay_out(as);
+	rc = copy_cpus(as, cfg);
+	if (rc == 0)
+		rc = create_workers(as, nodes);
+	if (rc == 0)
+		rc = pcm_flowtab_init(&as->tab, cfg->max_flows, slot_bytes,
+				      sizeof(struct flow_priv) +
+					      (size_t)(as->window_slots + as->record_slots) *
+						      SLOT_BYTES,
+				      as->n_workers, nodes);
+	if (rc == 0)
+		rc = pcm_pendset_l0_init(&as->pend0, as->tab.max_flows);
+	if (rc == -ENOMEM)
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows", cfg->max_flows);
+	for (uint32_t i = 0; rc == 0 && i < cfg->n_packages; i++)
+		rc = pcm_pkgset_add(&as->pkgs, cfg->packages[i], NULL, diag);
+	return rc;
+}
+
+static void free_shell(struct pcm_async *as)
+{
+	pcm_flowtab_fini(&as->tab);
+	pcm_pendset_l0_fini(&as->pend0);
+	free_workers(as);
+	free((void *)as->cfg.worker_cpus);
+	pcm_pkgset_fini(&as->pkgs);
+	free(as);
+}
+
+int pcm_async_create_cfg(const struct pcm_async_config *cfg, struct pcm_async **out,
+			 struct pcm_diag *diag)
 {
 	struct pcm_async *as;
 	int rc;
@@ -1366,65 +1459,73 @@ int pcm_async_create(const struct pcm_package *pkg, const struct pcm_target *tar
 		snprintf(diag->msg, sizeof(diag->msg), "no configuration or result pointer");
 		return -EINVAL;
 	}
-	rc = check_config(cfg, n_flows, diag);
-	if (rc < 0)
-		return rc;
-	rc = check_package(pkg, target, diag);
+	rc = check_config(cfg, diag);
 	if (rc < 0)
 		return rc;
 	as = calloc(1, sizeof(*as));
 	if (!as)
 		return -ENOMEM;
-	as->pkg = pkg;
 	as->cfg = *cfg;
-	as->cfg.worker_cpus = NULL;
+	as->cfg.packages = NULL;
 	as->mode = cfg->mode;
-	as->n_flows = n_flows;
 	as->n_workers = cfg->n_workers;
-	build_tables(as);
-	rc = -ENOMEM;
-	if (cfg->worker_cpus) {
-		int *cpus = malloc(sizeof(int) * cfg->n_workers);
-
-		if (!cpus)
-			goto err_free;
-		memcpy(cpus, cfg->worker_cpus, sizeof(int) * cfg->n_workers);
-		as->cfg.worker_cpus = cpus;
+	pcm_pkgset_init(&as->pkgs, cfg->target, fits, as);
+	rc = build_shell(as, cfg, diag);
+	if (rc < 0) {
+		free_shell(as);
+		return rc;
 	}
-	as->shared_bytes = (size_t)n_flows * as->stride * sizeof(pcm_uint);
-	as->shared = map_zeroed(as->shared_bytes);
-	if (!as->shared)
-		goto err_free;
-	as->priv_bytes = (size_t)n_flows * (as->priv_slots ? as->priv_slots : 1) * sizeof(pcm_uint);
-	as->priv = map_zeroed(as->priv_bytes);
-	if (!as->priv)
-		goto err_unmap_shared;
-	rc = create_workers(as);
-	if (rc < 0)
-		goto err_free_workers;
-	rc = init_records(as, now_ps);
-	if (rc < 0)
-		goto err_free_workers;
 	*out = as;
 	return 0;
+}
 
-err_free_workers:
-	free_workers(as);
-	munmap(as->priv, as->priv_bytes);
-err_unmap_shared:
-	munmap((void *)as->shared, as->shared_bytes);
-err_free:
-	free((void *)as->cfg.worker_cpus);
-	free(as);
-	snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows", n_flows);
-	return rc;
+int pcm_async_create(const struct pcm_package *pkg, const struct pcm_target *target,
+		     uint32_t n_flows, pcm_uint now_ps, const struct pcm_async_config *cfg,
+		     struct pcm_async **out, struct pcm_diag *diag)
+{
+	struct pcm_async_config c;
+	struct pcm_async *as;
+	int rc;
+
+	if (!cfg || !out) {
+		snprintf(diag->msg, sizeof(diag->msg), "no configuration or result pointer");
+		return -EINVAL;
+	}
+	c = *cfg;
+	c.packages = &pkg;
+	c.n_packages = 1;
+	c.target = target;
+	c.max_flows = n_flows;
+	rc = pcm_async_create_cfg(&c, &as, diag);
+	if (rc < 0)
+		return rc;
+	for (uint32_t f = 0; rc == 0 && f < n_flows; f++)
+		rc = pcm_async_flow_add_at(as, f, (f >> PCM_FLOWTAB_CHUNK_SHIFT) % as->n_workers,
+					   pkg, now_ps);
+	if (rc < 0) {
+		snprintf(diag->msg, sizeof(diag->msg), "cannot add %u flows: %s", n_flows,
+			 strerror(-rc));
+		free_shell(as);
+		return rc;
+	}
+	*out = as;
+	return 0;
 }
 
 static int start_one(struct async_worker *w, int cpu)
 {
 	pthread_attr_t attr;
-	int rc = pthread_attr_init(&attr);
+	int rc;
 
+#ifdef PCM_ASYNC_DST
+	/* the test's scheduler runs the workers through pcm_async_poll() */
+	(void)cpu;
+	(void)attr;
+	(void)rc;
+	w->thread_live = false;
+	return 0;
+#endif
+	rc = pthread_attr_init(&attr);
 	if (rc)
 		return -rc;
 	if (cpu >= 0) {
@@ -1483,11 +1584,7 @@ void pcm_async_destroy(struct pcm_async *as)
 	if (!as)
 		return;
 	pcm_async_stop(as);
-	free_workers(as);
-	munmap(as->priv, as->priv_bytes);
-	munmap((void *)as->shared, as->shared_bytes);
-	free((void *)as->cfg.worker_cpus);
-	free(as);
+	free_shell(as);
 }
 
 int pcm_async_poll(struct pcm_async *as, uint32_t worker, uint32_t budget)
@@ -1496,34 +1593,77 @@ int pcm_async_poll(struct pcm_async *as, uint32_t worker, uint32_t budget)
 
 	if (worker >= as->n_workers)
 		return -EINVAL;
+#ifndef PCM_ASYNC_DST
 	if (as->running)
 		return -EBUSY;
+#endif
 	while (done < budget) {
-		n = worker_round(as, &as->workers[worker], budget - done);
+		struct async_worker *w = &as->workers[worker];
+
+		n = worker_round(as, w, budget - done);
 		if (!n)
 			break;
-		done += n;
+		done += n - w->quiet;
 	}
 	return (int)MIN(done, (uint32_t)INT_MAX);
 }
 
-int pcm_async_flow_peek(const struct pcm_async *as, uint32_t flow, pcm_uint *out)
-{
-	_Atomic pcm_uint *rec;
+/* ---- inspection -------------------------------------------------------------------------- */
 
-	if (flow >= as->n_flows)
-		return -ERANGE;
+int pcm_async_flow_peek(struct pcm_async *as, uint32_t flow, pcm_uint *out)
+{
+	unsigned char *slot = live_slot(as, flow);
+	const struct pcm_package *pkg;
+	struct flow_priv *p;
+	pcm_uint *rec, win[PCM_SPEC_MAX_SIGNALS], present;
+	uint32_t epoch;
+	pcm_uint now;
+
+	if (!slot)
+		return -ENOENT;
 	if (as->running)
 		return -EBUSY;
-	rec = flow_rec(as, flow);
-	out[0] = 0;
-	out[1] = 0;
-	for (uint32_t i = 0; i < as->n_sig; i++)
-		out[SNAP_SIG + i] = as->sig[i].elapsed
-					? since(ld(&rec[as->now_slot]), ld(&rec[as->sig[i].epoch]))
-					: ld(&rec[REC_SIG + i]);
-	memcpy(out + SNAP_SIG + as->n_sig, flow_priv(as, flow), as->priv_slots * sizeof(pcm_uint));
+	pkg = as->pkgs.pkg[LD(&hdr_of(slot)->pkg)];
+	p = priv_of(as, flow);
+	rec = as->workers[0].scratch;
+	now = worker_now(as, hdr_of(slot));
+	memcpy(rec, rec_of(as, p), pkg->record_slots * sizeof(pcm_uint));
+	if (p->state & PRIV_LATE) {
+		copy_window(as, slot, pkg, p->epoch, win, &present);
+		pkg->ops.window_merge_late(rec, read_of(p), p->read_present, win, present);
+	}
+	if (p->state & PRIV_TAKE)
+		fold_window(as, slot, pkg, p->epoch, rec, win, &present, now);
+	epoch = (uint32_t)atomic_load_explicit(&hdr_of(slot)->tick, memory_order_relaxed);
+	fold_window(as, slot, pkg, epoch, rec, win, &present, now);
+	out[PCM_REC_MASK_SLOT] = 0;
+	out[PCM_REC_SET_MASK_SLOT] = 0;
+	memcpy(out + PCM_REC_SIGNALS_SLOT, rec + PCM_REC_SIGNALS_SLOT,
+	       (pkg->handler_slots - PCM_REC_SIGNALS_SLOT) * sizeof(pcm_uint));
 	return 0;
+}
+
+static void add_counters(struct pcm_async_stats *out, struct worker_counters *c)
+{
+	uint64_t m;
+
+#define ADD(field) out->field += atomic_load_explicit(&c->field, memory_order_relaxed)
+	ADD(enqueues);
+	ADD(wakeups);
+	ADD(handler_calls);
+	ADD(handler_errors);
+	ADD(no_trigger);
+	ADD(retakes);
+	ADD(deferrals);
+	ADD(partial);
+	ADD(settled);
+	ADD(idle_polls);
+	ADD(sleeps);
+#undef ADD
+	m = atomic_load_explicit(&c->skew_max_accepted, memory_order_relaxed);
+	out->skew_max_accepted = MAX(out->skew_max_accepted, m);
+	for (unsigned b = 0; b < PCM_ASYNC_SKEW_BUCKETS; b++)
+		out->skew_hist[b] += atomic_load_explicit(&c->skew_hist[b], memory_order_relaxed);
 }
 
 int pcm_async_stats(const struct pcm_async *as, uint32_t worker, struct pcm_async_stats *out)
@@ -1537,51 +1677,27 @@ int pcm_async_stats(const struct pcm_async *as, uint32_t worker, struct pcm_asyn
 		return -EINVAL;
 	}
 	memset(out, 0, sizeof(*out));
-	for (uint32_t i = first; i < last; i++) {
-		struct async_worker *w = &as->workers[i];
-		struct worker_counters *c = &w->cnt;
-		uint64_t m;
-
-		out->enqueues += atomic_load_explicit(&w->tail, memory_order_relaxed);
-		out->wakeups += atomic_load_explicit(&c->wakeups, memory_order_relaxed);
-		out->handler_calls += atomic_load_explicit(&c->handler_calls, memory_order_relaxed);
-		out->handler_errors +=
-			atomic_load_explicit(&c->handler_errors, memory_order_relaxed);
-		out->no_trigger += atomic_load_explicit(&c->no_trigger, memory_order_relaxed);
-		out->retakes += atomic_load_explicit(&c->retakes, memory_order_relaxed);
-		out->deferrals += atomic_load_explicit(&c->deferrals, memory_order_relaxed);
-		out->idle_polls += atomic_load_explicit(&c->idle_polls, memory_order_relaxed);
-		out->sleeps += atomic_load_explicit(&c->sleeps, memory_order_relaxed);
-		m = atomic_load_explicit(&c->skew_max_accepted, memory_order_relaxed);
-		out->skew_max_accepted = MAX(out->skew_max_accepted, m);
-		for (unsigned b = 0; b < PCM_ASYNC_SKEW_BUCKETS; b++)
-			out->skew_hist[b] +=
-				atomic_load_explicit(&c->skew_hist[b], memory_order_relaxed);
-	}
+	for (uint32_t i = first; i < last; i++)
+		add_counters(out, &as->workers[i].cnt);
+	/* what the worker itself put back is not the datapath's doing */
 	return 0;
 }
 
 size_t pcm_async_bytes_per_flow(const struct pcm_async *as)
 {
-	return ((size_t)as->stride + as->priv_slots) * sizeof(pcm_uint);
+	return (size_t)as->tab.slot_bytes + as->tab.priv_bytes;
 }
 
-uint32_t pcm_async_n_flows(const struct pcm_async *as)
+size_t pcm_async_bytes(struct pcm_async *as)
 {
-	return as->n_flows;
-}
+	size_t b = pcm_flowtab_bytes(&as->tab) + as->pend0.bytes + sizeof(*as);
 
-uint32_t pcm_async_n_workers(const struct pcm_async *as)
-{
-	return as->n_workers;
+	for (uint32_t i = 0; i < as->n_workers; i++)
+		b += as->workers[i].pend.bytes + sizeof(as->workers[i]);
+	return b;
 }
 
 enum pcm_async_mode pcm_async_get_mode(const struct pcm_async *as)
 {
 	return as->mode;
-}
-
-const struct pcm_package *pcm_async_package(const struct pcm_async *as)
-{
-	return as->pkg;
 }

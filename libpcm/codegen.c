@@ -4,9 +4,11 @@
  *
  * The pipeline is written out per signal with every constant folded: which
  * event bit feeds which slot, which accumulator, which trigger and threshold,
- * which signals reset after a call. The compiler then sees one straight-line
- * function with the handler inlined into it, which is what lets a portable
- * handler cost about what a hand-written one does.
+ * which signals reset after a call. The compiler then sees straight-line
+ * functions with the handler inlined into them, which is what lets a
+ * portable handler cost about what a hand-written one does. Both shells run
+ * these functions (package.h): the rules of accumulation, triggers, reset
+ * and re-arm are each written once, below.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,6 +27,13 @@ struct layout {
 	unsigned record_slots;
 	int ref_slot[PCM_SPEC_MAX_SIGNALS];   /* DELTA/MAGNITUDE reference, or -1 */
 	int epoch_slot[PCM_SPEC_MAX_SIGNALS]; /* ELAPSED_TIME epoch, or -1 */
+	/* the asynchronous shell's shared memory (package.h) */
+	unsigned window_slots;
+	unsigned pub_slots;
+	int win_slot[PCM_SPEC_MAX_SIGNALS];  /* window slot, or -1 for ELAPSED_TIME */
+	int pub_value[PCM_SPEC_MAX_SIGNALS]; /* published value of a triggered signal, or -1 */
+	int pub_ref[PCM_SPEC_MAX_SIGNALS];   /* published trigger reference, or -1 */
+	int pub_epoch[PCM_SPEC_MAX_SIGNALS]; /* published epoch of a triggered timer, or -1 */
 };
 
 static const char *const arith_names[PCM_ARITH_KIND_COUNT] = {
@@ -337,20 +346,6 @@ int pcm_codegen_header(const struct pcm_spec *spec, const struct pcm_fabric *fab
 	return ferror(out) ? -EIO : 0;
 }
 
-static const char *accum_expr(pcm_signal_accum_t accum)
-{
-	switch (accum) {
-	case PCM_SIG_ACCUM_SUM:
-		return "pcm_gen_sat_add(cur, v)";
-	case PCM_SIG_ACCUM_MIN:
-		return "(v < cur ? v : cur)";
-	case PCM_SIG_ACCUM_MAX:
-		return "(v > cur ? v : cur)";
-	default:
-		return "v"; /* LAST: emitted without reading cur */
-	}
-}
-
 static void emit_tables(const struct pcm_spec *spec, FILE *out)
 {
 	fputs("static const struct pcm_pkg_signal pcm_gen_signals[] = {\n", out);
@@ -410,27 +405,163 @@ static void emit_init(const struct pcm_spec *spec, const struct layout *l, FILE 
 	fputs("}\n\n", out);
 }
 
-static void emit_accumulate(const struct pcm_spec *spec, const struct layout *l, FILE *out)
+/*
+ * The pipeline, emitted once per package and run by both shells. Each step
+ * is written by one emitter; where the synchronous record and the
+ * asynchronous window differ, the emitter takes a `where` that says which
+ * memory a signal's value lives in, so the rules themselves exist once.
+ */
+enum where {
+	IN_RECORD, /* the flow record: the sync shell, and the async worker's copy */
+	IN_WINDOW, /* the async datapath: the window combined with the published slots */
+};
+
+static void emit_helpers(FILE *out)
 {
+	fputs("#define PCM_GEN_HELPER static PCM_FORCE_INLINE __attribute__((unused))\n"
+	      "PCM_GEN_HELPER pcm_uint pcm_gen_sat_add(pcm_uint a, pcm_uint b)\n{\n"
+	      "\tpcm_uint s;\n\n\treturn __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;\n}\n\n"
+	      "PCM_GEN_HELPER pcm_uint pcm_gen_min(pcm_uint a, pcm_uint b)\n{\n"
+	      "\treturn b < a ? b : a;\n}\n\n"
+	      "PCM_GEN_HELPER pcm_uint pcm_gen_max(pcm_uint a, pcm_uint b)\n{\n"
+	      "\treturn b > a ? b : a;\n}\n\n"
+	      "PCM_GEN_HELPER pcm_uint pcm_gen_abs_diff(pcm_uint a, pcm_uint b)\n{\n"
+	      "\treturn a >= b ? a - b : b - a;\n}\n\n"
+	      "/* ELAPSED_TIME: time since the epoch, 0 when `now` is before it. */\n"
+	      "PCM_GEN_HELPER pcm_uint pcm_gen_since(pcm_uint now, pcm_uint epoch)\n{\n"
+	      "\tpcm_uint d;\n\n"
+	      "\treturn __builtin_sub_overflow(now, epoch, &d) ? 0 : d;\n}\n\n",
+	      out);
+}
+
+static void emit_handler_entry(const struct pcm_codegen_opts *opts, FILE *out)
+{
+	fprintf(out, "static int pcm_gen_handler(pcm_uint *snapshot)\n{\n\treturn %s_main(snapshot);\n}\n\n",
+		opts->symbol);
+}
+
+/* Lay out the window and the published slots of the asynchronous shell. */
+static void compute_shared_layout(const struct pcm_spec *spec, struct layout *l)
+{
+	l->window_slots = 0;
+	l->pub_slots = 0;
+	for (unsigned i = 0; i < spec->n_signals; i++) {
+		const struct pcm_spec_signal *s = &spec->signals[i];
+		bool triggered = s->trigger != PCM_SIG_TRIGGER_NONE;
+
+		l->win_slot[i] = l->epoch_slot[i] < 0 ? (int)l->window_slots++ : -1;
+		l->pub_value[i] = triggered && l->win_slot[i] >= 0 ? (int)l->pub_slots++ : -1;
+		l->pub_ref[i] = l->ref_slot[i] >= 0 ? (int)l->pub_slots++ : -1;
+		l->pub_epoch[i] = triggered && l->epoch_slot[i] >= 0 ? (int)l->pub_slots++ : -1;
+	}
+}
+
+/*
+ * `a` combined with `b` by @accum: what accumulating sample (or window) b
+ * onto value a gives. LAST takes b only where @present says it was sampled.
+ */
+static void emit_combine(pcm_signal_accum_t accum, const char *a, const char *b,
+			 const char *present, FILE *out)
+{
+	switch (accum) {
+	case PCM_SIG_ACCUM_SUM:
+		fprintf(out, "pcm_gen_sat_add(%s, %s)", a, b);
+		return;
+	case PCM_SIG_ACCUM_MIN:
+		fprintf(out, "pcm_gen_min(%s, %s)", a, b);
+		return;
+	case PCM_SIG_ACCUM_MAX:
+		fprintf(out, "pcm_gen_max(%s, %s)", a, b);
+		return;
+	default:
+		fprintf(out, "(%s ? %s : %s)", present, b, a);
+	}
+}
+
+static pcm_uint window_identity(pcm_signal_accum_t accum)
+{
+	return accum == PCM_SIG_ACCUM_MIN ? UINT64_MAX : 0;
+}
+
+static void emit_window_identity(const struct pcm_spec *spec, const struct layout *l, FILE *out)
+{
+	fputs("static const pcm_uint pcm_gen_window_identity[] = {", out);
+	for (unsigned i = 0; i < spec->n_signals; i++)
+		if (l->win_slot[i] >= 0)
+			fprintf(out, " UINT64_C(%" PRIu64 "),", window_identity(spec->signals[i].accum));
+	fputs(" 0 };\n\n", out);
+}
+
+/* Accumulate one event: into the record (sync) or into the window (async datapath). */
+static void emit_accumulate(const struct pcm_spec *spec, const struct layout *l, enum where w,
+			    FILE *out)
+{
+	char slot[64], cur[96];
+
 	for (unsigned i = 0; i < spec->n_signals; i++) {
 		const struct pcm_spec_signal *s = &spec->signals[i];
 
 		if (l->epoch_slot[i] >= 0) {
-			fprintf(out, "\trec[%u] = now_ps - rec[%d];\n", l->sig_off + i,
-				l->epoch_slot[i]);
+			/* in the window flavour `now` lives in the shell's flow header */
+			if (w == IN_RECORD)
+				fprintf(out, "\trec[%u] = pcm_gen_since(now_ps, rec[%d]);\n",
+					l->sig_off + i, l->epoch_slot[i]);
+			continue;
+		}
+		if (w == IN_RECORD) {
+			snprintf(slot, sizeof(slot), "rec[%u]", l->sig_off + i);
+			snprintf(cur, sizeof(cur), "%s", slot);
+		} else {
+			snprintf(slot, sizeof(slot), "&win[%d]", l->win_slot[i]);
+			snprintf(cur, sizeof(cur), "PCM_SHARED_LOAD(%s)", slot);
+		}
+		fprintf(out, "\tif (valid & ((pcm_uint)1 << %d)) {\n\t\tconst pcm_uint v = ev->values[%d];\n",
+			s->type, s->type);
+		if (s->accum == PCM_SIG_ACCUM_LAST && w == IN_RECORD) {
+			fprintf(out, "\t\t%s = v;\n\t}\n", slot);
 			continue;
 		}
 		if (s->accum == PCM_SIG_ACCUM_LAST) {
-			fprintf(out, "\tif (valid & ((pcm_uint)1 << %d))\n\t\trec[%u] = ev->values[%d];\n",
-				s->type, l->sig_off + i, s->type);
+			fprintf(out, "\t\tPCM_SHARED_STORE(%s, v);\n\t\tpres |= (pcm_uint)1 << %d;\n\t}\n",
+				slot, l->win_slot[i]);
 			continue;
 		}
-		fprintf(out,
-			"\tif (valid & ((pcm_uint)1 << %d)) {\n"
-			"\t\tconst pcm_uint cur = rec[%u], v = ev->values[%d];\n"
-			"\t\trec[%u] = %s;\n\t}\n",
-			s->type, l->sig_off + i, s->type, l->sig_off + i, accum_expr(s->accum));
+		fprintf(out, "\t\tconst pcm_uint cur = %s;\n\n", cur);
+		if (w == IN_RECORD)
+			fprintf(out, "\t\t%s = ", slot);
+		else
+			fprintf(out, "\t\tPCM_SHARED_STORE(%s, ", slot);
+		emit_combine(s->accum, "cur", "v", "1", out);
+		fputs(w == IN_RECORD ? ";\n\t}\n" : ");\n\t}\n", out);
 	}
+}
+
+/* The flow's value of signal @i, as a C expression. */
+static void emit_signal_value(const struct pcm_spec *spec, const struct layout *l, unsigned i,
+			      enum where w, FILE *out)
+{
+	char pub[64], win[64], present[64];
+
+	if (w == IN_RECORD) {
+		fprintf(out, "rec[%u]", l->sig_off + i);
+		return;
+	}
+	if (l->epoch_slot[i] >= 0) {
+		fprintf(out, "pcm_gen_since(now_ps, PCM_SHARED_LOAD(&pub[%d]))", l->pub_epoch[i]);
+		return;
+	}
+	snprintf(pub, sizeof(pub), "PCM_SHARED_LOAD(&pub[%d])", l->pub_value[i]);
+	snprintf(win, sizeof(win), "PCM_SHARED_LOAD(&win[%d])", l->win_slot[i]);
+	snprintf(present, sizeof(present), "(pres & ((pcm_uint)1 << %d))", l->win_slot[i]);
+	emit_combine(spec->signals[i].accum, pub, win, present, out);
+}
+
+static void emit_reference(const struct layout *l, unsigned i, enum where w, FILE *out)
+{
+	if (w == IN_RECORD)
+		fprintf(out, "rec[%d]", l->ref_slot[i]);
+	else
+		fprintf(out, "PCM_SHARED_LOAD(&pub[%d])", l->pub_ref[i]);
 }
 
 static const char *op_expr(pcm_trigger_op_t op)
@@ -444,7 +575,13 @@ static const char *op_expr(pcm_trigger_op_t op)
 	return (unsigned)op < PCM_TRIG_OP_COUNT ? exprs[op] : "0";
 }
 
-static void emit_triggers(const struct pcm_spec *spec, const struct layout *l, FILE *out)
+/*
+ * Evaluate the triggers into `fired`. RAW compares the value, DELTA the value
+ * minus its reference mod 2^64 (as the SDK's reference VM does), MAGNITUDE
+ * their distance.
+ */
+static void emit_triggers(const struct pcm_spec *spec, const struct layout *l, enum where w,
+			  FILE *out)
 {
 	fputs("\tpcm_uint fired = 0;\n", out);
 	for (unsigned i = 0; i < spec->n_signals; i++) {
@@ -452,24 +589,21 @@ static void emit_triggers(const struct pcm_spec *spec, const struct layout *l, F
 
 		if (s->trigger == PCM_SIG_TRIGGER_NONE)
 			continue;
-		fprintf(out, "\t{\n\t\tconst pcm_uint t = UINT64_C(%" PRIu64 ");\n",
+		fprintf(out, "\t{\n\t\tconst pcm_uint t = UINT64_C(%" PRIu64 "), v = ",
 			s->threshold.num.u);
-		if (s->trigger == PCM_SIG_TRIGGER_DELTA)
-			fprintf(out, "\t\tconst pcm_uint x = rec[%u] - rec[%d];\n", l->sig_off + i,
-				l->ref_slot[i]);
-		else if (s->trigger == PCM_SIG_TRIGGER_MAGNITUDE)
-			fprintf(out, "\t\tconst pcm_uint x = pcm_gen_abs_diff(rec[%u], rec[%d]);\n",
-				l->sig_off + i, l->ref_slot[i]);
-		else
-			fprintf(out, "\t\tconst pcm_uint x = rec[%u];\n", l->sig_off + i);
-		fprintf(out, "\t\tif (%s)\n\t\t\tfired |= (pcm_uint)1 << %u;\n\t}\n",
+		emit_signal_value(spec, l, i, w, out);
+		fputs(";\n\t\tconst pcm_uint x = ", out);
+		if (s->trigger == PCM_SIG_TRIGGER_RAW) {
+			fputs("v", out);
+		} else {
+			fputs(s->trigger == PCM_SIG_TRIGGER_DELTA ? "v - " : "pcm_gen_abs_diff(v, ",
+			      out);
+			emit_reference(l, i, w, out);
+			if (s->trigger == PCM_SIG_TRIGGER_MAGNITUDE)
+				fputc(')', out);
+		}
+		fprintf(out, ";\n\n\t\tif (%s)\n\t\t\tfired |= (pcm_uint)1 << %u;\n\t}\n",
 			op_expr(s->op), i);
-	}
-	fputs("\tif (!fired)\n\t\treturn 0;\n", out);
-	for (unsigned i = 0; i < spec->n_signals; i++) {
-		if (l->ref_slot[i] >= 0)
-			fprintf(out, "\tif (fired & ((pcm_uint)1 << %u))\n\t\trec[%d] = rec[%u];\n", i,
-				l->ref_slot[i], l->sig_off + i);
 	}
 }
 
@@ -485,72 +619,183 @@ static void emit_reset_one(const struct pcm_spec_signal *s, const struct layout 
 		fprintf(out, "%srec[%d] = now_ps;\n", indent, l->epoch_slot[i]);
 }
 
+/*
+ * After the handler: a signal it wrote keeps the written value unless that
+ * is PCM_SIG_REARM, which resets it; a signal it did not write is reset
+ * when it is consumed (reset_upon_trigger). A reset also resets the
+ * trigger reference and moves an ELAPSED_TIME epoch to now.
+ */
 static void emit_commit(const struct pcm_spec *spec, const struct layout *l, FILE *out)
 {
 	fputs("\tconst pcm_uint written = rec[1];\n", out);
 	for (unsigned i = 0; i < spec->n_signals; i++) {
 		const struct pcm_spec_signal *s = &spec->signals[i];
 
-		fprintf(out, "\tif (written & ((pcm_uint)1 << %u)) {\n", i);
-		fprintf(out, "\t\tif (rec[%u] == PCM_SIG_REARM) {\n", l->sig_off + i);
-		emit_reset_one(s, l, i, "\t\t\t", out);
-		fputs("\t\t}\n\t}", out);
-		if (s->reset_upon_trigger) {
-			fputs(" else {\n", out);
-			emit_reset_one(s, l, i, "\t\t", out);
-			fputs("\t}", out);
-		}
-		fputc('\n', out);
+		fprintf(out, "\tif ((written >> %u) & 1 ? rec[%u] == PCM_SIG_REARM : %d) {\n", i,
+			l->sig_off + i, s->reset_upon_trigger);
+		emit_reset_one(s, l, i, "\t\t", out);
+		fputs("\t}\n", out);
 	}
 }
 
-static void emit_feed(const struct pcm_spec *spec, const struct layout *l,
+/*
+ * call(): the pipeline after accumulation, on a record. The sync shell's
+ * feed() runs it inline after accumulating; the async worker runs it on its
+ * copy of the record after folding the window in.
+ */
+static void emit_call(const struct pcm_spec *spec, const struct layout *l,
 		      const struct pcm_codegen_opts *opts, FILE *out)
 {
-	fputs("__attribute__((flatten)) static int pcm_gen_feed(pcm_uint *restrict rec, "
-	      "const struct pcm_event *restrict ev, pcm_uint now_ps)\n{\n",
+	fputs("static PCM_FORCE_INLINE int pcm_gen_call_inline(pcm_uint *restrict rec, "
+	      "pcm_uint now_ps)\n{\n\t(void)now_ps;\n",
 	      out);
-	fputs("\tconst pcm_uint valid = ev->valid;\n\t(void)valid;\n", out);
-	emit_accumulate(spec, l, out);
-	emit_triggers(spec, l, out);
-	fputs("\trec[0] = fired;\n\trec[1] = 0;\n", out);
-	fprintf(out, "\tconst int rc = %s_main(rec);\n", opts->symbol);
+	emit_triggers(spec, l, IN_RECORD, out);
+	fputs("\tif (!fired)\n\t\treturn 0;\n", out);
+	for (unsigned i = 0; i < spec->n_signals; i++)
+		if (l->ref_slot[i] >= 0)
+			fprintf(out, "\tif (fired & ((pcm_uint)1 << %u))\n\t\trec[%d] = rec[%u];\n", i,
+				l->ref_slot[i], l->sig_off + i);
+	fprintf(out, "\trec[0] = fired;\n\trec[1] = 0;\n\tconst int rc = %s_main(rec);\n",
+		opts->symbol);
 	emit_commit(spec, l, out);
-	fputs("\treturn rc == PCM_SUCCESS ? 1 : -EIO;\n}\n\n", out);
-}
-
-static void emit_feed_burst(const struct layout *l, FILE *out)
-{
-	fputs("#define PCM_GEN_PREFETCH 4\n", out);
-	fputs("__attribute__((flatten)) static uint32_t pcm_gen_feed_burst(pcm_uint *restrict records, "
-	      "uint32_t n_flows,\n\tconst struct pcm_flow_event *restrict evs, uint32_t n, "
-	      "uint64_t *calls, uint64_t *errors)\n{\n"
-	      "\tuint64_t c = 0, e = 0;\n\tuint32_t i;\n\n"
-	      "\tfor (i = 0; i < n; i++) {\n"
-	      "\t\tconst uint32_t flow = evs[i].flow;\n\n"
-	      "\t\tif (flow >= n_flows)\n\t\t\tbreak;\n",
-	      out);
-	/* Fetch a few records ahead: with many flows the records live in L3 or DRAM. */
-	fprintf(out, "\t\tif (i + PCM_GEN_PREFETCH < n)\n\t\t\t__builtin_prefetch(records + "
-		     "(size_t)evs[i + PCM_GEN_PREFETCH].flow * %u, 1);\n",
-		l->record_slots);
-	fprintf(out, "\t\tconst int rc = pcm_gen_feed(records + (size_t)flow * %u, &evs[i].ev, "
-		     "evs[i].now_ps);\n\n",
-		l->record_slots);
-	fputs("\t\tc += rc != 0;\n\t\te += rc < 0;\n\t}\n"
-	      "\t*calls += c;\n\t*errors += e;\n\treturn i;\n}\n\n",
+	fputs("\treturn rc == PCM_SUCCESS ? 1 : -EIO;\n}\n\n"
+	      "__attribute__((flatten)) static int pcm_gen_call(pcm_uint *rec, pcm_uint now_ps)\n{\n"
+	      "\treturn pcm_gen_call_inline(rec, now_ps);\n}\n\n",
 	      out);
 }
 
-static void emit_helpers(FILE *out)
+static void emit_feed(const struct pcm_spec *spec, const struct layout *l, FILE *out)
 {
-	fputs("#define PCM_GEN_HELPER static PCM_FORCE_INLINE __attribute__((unused))\n"
-	      "PCM_GEN_HELPER pcm_uint pcm_gen_sat_add(pcm_uint a, pcm_uint b)\n{\n"
-	      "\tpcm_uint s;\n\n\treturn __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;\n}\n\n"
-	      "PCM_GEN_HELPER pcm_uint pcm_gen_abs_diff(pcm_uint a, pcm_uint b)\n{\n"
-	      "\treturn a >= b ? a - b : b - a;\n}\n\n"
-	      "static int pcm_gen_handler(pcm_uint *snapshot)\n{\n",
+	fputs("__attribute__((flatten)) static int pcm_gen_feed(pcm_uint *restrict rec, "
+	      "const struct pcm_event *restrict ev, pcm_uint now_ps)\n{\n"
+	      "\tconst pcm_uint valid = ev->valid;\n\n\t(void)valid;\n",
 	      out);
+	emit_accumulate(spec, l, IN_RECORD, out);
+	fputs("\treturn pcm_gen_call_inline(rec, now_ps);\n}\n\n", out);
+}
+
+static bool has_last(const struct pcm_spec *spec, const struct layout *l)
+{
+	for (unsigned i = 0; i < spec->n_signals; i++)
+		if (l->win_slot[i] >= 0 && spec->signals[i].accum == PCM_SIG_ACCUM_LAST)
+			return true;
+	return false;
+}
+
+/*
+ * The asynchronous datapath's step: accumulate into the window, whose last
+ * slot is the mask of LAST slots sampled (written after them), then, when
+ * asked, evaluate the triggers on the flow's value.
+ */
+static void emit_window_feed(const struct pcm_spec *spec, const struct layout *l, FILE *out)
+{
+	bool last = has_last(spec, l);
+
+	fputs("static pcm_uint pcm_gen_window_feed(_Atomic pcm_uint *restrict win, "
+	      "const _Atomic pcm_uint *restrict pub,\n\tconst struct pcm_event *restrict ev, "
+	      "pcm_uint now_ps, bool triggers)\n{\n"
+	      "\tconst pcm_uint valid = ev->valid;\n",
+	      out);
+	if (last)
+		fprintf(out, "\tconst pcm_uint pres0 = PCM_SHARED_LOAD(&win[%u]);\n", l->window_slots);
+	fprintf(out, "\tpcm_uint pres = %s;\n\n\t(void)valid;\n\t(void)pub;\n\t(void)now_ps;\n"
+		     "\t(void)pres;\n",
+		last ? "pres0" : "0");
+	emit_accumulate(spec, l, IN_WINDOW, out);
+	if (last)
+		fprintf(out, "\tif (pres != pres0)\n\t\tPCM_SHARED_STORE(&win[%u], pres);\n",
+			l->window_slots);
+	fputs("\tif (!triggers)\n\t\treturn 0;\n", out);
+	emit_triggers(spec, l, IN_WINDOW, out);
+	fputs("\treturn fired;\n}\n\n", out);
+}
+
+static void emit_window_merge(const struct pcm_spec *spec, const struct layout *l, FILE *out)
+{
+	char a[32], b[32], present[64];
+
+	fputs("static void pcm_gen_window_merge(pcm_uint *restrict rec, const pcm_uint *restrict win, "
+	      "pcm_uint present,\n\tpcm_uint now_ps)\n{\n"
+	      "\t(void)win;\n\t(void)present;\n\t(void)now_ps;\n",
+	      out);
+	for (unsigned i = 0; i < spec->n_signals; i++) {
+		if (l->win_slot[i] < 0) {
+			fprintf(out, "\trec[%u] = pcm_gen_since(now_ps, rec[%d]);\n", l->sig_off + i,
+				l->epoch_slot[i]);
+			continue;
+		}
+		snprintf(a, sizeof(a), "rec[%u]", l->sig_off + i);
+		snprintf(b, sizeof(b), "win[%d]", l->win_slot[i]);
+		snprintf(present, sizeof(present), "((present >> %d) & 1)", l->win_slot[i]);
+		fprintf(out, "\t%s = ", a);
+		emit_combine(spec->signals[i].accum, a, b, present, out);
+		fputs(";\n", out);
+	}
+	fputs("}\n\n", out);
+}
+
+static void emit_window_merge_late(const struct pcm_spec *spec, const struct layout *l, FILE *out)
+{
+	char a[32], b[32];
+
+	fputs("static void pcm_gen_window_merge_late(pcm_uint *restrict rec, "
+	      "const pcm_uint *restrict read,\n\tpcm_uint read_present, "
+	      "const pcm_uint *restrict fin, pcm_uint fin_present)\n{\n"
+	      "\t(void)rec;\n\t(void)read;\n\t(void)read_present;\n\t(void)fin;\n"
+	      "\t(void)fin_present;\n",
+	      out);
+	for (unsigned i = 0; i < spec->n_signals; i++) {
+		const struct pcm_spec_signal *s = &spec->signals[i];
+		int w = l->win_slot[i];
+
+		if (w < 0)
+			continue;
+		snprintf(a, sizeof(a), "rec[%u]", l->sig_off + i);
+		snprintf(b, sizeof(b), "fin[%d]", w);
+		if (s->accum == PCM_SIG_ACCUM_SUM) {
+			fprintf(out, "\t%s = pcm_gen_sat_add(%s, fin[%d] - read[%d]);\n", a, a, w, w);
+		} else if (s->accum == PCM_SIG_ACCUM_LAST) {
+			fprintf(out, "\tif (((fin_present >> %d) & 1) && (!((read_present >> %d) & 1) || "
+				     "fin[%d] != read[%d]))\n\t\t%s = %s;\n", w, w, w, w, a, b);
+		} else {
+			fprintf(out, "\tif (fin[%d] != read[%d])\n\t\t%s = ", w, w, a);
+			emit_combine(s->accum, a, b, "1", out);
+			fputs(";\n", out);
+		}
+	}
+	fputs("}\n\n", out);
+}
+
+static void emit_publish_slot(int pub, unsigned src, FILE *out)
+{
+	if (pub >= 0)
+		fprintf(out, "\tif (PCM_SHARED_LOAD(&pub[%d]) != rec[%u])\n"
+			     "\t\tPCM_SHARED_STORE(&pub[%d], rec[%u]);\n", pub, src, pub, src);
+}
+
+static void emit_publish(const struct pcm_spec *spec, const struct layout *l, FILE *out)
+{
+	fputs("static void pcm_gen_publish(_Atomic pcm_uint *restrict pub, "
+	      "const pcm_uint *restrict rec)\n{\n\t(void)pub;\n\t(void)rec;\n",
+	      out);
+	for (unsigned i = 0; i < spec->n_signals; i++) {
+		emit_publish_slot(l->pub_value[i], l->sig_off + i, out);
+		emit_publish_slot(l->pub_ref[i], (unsigned)l->ref_slot[i], out);
+		emit_publish_slot(l->pub_epoch[i], (unsigned)l->epoch_slot[i], out);
+	}
+	fputs("}\n\n", out);
+}
+
+static void emit_pipeline(const struct pcm_spec *spec, const struct layout *l,
+			  const struct pcm_codegen_opts *opts, FILE *out)
+{
+	emit_window_identity(spec, l, out);
+	emit_call(spec, l, opts, out);
+	emit_feed(spec, l, out);
+	emit_window_feed(spec, l, out);
+	emit_window_merge(spec, l, out);
+	emit_window_merge_late(spec, l, out);
+	emit_publish(spec, l, out);
 }
 
 static pcm_uint signal_type_mask(const struct pcm_spec *spec)
@@ -602,14 +847,19 @@ static void emit_descriptor(const struct pcm_spec *spec, const struct layout *l,
 		spec->n_signals, spec->n_controls, spec->n_var_slots);
 	fprintf(out, "\t.n_variables = %u,\n\t.handler_slots = %u,\n\t.record_slots = %u,\n",
 		spec->n_variables, l->handler_slots, l->record_slots);
+	fprintf(out, "\t.window_slots = %u,\n\t.pub_slots = %u,\n", l->window_slots, l->pub_slots);
 	fprintf(out, "\t.signal_types = UINT64_C(0x%" PRIx64 "),\n", signal_type_mask(spec));
 	fprintf(out, "\t.control_types = 0x%x,\n", control_type_mask(spec));
 	emit_control_slots(spec, l, out);
 	fputs("\t.signals = pcm_gen_signals,\n\t.controls = pcm_gen_controls,\n"
 	      "\t.variables = pcm_gen_variables,\n",
 	      out);
+	fputs("\t.window_identity = pcm_gen_window_identity,\n", out);
 	fputs("\t.ops = {\n\t\t.init = pcm_gen_init,\n\t\t.feed = pcm_gen_feed,\n"
-	      "\t\t.handler = pcm_gen_handler,\n\t\t.feed_burst = pcm_gen_feed_burst,\n\t},\n};\n",
+	      "\t\t.call = pcm_gen_call,\n\t\t.handler = pcm_gen_handler,\n"
+	      "\t\t.window_feed = pcm_gen_window_feed,\n\t\t.window_merge = pcm_gen_window_merge,\n"
+	      "\t\t.window_merge_late = pcm_gen_window_merge_late,\n"
+	      "\t\t.publish = pcm_gen_publish,\n\t},\n};\n",
 	      out);
 	if (opts->export_entry)
 		fprintf(out, "\nPCM_GEN_EXPORT const struct pcm_package *const pcm_package_entry = &%s;\n",
@@ -629,6 +879,7 @@ int pcm_codegen_unit(const struct pcm_spec *spec, const struct pcm_codegen_opts 
 	if (!opts->symbol || !opts->handler_path || !includable(opts->handler_path))
 		return -EINVAL;
 	compute_layout(spec, &l);
+	compute_shared_layout(spec, &l);
 	fputs("/* Generated by pcmc from ", out);
 	emit_comment_text(out, spec->path ? spec->path : spec->name);
 	fprintf(out, " (%s arithmetic). Do not edit. */\n", pcm_arith_name(opts->arith));
@@ -642,11 +893,10 @@ int pcm_codegen_unit(const struct pcm_spec *spec, const struct pcm_codegen_opts 
 		fputs("extern const struct pcm_package *const pcm_package_entry;\n", out);
 	fputc('\n', out);
 	emit_helpers(out);
-	fprintf(out, "\treturn %s_main(snapshot);\n}\n\n", opts->symbol);
+	emit_handler_entry(opts, out);
 	emit_tables(spec, out);
 	emit_init(spec, &l, out);
-	emit_feed(spec, &l, opts, out);
-	emit_feed_burst(&l, out);
+	emit_pipeline(spec, &l, opts, out);
 	emit_descriptor(spec, &l, opts, out);
 	/*
 	 * The package last: the pipeline above uses none of its names, so neither

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * package.c - validating package descriptors and opening packages, built-in
- * by name or from a shared object built by `pcmc build`.
+ * package.c - validating package descriptors, reading a record's controls,
+ * the handoff of a live policy swap, and opening packages, built-in by name
+ * or from a shared object built by `pcmc build`.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -13,6 +14,8 @@
 
 static int validate_counts(const struct pcm_package *pkg, const char **why)
 {
+	uint32_t elapsed = 0;
+
 	if (pkg->n_signals > 64) {
 		*why = "more than 64 signals";
 		return -EINVAL;
@@ -30,6 +33,13 @@ static int validate_counts(const struct pcm_package *pkg, const char **why)
 		*why = "record layout does not match the signal, control and variable counts";
 		return -EINVAL;
 	}
+	for (uint32_t i = 0; i < pkg->n_signals; i++)
+		elapsed += pkg->signals[i].type == PCM_SIG_ELAPSED_TIME;
+	if (pkg->window_slots != pkg->n_signals - elapsed ||
+	    (pkg->window_slots && !pkg->window_identity) || pkg->pub_slots > 3 * pkg->n_signals) {
+		*why = "window or published-slot layout does not match the signals";
+		return -EINVAL;
+	}
 	for (int t = 0; t < PCM_CTRL_COUNT; t++) {
 		if (pkg->control_slot[t] >= (int)pkg->handler_slots) {
 			*why = "control slot outside the record";
@@ -37,6 +47,12 @@ static int validate_counts(const struct pcm_package *pkg, const char **why)
 		}
 	}
 	return 0;
+}
+
+static bool ops_complete(const struct pcm_package_ops *ops)
+{
+	return ops->init && ops->feed && ops->call && ops->handler && ops->window_feed &&
+	       ops->window_merge && ops->window_merge_late && ops->publish;
 }
 
 int pcm_package_validate(const struct pcm_package *pkg, const char **why)
@@ -49,12 +65,51 @@ int pcm_package_validate(const struct pcm_package *pkg, const char **why)
 		*why = "built for another package ABI version; rebuild it with this pcmc";
 		return -EPROTO;
 	}
-	if (!pkg->name || !pkg->arith || !pkg->ops.init || !pkg->ops.feed || !pkg->ops.handler ||
-	    !pkg->ops.feed_burst) {
+	if (!pkg->name || !pkg->arith || !ops_complete(&pkg->ops)) {
 		*why = "descriptor incomplete (name, arith or an op missing)";
 		return -EINVAL;
 	}
 	return validate_counts(pkg, why);
+}
+
+void pcm_package_controls(const struct pcm_package *pkg, const pcm_uint *rec,
+			  struct pcm_control_set *out)
+{
+	out->mask = 0;
+	for (int t = 0; t < PCM_CTRL_COUNT; t++) {
+		int slot = pkg->control_slot[t];
+
+		out->value[t] = slot >= 0 ? rec[slot] : 0;
+		out->mask |= (pcm_uint)(slot >= 0) << t;
+	}
+}
+
+/* The first signal of @pkg with @type and @accum, or -1. */
+static int find_signal(const struct pcm_package *pkg, uint8_t type, uint8_t accum)
+{
+	for (uint32_t i = 0; i < pkg->n_signals; i++)
+		if (pkg->signals[i].type == type && pkg->signals[i].accum == accum)
+			return (int)i;
+	return -1;
+}
+
+void pcm_package_handoff(const struct pcm_package *from, const pcm_uint *from_rec,
+			 const struct pcm_package *to, pcm_uint *to_rec, pcm_uint now_ps)
+{
+	to->ops.init(to_rec, now_ps);
+	for (int t = 0; t < PCM_CTRL_COUNT; t++)
+		if (from->control_slot[t] >= 0 && to->control_slot[t] >= 0)
+			to_rec[to->control_slot[t]] = from_rec[from->control_slot[t]];
+	for (uint32_t j = 0; j < to->n_signals; j++) {
+		const struct pcm_pkg_signal *q = &to->signals[j];
+		int i;
+
+		if (q->type == PCM_SIG_ELAPSED_TIME)
+			continue;
+		i = find_signal(from, q->type, q->accum);
+		if (i >= 0 && from_rec[PCM_REC_SIGNALS_SLOT + i] != from->signals[i].initial)
+			to_rec[PCM_REC_SIGNALS_SLOT + j] = from_rec[PCM_REC_SIGNALS_SLOT + i];
+	}
 }
 
 static bool looks_like_path(const char *s)

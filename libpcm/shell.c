@@ -1,70 +1,113 @@
 // SPDX-License-Identifier: MIT
 /*
- * shell.c - the synchronous shell's setup and its slow paths. The per-event
- * path, pcm_shell_feed(), is inline in shell.h and calls the package's
- * generated pipeline.
+ * shell.c - the synchronous shell's setup, flow management and slow paths.
+ * The per-event path, pcm_shell_feed(), is inline in shell.h and calls the
+ * package's generated pipeline on the flow's record.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "shell.h"
 
-static int check_package(const struct pcm_package *pkg, const struct pcm_target *target,
-			 struct pcm_diag *diag)
+static int fits(const void *arg, const struct pcm_package *pkg, struct pcm_diag *diag)
 {
-	const char *why;
+	const struct pcm_shell *shell = arg;
 
-	if (pcm_package_validate(pkg, &why) < 0) {
-		snprintf(diag->msg, sizeof(diag->msg), "package '%s': %s",
-			 pkg && pkg->name ? pkg->name : "?", why);
+	if (pkg->record_slots <= shell->record_slots)
+		return 0;
+	snprintf(diag->msg, sizeof(diag->msg),
+		 "package '%s': its record needs %u slots, the shell reserved %u per flow", pkg->name,
+		 pkg->record_slots, shell->record_slots);
+	return -E2BIG;
+}
+
+int pcm_shell_package_add(struct pcm_shell *shell, const struct pcm_package *pkg,
+			  struct pcm_diag *diag)
+{
+	return pcm_pkgset_add(&shell->pkgs, pkg, NULL, diag);
+}
+
+static uint32_t largest_record(const struct pcm_shell_config *cfg)
+{
+	uint32_t slots = cfg->record_slots;
+
+	for (uint32_t i = 0; i < cfg->n_packages; i++)
+		if (cfg->packages[i] && cfg->packages[i]->record_slots > slots)
+			slots = cfg->packages[i]->record_slots;
+	return slots;
+}
+
+static int check_config(const struct pcm_shell_config *cfg, struct pcm_diag *diag)
+{
+	if (!cfg->packages || cfg->n_packages == 0 || cfg->n_packages > PCM_SHELL_MAX_PACKAGES) {
+		snprintf(diag->msg, sizeof(diag->msg), "package count %u is outside 1..%u",
+			 cfg->n_packages, PCM_SHELL_MAX_PACKAGES);
 		return -EINVAL;
 	}
-	if (target)
-		return pcm_target_check_package(target, pkg, diag);
+	if (cfg->max_flows == 0 || cfg->max_flows > PCM_SHELL_MAX_FLOWS) {
+		snprintf(diag->msg, sizeof(diag->msg), "flow count %u is outside 1..%u",
+			 cfg->max_flows, PCM_SHELL_MAX_FLOWS);
+		return -EINVAL;
+	}
 	return 0;
 }
 
-/* Records live in anonymous memory so a million idle flows cost only their pages. */
-static pcm_uint *records_alloc(size_t bytes)
+int pcm_shell_create_cfg(const struct pcm_shell_config *cfg, struct pcm_shell **out,
+			 struct pcm_diag *diag)
 {
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct pcm_shell *shell;
+	int rc;
 
-	return p == MAP_FAILED ? NULL : p;
+	diag->msg[0] = '\0';
+	rc = check_config(cfg, diag);
+	if (rc < 0)
+		return rc;
+	shell = calloc(1, sizeof(*shell));
+	if (!shell)
+		return -ENOMEM;
+	shell->record_slots = largest_record(cfg);
+	pcm_pkgset_init(&shell->pkgs, cfg->target, fits, shell);
+	for (uint32_t i = 0; i < cfg->n_packages && rc == 0; i++)
+		rc = pcm_pkgset_add(&shell->pkgs, cfg->packages[i], NULL, diag);
+	if (rc == 0)
+		rc = pcm_flowtab_init(&shell->tab, cfg->max_flows,
+				      sizeof(struct pcm_shell_flow) +
+					      shell->record_slots * sizeof(pcm_uint),
+				      0, 1, NULL);
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows",
+				 cfg->max_flows);
+		pcm_pkgset_fini(&shell->pkgs);
+		free(shell);
+		return rc;
+	}
+	*out = shell;
+	return 0;
 }
 
 int pcm_shell_create(const struct pcm_package *pkg, const struct pcm_target *target,
 		     uint32_t n_flows, pcm_uint now_ps, struct pcm_shell **out,
 		     struct pcm_diag *diag)
 {
+	struct pcm_shell_config cfg = {
+		.packages = &pkg, .n_packages = 1, .target = target, .max_flows = n_flows,
+	};
 	struct pcm_shell *shell;
-	int rc;
+	int rc = pcm_shell_create_cfg(&cfg, &shell, diag);
 
-	diag->msg[0] = '\0';
-	if (n_flows == 0 || n_flows > PCM_SHELL_MAX_FLOWS) {
-		snprintf(diag->msg, sizeof(diag->msg), "flow count %u is outside 1..%u", n_flows,
-			 PCM_SHELL_MAX_FLOWS);
-		return -EINVAL;
-	}
-	rc = check_package(pkg, target, diag);
 	if (rc < 0)
 		return rc;
-	shell = calloc(1, sizeof(*shell));
-	if (!shell)
-		return -ENOMEM;
-	shell->pkg = pkg;
-	shell->n_flows = n_flows;
-	shell->record_slots = pkg->record_slots;
-	shell->records_bytes = (size_t)n_flows * pkg->record_slots * sizeof(pcm_uint);
-	shell->records = records_alloc(shell->records_bytes);
-	if (!shell->records) {
-		free(shell);
-		return -ENOMEM;
+	for (uint32_t f = 0; rc == 0 && f < n_flows; f++)
+		rc = pcm_shell_flow_add_at(shell, f, pkg, now_ps);
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows", n_flows);
+		pcm_shell_destroy(shell);
+		return rc;
 	}
-	for (uint32_t f = 0; f < n_flows; f++)
-		pkg->ops.init(pcm_shell_record(shell, f), now_ps);
 	*out = shell;
 	return 0;
 }
@@ -73,8 +116,121 @@ void pcm_shell_destroy(struct pcm_shell *shell)
 {
 	if (!shell)
 		return;
-	munmap(shell->records, shell->records_bytes);
+	pcm_flowtab_fini(&shell->tab);
+	pcm_pkgset_fini(&shell->pkgs);
 	free(shell);
+}
+
+/* ---- flows -------------------------------------------------------------------------------- */
+
+static int admit(struct pcm_shell *shell, const struct pcm_package *pkg)
+{
+	struct pcm_diag diag;
+
+	return pcm_shell_package_add(shell, pkg, &diag);
+}
+
+static void start_flow(struct pcm_shell *shell, uint32_t flow, const struct pcm_package *pkg,
+		       pcm_uint now_ps)
+{
+	struct pcm_shell_flow *f = (struct pcm_shell_flow *)pcm_flowtab_slot(&shell->tab, flow);
+
+	pkg->ops.init(f->rec, now_ps);
+	f->pkg = pkg;
+}
+
+/* Add a flow at *@flow (@at) or at the lowest free handle, stored in *@flow. */
+static int add_flow(struct pcm_shell *shell, const struct pcm_package *pkg, pcm_uint now_ps,
+		    uint32_t *flow, bool at)
+{
+	int rc = admit(shell, pkg);
+
+	if (rc == 0)
+		rc = at ? pcm_flowtab_add_at(&shell->tab, 0, *flow) :
+			  pcm_flowtab_add(&shell->tab, 0, flow);
+	if (rc == 0)
+		start_flow(shell, *flow, pkg, now_ps);
+	return rc;
+}
+
+int pcm_shell_flow_add(struct pcm_shell *shell, const struct pcm_package *pkg, pcm_uint now_ps,
+		       uint32_t *flow)
+{
+	return add_flow(shell, pkg, now_ps, flow, false);
+}
+
+int pcm_shell_flow_add_at(struct pcm_shell *shell, uint32_t flow, const struct pcm_package *pkg,
+			  pcm_uint now_ps)
+{
+	return add_flow(shell, pkg, now_ps, &flow, true);
+}
+
+int pcm_shell_flow_remove(struct pcm_shell *shell, uint32_t flow)
+{
+	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+
+	if (!f)
+		return -ENOENT;
+	atomic_fetch_add_explicit(&shell->retired_calls,
+				  atomic_load_explicit(&f->calls, memory_order_relaxed),
+				  memory_order_relaxed);
+	f->pkg = NULL;
+	return pcm_flowtab_remove(&shell->tab, flow);
+}
+
+int pcm_shell_flow_reset(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps)
+{
+	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+
+	if (!f)
+		return -ENOENT;
+	f->pkg->ops.init(f->rec, now_ps);
+	return 0;
+}
+
+int pcm_shell_flow_swap(struct pcm_shell *shell, uint32_t flow, const struct pcm_package *pkg,
+			pcm_uint now_ps)
+{
+	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+	pcm_uint *next;
+	int rc;
+
+	if (!f)
+		return -ENOENT;
+	rc = admit(shell, pkg);
+	if (rc < 0)
+		return rc;
+	next = malloc(pkg->record_slots * sizeof(pcm_uint));
+	if (!next)
+		return -ENOMEM;
+	pcm_package_handoff(f->pkg, f->rec, pkg, next, now_ps);
+	memcpy(f->rec, next, pkg->record_slots * sizeof(pcm_uint));
+	f->pkg = pkg;
+	free(next);
+	return 0;
+}
+
+/* ---- per-event slow paths ----------------------------------------------------------------- */
+
+/* How many events ahead a burst fetches records: enough to cover a miss to DRAM. */
+#define BURST_PREFETCH 4
+
+uint32_t pcm_shell_feed_burst(struct pcm_shell *shell, const struct pcm_flow_event *evs,
+			      uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i + BURST_PREFETCH < n) {
+			const void *ahead = pcm_flowtab_slot(&shell->tab, evs[i + BURST_PREFETCH].flow);
+
+			if (ahead)
+				__builtin_prefetch(ahead, 1);
+		}
+		if (pcm_shell_feed(shell, evs[i].flow, &evs[i].ev, evs[i].now_ps) == -ENOENT)
+			break;
+	}
+	return i;
 }
 
 int pcm_shell_tick(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps)
@@ -87,23 +243,51 @@ int pcm_shell_tick(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps)
 int pcm_shell_control(const struct pcm_shell *shell, uint32_t flow, pcm_control_t type,
 		      pcm_uint *value)
 {
-	int slot;
+	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
 
-	if (flow >= shell->n_flows)
-		return -ERANGE;
-	if ((unsigned)type >= PCM_CTRL_COUNT)
+	if (!f || (unsigned)type >= PCM_CTRL_COUNT || f->pkg->control_slot[type] < 0)
 		return -ENOENT;
-	slot = shell->pkg->control_slot[type];
-	if (slot < 0)
-		return -ENOENT;
-	*value = shell->records[(size_t)flow * shell->record_slots + (size_t)slot];
+	*value = f->rec[f->pkg->control_slot[type]];
 	return 0;
 }
 
-int pcm_shell_flow_reset(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps)
+int pcm_shell_controls(const struct pcm_shell *shell, uint32_t flow, struct pcm_control_set *out)
 {
-	if (flow >= shell->n_flows)
-		return -ERANGE;
-	shell->pkg->ops.init(pcm_shell_record(shell, flow), now_ps);
+	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+
+	if (!f)
+		return -ENOENT;
+	pcm_package_controls(f->pkg, f->rec, out);
+	out->seq = atomic_load_explicit(&f->calls, memory_order_relaxed);
 	return 0;
+}
+
+/* ---- accounting --------------------------------------------------------------------------- */
+
+static void add_calls(void *arg, uint32_t flow, unsigned char *slot, unsigned char *priv)
+{
+	const struct pcm_shell_flow *f = (const struct pcm_shell_flow *)slot;
+
+	*(uint64_t *)arg += atomic_load_explicit(&f->calls, memory_order_relaxed);
+}
+
+void pcm_shell_stats(struct pcm_shell *shell, struct pcm_shell_stats *out)
+{
+	uint64_t calls = 0;
+
+	pcm_flowtab_for_each(&shell->tab, add_calls, &calls);
+	out->handler_calls =
+		calls + atomic_load_explicit(&shell->retired_calls, memory_order_relaxed);
+	out->handler_errors = atomic_load_explicit(&shell->errors, memory_order_relaxed);
+	out->flows = pcm_flowtab_n_live(&shell->tab);
+}
+
+size_t pcm_shell_bytes_per_flow(const struct pcm_shell *shell)
+{
+	return shell->tab.slot_bytes;
+}
+
+size_t pcm_shell_bytes(struct pcm_shell *shell)
+{
+	return pcm_flowtab_bytes(&shell->tab) + sizeof(*shell);
 }

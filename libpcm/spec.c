@@ -1145,6 +1145,25 @@ static int parse_trigger(struct loader *ld, const yaml_node_t *item, const struc
 	return 0;
 }
 
+/*
+ * MIN keeps the smallest sample, so from 0 it can never change: the SDK's
+ * default initial value makes a MIN signal that silently stays 0.
+ */
+static int check_min_initial(struct loader *ld, const struct fields *f, const char *where,
+			     const struct pcm_spec_signal *sig)
+{
+	unsigned k = f->value[SIG_INITIAL] ? SIG_INITIAL : SIG_ACCUM;
+	char key[KEY_MAX];
+
+	if (sig->accum != PCM_SIG_ACCUM_MIN || sig->initial.num.u != 0)
+		return 0;
+	field_key(key, where, f->keys[k]);
+	return diag_at(ld, node_loc(f->value[k]), key,
+		       "a MIN accumulator starting at 0 never changes; give signal '%s' an "
+		       "initial_value above every sample it will see, e.g. 0xFFFFFFFFFFFFFFFF",
+		       sig->name);
+}
+
 static int parse_signal(struct loader *ld, yaml_node_t *item, unsigned i,
 			struct pcm_spec_signal *sig)
 {
@@ -1181,6 +1200,8 @@ static int parse_signal(struct loader *ld, yaml_node_t *item, unsigned i,
 					  &sig->initial);
 	if (ret == 0)
 		ret = description_field(ld, &f, SIG_DESCRIPTION, where, &sig->description);
+	if (ret == 0)
+		ret = check_min_initial(ld, &f, where, sig);
 	return ret;
 }
 

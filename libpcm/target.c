@@ -158,3 +158,17 @@ int pcm_target_check_package(const struct pcm_target *target, const struct pcm_p
 	}
 	return missing ? -ENOTSUP : 0;
 }
+
+int pcm_target_admit_package(const struct pcm_target *target, const struct pcm_package *pkg,
+			     struct pcm_diag *diag)
+{
+	const char *why;
+	int rc = pcm_package_validate(pkg, &why);
+
+	if (rc < 0) {
+		snprintf(diag->msg, sizeof(diag->msg), "package '%s': %s",
+			 pkg && pkg->name ? pkg->name : "?", why);
+		return rc;
+	}
+	return target ? pcm_target_check_package(target, pkg, diag) : 0;
+}

@@ -60,7 +60,7 @@ static inline struct pcm_shell *ph_open(const char *name)
 
 static inline const pcm_uint *ph_var_slot(struct pcm_shell *sh, uint32_t flow, const char *name)
 {
-	const struct pcm_package *pkg = sh->pkg;
+	const struct pcm_package *pkg = pcm_shell_flow_package(sh, flow);
 	unsigned off = 2 + pkg->n_signals + pkg->n_controls;
 
 	for (uint32_t i = 0; i < pkg->n_variables; i++)

@@ -404,6 +404,7 @@ static void test_colliding_names_are_refused_by_pcmc_check(void **state)
 /* rec, x, fired, valid, written, now_ps, <algo>__CONTROL_COUNT: harmless now. */
 static void test_names_of_generated_code_cannot_collide(void **state)
 {
+	struct pcm_shell_stats st;
 	struct loaded l;
 
 	load_package("collide", "generated_names", "--target uet", &l);
@@ -413,7 +414,8 @@ static void test_names_of_generated_code_cannot_collide(void **state)
 	assert_int_equal(control(&l, PCM_CTRL_CWND), 2000);
 	/* More than `cur` ACKs: the handler fails and the shell says -EIO. */
 	assert_int_equal(feed(&l, PCM_SIG_ACK, 5, 6), -EIO);
-	assert_int_equal(l.sh->stats.handler_errors, 1);
+	pcm_shell_stats(l.sh, &st);
+	assert_int_equal(st.handler_errors, 1);
 	assert_int_equal(var(&l, "valid"), 7);
 	assert_int_equal(var(&l, "now_ps"), 2);
 	unload(&l);

@@ -34,7 +34,7 @@ static struct pcm_shell *open_policy(const char *name)
 
 static double var_float(struct pcm_shell *sh, const char *name)
 {
-	const struct pcm_package *pkg = sh->pkg;
+	const struct pcm_package *pkg = pcm_shell_flow_package(sh, 0);
 	unsigned off = 2 + pkg->n_signals + pkg->n_controls;
 	double d;
 

@@ -3,7 +3,9 @@
  * test_shell.c - the synchronous shell and pcmc's generated pipeline:
  * accumulators with valid-mask semantics, saturating SUM, every trigger type
  * and operator, reset_upon_trigger, handler writes and re-arm, ELAPSED_TIME
- * timers, handler errors, controls, and the flow-count limits.
+ * timers (time going back), handler errors, controls; flows added, removed,
+ * reused and far apart, memory that follows them; live swaps and their
+ * handoff; a million flows; the flow-count limits.
  *
  * Drives the test packages in tests/data/pkg through the shell.
  */
@@ -18,6 +20,7 @@
 #include "target.h"
 
 extern const struct pcm_package pcm_pkg_accum_probe;
+extern const struct pcm_package pcm_pkg_pair_probe;
 extern const struct pcm_package pcm_pkg_trigger_probe;
 extern const struct pcm_package pcm_pkg_writer_probe;
 
@@ -34,7 +37,7 @@ static struct pcm_shell *make_shell(const struct pcm_package *pkg, uint32_t flow
 
 static pcm_uint var(struct pcm_shell *sh, uint32_t flow, const char *name, unsigned idx)
 {
-	const struct pcm_package *pkg = sh->pkg;
+	const struct pcm_package *pkg = pcm_shell_flow_package(sh, flow);
 	unsigned var_off = 2 + pkg->n_signals + pkg->n_controls;
 
 	for (uint32_t i = 0; i < pkg->n_variables; i++)
@@ -42,6 +45,14 @@ static pcm_uint var(struct pcm_shell *sh, uint32_t flow, const char *name, unsig
 			return pcm_shell_record(sh, flow)[var_off + pkg->variables[i].slot + idx];
 	fail_msg("no variable %s", name);
 	return 0;
+}
+
+static struct pcm_shell_stats stats_of(struct pcm_shell *sh)
+{
+	struct pcm_shell_stats st;
+
+	pcm_shell_stats(sh, &st);
+	return st;
 }
 
 static pcm_uint sig(struct pcm_shell *sh, uint32_t flow, unsigned i)
@@ -151,7 +162,7 @@ static void test_controls_initialised_and_written_by_handler(void **state)
 	assert_int_equal(pcm_shell_control(sh, 2, PCM_CTRL_CWND, &out), 0);
 	assert_int_equal(out, 8);
 	assert_int_equal(pcm_shell_control(sh, 2, PCM_CTRL_RATE, &out), -ENOENT);
-	assert_int_equal(pcm_shell_control(sh, 3, PCM_CTRL_CWND, &out), -ERANGE);
+	assert_int_equal(pcm_shell_control(sh, 3, PCM_CTRL_CWND, &out), -ENOENT);
 	assert_int_equal(pcm_shell_flow_reset(sh, 2, 5), 0);
 	assert_int_equal(pcm_shell_control(sh, 2, PCM_CTRL_CWND, &out), 0);
 	assert_int_equal(out, 7);
@@ -314,8 +325,8 @@ static void test_handler_error_is_reported_and_counted(void **state)
 	v[PCM_SIG_ECN] = 4;
 	v[PCM_SIG_TX_READY_PKTS] = 1;
 	feed(sh, 0, BIT(PCM_SIG_ECN) | BIT(PCM_SIG_TX_READY_PKTS), v, 1, -EIO);
-	assert_int_equal(sh->stats.handler_errors, 1);
-	assert_int_equal(sh->stats.handler_calls, 1);
+	assert_int_equal(stats_of(sh).handler_errors, 1);
+	assert_int_equal(stats_of(sh).handler_calls, 1);
 	assert_int_equal(var(sh, 0, "CALLS", 0), 1);
 	pcm_shell_destroy(sh);
 }
@@ -325,9 +336,9 @@ static void test_unknown_flow_is_rejected(void **state)
 	struct pcm_shell *sh = make_shell(&pcm_pkg_accum_probe, 4);
 	struct pcm_event ev = { 0 };
 
-	assert_int_equal(pcm_shell_feed(sh, 4, &ev, 0), -ERANGE);
-	assert_int_equal(pcm_shell_tick(sh, 100, 0), -ERANGE);
-	assert_int_equal(sh->stats.handler_calls, 0);
+	assert_int_equal(pcm_shell_feed(sh, 4, &ev, 0), -ENOENT);
+	assert_int_equal(pcm_shell_tick(sh, 100, 0), -ENOENT);
+	assert_int_equal(stats_of(sh).handler_calls, 0);
 	pcm_shell_destroy(sh);
 }
 
@@ -345,7 +356,7 @@ static void test_burst_feeds_each_flow_and_stops_at_unknown_flow(void **state)
 	}
 	evs[3].flow = 7; /* unknown: evs[3] and evs[4] are not fed */
 	assert_int_equal(pcm_shell_feed_burst(sh, evs, 5), 3);
-	assert_int_equal(sh->stats.handler_calls, 3);
+	assert_int_equal(stats_of(sh).handler_calls, 3);
 	for (uint32_t f = 0; f < 3; f++) {
 		assert_int_equal(pcm_shell_control(sh, f, PCM_CTRL_CWND, &out), 0);
 		assert_int_equal(out, 8);
@@ -375,8 +386,9 @@ static void test_million_flows_fit_and_report_bytes_per_flow(void **state)
 	pcm_uint v[PCM_SIG_COUNT] = { 0 }, out;
 
 	print_message("accum_probe: %zu bytes per flow, %zu MiB for 1M flows\n",
-		      pcm_shell_bytes_per_flow(sh), sh->records_bytes >> 20);
-	assert_int_equal(pcm_shell_bytes_per_flow(sh), sh->pkg->record_slots * sizeof(pcm_uint));
+		      pcm_shell_bytes_per_flow(sh), pcm_shell_bytes(sh) >> 20);
+	assert_true(pcm_shell_bytes_per_flow(sh) >=
+		    pcm_shell_flow_package(sh, 0)->record_slots * sizeof(pcm_uint));
 	v[PCM_SIG_ECN] = 1;
 	feed(sh, 999999, BIT(PCM_SIG_ECN), v, 1, 1);
 	assert_int_equal(pcm_shell_control(sh, 999999, PCM_CTRL_CWND, &out), 0);
@@ -397,6 +409,178 @@ static void test_shell_rejects_package_missing_target_capability(void **state)
 	assert_non_null(strstr(diag.msg, "PCM_SIG_TX_READY_PKTS"));
 	assert_non_null(strstr(diag.msg, "BACKLOG"));
 	assert_non_null(strstr(diag.msg, "PCM_CTRL_EV"));
+}
+
+/* Time going back: ELAPSED_TIME is 0, not 2^64 - 1000 (the two shells used to disagree). */
+static void test_elapsed_time_is_zero_when_now_is_before_the_epoch(void **state)
+{
+	struct pcm_shell *sh = NULL;
+	struct pcm_diag diag;
+
+	assert_int_equal(pcm_shell_create(&pcm_pkg_writer_probe, NULL, 1, 5000, &sh, &diag), 0);
+	assert_int_equal(pcm_shell_tick(sh, 0, 4000), 0);
+	assert_int_equal(sig(sh, 0, W_TIMER), 0);
+	assert_int_equal(pcm_shell_tick(sh, 0, 1005000), 1);
+	pcm_shell_destroy(sh);
+}
+
+static struct pcm_shell *empty_shell(uint32_t max_flows)
+{
+	const struct pcm_package *pkgs[] = { &pcm_pkg_accum_probe, &pcm_pkg_pair_probe };
+	struct pcm_shell_config cfg = { .packages = pkgs, .n_packages = 2, .max_flows = max_flows };
+	struct pcm_shell *sh = NULL;
+	struct pcm_diag diag;
+
+	assert_int_equal(pcm_shell_create_cfg(&cfg, &sh, &diag), 0);
+	return sh;
+}
+
+static void test_flows_are_added_removed_and_reused_at_run_time(void **state)
+{
+	struct pcm_shell *sh = empty_shell(1024);
+	pcm_uint v[PCM_SIG_COUNT] = { 0 }, out;
+	uint32_t a, b, c;
+
+	assert_int_equal(stats_of(sh).flows, 0);
+	assert_int_equal(pcm_shell_flow_add(sh, &pcm_pkg_accum_probe, 0, &a), 0);
+	assert_int_equal(pcm_shell_flow_add(sh, &pcm_pkg_pair_probe, 0, &b), 0);
+	assert_int_equal(a, 0);
+	assert_int_equal(b, 1);
+	assert_ptr_equal(pcm_shell_flow_package(sh, b), &pcm_pkg_pair_probe);
+	v[PCM_SIG_ECN] = 1;
+	feed(sh, a, BIT(PCM_SIG_ECN), v, 1, 1);
+	assert_int_equal(pcm_shell_control(sh, a, PCM_CTRL_CWND, &out), 0);
+	assert_int_equal(out, 8);
+	assert_int_equal(pcm_shell_flow_remove(sh, a), 0);
+	assert_int_equal(pcm_shell_flow_remove(sh, a), -ENOENT);
+	feed(sh, a, BIT(PCM_SIG_ECN), v, 2, -ENOENT);
+	assert_int_equal(pcm_shell_control(sh, a, PCM_CTRL_CWND, &out), -ENOENT);
+	/* the handle is free again, and the new flow starts from scratch */
+	assert_int_equal(pcm_shell_flow_add(sh, &pcm_pkg_accum_probe, 0, &c), 0);
+	assert_int_equal(c, a);
+	assert_int_equal(pcm_shell_control(sh, c, PCM_CTRL_CWND, &out), 0);
+	assert_int_equal(out, 7);
+	assert_int_equal(var(sh, c, "CALLS", 0), 0);
+	/* the removed flow's call is still counted */
+	assert_int_equal(stats_of(sh).handler_calls, 1);
+	assert_int_equal(stats_of(sh).flows, 2);
+	assert_int_equal(pcm_shell_flow_add_at(sh, b, &pcm_pkg_accum_probe, 0), -EEXIST);
+	assert_int_equal(pcm_shell_flow_add_at(sh, 1024, &pcm_pkg_accum_probe, 0), -ERANGE);
+	/* a package the shell was not given is added on the fly, if its record fits */
+	if (pcm_pkg_writer_probe.record_slots <= pcm_pkg_pair_probe.record_slots) {
+		assert_int_equal(pcm_shell_flow_add(sh, &pcm_pkg_writer_probe, 0, &c), 0);
+		assert_ptr_equal(pcm_shell_flow_package(sh, c), &pcm_pkg_writer_probe);
+	}
+	pcm_shell_destroy(sh);
+}
+
+static void test_far_apart_handles_need_no_memory_in_between(void **state)
+{
+	struct pcm_shell *sh = empty_shell(1u << 24);
+	pcm_uint v[PCM_SIG_COUNT] = { 0 };
+	size_t empty = pcm_shell_bytes(sh), two;
+
+	assert_int_equal(pcm_shell_flow_add_at(sh, 3, &pcm_pkg_accum_probe, 0), 0);
+	assert_int_equal(pcm_shell_flow_add_at(sh, 15000000, &pcm_pkg_accum_probe, 0), 0);
+	two = pcm_shell_bytes(sh) - empty;
+	print_message("two flows 15M handles apart: %zu bytes\n", two);
+	assert_true(two <= 2 * PCM_FLOWTAB_CHUNK_FLOWS * pcm_shell_bytes_per_flow(sh) + 1024);
+	v[PCM_SIG_ECN] = 1;
+	feed(sh, 15000000, BIT(PCM_SIG_ECN), v, 1, 1);
+	feed(sh, 14999999, BIT(PCM_SIG_ECN), v, 1, -ENOENT);
+	pcm_shell_destroy(sh);
+}
+
+static void test_memory_follows_the_flows_in_chunk_steps(void **state)
+{
+	struct pcm_shell *sh = empty_shell(1u << 20);
+	size_t empty = pcm_shell_bytes(sh), full, step = 0;
+	uint32_t f;
+
+	for (uint32_t i = 0; i < 10000; i++) {
+		size_t before = pcm_shell_bytes(sh);
+
+		assert_int_equal(pcm_shell_flow_add(sh, &pcm_pkg_accum_probe, 0, &f), 0);
+		if (pcm_shell_bytes(sh) != before) {
+			/* every step is one chunk */
+			assert_true(step == 0 || pcm_shell_bytes(sh) - before == step);
+			step = pcm_shell_bytes(sh) - before;
+		}
+	}
+	full = pcm_shell_bytes(sh);
+	for (uint32_t i = 0; i < 10000; i++)
+		assert_int_equal(pcm_shell_flow_remove(sh, i), 0);
+	print_message("10000 flows: %zu KiB, in steps of %zu KiB; empty again: %zu KiB\n",
+		      (full - empty) >> 10, step >> 10, (pcm_shell_bytes(sh) - empty) >> 10);
+	assert_int_equal(pcm_shell_bytes(sh), empty);
+	assert_int_equal(stats_of(sh).flows, 0);
+	pcm_shell_destroy(sh);
+}
+
+/* pair_probe (P) to accum_probe (Q): both drive CWND; DATA_TX is a SUM in both. */
+static void test_swap_hands_over_controls_and_unconsumed_samples(void **state)
+{
+	struct pcm_shell *sh = empty_shell(16);
+	pcm_uint v[PCM_SIG_COUNT] = { 0 }, out;
+	uint32_t f;
+
+	assert_int_equal(pcm_shell_flow_add(sh, &pcm_pkg_pair_probe, 0, &f), 0);
+	v[PCM_SIG_ACK] = 1;
+	v[PCM_SIG_DATA_TX] = 4096;
+	feed(sh, f, BIT(PCM_SIG_ACK) | BIT(PCM_SIG_DATA_TX), v, 1, 1);
+	feed(sh, f, BIT(PCM_SIG_ACK) | BIT(PCM_SIG_DATA_TX), v, 2, 1);
+	/* bytes without an ACK: pair_probe's BYTES has no trigger, so they wait */
+	v[PCM_SIG_DATA_TX] = 1000;
+	feed(sh, f, BIT(PCM_SIG_DATA_TX), v, 3, 0);
+	feed(sh, f, BIT(PCM_SIG_DATA_TX), v, 4, 0);
+	assert_int_equal(pcm_shell_control(sh, f, PCM_CTRL_CWND, &out), 0);
+	assert_int_equal(out, 2); /* pair_probe counts its calls in OUT */
+
+	assert_int_equal(pcm_shell_flow_swap(sh, f, &pcm_pkg_accum_probe, 5), 0);
+	assert_ptr_equal(pcm_shell_flow_package(sh, f), &pcm_pkg_accum_probe);
+	/* CWND both drive: the flow's value, not accum_probe's initial 7 */
+	assert_int_equal(pcm_shell_control(sh, f, PCM_CTRL_CWND, &out), 0);
+	assert_int_equal(out, 2);
+	/* the 2000 bytes pair_probe had not consumed reach accum_probe's S_BYTES */
+	assert_int_equal(sig(sh, f, 4), 2000);
+	/* accum_probe's own state starts from its initial values */
+	assert_int_equal(var(sh, f, "CALLS", 0), 0);
+	assert_true(sig(sh, f, 1) == UINT64_MAX);
+	v[PCM_SIG_ECN] = 1;
+	v[PCM_SIG_DATA_TX] = 96;
+	feed(sh, f, BIT(PCM_SIG_ECN) | BIT(PCM_SIG_DATA_TX), v, 6, 1);
+	assert_int_equal(var(sh, f, "SEEN", 4), 2096);
+	assert_int_equal(pcm_shell_control(sh, f, PCM_CTRL_CWND, &out), 0);
+	assert_int_equal(out, 3);
+	/* and back: the flow keeps its handle and its count of calls */
+	assert_int_equal(pcm_shell_flow_swap(sh, f, &pcm_pkg_pair_probe, 7), 0);
+	assert_int_equal(pcm_shell_control(sh, f, PCM_CTRL_CWND, &out), 0);
+	assert_int_equal(out, 3);
+	assert_int_equal(stats_of(sh).handler_calls, 3);
+	assert_int_equal(pcm_shell_flow_swap(sh, 9, &pcm_pkg_pair_probe, 7), -ENOENT);
+	pcm_shell_destroy(sh);
+}
+
+static void test_package_larger_than_the_reserved_record_is_refused(void **state)
+{
+	const struct pcm_package *pkgs[] = { &pcm_pkg_trigger_probe };
+	struct pcm_shell_config cfg = { .packages = pkgs, .n_packages = 1, .max_flows = 4 };
+	struct pcm_shell *sh = NULL;
+	struct pcm_diag diag;
+	uint32_t f;
+
+	assert_int_equal(pcm_shell_create_cfg(&cfg, &sh, &diag), 0);
+	if (pcm_pkg_accum_probe.record_slots > pcm_pkg_trigger_probe.record_slots) {
+		assert_int_equal(pcm_shell_package_add(sh, &pcm_pkg_accum_probe, &diag), -E2BIG);
+		assert_non_null(strstr(diag.msg, "accum_probe"));
+		assert_int_equal(pcm_shell_flow_add(sh, &pcm_pkg_accum_probe, 0, &f), -E2BIG);
+	}
+	assert_int_equal(pcm_shell_flow_add(sh, &pcm_pkg_trigger_probe, 0, &f), 0);
+	pcm_shell_destroy(sh);
+	cfg.record_slots = 4096;
+	assert_int_equal(pcm_shell_create_cfg(&cfg, &sh, &diag), 0);
+	assert_int_equal(pcm_shell_flow_add(sh, &pcm_pkg_accum_probe, 0, &f), 0);
+	pcm_shell_destroy(sh);
 }
 
 int main(void)
@@ -420,6 +604,12 @@ int main(void)
 		cmocka_unit_test(test_flow_count_limits),
 		cmocka_unit_test(test_million_flows_fit_and_report_bytes_per_flow),
 		cmocka_unit_test(test_shell_rejects_package_missing_target_capability),
+		cmocka_unit_test(test_elapsed_time_is_zero_when_now_is_before_the_epoch),
+		cmocka_unit_test(test_flows_are_added_removed_and_reused_at_run_time),
+		cmocka_unit_test(test_far_apart_handles_need_no_memory_in_between),
+		cmocka_unit_test(test_memory_follows_the_flows_in_chunk_steps),
+		cmocka_unit_test(test_swap_hands_over_controls_and_unconsumed_samples),
+		cmocka_unit_test(test_package_larger_than_the_reserved_record_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

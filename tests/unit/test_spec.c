@@ -292,11 +292,13 @@ static void test_all_signal_types_and_accumulators_parse(void **state)
 	struct pcm_spec *spec;
 
 	(void)state;
+	/* a MIN needs an initial value it can go below */
 	for (unsigned t = 0; t < PCM_SIG_COUNT; t++)
 		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n,
-				      "  - name: S%u\n    type: %s\n    accumulation: %s\n", t,
+				      "  - name: S%u\n    type: %s\n    accumulation: %s\n%s", t,
 				      pcm_signal_name((pcm_signal_t)t),
-				      pcm_accum_name((pcm_signal_accum_t)(t % 4)));
+				      pcm_accum_name((pcm_signal_accum_t)(t % 4)),
+				      t % 4 == PCM_SIG_ACCUM_MIN ? "    initial_value: 1000\n" : "");
 	spec = parse_ok(yaml);
 	assert_int_equal(spec->n_signals, PCM_SIG_COUNT);
 	for (unsigned t = 0; t < PCM_SIG_COUNT; t++) {

@@ -86,9 +86,13 @@ void xp_cc_pcm_config_default(struct xp_cc_pcm_config *cfg)
 static void shell_poll_inline(const struct xp_cc_pcm *p, const struct pkg_shell *ps,
 			      uint32_t slot)
 {
-	if (ps->async && p->cfg.async_inline)
-		pcm_async_poll(ps->async, slot % pcm_async_n_workers(ps->async),
-			       INLINE_POLL_BUDGET);
+	int worker;
+
+	if (!ps->async || !p->cfg.async_inline)
+		return;
+	worker = pcm_async_worker_of(ps->async, slot);
+	if (worker >= 0)
+		pcm_async_poll(ps->async, (uint32_t)worker, INLINE_POLL_BUDGET);
 }
 
 static int shell_feed(struct xp_cc_pcm *p, struct pkg_shell *ps, uint32_t slot,
@@ -326,9 +330,14 @@ uint64_t xp_cc_pcm_handler_calls(const struct xp_cc_pcm *p)
 {
 	uint64_t n = 0;
 
-	for (uint32_t i = 0; i < p->n_pkgs; i++)
-		if (p->pkgs[i].sync)
-			n += p->pkgs[i].sync->stats.handler_calls;
+	for (uint32_t i = 0; i < p->n_pkgs; i++) {
+		struct pcm_shell_stats st;
+
+		if (!p->pkgs[i].sync)
+			continue;
+		pcm_shell_stats(p->pkgs[i].sync, &st);
+		n += st.handler_calls;
+	}
 	return n;
 }
 

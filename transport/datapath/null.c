@@ -8,10 +8,13 @@
  * the sender checks the receiver's rkey, places the bytes (only with
  * cfg.copy: tests turn it on, the goodput benchmark leaves it off so that a
  * 64 KiB chunk costs an event, not a 64 KiB memcpy) and pushes a chunk event
- * onto the receiver's MPSC ring. Control packets are copied into the
- * receiver's control ring. Nothing is lost, reordered or marked; a full
- * ring refuses the write (post_writes() stops there) or drops the control
- * packet, and the core recovers either.
+ * onto the receiver's MPSC ring. Writes go through a send queue of
+ * send_slots entries, as on a NIC: a receiver whose ring is full holds the
+ * queue back (it is retried at every post and poll), and send_slots() tells
+ * the engine how much room is left, so nothing is dropped for want of room
+ * and a slow receiver slows its senders. Control packets are copied into the
+ * receiver's control ring; a full one drops the packet (the core
+ * retransmits). Nothing is lost, reordered or marked.
  *
  * Receive keys are real: each key is a slot with a generation. The sender
  * holds the slot's writer count while it checks and copies; releasing a key
@@ -36,6 +39,7 @@
 #include <unistd.h>
 
 #include "datapath.h"
+#include "keys.h"
 #include "ring.h"
 #include "wire.h"
 
@@ -50,10 +54,6 @@
 #define NULL_DEFAULT_CTRL_MTU 1024 /* the core's default */
 #define MAX_PEERS XP_NULL_MAX_INSTANCES
 
-#define KEY_INDEX_BITS 20
-#define KEY_INDEX_MASK ((1u << KEY_INDEX_BITS) - 1)
-#define KEY_GEN_MASK ((1u << (32 - KEY_INDEX_BITS)) - 1)
-
 struct chunk_ev {
 	uint32_t imm;
 	uint32_t len;
@@ -65,15 +65,6 @@ struct ctrl_hdr {
 	uint32_t incarnation; /* and its incarnation */
 	uint32_t len;
 	uint32_t pad;
-};
-
-struct key {
-	_Atomic uint32_t key;     /* 0: free or released */
-	_Atomic uint32_t writers; /* senders checking or copying through it */
-	uint8_t gen;
-	uint64_t addr;
-	uint64_t len;
-	uint32_t next_free;
 };
 
 struct path {
@@ -104,8 +95,7 @@ struct null_dp {
 	int efd;
 	_Atomic int armed;
 
-	struct key *keys;
-	uint32_t n_keys, key_free;
+	struct xp_keys keys;
 	struct path *paths;
 	uint32_t n_paths, cap_paths, path_free;
 	struct peer peers[MAX_PEERS];
@@ -115,6 +105,8 @@ struct null_dp {
 	_Atomic uint64_t writes_bad_key;
 	_Atomic uint64_t wakeups;
 	_Atomic uint64_t bytes_copied;
+	struct xp_write *sq;   /* the send queue: a ring of cfg.send_slots */
+	uint32_t sq_head, sq_n;
 	struct xp_dp_stats st;
 };
 
@@ -166,73 +158,6 @@ static void slot_exit(uint32_t i)
 	atomic_fetch_sub_explicit(&g_slots[i].busy, 1, memory_order_release);
 }
 
-/* ---- keys ------------------------------------------------------------------------------------- */
-
-static int key_alloc(struct null_dp *n, uint64_t addr, uint64_t len, uint32_t *out)
-{
-	uint32_t i = n->key_free;
-	struct key *k;
-	uint32_t word;
-
-	if (i == UINT32_MAX)
-		return -ENOSPC;
-	k = &n->keys[i];
-	n->key_free = k->next_free;
-	k->gen = (uint8_t)((k->gen + 1) & KEY_GEN_MASK);
-	if (k->gen == 0)
-		k->gen = 1;
-	k->addr = addr;
-	k->len = len;
-	word = ((uint32_t)k->gen << KEY_INDEX_BITS) | i;
-	atomic_store_explicit(&k->key, word, memory_order_release);
-	*out = word;
-	return 0;
-}
-
-static void key_release(struct null_dp *n, uint32_t word)
-{
-	uint32_t i = word & KEY_INDEX_MASK;
-	struct key *k;
-
-	if (i >= n->n_keys)
-		return;
-	k = &n->keys[i];
-	if (atomic_load(&k->key) != word)
-		return;
-	atomic_store(&k->key, 0);
-	while (atomic_load_explicit(&k->writers, memory_order_acquire))
-		;
-	k->next_free = n->key_free;
-	n->key_free = i;
-}
-
-/*
- * Place @w into receiver @r if its rkey allows (copying with cfg.copy).
- * Runs on the sender's thread. Return: whether it was placed.
- */
-static bool key_place(struct null_dp *r, const struct xp_write *w, bool copy)
-{
-	uint32_t i = w->rkey & KEY_INDEX_MASK;
-	struct key *k;
-	bool ok = false;
-
-	if (i >= r->n_keys || w->rkey == 0)
-		return false;
-	k = &r->keys[i];
-	atomic_fetch_add(&k->writers, 1);
-	if (atomic_load(&k->key) == w->rkey && w->raddr >= k->addr &&
-	    w->len <= k->len - (w->raddr - k->addr) && w->raddr - k->addr <= k->len) {
-		if (copy && w->len) {
-			memcpy((void *)(uintptr_t)w->raddr, (const void *)(uintptr_t)w->laddr,
-			       w->len);
-			atomic_fetch_add_explicit(&r->bytes_copied, w->len, memory_order_relaxed);
-		}
-		ok = true;
-	}
-	atomic_fetch_sub_explicit(&k->writers, 1, memory_order_release);
-	return ok;
-}
-
 /* ---- open / close ---------------------------------------------------------------------------- */
 
 static uint32_t or_default(uint32_t v, uint32_t def)
@@ -259,8 +184,9 @@ static void null_close(struct xp_dp *dp)
 	xp_mpsc_fini(&n->ctrl);
 	if (n->efd >= 0)
 		close(n->efd);
-	free(n->keys);
+	xp_keys_fini(&n->keys);
 	free(n->paths);
+	free(n->sq);
 	free(n);
 }
 
@@ -283,10 +209,10 @@ static int null_open(const struct xp_dp_config *cfg, struct xp_dp **out, struct 
 	n->cfg.send_slots = or_default(cfg->send_slots, DEFAULT_SEND_SLOTS);
 	n->cfg.max_paths = or_default(cfg->max_paths, DEFAULT_MAX_PATHS);
 	n->cfg.max_keys = or_default(cfg->max_keys, DEFAULT_MAX_KEYS);
-	if (n->cfg.ctrl_mtu > XP_WIRE_MAX_MTU || n->cfg.max_keys > KEY_INDEX_MASK) {
+	if (n->cfg.ctrl_mtu > XP_WIRE_MAX_MTU || n->cfg.max_keys > XP_KEYS_MAX) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "null datapath: ctrl_mtu %u (max %u) or max_keys %u (max %u) too large",
-			 n->cfg.ctrl_mtu, XP_WIRE_MAX_MTU, n->cfg.max_keys, KEY_INDEX_MASK);
+			 n->cfg.ctrl_mtu, XP_WIRE_MAX_MTU, n->cfg.max_keys, XP_KEYS_MAX);
 		free(n);
 		return -EINVAL;
 	}
@@ -295,19 +221,17 @@ static int null_open(const struct xp_dp_config *cfg, struct xp_dp **out, struct 
 			  sizeof(struct chunk_ev));
 	if (rc == 0)
 		rc = xp_mpsc_init(&n->ctrl, DEFAULT_CTRL_SLOTS, n->ctrl_elem_bytes);
-	n->keys = calloc(n->cfg.max_keys, sizeof(*n->keys));
+	if (rc == 0)
+		rc = xp_keys_init(&n->keys, n->cfg.max_keys);
+	n->sq = calloc(n->cfg.send_slots, sizeof(*n->sq));
 	n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (rc == 0 && (!n->keys || n->efd < 0))
+	if (rc == 0 && (!n->sq || n->efd < 0))
 		rc = n->efd < 0 ? -errno : -ENOMEM;
 	if (rc < 0) {
 		snprintf(diag->msg, sizeof(diag->msg), "null datapath: engine %u: %s", cfg->engine,
 			 strerror(-rc));
 		goto err_close;
 	}
-	n->n_keys = n->cfg.max_keys;
-	for (uint32_t i = 0; i < n->n_keys; i++)
-		n->keys[i].next_free = i + 1 < n->n_keys ? i + 1 : UINT32_MAX;
-	n->key_free = 0;
 	n->path_free = UINT32_MAX;
 	n->incarnation = atomic_fetch_add(&g_incarnation, 1) + 1;
 	rc = slot_take(n);
@@ -365,11 +289,11 @@ static int null_mr_reg(struct xp_dp *dp, void *addr, size_t len, struct xp_dp_mr
 		snprintf(diag->msg, sizeof(diag->msg), "null datapath: a NULL region");
 		return -EINVAL;
 	}
-	rc = key_alloc(n, (uint64_t)(uintptr_t)addr, len, &key);
+	rc = xp_keys_alloc(&n->keys, (uint64_t)(uintptr_t)addr, len, &key);
 	if (rc < 0) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "null datapath: engine %u: all %u keys are in use", n->cfg.engine,
-			 n->n_keys);
+			 n->keys.n);
 		return rc;
 	}
 	mr->addr = addr;
@@ -382,7 +306,7 @@ static int null_mr_reg(struct xp_dp *dp, void *addr, size_t len, struct xp_dp_mr
 
 static void null_mr_dereg(struct xp_dp *dp, struct xp_dp_mr *mr)
 {
-	key_release((struct null_dp *)dp, (uint32_t)mr->handle);
+	xp_keys_release(&((struct null_dp *)dp)->keys, (uint32_t)mr->handle);
 }
 
 static int null_recv_key(struct xp_dp *dp, const struct xp_dp_mr *mr, uint64_t addr, uint64_t len,
@@ -392,12 +316,12 @@ static int null_recv_key(struct xp_dp *dp, const struct xp_dp_mr *mr, uint64_t a
 
 	if (addr < base || len > mr->len || addr - base > mr->len - len)
 		return -EINVAL;
-	return key_alloc((struct null_dp *)dp, addr, len, rkey);
+	return xp_keys_alloc(&((struct null_dp *)dp)->keys, addr, len, rkey);
 }
 
 static void null_recv_key_release(struct xp_dp *dp, uint32_t rkey)
 {
-	key_release((struct null_dp *)dp, rkey);
+	xp_keys_release(&((struct null_dp *)dp)->keys, rkey);
 }
 
 /* ---- addresses, peers, paths --------------------------------------------------------------- */
@@ -584,34 +508,58 @@ static void wake(struct null_dp *r)
 
 static uint32_t null_send_slots(struct xp_dp *dp)
 {
-	return ((struct null_dp *)dp)->cfg.send_slots;
+	struct null_dp *n = (struct null_dp *)dp;
+
+	return n->cfg.send_slots - n->sq_n;
 }
 
-/* Post the writes of @w that go to the instance of path @w[0]; return how many. */
+/* How many writes from @w on go to the instance that path @w[0] reaches. */
+static uint32_t same_peer_run(const struct null_dp *n, const struct xp_write *w, uint32_t cnt)
+{
+	const struct path *p0 = &n->paths[w[0].path];
+	uint32_t i = 1;
+
+	for (; i < cnt; i++) {
+		const struct path *p;
+
+		if (w[i].path >= n->n_paths)
+			break;
+		p = &n->paths[w[i].path];
+		if (!p->connected || p->peer_slot != p0->peer_slot ||
+		    p->peer_incarnation != p0->peer_incarnation)
+			break;
+	}
+	return i;
+}
+
+/*
+ * Post the writes of @w that go to the instance of path @w[0] (connected);
+ * return how many (fewer when its ring fills).
+ */
 static uint32_t post_run(struct null_dp *n, const struct xp_write *w, uint32_t cnt)
 {
 	const struct path *p0 = &n->paths[w[0].path];
+	uint32_t run = same_peer_run(n, w, cnt), i = 0;
 	struct null_dp *r = slot_enter(p0->peer_slot, p0->peer_incarnation);
-	uint32_t i = 0;
 
 	if (!r)
-		return cnt; /* the peer is gone: every write is lost, as on a wire */
-	for (; i < cnt; i++) {
-		const struct path *p = &n->paths[w[i].path];
+		return run; /* the peer is gone: its writes are lost, as on a wire */
+	for (; i < run; i++) {
 		struct chunk_ev *ev;
 		uint64_t pos;
 
-		if (p->peer_slot != p0->peer_slot || p->peer_incarnation != p0->peer_incarnation)
-			break;
 		ev = xp_mpsc_claim(&r->chunks, &pos);
 		if (!ev)
 			break;
 		ev->imm = w[i].imm;
 		ev->len = w[i].len;
-		ev->path = p->peer_path;
-		if (!key_place(r, &w[i], n->cfg.copy)) {
+		ev->path = n->paths[w[i].path].peer_path;
+		if (!xp_keys_place(&r->keys, w[i].rkey, w[i].raddr, w[i].len,
+				   n->cfg.copy ? (const void *)(uintptr_t)w[i].laddr : NULL)) {
 			ev->path = UINT32_MAX;
 			atomic_fetch_add_explicit(&r->writes_bad_key, 1, memory_order_relaxed);
+		} else if (n->cfg.copy) {
+			atomic_fetch_add_explicit(&r->bytes_copied, w[i].len, memory_order_relaxed);
 		}
 		xp_mpsc_publish(&r->chunks, pos);
 	}
@@ -621,28 +569,39 @@ static uint32_t post_run(struct null_dp *n, const struct xp_write *w, uint32_t c
 	return i;
 }
 
+/* Hand queued writes to their receivers, in order, until one has no room. */
+static void sq_flush(struct null_dp *n)
+{
+	while (n->sq_n) {
+		uint32_t run = n->cfg.send_slots - n->sq_head, k;
+		const struct xp_write *x = &n->sq[n->sq_head];
+
+		if (run > n->sq_n)
+			run = n->sq_n;
+		if (x->path >= n->n_paths || !n->paths[x->path].connected)
+			k = 1; /* no such path (destroyed since): lost */
+		else
+			k = post_run(n, x, run);
+		if (k == 0) {
+			n->st.writes_full++;
+			return;
+		}
+		n->sq_head = (n->sq_head + k) % n->cfg.send_slots;
+		n->sq_n -= k;
+	}
+}
+
 static uint32_t null_post_writes(struct xp_dp *dp, const struct xp_write *w, uint32_t cnt)
 {
 	struct null_dp *n = (struct null_dp *)dp;
-	uint32_t done = 0;
+	uint32_t room = n->cfg.send_slots - n->sq_n, take = cnt < room ? cnt : room;
 
-	while (done < cnt) {
-		const struct xp_write *x = &w[done];
-		uint32_t k;
-
-		if (x->path >= n->n_paths || !n->paths[x->path].connected) {
-			done++; /* no such path: lost */
-			continue;
-		}
-		k = post_run(n, x, cnt - done);
-		if (k == 0) {
-			n->st.writes_full++;
-			break;
-		}
-		done += k;
-	}
-	n->st.writes_posted += done;
-	return done;
+	for (uint32_t i = 0; i < take; i++)
+		n->sq[(n->sq_head + n->sq_n + i) % n->cfg.send_slots] = w[i];
+	n->sq_n += take;
+	n->st.writes_posted += take;
+	sq_flush(n);
+	return take;
 }
 
 static int null_post_ctrl(struct xp_dp *dp, uint32_t peer, const void *bytes, uint32_t len)
@@ -685,6 +644,7 @@ static int null_poll(struct xp_dp *dp, struct xp_dp_event *ev, uint32_t max)
 	struct null_dp *n = (struct null_dp *)dp;
 	uint32_t k = 0;
 
+	sq_flush(n);
 	for (; n->ctrl_release; n->ctrl_release--)
 		xp_mpsc_release(&n->ctrl);
 	/* Control packets are handed out in place, their slots released at the next poll. */
@@ -733,7 +693,7 @@ static int null_arm(struct xp_dp *dp)
 	if (read(n->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
 	atomic_store(&n->armed, 1);
-	if (xp_mpsc_ready(&n->chunks) || xp_mpsc_peek_at(&n->ctrl, n->ctrl_release)) {
+	if (n->sq_n || xp_mpsc_ready(&n->chunks) || xp_mpsc_peek_at(&n->ctrl, n->ctrl_release)) {
 		atomic_store(&n->armed, 0);
 		return -EAGAIN;
 	}

@@ -316,9 +316,14 @@ uint64_t uet_cc_handler_calls(const struct uet_ccset *set)
 {
 	uint64_t n = 0;
 
-	for (uint32_t i = 0; i < set->n; i++)
-		if (set->cc[i].shell)
-			n += set->cc[i].shell->stats.handler_calls;
+	for (uint32_t i = 0; i < set->n; i++) {
+		struct pcm_shell_stats st;
+
+		if (!set->cc[i].shell)
+			continue;
+		pcm_shell_stats(set->cc[i].shell, &st);
+		n += st.handler_calls;
+	}
 	return n;
 }
 

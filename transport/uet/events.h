@@ -24,6 +24,8 @@ enum uet_ev_type {
 	UET_EV_CREDIT_TICK,  /* obj: NIC whose receiver-credit instance has demand */
 	UET_EV_DOORBELL,     /* obj: PDC whose message's doorbell delay is over */
 	UET_EV_CREDIT_RETRY, /* obj: group stopped for want of credit, asking again */
+	UET_EV_RAW_WAKE,     /* obj: raw host whose egress pool drained to half */
+	UET_EV_RAW_PACE,     /* obj: raw QP whose pacing gap is over */
 	UET_EV_COUNT,
 };
 

@@ -135,7 +135,10 @@ static void trim(struct uet_port *p, struct uet_pkt *pkt)
 static inline unsigned classify(const struct uet_port *p, const struct uet_pkt *pkt)
 {
 	if (p->is_nic)
-		return pkt->kind == UET_PKT_DATA ? UET_TC_DATA : UET_TC_CONTROL;
+		return pkt->kind == UET_PKT_DATA ||
+				       (pkt->kind == UET_PKT_RAW && pkt->dscp != UET_DSCP_CONTROL)
+			       ? UET_TC_DATA
+			       : UET_TC_CONTROL;
 	if (!p->uet_policy)
 		return UET_TC_DATA;
 	switch (pkt->dscp) {
@@ -269,7 +272,8 @@ static void switch_receive(struct uet_fabric *f, struct uet_pkt *pkt)
 			out->trims++;
 			f->sw_trims++;
 		}
-		if (verdict == UET_FILTER_MARK && pkt->kind == UET_PKT_DATA &&
+		if (verdict == UET_FILTER_MARK &&
+		    (pkt->kind == UET_PKT_DATA || pkt->kind == UET_PKT_RAW) &&
 		    !(pkt->flags & UET_PF_CE)) {
 			pkt->flags |= UET_PF_CE;
 			out->marks++;

@@ -20,7 +20,7 @@ static void host_tx_start(void *ctx, uint32_t host, struct uet_pkt *pkt, uint64_
 	struct uet_sim *s = ctx;
 
 	if (pkt->kind == UET_PKT_RAW)
-		uet_raw_tx_start(&s->ns, &s->ns.nics[host], pkt);
+		uet_raw_tx_start(&s->raw, &s->ns, &s->ns.nics[host], pkt, end_ps);
 	else
 		uet_nic_tx_start(&s->ns, &s->ns.nics[host], pkt, end_ps);
 }
@@ -309,6 +309,8 @@ int uet_sim_create(const struct uet_scenario *scn, const struct pcm_package *con
 	if (rc < 0)
 		goto err_destroy;
 	rc = uet_nics_init(&s->ns, s->fab.n_hosts) < 0 ? -ENOMEM : 0;
+	if (rc == 0)
+		rc = uet_raw_init(&s->raw, s->fab.n_hosts);
 	if (rc < 0)
 		goto err_destroy;
 	s->ns.pcie_ps_per_byte_q16 = uet_ps_per_byte_q16(s->ns.cfg.lane_bps * s->ns.cfg.lane_count);
@@ -423,7 +425,7 @@ static int start(struct uet_sim *s, struct pcm_diag *diag)
 
 static bool all_done(const struct uet_sim *s)
 {
-	return s->ns.n_done == s->n_msgs && !s->pkts.raw_live;
+	return s->ns.n_done == s->n_msgs && !s->pkts.raw_live && !s->raw.queued_pkts;
 }
 
 static void fetch_done(struct uet_sim *s, struct uet_pkt *pkt)
@@ -474,6 +476,12 @@ static void dispatch(struct uet_sim *s, struct uet_ev *ev)
 		break;
 	case UET_EV_CREDIT_RETRY:
 		uet_nic_credit_retry(&s->ns, ev->obj);
+		break;
+	case UET_EV_RAW_WAKE:
+		uet_raw_wake(&s->raw, &s->ns, ev->obj);
+		break;
+	case UET_EV_RAW_PACE:
+		uet_raw_pace(&s->raw, &s->ns, ev->obj);
 		break;
 	case UET_EV_STATS:
 		uet_nic_stats_rows(&s->ns);
@@ -693,7 +701,44 @@ void uet_sim_set_raw_ops(struct uet_sim *s, const struct uet_raw_ops *ops)
 
 int uet_sim_raw_qp(struct uet_sim *s, uint32_t src, uint32_t dst, uint16_t entropy)
 {
-	return uet_raw_qp_add(&s->raw, s->fab.n_hosts, src, dst, entropy);
+	struct uet_raw_qp_attr attr = { .entropy = entropy };
+
+	return uet_raw_qp_add(&s->raw, src, dst, &attr);
+}
+
+int uet_sim_raw_qp_create(struct uet_sim *s, uint32_t src, uint32_t dst,
+			  const struct uet_raw_qp_attr *attr)
+{
+	return attr ? uet_raw_qp_add(&s->raw, src, dst, attr) : -EINVAL;
+}
+
+int uet_sim_raw_qp_set_rate(struct uet_sim *s, uint32_t qp, uint64_t rate_bps)
+{
+	return uet_raw_set_rate(&s->raw, qp, rate_bps);
+}
+
+int uet_sim_run_until(struct uet_sim *s, uint64_t t_ps)
+{
+	int rc;
+
+	if (!s->started) {
+		struct pcm_diag diag;
+
+		rc = start(s, &diag);
+		if (rc < 0)
+			return rc;
+	}
+	while (step(s, t_ps))
+		if (__builtin_expect(out_of_memory(s), 0))
+			return -ENOMEM;
+	if (s->des.now_ps < t_ps)
+		s->des.now_ps = t_ps;
+	return 0;
+}
+
+uint64_t uet_sim_next_event_ps(struct uet_sim *s)
+{
+	return uet_des_peek_time(&s->des);
 }
 
 int uet_sim_raw_post(struct uet_sim *s, uint32_t qp, uint64_t bytes, uint64_t cookie)

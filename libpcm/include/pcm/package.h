@@ -3,12 +3,13 @@
  * package.h - a compiled handler package, as pcmc emits it and shells run it.
  *
  * pcmc turns a spec plus a handler source into one C translation unit that
- * holds the handler and a pipeline specialised for that spec: accumulate,
- * evaluate triggers, run the handler in place on the flow record, commit.
- * Constants, offsets and accumulator kinds are folded at compile time, so a
- * shell pays one indirect call per event. The unit exports one
- * `struct pcm_package` (named in the spec's generated header), and a shared
- * object built by `pcmc build` also exports it as `pcm_package_entry`.
+ * holds the handler and its pipeline, specialised for that spec: which event
+ * bit feeds which signal, which accumulator, trigger and threshold, what is
+ * reset after a call. The pipeline is defined once, in pcmc, and both shells
+ * run it: the synchronous shell calls feed() on the datapath thread; the
+ * asynchronous shell accumulates into a window with window_feed() on the
+ * datapath thread and a worker folds the window into the flow's record with
+ * window_merge() and runs call(), which is the second half of feed().
  *
  * Flow record layout (64-bit slots), shared with the handler's snapshot view:
  *   0                 trigger mask of the current call
@@ -16,20 +17,50 @@
  *   2 .. 2+S          signals
  *   .. +C             controls
  *   .. +V             variable slots
- *   auxiliary slots   a trigger reference (value at the last fire) per
- *                     DELTA/MAGNITUDE signal, an epoch (ps) per ELAPSED_TIME
- *                     signal, as many as the spec needs
+ *   auxiliary slots   a trigger reference (the signal's value at the last
+ *                     fire) per DELTA/MAGNITUDE signal, then an epoch (ps)
+ *                     per ELAPSED_TIME signal
  * The first handler_slots slots are what a handler sees.
+ *
+ * Window (asynchronous shell, window_slots + 1 slots): one slot per signal
+ * other than ELAPSED_TIME, holding what the events since the worker's last
+ * take accumulated, starting from window_identity[] (0 for SUM and MAX,
+ * 2^64-1 for MIN), then the present mask: bit w set when LAST slot w holds
+ * a sample. The flow's value of a signal is its record value combined with
+ * its window slot by the signal's own accumulator.
+ *
+ * Published slots (asynchronous shell, pub_slots slots): what the datapath
+ * needs from the record to evaluate triggers: the record value of each
+ * signal with a trigger, each trigger reference, and the epoch of each
+ * ELAPSED_TIME signal with a trigger. The worker publishes them after a call.
  */
 #ifndef PCM_PACKAGE_H
 #define PCM_PACKAGE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "pcm.h"
 
-#define PCM_PACKAGE_ABI_VERSION 1
+#define PCM_PACKAGE_ABI_VERSION 2
+
+/*
+ * How generated code reads and writes memory it shares with other threads
+ * (the window and the published slots). Stores are releases so that the
+ * slots of one event become visible in the order it writes them (free on
+ * x86-64). The deterministic-interleaving test build (PCM_ASYNC_DST,
+ * dst_hooks.h) yields to its scheduler first.
+ */
+#ifdef PCM_ASYNC_DST
+void pcm_dst_point(void);
+#define PCM_SHARED_LOAD(p) (pcm_dst_point(), atomic_load_explicit((p), memory_order_relaxed))
+#define PCM_SHARED_STORE(p, v) \
+	(pcm_dst_point(), atomic_store_explicit((p), (v), memory_order_release))
+#else
+#define PCM_SHARED_LOAD(p) atomic_load_explicit((p), memory_order_relaxed)
+#define PCM_SHARED_STORE(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#endif
 
 /* One datapath event: a value per signal type, valid where its bit is set. */
 struct pcm_event {
@@ -42,6 +73,17 @@ struct pcm_flow_event {
 	uint32_t flow;
 	pcm_uint now_ps;
 	struct pcm_event ev;
+};
+
+/*
+ * A flow's controls as one consistent set: every value comes from the same
+ * handler call (or the initial values). @seq counts the sets published so
+ * far; @mask has bit t set for each pcm_control_t the package drives.
+ */
+struct pcm_control_set {
+	uint64_t seq;
+	pcm_uint mask;
+	pcm_uint value[PCM_CTRL_COUNT];
 };
 
 struct pcm_pkg_signal {
@@ -69,27 +111,48 @@ struct pcm_pkg_variable {
 	pcm_uint initial; /* bit pattern of the typed initial value */
 };
 
-/* Entry points pcmc generates for one package. */
+/* Entry points pcmc generates for one package. None blocks or allocates. */
 struct pcm_package_ops {
-	/* Fill a new flow record: initial values, zeroed references, epoch = now_ps. */
+	/* Fill a new flow record: initial values; references at the signals'
+	 * initial values; epochs at @now_ps. */
 	void (*init)(pcm_uint *rec, pcm_uint now_ps);
 	/*
-	 * Accumulate @ev, evaluate triggers and, if any fired, run the handler in
-	 * place and commit. Return: 1 if the handler ran, 0 if no trigger fired,
-	 * -EIO if the handler returned PCM_ERROR (its writes are kept).
+	 * The whole pipeline on @rec: accumulate @ev, then call(). Return: 1 if
+	 * the handler ran, 0 if no trigger fired, -EIO if the handler returned
+	 * PCM_ERROR (its writes are kept).
 	 */
 	int (*feed)(pcm_uint *rec, const struct pcm_event *ev, pcm_uint now_ps);
+	/*
+	 * The pipeline after accumulation: evaluate the triggers on @rec and, if
+	 * any fired, move the fired references, run the handler in place and
+	 * commit (handler writes, PCM_SIG_REARM, resets of consumed signals,
+	 * epochs to @now_ps). Return: as feed().
+	 */
+	int (*call)(pcm_uint *rec, pcm_uint now_ps);
 	/* The raw handler over a snapshot laid out like the record's first slots. */
 	int (*handler)(pcm_uint *snapshot);
 	/*
-	 * feed() over a burst: @records holds @n_flows records; each event goes
-	 * to its flow's record. Stops at the first event whose flow is not below
-	 * @n_flows. Adds handler invocations to *calls and PCM_ERROR returns to
-	 * *errors. Return: the number of events processed.
+	 * Asynchronous datapath side: accumulate @ev into @win (and its present
+	 * mask) and, if @triggers, evaluate the triggers on the flow's value,
+	 * @pub combined with @win. Return: the mask of signals whose trigger
+	 * holds (0 without @triggers).
 	 */
-	uint32_t (*feed_burst)(pcm_uint *records, uint32_t n_flows,
-			       const struct pcm_flow_event *evs, uint32_t n, uint64_t *calls,
-			       uint64_t *errors);
+	pcm_uint (*window_feed)(_Atomic pcm_uint *win, const _Atomic pcm_uint *pub,
+				const struct pcm_event *ev, pcm_uint now_ps, bool triggers);
+	/* Fold a window (copied out of shared memory) into @rec; ELAPSED_TIME
+	 * signals become now_ps - epoch. */
+	void (*window_merge)(pcm_uint *rec, const pcm_uint *win, pcm_uint present,
+			     pcm_uint now_ps);
+	/*
+	 * Fold into @rec what an event that was still being written when a window
+	 * was copied (@read, @read_present) added to it afterwards (@final,
+	 * @final_present): the difference for SUM, the final value for the
+	 * others when it differs from what was read.
+	 */
+	void (*window_merge_late)(pcm_uint *rec, const pcm_uint *read, pcm_uint read_present,
+				  const pcm_uint *final, pcm_uint final_present);
+	/* Store the published slots of @rec into @pub, writing only those that changed. */
+	void (*publish)(_Atomic pcm_uint *pub, const pcm_uint *rec);
 };
 
 struct pcm_package {
@@ -103,13 +166,16 @@ struct pcm_package {
 	uint32_t n_var_slots;
 	uint32_t n_variables;
 	uint32_t handler_slots; /* 2 + S + C + V */
-	uint32_t record_slots;  /* handler_slots + S + 1 */
+	uint32_t record_slots;  /* handler_slots + references + epochs */
+	uint32_t window_slots;  /* signals other than ELAPSED_TIME; fewer than n_signals: a timer */
+	uint32_t pub_slots;
 	pcm_uint signal_types;  /* bit per pcm_signal_t the package consumes */
 	pcm_uint control_types; /* bit per pcm_control_t the package drives */
 	int8_t control_slot[PCM_CTRL_COUNT]; /* record slot of the first control of a type, or -1 */
 	const struct pcm_pkg_signal *signals;
 	const struct pcm_pkg_control *controls;
 	const struct pcm_pkg_variable *variables;
+	const pcm_uint *window_identity; /* window_slots start values */
 	struct pcm_package_ops ops;
 };
 
@@ -122,10 +188,44 @@ struct pcm_package {
  * @pkg: the descriptor, typically from a shared object.
  * @why: set to a static string saying what is wrong, on failure.
  *
- * Return: 0, -EINVAL (missing op, bad counts, ABI mismatch), -EPROTO for an
- * ABI version this library does not speak.
+ * Threads: any; reads @pkg only.
+ *
+ * Return: 0, -EINVAL (missing op, bad counts), -EPROTO for an ABI version
+ * this library does not speak.
  */
 int pcm_package_validate(const struct pcm_package *pkg, const char **why);
+
+/**
+ * pcm_package_controls() - copy the controls of a record into a control set.
+ * @pkg: the record's package.
+ * @rec: a flow record of @pkg.
+ * @out: filled in (value of each type the package drives, its mask); @out->seq is untouched.
+ *
+ * The value of a type is that of the first control the spec declares of it.
+ * Threads: any that may read @rec (its shell says which); synchronises with nothing.
+ */
+void pcm_package_controls(const struct pcm_package *pkg, const pcm_uint *rec,
+			  struct pcm_control_set *out);
+
+/**
+ * pcm_package_handoff() - the state a flow starts with when it moves from
+ * package @from to package @to (live policy swap).
+ * @from: the package the flow ran.
+ * @from_rec: its record, with every event fed so far accumulated in it.
+ * @to: the package it moves to.
+ * @to_rec: filled in: @to's initial record, except that
+ *          - each control type both packages drive takes @from's value;
+ *          - each signal of @to whose type and accumulator match a signal
+ *            of @from takes that signal's value, unless it is still at its
+ *            initial value in @from (nothing to carry), so samples @from had
+ *            not consumed yet are neither lost nor counted twice;
+ *          - epochs of ELAPSED_TIME signals start at @now_ps.
+ * @now_ps: the time of the swap.
+ *
+ * Threads: any; reads @from_rec, writes @to_rec, which the caller keeps to itself.
+ */
+void pcm_package_handoff(const struct pcm_package *from, const pcm_uint *from_rec,
+			 const struct pcm_package *to, pcm_uint *to_rec, pcm_uint now_ps);
 
 /* An opened package: a built-in one, or one dlopen()ed from a shared object. */
 struct pcm_package_handle {
@@ -141,12 +241,18 @@ struct pcm_package_handle {
  * @err: buffer for a message naming the package and the problem.
  * @err_len: its size.
  *
+ * Threads: any (dlopen() serialises itself).
+ *
  * Return: 0, -ENOENT (no such built-in or file), -ELIBBAD (no pcm_package_entry
  * symbol or dlopen failure), -EINVAL/-EPROTO (descriptor rejected).
  */
 int pcm_package_open(const char *name_or_path, const struct pcm_package *const *builtins,
 		     struct pcm_package_handle *out, char *err, size_t err_len);
 
+/*
+ * Close @h. Threads: any, once, after every shell that runs its package is
+ * destroyed (a package's code and descriptor live in its shared object).
+ */
 void pcm_package_close(struct pcm_package_handle *h);
 
 #endif /* PCM_PACKAGE_H */

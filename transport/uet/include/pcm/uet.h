@@ -529,31 +529,47 @@ uint64_t uet_sim_now(const struct uet_sim *sim);
 
 /*
  * Raw UC-like queue pairs, for the softnic datapath. A message posted on a raw
- * QP is cut into RdmaDataMSS packets, fetched over PCIe and queued on the
- * NIC's port at once: no window, no ACKs, no retransmission, no egress-pool
- * reservation. Every packet carries the QP's entropy, so a QP follows one
- * path and stays in order. The receiving NIC delivers a message whole when
- * all its packets arrived in PSN order; a trimmed packet or a PSN gap drops
- * it whole, as on UC. A message whose last packets are lost is never
- * reported: the transport above times it out, as it must on UC.
+ * QP waits in the QP's send queue and is cut into RdmaDataMSS packets; the
+ * sending NIC serves its QPs round robin, one packet per turn. A data QP's
+ * packet reserves its wire bytes in the NIC's egress pool (EgressBufferSize,
+ * shared with the NIC's own traffic) until its serialization ends, so the
+ * NIC holds at most that much and the rest waits in host memory; a QP with
+ * a rate is paced by the NIC at that rate. Packets are fetched over PCIe and
+ * queued on the NIC's port. A control QP's packets travel in the control
+ * class (no pool reservation, never trimmed). There is no window, no ACK and
+ * no retransmission. Every packet carries the QP's entropy, so a QP follows
+ * one path and stays in order. The receiving NIC delivers a message whole
+ * when all its packets arrived in PSN order, saying whether any was
+ * CE-marked; a trimmed packet or a PSN gap drops it whole, as on UC. A
+ * message whose last packets are lost is never reported: the transport
+ * above times it out, as it must on UC.
  */
 struct uet_raw_ops {
 	void *ctx;
-	void (*delivered)(void *ctx, uint32_t qp, uint64_t cookie, uint64_t t_ps);
+	/* a whole message arrived; @ce: one of its packets was CE-marked */
+	void (*delivered)(void *ctx, uint32_t qp, uint64_t cookie, uint64_t t_ps, bool ce);
 	void (*dropped)(void *ctx, uint32_t qp, uint64_t cookie, uint64_t t_ps);
+	/* the message's last packet left the send queue for PCIe (may not post) */
+	void (*sent)(void *ctx, uint32_t qp, uint64_t cookie, uint64_t t_ps);
+};
+
+struct uet_raw_qp_attr {
+	uint16_t entropy;  /* the UDP source port of every packet: the QP's one path */
+	bool control;      /* control class: small messages, no egress-pool reservation */
+	uint64_t rate_bps; /* NIC pacing of the QP's packets (wire bytes); 0: none */
 };
 
 /**
  * uet_sim_set_raw_ops() - where raw queue pairs report delivered and dropped
- * messages. A callback may post more raw messages.
+ * messages. A delivered or dropped callback may post more raw messages.
  * @sim: the sim.
  * @ops: the callbacks (copied); NULL members are not called.
  */
 void uet_sim_set_raw_ops(struct uet_sim *sim, const struct uet_raw_ops *ops);
 
 /**
- * uet_sim_raw_qp() - a raw queue pair from host @src to host @dst whose packets
- * carry @entropy.
+ * uet_sim_raw_qp() - a raw data queue pair from host @src to host @dst whose
+ * packets carry @entropy, unpaced.
  * @sim: the sim.
  * @src: the sending host.
  * @dst: the receiving host.
@@ -564,8 +580,28 @@ void uet_sim_set_raw_ops(struct uet_sim *sim, const struct uet_raw_ops *ops);
 int uet_sim_raw_qp(struct uet_sim *sim, uint32_t src, uint32_t dst, uint16_t entropy);
 
 /**
+ * uet_sim_raw_qp_create() - a raw queue pair from host @src to host @dst.
+ * @sim: the sim.
+ * @src: the sending host.
+ * @dst: the receiving host.
+ * @attr: entropy, control class, pacing rate.
+ *
+ * Return: the QP id (>= 0), -EINVAL, -ENOMEM.
+ */
+int uet_sim_raw_qp_create(struct uet_sim *sim, uint32_t src, uint32_t dst,
+			  const struct uet_raw_qp_attr *attr);
+
+/**
+ * uet_sim_raw_qp_set_rate() - pace raw QP @qp's packets at @rate_bps from now on (0: unpaced).
+ *
+ * Return: 0, -EINVAL (no such QP).
+ */
+int uet_sim_raw_qp_set_rate(struct uet_sim *sim, uint32_t qp, uint64_t rate_bps);
+
+/**
  * uet_sim_raw_post() - send a message on a raw queue pair now (before the
- * run: at time 0; from a callback: at that moment).
+ * run: at time 0; from a callback or between uet_sim_run_until() calls: at
+ * that moment).
  * @sim: the sim.
  * @qp: from uet_sim_raw_qp().
  * @bytes: the message size (0 sends one empty packet).
@@ -574,6 +610,24 @@ int uet_sim_raw_qp(struct uet_sim *sim, uint32_t src, uint32_t dst, uint16_t ent
  * Return: 0, -EINVAL (no such QP, too large), -ENOMEM.
  */
 int uet_sim_raw_post(struct uet_sim *sim, uint32_t qp, uint64_t bytes, uint64_t cookie);
+
+/**
+ * uet_sim_run_until() - serve every event at or before @t_ps (starting the
+ * run first if it has not started), for a driver that interleaves its own
+ * work (softnic's engines) with the emulation.
+ * @sim: the sim.
+ * @t_ps: the time to run to.
+ *
+ * Return: 0, -ENOMEM.
+ */
+int uet_sim_run_until(struct uet_sim *sim, uint64_t t_ps);
+
+/**
+ * uet_sim_next_event_ps() - the time of the next pending event.
+ *
+ * Return: ps, or UINT64_MAX when nothing is pending.
+ */
+uint64_t uet_sim_next_event_ps(struct uet_sim *sim);
 
 /**
  * uet_pkt_kind_name() - a packet kind as the records spell it ("data", "ack", ...).

@@ -1,0 +1,932 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pcmctl - operate a running pcmd (pcmctl(1)): status, per-flow state,
+ * policies (list, load, unload, set per flow or per rule), counters (text,
+ * JSON, or the Prometheus text exposition format) and `top`, a live view.
+ *
+ * It is a client of pcmd's control socket like any other (daemon/proto.h),
+ * saying HELLO as an admin; pcmd decides from its credentials what it may do.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "units.h"
+
+#define RPC_TIMEOUT_MS 10000
+#define MAX_FLOWS_SHOWN 100000
+
+struct ctl {
+	int fd;
+	uint32_t seq;
+	bool json;
+	const char *sock;
+	_Alignas(8) uint8_t rep[PCMD_MSG_MAX_BYTES];
+};
+
+static const char *const mode_names[] = {"sync", "async_relaxed", "async_locked", "async_bounded"};
+static const char *const state_names[] = {"?", "connecting", "established", "closing"};
+
+static const char *mode_name(uint32_t m)
+{
+	return m < 4 ? mode_names[m] : "?";
+}
+
+static int die(struct ctl *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Report a failure (as JSON with --json) and return the exit status 1. */
+static int die(struct ctl *c, int status, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c && c->json) {
+		printf("{\"ok\":false,\"status\":%d,\"error\":\"", status);
+		for (const char *p = msg; *p; p++)
+			if (*p == '"' || *p == '\\')
+				printf("\\%c", *p);
+			else if ((unsigned char)*p < 0x20)
+				printf("\\u%04x", *p);
+			else
+				putchar(*p);
+		printf("\"}\n");
+	}
+	fprintf(stderr, "pcmctl: %s\n", msg);
+	return 1;
+}
+
+/* ---- talking to pcmd ------------------------------------------------------------------- */
+
+static int rpc(struct ctl *c, void *req, uint16_t type, size_t len, size_t min_reply)
+{
+	struct pcmd_msg_hdr *h = req;
+	const struct pcmd_reply_error *e = (const void *)c->rep;
+	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+	ssize_t n;
+
+	h->magic = PCMD_PROTO_MAGIC;
+	h->version = PCMD_PROTO_VERSION;
+	h->type = type;
+	h->len = (uint32_t)len;
+	h->seq = ++c->seq;
+	if (send(c->fd, req, len, MSG_NOSIGNAL) < 0 && errno != EPIPE)
+		return -errno;
+	for (;;) {
+		if (poll(&pfd, 1, RPC_TIMEOUT_MS) <= 0)
+			return -ETIMEDOUT;
+		n = recv(c->fd, c->rep, sizeof(c->rep), 0);
+		if (n <= 0)
+			return n == 0 ? -ECONNRESET : -errno;
+		if (e->st.hdr.type == PCMD_MSG_NOTICE)
+			continue;
+		if ((size_t)n < sizeof(e->st) || e->st.hdr.magic != PCMD_PROTO_MAGIC)
+			return -EPROTO;
+		if (e->st.status < 0)
+			return e->st.status;
+		return (size_t)n < min_reply ? -EPROTO : 0;
+	}
+}
+
+static const char *rpc_error(struct ctl *c, int rc)
+{
+	const struct pcmd_reply_error *e = (const void *)c->rep;
+
+	if (rc < 0 && e->st.status == rc && e->st.hdr.magic == PCMD_PROTO_MAGIC)
+		return e->text;
+	return strerror(-rc);
+}
+
+static int open_ctl(struct ctl *c)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct pcmd_req_hello h = {.version_min = PCMD_PROTO_VERSION,
+				   .version_max = PCMD_PROTO_VERSION,
+				   .role = PCMD_ROLE_ADMIN};
+	int rc;
+
+	if (strlen(c->sock) >= sizeof(sa.sun_path))
+		return die(c, -ENAMETOOLONG, "socket path %s is too long", c->sock);
+	memcpy(sa.sun_path, c->sock, strlen(c->sock) + 1);
+	c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return die(c, -errno,
+			   "cannot reach pcmd at %s: %s (is pcmd running? may you use its socket, "
+			   "e.g. as a member of group pcm?)",
+			   c->sock, strerror(errno));
+	snprintf(h.name, sizeof(h.name), "pcmctl");
+	rc = rpc(c, &h, PCMD_MSG_HELLO, sizeof(h), sizeof(struct pcmd_rep_hello));
+	if (rc < 0)
+		return die(c, rc, "%s", rpc_error(c, rc));
+	return 0;
+}
+
+/* ---- output helpers -------------------------------------------------------------------- */
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+/* A Prometheus label value: backslash, quote and newline escaped. */
+static void prom_label(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			printf("\\%c", *s);
+		else if (*s == '\n')
+			printf("\\n");
+		else
+			putchar(*s);
+	}
+}
+
+static void human_rate(uint64_t bps, char *buf, size_t len)
+{
+	pcmd_format_rate(bps, "", buf, len);
+}
+
+static void human_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 1ull << 30)
+		snprintf(buf, len, "%.2fGiB", (double)b / (1ull << 30));
+	else if (b >= 1ull << 20)
+		snprintf(buf, len, "%.1fMiB", (double)b / (1ull << 20));
+	else if (b >= 1ull << 10)
+		snprintf(buf, len, "%.1fKiB", (double)b / (1ull << 10));
+	else
+		snprintf(buf, len, "%" PRIu64 "B", b);
+}
+
+static void human_duration(uint64_t ns, char *buf, size_t len)
+{
+	uint64_t s = ns / 1000000000ull;
+
+	if (s >= 86400)
+		snprintf(buf, len, "%" PRIu64 "d %" PRIu64 "h", s / 86400, s % 86400 / 3600);
+	else if (s >= 3600)
+		snprintf(buf, len, "%" PRIu64 "h %" PRIu64 "m", s / 3600, s % 3600 / 60);
+	else if (s >= 60)
+		snprintf(buf, len, "%" PRIu64 "m %" PRIu64 "s", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
+}
+
+/* ---- status ---------------------------------------------------------------------------- */
+
+static int get_status(struct ctl *c, struct pcmd_rep_status *out)
+{
+	struct pcmd_req_empty q;
+	int rc = rpc(c, &q, PCMD_MSG_STATUS, sizeof(q), sizeof(*out));
+
+	if (rc == 0)
+		memcpy(out, c->rep, sizeof(*out));
+	return rc;
+}
+
+static void print_status_text(const struct pcmd_rep_status *s)
+{
+	char up[32], rate[32];
+
+	human_duration(s->uptime_ns, up, sizeof(up));
+	pcmd_format_rate(s->goodput_bps, "bit/s", rate, sizeof(rate));
+	printf("pcmd %s (pid %u), %s for %s\n", s->version, s->pid,
+	       s->state == PCMD_STATE_RUNNING ? "running" : "stopping", up);
+	printf("config %s (generation %u), datapath %s\n",
+	       s->config_path[0] ? s->config_path : "(defaults)", s->config_generation,
+	       s->datapath);
+	printf("clients %u, flows %u, listeners %u, policies %u, rules %u\n", s->clients, s->flows,
+	       s->listeners, s->policies, s->rules);
+	printf("goodput %s\n", rate);
+}
+
+static int cmd_status(struct ctl *c)
+{
+	struct pcmd_rep_status s;
+	int rc = get_status(c, &s);
+
+	if (rc < 0)
+		return die(c, rc, "status: %s", rpc_error(c, rc));
+	if (!c->json) {
+		print_status_text(&s);
+		return 0;
+	}
+	printf("{\"version\":");
+	json_str(s.version);
+	printf(",\"pid\":%u,\"state\":\"%s\",\"uptime_ns\":%" PRIu64 ",\"config_path\":", s.pid,
+	       s.state == PCMD_STATE_RUNNING ? "running" : "stopping", s.uptime_ns);
+	json_str(s.config_path);
+	printf(",\"config_generation\":%u,\"datapath\":", s.config_generation);
+	json_str(s.datapath);
+	printf(",\"clients\":%u,\"flows\":%u,\"listeners\":%u,\"policies\":%u,\"rules\":%u,"
+	       "\"goodput_bps\":%" PRIu64 "}\n",
+	       s.clients, s.flows, s.listeners, s.policies, s.rules, s.goodput_bps);
+	return 0;
+}
+
+/* ---- flows ----------------------------------------------------------------------------- */
+
+/* Every flow, page by page. Return: their count (*out malloc'd) or -errno. */
+static int get_flows(struct ctl *c, struct pcmd_flow_info **out)
+{
+	struct pcmd_req_page q = {.start = 0, .max = 0};
+	const struct pcmd_rep_flows *p = (const void *)c->rep;
+	struct pcmd_flow_info *all = NULL;
+	uint32_t n = 0;
+
+	for (;;) {
+		int rc = rpc(c, &q, PCMD_MSG_FLOWS, sizeof(q), sizeof(*p));
+		struct pcmd_flow_info *grown;
+
+		if (rc < 0) {
+			free(all);
+			return rc;
+		}
+		if (p->n > PCMD_FLOWS_PER_PAGE || n + p->n > MAX_FLOWS_SHOWN) {
+			free(all);
+			return -EPROTO;
+		}
+		grown = realloc(all, (n + p->n + 1) * sizeof(*all));
+		if (!grown) {
+			free(all);
+			return -ENOMEM;
+		}
+		all = grown;
+		memcpy(all + n, p->flows, p->n * sizeof(*all));
+		n += p->n;
+		if (p->n == 0 || p->next >= p->total)
+			break;
+		q.start = p->next;
+	}
+	*out = all;
+	return (int)n;
+}
+
+static void field(bool valid, uint64_t v, int kind, char *buf, size_t len)
+{
+	if (!valid)
+		snprintf(buf, len, "-");
+	else if (kind == 'b')
+		human_bytes(v, buf, len);
+	else if (kind == 'r')
+		human_rate(v, buf, len);
+	else if (kind == 't')
+		snprintf(buf, len, "%.1fus", (double)v / 1e3);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+}
+
+static void print_flow_header(void)
+{
+	printf("%-6s %-6s %-7s %-20s %-14s %-10s %-13s %-11s %9s %8s %9s %9s %6s %10s %10s\n",
+	       "FLOW", "CLIENT", "PID", "PEER", "POLICY", "LB", "MODE", "STATE", "CWND", "RATE",
+	       "RTT", "INFLIGHT", "RETX", "TX", "RX");
+}
+
+static void print_flow_row(const struct pcmd_flow_info *f)
+{
+	char cwnd[16], rate[16], rtt[16], infl[16], retx[16], tx[16], rx[16];
+
+	const struct pcmd_flow_measure *m = &f->m;
+
+	field(m->valid & PCMD_FIELD_CWND, m->cwnd_bytes, 'b', cwnd, sizeof(cwnd));
+	field(m->valid & PCMD_FIELD_RATE, m->rate_bps, 'r', rate, sizeof(rate));
+	field(m->valid & PCMD_FIELD_RTT, m->srtt_ns, 't', rtt, sizeof(rtt));
+	field(m->valid & PCMD_FIELD_INFLIGHT, m->in_flight_bytes, 'b', infl, sizeof(infl));
+	field(m->valid & PCMD_FIELD_RETRANSMITS, m->retransmits, 'n', retx, sizeof(retx));
+	human_bytes(f->tx_bytes, tx, sizeof(tx));
+	human_bytes(f->rx_bytes, rx, sizeof(rx));
+	printf("%-6u %-6u %-7u %-20.20s %-14.14s %-10.10s %-13s %-11s %9s %8s %9s %9s %6s %10s "
+	       "%10s\n",
+	       f->flow_id, f->client_id, f->pid, f->peer, f->policy,
+	       f->lb_policy[0] ? f->lb_policy : "-", mode_name(f->mode),
+	       f->state < 4 ? state_names[f->state] : "?", cwnd, rate, rtt, infl, retx, tx, rx);
+}
+
+static void json_opt(const char *key, bool valid, uint64_t v)
+{
+	if (valid)
+		printf(",\"%s\":%" PRIu64, key, v);
+	else
+		printf(",\"%s\":null", key);
+}
+
+static void print_flow_json(const struct pcmd_flow_info *f)
+{
+	printf("{\"flow\":%u,\"client\":%u,\"pid\":%u,\"uid\":%u,\"conn_id\":%u,\"peer\":",
+	       f->flow_id, f->client_id, f->pid, f->uid, f->conn_id);
+	json_str(f->peer);
+	printf(",\"policy\":");
+	json_str(f->policy);
+	printf(",\"lb_policy\":");
+	if (f->lb_policy[0])
+		json_str(f->lb_policy);
+	else
+		printf("null");
+	printf(",\"mode\":\"%s\",\"state\":\"%s\",\"rule\":%d", mode_name(f->mode),
+	       f->state < 4 ? state_names[f->state] : "?", f->rule);
+	json_opt("cwnd_bytes", f->m.valid & PCMD_FIELD_CWND, f->m.cwnd_bytes);
+	json_opt("rate_bps", f->m.valid & PCMD_FIELD_RATE, f->m.rate_bps);
+	json_opt("srtt_ns", f->m.valid & PCMD_FIELD_RTT, f->m.srtt_ns);
+	json_opt("in_flight_bytes", f->m.valid & PCMD_FIELD_INFLIGHT, f->m.in_flight_bytes);
+	json_opt("retransmits", f->m.valid & PCMD_FIELD_RETRANSMITS, f->m.retransmits);
+	printf(",\"tx_bytes\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"tx_msgs\":%" PRIu64
+	       ",\"rx_msgs\":%" PRIu64 "}",
+	       f->tx_bytes, f->rx_bytes, f->tx_msgs, f->rx_msgs);
+}
+
+static int cmd_flows(struct ctl *c)
+{
+	struct pcmd_flow_info *f = NULL;
+	int n = get_flows(c, &f);
+
+	if (n < 0)
+		return die(c, n, "flows: %s", rpc_error(c, n));
+	if (c->json) {
+		printf("[");
+		for (int i = 0; i < n; i++) {
+			printf(i ? "," : "");
+			print_flow_json(&f[i]);
+		}
+		printf("]\n");
+	} else {
+		print_flow_header();
+		for (int i = 0; i < n; i++)
+			print_flow_row(&f[i]);
+	}
+	free(f);
+	return 0;
+}
+
+/* ---- stats ----------------------------------------------------------------------------- */
+
+/* One table drives the text, JSON and Prometheus forms of the counters. */
+struct counter {
+	const char *name;   /* JSON key and text label */
+	const char *metric; /* Prometheus name */
+	bool counter;	    /* monotonic (else a gauge) */
+	const char *help;
+	size_t off;
+};
+
+#define C(n, m, k, h)                                                                              \
+	{                                                                                          \
+#n, m, k, h, offsetof(struct pcmd_rep_stats, n)                                    \
+	}
+static const struct counter counters[] = {
+    C(uptime_ns, "pcmd_uptime_seconds", false, "Seconds since pcmd started."),
+    C(clients, "pcmd_clients", false, "Clients connected now."),
+    C(clients_accepted, "pcmd_clients_accepted_total", true, "Clients accepted since start."),
+    C(clients_refused, "pcmd_clients_refused_total", true,
+      "Clients refused (credentials, version, limits)."),
+    C(clients_reclaimed, "pcmd_clients_reclaimed_total", true,
+      "Clients whose flows and memory were reclaimed."),
+    C(flows, "pcmd_flows", false, "Flows open now."),
+    C(flows_opened, "pcmd_flows_opened_total", true, "Flows opened since start."),
+    C(listeners, "pcmd_listeners", false, "Listening addresses now."),
+    C(region_bytes, "pcmd_region_bytes", false, "Shared memory mapped for clients."),
+    C(tx_bytes, "pcmd_tx_bytes_total", true, "Bytes sent by all flows."),
+    C(rx_bytes, "pcmd_rx_bytes_total", true, "Bytes received by all flows."),
+    C(tx_msgs, "pcmd_tx_messages_total", true, "Messages sent by all flows."),
+    C(rx_msgs, "pcmd_rx_messages_total", true, "Messages received by all flows."),
+    C(retransmits, "pcmd_retransmits", false, "Retransmitted chunks of the open flows."),
+    C(descriptors_ok, "pcmd_descriptors_accepted_total", true,
+      "Descriptors accepted from clients' rings."),
+    C(descriptors_rejected, "pcmd_descriptors_rejected_total", true,
+      "Descriptors rejected with an error completion."),
+    C(completions, "pcmd_completions_total", true, "Completions written to clients' rings."),
+    C(cq_full_waits, "pcmd_completion_ring_full_total", true,
+      "Times a full completion ring held a client's intake back."),
+    C(control_requests, "pcmd_control_requests_total", true, "Control requests handled."),
+    C(control_errors, "pcmd_control_errors_total", true, "Control requests refused."),
+    C(policy_swaps, "pcmd_policy_swaps_total", true, "Policy changes on live flows."),
+    C(reloads, "pcmd_reloads_total", true, "Successful configuration reloads."),
+    C(reload_failures, "pcmd_reload_failures_total", true, "Rejected configuration reloads."),
+    C(goodput_bps, "pcmd_goodput_bytes_per_second", false,
+      "Received bytes per second over the last status interval."),
+};
+#undef C
+
+static uint64_t counter_value(const struct pcmd_rep_stats *s, const struct counter *k)
+{
+	return *(const uint64_t *)((const uint8_t *)s + k->off);
+}
+
+static void print_prom_flows(const struct pcmd_flow_info *f, int n)
+{
+	static const struct {
+		const char *metric, *help, *type;
+		uint32_t valid; /* 0: always */
+		size_t off;
+	} per_flow[] = {
+#define F(m, h, t, v, x) {m, h, t, v, offsetof(struct pcmd_flow_info, x)}
+	    F("pcmd_flow_tx_bytes_total", "Bytes the flow sent.", "counter", 0, tx_bytes),
+	    F("pcmd_flow_rx_bytes_total", "Bytes the flow received.", "counter", 0, rx_bytes),
+	    F("pcmd_flow_cwnd_bytes", "The flow's congestion window.", "gauge", PCMD_FIELD_CWND,
+	      m.cwnd_bytes),
+	    F("pcmd_flow_rate_bytes_per_second", "The flow's pacing rate.", "gauge",
+	      PCMD_FIELD_RATE, m.rate_bps),
+	    F("pcmd_flow_srtt_seconds", "The flow's smoothed RTT.", "gauge", PCMD_FIELD_RTT,
+	      m.srtt_ns),
+	    F("pcmd_flow_in_flight_bytes", "The flow's bytes in flight.", "gauge",
+	      PCMD_FIELD_INFLIGHT, m.in_flight_bytes),
+	    F("pcmd_flow_retransmits_total", "The flow's retransmitted chunks.", "counter",
+	      PCMD_FIELD_RETRANSMITS, m.retransmits),
+#undef F
+	};
+
+	for (size_t m = 0; m < sizeof(per_flow) / sizeof(per_flow[0]); m++) {
+		bool any = false;
+
+		for (int i = 0; i < n; i++)
+			any |= !per_flow[m].valid || (f[i].m.valid & per_flow[m].valid);
+		if (!any)
+			continue;
+		printf("# HELP %s %s\n# TYPE %s %s\n", per_flow[m].metric, per_flow[m].help,
+		       per_flow[m].metric, per_flow[m].type);
+		for (int i = 0; i < n; i++) {
+			uint64_t v = *(const uint64_t *)((const uint8_t *)&f[i] + per_flow[m].off);
+
+			if (per_flow[m].valid && !(f[i].m.valid & per_flow[m].valid))
+				continue;
+			printf("%s{flow=\"%u\",peer=\"", per_flow[m].metric, f[i].flow_id);
+			prom_label(f[i].peer);
+			printf("\",policy=\"");
+			prom_label(f[i].policy);
+			printf("\",mode=\"%s\"} ", mode_name(f[i].mode));
+			if (per_flow[m].off == offsetof(struct pcmd_flow_info, m.srtt_ns))
+				printf("%.9f\n", (double)v / 1e9);
+			else if (per_flow[m].off == offsetof(struct pcmd_flow_info, m.rate_bps))
+				printf("%" PRIu64 "\n", v / 8);
+			else
+				printf("%" PRIu64 "\n", v);
+		}
+	}
+}
+
+static int cmd_stats(struct ctl *c, bool prometheus)
+{
+	struct pcmd_req_empty q;
+	struct pcmd_rep_stats s;
+	struct pcmd_flow_info *f = NULL;
+	size_t nk = sizeof(counters) / sizeof(counters[0]);
+	int rc = rpc(c, &q, PCMD_MSG_STATS, sizeof(q), sizeof(s)), n;
+
+	if (rc < 0)
+		return die(c, rc, "stats: %s", rpc_error(c, rc));
+	memcpy(&s, c->rep, sizeof(s));
+	if (prometheus) {
+		for (size_t i = 0; i < nk; i++) {
+			uint64_t v = counter_value(&s, &counters[i]);
+
+			printf("# HELP %s %s\n# TYPE %s %s\n", counters[i].metric, counters[i].help,
+			       counters[i].metric, counters[i].counter ? "counter" : "gauge");
+			if (counters[i].off == offsetof(struct pcmd_rep_stats, uptime_ns))
+				printf("%s %.3f\n", counters[i].metric, (double)v / 1e9);
+			else if (counters[i].off == offsetof(struct pcmd_rep_stats, goodput_bps))
+				printf("%s %" PRIu64 "\n", counters[i].metric, v / 8);
+			else
+				printf("%s %" PRIu64 "\n", counters[i].metric, v);
+		}
+		n = get_flows(c, &f);
+		if (n < 0)
+			return die(c, n, "flows: %s", rpc_error(c, n));
+		print_prom_flows(f, n);
+		free(f);
+		return 0;
+	}
+	for (size_t i = 0; i < nk; i++) {
+		uint64_t v = counter_value(&s, &counters[i]);
+
+		if (c->json)
+			printf("%s\"%s\":%" PRIu64, i ? "," : "{", counters[i].name, v);
+		else
+			printf("%-22s %" PRIu64 "\n", counters[i].name, v);
+	}
+	if (c->json)
+		printf("}\n");
+	return 0;
+}
+
+/* ---- policies -------------------------------------------------------------------------- */
+
+static int cmd_policy_list(struct ctl *c)
+{
+	struct pcmd_req_page q = {.start = 0, .max = 0};
+	const struct pcmd_rep_policies *p = (const void *)c->rep;
+	bool first = true;
+
+	if (c->json)
+		printf("[");
+	else
+		printf("%-16s %-8s %5s  %s\n", "NAME", "ARITH", "FLOWS", "SOURCE");
+	for (;;) {
+		int rc = rpc(c, &q, PCMD_MSG_POLICY_LIST, sizeof(q), sizeof(*p));
+
+		if (rc < 0)
+			return die(c, rc, "policies: %s", rpc_error(c, rc));
+		for (uint32_t i = 0; i < p->n && i < PCMD_POLICIES_PER_PAGE; i++) {
+			const struct pcmd_policy_info *e = &p->policies[i];
+
+			if (!c->json) {
+				printf("%-16s %-8s %5u  %s\n", e->name, e->arith, e->flows,
+				       e->source);
+				continue;
+			}
+			printf(first ? "{\"name\":" : ",{\"name\":");
+			first = false;
+			json_str(e->name);
+			printf(",\"arith\":");
+			json_str(e->arith);
+			printf(",\"flows\":%u,\"builtin\":%s,\"source\":", e->flows,
+			       e->builtin ? "true" : "false");
+			json_str(e->source);
+			printf("}");
+		}
+		if (p->n == 0 || p->next >= p->total)
+			break;
+		q.start = p->next;
+	}
+	if (c->json)
+		printf("]\n");
+	return 0;
+}
+
+static int cmd_policy_load(struct ctl *c, const char *path)
+{
+	struct pcmd_req_policy_load q = {0};
+	char real[PCMD_PATH_MAX];
+	int rc;
+
+	/* pcmd resolves the path itself, relative to its own directory: make it absolute. */
+	if (!realpath(path, real))
+		return die(c, -errno, "%s: %s", path, strerror(errno));
+	snprintf(q.path, sizeof(q.path), "%s", real);
+	rc = rpc(c, &q, PCMD_MSG_POLICY_LOAD, sizeof(q), sizeof(struct pcmd_rep_policy_load));
+	if (rc < 0)
+		return die(c, rc, "load %s: %s", real, rpc_error(c, rc));
+	if (c->json) {
+		printf("{\"ok\":true,\"name\":");
+		json_str(((const struct pcmd_rep_policy_load *)c->rep)->name);
+		printf("}\n");
+	} else {
+		printf("loaded %s from %s\n", ((const struct pcmd_rep_policy_load *)c->rep)->name,
+		       real);
+	}
+	return 0;
+}
+
+static int cmd_policy_unload(struct ctl *c, const char *name)
+{
+	struct pcmd_req_policy_unload q = {0};
+	int rc;
+
+	if (strlen(name) >= sizeof(q.name))
+		return die(c, -ENAMETOOLONG, "policy name '%s' is too long", name);
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	rc = rpc(c, &q, PCMD_MSG_POLICY_UNLOAD, sizeof(q), sizeof(struct pcmd_reply_status));
+	if (rc < 0)
+		return die(c, rc, "unload %s: %s", name, rpc_error(c, rc));
+	if (c->json)
+		printf("{\"ok\":true}\n");
+	else
+		printf("unloaded %s\n", name);
+	return 0;
+}
+
+static int parse_mode(const char *s, uint32_t *out)
+{
+	for (uint32_t i = 0; i < 4; i++)
+		if (strcmp(s, mode_names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int cmd_policy_set(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"flow", required_argument, NULL, 'f'},
+	    {"rule", required_argument, NULL, 'r'},
+	    {"lb", required_argument, NULL, 'b'},
+	    {"mode", required_argument, NULL, 'm'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct pcmd_req_policy_set q = {.opts.mode = PCMD_SHELL_DEFAULT};
+	char *end;
+	int o, rc;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "f:r:b:m:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'f':
+		case 'r':
+			q.target = o == 'f' ? PCMD_TARGET_FLOW : PCMD_TARGET_RULE;
+			q.id = (uint32_t)strtoul(optarg, &end, 10);
+			if (*end || !*optarg)
+				return die(c, -EINVAL, "--%s %s: not a number",
+					   o == 'f' ? "flow" : "rule", optarg);
+			break;
+		case 'b':
+			snprintf(q.opts.lb_policy, sizeof(q.opts.lb_policy), "%s", optarg);
+			break;
+		case 'm':
+			if (parse_mode(optarg, &q.opts.mode) < 0)
+				return die(c, -EINVAL,
+					   "--mode %s: one of sync, async_relaxed, "
+					   "async_locked, async_bounded",
+					   optarg);
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (!q.target || optind != argc - 1)
+		return die(c, -EINVAL,
+			   "usage: pcmctl policies set (--flow ID | --rule N) POLICY "
+			   "[--lb LB] [--mode MODE]");
+	snprintf(q.opts.policy, sizeof(q.opts.policy), "%s", argv[optind]);
+	rc = rpc(c, &q, PCMD_MSG_POLICY_SET, sizeof(q), sizeof(struct pcmd_rep_policy_set));
+	if (rc < 0)
+		return die(c, rc, "set: %s", rpc_error(c, rc));
+	if (c->json)
+		printf("{\"ok\":true,\"flows_changed\":%u}\n",
+		       ((const struct pcmd_rep_policy_set *)c->rep)->flows_changed);
+	else
+		printf("%u flow(s) now run %s\n",
+		       ((const struct pcmd_rep_policy_set *)c->rep)->flows_changed, q.opts.policy);
+	return 0;
+}
+
+static int cmd_policies(struct ctl *c, int argc, char **argv)
+{
+	if (argc < 1 || strcmp(argv[0], "list") == 0)
+		return cmd_policy_list(c);
+	if (strcmp(argv[0], "load") == 0 && argc == 2)
+		return cmd_policy_load(c, argv[1]);
+	if (strcmp(argv[0], "unload") == 0 && argc == 2)
+		return cmd_policy_unload(c, argv[1]);
+	if (strcmp(argv[0], "set") == 0)
+		return cmd_policy_set(c, argc, argv);
+	return die(c, -EINVAL, "usage: pcmctl policies [list | load PATH | unload NAME | set ...]");
+}
+
+/* ---- top ------------------------------------------------------------------------------- */
+
+static struct termios saved_tty;
+static bool tty_raw;
+static volatile sig_atomic_t top_stop;
+
+static void restore_tty(void)
+{
+	if (tty_raw)
+		tcsetattr(0, TCSANOW, &saved_tty);
+	tty_raw = false;
+}
+
+static void on_signal(int sig)
+{
+	top_stop = 1;
+}
+
+static void raw_tty(void)
+{
+	struct termios t;
+
+	if (!isatty(0) || tcgetattr(0, &saved_tty) < 0)
+		return;
+	t = saved_tty;
+	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	t.c_cc[VMIN] = 0;
+	t.c_cc[VTIME] = 0;
+	if (tcsetattr(0, TCSANOW, &t) == 0) {
+		tty_raw = true;
+		atexit(restore_tty);
+	}
+}
+
+/* Per-flow receive + send rate since the previous frame, by flow id. */
+struct prev {
+	uint32_t flow;
+	uint64_t bytes;
+};
+
+static uint64_t rate_of(const struct pcmd_flow_info *f, const struct prev *p, int np, double dt)
+{
+	for (int i = 0; i < np; i++)
+		if (p[i].flow == f->flow_id && f->tx_bytes + f->rx_bytes >= p[i].bytes && dt > 0)
+			return (uint64_t)((double)(f->tx_bytes + f->rx_bytes - p[i].bytes) * 8 /
+					  dt);
+	return 0;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int top_frame(struct ctl *c, struct prev **prev, int *n_prev, double *t_prev)
+{
+	struct pcmd_rep_status s;
+	struct pcmd_flow_info *f = NULL;
+	double now = mono_s(), dt = now - *t_prev;
+	struct prev *next;
+	int n, rc = get_status(c, &s);
+	char rate[16];
+
+	if (rc < 0)
+		return die(c, rc, "status: %s", rpc_error(c, rc));
+	n = get_flows(c, &f);
+	if (n < 0)
+		return die(c, n, "flows: %s", rpc_error(c, n));
+	printf("\033[H\033[2J");
+	print_status_text(&s);
+	printf("\n%-9s ", "BIT/S");
+	print_flow_header();
+	next = calloc((size_t)n + 1, sizeof(*next));
+	for (int i = 0; i < n && next; i++) {
+		uint64_t r = rate_of(&f[i], *prev, *n_prev, dt);
+
+		human_rate(r, rate, sizeof(rate));
+		printf("%-9s ", rate);
+		print_flow_row(&f[i]);
+		next[i] = (struct prev){f[i].flow_id, f[i].tx_bytes + f[i].rx_bytes};
+	}
+	printf("\n(q to quit; refreshed every frame from pcmd at %s)\n", c->sock);
+	fflush(stdout);
+	free(*prev);
+	*prev = next;
+	*n_prev = n;
+	*t_prev = now;
+	free(f);
+	return 0;
+}
+
+static int cmd_top(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"interval", required_argument, NULL, 'i'},
+	    {"iterations", required_argument, NULL, 'n'},
+	    {NULL, 0, NULL, 0},
+	};
+	long interval_ms = 1000, iterations = -1;
+	struct prev *prev = NULL;
+	double t_prev = mono_s();
+	int n_prev = 0, o, rc = 0;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "i:n:", opts, NULL)) != -1) {
+		if (o == 'i')
+			interval_ms = strtol(optarg, NULL, 10);
+		else if (o == 'n')
+			iterations = strtol(optarg, NULL, 10);
+		else
+			return 2;
+	}
+	if (interval_ms < 50)
+		interval_ms = 50;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	raw_tty();
+	while (!top_stop && iterations != 0 && rc == 0) {
+		struct pollfd pfd = {.fd = 0, .events = POLLIN};
+		char key;
+
+		rc = top_frame(c, &prev, &n_prev, &t_prev);
+		if (iterations > 0)
+			iterations--;
+		if (iterations == 0)
+			break;
+		if (poll(&pfd, 1, (int)interval_ms) > 0 && read(0, &key, 1) == 1 &&
+		    (key == 'q' || key == 'Q'))
+			break;
+	}
+	restore_tty();
+	free(prev);
+	return rc;
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: pcmctl [--socket PATH] [--json] COMMAND\n"
+		   "  status                          pcmd's state, clients, flows, goodput\n"
+		   "  flows                           every flow: cwnd, rate, RTT, in flight, "
+		   "retransmits, policy\n"
+		   "  policies [list]                 the policies pcmd can run\n"
+		   "  policies load PATH.so           load a package built by pcmc\n"
+		   "  policies unload NAME            unload it (refused while in use)\n"
+		   "  policies set (--flow ID | --rule N) POLICY [--lb LB] [--mode MODE]\n"
+		   "  stats [--prometheus]            counters (text, --json, or Prometheus)\n"
+		   "  top [--interval MS] [--iterations N]   a live view (q quits)\n"
+		   "The socket is $PCMD_SOCKET or " PCMD_DEFAULT_SOCKET ". See pcmctl(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"socket", required_argument, NULL, 's'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"prometheus", no_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ctl *c = calloc(1, sizeof(*c));
+	bool prometheus = false;
+	const char *cmd;
+	int o, rc;
+
+	if (!c)
+		return 1;
+	c->sock = getenv("PCMD_SOCKET") ? getenv("PCMD_SOCKET") : PCMD_DEFAULT_SOCKET;
+	/* Options before the command; the command parses its own. */
+	while ((o = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
+		switch (o) {
+		case 's':
+			c->sock = optarg;
+			break;
+		case 'j':
+			c->json = true;
+			break;
+		case 'p':
+			prometheus = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	cmd = argv[optind];
+	argc -= optind;
+	argv += optind;
+	/* --json and --prometheus may also follow the command. */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			c->json = true;
+		else if (strcmp(argv[i], "--prometheus") == 0)
+			prometheus = true;
+		else
+			continue;
+		memmove(&argv[i], &argv[i + 1], (size_t)(argc - i - 1) * sizeof(*argv));
+		argc--;
+		i--;
+	}
+	if (strcmp(cmd, "status") && strcmp(cmd, "flows") && strcmp(cmd, "policies") &&
+	    strcmp(cmd, "stats") && strcmp(cmd, "top")) {
+		usage(stderr);
+		return 2;
+	}
+	if (open_ctl(c))
+		return 1;
+	if (strcmp(cmd, "status") == 0)
+		rc = cmd_status(c);
+	else if (strcmp(cmd, "flows") == 0)
+		rc = cmd_flows(c);
+	else if (strcmp(cmd, "policies") == 0)
+		rc = cmd_policies(c, argc - 1, argv + 1);
+	else if (strcmp(cmd, "stats") == 0)
+		rc = cmd_stats(c, prometheus);
+	else
+		rc = cmd_top(c, argc, argv);
+	close(c->fd);
+	free(c);
+	return rc;
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cli.c - pcmd's command line (pcmd(8)): the config file, overrides, the log
+ * level, and --check-config, which runs every check a start would and prints
+ * the first problem as file:line:col: key: what is wrong.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pcmd.h"
+
+#ifndef PCM_VERSION
+#define PCM_VERSION "unknown"
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pcmd [-c FILE] [--socket PATH] [--datapath auto|softnic|verbs]\n"
+		"            [--log-level error|warn|info|debug] [--set KEY=VALUE]...\n"
+		"       pcmd --check-config [FILE] [--set KEY=VALUE]...\n"
+		"       pcmd --version\n"
+		"Runs the pcm transport daemon. Without -c, %s is read if it exists.\n"
+		"See pcmd(8) and pcmd.conf(5).\n",
+		PCMD_DEFAULT_CONFIG);
+}
+
+struct args {
+	const char *config;
+	bool check;
+	struct pcmd_overrides ovr;
+};
+
+static int add_override(struct args *a, const char *key, const char *value)
+{
+	char kv[PCMD_PATH_MAX + 128];
+	int rc;
+
+	if (key)
+		snprintf(kv, sizeof(kv), "%s=%s", key, value);
+	else
+		snprintf(kv, sizeof(kv), "%s", value);
+	rc = pcmd_overrides_add(&a->ovr, kv);
+	if (rc == -EINVAL)
+		fprintf(stderr, "pcmd: --set '%s': expected KEY=VALUE\n", value);
+	else if (rc < 0)
+		fprintf(stderr, "pcmd: more than %d overrides\n", PCMD_CFG_MAX_OVERRIDES);
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	enum { OPT_CHECK = 256, OPT_SET, OPT_DATAPATH, OPT_VERSION };
+	static const struct option opts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"check-config", no_argument, NULL, OPT_CHECK},
+	    {"socket", required_argument, NULL, 's'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"datapath", required_argument, NULL, OPT_DATAPATH},
+	    {"set", required_argument, NULL, OPT_SET},
+	    {"version", no_argument, NULL, OPT_VERSION},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int o, rc = 0;
+
+	while (rc == 0 && (o = getopt_long(argc, argv, "c:s:l:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c':
+			a->config = optarg;
+			break;
+		case OPT_CHECK:
+			a->check = true;
+			break;
+		case 's':
+			rc = add_override(a, "socket.path", optarg);
+			break;
+		case 'l':
+			rc = add_override(a, "log_level", optarg);
+			break;
+		case OPT_DATAPATH:
+			rc = add_override(a, "datapath.kind", optarg);
+			break;
+		case OPT_SET:
+			rc = add_override(a, NULL, optarg);
+			break;
+		case OPT_VERSION:
+			printf("pcmd %s (control protocol %d)\n", PCM_VERSION, PCMD_PROTO_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (rc == 0 && optind < argc && a->check && !a->config)
+		a->config = argv[optind++];
+	if (rc == 0 && optind < argc) {
+		fprintf(stderr, "pcmd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (!a->config && access(PCMD_DEFAULT_CONFIG, F_OK) == 0)
+		a->config = PCMD_DEFAULT_CONFIG;
+	return rc;
+}
+
+static int check_config(const struct args *a)
+{
+	struct pcmd_config *cfg = malloc(sizeof(*cfg));
+	struct pcmd_policies *pol = NULL;
+	char err[PCMD_CFG_ERR_MAX];
+	int rc;
+
+	if (!cfg)
+		return 1;
+	rc = pcmd_config_load(a->config, &a->ovr, cfg, err, sizeof(err));
+	if (rc == 0) {
+		pcmd_config_resolve(cfg, "/sys/class/infiniband");
+		rc = pcmd_policies_create(pcmd_datapath_name(cfg->datapath.resolved), &pol);
+		if (rc < 0)
+			snprintf(err, sizeof(err), "policy registry: %s", strerror(-rc));
+	}
+	if (rc == 0)
+		rc = pcmd_policies_prepare(pol, cfg, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "%s\n", err);
+	else
+		printf("%s: OK (datapath %s, socket %s, %u rule(s), %u package(s) loaded)\n",
+		       a->config ? a->config : "(defaults)",
+		       pcmd_datapath_name(cfg->datapath.resolved), cfg->socket.path,
+		       cfg->policies.n_rules, cfg->policies.n_load);
+	pcmd_policies_destroy(pol);
+	free(cfg);
+	return rc < 0 ? 1 : 0;
+}
+
+int pcmd_main(int argc, char **argv, const struct pcmd_dp_ops *dp)
+{
+	struct args *a = calloc(1, sizeof(*a));
+	char err[PCMD_CFG_ERR_MAX];
+	struct pcmd *d;
+	int rc;
+
+	if (!a)
+		return 1;
+	pcmd_log_init(PCMD_LOG_INFO);
+	if (parse_args(argc, argv, a) < 0) {
+		free(a);
+		return 2;
+	}
+	if (a->check) {
+		rc = check_config(a);
+		free(a);
+		return rc;
+	}
+	rc = pcmd_create(a->config, &a->ovr, dp, &d, err, sizeof(err));
+	free(a);
+	if (rc < 0) {
+		pcmd_err("cannot start: %s", err);
+		return 1;
+	}
+	rc = pcmd_run(d);
+	pcmd_destroy(d);
+	return rc < 0 ? 1 : 0;
+}

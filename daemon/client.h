@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.h - one connected client of pcmd: its credentials, its control
+ * socket I/O on the loop, its channel (region and rings), its flows,
+ * listeners and outstanding descriptors, and the reclaim of all of it when
+ * the client closes its socket or dies.
+ *
+ * Everything a client can name (conn ids, listener ids, descriptor slots) is
+ * an index into this client's own tables, checked with a generation; nothing
+ * it sends can name another client's objects.
+ */
+#ifndef PCMD_CLIENT_H
+#define PCMD_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "channel.h"
+#include "flow.h"
+#include "loop.h"
+#include "proto.h"
+
+struct pcmd;
+
+#define PCMD_RECV_BYTES 1024		     /* larger than any request: a longer one is refused */
+#define PCMD_REFUSED_LINGER_NS 5000000000ull /* a refused peer's time to read why */
+#define PCMD_MAX_GROUPS 64
+
+enum pcmd_client_state {
+	PCMD_CLIENT_ALIVE = 1,
+	PCMD_CLIENT_DYING = 2, /* flows closing, region being released, ops draining */
+};
+
+/* One outstanding send or receive. */
+struct pcmd_slot {
+	uint64_t cookie;
+	uint32_t conn; /* index in the client's conns */
+	uint8_t op;    /* PCMD_OP_SEND or PCMD_OP_RECV */
+	bool used;
+	uint32_t next_free;
+};
+
+struct pcmd_listener {
+	bool used;
+	uint32_t dp_listener;
+	uint32_t gen;
+	char addr[PCMD_ADDR_MAX];
+};
+
+struct pcmd_client {
+	struct pcmd *d;
+	uint32_t key; /* slot | gen << 16: in every data-plane token */
+	uint32_t id;  /* daemon-wide, for display */
+	uint32_t state;
+	int fd;
+	struct ucred cred;
+	uint32_t n_groups;
+	uint32_t groups[PCMD_MAX_GROUPS];
+	bool hello_done;
+	bool admin;
+	int refused; /* -errno: the peer may not use pcmd; its first request gets the reason */
+	char refusal[PCMD_ERRTEXT_MAX];
+	uint32_t role;
+	char name[PCMD_CLIENT_NAME_MAX];
+	uint64_t connected_ns;
+
+	/* Limits fixed at HELLO from the running config. */
+	uint32_t max_flows;
+	uint32_t max_outstanding;
+	uint32_t max_listeners;
+	uint64_t max_region_bytes;
+	uint64_t max_message_bytes;
+
+	struct pcmd_channel *chan;
+	struct pcmd_dp_region *region;
+	bool region_releasing;
+	uint32_t intake_stopped; /* enum pcmd_intake_stop */
+
+	struct pcmd_conn *conns; /* max_flows */
+	uint32_t n_conns_used;
+	struct pcmd_listener *listeners; /* max_listeners */
+	struct pcmd_slot *slots;	 /* max_outstanding */
+	uint32_t slot_free;
+	uint32_t sends_outstanding;
+
+	/* Control socket I/O: one request at a time, its reply, then the next. */
+	struct pcmd_op recv_op, send_op, bell_op;
+	struct msghdr rmsg, smsg;
+	struct iovec riov, siov;
+	_Alignas(8) uint8_t rbuf[PCMD_RECV_BYTES];
+	/* Room for SCM_CREDENTIALS and up to 8 stray fds (CMSG_SPACE: 32 + 48 bytes), and
+	 * for the REGION reply's 3 fds (32). Aligned as a cmsghdr (size_t); not a
+	 * union with struct cmsghdr, whose flexible array member clang rejects here. */
+	union {
+		size_t align;
+		uint8_t buf[128];
+	} rctl;
+	union {
+		size_t align;
+		uint8_t buf[64];
+	} sctl;
+	_Alignas(8) uint8_t sbuf[PCMD_MSG_MAX_BYTES];
+	uint64_t bell_val;
+	bool close_after_send; /* a refusal: disconnect once the error reply is out */
+	bool bell_armed;
+
+	uint64_t requests;
+	uint64_t errors;
+};
+
+/* Data-plane tokens: whose, and which object. */
+#define PCMD_TOKEN_CONN 0x80000000u /* low bits: a conn index (connect/accept/closed) */
+#define PCMD_TOKEN_REGION 0xffffffffu
+
+static inline uint64_t pcmd_token(uint32_t key, uint32_t obj)
+{
+	return (uint64_t)key << 32 | obj;
+}
+
+/**
+ * pcmd_client_accept() - take a new connection: credentials, then either the
+ * client object with its receive armed, or a refusal sent before closing.
+ * @d: the daemon.
+ * @fd: the accepted socket.
+ */
+void pcmd_client_accept(struct pcmd *d, int fd);
+
+/**
+ * pcmd_client_new() - check the peer of @fd and make its client object (no
+ * I/O armed). pcmd_client_accept() is this plus the first receive. A peer the
+ * uid/gid policy refuses still gets an object, marked refused: its first
+ * request is answered with the reason and it is disconnected (closing at once
+ * would make the peer's kernel report ECONNRESET before it reads why).
+ * @d: the daemon.
+ * @fd: a connected socket; the client owns it from now on if this succeeds.
+ * @out: the client.
+ * @why: when no object could be made, why (for the peer).
+ * @why_len: its size.
+ *
+ * Return: 0, -EUSERS (limits.max_clients), -ENOMEM, -errno of SO_PEERCRED.
+ */
+int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why, size_t why_len);
+
+/**
+ * pcmd_client_by_key() - the live client a token names.
+ * @d: the daemon.
+ * @key: from the token.
+ *
+ * Return: the client (alive or dying), or NULL when it is gone.
+ */
+struct pcmd_client *pcmd_client_by_key(struct pcmd *d, uint32_t key);
+
+/**
+ * pcmd_client_kill() - start reclaiming a client: abort its flows, close its
+ * listeners, release its region, cancel its I/O. It is freed once the data
+ * plane and the loop have returned everything.
+ * @c: the client.
+ * @why: for the log.
+ */
+void pcmd_client_kill(struct pcmd_client *c, const char *why);
+
+/**
+ * pcmd_client_send_notice() - best-effort unsolicited notice on the control socket.
+ * @c: the client.
+ * @kind: enum pcmd_notice_kind.
+ * @status: -errno.
+ * @text: what happened.
+ */
+void pcmd_client_send_notice(struct pcmd_client *c, uint32_t kind, int status, const char *text);
+
+/**
+ * pcmd_client_intake() - take and dispatch the client's waiting submissions
+ * (bounded per call), then flush its completions and re-arm its doorbell.
+ * @c: the client.
+ */
+void pcmd_client_intake(struct pcmd_client *c);
+
+/**
+ * pcmd_client_dp_event() - route one data-plane event to the client it names.
+ * @d: the daemon.
+ * @ev: the event.
+ */
+void pcmd_client_dp_event(struct pcmd *d, const struct pcmd_dp_event *ev);
+
+/* Publish completions written to the client's ring and ring its doorbell. */
+void pcmd_client_flush(struct pcmd_client *c);
+
+/* Every live client's ring flush after a batch of events. */
+void pcmd_clients_flush_all(struct pcmd *d);
+
+/**
+ * pcmd_client_complete() - write one completion for reserved work.
+ * @c: the client.
+ * @op: enum pcmd_desc_op.
+ * @conn_id: the conn id the client sees.
+ * @cookie: the client's cookie.
+ * @status: 0 or -errno.
+ * @bytes: bytes moved.
+ */
+void pcmd_client_complete(struct pcmd_client *c, uint8_t op, uint32_t conn_id, uint64_t cookie,
+			  int status, uint64_t bytes);
+
+/* Is the client allowed to act as an admin? (Credentials against the config.) */
+bool pcmd_client_is_admin(const struct pcmd *d, const struct ucred *cred, const uint32_t *groups,
+			  uint32_t n_groups);
+
+/* Disconnect refused peers that did not read their reason within PCMD_REFUSED_LINGER_NS. */
+void pcmd_clients_expire_refused(struct pcmd *d, uint64_t now_ns);
+
+/* Free a client whose reclaim is complete (called by the client code itself). */
+void pcmd_client_maybe_free(struct pcmd_client *c);
+
+#endif /* PCMD_CLIENT_H */

@@ -1,0 +1,1177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * config.c - reading pcmd.yaml (libyaml's document API, whose node marks give
+ * every message its line and column) and `--set key=value` overrides through
+ * one table of keys, then checking what only makes sense across keys.
+ *
+ * A value is checked where it is read; the first problem stops the load and
+ * is reported as "file:line:col: dotted.key: what is wrong (what is allowed)".
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <yaml.h>
+
+#include "config.h"
+#include "ring.h"
+
+#define CFG_MAX_FILE_BYTES (1u << 20)
+#define CFG_MAX_DEPTH 8
+
+enum key_type {
+	T_SECTION, /* a mapping of further keys */
+	T_STR,
+	T_U32,
+	T_I32,
+	T_SIZE,	   /* u64 bytes, with an optional KiB/MiB/GiB/TiB suffix */
+	T_OCTAL,   /* a file mode */
+	T_ENUM,	   /* a name from @names, stored as its index (u32) */
+	T_MODE,	   /* a shell mode name (u32) */
+	T_IDS,	   /* a list of uids or gids: numbers or names */
+	T_CPUS,	   /* a list of CPU numbers */
+	T_PATHS,   /* policies.load */
+	T_DEVICES, /* datapath.verbs.devices: list of maps */
+	T_RULES,   /* policies.rules: list of maps */
+};
+
+enum id_kind { ID_USER, ID_GROUP };
+
+struct key_row {
+	const char *key; /* dotted, relative to the table's base */
+	uint8_t type;
+	size_t off;  /* of the value in the base struct */
+	size_t size; /* T_STR: buffer size; T_IDS/T_CPUS: offset of the count */
+	uint64_t min, max;
+	const char *const *names; /* T_ENUM */
+	size_t loc_off;		  /* offset of a struct pcmd_cfg_loc to fill, or NO_LOC */
+	uint8_t id_kind;	  /* T_IDS */
+};
+
+#define NO_LOC ((size_t)-1)
+#define CFG(m) offsetof(struct pcmd_config, m)
+#define RULE(m) offsetof(struct pcmd_rule, m)
+#define DEV(m) offsetof(struct pcmd_cfg_device, m)
+
+static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
+static const char *const datapath_names[] = {"auto", "softnic", "verbs", NULL};
+static const char *const shutdown_names[] = {"drain", "abort", NULL};
+static const char *const mode_names[] = {"sync", "async_relaxed", "async_locked", "async_bounded",
+					 NULL};
+
+#define STR(k, m)                                                                                  \
+	{                                                                                          \
+		k, T_STR, CFG(m), sizeof(((struct pcmd_config *)0)->m), 0, 0, NULL, NO_LOC, 0      \
+	}
+#define U32(k, m, lo, hi)                                                                          \
+	{                                                                                          \
+		k, T_U32, CFG(m), 0, lo, hi, NULL, NO_LOC, 0                                       \
+	}
+#define SEC(k)                                                                                     \
+	{                                                                                          \
+		k, T_SECTION, 0, 0, 0, 0, NULL, NO_LOC, 0                                          \
+	}
+
+static const struct key_row config_rows[] = {
+    {"log_level", T_ENUM, CFG(log_level), 0, 0, 0, log_names, NO_LOC, 0},
+    SEC("socket"),
+    STR("socket.path", socket.path),
+    STR("socket.group", socket.group),
+    {"socket.mode", T_OCTAL, CFG(socket.mode), 0, 0, 0777, NULL, NO_LOC, 0},
+    {"socket.allow_uids", T_IDS, CFG(socket.allow_uids), CFG(socket.n_allow_uids), 0, 0, NULL,
+     CFG(socket.allow_uids_loc), ID_USER},
+    {"socket.allow_gids", T_IDS, CFG(socket.allow_gids), CFG(socket.n_allow_gids), 0, 0, NULL,
+     CFG(socket.allow_gids_loc), ID_GROUP},
+    {"socket.admin_uids", T_IDS, CFG(socket.admin_uids), CFG(socket.n_admin_uids), 0, 0, NULL,
+     NO_LOC, ID_USER},
+    {"socket.admin_gids", T_IDS, CFG(socket.admin_gids), CFG(socket.n_admin_gids), 0, 0, NULL,
+     NO_LOC, ID_GROUP},
+    SEC("datapath"),
+    {"datapath.kind", T_ENUM, CFG(datapath.kind), 0, 0, 0, datapath_names, NO_LOC, 0},
+    U32("datapath.chunk_bytes", datapath.chunk_bytes, 4096, 1u << 24),
+    U32("datapath.paths", datapath.paths, 1, 64),
+    SEC("datapath.verbs"),
+    {"datapath.verbs.devices", T_DEVICES, 0, 0, 0, 0, NULL, NO_LOC, 0},
+    SEC("datapath.softnic"),
+    STR("datapath.softnic.topology", datapath.softnic_topology),
+    U32("datapath.softnic.hosts", datapath.softnic_hosts, 2, 4096),
+    SEC("engines"),
+    U32("engines.count", engines.count, 1, 256),
+    {"engines.numa_node", T_I32, CFG(engines.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC, 0},
+    {"engines.cpus", T_CPUS, CFG(engines.cpus), CFG(engines.n_cpus), 0, 0, NULL, NO_LOC, 0},
+    SEC("workers"),
+    U32("workers.count", workers.count, 0, 256),
+    {"workers.numa_node", T_I32, CFG(workers.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC, 0},
+    {"workers.cpus", T_CPUS, CFG(workers.cpus), CFG(workers.n_cpus), 0, 0, NULL, NO_LOC, 0},
+    SEC("policies"),
+    {"policies.default", T_STR, CFG(policies.default_policy),
+     sizeof(((struct pcmd_config *)0)->policies.default_policy), 0, 0, NULL,
+     CFG(policies.default_loc), 0},
+    STR("policies.default_lb", policies.default_lb),
+    {"policies.mode", T_MODE, CFG(policies.mode), 0, 0, 0, NULL, NO_LOC, 0},
+    U32("policies.skew_bound", policies.skew_bound, 1, 1u << 20),
+    {"policies.load", T_PATHS, 0, 0, 0, 0, NULL, NO_LOC, 0},
+    {"policies.rules", T_RULES, 0, 0, 0, 0, NULL, NO_LOC, 0},
+    SEC("limits"),
+    U32("limits.max_clients", limits.max_clients, 1, 65535),
+    U32("limits.flows_per_client", limits.flows_per_client, 1, 65535),
+    {"limits.memory_per_client_bytes", T_SIZE, CFG(limits.memory_per_client_bytes), 0,
+     PCMD_REGION_ALIGN, 1ull << 46, NULL, NO_LOC, 0},
+    {"limits.memory_total_bytes", T_SIZE, CFG(limits.memory_total_bytes), 0, PCMD_REGION_ALIGN,
+     1ull << 50, NULL, NO_LOC, 0},
+    U32("limits.outstanding_per_client", limits.outstanding_per_client, 1, PCMD_RING_MAX_ENTRIES),
+    U32("limits.sq_entries", limits.sq_entries, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES),
+    U32("limits.cq_entries", limits.cq_entries, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES),
+    {"limits.max_message_bytes", T_SIZE, CFG(limits.max_message_bytes), 0, 1, 1ull << 40, NULL,
+     NO_LOC, 0},
+    U32("limits.listeners_per_client", limits.listeners_per_client, 1, 256),
+    U32("limits.backlog", limits.backlog, 1, 4096),
+    SEC("output"),
+    STR("output.stats_path", output.stats_path),
+    U32("output.stats_interval_ms", output.stats_interval_ms, 10, 3600000),
+    STR("output.records_path", output.records_path),
+    U32("output.status_interval_ms", output.status_interval_ms, 10, 3600000),
+    SEC("shutdown"),
+    {"shutdown.mode", T_ENUM, CFG(shutdown.mode), 0, 0, 0, shutdown_names, NO_LOC, 0},
+    U32("shutdown.drain_timeout_ms", shutdown.drain_timeout_ms, 0, 600000),
+};
+
+static const struct key_row rule_rows[] = {
+    {"peer", T_STR, RULE(peer), sizeof(((struct pcmd_rule *)0)->peer), 0, 0, NULL, NO_LOC, 0},
+    {"policy", T_STR, RULE(policy), sizeof(((struct pcmd_rule *)0)->policy), 0, 0, NULL,
+     RULE(policy_loc), 0},
+    {"lb", T_STR, RULE(lb_policy), sizeof(((struct pcmd_rule *)0)->lb_policy), 0, 0, NULL,
+     RULE(lb_loc), 0},
+    {"mode", T_MODE, RULE(mode), 0, 0, 0, NULL, NO_LOC, 0},
+    {"skew_bound", T_U32, RULE(skew_bound), 0, 1, 1u << 20, NULL, NO_LOC, 0},
+};
+
+static const struct key_row device_rows[] = {
+    {"name", T_STR, DEV(name), sizeof(((struct pcmd_cfg_device *)0)->name), 0, 0, NULL, NO_LOC, 0},
+    {"port", T_U32, DEV(port), 0, 1, 255, NULL, NO_LOC, 0},
+    {"gid_index", T_I32, DEV(gid_index), 0, (uint64_t)-1, 255, NULL, NO_LOC, 0},
+};
+
+#define N_ROWS(t) (sizeof(t) / sizeof((t)[0]))
+
+_Static_assert(N_ROWS(config_rows) <= PCMD_CFG_MAX_KEYS, "raise PCMD_CFG_MAX_KEYS");
+
+/* One load in progress: where messages point and where values go. */
+struct loader {
+	struct pcmd_config *cfg;
+	const char *name; /* file name for messages */
+	yaml_document_t *doc;
+	bool from_cli; /* an override: messages say "command line" */
+	char *err;
+	size_t err_len;
+};
+
+static int fail_at(struct loader *ld, const yaml_node_t *node, const char *key, const char *fmt,
+		   ...) __attribute__((format(printf, 4, 5)));
+
+static int fail_at(struct loader *ld, const yaml_node_t *node, const char *key, const char *fmt,
+		   ...)
+{
+	char what[PCMD_CFG_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (ld->from_cli)
+		snprintf(ld->err, ld->err_len, "command line: --set %s: %s", key, what);
+	else if (node)
+		snprintf(ld->err, ld->err_len, "%s:%u:%u: %s: %s", ld->name,
+			 (unsigned)node->start_mark.line + 1, (unsigned)node->start_mark.column + 1,
+			 key, what);
+	else
+		snprintf(ld->err, ld->err_len, "%s: %s: %s", ld->name, key, what);
+	return -EINVAL;
+}
+
+static struct pcmd_cfg_loc node_loc(const struct loader *ld, const yaml_node_t *node)
+{
+	struct pcmd_cfg_loc loc = {0, 0, ld->from_cli};
+
+	if (!ld->from_cli && node) {
+		loc.line = (unsigned)node->start_mark.line + 1;
+		loc.col = (unsigned)node->start_mark.column + 1;
+	}
+	return loc;
+}
+
+/* ---- scalar parsers -------------------------------------------------------------------- */
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+
+	if (!*s || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		unsigned shift;
+	} units[] = {{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+	char num[32];
+	size_t n = strspn(s, "0123456789");
+	uint64_t v;
+
+	if (n == 0 || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (parse_u64(num, &v) < 0)
+		return -EINVAL;
+	if (s[n] == '\0') {
+		*out = v;
+		return 0;
+	}
+	for (size_t i = 0; i < N_ROWS(units); i++) {
+		if (strcmp(s + n, units[i].suffix) == 0) {
+			if (v > (UINT64_MAX >> units[i].shift))
+				return -ERANGE;
+			*out = v << units[i].shift;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_octal(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (strncmp(s, "0o", 2) == 0)
+		s += 2;
+	if (!*s || strspn(s, "01234567") != strlen(s))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 8);
+	return errno ? -EINVAL : 0;
+}
+
+static int parse_enum(const char *s, const char *const *names, uint32_t *out)
+{
+	for (uint32_t i = 0; names[i]; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void join_names(const char *const *names, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; names[i] && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
+}
+
+static int resolve_id(const char *s, uint8_t kind, uint32_t *out)
+{
+	char buf[4096];
+	uint64_t v;
+
+	if (parse_u64(s, &v) == 0) {
+		if (v >= UINT32_MAX)
+			return -ERANGE;
+		*out = (uint32_t)v;
+		return 0;
+	}
+	if (kind == ID_USER) {
+		struct passwd pw, *res = NULL;
+
+		if (getpwnam_r(s, &pw, buf, sizeof(buf), &res) != 0 || !res)
+			return -ENOENT;
+		*out = res->pw_uid;
+	} else {
+		struct group gr, *res = NULL;
+
+		if (getgrnam_r(s, &gr, buf, sizeof(buf), &res) != 0 || !res)
+			return -ENOENT;
+		*out = res->gr_gid;
+	}
+	return 0;
+}
+
+/* ---- rows ------------------------------------------------------------------------------ */
+
+static const struct key_row *find_row(const struct key_row *rows, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].key, key) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+/* "a, b, c": the keys directly under @prefix ("" the top level). */
+static void list_children(const struct key_row *rows, size_t n, const char *prefix, char *buf,
+			  size_t len)
+{
+	size_t plen = strlen(prefix), used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++) {
+		const char *k = rows[i].key;
+
+		if (plen && (strncmp(k, prefix, plen) != 0 || k[plen] != '.'))
+			continue;
+		k += plen ? plen + 1 : 0;
+		if (strchr(k, '.'))
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", k);
+	}
+}
+
+static int set_scalar(struct loader *ld, const struct key_row *row, void *base, const char *key,
+		      const char *text, const yaml_node_t *node)
+{
+	uint8_t *dst = (uint8_t *)base + row->off;
+	char names[256];
+	uint64_t u;
+	int64_t i;
+
+	switch (row->type) {
+	case T_STR:
+		if (strlen(text) >= row->size)
+			return fail_at(ld, node, key, "'%.40s...' is longer than %zu characters",
+				       text, row->size - 1);
+		memcpy(dst, text, strlen(text) + 1);
+		break;
+	case T_U32:
+		if (parse_u64(text, &u) < 0)
+			return fail_at(ld, node, key, "'%s' is not a non-negative integer", text);
+		if (u < row->min || u > row->max)
+			return fail_at(ld, node, key, "%s is outside %llu..%llu", text,
+				       (unsigned long long)row->min, (unsigned long long)row->max);
+		*(uint32_t *)dst = (uint32_t)u;
+		break;
+	case T_I32:
+		if (parse_i64(text, &i) < 0)
+			return fail_at(ld, node, key, "'%s' is not an integer", text);
+		if (i < (int64_t)row->min || i > (int64_t)row->max)
+			return fail_at(ld, node, key, "%s is outside %lld..%lld", text,
+				       (long long)(int64_t)row->min, (long long)row->max);
+		*(int32_t *)dst = (int32_t)i;
+		break;
+	case T_SIZE: {
+		int rc = parse_size(text, &u);
+
+		if (rc == -ERANGE)
+			return fail_at(ld, node, key, "'%s' does not fit in 64 bits", text);
+		if (rc < 0)
+			return fail_at(
+			    ld, node, key,
+			    "'%s' is not a size (an integer, optionally followed by KiB, "
+			    "MiB, GiB or TiB)",
+			    text);
+		if (u < row->min || u > row->max)
+			return fail_at(ld, node, key, "%s is outside %llu..%llu bytes", text,
+				       (unsigned long long)row->min, (unsigned long long)row->max);
+		*(uint64_t *)dst = u;
+		break;
+	}
+	case T_OCTAL:
+		if (parse_octal(text, &u) < 0 || u > row->max)
+			return fail_at(ld, node, key, "'%s' is not an octal file mode such as 0660",
+				       text);
+		*(uint32_t *)dst = (uint32_t)u;
+		break;
+	case T_ENUM:
+		if (parse_enum(text, row->names, (uint32_t *)dst) < 0) {
+			join_names(row->names, names, sizeof(names));
+			return fail_at(ld, node, key, "'%s' is not one of: %s", text, names);
+		}
+		break;
+	case T_MODE:
+		if (parse_enum(text, mode_names, (uint32_t *)dst) < 0) {
+			join_names(mode_names, names, sizeof(names));
+			return fail_at(ld, node, key, "'%s' is not one of: %s", text, names);
+		}
+		break;
+	default:
+		return fail_at(ld, node, key, "needs a %s, not a scalar",
+			       row->type == T_SECTION ? "mapping" : "list");
+	}
+	if (row->loc_off != NO_LOC)
+		*(struct pcmd_cfg_loc *)((uint8_t *)base + row->loc_off) = node_loc(ld, node);
+	if (base == ld->cfg && row >= config_rows && row < config_rows + N_ROWS(config_rows))
+		ld->cfg->key_locs[row - config_rows] = node_loc(ld, node);
+	return 0;
+}
+
+/* One element of a T_IDS, T_CPUS or T_PATHS list. */
+static int add_list_item(struct loader *ld, const struct key_row *row, const char *key,
+			 const char *text, const yaml_node_t *node, uint32_t index)
+{
+	struct pcmd_config *cfg = ld->cfg;
+	uint32_t *count, *vals;
+	uint64_t u;
+	int rc;
+
+	if (row->type == T_PATHS) {
+		if (index >= PCMD_CFG_MAX_LOADS)
+			return fail_at(ld, node, key, "more than %d packages", PCMD_CFG_MAX_LOADS);
+		if (!*text || strlen(text) >= PCMD_PATH_MAX)
+			return fail_at(ld, node, key, "a package path of 1..%d characters",
+				       PCMD_PATH_MAX - 1);
+		memcpy(cfg->policies.load[index], text, strlen(text) + 1);
+		cfg->policies.load_loc[index] = node_loc(ld, node);
+		cfg->policies.n_load = index + 1;
+		return 0;
+	}
+	count = (uint32_t *)((uint8_t *)cfg + row->size);
+	vals = (uint32_t *)((uint8_t *)cfg + row->off);
+	if (row->type == T_IDS) {
+		if (index >= PCMD_CFG_MAX_IDS)
+			return fail_at(ld, node, key, "more than %d entries", PCMD_CFG_MAX_IDS);
+		rc = resolve_id(text, row->id_kind, &vals[index]);
+		if (rc == -ENOENT)
+			return fail_at(ld, node, key, "no %s named '%s' on this system",
+				       row->id_kind == ID_USER ? "user" : "group", text);
+		if (rc < 0)
+			return fail_at(ld, node, key, "'%s' is not a valid id", text);
+	} else {
+		if (index >= PCMD_CFG_MAX_CPUS)
+			return fail_at(ld, node, key, "more than %d CPUs", PCMD_CFG_MAX_CPUS);
+		if (parse_u64(text, &u) < 0 || u >= 4096)
+			return fail_at(ld, node, key, "'%s' is not a CPU number 0..4095", text);
+		vals[index] = (uint32_t)u;
+	}
+	*count = index + 1;
+	return 0;
+}
+
+/* ---- YAML walking ---------------------------------------------------------------------- */
+
+static const char *scalar_text(const yaml_node_t *n)
+{
+	return (const char *)n->data.scalar.value;
+}
+
+/* libyaml scalars may hold NULs; a config value never does. */
+static bool scalar_ok(const yaml_node_t *n)
+{
+	return strlen(scalar_text(n)) == n->data.scalar.length;
+}
+
+static int walk_items(struct loader *ld, const struct key_row *rows, size_t n_rows, void *base,
+		      const yaml_node_t *map, const char *prefix);
+
+static int read_list_of_maps(struct loader *ld, const struct key_row *row, const char *key,
+			     const yaml_node_t *seq)
+{
+	struct pcmd_config *cfg = ld->cfg;
+	uint32_t n = 0;
+
+	for (yaml_node_item_t *it = seq->data.sequence.items.start;
+	     it < seq->data.sequence.items.top; it++, n++) {
+		yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
+		char ikey[256];
+		int rc;
+
+		snprintf(ikey, sizeof(ikey), "%s[%u]", key, n);
+		if (!item || item->type != YAML_MAPPING_NODE)
+			return fail_at(ld, item, ikey, "each entry is a mapping");
+		if (row->type == T_RULES) {
+			struct pcmd_rule *r;
+
+			if (n >= PCMD_CFG_MAX_RULES)
+				return fail_at(ld, item, ikey, "more than %d rules",
+					       PCMD_CFG_MAX_RULES);
+			r = &cfg->policies.rules[n];
+			memset(r, 0, sizeof(*r));
+			r->mode = PCMD_SHELL_DEFAULT;
+			r->loc = node_loc(ld, item);
+			cfg->policies.n_rules = n + 1;
+			rc = walk_items(ld, rule_rows, N_ROWS(rule_rows), r, item, ikey);
+		} else {
+			struct pcmd_cfg_device *d;
+
+			if (n >= PCMD_CFG_MAX_DEVICES)
+				return fail_at(ld, item, ikey, "more than %d devices",
+					       PCMD_CFG_MAX_DEVICES);
+			d = &cfg->datapath.devices[n];
+			memset(d, 0, sizeof(*d));
+			d->port = 1;
+			d->gid_index = -1;
+			cfg->datapath.n_devices = n + 1;
+			rc = walk_items(ld, device_rows, N_ROWS(device_rows), d, item, ikey);
+		}
+		if (rc < 0)
+			return rc;
+	}
+	if (row->type == T_RULES)
+		cfg->policies.n_rules = n;
+	else
+		cfg->datapath.n_devices = n;
+	return 0;
+}
+
+static void clear_list(struct pcmd_config *cfg, const struct key_row *row)
+{
+	if (row->type == T_PATHS)
+		cfg->policies.n_load = 0;
+	else if (row->type == T_RULES)
+		cfg->policies.n_rules = 0;
+	else if (row->type == T_DEVICES)
+		cfg->datapath.n_devices = 0;
+	else
+		*(uint32_t *)((uint8_t *)cfg + row->size) = 0;
+}
+
+static int read_list(struct loader *ld, const struct key_row *row, const char *key,
+		     const yaml_node_t *seq)
+{
+	uint32_t n = 0;
+
+	if (row->type == T_RULES || row->type == T_DEVICES)
+		return read_list_of_maps(ld, row, key, seq);
+	clear_list(ld->cfg, row);
+	if (row->loc_off != NO_LOC)
+		*(struct pcmd_cfg_loc *)((uint8_t *)ld->cfg + row->loc_off) = node_loc(ld, seq);
+	for (yaml_node_item_t *it = seq->data.sequence.items.start;
+	     it < seq->data.sequence.items.top; it++, n++) {
+		yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
+		int rc;
+
+		if (!item || item->type != YAML_SCALAR_NODE || !scalar_ok(item))
+			return fail_at(ld, item ? item : seq, key, "entry %u is not a plain value",
+				       n);
+		rc = add_list_item(ld, row, key, scalar_text(item), item, n);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static bool is_list_type(uint8_t t)
+{
+	return t == T_IDS || t == T_CPUS || t == T_PATHS || t == T_DEVICES || t == T_RULES;
+}
+
+static int walk_value(struct loader *ld, const struct key_row *rows, size_t n_rows, void *base,
+		      const char *rel, const char *shown, const yaml_node_t *key_node,
+		      const yaml_node_t *val)
+{
+	const struct key_row *row = find_row(rows, n_rows, rel);
+	char children[512];
+
+	if (!row) {
+		char parent[128];
+		const char *dot = strrchr(rel, '.');
+
+		snprintf(parent, sizeof(parent), "%.*s", dot ? (int)(dot - rel) : 0, rel);
+		list_children(rows, n_rows, parent, children, sizeof(children));
+		return fail_at(ld, key_node, shown, "unknown key (valid here: %s)", children);
+	}
+	if (row->type == T_SECTION) {
+		if (val->type != YAML_MAPPING_NODE)
+			return fail_at(ld, val, shown, "needs a mapping of keys");
+		return walk_items(ld, rows, n_rows, base, val, rel);
+	}
+	if (is_list_type(row->type)) {
+		/* "key:" with nothing after it is an empty list. */
+		if (val->type == YAML_SCALAR_NODE && val->data.scalar.length == 0 &&
+		    val->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+			clear_list(ld->cfg, row);
+			return 0;
+		}
+		if (val->type != YAML_SEQUENCE_NODE)
+			return fail_at(ld, val, shown, "needs a list ([a, b] or '- a' lines)");
+		return read_list(ld, row, shown, val);
+	}
+	if (val->type != YAML_SCALAR_NODE || !scalar_ok(val))
+		return fail_at(ld, val, shown, "needs a plain value");
+	return set_scalar(ld, row, base, shown, scalar_text(val), val);
+}
+
+/* Walk a mapping whose keys are @prefix.<key> in @rows (prefix "" at the top). */
+static int walk_items(struct loader *ld, const struct key_row *rows, size_t n_rows, void *base,
+		      const yaml_node_t *map, const char *prefix)
+{
+	bool item_table = rows != config_rows;
+
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = yaml_document_get_node(ld->doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(ld->doc, p->value);
+		char rel[128], shown[192];
+		int rc;
+
+		if (!k || !v)
+			return fail_at(ld, map, prefix[0] ? prefix : "(top)", "broken mapping");
+		if (k->type != YAML_SCALAR_NODE || !scalar_ok(k) || !*scalar_text(k) ||
+		    strlen(scalar_text(k)) > 64)
+			return fail_at(ld, k, prefix[0] ? prefix : "(top)",
+				       "keys must be plain names");
+		if (item_table) {
+			snprintf(rel, sizeof(rel), "%s", scalar_text(k));
+			snprintf(shown, sizeof(shown), "%s.%s", prefix, scalar_text(k));
+		} else {
+			snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "." : "",
+				 scalar_text(k));
+			snprintf(shown, sizeof(shown), "%s", rel);
+		}
+		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+			yaml_node_t *qk = yaml_document_get_node(ld->doc, q->key);
+
+			if (qk && qk->type == YAML_SCALAR_NODE &&
+			    strcmp(scalar_text(qk), scalar_text(k)) == 0)
+				return fail_at(ld, k, shown, "given twice");
+		}
+		rc = walk_value(ld, rows, n_rows, base, rel, shown, k, v);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- defaults, checks ------------------------------------------------------------------ */
+
+void pcmd_config_defaults(struct pcmd_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->log_level = PCMD_LOG_INFO;
+	snprintf(cfg->socket.path, sizeof(cfg->socket.path), "%s", PCMD_DEFAULT_SOCKET);
+	snprintf(cfg->socket.group, sizeof(cfg->socket.group), "pcm");
+	cfg->socket.mode = 0660;
+	cfg->socket.admin_uids[0] = 0;
+	cfg->socket.n_admin_uids = 1;
+	cfg->datapath.kind = PCMD_DATAPATH_AUTO;
+	cfg->datapath.resolved = PCMD_DATAPATH_SOFTNIC;
+	cfg->datapath.softnic_hosts = 16;
+	cfg->datapath.chunk_bytes = 65536;
+	cfg->datapath.paths = 4;
+	cfg->engines.count = 1;
+	cfg->engines.numa_node = -1;
+	cfg->workers.count = 1;
+	cfg->workers.numa_node = -1;
+	snprintf(cfg->policies.default_policy, sizeof(cfg->policies.default_policy), "swift");
+	cfg->policies.mode = PCMD_SHELL_SYNC;
+	cfg->policies.skew_bound = 4;
+	cfg->limits.max_clients = 256;
+	cfg->limits.flows_per_client = 1024;
+	cfg->limits.memory_per_client_bytes = 256ull << 20;
+	cfg->limits.memory_total_bytes = 4ull << 30;
+	cfg->limits.outstanding_per_client = 1024;
+	cfg->limits.sq_entries = 1024;
+	cfg->limits.cq_entries = 1024;
+	cfg->limits.max_message_bytes = 256ull << 20;
+	cfg->limits.listeners_per_client = 16;
+	cfg->limits.backlog = 64;
+	cfg->output.stats_interval_ms = 1000;
+	cfg->output.status_interval_ms = 1000;
+	cfg->shutdown.mode = PCMD_SHUTDOWN_DRAIN;
+	cfg->shutdown.drain_timeout_ms = 5000;
+}
+
+const char *pcmd_config_where(const struct pcmd_config *cfg, const struct pcmd_cfg_loc *loc,
+			      char *buf, size_t len)
+{
+	if (loc && loc->line)
+		snprintf(buf, len, "%s:%u:%u", cfg->path[0] ? cfg->path : "(config)", loc->line,
+			 loc->col);
+	else if (loc && loc->cli)
+		snprintf(buf, len, "command line");
+	else
+		snprintf(buf, len, "%s", cfg->path[0] ? cfg->path : "(defaults)");
+	return buf;
+}
+
+static int check_fail(const struct pcmd_config *cfg, const struct pcmd_cfg_loc *loc,
+		      const char *key, char *err, size_t err_len, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static int check_fail(const struct pcmd_config *cfg, const struct pcmd_cfg_loc *loc,
+		      const char *key, char *err, size_t err_len, const char *fmt, ...)
+{
+	char where[PCMD_CFG_PATH_MAX + 32], what[PCMD_CFG_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(err, err_len, "%s: %s: %s", pcmd_config_where(cfg, loc, where, sizeof(where)), key,
+		 what);
+	return -EINVAL;
+}
+
+struct pcmd_cfg_loc pcmd_config_key_loc(const struct pcmd_config *cfg, const char *key)
+{
+	const struct key_row *row = find_row(config_rows, N_ROWS(config_rows), key);
+	struct pcmd_cfg_loc none = {0, 0, false};
+
+	return row ? cfg->key_locs[row - config_rows] : none;
+}
+
+/* A problem between two keys: point at the one the file set (the first if both). */
+static int pair_fail(const struct pcmd_config *cfg, const char *a, const char *b, char *err,
+		     size_t err_len, const char *what)
+{
+	struct pcmd_cfg_loc la = pcmd_config_key_loc(cfg, a), lb = pcmd_config_key_loc(cfg, b);
+	bool use_b = !la.line && !la.cli && (lb.line || lb.cli);
+
+	return check_fail(cfg, use_b ? &lb : &la, use_b ? b : a, err, err_len, "%s", what);
+}
+
+static int parse_rule_peer(struct pcmd_rule *r, char *why, size_t len)
+{
+	char net[PCMD_ADDR_MAX], *slash;
+	size_t n = strlen(r->peer);
+	uint64_t bits;
+	unsigned max_bits;
+
+	if (n == 0) {
+		snprintf(why, len, "a peer address, prefix ('name*') or network ('10.0.0.0/8')");
+		return -EINVAL;
+	}
+	slash = strchr(r->peer, '/');
+	if (!slash) {
+		r->match = r->peer[n - 1] == '*' ? PCMD_MATCH_PREFIX : PCMD_MATCH_EXACT;
+		if (r->match == PCMD_MATCH_PREFIX && strchr(r->peer, '*') != r->peer + n - 1) {
+			snprintf(why, len, "'%s': '*' may only end a prefix", r->peer);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	snprintf(net, sizeof(net), "%.*s", (int)(slash - r->peer), r->peer);
+	memset(r->net, 0, sizeof(r->net));
+	if (inet_pton(AF_INET, net, r->net) == 1) {
+		r->family = AF_INET;
+		max_bits = 32;
+	} else if (inet_pton(AF_INET6, net, r->net) == 1) {
+		r->family = AF_INET6;
+		max_bits = 128;
+	} else {
+		snprintf(why, len, "'%s' is not an IPv4 or IPv6 network", net);
+		return -EINVAL;
+	}
+	if (parse_u64(slash + 1, &bits) < 0 || bits > max_bits) {
+		snprintf(why, len, "'/%s' is not a prefix length 0..%u", slash + 1, max_bits);
+		return -EINVAL;
+	}
+	for (unsigned b = (unsigned)bits; b < max_bits; b++) {
+		if (r->net[b / 8] & (0x80 >> (b % 8))) {
+			snprintf(why, len, "'%s' has host bits set beyond /%u", r->peer,
+				 (unsigned)bits);
+			return -EINVAL;
+		}
+	}
+	r->prefix_bits = (uint32_t)bits;
+	r->match = PCMD_MATCH_CIDR;
+	return 0;
+}
+
+static int check_rules(struct pcmd_config *cfg, char *err, size_t err_len)
+{
+	for (uint32_t i = 0; i < cfg->policies.n_rules; i++) {
+		struct pcmd_rule *r = &cfg->policies.rules[i];
+		char key[48], why[160];
+
+		snprintf(key, sizeof(key), "policies.rules[%u].peer", i);
+		if (parse_rule_peer(r, why, sizeof(why)) < 0)
+			return check_fail(cfg, &r->loc, key, err, err_len, "%s", why);
+		if (r->mode == PCMD_SHELL_DEFAULT)
+			r->mode = cfg->policies.mode;
+		if (r->skew_bound == 0)
+			r->skew_bound = cfg->policies.skew_bound;
+	}
+	return 0;
+}
+
+static int check_ring_sizes(struct pcmd_config *cfg, char *err, size_t err_len)
+{
+	struct pcmd_cfg_loc sq = pcmd_config_key_loc(cfg, "limits.sq_entries");
+	struct pcmd_cfg_loc cq = pcmd_config_key_loc(cfg, "limits.cq_entries");
+	char what[160];
+
+	if (!pcmd_ring_entries_ok(cfg->limits.sq_entries))
+		return check_fail(cfg, &sq, "limits.sq_entries", err, err_len,
+				  "%u is not a power of two", cfg->limits.sq_entries);
+	if (!pcmd_ring_entries_ok(cfg->limits.cq_entries))
+		return check_fail(cfg, &cq, "limits.cq_entries", err, err_len,
+				  "%u is not a power of two", cfg->limits.cq_entries);
+	if (cfg->limits.cq_entries < cfg->limits.sq_entries) {
+		snprintf(what, sizeof(what),
+			 "limits.cq_entries (%u) is below limits.sq_entries (%u): every submission "
+			 "needs a completion slot",
+			 cfg->limits.cq_entries, cfg->limits.sq_entries);
+		return pair_fail(cfg, "limits.cq_entries", "limits.sq_entries", err, err_len, what);
+	}
+	return 0;
+}
+
+static int check_placement(struct pcmd_config *cfg, char *err, size_t err_len)
+{
+	char what[160];
+
+	if (cfg->engines.n_cpus && cfg->engines.n_cpus != cfg->engines.count) {
+		snprintf(what, sizeof(what),
+			 "%u CPUs listed in engines.cpus for engines.count = %u (list one per "
+			 "engine, or none)",
+			 cfg->engines.n_cpus, cfg->engines.count);
+		return pair_fail(cfg, "engines.count", "engines.cpus", err, err_len, what);
+	}
+	if (cfg->workers.n_cpus && cfg->workers.n_cpus != cfg->workers.count) {
+		snprintf(what, sizeof(what),
+			 "%u CPUs listed in workers.cpus for workers.count = %u (list one per "
+			 "worker, or none)",
+			 cfg->workers.n_cpus, cfg->workers.count);
+		return pair_fail(cfg, "workers.count", "workers.cpus", err, err_len, what);
+	}
+	return 0;
+}
+
+static int check_sizes(struct pcmd_config *cfg, char *err, size_t err_len)
+{
+	char what[200];
+
+	if (cfg->limits.memory_per_client_bytes > cfg->limits.memory_total_bytes) {
+		snprintf(what, sizeof(what),
+			 "limits.memory_per_client_bytes (%llu) is above limits.memory_total_bytes "
+			 "(%llu)",
+			 (unsigned long long)cfg->limits.memory_per_client_bytes,
+			 (unsigned long long)cfg->limits.memory_total_bytes);
+		return pair_fail(cfg, "limits.memory_per_client_bytes", "limits.memory_total_bytes",
+				 err, err_len, what);
+	}
+	if (cfg->limits.max_message_bytes > cfg->limits.memory_per_client_bytes) {
+		snprintf(what, sizeof(what),
+			 "limits.max_message_bytes (%llu) is above limits.memory_per_client_bytes "
+			 "(%llu): a message must fit in a client's region",
+			 (unsigned long long)cfg->limits.max_message_bytes,
+			 (unsigned long long)cfg->limits.memory_per_client_bytes);
+		return pair_fail(cfg, "limits.max_message_bytes", "limits.memory_per_client_bytes",
+				 err, err_len, what);
+	}
+	return 0;
+}
+
+static int check_config(struct pcmd_config *cfg, char *err, size_t err_len)
+{
+	struct pcmd_cfg_loc loc;
+	int rc;
+
+	if (cfg->socket.path[0] != '/') {
+		loc = pcmd_config_key_loc(cfg, "socket.path");
+		return check_fail(cfg, &loc, "socket.path", err, err_len,
+				  "'%s' is not an absolute path", cfg->socket.path);
+	}
+	if (!cfg->policies.default_policy[0])
+		return check_fail(cfg, &cfg->policies.default_loc, "policies.default", err, err_len,
+				  "must name a policy (a built-in name or a .so path)");
+	if (cfg->datapath.n_devices && cfg->datapath.kind == PCMD_DATAPATH_SOFTNIC) {
+		loc = pcmd_config_key_loc(cfg, "datapath.kind");
+		return check_fail(cfg, &loc, "datapath.kind", err, err_len,
+				  "softnic, but datapath.verbs.devices lists devices");
+	}
+	rc = check_sizes(cfg, err, err_len);
+	if (rc == 0)
+		rc = check_ring_sizes(cfg, err, err_len);
+	if (rc == 0)
+		rc = check_placement(cfg, err, err_len);
+	if (rc == 0)
+		rc = check_rules(cfg, err, err_len);
+	cfg->datapath.resolved =
+	    cfg->datapath.kind == PCMD_DATAPATH_AUTO ? PCMD_DATAPATH_SOFTNIC : cfg->datapath.kind;
+	return rc;
+}
+
+/* ---- overrides ------------------------------------------------------------------------- */
+
+int pcmd_overrides_add(struct pcmd_overrides *ovr, const char *kv)
+{
+	if (!strchr(kv, '=') || kv[0] == '=' || strlen(kv) >= sizeof(ovr->kv[0]))
+		return -EINVAL;
+	if (ovr->n >= PCMD_CFG_MAX_OVERRIDES)
+		return -E2BIG;
+	memcpy(ovr->kv[ovr->n++], kv, strlen(kv) + 1);
+	return 0;
+}
+
+static int apply_override(struct loader *ld, const char *kv)
+{
+	char key[128], val[PCMD_PATH_MAX + 128];
+	const char *eq = strchr(kv, '=');
+	const struct key_row *row;
+	char children[512];
+
+	snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+	snprintf(val, sizeof(val), "%s", eq + 1);
+	row = find_row(config_rows, N_ROWS(config_rows), key);
+	if (!row || row->type == T_SECTION) {
+		list_children(config_rows, N_ROWS(config_rows), row ? key : "", children,
+			      sizeof(children));
+		return fail_at(ld, NULL, key, "unknown key (valid here: %s)", children);
+	}
+	if (row->type == T_RULES || row->type == T_DEVICES)
+		return fail_at(ld, NULL, key, "set lists of mappings in the file");
+	if (is_list_type(row->type)) {
+		uint32_t n = 0;
+
+		clear_list(ld->cfg, row);
+		for (char *save, *tok = strtok_r(val, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save), n++) {
+			int rc = add_list_item(ld, row, key, tok, NULL, n);
+
+			if (rc < 0)
+				return rc;
+		}
+		return 0;
+	}
+	return set_scalar(ld, row, ld->cfg, key, val, NULL);
+}
+
+static int apply_overrides(struct loader *ld, const struct pcmd_overrides *ovr)
+{
+	ld->from_cli = true;
+	for (uint32_t i = 0; ovr && i < ovr->n; i++) {
+		int rc = apply_override(ld, ovr->kv[i]);
+
+		if (rc < 0)
+			return rc;
+	}
+	ld->from_cli = false;
+	return 0;
+}
+
+/* ---- loading --------------------------------------------------------------------------- */
+
+static int yaml_error(struct loader *ld, const yaml_parser_t *p)
+{
+	snprintf(ld->err, ld->err_len, "%s:%u:%u: not valid YAML: %s", ld->name,
+		 (unsigned)p->problem_mark.line + 1, (unsigned)p->problem_mark.column + 1,
+		 p->problem ? p->problem : "parse error");
+	return -EINVAL;
+}
+
+static int load_document(struct loader *ld, const char *buf, size_t len)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *root;
+	int rc = 0;
+
+	if (!yaml_parser_initialize(&parser))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		rc = yaml_error(ld, &parser);
+		yaml_parser_delete(&parser);
+		return rc;
+	}
+	ld->doc = &doc;
+	root = yaml_document_get_root_node(&doc);
+	if (root && !(root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0)) {
+		if (root->type != YAML_MAPPING_NODE)
+			rc = fail_at(ld, root, "(top)", "the file must be a mapping of keys");
+		else
+			rc = walk_items(ld, config_rows, N_ROWS(config_rows), ld->cfg, root, "");
+	}
+	if (rc == 0) {
+		yaml_document_t extra;
+
+		/* A second document would be silently ignored: refuse it. */
+		if (yaml_parser_load(&parser, &extra)) {
+			if (yaml_document_get_root_node(&extra))
+				rc = fail_at(ld, yaml_document_get_root_node(&extra), "(top)",
+					     "more than one YAML document");
+			yaml_document_delete(&extra);
+		} else {
+			rc = yaml_error(ld, &parser);
+		}
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	ld->doc = NULL;
+	return rc;
+}
+
+int pcmd_config_load_buffer(const char *name, const char *buf, size_t len,
+			    const struct pcmd_overrides *ovr, struct pcmd_config *cfg, char *err,
+			    size_t err_len)
+{
+	struct loader ld = {.cfg = cfg, .name = name, .err = err, .err_len = err_len};
+	int rc;
+
+	err[0] = '\0';
+	pcmd_config_defaults(cfg);
+	snprintf(cfg->path, sizeof(cfg->path), "%s", name ? name : "");
+	ld.name = cfg->path[0] ? cfg->path : "(config)";
+	if (buf) {
+		rc = load_document(&ld, buf, len);
+		if (rc < 0)
+			return rc;
+	}
+	rc = apply_overrides(&ld, ovr);
+	if (rc < 0)
+		return rc;
+	return check_config(cfg, err, err_len);
+}
+
+int pcmd_config_load(const char *path, const struct pcmd_overrides *ovr, struct pcmd_config *cfg,
+		     char *err, size_t err_len)
+{
+	char *buf;
+	size_t n;
+	FILE *f;
+	int rc;
+
+	if (!path)
+		return pcmd_config_load_buffer(NULL, NULL, 0, ovr, cfg, err, err_len);
+	f = fopen(path, "re");
+	if (!f) {
+		rc = -errno;
+		snprintf(err, err_len, "%s: cannot open: %s", path, strerror(errno));
+		return rc;
+	}
+	buf = malloc(CFG_MAX_FILE_BYTES + 1);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	n = fread(buf, 1, CFG_MAX_FILE_BYTES + 1, f);
+	rc = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (rc == 0 && n > CFG_MAX_FILE_BYTES) {
+		snprintf(err, err_len, "%s: larger than %u bytes", path, CFG_MAX_FILE_BYTES);
+		rc = -EINVAL;
+	} else if (rc < 0) {
+		snprintf(err, err_len, "%s: read error", path);
+	}
+	if (rc == 0)
+		rc = pcmd_config_load_buffer(path, buf, n, ovr, cfg, err, err_len);
+	free(buf);
+	return rc;
+}
+
+void pcmd_config_resolve(struct pcmd_config *cfg, const char *sysfs_ib)
+{
+	bool have_rdma = false;
+	struct dirent *e;
+	DIR *d;
+
+	if (cfg->datapath.kind != PCMD_DATAPATH_AUTO) {
+		cfg->datapath.resolved = cfg->datapath.kind;
+		return;
+	}
+	d = opendir(sysfs_ib);
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			have_rdma = true;
+	if (d)
+		closedir(d);
+	cfg->datapath.resolved = have_rdma ? PCMD_DATAPATH_VERBS : PCMD_DATAPATH_SOFTNIC;
+}
+
+/* ---- rules ----------------------------------------------------------------------------- */
+
+/* The host part of "host", "host:port", "[v6]:port" or a bare IPv6 address. */
+static void addr_host(const char *addr, char *host, size_t len)
+{
+	const char *colon = strrchr(addr, ':');
+
+	if (addr[0] == '[') {
+		const char *end = strchr(addr, ']');
+
+		snprintf(host, len, "%.*s", end ? (int)(end - addr - 1) : 0, addr + 1);
+	} else if (colon && strchr(addr, ':') == colon) {
+		snprintf(host, len, "%.*s", (int)(colon - addr), addr);
+	} else {
+		snprintf(host, len, "%s", addr);
+	}
+}
+
+bool pcmd_rule_match(const struct pcmd_rule *rule, const char *addr)
+{
+	char host[PCMD_ADDR_MAX];
+	uint8_t ip[16] = {0};
+
+	switch (rule->match) {
+	case PCMD_MATCH_EXACT:
+		return strcmp(rule->peer, addr) == 0;
+	case PCMD_MATCH_PREFIX:
+		return strncmp(rule->peer, addr, strlen(rule->peer) - 1) == 0;
+	case PCMD_MATCH_CIDR:
+		addr_host(addr, host, sizeof(host));
+		if (inet_pton((int)rule->family, host, ip) != 1)
+			return false;
+		for (uint32_t b = 0; b < rule->prefix_bits; b++) {
+			uint8_t m = (uint8_t)(0x80 >> (b % 8));
+
+			if ((ip[b / 8] & m) != (rule->net[b / 8] & m))
+				return false;
+		}
+		return true;
+	default:
+		return false;
+	}
+}
+
+int pcmd_config_find_rule(const struct pcmd_config *cfg, const char *addr)
+{
+	for (uint32_t i = 0; i < cfg->policies.n_rules; i++)
+		if (pcmd_rule_match(&cfg->policies.rules[i], addr))
+			return (int)i;
+	return -1;
+}
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+static const char *name_of(const char *const *names, size_t n, uint32_t v)
+{
+	return v < n - 1 ? names[v] : "?";
+}
+
+const char *pcmd_log_level_name(uint32_t level)
+{
+	return name_of(log_names, N_ROWS(log_names), level);
+}
+
+const char *pcmd_datapath_name(uint32_t kind)
+{
+	return name_of(datapath_names, N_ROWS(datapath_names), kind);
+}
+
+const char *pcmd_shell_mode_name(uint32_t mode)
+{
+	return name_of(mode_names, N_ROWS(mode_names), mode);
+}
+
+int pcmd_shell_mode_parse(const char *s, uint32_t *out)
+{
+	return parse_enum(s, mode_names, out);
+}

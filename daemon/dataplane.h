@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dataplane.h - the one seam between pcmd and whatever moves the bytes.
+ *
+ * pcmd (config, control socket, channels, clients, policies, stats) knows the
+ * data plane only through this ops table. The transport engine binds to it
+ * (engines, datapaths, the sans-IO core); the integration tests bind a
+ * loopback that copies between two clients' regions in memory. pcmd links
+ * exactly one implementation and passes it to pcmd_main().
+ *
+ * Contract:
+ * - Every call is made from pcmd's event-loop thread. An implementation may
+ *   run its own threads (engines); it reports back only through poll(), and
+ *   makes event_fd() readable when poll() may return something.
+ * - A region is one client's data area (its memfd mapping: with verbs, the
+ *   MR). Offsets and lengths passed to post_send()/post_recv() have been
+ *   checked by pcmd against that region; the data plane only ever touches
+ *   [base, base + bytes) of the flow's own region.
+ * - Tokens are pcmd's; they come back unchanged in events. Each accepted
+ *   post_send()/post_recv() yields exactly one PCMD_DP_EV_COMPLETE, each
+ *   accepted connect() one PCMD_DP_EV_CONNECTED, each accepted accept() one
+ *   PCMD_DP_EV_ACCEPTED (status < 0 when the listener closed first).
+ * - close() starts closing a flow: graceful lets posted sends finish, abort
+ *   completes everything outstanding with -ECONNABORTED. The flow's peer sees
+ *   its outstanding work complete with -ECONNRESET. After the flow's last
+ *   event the data plane emits PCMD_DP_EV_CLOSED; the flow id is dead then.
+ * - region_release() after every flow and listener of the region is closed:
+ *   once the data plane will never touch the memory again it emits
+ *   PCMD_DP_EV_REGION_RELEASED, and only then does pcmd unmap it.
+ */
+#ifndef PCMD_DATAPLANE_H
+#define PCMD_DATAPLANE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+struct pcm_package;
+struct pcmd_config;
+struct pcmd_dp;
+struct pcmd_dp_region;
+
+enum pcmd_dp_event_kind {
+	PCMD_DP_EV_COMPLETE = 1,    /* a send or receive finished: status, bytes */
+	PCMD_DP_EV_CONNECTED,	    /* connect() finished: status, flow */
+	PCMD_DP_EV_ACCEPTED,	    /* accept() matched a peer: status, flow, peer */
+	PCMD_DP_EV_CLOSED,	    /* flow closed: no more events for it */
+	PCMD_DP_EV_REGION_RELEASED, /* the region's memory is no longer touched */
+};
+
+struct pcmd_dp_event {
+	uint32_t kind;		  /* enum pcmd_dp_event_kind */
+	int32_t status;		  /* 0 or -errno */
+	uint64_t token;		  /* as posted (CLOSED: the flow's token from connect/accept) */
+	uint64_t bytes;		  /* COMPLETE: bytes sent or received */
+	uint32_t flow;		  /* CONNECTED, ACCEPTED, CLOSED */
+	char peer[PCMD_ADDR_MAX]; /* ACCEPTED: the connecting side's address */
+};
+
+/* What pcmd chose for a flow: its CC and LB packages and how they run. */
+struct pcmd_dp_flow_opts {
+	const struct pcm_package *cc; /* never NULL */
+	const struct pcm_package *lb; /* NULL: the datapath's default path choice */
+	uint32_t mode;		      /* enum pcmd_shell_mode */
+	uint32_t skew_bound;	      /* ASYNC_BOUNDED */
+	uint32_t paths;		      /* 0: default */
+	bool reliable_connected;
+};
+
+struct pcmd_dp_ops {
+	const char *name;
+	/* Start the data plane described by @cfg (datapath, engines, workers). */
+	int (*create)(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err,
+		      size_t err_len);
+	void (*destroy)(struct pcmd_dp *dp);
+	/* Readable when poll() may return events; -1 if the data plane has none. */
+	int (*event_fd)(struct pcmd_dp *dp);
+	/* Drain up to @max events. Return: count, or -errno. */
+	int (*poll)(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max);
+
+	/* A client's data area. @host: softnic host to attach as ("" any). */
+	int (*region_add)(struct pcmd_dp *dp, void *base, size_t bytes, const char *host,
+			  uint64_t token, struct pcmd_dp_region **out);
+	void (*region_release)(struct pcmd_dp *dp, struct pcmd_dp_region *r);
+
+	int (*listen)(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,
+		      uint32_t backlog, uint32_t *listener);
+	void (*unlisten)(struct pcmd_dp *dp, uint32_t listener);
+	int (*accept)(struct pcmd_dp *dp, uint32_t listener, uint64_t token);
+	int (*connect)(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,
+		       const struct pcmd_dp_flow_opts *opts, uint64_t token);
+	/* The options of a flow that accept() produced, before its first post. */
+	int (*flow_setup)(struct pcmd_dp *dp, uint32_t flow, const struct pcmd_dp_flow_opts *opts);
+
+	int (*post_send)(struct pcmd_dp *dp, uint32_t flow, uint64_t offset, uint64_t len,
+			 uint64_t token);
+	int (*post_recv)(struct pcmd_dp *dp, uint32_t flow, uint64_t offset, uint64_t cap,
+			 uint64_t token);
+	void (*close)(struct pcmd_dp *dp, uint32_t flow, bool abort);
+
+	/* The flow's figures (pcmd_flow_measure, proto.h); valid says which it measures. */
+	int (*flow_stats)(struct pcmd_dp *dp, uint32_t flow, struct pcmd_flow_measure *out);
+	/* Swap the flow's packages live (the shells' swap): nothing lost or doubled. */
+	int (*set_policy)(struct pcmd_dp *dp, uint32_t flow, const struct pcmd_dp_flow_opts *opts);
+};
+
+/**
+ * pcmd_dp_ops_check() - check that an ops table is complete.
+ * @ops: the table.
+ *
+ * Return: NULL, or the name of the first missing member.
+ */
+const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops);
+
+/* The data plane this build of pcmd ships (dataplane_absent.c until the
+ * transport engine is bound). */
+extern const struct pcmd_dp_ops pcmd_dp_absent;
+
+#endif /* PCMD_DATAPLANE_H */

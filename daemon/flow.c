@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: MIT
+/*
+ * flow.c - a client's conns and listeners: requests, descriptor checks,
+ * data-plane events, and the record each closed flow leaves.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "log.h"
+#include "pcmd.h"
+
+int pcmd_conn_find(const struct pcmd_client *c, uint32_t conn_id, uint32_t *index)
+{
+	uint32_t i = (conn_id & 0xffff) - 1;
+	const struct pcmd_conn *cn;
+
+	if ((conn_id & 0xffff) == 0 || i >= c->max_flows || !c->conns)
+		return -EBADF;
+	cn = &c->conns[i];
+	if (cn->gen != (conn_id >> 16) || cn->state == PCMD_CONN_FREE ||
+	    cn->state == PCMD_CONN_ACCEPTING)
+		return -EBADF;
+	*index = i;
+	return 0;
+}
+
+static uint32_t conn_id_of(const struct pcmd_client *c, uint32_t index)
+{
+	return pcmd_conn_id(index, c->conns[index].gen);
+}
+
+static int alloc_conn(struct pcmd_client *c, uint32_t *index, char *err, size_t err_len)
+{
+	for (uint32_t i = 0; i < c->max_flows; i++) {
+		if (c->conns[i].state == PCMD_CONN_FREE) {
+			struct pcmd_conn *cn = &c->conns[i];
+			uint16_t gen = cn->gen;
+
+			memset(cn, 0, sizeof(*cn));
+			cn->gen = gen;
+			cn->opened_ns = pcmd_now_ns();
+			c->n_conns_used++;
+			*index = i;
+			return 0;
+		}
+	}
+	snprintf(err, err_len, "this client already has limits.flows_per_client = %u flows",
+		 c->max_flows);
+	return -EMFILE;
+}
+
+static void free_conn(struct pcmd_client *c, uint32_t index)
+{
+	struct pcmd_conn *cn = &c->conns[index];
+
+	if (cn->choice_held)
+		pcmd_policy_choice_hold(&cn->choice, -1);
+	cn->choice_held = false;
+	cn->state = PCMD_CONN_FREE;
+	cn->has_dp_flow = false;
+	/* A new generation: the old id now names nothing. */
+	cn->gen = (uint16_t)(cn->gen + 1);
+	c->n_conns_used--;
+}
+
+static void dp_opts_of(const struct pcmd_policy_choice *ch, uint32_t paths, bool rc,
+		       struct pcmd_dp_flow_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->cc = ch->cc->h.pkg;
+	o->lb = ch->lb ? ch->lb->h.pkg : NULL;
+	o->mode = ch->mode;
+	o->skew_bound = ch->skew_bound;
+	o->paths = paths;
+	o->reliable_connected = rc;
+}
+
+static int need_region(struct pcmd_client *c, char *err, size_t err_len)
+{
+	if (c->chan)
+		return 0;
+	snprintf(err, err_len, "this request needs a region: send REGION after HELLO");
+	return -EPROTO;
+}
+
+static int need_running(struct pcmd_client *c, char *err, size_t err_len)
+{
+	if (c->d->phase == PCMD_PHASE_RUNNING)
+		return 0;
+	snprintf(err, err_len, "pcmd is shutting down");
+	return -ESHUTDOWN;
+}
+
+int pcmd_flow_listen(struct pcmd_client *c, const struct pcmd_req_listen *req, uint32_t *id,
+		     char *err, size_t err_len)
+{
+	struct pcmd *d = c->d;
+	uint32_t backlog = req->backlog ? req->backlog : d->cfg->limits.backlog;
+	int rc = need_region(c, err, err_len);
+
+	if (rc == 0)
+		rc = need_running(c, err, err_len);
+	if (rc < 0)
+		return rc;
+	if (backlog > d->cfg->limits.backlog) {
+		snprintf(err, err_len, "backlog %u is above limits.backlog = %u", backlog,
+			 d->cfg->limits.backlog);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < c->max_listeners; i++) {
+		struct pcmd_listener *l = &c->listeners[i];
+
+		if (l->used)
+			continue;
+		rc = d->dp_ops->listen(d->dp, c->region, req->addr, backlog, &l->dp_listener);
+		if (rc < 0) {
+			snprintf(err, err_len, "listen on '%s': %s", req->addr, strerror(-rc));
+			return rc;
+		}
+		l->used = true;
+		l->gen++;
+		snprintf(l->addr, sizeof(l->addr), "%s", req->addr);
+		*id = (l->gen & 0xffff) << 16 | (i + 1);
+		return 0;
+	}
+	snprintf(err, err_len, "this client already has limits.listeners_per_client = %u listeners",
+		 c->max_listeners);
+	return -EMFILE;
+}
+
+static int find_listener(struct pcmd_client *c, uint32_t id, uint32_t *index, char *err,
+			 size_t err_len)
+{
+	uint32_t found = UINT32_MAX, n = 0;
+
+	if (id == 0) {
+		for (uint32_t i = 0; i < c->max_listeners; i++)
+			if (c->listeners[i].used) {
+				found = i;
+				n++;
+			}
+		if (n == 1) {
+			*index = found;
+			return 0;
+		}
+		snprintf(
+		    err, err_len,
+		    n ? "%u listeners: name the one to accept on" : "no listener: LISTEN first", n);
+		return -EINVAL;
+	}
+	found = (id & 0xffff) - 1;
+	if ((id & 0xffff) == 0 || found >= c->max_listeners || !c->listeners[found].used ||
+	    (c->listeners[found].gen & 0xffff) != id >> 16) {
+		snprintf(err, err_len, "listener id %#x names no listener of this client", id);
+		return -EBADF;
+	}
+	*index = found;
+	return 0;
+}
+
+static int reserve_completion(struct pcmd_client *c, char *err, size_t err_len)
+{
+	int rc = pcmd_channel_reserve(c->chan);
+
+	if (rc == -ENOBUFS)
+		snprintf(err, err_len,
+			 "no completion slot free (%u outstanding): poll completions "
+			 "first",
+			 pcmd_channel_outstanding(c->chan));
+	else if (rc < 0)
+		snprintf(err, err_len, "completion ring corrupt");
+	return rc;
+}
+
+int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req, uint32_t *conn_id,
+		      char *err, size_t err_len)
+{
+	struct pcmd *d = c->d;
+	struct pcmd_dp_flow_opts o;
+	struct pcmd_policy_choice ch;
+	struct pcmd_conn *cn;
+	uint32_t index;
+	int rc = need_region(c, err, err_len);
+
+	if (rc == 0)
+		rc = need_running(c, err, err_len);
+	if (rc == 0)
+		rc = pcmd_policies_choose(d->policies, d->cfg, req->addr, &req->opts, &ch, err,
+					  err_len);
+	if (rc == 0)
+		rc = alloc_conn(c, &index, err, err_len);
+	if (rc < 0)
+		return rc;
+	rc = reserve_completion(c, err, err_len);
+	if (rc < 0)
+		goto err_free;
+	cn = &c->conns[index];
+	cn->state = PCMD_CONN_CONNECTING;
+	cn->cookie = req->cookie;
+	cn->choice = ch;
+	cn->choice_held = true;
+	pcmd_policy_choice_hold(&ch, 1);
+	cn->flow_id = ++d->next_flow_id;
+	snprintf(cn->peer, sizeof(cn->peer), "%s", req->addr);
+	dp_opts_of(&ch, req->opts.paths, req->opts.reliable_connected, &o);
+	rc = d->dp_ops->connect(d->dp, c->region, req->addr, &o,
+				pcmd_token(c->key, PCMD_TOKEN_CONN | index));
+	if (rc < 0) {
+		snprintf(err, err_len, "connect to '%s': %s", req->addr, strerror(-rc));
+		pcmd_channel_unreserve(c->chan);
+		goto err_free;
+	}
+	d->counters.flows_opened++;
+	*conn_id = conn_id_of(c, index);
+	return 0;
+
+err_free:
+	free_conn(c, index);
+	return rc;
+}
+
+int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, char *err,
+		     size_t err_len)
+{
+	struct pcmd *d = c->d;
+	uint32_t lst, index;
+	int rc = need_region(c, err, err_len);
+
+	if (rc == 0)
+		rc = need_running(c, err, err_len);
+	if (rc == 0)
+		rc = find_listener(c, req->listener_id, &lst, err, err_len);
+	if (rc == 0)
+		rc = alloc_conn(c, &index, err, err_len);
+	if (rc < 0)
+		return rc;
+	rc = reserve_completion(c, err, err_len);
+	if (rc < 0)
+		goto err_free;
+	c->conns[index].state = PCMD_CONN_ACCEPTING;
+	c->conns[index].cookie = req->cookie;
+	c->conns[index].listener = lst;
+	rc = d->dp_ops->accept(d->dp, c->listeners[lst].dp_listener,
+			       pcmd_token(c->key, PCMD_TOKEN_CONN | index));
+	if (rc < 0) {
+		snprintf(err, err_len, "accept on '%s': %s", c->listeners[lst].addr, strerror(-rc));
+		pcmd_channel_unreserve(c->chan);
+		goto err_free;
+	}
+	return 0;
+
+err_free:
+	free_conn(c, index);
+	return rc;
+}
+
+/* Ask the data plane to close; keep the flow's last counters for its record. */
+static void start_close(struct pcmd_client *c, uint32_t index, bool abort)
+{
+	struct pcmd_conn *cn = &c->conns[index];
+
+	cn->state = PCMD_CONN_CLOSING;
+	c->d->dp_ops->close(c->d->dp, cn->dp_flow, abort);
+}
+
+int pcmd_flow_close(struct pcmd_client *c, const struct pcmd_req_close *req, char *err,
+		    size_t err_len)
+{
+	uint32_t index;
+	struct pcmd_conn *cn;
+
+	if (pcmd_conn_find(c, req->conn_id, &index) < 0) {
+		snprintf(err, err_len, "conn id %#x names no connection of this client",
+			 req->conn_id);
+		return -EBADF;
+	}
+	cn = &c->conns[index];
+	if (cn->user_closed || cn->state == PCMD_CONN_CLOSING) {
+		snprintf(err, err_len, "conn id %#x is already closing", req->conn_id);
+		return -EALREADY;
+	}
+	cn->user_closed = true;
+	if (cn->state == PCMD_CONN_ESTABLISHED)
+		start_close(c, index, req->flags & PCMD_CLOSE_ABORT);
+	/* CONNECTING: closed when the connect finishes; its completion says -ECONNABORTED. */
+	return 0;
+}
+
+int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcmd_flow_opts *opts,
+			 char *err, size_t err_len)
+{
+	struct pcmd *d = c->d;
+	struct pcmd_conn *cn = &c->conns[index];
+	struct pcmd_policy_choice ch;
+	struct pcmd_dp_flow_opts o;
+	int rc;
+
+	if (cn->state != PCMD_CONN_ESTABLISHED) {
+		snprintf(err, err_len, "flow %u is not established", cn->flow_id);
+		return -ENOTCONN;
+	}
+	rc = pcmd_policies_choose(d->policies, d->cfg, cn->peer, opts, &ch, err, err_len);
+	if (rc < 0)
+		return rc;
+	dp_opts_of(&ch, opts->paths, opts->reliable_connected, &o);
+	rc = d->dp_ops->set_policy(d->dp, cn->dp_flow, &o);
+	if (rc < 0) {
+		snprintf(err, err_len, "flow %u: the data plane refused the swap: %s", cn->flow_id,
+			 strerror(-rc));
+		return rc;
+	}
+	pcmd_policy_choice_hold(&ch, 1);
+	if (cn->choice_held)
+		pcmd_policy_choice_hold(&cn->choice, -1);
+	cn->choice = ch;
+	cn->choice_held = true;
+	d->counters.policy_swaps++;
+	return 0;
+}
+
+/* ---- descriptors ----------------------------------------------------------------------- */
+
+static int check_sqe(struct pcmd_client *c, const struct pcmd_sqe *s, uint32_t *index)
+{
+	if ((s->op != PCMD_OP_SEND && s->op != PCMD_OP_RECV) || s->flags || s->reserved)
+		return -EINVAL;
+	/* Draining: no new sends, but receives still come in so posted sends can finish. */
+	if (c->d->phase != PCMD_PHASE_RUNNING &&
+	    (s->op == PCMD_OP_SEND || c->d->phase != PCMD_PHASE_DRAINING))
+		return -ESHUTDOWN;
+	if (pcmd_conn_find(c, s->conn_id, index) < 0)
+		return -EBADF;
+	if (c->conns[*index].state != PCMD_CONN_ESTABLISHED || c->conns[*index].user_closed)
+		return -ENOTCONN;
+	if (s->len > c->max_message_bytes)
+		return -EMSGSIZE;
+	return pcmd_channel_check_buffer(c->chan, s->offset, s->len);
+}
+
+static uint32_t slot_alloc(struct pcmd_client *c)
+{
+	uint32_t s = c->slot_free;
+
+	/* Reservations never exceed max_outstanding, so a slot is always free here. */
+	if (s == UINT32_MAX)
+		abort();
+	c->slot_free = c->slots[s].next_free;
+	c->slots[s].used = true;
+	return s;
+}
+
+static void slot_free(struct pcmd_client *c, uint32_t s)
+{
+	c->slots[s].used = false;
+	c->slots[s].next_free = c->slot_free;
+	c->slot_free = s;
+}
+
+void pcmd_flow_post(struct pcmd_client *c, const struct pcmd_sqe *sqe)
+{
+	struct pcmd *d = c->d;
+	uint32_t index = 0, s;
+	int rc = check_sqe(c, sqe, &index);
+
+	if (rc == 0) {
+		struct pcmd_conn *cn = &c->conns[index];
+		uint64_t tok;
+
+		s = slot_alloc(c);
+		c->slots[s].cookie = sqe->cookie;
+		c->slots[s].conn = index;
+		c->slots[s].op = sqe->op;
+		tok = pcmd_token(c->key, s);
+		if (sqe->op == PCMD_OP_SEND)
+			rc = d->dp_ops->post_send(d->dp, cn->dp_flow, sqe->offset, sqe->len, tok);
+		else
+			rc = d->dp_ops->post_recv(d->dp, cn->dp_flow, sqe->offset, sqe->len, tok);
+		if (rc == 0) {
+			cn->outstanding++;
+			if (sqe->op == PCMD_OP_SEND) {
+				cn->sends++;
+				c->sends_outstanding++;
+			}
+			d->counters.descriptors_ok++;
+			return;
+		}
+		slot_free(c, s);
+	}
+	d->counters.descriptors_rejected++;
+	pcmd_client_complete(c, sqe->op, sqe->conn_id, sqe->cookie, rc, 0);
+}
+
+/* ---- data-plane events ----------------------------------------------------------------- */
+
+void pcmd_flow_on_complete(struct pcmd_client *c, uint32_t s, const struct pcmd_dp_event *ev)
+{
+	struct pcmd_slot *sl;
+	struct pcmd_conn *cn;
+
+	if (s >= c->max_outstanding || !c->slots[s].used) {
+		pcmd_err("data plane completed descriptor slot %u of client %u, which is not "
+			 "outstanding: dropped",
+			 s, c->id);
+		return;
+	}
+	sl = &c->slots[s];
+	cn = &c->conns[sl->conn];
+	cn->outstanding--;
+	if (sl->op == PCMD_OP_SEND) {
+		cn->sends--;
+		c->sends_outstanding--;
+		if (ev->status == 0) {
+			cn->tx_bytes += ev->bytes;
+			cn->tx_msgs++;
+		}
+	} else if (ev->status == 0) {
+		cn->rx_bytes += ev->bytes;
+		cn->rx_msgs++;
+	}
+	pcmd_client_complete(c, sl->op, conn_id_of(c, sl->conn), sl->cookie, ev->status,
+			     ev->status == 0 ? ev->bytes : 0);
+	slot_free(c, s);
+}
+
+/* Is the conn an event names in the state the event needs? Logs the data plane's bug if not. */
+static bool event_fits(const struct pcmd_client *c, uint32_t index, uint32_t state,
+		       const char *event)
+{
+	static const char *const names[] = {"free", "connecting", "accepting", "established",
+					    "closing"};
+
+	if (c->conns[index].state == state)
+		return true;
+	pcmd_err("data plane reported %s for conn %u of client %u, which is %s, not %s: dropped",
+		 event, index, c->id, names[c->conns[index].state], names[state]);
+	return false;
+}
+
+void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev)
+{
+	struct pcmd_conn *cn = &c->conns[index];
+	int status = ev->status;
+
+	if (!event_fits(c, index, PCMD_CONN_CONNECTING, "a connect"))
+		return;
+	if (status == 0) {
+		cn->has_dp_flow = true;
+		cn->dp_flow = ev->flow;
+		cn->state = PCMD_CONN_ESTABLISHED;
+		if (cn->user_closed || c->state != PCMD_CLIENT_ALIVE ||
+		    c->d->phase != PCMD_PHASE_RUNNING) {
+			status = -ECONNABORTED;
+			start_close(c, index, true);
+		}
+	}
+	pcmd_client_complete(c, PCMD_OP_CONNECT, conn_id_of(c, index), cn->cookie, status, 0);
+	if (ev->status < 0)
+		free_conn(c, index);
+}
+
+static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev)
+{
+	struct pcmd *d = c->d;
+	struct pcmd_conn *cn = &c->conns[index];
+	struct pcmd_dp_flow_opts o;
+	char err[PCMD_ERRTEXT_MAX];
+	int rc;
+
+	snprintf(cn->peer, sizeof(cn->peer), "%.*s", PCMD_ADDR_MAX - 1, ev->peer);
+	rc = pcmd_policies_choose(d->policies, d->cfg, cn->peer, NULL, &cn->choice, err,
+				  sizeof(err));
+	if (rc < 0) {
+		pcmd_warn("client %u: accepted flow from '%s' refused: %s", c->id, cn->peer, err);
+		return rc;
+	}
+	pcmd_policy_choice_hold(&cn->choice, 1);
+	cn->choice_held = true;
+	dp_opts_of(&cn->choice, 0, false, &o);
+	rc = d->dp_ops->flow_setup(d->dp, cn->dp_flow, &o);
+	if (rc < 0)
+		pcmd_warn("client %u: accepted flow from '%s': data plane setup failed: %s", c->id,
+			  cn->peer, strerror(-rc));
+	return rc;
+}
+
+void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev)
+{
+	struct pcmd_conn *cn = &c->conns[index];
+	int status = ev->status;
+
+	if (!event_fits(c, index, PCMD_CONN_ACCEPTING, "an accept"))
+		return;
+	if (status < 0) {
+		pcmd_client_complete(c, PCMD_OP_ACCEPT, 0, cn->cookie, status, 0);
+		free_conn(c, index);
+		return;
+	}
+	cn->has_dp_flow = true;
+	cn->dp_flow = ev->flow;
+	cn->state = PCMD_CONN_ESTABLISHED;
+	cn->flow_id = ++c->d->next_flow_id;
+	cn->opened_ns = pcmd_now_ns();
+	c->d->counters.flows_opened++;
+	status = setup_accepted(c, index, ev);
+	if (status == 0 && (c->state != PCMD_CLIENT_ALIVE || c->d->phase != PCMD_PHASE_RUNNING))
+		status = -ECONNABORTED;
+	if (status < 0)
+		start_close(c, index, true);
+	pcmd_client_complete(c, PCMD_OP_ACCEPT, status == 0 ? conn_id_of(c, index) : 0, cn->cookie,
+			     status, 0);
+}
+
+static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn)
+{
+	struct pcmd *d = c->d;
+	char row[1024];
+
+	if (!pcmd_writer_active(&d->output.records))
+		return;
+	snprintf(row, sizeof(row), "%u,%u,%u,%u,%s,%s,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu\n",
+		 cn->flow_id, c->id, (unsigned)c->cred.pid, (unsigned)c->cred.uid, cn->peer,
+		 cn->choice.cc ? cn->choice.cc->h.pkg->name : "",
+		 cn->choice.lb ? cn->choice.lb->h.pkg->name : "",
+		 pcmd_shell_mode_name(cn->choice.mode), (unsigned long long)cn->opened_ns,
+		 (unsigned long long)(pcmd_now_ns() - cn->opened_ns),
+		 (unsigned long long)cn->tx_bytes, (unsigned long long)cn->rx_bytes,
+		 (unsigned long long)cn->tx_msgs, (unsigned long long)cn->rx_msgs);
+	pcmd_writer_append(&d->output.records, row);
+}
+
+void pcmd_flow_on_closed(struct pcmd_client *c, uint32_t index)
+{
+	struct pcmd_conn *cn = &c->conns[index];
+	struct pcmd_counters *k = &c->d->counters;
+
+	if (!event_fits(c, index, PCMD_CONN_CLOSING, "a close"))
+		return;
+	if (cn->outstanding)
+		pcmd_err("data plane closed conn %u of client %u with %u descriptors outstanding",
+			 index, c->id, cn->outstanding);
+	write_record(c, cn);
+	k->closed_tx_bytes += cn->tx_bytes;
+	k->closed_rx_bytes += cn->rx_bytes;
+	k->closed_tx_msgs += cn->tx_msgs;
+	k->closed_rx_msgs += cn->rx_msgs;
+	free_conn(c, index);
+}
+
+void pcmd_flow_abort_all(struct pcmd_client *c)
+{
+	struct pcmd *d = c->d;
+
+	for (uint32_t i = 0; c->listeners && i < c->max_listeners; i++) {
+		if (c->listeners[i].used) {
+			d->dp_ops->unlisten(d->dp, c->listeners[i].dp_listener);
+			c->listeners[i].used = false;
+		}
+	}
+	for (uint32_t i = 0; c->conns && i < c->max_flows; i++) {
+		struct pcmd_conn *cn = &c->conns[i];
+
+		cn->user_closed = true;
+		if (cn->state == PCMD_CONN_ESTABLISHED)
+			start_close(c, i, true);
+	}
+}
+
+bool pcmd_flow_all_free(const struct pcmd_client *c)
+{
+	return c->n_conns_used == 0;
+}
+
+void pcmd_flow_info(struct pcmd_client *c, uint32_t index, struct pcmd_flow_info *out)
+{
+	struct pcmd *d = c->d;
+	struct pcmd_conn *cn = &c->conns[index];
+
+	memset(out, 0, sizeof(*out));
+	out->flow_id = cn->flow_id;
+	out->client_id = c->id;
+	out->pid = (uint32_t)c->cred.pid;
+	out->uid = (uint32_t)c->cred.uid;
+	out->conn_id = conn_id_of(c, index);
+	out->state = cn->state == PCMD_CONN_CONNECTING	  ? PCMD_FLOW_CONNECTING
+		     : cn->state == PCMD_CONN_ESTABLISHED ? PCMD_FLOW_ESTABLISHED
+							  : PCMD_FLOW_CLOSING;
+	out->mode = cn->choice.mode;
+	out->rule = cn->choice.rule;
+	snprintf(out->peer, sizeof(out->peer), "%s", cn->peer);
+	if (cn->choice.cc)
+		snprintf(out->policy, sizeof(out->policy), "%s", cn->choice.cc->h.pkg->name);
+	if (cn->choice.lb)
+		snprintf(out->lb_policy, sizeof(out->lb_policy), "%s", cn->choice.lb->h.pkg->name);
+	out->tx_bytes = cn->tx_bytes;
+	out->rx_bytes = cn->rx_bytes;
+	out->tx_msgs = cn->tx_msgs;
+	out->rx_msgs = cn->rx_msgs;
+	if (cn->state != PCMD_CONN_ESTABLISHED || !cn->has_dp_flow ||
+	    d->dp_ops->flow_stats(d->dp, cn->dp_flow, &out->m) < 0)
+		memset(&out->m, 0, sizeof(out->m));
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flow.h - a client's connections ("flows") and listeners in pcmd: the ids the
+ * client sees, their states, the policy each runs, their descriptors, and the
+ * data-plane events that move them along.
+ *
+ * A conn id is (generation << 16) | (index + 1) in the owning client's own
+ * table, so a stale or forged id names nothing (-EBADF). States:
+ *
+ *   CONNECTING --CONNECTED ok--> ESTABLISHED --close--> CLOSING --CLOSED--> free
+ *   ACCEPTING  --ACCEPTED ok---> ESTABLISHED
+ *   CONNECTING/ACCEPTING --error--> free (the completion carries the error)
+ *
+ * While CONNECTING or ACCEPTING a conn holds one completion slot, the one its
+ * PCMD_OP_CONNECT / PCMD_OP_ACCEPT completion will use.
+ */
+#ifndef PCMD_FLOW_H
+#define PCMD_FLOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dataplane.h"
+#include "policy.h"
+#include "proto.h"
+#include "ring.h"
+
+struct pcmd_client;
+
+enum pcmd_conn_state {
+	PCMD_CONN_FREE = 0,
+	PCMD_CONN_CONNECTING,
+	PCMD_CONN_ACCEPTING,
+	PCMD_CONN_ESTABLISHED,
+	PCMD_CONN_CLOSING,
+};
+
+struct pcmd_conn {
+	uint32_t state;
+	uint16_t gen;
+	bool has_dp_flow;
+	bool user_closed; /* the client closed it: no completion of its own */
+	uint32_t dp_flow;
+	uint32_t flow_id;     /* daemon-wide, for pcmctl */
+	uint32_t listener;    /* ACCEPTING: listener index, or UINT32_MAX for any */
+	uint64_t cookie;      /* CONNECTING/ACCEPTING: the request's cookie */
+	uint32_t outstanding; /* descriptors in flight */
+	uint32_t sends;
+	struct pcmd_policy_choice choice;
+	bool choice_held;
+	char peer[PCMD_ADDR_MAX];
+	uint64_t opened_ns;
+	uint64_t tx_bytes, rx_bytes, tx_msgs, rx_msgs; /* completed, as pcmd saw them */
+};
+
+static inline uint32_t pcmd_conn_id(uint32_t index, uint16_t gen)
+{
+	return (uint32_t)gen << 16 | (index + 1);
+}
+
+/**
+ * pcmd_conn_find() - the conn a client-supplied id names.
+ * @c: the client.
+ * @conn_id: the id.
+ * @index: the conn's index.
+ *
+ * Return: 0, -EBADF (no such conn of this client).
+ */
+int pcmd_conn_find(const struct pcmd_client *c, uint32_t conn_id, uint32_t *index);
+
+/* Control requests; each returns 0 or -errno and fills @err on failure. */
+int pcmd_flow_listen(struct pcmd_client *c, const struct pcmd_req_listen *req, uint32_t *id,
+		     char *err, size_t err_len);
+int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req, uint32_t *conn_id,
+		      char *err, size_t err_len);
+int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, char *err,
+		     size_t err_len);
+int pcmd_flow_close(struct pcmd_client *c, const struct pcmd_req_close *req, char *err,
+		    size_t err_len);
+
+/**
+ * pcmd_flow_set_policy() - choose and swap the policy of a live conn.
+ * @c: the owner.
+ * @index: the conn.
+ * @opts: what to change ("" fields: the rule's, then the defaults).
+ * @err: why not.
+ * @err_len: its size.
+ *
+ * Return: 0, -ENOTCONN (not established), or pcmd_policies_choose()'s and the
+ * data plane's -errno.
+ */
+int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcmd_flow_opts *opts,
+			 char *err, size_t err_len);
+
+/**
+ * pcmd_flow_post() - check one submission and hand it to the data plane; a
+ * bad one completes at once with its error.
+ * @c: the client.
+ * @sqe: the descriptor, already copied out of shared memory.
+ */
+void pcmd_flow_post(struct pcmd_client *c, const struct pcmd_sqe *sqe);
+
+/* Data-plane events for this client's objects (index from the token). */
+void pcmd_flow_on_complete(struct pcmd_client *c, uint32_t slot, const struct pcmd_dp_event *ev);
+void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev);
+void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev);
+void pcmd_flow_on_closed(struct pcmd_client *c, uint32_t index);
+
+/* Abort every flow and close every listener (client death, shutdown). */
+void pcmd_flow_abort_all(struct pcmd_client *c);
+
+/* No conn left in any state: the region may be released. */
+bool pcmd_flow_all_free(const struct pcmd_client *c);
+
+/* One row of `pcmctl flows`. */
+void pcmd_flow_info(struct pcmd_client *c, uint32_t index, struct pcmd_flow_info *out);
+
+#endif /* PCMD_FLOW_H */

@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pcmd.c - the daemon's lifecycle on its loop: start (config, policies, data
+ * plane, socket, signals, READY), the periodic work (status, stats file,
+ * watchdog), SIGHUP reloads that apply a new config only once all of it has
+ * been checked, and the SIGTERM shutdown: stop taking clients and work, let
+ * posted sends finish (drain) up to shutdown.drain_timeout_ms, then abort
+ * everything left, so every outstanding descriptor completes (with
+ * -ECONNABORTED) before pcmd exits.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "control.h"
+#include "log.h"
+#include "notify.h"
+#include "pcmd.h"
+#include "units.h"
+
+#define DP_EVENT_BATCH 64
+#define DP_EVENT_ROUNDS 16
+#define STOP_GRACE_NS 3000000000ull /* after the abort: longest wait for the data plane */
+
+#define OWNER(ptr, member) ((struct pcmd *)((char *)(ptr)-offsetof(struct pcmd, member)))
+
+uint64_t pcmd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- totals and status ----------------------------------------------------------------- */
+
+static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_totals *t)
+{
+	if (c->state == PCMD_CLIENT_ALIVE && !c->refused)
+		t->clients++;
+	if (c->chan)
+		t->cq_full_waits += c->chan->cq_full_waits;
+	for (uint32_t i = 0; c->listeners && i < c->max_listeners; i++)
+		t->listeners += c->listeners[i].used;
+	for (uint32_t i = 0; c->conns && i < c->max_flows; i++) {
+		const struct pcmd_conn *cn = &c->conns[i];
+		struct pcmd_flow_measure st;
+
+		if (cn->state == PCMD_CONN_FREE || cn->state == PCMD_CONN_ACCEPTING)
+			continue;
+		t->flows++;
+		t->tx_bytes += cn->tx_bytes;
+		t->rx_bytes += cn->rx_bytes;
+		t->tx_msgs += cn->tx_msgs;
+		t->rx_msgs += cn->rx_msgs;
+		if (cn->state == PCMD_CONN_ESTABLISHED && cn->has_dp_flow &&
+		    d->dp_ops->flow_stats(d->dp, cn->dp_flow, &st) == 0 &&
+		    (st.valid & PCMD_FIELD_RETRANSMITS))
+			t->retransmits += st.retransmits;
+	}
+}
+
+void pcmd_totals(struct pcmd *d, struct pcmd_totals *t)
+{
+	const struct pcmd_counters *k = &d->counters;
+
+	memset(t, 0, sizeof(*t));
+	t->tx_bytes = k->closed_tx_bytes;
+	t->rx_bytes = k->closed_rx_bytes;
+	t->tx_msgs = k->closed_tx_msgs;
+	t->rx_msgs = k->closed_rx_msgs;
+	t->region_bytes = d->region_bytes;
+	for (uint32_t s = 0; s < d->n_slots; s++)
+		if (d->slots[s])
+			add_client(d, d->slots[s], t);
+}
+
+void pcmd_status_line(struct pcmd *d, char *buf, size_t len)
+{
+	struct pcmd_totals t;
+	char rate[32];
+
+	pcmd_totals(d, &t);
+	pcmd_format_rate(d->counters.goodput_bps, "bit/s", rate, sizeof(rate));
+	snprintf(buf, len, "%s: %llu clients, %llu flows, goodput %s",
+		 d->phase == PCMD_PHASE_RUNNING ? "running" : "stopping",
+		 (unsigned long long)t.clients, (unsigned long long)t.flows, rate);
+}
+
+/* ---- loop callbacks -------------------------------------------------------------------- */
+
+static void accept_done(struct pcmd_op *op, int res);
+static void signal_done(struct pcmd_op *op, int res);
+static void dp_done(struct pcmd_op *op, int res);
+static void status_tick(struct pcmd_op *op, int res);
+static void stats_tick(struct pcmd_op *op, int res);
+static void watchdog_tick(struct pcmd_op *op, int res);
+static void drain_expired(struct pcmd_op *op, int res);
+static void stop_expired(struct pcmd_op *op, int res);
+
+static void arm_accept(struct pcmd *d)
+{
+	if (d->phase != PCMD_PHASE_RUNNING || d->listen_fd < 0 || d->accept_op.pending)
+		return;
+	d->accept_op.done = accept_done;
+	if (pcmd_loop_accept(d->loop, &d->accept_op, d->listen_fd) < 0)
+		pcmd_err("cannot queue accept on the control socket");
+}
+
+static void accept_done(struct pcmd_op *op, int res)
+{
+	struct pcmd *d = OWNER(op, accept_op);
+
+	if (res >= 0) {
+		if (d->phase == PCMD_PHASE_RUNNING)
+			pcmd_client_accept(d, res);
+		else
+			close(res);
+	} else if (res != -ECANCELED && d->phase == PCMD_PHASE_RUNNING) {
+		pcmd_warn("accept on %s: %s", d->cfg->socket.path, strerror(-res));
+		/* Out of fds: do not spin; the next client is taken on the next status tick. */
+		if (res == -EMFILE || res == -ENFILE || res == -ENOMEM)
+			return;
+	}
+	arm_accept(d);
+}
+
+static void arm_signal(struct pcmd *d)
+{
+	d->signal_op.done = signal_done;
+	if (pcmd_loop_poll(d->loop, &d->signal_op, d->signal_fd, POLLIN) < 0)
+		pcmd_err("cannot queue the signal wait");
+}
+
+static void signal_done(struct pcmd_op *op, int res)
+{
+	struct pcmd *d = OWNER(op, signal_op);
+
+	while (res >= 0 &&
+	       read(d->signal_fd, &d->siginfo, sizeof(d->siginfo)) == (ssize_t)sizeof(d->siginfo)) {
+		if (d->siginfo.ssi_signo == SIGHUP && d->phase == PCMD_PHASE_RUNNING)
+			pcmd_reload(d);
+		else if (d->siginfo.ssi_signo == SIGTERM || d->siginfo.ssi_signo == SIGINT)
+			pcmd_shutdown(d);
+	}
+	if (d->phase != PCMD_PHASE_DONE)
+		arm_signal(d);
+}
+
+static void arm_dp(struct pcmd *d)
+{
+	if (d->dp_fd < 0 || d->phase == PCMD_PHASE_DONE)
+		return;
+	d->dp_op.done = dp_done;
+	if (pcmd_loop_poll(d->loop, &d->dp_op, d->dp_fd, POLLIN) < 0)
+		pcmd_err("cannot queue the data plane's event wait");
+}
+
+void pcmd_dp_drain(struct pcmd *d)
+{
+	struct pcmd_dp_event evs[DP_EVENT_BATCH];
+
+	for (int round = 0; round < DP_EVENT_ROUNDS; round++) {
+		int n = d->dp_ops->poll(d->dp, evs, DP_EVENT_BATCH);
+
+		if (n < 0) {
+			pcmd_err("data plane poll: %s", strerror(-n));
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			pcmd_client_dp_event(d, &evs[i]);
+		if (n < DP_EVENT_BATCH)
+			break;
+	}
+	pcmd_clients_flush_all(d);
+}
+
+static void dp_done(struct pcmd_op *op, int res)
+{
+	struct pcmd *d = OWNER(op, dp_op);
+
+	if (res >= 0)
+		pcmd_dp_drain(d);
+	arm_dp(d);
+}
+
+static void arm_timer(struct pcmd *d, struct pcmd_op *op, pcmd_op_fn fn, uint64_t ns)
+{
+	op->done = fn;
+	if (pcmd_loop_timeout(d->loop, op, ns) < 0)
+		pcmd_err("cannot queue a timer");
+}
+
+static void status_tick(struct pcmd_op *op, int res)
+{
+	struct pcmd *d = OWNER(op, status_timer);
+	struct pcmd_totals t;
+	char line[256];
+
+	if (d->phase == PCMD_PHASE_DONE)
+		return;
+	pcmd_totals(d, &t);
+	pcmd_stats_goodput_update(&d->counters, t.rx_bytes, pcmd_now_ns());
+	pcmd_clients_expire_refused(d, pcmd_now_ns());
+	pcmd_status_line(d, line, sizeof(line));
+	pcmd_notify_status(line);
+	arm_accept(d); /* after an fd shortage */
+	arm_timer(d, op, status_tick, (uint64_t)d->cfg->output.status_interval_ms * 1000000ull);
+}
+
+static void stats_tick(struct pcmd_op *op, int res)
+{
+	struct pcmd *d = OWNER(op, stats_timer);
+	struct pcmd_totals t;
+	char line[2048];
+	uint64_t now = pcmd_now_ns();
+
+	if (d->phase == PCMD_PHASE_DONE)
+		return;
+	if (pcmd_writer_active(&d->output.stats)) {
+		pcmd_totals(d, &t);
+		pcmd_stats_json_line(&d->counters, &t, now, now - d->start_ns, line, sizeof(line));
+		pcmd_writer_append(&d->output.stats, line);
+	}
+	arm_timer(d, op, stats_tick, (uint64_t)d->cfg->output.stats_interval_ms * 1000000ull);
+}
+
+static void watchdog_tick(struct pcmd_op *op, int res)
+{
+	struct pcmd *d = OWNER(op, watchdog_timer);
+
+	if (d->phase == PCMD_PHASE_DONE)
+		return;
+	pcmd_notify_watchdog();
+	arm_timer(d, op, watchdog_tick, d->watchdog_ns);
+}
+
+/* ---- shutdown -------------------------------------------------------------------------- */
+
+static uint32_t sends_outstanding(const struct pcmd *d)
+{
+	uint32_t n = 0;
+
+	for (uint32_t s = 0; s < d->n_slots; s++)
+		if (d->slots[s] && d->slots[s]->state == PCMD_CLIENT_ALIVE)
+			n += d->slots[s]->sends_outstanding;
+	return n;
+}
+
+static void begin_abort(struct pcmd *d)
+{
+	d->phase = PCMD_PHASE_ABORTING;
+	pcmd_loop_cancel(d->loop, &d->drain_timer);
+	pcmd_info("aborting what is left: %u client(s)", d->n_clients);
+	for (uint32_t s = 0; s < d->n_slots; s++) {
+		struct pcmd_client *c = d->slots[s];
+
+		if (!c || c->state != PCMD_CLIENT_ALIVE)
+			continue;
+		pcmd_client_send_notice(c, PCMD_NOTICE_SHUTDOWN, -ESHUTDOWN,
+					"pcmd is stopping: outstanding work completes with "
+					"-ECONNABORTED");
+		pcmd_client_kill(c, "was disconnected: pcmd is stopping");
+	}
+	/* The data plane gets a few seconds to give everything back. */
+	arm_timer(d, &d->stop_timer, stop_expired, STOP_GRACE_NS);
+}
+
+static void drain_expired(struct pcmd_op *op, int res)
+{
+	struct pcmd *d = OWNER(op, drain_timer);
+
+	if (res == -ECANCELED || d->phase != PCMD_PHASE_DRAINING)
+		return;
+	pcmd_warn("drain timeout (%u ms): %u send(s) still outstanding are aborted",
+		  d->cfg->shutdown.drain_timeout_ms, sends_outstanding(d));
+	begin_abort(d);
+}
+
+static void stop_expired(struct pcmd_op *op, int res)
+{
+	struct pcmd *d = OWNER(op, stop_timer);
+
+	if (res == -ECANCELED || d->phase != PCMD_PHASE_ABORTING)
+		return;
+	pcmd_err("the data plane did not release %u client(s) in time; exiting anyway",
+		 d->n_clients);
+	d->phase = PCMD_PHASE_DONE;
+}
+
+void pcmd_shutdown(struct pcmd *d)
+{
+	if (d->phase != PCMD_PHASE_RUNNING) {
+		if (d->phase == PCMD_PHASE_DRAINING) {
+			pcmd_info("second stop request: aborting at once");
+			begin_abort(d);
+		}
+		return;
+	}
+	d->phase = PCMD_PHASE_DRAINING;
+	pcmd_notify_stopping();
+	pcmd_info("stopping (%s): %u client(s), %u send(s) outstanding",
+		  d->cfg->shutdown.mode == PCMD_SHUTDOWN_ABORT ? "abort" : "drain", d->n_clients,
+		  sends_outstanding(d));
+	pcmd_loop_cancel(d->loop, &d->accept_op);
+	pcmd_control_close(d);
+	if (d->cfg->shutdown.mode == PCMD_SHUTDOWN_ABORT || sends_outstanding(d) == 0)
+		begin_abort(d);
+	else
+		arm_timer(d, &d->drain_timer, drain_expired,
+			  (uint64_t)d->cfg->shutdown.drain_timeout_ms * 1000000ull);
+}
+
+static void shutdown_check(struct pcmd *d)
+{
+	if (d->phase == PCMD_PHASE_DRAINING && sends_outstanding(d) == 0)
+		begin_abort(d);
+	if (d->phase == PCMD_PHASE_ABORTING && d->n_clients == 0)
+		d->phase = PCMD_PHASE_DONE;
+}
+
+/* ---- reload ---------------------------------------------------------------------------- */
+
+/* Keys that need a restart keep their running values; say so. */
+static void keep_restart_only(const struct pcmd_config *old, struct pcmd_config *new)
+{
+	static const struct {
+		const char *key;
+		size_t off, len;
+	} keys[] = {
+#define K(k, m) {k, offsetof(struct pcmd_config, m), sizeof(((struct pcmd_config *)0)->m)}
+	    K("socket.path", socket.path),
+	    K("socket.group", socket.group),
+	    K("socket.mode", socket.mode),
+	    K("datapath", datapath),
+	    K("engines", engines),
+	    K("workers", workers),
+	    K("limits.max_clients", limits.max_clients),
+#undef K
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const uint8_t *o = (const uint8_t *)old + keys[i].off;
+		uint8_t *n = (uint8_t *)new + keys[i].off;
+
+		if (memcmp(o, n, keys[i].len) != 0) {
+			pcmd_warn("reload: %s changed; it takes effect when pcmd restarts",
+				  keys[i].key);
+			memcpy(n, o, keys[i].len);
+		}
+	}
+}
+
+static int reload_outputs(struct pcmd *d, const struct pcmd_config *cfg)
+{
+	int rc = pcmd_writer_open(&d->output.stats, d->loop, cfg->output.stats_path, NULL);
+
+	if (rc < 0) {
+		pcmd_warn("output.stats_path %s: %s", cfg->output.stats_path, strerror(-rc));
+		return rc;
+	}
+	rc = pcmd_writer_open(&d->output.records, d->loop, cfg->output.records_path,
+			      PCMD_RECORDS_HEADER);
+	if (rc < 0)
+		pcmd_warn("output.records_path %s: %s", cfg->output.records_path, strerror(-rc));
+	return rc;
+}
+
+static void refresh_rule_indices(struct pcmd *d)
+{
+	for (uint32_t s = 0; s < d->n_slots; s++) {
+		struct pcmd_client *c = d->slots[s];
+
+		for (uint32_t i = 0; c && c->conns && i < c->max_flows; i++)
+			if (c->conns[i].state != PCMD_CONN_FREE)
+				c->conns[i].choice.rule =
+				    pcmd_config_find_rule(d->cfg, c->conns[i].peer);
+	}
+}
+
+int pcmd_reload(struct pcmd *d)
+{
+	struct pcmd_config *cfg = malloc(sizeof(*cfg));
+	char err[PCMD_CFG_ERR_MAX], line[256];
+	int rc;
+
+	if (!cfg)
+		return -ENOMEM;
+	pcmd_notify_reloading();
+	rc = pcmd_config_load(d->config_path[0] ? d->config_path : NULL, &d->ovr, cfg, err,
+			      sizeof(err));
+	if (rc == 0) {
+		pcmd_config_resolve(cfg, d->sysfs_ib);
+		keep_restart_only(d->cfg, cfg);
+		rc = pcmd_policies_prepare(d->policies, cfg, err, sizeof(err));
+	}
+	if (rc < 0) {
+		pcmd_err("reload rejected, the running configuration is unchanged: %s", err);
+		d->counters.reload_failures++;
+		free(cfg);
+		pcmd_status_line(d, line, sizeof(line));
+		pcmd_notify_ready(line);
+		return rc;
+	}
+	free(d->cfg);
+	d->cfg = cfg;
+	pcmd_policies_gc(d->policies, cfg);
+	refresh_rule_indices(d);
+	reload_outputs(d, cfg);
+	pcmd_log_set_level(cfg->log_level);
+	d->generation++;
+	d->counters.reloads++;
+	pcmd_info("configuration reloaded from %s (generation %u)",
+		  d->config_path[0] ? d->config_path : "(defaults)", d->generation);
+	pcmd_status_line(d, line, sizeof(line));
+	pcmd_notify_ready(line);
+	return 0;
+}
+
+/* ---- create, run, destroy -------------------------------------------------------------- */
+
+static int open_signals(struct pcmd *d)
+{
+	sigset_t mask;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return -errno;
+	d->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return d->signal_fd < 0 ? -errno : 0;
+}
+
+static int open_dataplane(struct pcmd *d, const struct pcmd_dp_ops *dp, char *err, size_t err_len)
+{
+	const char *missing = pcmd_dp_ops_check(dp);
+	int rc;
+
+	if (missing) {
+		snprintf(err, err_len, "data plane '%s' lacks %s", dp->name ? dp->name : "?",
+			 missing);
+		return -EINVAL;
+	}
+	d->dp_ops = dp;
+	rc = dp->create(d->cfg, &d->dp, err, err_len);
+	if (rc < 0)
+		return rc;
+	d->dp_fd = dp->event_fd(d->dp);
+	return 0;
+}
+
+static int load_config(struct pcmd *d, char *err, size_t err_len)
+{
+	int rc;
+
+	d->cfg = malloc(sizeof(*d->cfg));
+	if (!d->cfg)
+		return -ENOMEM;
+	rc = pcmd_config_load(d->config_path[0] ? d->config_path : NULL, &d->ovr, d->cfg, err,
+			      err_len);
+	if (rc < 0)
+		return rc;
+	pcmd_config_resolve(d->cfg, d->sysfs_ib);
+	pcmd_log_set_level(d->cfg->log_level);
+	rc = pcmd_policies_create(pcmd_datapath_name(d->cfg->datapath.resolved), &d->policies);
+	if (rc < 0) {
+		snprintf(err, err_len, "policy registry: %s", strerror(-rc));
+		return rc;
+	}
+	return pcmd_policies_prepare(d->policies, d->cfg, err, err_len);
+}
+
+static int alloc_slots(struct pcmd *d)
+{
+	d->n_slots = d->cfg->limits.max_clients + PCMD_SPARE_SLOTS;
+	d->slots = calloc(d->n_slots, sizeof(*d->slots));
+	d->slot_gen = calloc(d->n_slots, sizeof(*d->slot_gen));
+	return d->slots && d->slot_gen ? 0 : -ENOMEM;
+}
+
+/* The end of a constructor: hand out @d, or say why and undo it. */
+static int created(struct pcmd *d, int rc, struct pcmd **out, char *err, size_t err_len)
+{
+	if (rc < 0) {
+		if (!err[0])
+			snprintf(err, err_len, "%s", strerror(-rc));
+		pcmd_destroy(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
+		     const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len)
+{
+	struct pcmd *d = calloc(1, sizeof(*d));
+	int rc;
+
+	err[0] = '\0';
+	if (!d)
+		return -ENOMEM;
+	d->listen_fd = d->signal_fd = d->dp_fd = -1;
+	d->output.stats.fd = d->output.stats.retired_fd = -1;
+	d->output.records.fd = d->output.records.retired_fd = -1;
+	d->phase = PCMD_PHASE_RUNNING;
+	d->generation = 1;
+	d->start_ns = pcmd_now_ns();
+	snprintf(d->config_path, sizeof(d->config_path), "%s", config_path ? config_path : "");
+	snprintf(d->sysfs_ib, sizeof(d->sysfs_ib), "/sys/class/infiniband");
+	if (ovr)
+		d->ovr = *ovr;
+	rc = load_config(d, err, err_len);
+	if (rc == 0)
+		rc = alloc_slots(d);
+	if (rc == 0 && (rc = pcmd_loop_create(256, &d->loop)) < 0)
+		snprintf(err, err_len, "io_uring: %s", strerror(-rc));
+	if (rc == 0)
+		rc = open_dataplane(d, dp, err, err_len);
+	return created(d, rc, out, err, err_len);
+}
+
+int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
+		const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len)
+{
+	struct pcmd *d;
+	int rc = pcmd_create_core(config_path, ovr, dp, &d, err, err_len);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = open_signals(d)) < 0)
+		snprintf(err, err_len, "signalfd: %s", strerror(-rc));
+	if (rc == 0)
+		rc = pcmd_control_listen(d, err, err_len);
+	if (rc == 0 && reload_outputs(d, d->cfg) < 0)
+		snprintf(err, err_len, "cannot open the stats or records file"), rc = -EIO;
+	return created(d, rc, out, err, err_len);
+}
+
+int pcmd_run(struct pcmd *d)
+{
+	char line[256];
+	int rc = 0;
+
+	arm_accept(d);
+	arm_signal(d);
+	arm_dp(d);
+	arm_timer(d, &d->status_timer, status_tick,
+		  (uint64_t)d->cfg->output.status_interval_ms * 1000000ull);
+	arm_timer(d, &d->stats_timer, stats_tick,
+		  (uint64_t)d->cfg->output.stats_interval_ms * 1000000ull);
+	d->watchdog_ns = pcmd_notify_watchdog_ns();
+	if (d->watchdog_ns)
+		arm_timer(d, &d->watchdog_timer, watchdog_tick, d->watchdog_ns);
+	pcmd_info("listening on %s (datapath %s, data plane %s, %u rule(s), %u policies)",
+		  d->cfg->socket.path, pcmd_datapath_name(d->cfg->datapath.resolved),
+		  d->dp_ops->name, d->cfg->policies.n_rules, d->policies->n);
+	pcmd_status_line(d, line, sizeof(line));
+	pcmd_notify_ready(line);
+	while (d->phase != PCMD_PHASE_DONE) {
+		rc = pcmd_loop_turn(d->loop, -1);
+		if (rc < 0) {
+			pcmd_err("event loop: %s", strerror(-rc));
+			break;
+		}
+		rc = 0;
+		shutdown_check(d);
+	}
+	pcmd_info("stopped");
+	return rc;
+}
+
+static void stop_ops(struct pcmd *d)
+{
+	struct pcmd_op *ops[] = {&d->accept_op,	       &d->signal_op,	&d->dp_op,
+				 &d->status_timer,     &d->stats_timer, &d->watchdog_timer,
+				 &d->drain_timer,      &d->stop_timer,	&d->output.stats.op,
+				 &d->output.records.op};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		pcmd_loop_cancel(d->loop, ops[i]);
+	/* Let every cancelled op come back before their memory goes. */
+	for (int turns = 0; turns < 100 && pcmd_loop_pending(d->loop); turns++)
+		pcmd_loop_turn(d->loop, 100);
+}
+
+void pcmd_destroy(struct pcmd *d)
+{
+	if (!d)
+		return;
+	d->phase = PCMD_PHASE_DONE;
+	if (d->loop)
+		stop_ops(d);
+	/* The data plane first: after it is gone nothing touches the regions. */
+	if (d->dp)
+		d->dp_ops->destroy(d->dp);
+	d->dp = NULL;
+	for (uint32_t s = 0; d->slots && s < d->n_slots; s++) {
+		struct pcmd_client *c = d->slots[s];
+
+		if (!c)
+			continue;
+		if (c->chan)
+			pcmd_channel_destroy(c->chan);
+		close(c->fd);
+		free(c->conns);
+		free(c->listeners);
+		free(c->slots);
+		free(c);
+	}
+	pcmd_writer_close(&d->output.stats);
+	pcmd_writer_close(&d->output.records);
+	pcmd_control_close(d);
+	if (d->signal_fd >= 0)
+		close(d->signal_fd);
+	pcmd_loop_destroy(d->loop);
+	pcmd_policies_destroy(d->policies);
+	free(d->slots);
+	free(d->slot_gen);
+	free(d->cfg);
+	free(d);
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pcmd.h - the daemon object: the running config, the loop, the data plane,
+ * the policy registry, the client table, the counters, and the service
+ * lifecycle (start, reload on SIGHUP, drain or abort on SIGTERM).
+ */
+#ifndef PCMD_PCMD_H
+#define PCMD_PCMD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/signalfd.h>
+
+#include "config.h"
+#include "dataplane.h"
+#include "loop.h"
+#include "policy.h"
+#include "stats.h"
+
+/* Slots beyond limits.max_clients, for refused peers reading their reason. */
+#define PCMD_SPARE_SLOTS 16
+
+struct pcmd_client;
+
+enum pcmd_phase {
+	PCMD_PHASE_RUNNING = 1,
+	PCMD_PHASE_DRAINING = 2, /* SIGTERM: no new clients or work; posted sends may finish */
+	PCMD_PHASE_ABORTING = 3, /* every flow aborted; waiting for the data plane to close them */
+	PCMD_PHASE_DONE = 4,
+};
+
+struct pcmd {
+	struct pcmd_config *cfg;
+	struct pcmd_overrides ovr;
+	char config_path[PCMD_CFG_PATH_MAX]; /* "" none */
+	char sysfs_ib[256];
+	uint32_t phase;
+	uint32_t generation;
+	uint64_t start_ns;
+
+	struct pcmd_loop *loop;
+	const struct pcmd_dp_ops *dp_ops;
+	struct pcmd_dp *dp;
+	struct pcmd_policies *policies;
+
+	/* Clients by slot; a client's key is slot | generation << 16. */
+	uint32_t n_slots;
+	struct pcmd_client **slots;
+	uint16_t *slot_gen;
+	uint32_t n_clients;
+	uint32_t n_refused; /* of n_clients: refused peers waiting to read why */
+	uint32_t next_client_id;
+	uint32_t next_flow_id;
+	uint64_t region_bytes;
+
+	int listen_fd;
+	uint32_t socket_gid; /* (uint32_t)-1: unchanged */
+	struct pcmd_op accept_op;
+	int signal_fd;
+	struct pcmd_op signal_op;
+	struct signalfd_siginfo siginfo;
+	int dp_fd;
+	struct pcmd_op dp_op;
+	struct pcmd_op status_timer, stats_timer, watchdog_timer, drain_timer, stop_timer;
+	uint64_t watchdog_ns;
+
+	struct pcmd_counters counters;
+	struct pcmd_output output;
+};
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t pcmd_now_ns(void);
+
+/**
+ * pcmd_main() - pcmd's command line: run the daemon, or --check-config.
+ * @argc: argument count.
+ * @argv: arguments.
+ * @dp: the data plane this binary links.
+ *
+ * Return: the process exit status.
+ */
+int pcmd_main(int argc, char **argv, const struct pcmd_dp_ops *dp);
+
+/**
+ * pcmd_create() - load and check the config, open the data plane, the socket,
+ * the signalfd and the loop.
+ * @config_path: the YAML file, or NULL.
+ * @ovr: command-line overrides.
+ * @dp: the data plane.
+ * @out: the daemon.
+ * @err: what failed, for the log.
+ * @err_len: its size.
+ *
+ * Return: 0 or -errno.
+ */
+int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
+		const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len);
+
+/**
+ * pcmd_create_core() - pcmd_create() without the service parts (control
+ * socket, signals, output files): the config, policies, client table, loop and
+ * data plane. For tests and fuzzers that drive clients in process.
+ * @config_path: the YAML file, or NULL.
+ * @ovr: command-line overrides, or NULL.
+ * @dp: the data plane.
+ * @out: the daemon.
+ * @err: what failed.
+ * @err_len: its size.
+ *
+ * Return: 0 or -errno.
+ */
+int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
+		     const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len);
+
+/* Run until SIGTERM/SIGINT has drained everything. Return: 0 or -errno. */
+int pcmd_run(struct pcmd *d);
+
+void pcmd_destroy(struct pcmd *d);
+
+/**
+ * pcmd_reload() - reread the config and overrides; apply it only if every
+ * check passes (policies included), else log why and keep the old one.
+ * @d: the daemon.
+ *
+ * Return: 0, or the failure's -errno (the old config keeps running).
+ */
+int pcmd_reload(struct pcmd *d);
+
+/* Begin the SIGTERM shutdown (drain, then abort). */
+void pcmd_shutdown(struct pcmd *d);
+
+/* Route every data-plane event waiting now to its client, then flush the
+ * clients' completion rings (the loop calls it when the event fd is readable). */
+void pcmd_dp_drain(struct pcmd *d);
+
+/* The one-line status for sd_notify and the log. */
+void pcmd_status_line(struct pcmd *d, char *buf, size_t len);
+
+/* Totals summed over clients and flows (for STATUS, STATS and the stats file). */
+void pcmd_totals(struct pcmd *d, struct pcmd_totals *t);
+
+#endif /* PCMD_PCMD_H */

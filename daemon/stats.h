@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats.h - pcmd's counters, the totals computed from them and from the live
+ * flows, and their two outputs: the stats file (one JSON line per
+ * output.stats_interval_ms) and the flow records (one CSV row per closed
+ * flow, columns in PCMD_RECORDS_HEADER).
+ */
+#ifndef PCMD_STATS_H
+#define PCMD_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "writer.h"
+
+struct pcmd_counters {
+	uint64_t clients_accepted;
+	uint64_t clients_refused;
+	uint64_t clients_reclaimed;
+	uint64_t flows_opened;
+	uint64_t descriptors_ok;
+	uint64_t descriptors_rejected;
+	uint64_t completions;
+	uint64_t control_requests;
+	uint64_t control_errors;
+	uint64_t policy_swaps;
+	uint64_t reloads;
+	uint64_t reload_failures;
+	/* Of flows already closed, so totals never go back. */
+	uint64_t closed_tx_bytes, closed_rx_bytes, closed_tx_msgs, closed_rx_msgs;
+	uint64_t closed_cq_full_waits;
+	/* Goodput over the last status interval. */
+	uint64_t goodput_bps;
+	uint64_t goodput_last_bytes;
+	uint64_t goodput_last_ns;
+};
+
+struct pcmd_totals {
+	uint64_t clients;
+	uint64_t flows;
+	uint64_t listeners;
+	uint64_t region_bytes;
+	uint64_t tx_bytes, rx_bytes, tx_msgs, rx_msgs;
+	uint64_t retransmits;
+	uint64_t cq_full_waits;
+};
+
+struct pcmd_output {
+	struct pcmd_writer stats;
+	struct pcmd_writer records;
+};
+
+#define PCMD_RECORDS_HEADER                                                                        \
+	"flow_id,client_id,pid,uid,peer,policy,lb_policy,mode,opened_ns,duration_ns,tx_bytes,"     \
+	"rx_bytes,tx_msgs,rx_msgs\n"
+
+/**
+ * pcmd_stats_json_line() - the stats file's line for one interval.
+ * @k: the counters.
+ * @t: the totals.
+ * @now_ns: CLOCK_MONOTONIC.
+ * @uptime_ns: since start.
+ * @buf: output, newline-terminated.
+ * @len: its size.
+ */
+void pcmd_stats_json_line(const struct pcmd_counters *k, const struct pcmd_totals *t,
+			  uint64_t now_ns, uint64_t uptime_ns, char *buf, size_t len);
+
+/**
+ * pcmd_stats_goodput_update() - goodput over the time since the last update
+ * (received bytes of every flow, in bits per second).
+ * @k: the counters.
+ * @rx_bytes: total received bytes now.
+ * @now_ns: CLOCK_MONOTONIC.
+ */
+void pcmd_stats_goodput_update(struct pcmd_counters *k, uint64_t rx_bytes, uint64_t now_ns);
+
+#endif /* PCMD_STATS_H */

@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dataplane_loopback.c - pcmd's data-plane seam over memcpy, for tests.
+ *
+ * A connect to an address some region listens on makes two linked flows; a
+ * send on one is delivered whole into the next posted receive of the other
+ * (FIFO, like the transport), copied chunk by chunk (datapath.chunk_bytes, a
+ * bounded number of chunks per poll) so a large message stays in flight
+ * across many loop turns. A message longer than its receive completes both
+ * with -EMSGSIZE. Closing a flow completes its outstanding work with
+ * -ECONNABORTED and its peer's with -ECONNRESET, then reports CLOSED.
+ *
+ * It also checks pcmd: every offset it is given must lie inside the flow's
+ * region, and a region must be released only after all its flows and
+ * listeners are gone; a violation aborts the process (a pcmd bug).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "dataplane_loopback.h"
+
+#define NONE UINT32_MAX
+#define CHUNKS_PER_POLL 16
+
+struct pcmd_dp_region {
+	uint8_t *base;
+	size_t bytes;
+	uint64_t token;
+	uint32_t refs; /* flows and listeners using it */
+	uint32_t id;
+	char name[PCMD_ADDR_MAX];
+};
+
+struct lb_op {
+	uint64_t token;
+	uint64_t off, len;
+	uint64_t done;
+};
+
+/* A FIFO of ops that grows; bounded in practice by pcmd's per-client limits. */
+struct lb_fifo {
+	struct lb_op *ops;
+	uint32_t head, n, cap;
+};
+
+struct lb_flow {
+	bool used;
+	bool closing, graceful;
+	uint32_t peer;
+	struct pcmd_dp_region *r;
+	uint64_t token; /* of the connect or accept that made it; 0 until pcmd knows it */
+	bool known;	/* pcmd knows this flow (connected or accepted) */
+	struct lb_fifo sends, recvs;
+	struct pcmd_flow_measure st;
+	const struct pcm_package *cc, *lb;
+	uint32_t mode;
+};
+
+struct lb_listener {
+	bool used;
+	char addr[PCMD_ADDR_MAX];
+	struct pcmd_dp_region *r;
+	uint32_t backlog;
+	uint32_t *waiting; /* flows not yet accepted */
+	uint32_t n_waiting;
+	uint64_t *accepts; /* accept tokens not yet matched */
+	uint32_t n_accepts, cap_accepts;
+};
+
+struct pcmd_dp {
+	int efd;
+	uint64_t chunk_bytes;
+	struct pcmd_dp_event *evs;
+	uint32_t ev_head, ev_n, ev_cap;
+	struct lb_flow *flows;
+	uint32_t n_flows;
+	struct lb_listener *listeners;
+	uint32_t n_listeners;
+	uint32_t regions;
+	uint32_t next_region_id;
+	uint64_t bytes_copied;
+	uint64_t swaps;
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "dataplane_loopback: pcmd broke the seam's contract: %s\n", what);
+	abort();
+}
+
+static void *grow(void *p, uint32_t *cap, size_t elem)
+{
+	uint32_t n = *cap ? *cap * 2 : 16;
+	void *q = realloc(p, n * elem);
+
+	if (!q)
+		die("out of memory");
+	*cap = n;
+	return q;
+}
+
+static void kick(struct pcmd_dp *dp)
+{
+	uint64_t one = 1;
+
+	if (write(dp->efd, &one, sizeof(one)) < 0)
+		die("eventfd write");
+}
+
+static void emit(struct pcmd_dp *dp, const struct pcmd_dp_event *ev)
+{
+	if (dp->ev_n == dp->ev_cap) {
+		struct pcmd_dp_event *n = calloc(dp->ev_cap ? dp->ev_cap * 2 : 64, sizeof(*n));
+
+		if (!n)
+			die("out of memory");
+		for (uint32_t i = 0; i < dp->ev_n; i++)
+			n[i] = dp->evs[(dp->ev_head + i) % dp->ev_cap];
+		free(dp->evs);
+		dp->evs = n;
+		dp->ev_head = 0;
+		dp->ev_cap = dp->ev_cap ? dp->ev_cap * 2 : 64;
+	}
+	dp->evs[(dp->ev_head + dp->ev_n) % dp->ev_cap] = *ev;
+	dp->ev_n++;
+	kick(dp);
+}
+
+static void emit_simple(struct pcmd_dp *dp, uint32_t kind, int status, uint64_t token,
+			uint64_t bytes, uint32_t flow)
+{
+	struct pcmd_dp_event ev = {
+	    .kind = kind, .status = status, .token = token, .bytes = bytes, .flow = flow};
+
+	emit(dp, &ev);
+}
+
+static void fifo_push(struct lb_fifo *f, const struct lb_op *op)
+{
+	if (f->n == f->cap) {
+		struct lb_op *n = calloc(f->cap ? f->cap * 2 : 16, sizeof(*n));
+
+		if (!n)
+			die("out of memory");
+		for (uint32_t i = 0; i < f->n; i++)
+			n[i] = f->ops[(f->head + i) % f->cap];
+		free(f->ops);
+		f->ops = n;
+		f->head = 0;
+		f->cap = f->cap ? f->cap * 2 : 16;
+	}
+	f->ops[(f->head + f->n) % f->cap] = *op;
+	f->n++;
+}
+
+static struct lb_op *fifo_front(struct lb_fifo *f)
+{
+	return f->n ? &f->ops[f->head] : NULL;
+}
+
+static void fifo_pop(struct lb_fifo *f)
+{
+	f->head = (f->head + 1) % f->cap;
+	f->n--;
+}
+
+/* Complete everything queued on @f with @status. */
+static void fifo_fail(struct pcmd_dp *dp, struct lb_fifo *f, int status)
+{
+	while (f->n) {
+		emit_simple(dp, PCMD_DP_EV_COMPLETE, status, fifo_front(f)->token, 0, 0);
+		fifo_pop(f);
+	}
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------- */
+
+static int lb_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err, size_t err_len)
+{
+	struct pcmd_dp *dp = calloc(1, sizeof(*dp));
+
+	if (!dp)
+		return -ENOMEM;
+	dp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dp->efd < 0) {
+		snprintf(err, err_len, "eventfd: %s", strerror(errno));
+		free(dp);
+		return -errno;
+	}
+	dp->chunk_bytes = cfg->datapath.chunk_bytes;
+	*out = dp;
+	return 0;
+}
+
+static void lb_destroy(struct pcmd_dp *dp)
+{
+	for (uint32_t i = 0; i < dp->n_flows; i++) {
+		free(dp->flows[i].sends.ops);
+		free(dp->flows[i].recvs.ops);
+	}
+	for (uint32_t i = 0; i < dp->n_listeners; i++) {
+		free(dp->listeners[i].waiting);
+		free(dp->listeners[i].accepts);
+	}
+	free(dp->flows);
+	free(dp->listeners);
+	free(dp->evs);
+	close(dp->efd);
+	free(dp);
+}
+
+static int lb_event_fd(struct pcmd_dp *dp)
+{
+	return dp->efd;
+}
+
+static int lb_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const char *host,
+			 uint64_t token, struct pcmd_dp_region **out)
+{
+	struct pcmd_dp_region *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->base = base;
+	r->bytes = bytes;
+	r->token = token;
+	r->id = ++dp->next_region_id;
+	if (host[0])
+		snprintf(r->name, sizeof(r->name), "%s", host);
+	else
+		snprintf(r->name, sizeof(r->name), "loopback-%u", r->id);
+	dp->regions++;
+	*out = r;
+	return 0;
+}
+
+static void lb_region_release(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+{
+	if (r->refs)
+		die("region released while flows or listeners still use it");
+	emit_simple(dp, PCMD_DP_EV_REGION_RELEASED, 0, r->token, 0, 0);
+	dp->regions--;
+	free(r);
+}
+
+/* ---- flows ----------------------------------------------------------------------------- */
+
+static uint32_t new_flow(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < dp->n_flows; i++)
+		if (!dp->flows[i].used)
+			break;
+	if (i == dp->n_flows) {
+		struct lb_flow *n = realloc(dp->flows, (dp->n_flows + 1) * sizeof(*n));
+
+		if (!n)
+			die("out of memory");
+		dp->flows = n;
+		memset(&dp->flows[dp->n_flows++], 0, sizeof(*n));
+	}
+	free(dp->flows[i].sends.ops);
+	free(dp->flows[i].recvs.ops);
+	memset(&dp->flows[i], 0, sizeof(dp->flows[i]));
+	dp->flows[i].used = true;
+	dp->flows[i].peer = NONE;
+	dp->flows[i].r = r;
+	r->refs++;
+	return i;
+}
+
+static struct lb_flow *flow_of(struct pcmd_dp *dp, uint32_t f)
+{
+	if (f >= dp->n_flows || !dp->flows[f].used)
+		die("a flow id the data plane never gave, or already closed");
+	return &dp->flows[f];
+}
+
+/* Break the link: the peer's outstanding work fails with -ECONNRESET. */
+static void unlink_peer(struct pcmd_dp *dp, struct lb_flow *fl)
+{
+	if (fl->peer == NONE)
+		return;
+	struct lb_flow *p = &dp->flows[fl->peer];
+
+	fifo_fail(dp, &p->sends, -ECONNRESET);
+	fifo_fail(dp, &p->recvs, -ECONNRESET);
+	p->peer = NONE;
+	fl->peer = NONE;
+}
+
+static void free_flow(struct pcmd_dp *dp, uint32_t f, bool report)
+{
+	struct lb_flow *fl = &dp->flows[f];
+
+	unlink_peer(dp, fl);
+	fifo_fail(dp, &fl->sends, -ECONNABORTED);
+	fifo_fail(dp, &fl->recvs, -ECONNABORTED);
+	if (report)
+		emit_simple(dp, PCMD_DP_EV_CLOSED, 0, fl->token, 0, f);
+	fl->r->refs--;
+	fl->used = false;
+}
+
+static struct lb_listener *find_listener(struct pcmd_dp *dp, const char *addr)
+{
+	for (uint32_t i = 0; i < dp->n_listeners; i++)
+		if (dp->listeners[i].used && strcmp(dp->listeners[i].addr, addr) == 0)
+			return &dp->listeners[i];
+	return NULL;
+}
+
+static int lb_listen(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,
+		     uint32_t backlog, uint32_t *id)
+{
+	uint32_t i;
+
+	if (find_listener(dp, addr))
+		return -EADDRINUSE;
+	for (i = 0; i < dp->n_listeners; i++)
+		if (!dp->listeners[i].used)
+			break;
+	if (i == dp->n_listeners) {
+		struct lb_listener *n = realloc(dp->listeners, (i + 1) * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		dp->listeners = n;
+		memset(&n[i], 0, sizeof(*n));
+		dp->n_listeners++;
+	}
+	struct lb_listener *l = &dp->listeners[i];
+
+	free(l->waiting);
+	free(l->accepts);
+	memset(l, 0, sizeof(*l));
+	l->waiting = calloc(backlog, sizeof(*l->waiting));
+	if (!l->waiting)
+		return -ENOMEM;
+	l->used = true;
+	l->r = r;
+	l->backlog = backlog;
+	snprintf(l->addr, sizeof(l->addr), "%s", addr);
+	r->refs++;
+	*id = i;
+	return 0;
+}
+
+static struct lb_listener *listener_of(struct pcmd_dp *dp, uint32_t id)
+{
+	if (id >= dp->n_listeners || !dp->listeners[id].used)
+		die("a listener id the data plane never gave, or already closed");
+	return &dp->listeners[id];
+}
+
+static void match_accept(struct pcmd_dp *dp, struct lb_listener *l)
+{
+	while (l->n_waiting && l->n_accepts) {
+		uint32_t f = l->waiting[0];
+		struct lb_flow *fl = &dp->flows[f];
+		struct pcmd_dp_event ev = {
+		    .kind = PCMD_DP_EV_ACCEPTED, .token = l->accepts[0], .flow = f};
+
+		memmove(l->waiting, l->waiting + 1, --l->n_waiting * sizeof(*l->waiting));
+		memmove(l->accepts, l->accepts + 1, --l->n_accepts * sizeof(*l->accepts));
+		fl->token = ev.token;
+		fl->known = true;
+		if (fl->peer != NONE)
+			snprintf(ev.peer, sizeof(ev.peer), "%s", dp->flows[fl->peer].r->name);
+		emit(dp, &ev);
+	}
+}
+
+static void lb_unlisten(struct pcmd_dp *dp, uint32_t id)
+{
+	struct lb_listener *l = listener_of(dp, id);
+
+	for (uint32_t i = 0; i < l->n_accepts; i++)
+		emit_simple(dp, PCMD_DP_EV_ACCEPTED, -ECONNABORTED, l->accepts[i], 0, 0);
+	/* Flows nobody accepted: pcmd never heard of them, so no CLOSED. */
+	for (uint32_t i = 0; i < l->n_waiting; i++)
+		free_flow(dp, l->waiting[i], false);
+	l->n_accepts = l->n_waiting = 0;
+	l->r->refs--;
+	l->used = false;
+}
+
+static int lb_accept(struct pcmd_dp *dp, uint32_t id, uint64_t token)
+{
+	struct lb_listener *l = listener_of(dp, id);
+
+	if (l->n_accepts == l->cap_accepts)
+		l->accepts = grow(l->accepts, &l->cap_accepts, sizeof(*l->accepts));
+	l->accepts[l->n_accepts++] = token;
+	match_accept(dp, l);
+	return 0;
+}
+
+static int lb_connect(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,
+		      const struct pcmd_dp_flow_opts *opts, uint64_t token)
+{
+	struct lb_listener *l = find_listener(dp, addr);
+	uint32_t a, b;
+
+	if (!l || l->n_waiting == l->backlog) {
+		emit_simple(dp, PCMD_DP_EV_CONNECTED, -ECONNREFUSED, token, 0, 0);
+		return 0;
+	}
+	a = new_flow(dp, r);
+	b = new_flow(dp, l->r);
+	dp->flows[a].peer = b;
+	dp->flows[b].peer = a;
+	dp->flows[a].token = token;
+	dp->flows[a].known = true;
+	dp->flows[a].cc = opts->cc;
+	dp->flows[a].lb = opts->lb;
+	dp->flows[a].mode = opts->mode;
+	l->waiting[l->n_waiting++] = b;
+	emit_simple(dp, PCMD_DP_EV_CONNECTED, 0, token, 0, a);
+	match_accept(dp, l);
+	return 0;
+}
+
+static int lb_flow_setup(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts *opts)
+{
+	struct lb_flow *fl = flow_of(dp, f);
+
+	fl->cc = opts->cc;
+	fl->lb = opts->lb;
+	fl->mode = opts->mode;
+	return 0;
+}
+
+static void check_range(const struct lb_flow *fl, uint64_t off, uint64_t len)
+{
+	if (off > fl->r->bytes || len > fl->r->bytes - off)
+		die("a buffer outside the flow's region");
+}
+
+static int post(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t len, uint64_t token,
+		bool send)
+{
+	struct lb_flow *fl = flow_of(dp, f);
+	struct lb_op op = {.token = token, .off = off, .len = len};
+
+	check_range(fl, off, len);
+	if (fl->closing || !fl->known)
+		die("a post on a flow pcmd is closing or does not know");
+	if (fl->peer == NONE) {
+		emit_simple(dp, PCMD_DP_EV_COMPLETE, -ECONNRESET, token, 0, 0);
+		return 0;
+	}
+	fifo_push(send ? &fl->sends : &fl->recvs, &op);
+	if (send)
+		fl->st.in_flight_bytes += len;
+	kick(dp);
+	return 0;
+}
+
+static int lb_post_send(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t len, uint64_t token)
+{
+	return post(dp, f, off, len, token, true);
+}
+
+static int lb_post_recv(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t cap, uint64_t token)
+{
+	return post(dp, f, off, cap, token, false);
+}
+
+static void lb_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
+{
+	struct lb_flow *fl = flow_of(dp, f);
+
+	fl->closing = true;
+	fl->graceful = !abort_now;
+	if (abort_now || fl->sends.n == 0 || fl->peer == NONE)
+		free_flow(dp, f, true);
+	/* Graceful with sends queued: finished by progress() once they are delivered. */
+}
+
+static int lb_flow_stats(struct pcmd_dp *dp, uint32_t f, struct pcmd_flow_measure *out)
+{
+	struct lb_flow *fl = flow_of(dp, f);
+
+	*out = fl->st;
+	out->valid = PCMD_FIELD_INFLIGHT;
+	return 0;
+}
+
+static int lb_set_policy(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts *opts)
+{
+	struct lb_flow *fl = flow_of(dp, f);
+
+	if (!opts->cc)
+		die("a policy change without a CC package");
+	fl->cc = opts->cc;
+	fl->lb = opts->lb;
+	fl->mode = opts->mode;
+	dp->swaps++;
+	return 0;
+}
+
+/* ---- moving bytes ---------------------------------------------------------------------- */
+
+/* Move up to @budget chunks from @fl's first send into its peer's first receive. */
+static uint32_t progress_flow(struct pcmd_dp *dp, uint32_t f, uint32_t budget)
+{
+	struct lb_flow *fl = &dp->flows[f], *p;
+	uint32_t used = 0;
+
+	while (used < budget && fl->peer != NONE && fl->sends.n) {
+		struct lb_op *s = fifo_front(&fl->sends), *r;
+		uint64_t n;
+
+		p = &dp->flows[fl->peer];
+		r = fifo_front(&p->recvs);
+		if (!r)
+			break;
+		if (s->len > r->len) {
+			emit_simple(dp, PCMD_DP_EV_COMPLETE, -EMSGSIZE, s->token, 0, 0);
+			emit_simple(dp, PCMD_DP_EV_COMPLETE, -EMSGSIZE, r->token, 0, 0);
+			fl->st.in_flight_bytes -= s->len - s->done;
+			fifo_pop(&fl->sends);
+			fifo_pop(&p->recvs);
+			continue;
+		}
+		n = s->len - s->done < dp->chunk_bytes ? s->len - s->done : dp->chunk_bytes;
+		memcpy(p->r->base + r->off + s->done, fl->r->base + s->off + s->done, n);
+		s->done += n;
+		fl->st.in_flight_bytes -= n;
+		dp->bytes_copied += n;
+		used++;
+		if (s->done < s->len)
+			continue;
+		emit_simple(dp, PCMD_DP_EV_COMPLETE, 0, s->token, s->len, 0);
+		emit_simple(dp, PCMD_DP_EV_COMPLETE, 0, r->token, s->len, 0);
+		fifo_pop(&fl->sends);
+		fifo_pop(&p->recvs);
+	}
+	if (fl->closing && fl->graceful && fl->sends.n == 0)
+		free_flow(dp, f, true);
+	return used;
+}
+
+static bool progress(struct pcmd_dp *dp)
+{
+	uint32_t budget = CHUNKS_PER_POLL;
+	bool more = false;
+
+	for (uint32_t f = 0; f < dp->n_flows; f++) {
+		struct lb_flow *fl = &dp->flows[f];
+
+		if (!fl->used || !fl->sends.n)
+			continue;
+		budget -= progress_flow(dp, f, budget);
+		if (fl->used && fl->sends.n && fl->peer != NONE && dp->flows[fl->peer].recvs.n)
+			more = true;
+		if (budget == 0)
+			break;
+	}
+	return more;
+}
+
+static int lb_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
+{
+	uint64_t v;
+	int n = 0;
+
+	if (read(dp->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return -errno;
+	if (dp->ev_n < (uint32_t)max && progress(dp))
+		kick(dp);
+	while (n < max && dp->ev_n) {
+		evs[n++] = dp->evs[dp->ev_head];
+		dp->ev_head = (dp->ev_head + 1) % dp->ev_cap;
+		dp->ev_n--;
+	}
+	if (dp->ev_n)
+		kick(dp);
+	return n;
+}
+
+void pcmd_dp_loopback_usage(struct pcmd_dp *dp, struct pcmd_dp_loopback_usage *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->regions = dp->regions;
+	for (uint32_t i = 0; i < dp->n_flows; i++)
+		out->flows += dp->flows[i].used;
+	for (uint32_t i = 0; i < dp->n_listeners; i++)
+		out->listeners += dp->listeners[i].used;
+	out->queued_events = dp->ev_n;
+	out->bytes_copied = dp->bytes_copied;
+	out->policy_swaps = dp->swaps;
+}
+
+const struct pcmd_dp_ops pcmd_dp_loopback = {
+    .name = "loopback (tests)",
+    .create = lb_create,
+    .destroy = lb_destroy,
+    .event_fd = lb_event_fd,
+    .poll = lb_poll,
+    .region_add = lb_region_add,
+    .region_release = lb_region_release,
+    .listen = lb_listen,
+    .unlisten = lb_unlisten,
+    .accept = lb_accept,
+    .connect = lb_connect,
+    .flow_setup = lb_flow_setup,
+    .post_send = lb_post_send,
+    .post_recv = lb_post_recv,
+    .close = lb_close,
+    .flow_stats = lb_flow_stats,
+    .set_policy = lb_set_policy,
+};

@@ -1,0 +1,135 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_pcmctl.sh PCMD PCMCTL TRAFFIC PACKAGE.so - pcmctl against a pcmd with live
+# flows: every command's --json output parses, `stats --prometheus` passes
+# promtool's check, a package is loaded, set on a flow and per rule, refused
+# unload while used, unloaded; errors are clear; `top` runs under tmux
+# (capture-pane shows the flows) and quits on q.
+set -eu
+PCMD=$1 PCMCTL=$2 TRAFFIC=$3 PKG=$4
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+DIR=$(mktemp -d /tmp/pcmctl-test-XXXXXX)
+TMUX_SOCK="pcmctl-test-$$"
+PCMD_PID= TRAFFIC_PID=
+cleanup() {
+	[ -n "$TRAFFIC_PID" ] && kill "$TRAFFIC_PID" 2>/dev/null || true
+	[ -n "$PCMD_PID" ] && kill "$PCMD_PID" 2>/dev/null && wait "$PCMD_PID" 2>/dev/null || true
+	command -v tmux >/dev/null && tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true
+	rm -rf "$DIR"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; [ -f "$DIR/pcmd.log" ] && cat "$DIR/pcmd.log" >&2; exit 1; }
+
+cat >"$DIR/pcmd.yaml" <<YAML
+log_level: info
+socket: {path: "$DIR/pcmd.sock", group: ""}
+policies:
+  default: swift
+  rules:
+    - {peer: "traffic-*", policy: newreno}
+YAML
+"$PCMD" -c "$DIR/pcmd.yaml" 2>"$DIR/pcmd.log" &
+PCMD_PID=$!
+export PCMD_SOCKET="$DIR/pcmd.sock"
+i=0
+until "$PCMCTL" status >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not come up"; sleep 0.05
+done
+
+"$TRAFFIC" "$PCMD_SOCKET" 30 2 >"$DIR/traffic.out" 2>&1 &
+TRAFFIC_PID=$!
+i=0
+until grep -q ready "$DIR/traffic.out"; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "traffic did not connect: $(cat "$DIR/traffic.out")"
+	sleep 0.05
+done
+
+json() { "$PCMCTL" --json "$@" | "$PY" -c 'import json,sys; json.dump(json.load(sys.stdin), sys.stdout)'; }
+
+# --json on every command, parsed by Python's json module.
+json status | "$PY" -c 'import json,sys; s=json.load(sys.stdin); assert s["clients"]>=4 and s["flows"]==4, s' ||
+	fail "status --json"
+json flows >"$DIR/flows.json" || fail "flows --json does not parse"
+"$PY" - "$DIR/flows.json" <<'PYEOF' || fail "flows --json content"
+import json, sys
+f = json.load(open(sys.argv[1]))
+assert len(f) == 4, f
+out = [x for x in f if x["peer"].startswith("traffic-")]
+assert len(out) == 2 and all(x["policy"] == "newreno" and x["rule"] == 0 for x in out), out
+assert all(x["state"] == "established" and x["cwnd_bytes"] is None for x in f), f
+assert sum(x["tx_bytes"] for x in f) > 0, f
+PYEOF
+json stats | "$PY" -c 'import json,sys; s=json.load(sys.stdin); assert s["tx_bytes"]>0 and s["flows"]==4, s' ||
+	fail "stats --json"
+json policies | "$PY" -c 'import json,sys; p=json.load(sys.stdin); assert any(x["name"]=="swift" and x["builtin"] for x in p), p' ||
+	fail "policies --json"
+
+# The Prometheus exposition, checked by the Prometheus project's own tool.
+"$PCMCTL" stats --prometheus >"$DIR/metrics.txt"
+grep -q '^pcmd_flow_tx_bytes_total{flow="' "$DIR/metrics.txt" || fail "no per-flow metrics"
+grep -q '^pcmd_clients ' "$DIR/metrics.txt" || fail "no pcmd_clients"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$DIR/metrics.txt" >"$DIR/promtool.out" 2>&1 ||
+		fail "promtool check metrics: $(cat "$DIR/promtool.out")"
+	[ ! -s "$DIR/promtool.out" ] || fail "promtool lint: $(cat "$DIR/promtool.out")"
+	echo "promtool check metrics: OK ($(grep -vc '^#' "$DIR/metrics.txt") samples)"
+else
+	echo "promtool not installed (Debian package prometheus): exposition not checked" >&2
+	exit 77
+fi
+
+# Policies: load a pcmc-built package, set it per flow and per rule, unload.
+"$PCMCTL" policies load "$PKG" | grep -q "loaded fixed_window" || fail "load"
+FLOW=$("$PY" -c 'import json,sys; print([x for x in json.load(open(sys.argv[1])) if x["peer"].startswith("traffic-")][0]["flow"])' "$DIR/flows.json")
+"$PCMCTL" policies set --flow "$FLOW" fixed_window --mode async_locked | grep -q "1 flow(s)" ||
+	fail "set --flow"
+json flows | "$PY" -c "import json,sys; f=[x for x in json.load(sys.stdin) if x['flow']==$FLOW][0]; assert f['policy']=='fixed_window' and f['mode']=='async_locked', f" ||
+	fail "flow did not change policy"
+if "$PCMCTL" policies unload fixed_window 2>"$DIR/err"; then fail "unload while in use"; fi
+grep -q "used by 1 flow(s)" "$DIR/err" || fail "unload error: $(cat "$DIR/err")"
+"$PCMCTL" --json policies set --rule 0 cubic | "$PY" -c 'import json,sys; r=json.load(sys.stdin); assert r["ok"] and r["flows_changed"]==2, r' ||
+	fail "set --rule"
+"$PCMCTL" policies unload fixed_window | grep -q unloaded || fail "unload"
+json flows | "$PY" -c 'import json,sys; f=json.load(sys.stdin); assert all(x["policy"]=="cubic" for x in f if x["peer"].startswith("traffic-")), f' ||
+	fail "rule set did not move both flows"
+
+# Errors: clear text, JSON with --json, exit status 1.
+if "$PCMCTL" --json policies unload swift >"$DIR/out" 2>/dev/null; then fail "unloaded a built-in"; fi
+"$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] is False and "built in" in r["error"], r' "$DIR/out" ||
+	fail "error JSON"
+if PCMD_SOCKET="$DIR/none.sock" "$PCMCTL" status 2>"$DIR/err"; then fail "status without pcmd"; fi
+grep -q "cannot reach pcmd at $DIR/none.sock" "$DIR/err" || fail "unreachable message"
+
+# top, live, in a terminal: tmux draws it, capture-pane reads it, q ends it.
+if command -v tmux >/dev/null; then
+	tmux -L "$TMUX_SOCK" new-session -d -s top -x 220 -y 40 \
+		"PCMD_SOCKET=$PCMD_SOCKET $PCMCTL top --interval 200"
+	i=0
+	until tmux -L "$TMUX_SOCK" capture-pane -p -t top >"$DIR/pane" 2>/dev/null &&
+		grep -q "traffic-1" "$DIR/pane"; do
+		i=$((i + 1)); [ $i -lt 100 ] || fail "top shows no flows: $(cat "$DIR/pane")"
+		sleep 0.1
+	done
+	grep -q "^pcmd 0.1.0" "$DIR/pane" || fail "top header: $(cat "$DIR/pane")"
+	grep -q "FLOW.*POLICY.*CWND.*RATE.*RTT.*INFLIGHT.*RETX" "$DIR/pane" || fail "top columns"
+	grep -q "clients 5, flows 4" "$DIR/pane" || fail "top counts: $(cat "$DIR/pane")"
+	tmux -L "$TMUX_SOCK" send-keys -t top q
+	i=0
+	while tmux -L "$TMUX_SOCK" has-session -t top 2>/dev/null; do
+		i=$((i + 1)); [ $i -lt 50 ] || fail "top did not quit on q"; sleep 0.1
+	done
+	echo "top under tmux: flows shown, q quits"
+	sed -n '1,8p' "$DIR/pane"
+else
+	echo "tmux not installed: top not checked" >&2
+	exit 77
+fi
+
+kill "$TRAFFIC_PID"
+wait "$TRAFFIC_PID" 2>/dev/null || true
+TRAFFIC_PID=
+kill "$PCMD_PID"
+wait "$PCMD_PID" || fail "pcmd exited with $?"
+PCMD_PID=
+echo "pcmctl: all checks passed"

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine_int.h - what the engine's files share: the engine object, its
+ * connection and operation tables, the CC binding table (cc_table.c) and
+ * placement (placement.c). Not for use outside transport/engine.
+ */
+#ifndef XP_ENGINE_INT_H
+#define XP_ENGINE_INT_H
+
+#include <pthread.h>
+#include <semaphore.h>
+
+#include "cc.h"
+#include "engine.h"
+#include "ring.h"
+
+#define XP_ENGINE_CMD_BURST 64   /* commands taken per run */
+#define XP_ENGINE_EVENT_BURST 64 /* datapath events per poll */
+#define XP_ENGINE_POLLS 4        /* polls per run at most */
+#define XP_ENGINE_ACTIONS 256    /* actions per drain */
+#define XP_ENGINE_CTRL_BUF (64u << 10)
+
+/* ---- CC bindings (cc_table.c) ---------------------------------------------------------------- */
+
+/* One binding: a PCM shell pair for up to cc_flows connections, or the fixed window. */
+struct xp_cc_entry {
+	const struct pcm_package *cc; /* NULL: fixed */
+	const struct pcm_package *lb;
+	enum xp_cc_pcm_mode mode;
+	enum pcm_async_mode async_mode;
+	struct xp_cc_pcm *pcm;        /* NULL for the fixed one */
+	struct xp_cc_fixed fixed;
+	uint32_t conns;               /* connections bound to it now */
+	bool exhausted;               /* it refused a flow: the next connection needs another */
+	struct xp_cc_entry *next;
+};
+
+struct xp_cc_table {
+	struct xp_cc_entry *head;
+	const struct pcm_target *target;
+	uint32_t flows;
+	uint32_t async_workers;
+	uint64_t tick_ns;
+};
+
+void xp_cc_table_init(struct xp_cc_table *t, const struct pcm_target *target, uint32_t flows,
+		      uint32_t async_workers);
+void xp_cc_table_fini(struct xp_cc_table *t);
+
+/**
+ * xp_cc_table_get() - the binding a connection with @o should use: one with a flow free for
+ * those packages and mode, made if needed.
+ * @t: the table.
+ * @o: the packages and mode.
+ * @now_ns: the time.
+ * @out: the entry.
+ * @diag: what is wrong, naming the package.
+ *
+ * Return: 0, or xp_cc_pcm_create()'s error.
+ */
+int xp_cc_table_get(struct xp_cc_table *t, const struct xp_conn_opts *o, uint64_t now_ns,
+		    struct xp_cc_entry **out, struct pcm_diag *diag);
+
+/* The binding of @entry for a connection's config. */
+struct xp_cc_binding xp_cc_entry_binding(struct xp_cc_entry *entry);
+
+/* A connection left @entry; an exhausted entry nobody uses goes. */
+void xp_cc_table_put(struct xp_cc_table *t, struct xp_cc_entry *entry);
+
+/* Bytes of shell state per flow of every binding in use. */
+size_t xp_cc_table_bytes_per_flow(const struct xp_cc_table *t);
+
+/* ---- placement (placement.c) ------------------------------------------------------------------ */
+
+/**
+ * xp_place_node() - the NUMA node to use for a NIC on @dp_node.
+ *
+ * Return: the node, or -1 (no NUMA support, one node only, or unknown).
+ */
+int xp_place_node(int dp_node);
+
+/**
+ * xp_place_thread() - run the calling thread on @cpu, or else on node @node, and prefer
+ * @node's memory for what it allocates. -1 means no preference; errors are ignored.
+ */
+void xp_place_thread(int node, int cpu);
+
+/* ---- the engine ------------------------------------------------------------------------------- */
+
+enum eng_conn_state {
+	ECONN_FREE = 0,
+	ECONN_OPEN = 1,    /* created, not bound yet */
+	ECONN_BOUND = 2,
+	ECONN_CLOSING = 3, /* closed by the application; waiting for the core's CLOSE */
+};
+
+struct eng_conn {
+	uint8_t state;
+	bool hidden;       /* its CLOSE completion is the engine's own (a failed setup) */
+	bool has_peer;
+	uint8_t n_paths;
+	uint32_t peer;
+	uint32_t *paths;
+	struct xp_cc_entry *cc;
+};
+
+struct eng_op {
+	uint64_t cookie;
+	uint32_t rkey;
+	uint32_t next_free;
+	bool has_key;
+};
+
+struct xp_engine {
+	struct xp_engine_config cfg;
+	struct xp_dp *dp;
+	struct xp_dp_info info;
+	struct xp_core *core;
+	struct xp_cc_table cc;
+	int node;
+
+	struct xp_mpsc cmds;
+	struct xp_spsc comps;
+	struct xp_engine_comp *overflow; /* completions waiting for ring room, FIFO */
+	uint32_t ov_head, ov_n, ov_cap;
+	bool published;                  /* completions published this run */
+
+	struct eng_conn *conns;          /* by core connection id */
+	uint32_t conns_open;
+	struct eng_op *ops;              /* by the core's cookie */
+	uint32_t n_ops, op_free, ops_used;
+	struct xp_dp_mr *mrs;
+	bool *mr_used;
+	uint32_t n_mrs;
+
+	struct xp_action *acts;
+	uint8_t *ctrl_buf;
+	struct xp_write *writes;
+	struct xp_dp_event *evs;
+
+	/* progress */
+	pthread_mutex_t run_lock;        /* INLINE: one runner at a time */
+	pthread_t thread;
+	bool has_thread;
+	_Atomic int stop;
+	_Atomic int sleeping;
+	int efd;                         /* commands wake a sleeping engine through it */
+	sem_t started;
+	int start_rc;
+	struct pcm_diag start_diag;
+
+	struct xp_engine_stats st;
+};
+
+/* engine.c */
+int xp_engine_init_state(struct xp_engine *e, struct pcm_diag *diag);
+void xp_engine_fini_state(struct xp_engine *e);
+void xp_engine_complete(struct xp_engine *e, const struct xp_engine_comp *c);
+
+/* engine_conn.c: control requests and the end of a connection. */
+void xp_engine_ctl(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now_ns);
+void xp_engine_conn_closed(struct xp_engine *e, uint32_t conn, int status);
+void xp_engine_conn_release_all(struct xp_engine *e);
+bool xp_engine_conn_ok(const struct xp_engine *e, uint32_t conn);
+
+/* engine_thread.c */
+void *xp_engine_thread_main(void *arg);
+
+#endif /* XP_ENGINE_INT_H */

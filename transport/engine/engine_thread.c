@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * engine_thread.c - an engine's own thread (XP_PROGRESS_THREAD): open
+ * everything on the NIC's node, then run the loop body until stopped.
+ *
+ * Idle backoff: after its last work the thread busy-polls for spin_ns (a
+ * command or a chunk arriving then is seen within one loop, well under a
+ * microsecond), then sleeps in ppoll() on its command eventfd and the
+ * datapath's wait fd, until one is readable or the core's next timer is
+ * due. Sleeping is safe against lost wake-ups: the thread announces it
+ * (sleeping = 1), then re-checks the command ring and arms the datapath
+ * (which refuses if events are pending); a submitter publishes its command,
+ * then reads `sleeping` (both sides through a seq_cst fence), so at least
+ * one of them sees the other. The cost of a wake-up from sleep is an
+ * eventfd write plus a scheduler wake-up: measured by pcm-bench latency
+ * (docs/transport.md "Engines").
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine_int.h"
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static void sleep_until_work(struct xp_engine *e, uint64_t now)
+{
+	uint64_t deadline = xp_core_next_deadline(e->core), v;
+	struct pollfd pfd[2] = { { .fd = e->efd, .events = POLLIN } };
+	struct timespec ts, *tsp = NULL;
+	nfds_t n = 1;
+	int rc;
+
+	atomic_store(&e->sleeping, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (xp_engine_has_input(e) || e->ov_n || atomic_load(&e->stop)) {
+		atomic_store(&e->sleeping, 0);
+		return;
+	}
+	rc = e->dp->ops->arm(e->dp);
+	if (rc == -EAGAIN) {
+		atomic_store(&e->sleeping, 0);
+		return;
+	}
+	if (rc == 0) {
+		pfd[1] = (struct pollfd){ .fd = e->dp->ops->wait_fd(e->dp), .events = POLLIN };
+		n = 2;
+	}
+	if (deadline != UINT64_MAX) {
+		uint64_t wait = deadline > now ? deadline - now : 0;
+
+		ts.tv_sec = (time_t)(wait / 1000000000ull);
+		ts.tv_nsec = (long)(wait % 1000000000ull);
+		tsp = &ts;
+	} else if (rc != 0) {
+		/* a datapath that cannot block: sleep briefly between polls */
+		ts = (struct timespec){ 0, 50000 };
+		tsp = &ts;
+	}
+	e->st.sleeps++;
+	(void)ppoll(pfd, n, tsp, NULL);
+	atomic_store(&e->sleeping, 0);
+	if (read(e->efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: woken by the datapath or the timer */
+	}
+}
+
+void *xp_engine_thread_main(void *arg)
+{
+	struct xp_engine *e = arg;
+	uint64_t idle_since = 0;
+	int rc = xp_engine_init_state(e, &e->start_diag);
+
+	e->start_rc = rc;
+	if (rc < 0) {
+		xp_engine_fini_state(e);
+		sem_post(&e->started);
+		return NULL;
+	}
+	sem_post(&e->started);
+	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
+		uint64_t now = xp_dp_now_ns(e->dp);
+
+		if (xp_engine_run_once(e, now)) {
+			idle_since = 0;
+			continue;
+		}
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < e->cfg.spin_ns) {
+			cpu_relax();
+			continue;
+		}
+		sleep_until_work(e, now);
+		idle_since = 0;
+	}
+	return NULL;
+}
