@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "builtin.h"
+#include "drop.h"
 #include "engine.h"
 
 #define WINDOW 16
@@ -146,8 +147,12 @@ static uint64_t cookie_of(uint32_t c, uint32_t k)
 
 /* ---- driving the engine ----------------------------------------------------------------- */
 
+static void report(struct side *s, uint64_t ns);
+
 static void check_deadline(struct side *s, const char *what)
 {
+	if (mono_ns() > s->deadline_ns && s->t0_ns)
+		report(s, mono_ns() - s->t0_ns); /* the counters say where it stuck */
 	if (mono_ns() > s->deadline_ns)
 		die(1, "%s: timed out after %" PRIu64 " s (conn msgs done: %u of %u on conn 0)",
 		    what, s->o.timeout_s, s->done[0], s->o.plan.msgs);
@@ -166,9 +171,10 @@ static void step(struct side *s)
 		return;
 	now = mono_ns();
 	next = xp_engine_next_deadline(s->e);
-	timeout_ms = next <= now ? 0 : (next - now) / 1000000 + 1;
-	if (timeout_ms > SLEEP_MAX_MS)
-		timeout_ms = SLEEP_MAX_MS;
+	/* in u64: the deadline may be UINT64_MAX (none) */
+	timeout_ms = next <= now ? 0
+		     : (next - now) / 1000000 >= SLEEP_MAX_MS ? SLEEP_MAX_MS
+							     : (int)((next - now) / 1000000) + 1;
 	pfd[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = s->boot->ops->fd(s->boot), .events = POLLIN };
 	poll(pfd, 2, timeout_ms);
@@ -445,14 +451,18 @@ static void report(struct side *s, uint64_t ns)
 	       "\"chunks_sent\":%" PRIu64 ",\"chunks_retx\":%" PRIu64 ",\"rack_losses\":%" PRIu64
 	       ",\"rto_fires\":%" PRIu64 ",\"tlp_fires\":%" PRIu64 ",\"chunks_received\":%" PRIu64
 	       ",\"writes_posted\":%" PRIu64 ",\"writes_full\":%" PRIu64 ",\"writes_bad_key\":%" PRIu64
-	       ",\"ctrl_sent\":%" PRIu64 ",\"ctrl_dropped\":%" PRIu64 ",\"wakeups\":%" PRIu64 "}\n",
+	       ",\"ctrl_sent\":%" PRIu64 ",\"ctrl_dropped\":%" PRIu64 ",\"ctrl_received\":%" PRIu64
+	       ",\"ack_records_rx\":%" PRIu64 ",\"wakeups\":%" PRIu64 "}\n",
 	       s->o.listen ? "listener" : "dialer", s->o.rc ? "RC" : "UC", s->o.policy,
 	       info.caps & XP_DP_CAP_RECV_KEYS ? "true" : "false", s->o.plan.seed, s->o.plan.conns,
 	       s->o.plan.msgs, s->o.plan.min_size, s->o.plan.max_size, s->o.chunk_bytes,
 	       s->o.paths, s->bytes, ns / 1e9, ns ? s->bytes * 8.0 / (double)ns : 0.0,
 	       cs->chunks_sent, cs->chunks_retx, cs->rack_losses, cs->rto_fires, cs->tlp_fires,
 	       cs->chunks_received, ds.writes_posted, ds.writes_full, ds.writes_bad_key,
-	       ds.ctrl_sent, ds.ctrl_dropped, ds.wakeups);
+	       ds.ctrl_sent, ds.ctrl_dropped, ds.ctrl_received, cs->ack_records_rx, ds.wakeups);
+	for (unsigned i = 0; i < XP_DROP_COUNT; i++)
+		if (cs->drops[i])
+			fprintf(stderr, "core drop %s: %" PRIu64 "\n", xp_drop_name(i), cs->drops[i]);
 	fflush(stdout);
 }
 
