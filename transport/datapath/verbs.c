@@ -35,6 +35,9 @@
  * batches), requests a notification on both CQs, then polls once: CQEs
  * found there are kept for the next poll() and arm() says -EAGAIN.
  *
+ * On rdma_rxe a write is at most one MTU (max_write_bytes()): its UC
+ * responder stops accepting writes on a QP that lost part of one.
+ *
  * Time is CLOCK_MONOTONIC. RTT is measured in software by the core (ACK
  * echoes): rxe has no completion timestamps. CQ moderation is not used (it
  * only delays the events an idle engine sleeps on; rxe has none anyway).
@@ -69,6 +72,9 @@
 #define RC_RETRY_CNT 7
 #define RC_RNR_RETRY 7
 #define RC_MIN_RNR_TIMER 1
+
+/* rdma_rxe's vendor id (soft-RoCE reports no real vendor). */
+#define RXE_VENDOR_ID 0xffffff
 
 static struct vb_dp *to_vb(struct xp_dp *dp)
 {
@@ -324,6 +330,22 @@ err:
 	return rc;
 }
 
+/*
+ * The largest write: the port's message limit, except on rdma_rxe, whose
+ * UC responder refuses every later write on a QP once a middle or last
+ * packet of a multi-packet write was lost (it waits for a continuation
+ * that never comes): there a chunk is one packet, one MTU.
+ */
+static uint32_t max_write_bytes(const struct vb_dp *d)
+{
+	uint32_t max = d->dev.max_msg_bytes < XP_CHUNK_BYTES_MAX ? d->dev.max_msg_bytes
+								 : XP_CHUNK_BYTES_MAX;
+
+	if (d->dev.attr.vendor_id == RXE_VENDOR_ID && d->dev.mtu_bytes < max)
+		max = d->dev.mtu_bytes;
+	return max;
+}
+
 static void verbs_info(struct xp_dp *dp, struct xp_dp_info *info)
 {
 	struct vb_dp *d = to_vb(dp);
@@ -337,8 +359,7 @@ static void verbs_info(struct xp_dp *dp, struct xp_dp_info *info)
 		.line_rate_bps = d->dev.line_rate_bps,
 		.rto_min_ns = 1000000, /* a software engine on a shared host; RTTs reach ms on rxe */
 		.ctrl_mtu = d->ctrl.mtu,
-		.max_write_bytes = d->dev.max_msg_bytes < XP_CHUNK_BYTES_MAX ? d->dev.max_msg_bytes
-									     : XP_CHUNK_BYTES_MAX,
+		.max_write_bytes = max_write_bytes(d),
 		.max_paths = d->cfg.max_paths,
 		.send_slots = d->send_cap,
 	};

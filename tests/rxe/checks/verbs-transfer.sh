@@ -9,10 +9,10 @@
 #      byte-exact and exactly once, nothing left in the core after the close;
 #   2. perftest's ib_write_bw, UC and RC at 64 KiB, in the same run: one
 #      JSON line per QP type with pcm's goodput divided by ib_write_bw's;
-#   3. 1% netem loss on eth0: UC arrives byte-exact with pcm's
-#      retransmissions counted (> 0), RC with the NIC's (rxe0's
-#      completer_retry_err > 0) and none of pcm's;
-#   4. DST-style random runs (RXE_VERBS_SEEDS seeds, default 3): random QP
+#   3. 1% netem loss on eth0: UC (one-packet chunks: see below) arrives
+#      byte-exact with pcm's retransmissions counted (> 0), RC with the
+#      NIC's (rxe0's completer_retry_err > 0) and none of pcm's;
+#   4. DST-style random runs (RXE_VERBS_SEEDS seeds, default 2): random QP
 #      type, connections, paths, message count and sizes from 0 bytes; a
 #      failing seed is shrunk (fewer messages, connections, smaller sizes)
 #      and printed with a one-line reproduction.
@@ -104,7 +104,7 @@ fi
 for qp in UC RC; do
 	flag=()
 	[ $qp = UC ] || flag=(--rc)
-	for spec in 4096:64 65536:32 1048576:8 4194304:4; do
+	for spec in 4096:32 65536:16 1048576:2 4194304:1; do
 		pair "$qp-${spec%%:*}" "${flag[@]}" --policy swift --size "${spec%%:*}" \
 			--msgs "${spec##*:}" || fail "$qp ${spec%%:*}-byte messages"
 	done
@@ -113,10 +113,14 @@ done
 # ---- 2. ib_write_bw in the same run, and the ratio --------------------------------------------
 
 for qp in UC RC; do
+	# once more if it fails: under TCG ib_write_bw RC sometimes ends in a
+	# completion error of its own (status 9) on a loaded host
 	ib=$("$here/../ib-write-bw-gbps" --server-dev rxe1 --client-dev rxe0 -- \
-		-c $qp -s 65536 -n 200 2>"$logs/ib-$qp.log") || {
+		-c $qp -s 65536 -n 200 2>"$logs/ib-$qp.log") ||
+		ib=$("$here/../ib-write-bw-gbps" --server-dev rxe1 --client-dev rxe0 -- \
+			-c $qp -s 65536 -n 200 2>"$logs/ib-$qp.log") || {
 		cat "$logs/ib-$qp.log" >&2
-		fail "ib_write_bw $qp"
+		fail "ib_write_bw $qp (twice)"
 	}
 	pcm=$(field "$(grep "\"qp\":\"$qp\"" "$results" | grep '"max_size":65536,' | head -1)" goodput_gbps)
 	ratio=$(awk -v a="$pcm" -v b="$ib" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')
@@ -127,7 +131,11 @@ done
 # ---- 3. 1% loss on the wire -------------------------------------------------------------------
 
 tc qdisc add dev eth0 root netem loss 1% || fail "cannot install netem on eth0"
-line=$(pair loss-UC --policy swift --size 65536 --msgs 16) || fail "UC under 1% loss"
+# On rxe the datapath cuts one-packet chunks (one MTU): rdma_rxe's UC responder
+# stops accepting writes on a QP once a middle or last packet of a
+# multi-packet write was lost (docs/transport.md "What rxe lacks").
+line=$(pair loss-UC --policy swift --size 65536 --msgs 16) ||
+	fail "UC under 1% loss"
 uc_retx=$(field "$line" chunks_retx)
 [ "$uc_retx" -gt 0 ] || fail "UC under 1% loss: pcm counted no retransmission"
 echo "UC under 1% loss: byte-exact, $uc_retx chunks retransmitted by pcm"
@@ -145,7 +153,7 @@ printf '{"check":"verbs_loss","loss_pct":1,"netem_dropped_pkts":%d,"uc_pcm_retx_
 # ---- 4. random cases --------------------------------------------------------------------------
 
 rc=0
-for seed in $(seq 1 "${RXE_VERBS_SEEDS:-3}"); do
+for seed in $(seq 1 "${RXE_VERBS_SEEDS:-2}"); do
 	random_case "$seed" "$@" || rc=1
 done
 [ $rc -eq 0 ] || fail "a random case failed"
