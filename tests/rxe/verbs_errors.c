@@ -186,14 +186,19 @@ static void rc_write_to_nowhere(struct xp_dp *dp)
 				      .raddr = (uintptr_t)buf, .rkey = mr.rkey, .len = 512,
 				      .imm = 1, .token = 77 };
 
-		dp->ops->post_writes(dp, &w, 1);
+		if (dp->ops->post_writes(dp, &w, 1) != 1) {
+			printf("FAIL: the RC write was not posted\n");
+			failures++;
+			return;
+		}
 	}
 	for (uint64_t end = mono_ns() + 30ull * 1000000000; mono_ns() < end && rc == -1;) {
 		int n = dp->ops->poll(dp, ev, 8);
 
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			if (ev[i].kind == XP_DP_EV_WRITE_DONE && ev[i].token == 77)
 				rc = ev[i].status;
+		}
 	}
 	memset(&diag, 0, sizeof(diag));
 	snprintf(diag.msg, sizeof(diag.msg), "write token 77 completed");

@@ -67,9 +67,13 @@
 #define CQ_MARGIN 64
 #define ACK_EVENTS_EVERY 64
 
-/* RC: ACK timeout 4.096 us x 2^14 = 67 ms, 7 retries, RNR retried forever. */
+/*
+ * RC: ACK timeout 4.096 us x 2^14 = 67 ms, 6 retries (7 means "forever" to
+ * rdma_rxe: an RC write to a peer that is gone would never fail), RNR
+ * retried forever.
+ */
 #define RC_TIMEOUT 14
-#define RC_RETRY_CNT 7
+#define RC_RETRY_CNT 6
 #define RC_RNR_RETRY 7
 #define RC_MIN_RNR_TIMER 1
 

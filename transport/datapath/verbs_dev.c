@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "verbs_int.h"
 
@@ -108,7 +109,11 @@ static int open_device(struct vb_dev *dev, const struct xp_dp_config *cfg, char 
 	ibv_free_device_list(list);
 	if (dev->ctx)
 		return 0;
-	if (err == EACCES || err == EPERM) {
+	/*
+	 * libibverbs' errno is not reliable here: when open() of the node is
+	 * refused it may try other ways and leave ENOENT. Ask the node itself.
+	 */
+	if (err == EACCES || err == EPERM || (access(cdev, R_OK | W_OK) < 0 && errno == EACCES)) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "verbs: %s: permission denied opening %s: this user needs read-write "
 			 "access to it (rdma-core's udev rules give it to everyone; check its mode "
