@@ -80,19 +80,6 @@
 /* rdma_rxe's vendor id (soft-RoCE reports no real vendor). */
 #define RXE_VENDOR_ID 0xffffff
 
-static struct vb_dp *to_vb(struct xp_dp *dp)
-{
-	return (struct vb_dp *)dp;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- QP state transitions ------------------------------------------------------------------ */
 
 int vb_qp_init(struct vb_dp *d, struct ibv_qp *qp, int access)
@@ -412,7 +399,7 @@ static void path_slot_free(struct vb_dp *d, uint32_t h)
 
 static uint32_t random_psn(struct vb_dp *d, uint32_t qpn)
 {
-	uint64_t x = mono_ns() ^ ((uint64_t)qpn << 32) ^ (uintptr_t)d;
+	uint64_t x = vb_mono_ns() ^ ((uint64_t)qpn << 32) ^ (uintptr_t)d;
 
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
@@ -420,29 +407,14 @@ static uint32_t random_psn(struct vb_dp *d, uint32_t qpn)
 	return (uint32_t)x & 0xffffff;
 }
 
-static void put_be(uint8_t *p, uint32_t v, int bytes)
-{
-	for (int i = 0; i < bytes; i++)
-		p[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-}
-
-static uint32_t get_be(const uint8_t *p, int bytes)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < bytes; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static void path_blob(const struct vb_dp *d, const struct vb_path *p, struct xp_dp_blob *b)
 {
 	b->len = PATH_BLOB_BYTES;
 	b->bytes[0] = PATH_BLOB_MAGIC;
 	b->bytes[1] = p->rc ? PATH_BLOB_RC : 0;
-	put_be(b->bytes + 2, p->qpn, 3);
-	put_be(b->bytes + 5, p->psn, 3);
-	put_be(b->bytes + 8, d->dev.lid, 2);
+	vb_put_be(b->bytes + 2, p->qpn, 3);
+	vb_put_be(b->bytes + 5, p->psn, 3);
+	vb_put_be(b->bytes + 8, d->dev.lid, 2);
 	b->bytes[10] = (uint8_t)d->dev.mtu;
 	memcpy(b->bytes + 11, d->dev.gid.raw, 16);
 }
@@ -515,7 +487,7 @@ static int verbs_path_connect(struct xp_dp *dp, uint32_t path, uint32_t peer,
 			 p && p->connected ? "already connected" : "unknown", peer);
 		return -EINVAL;
 	}
-	qpn = get_be(b + 2, 3);
+	qpn = vb_get_be(b + 2, 3);
 	mtu = b[10];
 	memcpy(gid.raw, b + 11, 16);
 	if (remote->len != PATH_BLOB_BYTES || b[0] != PATH_BLOB_MAGIC || (b[1] & ~PATH_BLOB_RC) ||
@@ -539,8 +511,8 @@ static int verbs_path_connect(struct xp_dp *dp, uint32_t path, uint32_t peer,
 	rc = vb_check_peer_gid(&d->dev, &gid, what, diag);
 	if (rc < 0)
 		return rc;
-	rc = vb_qp_connect(d, p->qp, p->rc, p->psn, &gid, (uint16_t)get_be(b + 8, 2), qpn,
-			   get_be(b + 5, 3), mtu < (uint32_t)d->dev.mtu ? (enum ibv_mtu)mtu : d->dev.mtu);
+	rc = vb_qp_connect(d, p->qp, p->rc, p->psn, &gid, (uint16_t)vb_get_be(b + 8, 2), qpn,
+			   vb_get_be(b + 5, 3), mtu < (uint32_t)d->dev.mtu ? (enum ibv_mtu)mtu : d->dev.mtu);
 	if (rc < 0)
 		return vb_diag_unreachable(&d->dev, what, &gid, qpn, -rc, diag);
 	p->connected = true;
@@ -873,7 +845,7 @@ static int verbs_wait_fd(struct xp_dp *dp)
 
 static uint64_t verbs_now_ns(struct xp_dp *dp)
 {
-	return mono_ns();
+	return vb_mono_ns();
 }
 
 const struct xp_dp_ops xp_dp_verbs_ops = {

@@ -45,11 +45,6 @@
 #define CTRL_RECV_DEPTH 256
 #define CTRL_SEND_DEPTH 128
 
-static struct vb_dp *to_vb(struct xp_dp *dp)
-{
-	return (struct vb_dp *)dp;
-}
-
 static uint8_t *recv_slot(struct vb_ctrl *c, uint32_t i)
 {
 	return c->buf + (size_t)i * (VB_GRH_BYTES + c->mtu);
@@ -249,21 +244,6 @@ static int peer_find_or_add(struct vb_ctrl *c, const union ibv_gid *gid, uint32_
 	return (int)i;
 }
 
-static void be_put(uint8_t *p, uint32_t v, int bytes)
-{
-	for (int i = 0; i < bytes; i++)
-		p[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-}
-
-static uint32_t be_get(const uint8_t *p, int bytes)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < bytes; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 void vb_local_addr(struct xp_dp *dp, struct xp_dp_blob *addr)
 {
 	struct vb_dp *d = to_vb(dp);
@@ -271,8 +251,8 @@ void vb_local_addr(struct xp_dp *dp, struct xp_dp_blob *addr)
 	addr->len = CTRL_BLOB_BYTES;
 	addr->bytes[0] = CTRL_BLOB_MAGIC;
 	addr->bytes[1] = CTRL_BLOB_VERSION;
-	be_put(addr->bytes + 2, d->ctrl.qp->qp_num, 3);
-	be_put(addr->bytes + 5, d->dev.lid, 2);
+	vb_put_be(addr->bytes + 2, d->ctrl.qp->qp_num, 3);
+	vb_put_be(addr->bytes + 5, d->dev.lid, 2);
 	memcpy(addr->bytes + 7, d->dev.gid.raw, 16);
 }
 
@@ -306,7 +286,7 @@ int vb_peer_open(struct xp_dp *dp, const struct xp_dp_blob *addr, uint32_t *peer
 
 	vb_where(&d->dev, where, sizeof(where));
 	if (addr->len != CTRL_BLOB_BYTES || addr->bytes[0] != CTRL_BLOB_MAGIC ||
-	    addr->bytes[1] != CTRL_BLOB_VERSION || !(qpn = be_get(addr->bytes + 2, 3))) {
+	    addr->bytes[1] != CTRL_BLOB_VERSION || !(qpn = vb_get_be(addr->bytes + 2, 3))) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "verbs: %s: not a verbs control address (%u bytes)", where, addr->len);
 		return -EINVAL;
@@ -321,7 +301,7 @@ int vb_peer_open(struct xp_dp *dp, const struct xp_dp_blob *addr, uint32_t *peer
 			 "verbs: %s: all %u control peers are in use", where, VB_MAX_PEERS);
 		return i;
 	}
-	c->peers[i].lid = (uint16_t)be_get(addr->bytes + 5, 2);
+	c->peers[i].lid = (uint16_t)vb_get_be(addr->bytes + 5, 2);
 	if (!c->peers[i].ah) {
 		rc = make_ah(d, &c->peers[i], diag);
 		if (rc < 0)

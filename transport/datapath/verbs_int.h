@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "datapath.h"
 #include "verbs_map.h"
@@ -158,6 +159,36 @@ struct vb_dp {
 
 	struct xp_dp_stats st;
 };
+
+static inline struct vb_dp *to_vb(struct xp_dp *dp)
+{
+	return (struct vb_dp *)dp;
+}
+
+/* CLOCK_MONOTONIC in ns: the datapath's clock, and its deadlines. */
+static inline uint64_t vb_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Blob fields: @bytes (1..4) big-endian bytes of @v at @p, and back. */
+static inline void vb_put_be(uint8_t *p, uint32_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		p[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+}
+
+static inline uint32_t vb_get_be(const uint8_t *p, int bytes)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < bytes; i++)
+		v = v << 8 | p[i];
+	return v;
+}
 
 /* verbs_dev.c */
 int vb_dev_open(struct vb_dev *dev, const struct xp_dp_config *cfg, struct pcm_diag *diag);

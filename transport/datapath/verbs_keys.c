@@ -42,19 +42,6 @@
 #define BIND_WAIT_NS (5ull * 1000 * 1000 * 1000)
 #define KEY_QP_DEPTH 4
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static struct vb_dp *to_vb(struct xp_dp *dp)
-{
-	return (struct vb_dp *)dp;
-}
-
 /* Whether this device binds type 1 windows: its flags say so and one allocates. */
 static bool probe_mw(struct vb_dp *d)
 {
@@ -136,7 +123,7 @@ static int wait_bind(struct vb_keys *k)
 	int n;
 
 	while ((n = ibv_poll_cq(k->cq, 1, &wc)) == 0) {
-		uint64_t now = mono_ns();
+		uint64_t now = vb_mono_ns();
 
 		if (!deadline)
 			deadline = now + BIND_WAIT_NS;
