@@ -348,7 +348,7 @@ static uint64_t workload(struct run *r, uint64_t now)
 			else if (c->m[mi].post_ns < next)
 				next = c->m[mi].post_ns;
 		}
-		if (c->swap_ns && !c->swapped) {
+		if (c->swap_ns && !c->swapped && !c->closing) {
 			if (c->swap_ns <= now) {
 				struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
 
@@ -359,8 +359,11 @@ static uint64_t workload(struct run *r, uint64_t now)
 				ctl->conn = c->id[0];
 				ctl->opts = c->swap_to;
 				if (ctl_run(r, c->host[0], ctl) != 0) {
+					snprintf(r->why, sizeof(r->why),
+						 "conn %u: the live CC swap failed: %d: %.300s", ci,
+						 ctl->status, ctl->diag.msg);
 					free(ctl);
-					return fail(r, "the live CC swap failed", ci), 0;
+					return 0;
 				}
 				free(ctl);
 			} else if (c->swap_ns < next) {
@@ -513,6 +516,7 @@ static void dump(const struct run *r)
 		const struct xp_core_stats *c = xp_core_stats(xp_engine_core(r->e[h]));
 		struct xp_dp *dp = xp_engine_dp(r->e[h]);
 		uint64_t drops = 0;
+		struct xp_core_usage u;
 
 		dp->ops->stats(dp, &d);
 		for (int i = 0; i < XP_DROP_COUNT; i++)
@@ -525,6 +529,13 @@ static void dump(const struct run *r)
 			h, d.writes_posted, d.writes_full, d.writes_lost, d.writes_bad_key,
 			d.chunks_delivered, d.ctrl_sent, d.ctrl_received, d.ctrl_dropped,
 			c->chunks_sent, c->chunks_retx, c->chunks_received, c->rto_fires, drops);
+		xp_core_usage(xp_engine_core(r->e[h]), &u);
+		fprintf(stderr,
+			"    usage: open %u quar %u send %u recv %u ops %u inflight %u timers %u"
+			" paced %u comps %u; idle %d\n",
+			u.conns_open, u.conns_quarantined, u.send_msgs, u.recv_msgs, u.ops,
+			u.in_flight_chunks, u.timers_armed, u.paced, u.completions_pending,
+			xp_engine_idle(r->e[h]));
 	}
 }
 

@@ -38,6 +38,8 @@ enum flight_kind { FLIGHT_DATA = 1, FLIGHT_CTRL = 2 };
 struct flight {
 	uint8_t kind;
 	bool used;
+	bool in_fabric;          /* posted, neither delivered nor dropped yet */
+	uint32_t gen;            /* in the cookie: a late report of a swept flight is ignored */
 	uint32_t src_host, dst_host;
 	uint32_t dst_path;       /* DATA: the receiver's path handle */
 	uint32_t imm, rkey, len;
@@ -154,6 +156,7 @@ static int flight_new(struct xp_softnic_world *w, uint8_t kind, uint32_t len, ui
 	if (len && !f->bytes)
 		return -ENOMEM;
 	w->fl_free = f->next_free;
+	f->gen++;
 	f->used = true;
 	f->kind = kind;
 	f->len = len;
@@ -165,12 +168,30 @@ static int flight_new(struct xp_softnic_world *w, uint8_t kind, uint32_t len, ui
 static void flight_free(struct xp_softnic_world *w, uint32_t i)
 {
 	struct flight *f = &w->fl[i];
+	uint32_t gen = f->gen;
 
 	free(f->bytes);
 	memset(f, 0, sizeof(*f));
+	f->gen = gen;
 	f->next_free = w->fl_free;
 	w->fl_free = i;
 	w->fl_used--;
+}
+
+static uint64_t flight_cookie(const struct xp_softnic_world *w, uint32_t i)
+{
+	return (uint64_t)w->fl[i].gen << 32 | i;
+}
+
+/* The flight a report names, or UINT32_MAX when it was swept as lost already. */
+static uint32_t flight_of_cookie(const struct xp_softnic_world *w, uint64_t cookie)
+{
+	uint32_t i = (uint32_t)cookie;
+
+	if (i >= w->fl_cap || !w->fl[i].used || !w->fl[i].in_fabric ||
+	    w->fl[i].gen != (uint32_t)(cookie >> 32))
+		return UINT32_MAX;
+	return i;
 }
 
 /* ---- held deliveries: a min-heap --------------------------------------------------------------- */
@@ -306,10 +327,13 @@ static void on_delivered(void *ctx, uint32_t qp, uint64_t cookie, uint64_t t_ps,
 {
 	struct xp_softnic_world *w = ctx;
 	uint64_t now_ns = t_ps / PS_PER_NS;
-	uint32_t i = (uint32_t)cookie;
+	uint32_t i = flight_of_cookie(w, cookie);
 	struct held h = { .flight = i, .ce = ce };
 
 	(void)qp;
+	if (i == UINT32_MAX)
+		return;
+	w->fl[i].in_fabric = false;
 	if (chance(w, w->faults.dup_ppm)) {
 		struct held d = { .flight = i, .ce = ce,
 				  .due_ns = now_ns + 1 + rng_next(w) % (w->rtt_ns + 1) };
@@ -340,28 +364,34 @@ static void on_delivered(void *ctx, uint32_t qp, uint64_t cookie, uint64_t t_ps,
 static void on_dropped(void *ctx, uint32_t qp, uint64_t cookie, uint64_t t_ps)
 {
 	struct xp_softnic_world *w = ctx;
-	struct flight *f = &w->fl[(uint32_t)cookie];
-	struct softnic *s = f->src_host < w->n_hosts ? w->hosts[f->src_host] : NULL;
+	uint32_t i = flight_of_cookie(w, cookie);
+	struct softnic *s;
 
 	(void)qp;
 	(void)t_ps;
-	if (s && f->kind == FLIGHT_DATA)
+	if (i == UINT32_MAX)
+		return;
+	s = w->fl[i].src_host < w->n_hosts ? w->hosts[w->fl[i].src_host] : NULL;
+	if (s && w->fl[i].kind == FLIGHT_DATA)
 		s->st.writes_lost++;
 	else if (s)
 		s->st.ctrl_dropped++;
-	flight_free(w, (uint32_t)cookie);
+	flight_free(w, i);
 }
 
 /* A write's last packet left the send queue: its send slot is free. */
 static void on_sent(void *ctx, uint32_t qp, uint64_t cookie, uint64_t t_ps)
 {
 	struct xp_softnic_world *w = ctx;
-	struct flight *f = &w->fl[(uint32_t)cookie];
-	struct softnic *s = f->src_host < w->n_hosts ? w->hosts[f->src_host] : NULL;
+	uint32_t i = flight_of_cookie(w, cookie);
+	struct softnic *s;
 
 	(void)qp;
 	(void)t_ps;
-	if (s && f->kind == FLIGHT_DATA && s->in_sq)
+	if (i == UINT32_MAX)
+		return;
+	s = w->fl[i].src_host < w->n_hosts ? w->hosts[w->fl[i].src_host] : NULL;
+	if (s && w->fl[i].kind == FLIGHT_DATA && s->in_sq)
 		s->in_sq--;
 }
 
@@ -467,6 +497,27 @@ bool xp_softnic_world_busy(const struct xp_softnic_world *w)
 	return w->held_n || uet_sim_next_event_ps(w->sim) != UINT64_MAX;
 }
 
+/*
+ * The emulation never reports a message whose last packets were lost (uet.h):
+ * once it has nothing left to do, every flight still in the fabric is lost.
+ */
+static void sweep_lost(struct xp_softnic_world *w)
+{
+	for (uint32_t i = 0; i < w->fl_cap && w->fl_used; i++) {
+		struct flight *f = &w->fl[i];
+		struct softnic *s;
+
+		if (!f->used || !f->in_fabric)
+			continue;
+		s = f->src_host < w->n_hosts ? w->hosts[f->src_host] : NULL;
+		if (s && f->kind == FLIGHT_DATA)
+			s->st.writes_lost++;
+		else if (s)
+			s->st.ctrl_dropped++;
+		flight_free(w, i);
+	}
+}
+
 /* Serve held deliveries due at or before @t_ns, and the emulation's events, up to @t_ns. */
 static int world_run_until(struct xp_softnic_world *w, uint64_t t_ns)
 {
@@ -486,6 +537,8 @@ static int world_run_until(struct xp_softnic_world *w, uint64_t t_ns)
 		}
 		if (w->err)
 			return w->err;
+		if (!w->held_n && uet_sim_next_event_ps(w->sim) == UINT64_MAX)
+			sweep_lost(w);
 		if (upto == t_ns)
 			return 0;
 	}
@@ -832,11 +885,14 @@ static bool post_write(struct softnic *s, const struct xp_write *wr)
 	f->rkey = wr->rkey;
 	f->raddr = wr->raddr;
 	f->dst_path = p->remote_path;
-	if (uet_sim_raw_post(w->sim, (uint32_t)p->qp, wr->len, i) < 0) {
+	/* before the post: the emulation may report at once */
+	f->in_fabric = true;
+	s->in_sq++;
+	if (uet_sim_raw_post(w->sim, (uint32_t)p->qp, wr->len, flight_cookie(w, i)) < 0) {
 		flight_free(w, i);
+		s->in_sq--;
 		return false;
 	}
-	s->in_sq++;
 	return true;
 }
 
@@ -881,7 +937,8 @@ static int softnic_post_ctrl(struct xp_dp *dp, uint32_t peer, const void *bytes,
 	memcpy(w->fl[i].bytes, bytes, len);
 	w->fl[i].src_host = s->host;
 	w->fl[i].dst_host = peer;
-	rc = uet_sim_raw_post(w->sim, (uint32_t)s->peers[peer].qp, len, i);
+	w->fl[i].in_fabric = true;
+	rc = uet_sim_raw_post(w->sim, (uint32_t)s->peers[peer].qp, len, flight_cookie(w, i));
 	if (rc < 0) {
 		flight_free(w, i);
 		s->st.ctrl_dropped++;
