@@ -395,12 +395,32 @@ static void on_sent(void *ctx, uint32_t qp, uint64_t cookie, uint64_t t_ps)
 		s->in_sq--;
 }
 
+/*
+ * The switch a host's packets meet first (its node id), where the per-packet
+ * faults are drawn once; UINT32_MAX: not known for this topology (fat tree),
+ * so they are drawn at every hop.
+ */
+static uint32_t first_switch(const struct xp_softnic_world *w, uint32_t host)
+{
+	const struct uet_topo_cfg *t = &w->scn->topo;
+
+	if (t->kind == UET_TOPO_INCAST)
+		return w->n_hosts;
+	if (t->kind == UET_TOPO_LEAF_SPINE)
+		return w->n_hosts + host / t->hosts_per_leaf;
+	return UINT32_MAX;
+}
+
 /* The switches' fault draws: loss of any raw packet, trims of data packets. */
 static enum uet_filter_verdict at_switch(void *ctx, const struct uet_pkt_view *p)
 {
 	struct xp_softnic_world *w = ctx;
+	uint32_t first;
 
 	if (p->kind != UET_PKT_RAW)
+		return UET_FILTER_PASS;
+	first = first_switch(w, p->src);
+	if (first != UINT32_MAX && p->nic != first)
 		return UET_FILTER_PASS;
 	if (chance(w, w->faults.loss_ppm))
 		return UET_FILTER_DROP;

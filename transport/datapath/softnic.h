@@ -15,7 +15,8 @@
  * on UC. Time is the emulation's: now_ns() is its clock.
  *
  * Faults, besides those of the scenario (link failures) and the fabric
- * (queues, ECN): per packet at the switches, loss and trims; per delivered
+ * (queues, ECN): per packet, at the first switch a packet meets (incast,
+ * leaf-spine; every switch on a fat tree), loss and trims; per delivered
  * message, duplication, reordering (held back a little) and delay spikes
  * (held back a lot). Every draw comes from the world's seed: a run is a
  * function of (scenario, seed, faults, what the engines do).
