@@ -6,7 +6,7 @@
  *   pcm-bench goodput --datapath softnic|null|verbs --flows F --msg-size S
  *                     --chunk-size C --policy P
  *                     --mode sync|async-relaxed|async-locked|async-bounded
- *                     --engines E [--link-gbps G] [--seconds T] [--json]
+ *                     --engines E [--paths N] [--link-gbps G] [--seconds T] [--json]
  *   pcm-bench latency [--datapath null] [--iters N] [--json]
  *
  * goodput, null (and verbs): E sending and E receiving engines with inline
@@ -16,7 +16,7 @@
  * chunks_per_s is chunks received per second; cpu_ns_per_chunk is this
  * thread's CPU time per chunk (sender and receiver work both).
  * goodput, softnic: an F:1 incast on an emulated link of G Gbit/s (host F
- * receives), 8 paths per flow, one engine per host, for T/100 s of
+ * receives), --paths paths per flow (default 1), one engine per host, for T/100 s of
  * emulated time (--seconds 1: 10 ms of the fabric); goodput_gbps is in
  * emulated time, with Jain's index over the flows.
  * latency: a ping-pong between two engines on the null datapath (copying
@@ -39,7 +39,7 @@
 
 struct gp_opts {
 	const char *datapath, *policy, *mode_name;
-	uint32_t flows, engines;
+	uint32_t flows, engines, paths;
 	uint64_t msg_size, chunk_size, link_gbps;
 	double seconds;
 	enum xp_cc_pcm_mode mode;
@@ -242,7 +242,7 @@ static int softnic_world(struct gp *g, struct pcm_diag *diag)
 
 static int gp_setup(struct gp *g, struct pcm_diag *diag)
 {
-	struct xp_conn_opts opts = { .paths = g->w ? 8 : 1 };
+	struct xp_conn_opts opts = { .paths = g->o.paths };
 	int rc;
 
 	if (g->o.policy && strcmp(g->o.policy, "none") != 0) {
@@ -295,6 +295,16 @@ static int gp_run(struct gp *g)
 	cpu = bench_thread_cpu_s() - c0;
 	for (uint32_t i = 0; i < g->o.flows; i++)
 		bytes += g->f[i].bytes;
+	for (uint32_t i = 0; getenv("PCM_BENCH_VERBOSE") && i < g->n_e; i++) {
+		const struct xp_core_stats *c = xp_core_stats(xp_engine_core(g->e[i]));
+		struct xp_dp_stats d;
+
+		xp_engine_dp(g->e[i])->ops->stats(xp_engine_dp(g->e[i]), &d);
+		fprintf(stderr, "engine %u: sent %" PRIu64 " retx %" PRIu64 " rto %" PRIu64
+			" rack %" PRIu64 " dp lost %" PRIu64 " full %" PRIu64 "\n", i,
+			c->chunks_sent, c->chunks_retx, c->rto_fires, c->rack_losses, d.writes_lost,
+			d.writes_full);
+	}
 	if (rc == 0)
 		printf("{\"bench\":\"goodput\",\"datapath\":\"%s\",\"policy\":\"%s\",\"mode\":\"%s\","
 		       "\"flows\":%u,\"msg_size\":%" PRIu64 ",\"chunk_size\":%" PRIu64
@@ -360,6 +370,8 @@ static int parse_gp(int argc, char **argv, struct gp_opts *o)
 			rc = parse_mode(o, v);
 		else if (strcmp(a, "--flows") == 0)
 			rc = bench_parse_u64(a, v, 1, MAX_FLOWS, &x), o->flows = (uint32_t)x;
+		else if (strcmp(a, "--paths") == 0)
+			rc = bench_parse_u64(a, v, 1, 8, &x), o->paths = (uint32_t)x;
 		else if (strcmp(a, "--engines") == 0)
 			rc = bench_parse_u64(a, v, 1, MAX_ENGINES / 2, &x), o->engines = (uint32_t)x;
 		else if (strcmp(a, "--msg-size") == 0)
@@ -388,7 +400,7 @@ int bench_goodput(int argc, char **argv)
 {
 	struct gp g = { .o = { .datapath = "null", .flows = 1, .engines = 1, .msg_size = 1 << 20,
 			       .chunk_size = 65536, .link_gbps = 400, .seconds = 1.0,
-			       .mode_name = "sync" } };
+			       .mode_name = "sync", .paths = 1 } };
 	struct pcm_diag diag = { { 0 } };
 	int rc;
 

@@ -483,7 +483,7 @@ static void usage(FILE *f)
 	      "  pcm-bench goodput --datapath softnic|null|verbs --flows F --msg-size S\n"
 	      "                     --chunk-size C --policy P\n"
 	      "                     --mode sync|async-relaxed|async-locked|async-bounded\n"
-	      "                     --engines E [--link-gbps G] [--seconds T] [--json]\n"
+	      "                     --engines E [--paths N] [--link-gbps G] [--seconds T] [--json]\n"
 	      "  pcm-bench latency [--datapath null] [--iters N] [--json]\n"
 	      "  pcm-bench list\n",
 	      f);
