@@ -128,4 +128,8 @@ int bench_validate_rtt_injection(int argc, char **argv);
 /* bench_arith.c */
 int bench_validate_arith(int argc, char **argv);
 
+/* pcm-bench goodput / latency (bench_transport.c): exit codes. */
+int bench_goodput(int argc, char **argv);
+int bench_latency(int argc, char **argv);
+
 #endif /* PCM_BENCH_BENCH_H */

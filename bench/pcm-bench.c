@@ -12,8 +12,12 @@
  *                      [--queue-ns N] [--skew-bound N] [--csv FILE]
  *   pcm-bench validate-arith --policy NAME [--scenario FILE] [--policy-dir DIR] [--seed N]
  *                      [--json]
+ *   pcm-bench goodput --datapath softnic|null|verbs --flows F --msg-size S --chunk-size C
+ *                     --policy P --mode M --engines E [--json]
+ *   pcm-bench latency [--datapath null] [--iters N] [--json]
  *   pcm-bench list
  *
+ * goodput and latency (the transport engine) live in bench_transport.c.
  * The asynchronous-shell benchmarks live in bench_async.c, the numerical
  * validation across fixed-point formats in bench_arith.c.
  */
@@ -476,6 +480,11 @@ static void usage(FILE *f)
 	      "                     [--gap-ns N] [--queue-ns N] [--skew-bound N] [--csv FILE]\n"
 	      "  pcm-bench validate-arith --policy NAME [--scenario FILE] [--policy-dir DIR]\n"
 	      "                     [--seed N] [--json]\n"
+	      "  pcm-bench goodput --datapath softnic|null|verbs --flows F --msg-size S\n"
+	      "                     --chunk-size C --policy P\n"
+	      "                     --mode sync|async-relaxed|async-locked|async-bounded\n"
+	      "                     --engines E [--paths N] [--link-gbps G] [--seconds T] [--json]\n"
+	      "  pcm-bench latency [--datapath null] [--iters N] [--json]\n"
 	      "  pcm-bench list\n",
 	      f);
 }
@@ -492,6 +501,10 @@ int main(int argc, char **argv)
 		return bench_validate_rtt_injection(argc, argv);
 	if (strcmp(argv[1], "validate-arith") == 0)
 		return bench_validate_arith(argc, argv);
+	if (strcmp(argv[1], "goodput") == 0)
+		return bench_goodput(argc, argv);
+	if (strcmp(argv[1], "latency") == 0)
+		return bench_latency(argc, argv);
 	if (strcmp(argv[1], "list") == 0)
 		return cmd_list();
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
