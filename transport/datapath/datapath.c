@@ -12,6 +12,7 @@
 static const struct xp_dp_ops *const datapaths[] = {
 	&xp_dp_null_ops,
 	&xp_dp_softnic_ops,
+	&xp_dp_verbs_ops,
 	NULL,
 };
 

@@ -95,6 +95,7 @@ struct xp_dp_config {
 	uint32_t max_paths;   /* paths this instance may create; 0: the default */
 	uint32_t max_keys;    /* regions + receive keys at once; 0: the default */
 	bool copy;            /* null: copy chunk bytes (tests) or only move events (goodput) */
+	bool no_recv_keys;    /* verbs: hand out the region's rkey even where memory windows exist */
 	void *world;          /* softnic: the emulated fabric (softnic.h) */
 	uint32_t host;        /* softnic: this instance's host in the fabric */
 };
@@ -203,6 +204,7 @@ struct xp_dp {
 
 extern const struct xp_dp_ops xp_dp_null_ops;
 extern const struct xp_dp_ops xp_dp_softnic_ops;
+extern const struct xp_dp_ops xp_dp_verbs_ops;
 
 /**
  * xp_dp_find() - a datapath by name, from the explicit table of those built.
@@ -324,5 +326,35 @@ struct xp_boot {
 extern const struct xp_boot_ops xp_boot_registry_ops;
 /* TCP ("host:port"; verbs, and null across processes): boot_tcp.c. */
 extern const struct xp_boot_ops xp_boot_tcp_ops;
+
+/**
+ * xp_boot_tcp_port() - the port a TCP bootstrap listens on (useful after
+ * listening on port 0).
+ * @b: a bootstrap of xp_boot_tcp_ops.
+ *
+ * Return: the port, -ENOTCONN (not listening), -EINVAL (not a TCP bootstrap).
+ */
+int xp_boot_tcp_port(struct xp_boot *b);
+
+/**
+ * xp_boot_tcp_set_timeout() - the deadline of each phase of an exchange
+ * (connect and send, wait for the answer; read a request, wait for
+ * answer(), send the answer); default 10 s. Applies to phases that start
+ * after the call.
+ * @b: a bootstrap of xp_boot_tcp_ops.
+ * @timeout_ns: > 0.
+ *
+ * Return: 0, -EINVAL.
+ */
+int xp_boot_tcp_set_timeout(struct xp_boot *b, uint64_t timeout_ns);
+
+/**
+ * xp_boot_tcp_counters() - what a TCP bootstrap refused: frames that failed
+ * their checks, incoming connections closed because too many were pending.
+ * @b: a bootstrap of xp_boot_tcp_ops (another gives zeros).
+ * @bad_frames: filled in.
+ * @refused_busy: filled in.
+ */
+void xp_boot_tcp_counters(struct xp_boot *b, uint64_t *bad_frames, uint64_t *refused_busy);
 
 #endif /* XP_DATAPATH_H */
