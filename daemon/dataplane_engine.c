@@ -331,17 +331,6 @@ static void engine_max_msg(struct pcmd_dp *dp, uint32_t i)
 		dp->max_msg_bytes = m;
 }
 
-/* Say so when the engines carry less than limits.max_message_bytes. */
-static void note_max_msg(const struct pcmd_config *cfg, const struct pcmd_dp *dp)
-{
-	if (dp->max_msg_bytes >= cfg->limits.max_message_bytes)
-		return;
-	pcmd_warn("limits.max_message_bytes (%llu) is above the %llu bytes the engines carry "
-		  "(4096 chunks of datapath.chunk_bytes): clients are given %llu",
-		  (unsigned long long)cfg->limits.max_message_bytes,
-		  (unsigned long long)dp->max_msg_bytes, (unsigned long long)dp->max_msg_bytes);
-}
-
 static int eng_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err,
 		      size_t err_len)
 {
@@ -387,7 +376,6 @@ static int eng_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char 
 	}
 	pcmd_info("data plane: %u engine%s on datapath %s", dp->n_engines,
 		  dp->n_engines == 1 ? "" : "s", dp->dp_ops->name);
-	note_max_msg(cfg, dp);
 	*out = dp;
 	return 0;
 }
