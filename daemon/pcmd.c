@@ -487,7 +487,7 @@ static int load_config(struct pcmd *d, char *err, size_t err_len)
 		return rc;
 	pcmd_config_resolve(d->cfg, d->sysfs_ib);
 	pcmd_log_set_level(d->cfg->log_level);
-	rc = pcmd_policies_create(pcmd_datapath_name(d->cfg->datapath.resolved), &d->policies);
+	rc = pcmd_policies_create(pcmd_datapath_target(d->cfg->datapath.resolved), &d->policies);
 	if (rc < 0) {
 		snprintf(err, err_len, "policy registry: %s", strerror(-rc));
 		return rc;
