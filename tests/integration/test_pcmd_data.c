@@ -54,7 +54,7 @@ static int start_small_chunks(void **state)
 	 * flight over many loop turns. */
 	static const char yaml[] = "log_level: debug\n"
 				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
-				   "datapath: {chunk_bytes: 8192}\n";
+				   "datapath: {kind: \"null\", chunk_bytes: 8192}\n";
 
 	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
 }
