@@ -368,12 +368,15 @@ static int run_once(const struct vd_opts *o, const char *sock, pid_t pcmd_pid, u
 					(double)s.chunks;
 	rc = 0;
 out:
-	for (int side = 0; side < 2; side++) {
-		if (s.buf[side])
-			pcm_tp_mem_free(s.ep[side], s.buf[side]);
+	/*
+	 * Close the endpoints, which frees their memory once their engines are
+	 * gone; never pcm_tp_mem_free() a buffer with posts outstanding. The
+	 * sender first: in process its engine copies into the receiver's
+	 * buffers, so those must outlive it.
+	 */
+	for (int side = 0; side < 2; side++)
 		if (s.ep[side])
 			pcm_tp_endpoint_close(s.ep[side]);
-	}
 	return rc;
 }
 

@@ -147,10 +147,14 @@ static int receiver(void *arg)
 	return rc < 0 ? 1 : 0;
 }
 
+/* A child's ready byte; a child that died first fails the test in 30 s, never hangs it. */
 static void wait_ready(int fd)
 {
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	char c;
 
+	if (poll(&p, 1, 30000) != 1)
+		fail_msg("a child never said it was ready (it failed or hung: see its stderr)");
 	assert_int_equal(read(fd, &c, 1), 1);
 }
 
