@@ -130,6 +130,8 @@ int bench_validate_arith(int argc, char **argv);
 
 /* pcm-bench goodput / latency (bench_transport.c): the transport engine over a datapath. */
 int bench_goodput(int argc, char **argv);
+/* pcm-bench goodput --via-daemon (bench_via_daemon.c): in process against through pcmd. */
+int bench_goodput_via_daemon(int argc, char **argv);
 int bench_latency(int argc, char **argv);
 
 #endif /* PCM_BENCH_BENCH_H */

@@ -480,6 +480,8 @@ static void usage(FILE *f)
 	      "                     [--chunk-size C] [--policy P] [--engines E] [--json]\n"
 	      "                     [--mode sync|async-relaxed|async-locked|async-bounded]\n"
 	      "                     [--seconds T] [--virtual-us U] [--link-gbps G]\n"
+	      "  pcm-bench goodput --via-daemon [--socket PATH | --pcmd PATH] [--msg-size S]\n"
+	      "                     [--chunk-size C] [--policy P] [--seconds T] [--runs N] [--json]\n"
 	      "  pcm-bench latency [--datapath null] [--policy P] [--mode M] [--iters N] [--json]\n"
 	      "                     [--progress inline|thread] [--spin-ns N]\n"
 	      "  pcm-bench list\n",
@@ -500,8 +502,12 @@ int main(int argc, char **argv)
 		return bench_validate_arith(argc, argv);
 	if (strcmp(argv[1], "list") == 0)
 		return cmd_list();
-	if (strcmp(argv[1], "goodput") == 0)
+	if (strcmp(argv[1], "goodput") == 0) {
+		for (int i = 2; i < argc; i++)
+			if (strcmp(argv[i], "--via-daemon") == 0)
+				return bench_goodput_via_daemon(argc, argv);
 		return bench_goodput(argc, argv);
+	}
 	if (strcmp(argv[1], "latency") == 0)
 		return bench_latency(argc, argv);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

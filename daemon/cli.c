@@ -124,7 +124,7 @@ static int check_config(const struct args *a)
 	rc = pcmd_config_load(a->config, &a->ovr, cfg, err, sizeof(err));
 	if (rc == 0) {
 		pcmd_config_resolve(cfg, "/sys/class/infiniband");
-		rc = pcmd_policies_create(pcmd_datapath_name(cfg->datapath.resolved), &pol);
+		rc = pcmd_policies_create(pcmd_datapath_target(cfg->datapath.resolved), &pol);
 		if (rc < 0)
 			snprintf(err, sizeof(err), "policy registry: %s", strerror(-rc));
 	}

@@ -1166,6 +1166,11 @@ const char *pcmd_datapath_name(uint32_t kind)
 	return name_of(datapath_names, N_ROWS(datapath_names), kind);
 }
 
+const char *pcmd_datapath_target(uint32_t kind)
+{
+	return kind == PCMD_DATAPATH_NULL ? "softnic" : pcmd_datapath_name(kind);
+}
+
 const char *pcmd_shell_mode_name(uint32_t mode)
 {
 	return name_of(mode_names, N_ROWS(mode_names), mode);

@@ -247,6 +247,16 @@ struct pcmd_cfg_loc pcmd_config_key_loc(const struct pcmd_config *cfg, const cha
 /* Names for messages and output. */
 const char *pcmd_log_level_name(uint32_t level);
 const char *pcmd_datapath_name(uint32_t kind);
+
+/**
+ * pcmd_datapath_target() - the PCM target whose signals datapath @kind gives
+ * policies: its own name, but "softnic" for null (the CPU transport's
+ * signals, as the null datapath reports them; there is no "null" target).
+ * @kind: a resolved PCMD_DATAPATH_* kind.
+ *
+ * Return: the target's name, for pcm_target_find().
+ */
+const char *pcmd_datapath_target(uint32_t kind);
 const char *pcmd_shell_mode_name(uint32_t mode);
 
 /**

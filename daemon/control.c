@@ -401,7 +401,7 @@ static size_t on_hello(struct req *r)
 	c->max_outstanding = cfg->limits.outstanding_per_client;
 	c->max_listeners = cfg->limits.listeners_per_client;
 	c->max_region_bytes = cfg->limits.memory_per_client_bytes;
-	c->max_message_bytes = cfg->limits.max_message_bytes;
+	c->max_message_bytes = pcmd_dp_max_message_bytes(r->d->dp_ops, r->d->dp, cfg);
 	if (c->role == PCMD_ROLE_APP && alloc_app_tables(c) < 0) {
 		c->close_after_send = true;
 		return fail(r, -ENOMEM, "out of memory for this client's tables");

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * dataplane.c - the completeness check every data plane passes before pcmd
- * uses it, and the datapath name pcmd reports.
+ * uses it, the datapath name pcmd reports, and the longest message it lets
+ * clients post.
  */
 #include <stddef.h>
 
@@ -44,4 +45,13 @@ const char *pcmd_dp_datapath(const struct pcmd_dp_ops *ops, struct pcmd_dp *dp,
 	if (ops && dp && ops->datapath)
 		return ops->datapath(dp);
 	return pcmd_datapath_name(cfg->datapath.resolved);
+}
+
+uint64_t pcmd_dp_max_message_bytes(const struct pcmd_dp_ops *ops, struct pcmd_dp *dp,
+				   const struct pcmd_config *cfg)
+{
+	uint64_t limit = cfg->limits.max_message_bytes;
+	uint64_t carried = ops && dp && ops->max_message_bytes ? ops->max_message_bytes(dp) : 0;
+
+	return carried && carried < limit ? carried : limit;
 }

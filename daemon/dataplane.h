@@ -106,6 +106,8 @@ struct pcmd_dp_ops {
 	int (*set_policy)(struct pcmd_dp *dp, uint32_t flow, const struct pcmd_dp_flow_opts *opts);
 	/* Optional: the datapath it runs ("null", "softnic", "verbs"); NULL: the config's. */
 	const char *(*datapath)(struct pcmd_dp *dp);
+	/* Optional: the longest message its datapath carries; NULL or 0: no limit of its own. */
+	uint64_t (*max_message_bytes)(struct pcmd_dp *dp);
 };
 
 /**
@@ -118,6 +120,19 @@ struct pcmd_dp_ops {
  */
 const char *pcmd_dp_datapath(const struct pcmd_dp_ops *ops, struct pcmd_dp *dp,
 			     const struct pcmd_config *cfg);
+
+/**
+ * pcmd_dp_max_message_bytes() - the longest message pcmd lets a client post.
+ * @ops: the data plane's ops table.
+ * @dp: the data plane.
+ * @cfg: the configuration (limits.max_message_bytes).
+ *
+ * Return: the smaller of limits.max_message_bytes and what the data plane
+ * carries (its max_message_bytes op), so that no post the client's library
+ * accepts is refused by the engine afterwards.
+ */
+uint64_t pcmd_dp_max_message_bytes(const struct pcmd_dp_ops *ops, struct pcmd_dp *dp,
+				   const struct pcmd_config *cfg);
 
 /**
  * pcmd_dp_ops_check() - check that an ops table is complete.

@@ -103,6 +103,7 @@ struct pcmd_dp {
 	uint32_t **conn_flow; /* per engine: conn id -> flow id */
 	uint32_t max_conns;
 	uint32_t next_engine;
+	uint64_t max_msg_bytes; /* the longest message every engine carries */
 	struct xp_waiter waiter;
 	uint32_t n_regions; /* for names */
 
@@ -316,6 +317,20 @@ static void eng_destroy(struct pcmd_dp *dp)
 	free(dp);
 }
 
+/*
+ * Take engine @i's longest message (4,096 chunks of its chunk_bytes, after the
+ * datapath's clamp) into the data plane's: a longer send would be refused by
+ * the engine after pcmd had accepted it, and the peer's receive would then
+ * take the next, shorter message (FIFO matching, pcm_transport(3)).
+ */
+static void engine_max_msg(struct pcmd_dp *dp, uint32_t i)
+{
+	uint64_t m = xp_core_max_msg_bytes(xp_engine_core(dp->engines[i]));
+
+	if (!dp->max_msg_bytes || m < dp->max_msg_bytes)
+		dp->max_msg_bytes = m;
+}
+
 static int eng_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err,
 		      size_t err_len)
 {
@@ -353,6 +368,7 @@ static int eng_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char 
 			break;
 		}
 		memset(dp->conn_flow[i], 0xff, ec.core.max_conns * sizeof(uint32_t));
+		engine_max_msg(dp, i);
 	}
 	if (rc < 0) {
 		eng_destroy(dp);
@@ -862,6 +878,11 @@ static const char *eng_datapath(struct pcmd_dp *dp)
 	return dp->dp_ops->name;
 }
 
+static uint64_t eng_max_message_bytes(struct pcmd_dp *dp)
+{
+	return dp->max_msg_bytes;
+}
+
 const struct pcmd_dp_ops pcmd_dp_engine = {
     .name = "engine",
     .create = eng_create,
@@ -881,4 +902,5 @@ const struct pcmd_dp_ops pcmd_dp_engine = {
     .flow_stats = eng_flow_stats,
     .set_policy = eng_set_policy,
     .datapath = eng_datapath,
+    .max_message_bytes = eng_max_message_bytes,
 };

@@ -442,6 +442,19 @@ static int open_signals(struct pcmd *d)
 	return d->signal_fd < 0 ? -errno : 0;
 }
 
+/* Say so when the data plane carries less than limits.max_message_bytes. */
+static void note_max_message(const struct pcmd *d)
+{
+	uint64_t given = pcmd_dp_max_message_bytes(d->dp_ops, d->dp, d->cfg);
+
+	if (given < d->cfg->limits.max_message_bytes)
+		pcmd_warn("limits.max_message_bytes (%llu) is above the %llu bytes data plane %s "
+			  "carries (4096 chunks of datapath.chunk_bytes): clients are given %llu",
+			  (unsigned long long)d->cfg->limits.max_message_bytes,
+			  (unsigned long long)given, pcmd_dp_datapath(d->dp_ops, d->dp, d->cfg),
+			  (unsigned long long)given);
+}
+
 static int open_dataplane(struct pcmd *d, const struct pcmd_dp_ops *dp, char *err, size_t err_len)
 {
 	const char *missing = pcmd_dp_ops_check(dp);
@@ -457,6 +470,7 @@ static int open_dataplane(struct pcmd *d, const struct pcmd_dp_ops *dp, char *er
 	if (rc < 0)
 		return rc;
 	d->dp_fd = dp->event_fd(d->dp);
+	note_max_message(d);
 	return 0;
 }
 
@@ -473,7 +487,7 @@ static int load_config(struct pcmd *d, char *err, size_t err_len)
 		return rc;
 	pcmd_config_resolve(d->cfg, d->sysfs_ib);
 	pcmd_log_set_level(d->cfg->log_level);
-	rc = pcmd_policies_create(pcmd_datapath_name(d->cfg->datapath.resolved), &d->policies);
+	rc = pcmd_policies_create(pcmd_datapath_target(d->cfg->datapath.resolved), &d->policies);
 	if (rc < 0) {
 		snprintf(err, err_len, "policy registry: %s", strerror(-rc));
 		return rc;

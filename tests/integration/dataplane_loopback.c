@@ -7,7 +7,8 @@
  * (FIFO, like the transport), copied chunk by chunk (datapath.chunk_bytes, a
  * bounded number of chunks per poll) so a large message stays in flight
  * across many loop turns. A message longer than its receive completes both
- * with -EMSGSIZE. Closing a flow completes its outstanding work with
+ * with -EMSGSIZE; like the transport, it carries messages of up to 4,096
+ * chunks (max_message_bytes). Closing a flow completes its outstanding work with
  * -ECONNABORTED and its peer's with -ECONNRESET, then reports CLOSED.
  *
  * It also checks pcmd: every offset it is given must lie inside the flow's
@@ -26,6 +27,7 @@
 
 #define NONE UINT32_MAX
 #define CHUNKS_PER_POLL 16
+#define MAX_CHUNKS 4096 /* per message, as the transport's immediate allows */
 
 struct pcmd_dp_region {
 	uint8_t *base;
@@ -599,6 +601,11 @@ void pcmd_dp_loopback_usage(struct pcmd_dp *dp, struct pcmd_dp_loopback_usage *o
 	out->policy_swaps = dp->swaps;
 }
 
+static uint64_t lb_max_message_bytes(struct pcmd_dp *dp)
+{
+	return MAX_CHUNKS * dp->chunk_bytes;
+}
+
 const struct pcmd_dp_ops pcmd_dp_loopback = {
     .name = "loopback (tests)",
     .create = lb_create,
@@ -617,4 +624,5 @@ const struct pcmd_dp_ops pcmd_dp_loopback = {
     .close = lb_close,
     .flow_stats = lb_flow_stats,
     .set_policy = lb_set_policy,
+    .max_message_bytes = lb_max_message_bytes,
 };

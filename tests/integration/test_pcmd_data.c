@@ -2,8 +2,13 @@
 /*
  * test_pcmd_data.c - data through pcmd (over the loopback data plane) between
  * separate client processes: byte-exact delivery, the too-long-message rule,
- * a SIGKILLed client reclaimed without leaks while others carry on, a client
- * that stops reading completions, and 1,000 connect/disconnect cycles.
+ * a message longer than the engines carry refused at post, a SIGKILLed client
+ * reclaimed without leaks while others carry on, a client that stops reading
+ * completions, and 1,000 connect/disconnect cycles.
+ *
+ * Every child this test forks dies with it (PR_SET_PDEATHSIG) and is killed
+ * by each test's teardown, so a failing test can never leave one behind to
+ * hold the suite's output open.
  *
  * Seeds: PCMD_TEST_SEED (default 1). Cycles: PCMD_TEST_CYCLES (default 1000).
  */
@@ -18,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -26,6 +32,9 @@
 #include "tp_util.h"
 
 static struct pcmd_proc pcmd;
+
+#define MAX_CHILDREN 16
+static pid_t children[MAX_CHILDREN]; /* forked and not yet waited for; 0: free */
 
 static uint64_t test_seed(void)
 {
@@ -41,7 +50,18 @@ static int start_default(void **state)
 
 static int start_small_chunks(void **state)
 {
-	/* 4 KiB chunks: a large message stays in flight over many loop turns. */
+	/* 8 KiB chunks: a 32 MiB message (4,096 chunks, the most one carries) stays in
+	 * flight over many loop turns. */
+	static const char yaml[] = "log_level: debug\n"
+				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "datapath: {kind: \"null\", chunk_bytes: 8192}\n";
+
+	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
+}
+
+static int start_4k_chunks(void **state)
+{
+	/* 4 KiB chunks: the engines carry 16 MiB, below limits.max_message_bytes (256 MiB). */
 	static const char yaml[] = "log_level: debug\n"
 				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
 				   "datapath: {chunk_bytes: 4096}\n";
@@ -49,22 +69,42 @@ static int start_small_chunks(void **state)
 	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
 }
 
+/* Kill and reap what a failed test left running, then stop pcmd. */
 static int stop(void **state)
 {
+	for (int i = 0; i < MAX_CHILDREN; i++) {
+		if (!children[i])
+			continue;
+		kill(children[i], SIGKILL);
+		waitpid(children[i], NULL, 0);
+		children[i] = 0;
+	}
 	return harness_finish(&pcmd);
 }
 
 /* Run @fn in a child process; its return value is the exit status. */
 static pid_t spawn(int (*fn)(void *), void *arg)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid;
+	int slot;
 
+	for (slot = 0; slot < MAX_CHILDREN && children[slot]; slot++)
+		;
+	assert_true(slot < MAX_CHILDREN);
+	fflush(stdout);
+	pid = fork();
 	if (pid == 0) {
-		int rc = fn(arg);
+		int rc;
 
+		/* die with the test, even when it dies before its teardown */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(120);
+		rc = fn(arg);
 		fflush(stdout);
 		_exit(rc);
 	}
+	assert_true(pid > 0);
+	children[slot] = pid;
 	return pid;
 }
 
@@ -72,6 +112,9 @@ static int wait_child(pid_t pid)
 {
 	int status;
 
+	for (int i = 0; i < MAX_CHILDREN; i++)
+		if (children[i] == pid)
+			children[i] = 0;
 	if (waitpid(pid, &status, 0) != pid)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -104,10 +147,14 @@ static int receiver(void *arg)
 	return rc < 0 ? 1 : 0;
 }
 
+/* A child's ready byte; a child that died first fails the test in 30 s, never hangs it. */
 static void wait_ready(int fd)
 {
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	char c;
 
+	if (poll(&p, 1, 30000) != 1)
+		fail_msg("a child never said it was ready (it failed or hung: see its stderr)");
 	assert_int_equal(read(fd, &c, 1), 1);
 }
 
@@ -305,6 +352,36 @@ static void test_limits_refuse_with_the_key_named(void **state)
 	pcm_tp_endpoint_close(a);
 	pcm_tp_endpoint_close(b);
 	pcm_tp_endpoint_close(c);
+}
+
+/* ---- messages longer than the engines carry ---------------------------------------------- */
+
+/*
+ * At 4 KiB chunks the engines carry 4,096 x 4 KiB = 16 MiB. pcmd gives its
+ * clients that, not the 256 MiB of limits.max_message_bytes: a longer send is
+ * refused at post, where before the engine failed it later and the peer's
+ * receive took the next, shorter message in its place.
+ */
+static void test_message_longer_than_the_engines_carry_is_refused_at_post(void **state)
+{
+	struct pcm_tp_endpoint *a, *b;
+	struct pcm_tp_conn *ca, *cb;
+	uint8_t *buf;
+
+	assert_int_equal(tp_open(pcmd.sock, 40u << 20, &a), 0);
+	assert_int_equal(tp_open(pcmd.sock, 40u << 20, &b), 0);
+	assert_int_equal(tp_pair(a, b, "long-msg", NULL, &ca, &cb), 0);
+	buf = pcm_tp_mem_alloc(a, 32u << 20);
+	assert_non_null(buf);
+	assert_int_equal(pcm_tp_send(ca, NULL, buf, (16u << 20) + 1, 1), -EMSGSIZE);
+	assert_non_null(strstr(pcm_tp_last_error(), "(16777216)"));
+	assert_int_equal(pcm_tp_send(ca, NULL, buf, 32u << 20, 2), -EMSGSIZE);
+	pcm_tp_mem_free(a, buf);
+	/* The longest one the engines carry goes through, byte-exact. */
+	assert_int_equal(tp_exchange(a, ca, b, cb, 16u << 20, test_seed()), 0);
+	assert_true(harness_log_has(&pcmd, "clients are given 16777216"));
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(b);
 }
 
 /* ---- SIGKILL in the middle of a transfer ------------------------------------------------ */
@@ -645,6 +722,9 @@ int main(void)
 					    start_default, stop),
 	    cmocka_unit_test_setup_teardown(test_limits_refuse_with_the_key_named, start_limited,
 					    stop),
+	    cmocka_unit_test_setup_teardown(
+		test_message_longer_than_the_engines_carry_is_refused_at_post, start_4k_chunks,
+		stop),
 	    cmocka_unit_test_setup_teardown(
 		test_sigkill_mid_transfer_leaks_nothing_and_spares_others, start_small_chunks,
 		stop),
