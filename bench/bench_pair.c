@@ -5,13 +5,16 @@
  * with one engine in INLINE progress on its own device, connected through
  * the TCP bootstrap.
  *
- * The sender keeps DEPTH messages of --msg-size bytes in flight for a tenth
- * of --seconds (warm-up), then --seconds (measured, wall time), then waits
- * for its last sends and says "bye" with the count of messages it sent. Its
+ * The sender keeps 2 to DEPTH messages of --msg-size bytes in flight (8 MiB
+ * in all, or DEPTH), warms up for a tenth of --seconds and at least one
+ * message, then measures in wall time from one send completion to another
+ * at least --seconds and WINDOW_MIN_MSGS messages later (large messages on
+ * a slow link take whole messages, not a time cut through them), then
+ * waits for its last sends and says "bye" with the count it sent. Its
  * payloads are windows of one read-only pattern generated from --seed:
  * message k starts (k mod PAT_SHIFTS) x PAT_STEP bytes in, so a receive slot
- * reused every DEPTH messages never holds the same bytes twice. The
- * receiver keeps DEPTH receives posted, checks each message (posted, seen
+ * reused every depth messages never holds the same bytes twice. The
+ * receiver keeps as many receives posted, checks each message (posted, seen
  * once, its length, every byte) and answers the bye with its verdict, which
  * the sender prints and exits on. Both exit non-zero on a mismatch.
  */
@@ -23,7 +26,9 @@
 
 #include "bench_transport.h"
 
-#define PAT_SHIFTS (DEPTH + 1)
+#define PAT_SHIFTS (DEPTH + 1)    /* > any depth: k and k - depth start apart */
+#define IN_FLIGHT_BYTES (8u << 20) /* the depth: this much in flight, 2 to DEPTH messages */
+#define WINDOW_MIN_MSGS 2         /* the measured window holds at least this many messages */
 #define PAT_STEP 64
 #define BOOT_POLL_EVERY 256     /* engine rounds between two bootstrap polls */
 #define SLACK_NS 60000000000ull /* setup and drain may take this long beyond the run */
@@ -33,8 +38,8 @@ struct pair {
 	struct tp_rig r;
 	struct xp_boot *boot;
 	uint8_t *pat;           /* msg_size + PAT_SHIFTS * PAT_STEP bytes of pattern */
-	uint8_t *rbuf;          /* receiver: DEPTH slots */
-	uint32_t mr, conn;
+	uint8_t *rbuf;          /* receiver: depth slots */
+	uint32_t mr, conn, depth;
 	uint64_t posted, done, base, bytes;
 	uint32_t seen;          /* receiver: bit i, message base + i checked */
 	uint64_t deadline_ns;
@@ -149,6 +154,8 @@ static int pair_setup(struct pair *p)
 	size_t pat_len = o->msg_size + PAT_SHIFTS * PAT_STEP;
 	int rc;
 
+	p->depth = (uint32_t)(IN_FLIGHT_BYTES / o->msg_size);
+	p->depth = p->depth < 2 ? 2 : p->depth > DEPTH ? DEPTH : p->depth;
 	if (tp_parse_policy(o, &p->r.copts) < 0 || tp_make_engines(&p->r, 1, false) < 0)
 		return -EINVAL;
 	rc = xp_boot_tcp_ops.create(&p->boot, &diag);
@@ -168,11 +175,11 @@ static int pair_setup(struct pair *p)
 		memcpy(p->pat + i, &w, pat_len - i < 8 ? pat_len - i : 8);
 	}
 	if (o->listen) {
-		p->rbuf = aligned_alloc(4096, (DEPTH * o->msg_size + 4095) & ~(size_t)4095);
+		p->rbuf = aligned_alloc(4096, (p->depth * o->msg_size + 4095) & ~(size_t)4095);
 		if (!p->rbuf)
 			return -ENOMEM;
-		memset(p->rbuf, 0, DEPTH * o->msg_size);
-		rc = tp_reg(&p->r, 0, p->rbuf, DEPTH * o->msg_size, &p->mr);
+		memset(p->rbuf, 0, p->depth * o->msg_size);
+		rc = tp_reg(&p->r, 0, p->rbuf, p->depth * o->msg_size, &p->mr);
 	} else {
 		rc = tp_reg(&p->r, 0, p->pat, pat_len, &p->mr);
 	}
@@ -186,7 +193,7 @@ static void post(struct pair *p)
 	struct xp_cmd cmd = { .conn = p->conn, .mr = p->mr, .len = o->msg_size, .cookie = k };
 
 	cmd.op = o->listen ? XP_CMD_RECV : XP_CMD_SEND;
-	cmd.addr = o->listen ? (uintptr_t)(p->rbuf + (k % DEPTH) * o->msg_size)
+	cmd.addr = o->listen ? (uintptr_t)(p->rbuf + (k % p->depth) * o->msg_size)
 			     : (uintptr_t)msg_bytes(p, k);
 	tp_submit(&p->r, 0, &cmd);
 }
@@ -195,7 +202,7 @@ static void post(struct pair *p)
 static void check_recv(struct pair *p, uint64_t k, uint64_t bytes)
 {
 	const struct tp_opts *o = p->r.o;
-	const uint8_t *got = p->rbuf + (k % DEPTH) * o->msg_size, *want = msg_bytes(p, k);
+	const uint8_t *got = p->rbuf + (k % p->depth) * o->msg_size, *want = msg_bytes(p, k);
 
 	if (p->verdict[0])
 		return; /* keep the first */
@@ -219,7 +226,7 @@ static void check_recv(struct pair *p, uint64_t k, uint64_t bytes)
 /*
  * Take the completions. Sender: count and, while @repost, send again.
  * Receiver: check, then repost in order (a slot is free once every message
- * DEPTH before the next one was checked). Return: -EIO on a failed operation.
+ * depth before the next one was checked). Return: -EIO on a failed operation.
  */
 static int pair_drain(struct pair *p, bool repost)
 {
@@ -250,13 +257,13 @@ static int pair_drain(struct pair *p, bool repost)
 			p->seen >>= 1;
 			p->base++;
 		}
-		while (p->posted < p->base + DEPTH)
+		while (p->posted < p->base + p->depth)
 			post(p);
 	}
 	return 0;
 }
 
-static int pair_print(struct pair *p, uint64_t ns, uint64_t chunks, uint64_t cpu_ns)
+static int pair_print(struct pair *p, uint64_t ns, uint64_t chunks, uint64_t cpu_ns, bool ok)
 {
 	const struct tp_opts *o = p->r.o;
 	const struct xp_core_stats *cs = xp_core_stats(xp_engine_core(p->r.e[0]));
@@ -266,16 +273,18 @@ static int pair_print(struct pair *p, uint64_t ns, uint64_t chunks, uint64_t cpu
 	xp_dp_info(xp_engine_dp(p->r.e[0]), &info);
 	printf("{\"bench\":\"goodput\",\"datapath\":\"%s\",\"qp\":\"%s\",\"policy\":\"%s\","
 	       "\"mode\":\"%s\",\"role\":\"%s\",\"processes\":2,\"device\":\"%s\",\"flows\":1,"
-	       "\"msg_size\":%" PRIu64 ",\"chunk_size\":%u,\"engines\":1,\"seed\":%" PRIu64 ","
+	       "\"msg_size\":%" PRIu64 ",\"chunk_size\":%u,\"engines\":1,\"depth\":%u,"
+	       "\"seed\":%" PRIu64 ","
 	       "\"messages\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"goodput_gbps\":%.3f,"
 	       "\"chunks_per_s\":%.0f,\"cpu_ns_per_chunk\":%.1f,\"chunks_retx\":%" PRIu64 ","
 	       "\"time\":\"wall\",\"seconds\":%.6f,\"verified\":%s}\n",
 	       p->r.dp->name, o->rc ? "RC" : "UC", o->policy, o->mode,
 	       o->listen ? "receiver" : "sender", o->device ? o->device : "", o->msg_size,
-	       o->chunk_size < info.max_write_bytes ? o->chunk_size : info.max_write_bytes, o->seed,
+	       o->chunk_size < info.max_write_bytes ? o->chunk_size : info.max_write_bytes, p->depth,
+	       o->seed,
 	       p->done, p->bytes, secs > 0 ? (double)p->bytes * 8 / secs / 1e9 : 0.0,
 	       secs > 0 ? (double)chunks / secs : 0.0, chunks ? (double)cpu_ns / (double)chunks : 0.0,
-	       cs->chunks_retx, secs, o->listen && p->verdict[0] ? "false" : "true");
+	       cs->chunks_retx, secs, ok ? "true" : "false");
 	fflush(stdout);
 	return 0;
 }
@@ -287,6 +296,20 @@ static uint64_t chunks_of(const struct pair *p)
 	return p->r.o->listen ? cs->chunks_received : cs->chunks_sent;
 }
 
+/* Sender: send until @stop_ns has passed and @msgs completed (checked after each drain). */
+static int run_until(struct pair *p, uint64_t stop_ns, uint64_t msgs, const char *what)
+{
+	for (;;) {
+		if (pair_drain(p, true) < 0)
+			return -EIO;
+		if (p->done >= msgs && tp_clock_ns(CLOCK_MONOTONIC) >= stop_ns)
+			return 0;
+		if (past_deadline(p, what))
+			return -ETIMEDOUT;
+		tp_rig_step(&p->r);
+	}
+}
+
 /* Sender: warm up, measure, drain, then the bye and the receiver's verdict. */
 static int run_sender(struct pair *p)
 {
@@ -296,20 +319,18 @@ static int run_sender(struct pair *p)
 	uint64_t t0, t1, c0, c1, cpu0, cpu1, stop, bye[2] = { 0x657962 /* "bye" */ };
 	int rc;
 
-	for (int d = 0; d < DEPTH; d++)
+	while (p->posted < p->depth)
 		post(p);
-	for (stop = tp_clock_ns(CLOCK_MONOTONIC) + (uint64_t)(o->seconds * 1e8);
-	     tp_clock_ns(CLOCK_MONOTONIC) < stop; tp_rig_step(&p->r))
-		if (pair_drain(p, true) < 0)
-			return -EIO;
+	stop = tp_clock_ns(CLOCK_MONOTONIC) + (uint64_t)(o->seconds * 1e8);
+	if (run_until(p, stop, 1, "the warm-up") < 0)
+		return -EIO;
 	p->r.measuring = true;
 	t0 = tp_clock_ns(CLOCK_MONOTONIC);
 	c0 = chunks_of(p);
 	cpu0 = tp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	for (stop = t0 + (uint64_t)(o->seconds * 1e9); tp_clock_ns(CLOCK_MONOTONIC) < stop;
-	     tp_rig_step(&p->r))
-		if (pair_drain(p, true) < 0)
-			return -EIO;
+	if (run_until(p, t0 + (uint64_t)(o->seconds * 1e9), p->done + WINDOW_MIN_MSGS,
+		      "the measured run") < 0)
+		return -EIO;
 	t1 = tp_clock_ns(CLOCK_MONOTONIC);
 	c1 = chunks_of(p);
 	cpu1 = tp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -334,7 +355,7 @@ static int run_sender(struct pair *p)
 			(const char *)ev.msg);
 		return -EIO;
 	}
-	return pair_print(p, t1 - t0, c1 - c0, cpu1 - cpu0);
+	return pair_print(p, t1 - t0, c1 - c0, cpu1 - cpu0, true);
 }
 
 /* Receiver: check every message until the bye, then answer with the verdict. */
@@ -346,7 +367,7 @@ static int run_receiver(struct pair *p)
 	int rc;
 
 	p->r.measuring = true;
-	for (int d = 0; d < DEPTH; d++)
+	while (p->posted < p->depth)
 		post(p);
 	for (uint64_t i = 0; sent == UINT64_MAX || p->done < sent; i++) {
 		if (pair_drain(p, true) < 0 || past_deadline(p, "the transfer"))
@@ -374,7 +395,7 @@ static int run_receiver(struct pair *p)
 	else
 		fprintf(stderr, "pcm-bench: mismatch: %s\n", p->verdict);
 	pair_print(p, t0 ? tp_clock_ns(CLOCK_MONOTONIC) - t0 : 0, chunks_of(p) - c0,
-		   tp_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0);
+		   tp_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0, memcmp(p->verdict, "ok", 2) == 0);
 	rc = p->boot->ops->answer(p->boot, ev.req, 0, p->verdict, (uint32_t)strlen(p->verdict));
 	/* let the answer and the engine's last control packets go out */
 	for (end = tp_clock_ns(CLOCK_MONOTONIC) + LINGER_NS; tp_clock_ns(CLOCK_MONOTONIC) < end;)

@@ -124,7 +124,7 @@ for qp in uc rc; do
 	for size in 4096 65536 1048576 4194304; do
 		port=$((port + 1))
 		args=(goodput --datapath verbs --gid-index 1 --qp $qp --policy swift
-			--msg-size $size --seconds "${RXE_BENCH_SECONDS:-2}")
+			--msg-size $size --seconds "${RXE_BENCH_SECONDS:-1}")
 		run_pair "$logs/bench-$qp-$size" $port \
 			"$bench" "${args[@]}" --device rxe1 --listen "$PCM_RXE_IP1:$port" -- \
 			"$bench" "${args[@]}" --device rxe0 --connect "$PCM_RXE_IP1:$port" ||
@@ -135,6 +135,19 @@ for qp in uc rc; do
 			grep -q . || fail "pcm-bench goodput $qp $size: the sender printed no JSON line"
 	done
 done
+# the check can fail: a receiver expecting another seed's bytes refuses, and so does the sender
+port=$((port + 1))
+args=(goodput --datapath verbs --gid-index 1 --policy swift --msg-size 4096 --seconds 0.5)
+if run_pair "$logs/bench-wrong-seed" $port \
+	"$bench" "${args[@]}" --seed 2 --device rxe1 --listen "$PCM_RXE_IP1:$port" -- \
+	"$bench" "${args[@]}" --seed 1 --device rxe0 --connect "$PCM_RXE_IP1:$port" 2>/dev/null; then
+	fail "pcm-bench goodput: a receiver with another --seed passed the bytes"
+fi
+grep -q 'mismatch: message 0: byte 0 ' "$logs/bench-wrong-seed.server" ||
+	fail "pcm-bench goodput, wrong seed: the receiver did not name the first bad byte"
+grep -q 'the receiver found a mismatch' "$logs/bench-wrong-seed.client" ||
+	fail "pcm-bench goodput, wrong seed: the sender did not report the receiver's mismatch"
+echo "pcm-bench goodput: a receiver expecting another seed refused the bytes, both exited non-zero"
 
 # ---- 2. ib_write_bw in the same run, and the ratio --------------------------------------------
 
