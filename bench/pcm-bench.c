@@ -480,6 +480,10 @@ static void usage(FILE *f)
 	      "                     [--chunk-size C] [--policy P] [--engines E] [--json]\n"
 	      "                     [--mode sync|async-relaxed|async-locked|async-bounded]\n"
 	      "                     [--seconds T] [--virtual-us U] [--link-gbps G]\n"
+	      "                     [--progress inline|thread] [--spin-ns N]\n"
+	      "                     verbs: [--device NAME] [--gid-index N] [--qp uc|rc]\n"
+	      "                     two processes: [--listen HOST:PORT | --connect HOST:PORT]\n"
+	      "                     [--seed N] (receiver listens, sender connects)\n"
 	      "  pcm-bench latency [--datapath null] [--policy P] [--mode M] [--iters N] [--json]\n"
 	      "                     [--progress inline|thread] [--spin-ns N]\n"
 	      "  pcm-bench list\n",
