@@ -275,7 +275,7 @@ static int pair_print(struct pair *p, uint64_t ns, uint64_t chunks, uint64_t cpu
 	       "\"mode\":\"%s\",\"role\":\"%s\",\"processes\":2,\"device\":\"%s\",\"flows\":1,"
 	       "\"msg_size\":%" PRIu64 ",\"chunk_size\":%u,\"engines\":1,\"depth\":%u,"
 	       "\"seed\":%" PRIu64 ","
-	       "\"messages\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"goodput_gbps\":%.3f,"
+	       "\"messages\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"goodput_gbps\":%.6f,"
 	       "\"chunks_per_s\":%.0f,\"cpu_ns_per_chunk\":%.1f,\"chunks_retx\":%" PRIu64 ","
 	       "\"time\":\"wall\",\"seconds\":%.6f,\"verified\":%s}\n",
 	       p->r.dp->name, o->rc ? "RC" : "UC", o->policy, o->mode,

@@ -620,6 +620,17 @@ out:
 	return rc;
 }
 
+/* @flag's value @v: @no (false) or @yes (true); Return: 0 or -EINVAL (printed). */
+static int parse_either(const char *flag, const char *v, const char *no, const char *yes,
+			bool *out)
+{
+	*out = strcmp(v, yes) == 0;
+	if (*out || strcmp(v, no) == 0)
+		return 0;
+	fprintf(stderr, "pcm-bench: %s %s: %s or %s\n", flag, v, no, yes);
+	return -EINVAL;
+}
+
 /* The verbs-only flags are refused elsewhere, and --listen/--connect are one role. */
 static int check_verbs_opts(const struct tp_opts *o)
 {
@@ -690,19 +701,15 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		case 'L': o->listen = optarg; continue;
 		case 'C': o->connect = optarg; continue;
 		case 'q':
-			o->rc = strcmp(optarg, "rc") == 0;
-			if (o->rc || strcmp(optarg, "uc") == 0)
-				continue;
-			fprintf(stderr, "pcm-bench: --qp %s: uc or rc\n", optarg);
-			return -EINVAL;
+			if (parse_either("--qp", optarg, "uc", "rc", &o->rc) < 0)
+				return -EINVAL;
+			continue;
 		case 'g': o->gid_index = (int)v; num_ok = end != optarg && *end == '\0' && v <= 255; break;
 		case 'x': o->seed = v; num_ok = end != optarg && *end == '\0'; break;
 		case 'P':
-			o->threads = strcmp(optarg, "thread") == 0;
-			if (o->threads || strcmp(optarg, "inline") == 0)
-				continue;
-			fprintf(stderr, "pcm-bench: --progress %s: inline or thread\n", optarg);
-			return -EINVAL;
+			if (parse_either("--progress", optarg, "inline", "thread", &o->threads) < 0)
+				return -EINVAL;
+			continue;
 		case 'S': o->spin_ns = (int64_t)strtoll(optarg, &end, 0);
 			  num_ok = *end == '\0' && o->spin_ns >= 0;
 			  break;
