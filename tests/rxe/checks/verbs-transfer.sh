@@ -123,8 +123,8 @@ bench_results=$logs/bench.jsonl
 for qp in uc rc; do
 	for size in 4096 65536 1048576 4194304; do
 		port=$((port + 1))
-		args=(goodput --datapath verbs --gid-index 1 --qp $qp --policy swift
-			--msg-size $size --seconds "${RXE_BENCH_SECONDS:-1}")
+		args=(goodput --datapath verbs --gid-index 1 --qp "$qp" --policy swift
+			--msg-size "$size" --seconds "${RXE_BENCH_SECONDS:-1}")
 		run_pair "$logs/bench-$qp-$size" $port \
 			"$bench" "${args[@]}" --device rxe1 --listen "$PCM_RXE_IP1:$port" -- \
 			"$bench" "${args[@]}" --device rxe0 --connect "$PCM_RXE_IP1:$port" ||
