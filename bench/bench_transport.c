@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "bench_transport.h"
 #include "cc.h"
 #include "pcm.h"
 #include "builtin.h"
@@ -36,51 +37,7 @@
 #include "softnic_driver.h"
 #include "uet.h"
 
-#define DEPTH 8 /* messages in flight per flow, and receives posted */
-#define MAX_FLOWS 256
-#define MAX_ENGINES 64
-
-struct tp_opts {
-	const char *datapath;
-	const char *policy;
-	const char *mode;
-	uint32_t flows;
-	uint64_t msg_size;
-	uint32_t chunk_size;
-	uint32_t engines;
-	double seconds;       /* null: wall time per run */
-	uint64_t virtual_us;  /* softnic: emulated time per run */
-	uint64_t link_gbps;   /* softnic */
-	uint32_t iters;       /* latency: round trips per size */
-	bool threads;         /* null: engine threads instead of INLINE progress */
-	int64_t spin_ns;      /* threads: busy-poll this long before sleeping (-1: default) */
-	bool json;
-};
-
-struct tp_flow {
-	int se, re;           /* engine indexes */
-	uint32_t sconn, rconn;
-	uint8_t *sbuf, *rbuf;
-	uint32_t smr, rmr;
-	uint64_t sends_out, recvs_out;
-	uint64_t bytes_done;
-	uint64_t cookie;
-};
-
-struct tp_rig {
-	const struct tp_opts *o;
-	const struct xp_dp_ops *dp;
-	struct xp_softnic_world *w;
-	struct xp_engine *e[MAX_ENGINES];
-	uint32_t n_e;
-	struct tp_flow f[MAX_FLOWS];
-	uint32_t n_f;
-	struct xp_conn_opts copts;
-	bool measuring;
-	uint64_t stop_ns;
-};
-
-static uint64_t clock_ns(clockid_t c)
+uint64_t tp_clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
@@ -90,10 +47,10 @@ static uint64_t clock_ns(clockid_t c)
 
 static uint64_t rig_now(const struct tp_rig *r)
 {
-	return r->w ? xp_softnic_now_ns(r->w) : clock_ns(CLOCK_MONOTONIC);
+	return r->w ? xp_softnic_now_ns(r->w) : tp_clock_ns(CLOCK_MONOTONIC);
 }
 
-static void rig_step(struct tp_rig *r)
+void tp_rig_step(struct tp_rig *r)
 {
 	if (r->o->threads)
 		return; /* the engines' own threads progress them */
@@ -104,21 +61,21 @@ static void rig_step(struct tp_rig *r)
 			xp_engine_progress(r->e[i]);
 }
 
-static int ctl_sync(struct tp_rig *r, int e, struct xp_ctl *ctl)
+int tp_ctl_sync(struct tp_rig *r, int e, struct xp_ctl *ctl)
 {
 	struct xp_cmd cmd = { .op = XP_CMD_CTL, .ctl = ctl };
 
 	atomic_store(&ctl->done, 0);
 	while (xp_engine_submit(r->e[e], &cmd) == -EAGAIN)
-		rig_step(r);
+		tp_rig_step(r);
 	while (!atomic_load_explicit(&ctl->done, memory_order_acquire))
-		rig_step(r);
+		tp_rig_step(r);
 	if (ctl->status < 0)
 		fprintf(stderr, "pcm-bench: engine %d: %s\n", e, ctl->diag.msg);
 	return ctl->status;
 }
 
-static int reg(struct tp_rig *r, int e, void *addr, size_t len, uint32_t *mr)
+int tp_reg(struct tp_rig *r, int e, void *addr, size_t len, uint32_t *mr)
 {
 	struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
 	int rc;
@@ -126,7 +83,7 @@ static int reg(struct tp_rig *r, int e, void *addr, size_t len, uint32_t *mr)
 	ctl->op = XP_CTL_MR_REG;
 	ctl->addr = addr;
 	ctl->len = len;
-	rc = ctl_sync(r, e, ctl);
+	rc = tp_ctl_sync(r, e, ctl);
 	*mr = ctl->mr;
 	free(ctl);
 	return rc;
@@ -139,19 +96,19 @@ static int connect_flow(struct tp_rig *r, struct tp_flow *f)
 
 	a->op = XP_CTL_CONN_OPEN;
 	a->opts = r->copts;
-	rc = ctl_sync(r, f->se, a);
+	rc = tp_ctl_sync(r, f->se, a);
 	if (rc == 0) {
 		b->op = XP_CTL_CONN_ACCEPT;
 		b->opts = r->copts;
 		memcpy(b->peer_msg, a->msg, a->msg_len);
 		b->peer_len = a->msg_len;
-		rc = ctl_sync(r, f->re, b);
+		rc = tp_ctl_sync(r, f->re, b);
 	}
 	if (rc == 0) {
 		a->op = XP_CTL_CONN_BIND;
 		memcpy(a->peer_msg, b->msg, b->msg_len);
 		a->peer_len = b->msg_len;
-		rc = ctl_sync(r, f->se, a);
+		rc = tp_ctl_sync(r, f->se, a);
 	}
 	f->sconn = a->conn;
 	f->rconn = b->conn;
@@ -261,10 +218,11 @@ static const struct xp_cc_ops native_cc_ops = {
 	.read = ncc_read,
 };
 
-static int parse_policy(const struct tp_opts *o, struct xp_conn_opts *c)
+int tp_parse_policy(const struct tp_opts *o, struct xp_conn_opts *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->paths = 1;
+	c->rc = o->rc;
 	if (strcmp(o->policy, "none") != 0) {
 		for (size_t i = 0; pcm_builtin_policies[i]; i++)
 			if (strcmp(pcm_builtin_policies[i]->name, o->policy) == 0)
@@ -313,7 +271,7 @@ static int make_world(struct tp_rig *r)
 	return rc;
 }
 
-static int make_engines(struct tp_rig *r, uint32_t n, bool copy)
+int tp_make_engines(struct tp_rig *r, uint32_t n, bool copy)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		struct xp_engine_config cfg;
@@ -325,6 +283,8 @@ static int make_engines(struct tp_rig *r, uint32_t n, bool copy)
 		cfg.dp.copy = copy;
 		cfg.dp.world = r->w;
 		cfg.dp.host = i;
+		cfg.dp.device = r->o->device;
+		cfg.dp.gid_index = r->o->gid_index;
 		cfg.progress = r->w ? XP_PROGRESS_EXTERNAL :
 			       r->o->threads ? XP_PROGRESS_THREAD : XP_PROGRESS_INLINE;
 		if (r->o->threads && r->o->spin_ns >= 0)
@@ -344,10 +304,10 @@ static int make_engines(struct tp_rig *r, uint32_t n, bool copy)
 	return 0;
 }
 
-static void submit(struct tp_rig *r, int e, const struct xp_cmd *cmd)
+void tp_submit(struct tp_rig *r, int e, const struct xp_cmd *cmd)
 {
 	while (xp_engine_submit(r->e[e], cmd) == -EAGAIN)
-		rig_step(r);
+		tp_rig_step(r);
 }
 
 static void post_op(struct tp_rig *r, struct tp_flow *f, bool recv)
@@ -362,7 +322,7 @@ static void post_op(struct tp_rig *r, struct tp_flow *f, bool recv)
 		.cookie = (uint64_t)(f - r->f),
 	};
 
-	submit(r, recv ? f->re : f->se, &cmd);
+	tp_submit(r, recv ? f->re : f->se, &cmd);
 	if (recv)
 		f->recvs_out++;
 	else
@@ -404,7 +364,7 @@ static uint64_t chunks_received(struct tp_rig *r)
 	return n;
 }
 
-static void rig_free(struct tp_rig *r)
+void tp_rig_free(struct tp_rig *r)
 {
 	for (uint32_t i = 0; i < r->n_e; i++)
 		xp_engine_destroy(r->e[i]);
@@ -429,8 +389,8 @@ static int rig_flows(struct tp_rig *r)
 		f->sbuf = calloc(1, len);
 		f->rbuf = calloc(1, len);
 		r->n_f = i + 1;
-		if (!f->sbuf || !f->rbuf || reg(r, f->se, f->sbuf, len, &f->smr) < 0 ||
-		    reg(r, f->re, f->rbuf, len, &f->rmr) < 0 || connect_flow(r, f) < 0)
+		if (!f->sbuf || !f->rbuf || tp_reg(r, f->se, f->sbuf, len, &f->smr) < 0 ||
+		    tp_reg(r, f->re, f->rbuf, len, &f->rmr) < 0 || connect_flow(r, f) < 0)
 			return -1;
 		for (int d = 0; d < DEPTH; d++)
 			post_op(r, f, true);
@@ -467,7 +427,7 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 
 	r->o = o;
 	r->dp = dp;
-	if (parse_policy(o, &r->copts) < 0)
+	if (tp_parse_policy(o, &r->copts) < 0)
 		goto out;
 	if (native) {
 		memset(&ncc, 0, sizeof(ncc));
@@ -475,7 +435,7 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 		r->copts.native = (struct xp_cc_binding){ .ops = &native_cc_ops, .ctx = &ncc };
 	}
 	if ((virt && make_world(r) < 0) ||
-	    make_engines(r, virt ? o->flows + 1 : 2 * o->engines, false) < 0 || rig_flows(r) < 0)
+	    tp_make_engines(r, virt ? o->flows + 1 : 2 * o->engines, false) < 0 || rig_flows(r) < 0)
 		goto out;
 	/* warm up for a tenth of the run, then measure */
 	r->stop_ns = rig_now(r) + (virt ? o->virtual_us * 100 : (uint64_t)(o->seconds * 1e8));
@@ -483,20 +443,20 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 		xp_softnic_drive(r->w, r->e, r->n_e, UINT64_MAX, goodput_step, r);
 	else
 		while (!goodput_step(r))
-			rig_step(r);
+			tp_rig_step(r);
 	r->measuring = true;
 	t0 = rig_now(r);
 	c0 = chunks_received(r);
-	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	cpu0 = tp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	r->stop_ns = t0 + (virt ? o->virtual_us * 1000 : (uint64_t)(o->seconds * 1e9));
 	if (virt)
 		xp_softnic_drive(r->w, r->e, r->n_e, UINT64_MAX, goodput_step, r);
 	else
 		while (!goodput_step(r))
-			rig_step(r);
+			tp_rig_step(r);
 	t1 = rig_now(r);
 	c1 = chunks_received(r);
-	cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	cpu1 = tp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (uint32_t i = 0; i < r->n_f; i++)
 		bytes += r->f[i].bytes_done;
 	secs = (double)(t1 - t0) / 1e9;
@@ -530,7 +490,7 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 	fflush(stdout);
 	rc = 0;
 out:
-	rig_free(r);
+	tp_rig_free(r);
 	free(r);
 	return rc;
 }
@@ -562,7 +522,7 @@ static int wait_one(struct tp_rig *r, int e, uint8_t kind)
 		struct xp_engine_comp k[8];
 		uint32_t n;
 
-		rig_step(r);
+		tp_rig_step(r);
 		for (int s = 0; s < 2; s++) {
 			n = xp_engine_poll(r->e[s], k, 8);
 			for (uint32_t j = 0; j < n; j++) {
@@ -591,25 +551,25 @@ static int latency_size(struct tp_rig *r, struct tp_flow *f, uint64_t size, uint
 		/* receives first on both sides, so the CTSs travel ahead */
 		cmd = (struct xp_cmd){ .op = XP_CMD_RECV, .conn = f->rconn, .mr = f->rmr,
 				       .addr = (uintptr_t)f->rbuf, .len = size };
-		submit(r, f->re, &cmd);
+		tp_submit(r, f->re, &cmd);
 		cmd = (struct xp_cmd){ .op = XP_CMD_RECV, .conn = f->sconn, .mr = f->smr,
 				       .addr = (uintptr_t)f->sbuf + size, .len = size };
-		submit(r, f->se, &cmd);
-		rig_step(r);
-		rig_step(r);
-		t0 = clock_ns(CLOCK_MONOTONIC);
+		tp_submit(r, f->se, &cmd);
+		tp_rig_step(r);
+		tp_rig_step(r);
+		t0 = tp_clock_ns(CLOCK_MONOTONIC);
 		cmd = (struct xp_cmd){ .op = XP_CMD_SEND, .conn = f->sconn, .mr = f->smr,
 				       .addr = (uintptr_t)f->sbuf, .len = size };
-		submit(r, f->se, &cmd);
+		tp_submit(r, f->se, &cmd);
 		if (wait_one(r, f->re, XP_ECOMP_RECV) < 0)
 			return -EIO;
 		cmd = (struct xp_cmd){ .op = XP_CMD_SEND, .conn = f->rconn, .mr = f->rmr,
 				       .addr = (uintptr_t)f->rbuf, .len = size };
-		submit(r, f->re, &cmd);
+		tp_submit(r, f->re, &cmd);
 		if (wait_one(r, f->se, XP_ECOMP_RECV) < 0)
 			return -EIO;
 		if (i >= iters / 10)
-			rtt[i - iters / 10] = clock_ns(CLOCK_MONOTONIC) - t0;
+			rtt[i - iters / 10] = tp_clock_ns(CLOCK_MONOTONIC) - t0;
 		/* the two send completions */
 		(void)wait_one(r, f->se, XP_ECOMP_SEND);
 		(void)wait_one(r, f->re, XP_ECOMP_SEND);
@@ -640,14 +600,14 @@ static int latency_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
 				"(softnic's time is virtual)\n", dp->name);
 		goto out;
 	}
-	if (parse_policy(o, &r->copts) < 0 || make_engines(r, 2, true) < 0)
+	if (tp_parse_policy(o, &r->copts) < 0 || tp_make_engines(r, 2, true) < 0)
 		goto out;
 	f->se = 0;
 	f->re = 1;
 	f->sbuf = calloc(1, 2 * 65536);
 	f->rbuf = calloc(1, 2 * 65536);
 	r->n_f = 1;
-	if (reg(r, 0, f->sbuf, 2 * 65536, &f->smr) < 0 || reg(r, 1, f->rbuf, 2 * 65536, &f->rmr) < 0 ||
+	if (tp_reg(r, 0, f->sbuf, 2 * 65536, &f->smr) < 0 || tp_reg(r, 1, f->rbuf, 2 * 65536, &f->rmr) < 0 ||
 	    connect_flow(r, f) < 0)
 		goto out;
 	for (uint64_t size = 64; size <= 65536; size *= 4)
@@ -655,9 +615,44 @@ static int latency_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
 			goto out;
 	rc = 0;
 out:
-	rig_free(r);
+	tp_rig_free(r);
 	free(r);
 	return rc;
+}
+
+/* @flag's value @v: @no (false) or @yes (true); Return: 0 or -EINVAL (printed). */
+static int parse_either(const char *flag, const char *v, const char *no, const char *yes,
+			bool *out)
+{
+	*out = strcmp(v, yes) == 0;
+	if (*out || strcmp(v, no) == 0)
+		return 0;
+	fprintf(stderr, "pcm-bench: %s %s: %s or %s\n", flag, v, no, yes);
+	return -EINVAL;
+}
+
+/* The verbs-only flags are refused elsewhere, and --listen/--connect are one role. */
+static int check_verbs_opts(const struct tp_opts *o)
+{
+	bool verbs = strcmp(o->datapath, "verbs") == 0;
+	const char *flag = o->device ? "--device" : o->gid_index >= 0 ? "--gid-index" :
+			   o->rc ? "--qp rc" : o->listen ? "--listen" : o->connect ? "--connect" : NULL;
+
+	if (!verbs && flag) {
+		fprintf(stderr, "pcm-bench: %s: only with --datapath verbs (not %s)\n", flag,
+			o->datapath);
+		return -EINVAL;
+	}
+	if (o->listen && o->connect) {
+		fprintf(stderr, "pcm-bench: --listen %s and --connect %s: one process is one side "
+				"(the receiver listens, the sender connects)\n", o->listen, o->connect);
+		return -EINVAL;
+	}
+	if ((o->listen || o->connect) && o->flows != 1) {
+		fprintf(stderr, "pcm-bench: --flows %u: two processes measure one flow\n", o->flows);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
@@ -677,6 +672,12 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "progress", required_argument, NULL, 'P' },
 		{ "spin-ns", required_argument, NULL, 'S' },
+		{ "device", required_argument, NULL, 'D' },
+		{ "gid-index", required_argument, NULL, 'g' },
+		{ "qp", required_argument, NULL, 'q' },
+		{ "listen", required_argument, NULL, 'L' },
+		{ "connect", required_argument, NULL, 'C' },
+		{ "seed", required_argument, NULL, 'x' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -684,7 +685,7 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 	*o = (struct tp_opts){ .datapath = "null", .policy = "none", .mode = "sync", .flows = 1,
 			       .msg_size = 1 << 20, .chunk_size = 65536, .engines = 1,
 			       .seconds = 1.0, .virtual_us = 2000, .link_gbps = 400,
-			       .iters = 20000, .spin_ns = -1 };
+			       .iters = 20000, .spin_ns = -1, .gid_index = -1, .seed = 1 };
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end = NULL;
@@ -696,12 +697,19 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		case 'p': o->policy = optarg; continue;
 		case 'm': o->mode = optarg; continue;
 		case 'j': o->json = true; continue;
+		case 'D': o->device = optarg; continue;
+		case 'L': o->listen = optarg; continue;
+		case 'C': o->connect = optarg; continue;
+		case 'q':
+			if (parse_either("--qp", optarg, "uc", "rc", &o->rc) < 0)
+				return -EINVAL;
+			continue;
+		case 'g': o->gid_index = (int)v; num_ok = end != optarg && *end == '\0' && v <= 255; break;
+		case 'x': o->seed = v; num_ok = end != optarg && *end == '\0'; break;
 		case 'P':
-			o->threads = strcmp(optarg, "thread") == 0;
-			if (o->threads || strcmp(optarg, "inline") == 0)
-				continue;
-			fprintf(stderr, "pcm-bench: --progress %s: inline or thread\n", optarg);
-			return -EINVAL;
+			if (parse_either("--progress", optarg, "inline", "thread", &o->threads) < 0)
+				return -EINVAL;
+			continue;
 		case 'S': o->spin_ns = (int64_t)strtoll(optarg, &end, 0);
 			  num_ok = *end == '\0' && o->spin_ns >= 0;
 			  break;
@@ -714,7 +722,9 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		case 'v': o->virtual_us = v; break;
 		case 'l': o->link_gbps = v; break;
 		case 'i': o->iters = (uint32_t)v; break;
-		default: return -EINVAL;
+		default:
+			fprintf(stderr, "pcm-bench: see pcm-bench --help\n");
+			return -EINVAL;
 		}
 		if (!num_ok) {
 			const char *name = "?";
@@ -726,7 +736,11 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 			return -EINVAL;
 		}
 	}
-	return 0;
+	if (optind < argc) {
+		fprintf(stderr, "pcm-bench: %s: unexpected argument\n", argv[optind]);
+		return -EINVAL;
+	}
+	return check_verbs_opts(o);
 }
 
 static int tp_main(int argc, char **argv, bool latency)
@@ -742,6 +756,12 @@ static int tp_main(int argc, char **argv, bool latency)
 			xp_dp_names());
 		return 2;
 	}
+	if (latency && (o.listen || o.connect)) {
+		fprintf(stderr, "pcm-bench latency: --listen/--connect: goodput only\n");
+		return 2;
+	}
+	if (o.listen || o.connect)
+		return tp_pair_goodput(&o, dp) < 0 ? 1 : 0;
 	return (latency ? latency_run(&o, dp) : goodput_run(&o, dp)) < 0 ? 1 : 0;
 }
 

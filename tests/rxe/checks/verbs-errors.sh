@@ -12,7 +12,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 require_vm
-[ $# -eq 2 ] || fail "usage: $0 RXE-VERBS-XFER RXE-VERBS-ERRORS"
+[ $# -ge 2 ] || fail "usage: $0 RXE-VERBS-XFER RXE-VERBS-ERRORS [PCM-BENCH]"
 errors=$2
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all)
 

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# verbs-transfer.sh XFER ERRORS - inside the VM: pcm's verbs datapath
+# verbs-transfer.sh XFER ERRORS BENCH - inside the VM: pcm's verbs datapath
 # between two processes, rxe0 (dialer) to rxe1 (listener) across the wire,
 # the engine and the core on top, the TCP bootstrap between them
-# (rxe-verbs-xfer, XFER; ERRORS is unused here). In one boot:
+# (rxe-verbs-xfer, XFER; ERRORS is unused here; BENCH is pcm-bench). In one
+# boot:
 #   1. UC and RC with swift, 4 KiB to 4 MiB messages: every message
 #      byte-exact and exactly once, nothing left in the core after the close;
+#   1b. pcm-bench goodput --datapath verbs between two processes (receiver
+#      on rxe1, sender on rxe0), UC and RC, swift, 4 KiB to 4 MiB: both exit
+#      0 (the receiver checked every byte), the sender's JSON lines printed;
 #   2. perftest's ib_write_bw, UC and RC at 64 KiB, in the same run: one
-#      JSON line per QP type with pcm's goodput divided by ib_write_bw's;
+#      JSON line per QP type with pcm's goodput (rxe-verbs-xfer's and
+#      pcm-bench's) divided by ib_write_bw's;
 #   3. 1% netem loss on eth0: UC (one-packet chunks: see below) arrives
 #      byte-exact with pcm's retransmissions counted (> 0), RC with the
 #      NIC's (rxe0's completer_retry_err > 0) and none of pcm's;
@@ -21,8 +26,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 require_vm
-[ $# -eq 2 ] || fail "usage: $0 RXE-VERBS-XFER RXE-VERBS-ERRORS"
+[ $# -eq 3 ] || fail "usage: $0 RXE-VERBS-XFER RXE-VERBS-ERRORS PCM-BENCH"
 xfer=$1
+bench=$3
 logs=$(log_dir verbs-transfer)
 port=7400
 results=$logs/results.jsonl
@@ -110,6 +116,40 @@ for qp in UC RC; do
 	done
 done
 
+# ---- 1b. pcm-bench goodput between two processes -------------------------------------------
+
+bench_results=$logs/bench.jsonl
+: >"$bench_results"
+for qp in uc rc; do
+	for size in 4096 65536 1048576 4194304; do
+		port=$((port + 1))
+		args=(goodput --datapath verbs --gid-index 1 --qp "$qp" --policy swift
+			--msg-size "$size" --seconds "${RXE_BENCH_SECONDS:-1}")
+		run_pair "$logs/bench-$qp-$size" $port \
+			"$bench" "${args[@]}" --device rxe1 --listen "$PCM_RXE_IP1:$port" -- \
+			"$bench" "${args[@]}" --device rxe0 --connect "$PCM_RXE_IP1:$port" ||
+			fail "pcm-bench goodput $qp $size-byte messages"
+		grep -q '"verified":true' "$logs/bench-$qp-$size.server" ||
+			fail "pcm-bench goodput $qp $size: the receiver printed no verified line"
+		grep '"role":"sender"' "$logs/bench-$qp-$size.client" >>"$bench_results" ||
+			fail "pcm-bench goodput $qp $size: the sender printed no JSON line"
+		tail -1 "$bench_results"
+	done
+done
+# the check can fail: a receiver expecting another seed's bytes refuses, and so does the sender
+port=$((port + 1))
+args=(goodput --datapath verbs --gid-index 1 --policy swift --msg-size 4096 --seconds 0.5)
+if run_pair "$logs/bench-wrong-seed" $port \
+	"$bench" "${args[@]}" --seed 2 --device rxe1 --listen "$PCM_RXE_IP1:$port" -- \
+	"$bench" "${args[@]}" --seed 1 --device rxe0 --connect "$PCM_RXE_IP1:$port" 2>/dev/null; then
+	fail "pcm-bench goodput: a receiver with another --seed passed the bytes"
+fi
+grep -q 'mismatch: message 0: byte 0 ' "$logs/bench-wrong-seed.server" ||
+	fail "pcm-bench goodput, wrong seed: the receiver did not name the first bad byte"
+grep -q 'the receiver found a mismatch' "$logs/bench-wrong-seed.client" ||
+	fail "pcm-bench goodput, wrong seed: the sender did not report the receiver's mismatch"
+echo "pcm-bench goodput: a receiver expecting another seed refused the bytes, both exited non-zero"
+
 # ---- 2. ib_write_bw in the same run, and the ratio --------------------------------------------
 
 for qp in UC RC; do
@@ -126,6 +166,12 @@ for qp in UC RC; do
 	ratio=$(awk -v a="$pcm" -v b="$ib" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')
 	printf '{"bench":"verbs_vs_ib_write_bw","qp":"%s","msg_size":65536,"pcm_goodput_gbps":%s,"ib_write_bw_gbps":%s,"ratio":%s,"guest_cpu":"%s"}\n' \
 		$qp "$pcm" "$ib" "$ratio" "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+	for line in $(grep "\"qp\":\"$qp\"" "$bench_results" | tr -d ' '); do
+		pcm=$(field "$line" goodput_gbps)
+		printf '{"bench":"pcm_bench_vs_ib_write_bw","qp":"%s","msg_size":%s,"pcm_goodput_gbps":%s,"ib_write_bw_gbps":%s,"ib_msg_size":65536,"ratio":%s}\n' \
+			$qp "$(field "$line" msg_size)" "$pcm" "$ib" \
+			"$(awk -v a="$pcm" -v b="$ib" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')"
+	done
 done
 
 # ---- 3. 1% loss on the wire -------------------------------------------------------------------
