@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "imm.h"
 #include "wire.h"
 
@@ -21,38 +22,12 @@
 #define ACK_FLAG_COMPLETE 0x02u
 #define ACK_FLAGS_KNOWN (ACK_FLAG_DUP | ACK_FLAG_COMPLETE)
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
+#define put16(p, v) xp_put_be((p), (v), 2)
+#define put32(p, v) xp_put_be((p), (v), 4)
+#define put64(p, v) xp_put_be((p), (v), 8)
+#define get16(p) ((uint16_t)xp_get_be((p), 2))
+#define get32(p) ((uint32_t)xp_get_be((p), 4))
+#define get64(p) xp_get_be((p), 8)
 
 uint32_t xp_wire_rec_bytes(unsigned type)
 {

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "datapath.h"
 #include "keys.h"
 #include "ring.h"
@@ -306,19 +307,9 @@ static void null_recv_key_release(struct xp_dp *dp, uint32_t rkey)
 
 /* ---- addresses, peers, paths --------------------------------------------------------------- */
 
-/* Blobs: magic u8, slot u8, incarnation u32, then (paths) the handle u32; little endian. */
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
+/* Blobs: magic u8, slot u8, incarnation u32, then (paths) the handle u32 (bytes.h). */
+#define put32(p, v) xp_put_be((p), (v), 4)
+#define get32(p) ((uint32_t)xp_get_be((p), 4))
 
 static void null_local_addr(struct xp_dp *dp, struct xp_dp_blob *addr)
 {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "datapath.h"
 #include "keys.h"
 #include "softnic.h"
@@ -682,18 +683,8 @@ static void sn_recv_key_release(struct xp_dp *dp, uint32_t rkey)
 
 /* ---- addresses, peers, paths --------------------------------------------------------------- */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
+#define put32(p, v) xp_put_be((p), (v), 4)
+#define get32(p) ((uint32_t)xp_get_be((p), 4))
 
 static void sn_local_addr(struct xp_dp *dp, struct xp_dp_blob *addr)
 {

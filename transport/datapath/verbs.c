@@ -412,9 +412,9 @@ static void path_blob(const struct vb_dp *d, const struct vb_path *p, struct xp_
 	b->len = PATH_BLOB_BYTES;
 	b->bytes[0] = PATH_BLOB_MAGIC;
 	b->bytes[1] = p->rc ? PATH_BLOB_RC : 0;
-	vb_put_be(b->bytes + 2, p->qpn, 3);
-	vb_put_be(b->bytes + 5, p->psn, 3);
-	vb_put_be(b->bytes + 8, d->dev.lid, 2);
+	xp_put_be(b->bytes + 2, p->qpn, 3);
+	xp_put_be(b->bytes + 5, p->psn, 3);
+	xp_put_be(b->bytes + 8, d->dev.lid, 2);
 	b->bytes[10] = (uint8_t)d->dev.mtu;
 	memcpy(b->bytes + 11, d->dev.gid.raw, 16);
 }
@@ -487,7 +487,7 @@ static int verbs_path_connect(struct xp_dp *dp, uint32_t path, uint32_t peer,
 			 p && p->connected ? "already connected" : "unknown", peer);
 		return -EINVAL;
 	}
-	qpn = vb_get_be(b + 2, 3);
+	qpn = xp_get_be(b + 2, 3);
 	mtu = b[10];
 	memcpy(gid.raw, b + 11, 16);
 	if (remote->len != PATH_BLOB_BYTES || b[0] != PATH_BLOB_MAGIC || (b[1] & ~PATH_BLOB_RC) ||
@@ -511,8 +511,8 @@ static int verbs_path_connect(struct xp_dp *dp, uint32_t path, uint32_t peer,
 	rc = vb_check_peer_gid(&d->dev, &gid, what, diag);
 	if (rc < 0)
 		return rc;
-	rc = vb_qp_connect(d, p->qp, p->rc, p->psn, &gid, (uint16_t)vb_get_be(b + 8, 2), qpn,
-			   vb_get_be(b + 5, 3), mtu < (uint32_t)d->dev.mtu ? (enum ibv_mtu)mtu : d->dev.mtu);
+	rc = vb_qp_connect(d, p->qp, p->rc, p->psn, &gid, (uint16_t)xp_get_be(b + 8, 2), qpn,
+			   xp_get_be(b + 5, 3), mtu < (uint32_t)d->dev.mtu ? (enum ibv_mtu)mtu : d->dev.mtu);
 	if (rc < 0)
 		return vb_diag_unreachable(&d->dev, what, &gid, qpn, -rc, diag);
 	p->connected = true;

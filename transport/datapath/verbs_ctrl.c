@@ -251,8 +251,8 @@ void vb_local_addr(struct xp_dp *dp, struct xp_dp_blob *addr)
 	addr->len = CTRL_BLOB_BYTES;
 	addr->bytes[0] = CTRL_BLOB_MAGIC;
 	addr->bytes[1] = CTRL_BLOB_VERSION;
-	vb_put_be(addr->bytes + 2, d->ctrl.qp->qp_num, 3);
-	vb_put_be(addr->bytes + 5, d->dev.lid, 2);
+	xp_put_be(addr->bytes + 2, d->ctrl.qp->qp_num, 3);
+	xp_put_be(addr->bytes + 5, d->dev.lid, 2);
 	memcpy(addr->bytes + 7, d->dev.gid.raw, 16);
 }
 
@@ -286,7 +286,7 @@ int vb_peer_open(struct xp_dp *dp, const struct xp_dp_blob *addr, uint32_t *peer
 
 	vb_where(&d->dev, where, sizeof(where));
 	if (addr->len != CTRL_BLOB_BYTES || addr->bytes[0] != CTRL_BLOB_MAGIC ||
-	    addr->bytes[1] != CTRL_BLOB_VERSION || !(qpn = vb_get_be(addr->bytes + 2, 3))) {
+	    addr->bytes[1] != CTRL_BLOB_VERSION || !(qpn = xp_get_be(addr->bytes + 2, 3))) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "verbs: %s: not a verbs control address (%u bytes)", where, addr->len);
 		return -EINVAL;
@@ -301,7 +301,7 @@ int vb_peer_open(struct xp_dp *dp, const struct xp_dp_blob *addr, uint32_t *peer
 			 "verbs: %s: all %u control peers are in use", where, VB_MAX_PEERS);
 		return i;
 	}
-	c->peers[i].lid = (uint16_t)vb_get_be(addr->bytes + 5, 2);
+	c->peers[i].lid = (uint16_t)xp_get_be(addr->bytes + 5, 2);
 	if (!c->peers[i].ah) {
 		rc = make_ah(d, &c->peers[i], diag);
 		if (rc < 0)

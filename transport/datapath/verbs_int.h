@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "bytes.h"
 #include "datapath.h"
 #include "verbs_map.h"
 
@@ -172,22 +173,6 @@ static inline uint64_t vb_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Blob fields: @bytes (1..4) big-endian bytes of @v at @p, and back. */
-static inline void vb_put_be(uint8_t *p, uint32_t v, int bytes)
-{
-	for (int i = 0; i < bytes; i++)
-		p[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-}
-
-static inline uint32_t vb_get_be(const uint8_t *p, int bytes)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < bytes; i++)
-		v = v << 8 | p[i];
-	return v;
 }
 
 /* verbs_dev.c */
