@@ -39,7 +39,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,14 +190,7 @@ static bool q_has_completion(const struct ip_ep *ep)
 /* Run @ctl on engine @i and wait for it. Return: its status. */
 static int ctl_run(struct ip_ep *ep, uint32_t i, struct xp_ctl *ctl)
 {
-	struct xp_cmd cmd = { .op = XP_CMD_CTL, .ctl = ctl };
-	int rc;
-
-	atomic_store(&ctl->done, 0);
-	while ((rc = xp_engine_submit(ep->eng[i], &cmd)) == -EAGAIN)
-		ep->inline_progress ? (void)xp_engine_progress(ep->eng[i]) : (void)sched_yield();
-	while (!atomic_load_explicit(&ctl->done, memory_order_acquire))
-		ep->inline_progress ? (void)xp_engine_progress(ep->eng[i]) : (void)sched_yield();
+	(void)xp_engine_ctl_run(ep->eng[i], ctl, 0); /* no timeout: it returns answered */
 	if (ctl->status < 0 && ctl->diag.msg[0])
 		pcm_tp_set_error(ctl->status, "%s", ctl->diag.msg);
 	return ctl->status;
