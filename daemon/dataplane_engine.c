@@ -262,6 +262,7 @@ static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops 
 	ec->waiter = &dp->waiter;
 	ec->cpu = cfg->engines.n_cpus ? (int)cfg->engines.cpus[i % cfg->engines.n_cpus] : -1;
 	ec->async_workers = cfg->workers.count;
+	ec->spin_ns = cfg->engines.spin_ns;
 	ec->core.chunk_bytes = cfg->datapath.chunk_bytes < XP_CHUNK_BYTES_MAX
 				   ? cfg->datapath.chunk_bytes
 				   : XP_CHUNK_BYTES_MAX;
