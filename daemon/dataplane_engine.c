@@ -900,11 +900,9 @@ static uint32_t take_completions(struct pcmd_dp *dp)
 
 static int eng_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
 {
-	uint64_t v;
 	int n;
 
-	if (read(dp->waiter.efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return -errno;
+	/* The eventfd's count is pcmd's loop's to take (its bell read it): no read() here. */
 	take_completions(dp);
 	/* Announce that pcmd will wait for the eventfd, then look again: an
 	 * engine publishing after the look sees `waiting` and writes the
