@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -81,6 +82,7 @@ struct vd_opts {
 struct vd_run {
 	double wall_ns_per_chunk;
 	double cpu_ns_per_chunk; /* < 0: not measured */
+	double sleeps_per_chunk; /* voluntary context switches (a thread blocked); < 0: not measured */
 	double goodput_gbps;
 };
 
@@ -119,6 +121,41 @@ static int64_t proc_cpu_ns(pid_t pid)
 			 &stime) != 2)
 		return -1;
 	return (int64_t)((utime + stime) * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK)));
+}
+
+/*
+ * Voluntary context switches of every thread of @pid (each is a thread that
+ * blocked, and so a wake-up someone paid for), from /proc/PID/task/TID/status;
+ * -1: unreadable.
+ */
+static int64_t proc_sleeps(pid_t pid)
+{
+	char path[96], line[128];
+	int64_t total = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		unsigned long long v;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue; /* a thread that ended meanwhile */
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+				total += (int64_t)v;
+		fclose(f);
+	}
+	closedir(dir);
+	return total;
 }
 
 /* ---- the private pcmd ----------------------------------------------------------------------- */
@@ -386,7 +423,7 @@ static int run_once(const struct vd_opts *o, const char *sock, pid_t pcmd_pid, u
 	bool sending = false;
 	char addr[64];
 	uint64_t t0, t1, cpu0, cpu1;
-	int64_t d0 = 0, d1 = 0;
+	int64_t d0 = 0, d1 = 0, z0, z1, y0 = 0, y1 = 0;
 	int rc = -1;
 
 	snprintf(addr, sizeof(addr), "pcm-bench-%d-%s-%u", (int)getpid(), sock ? "d" : "p", i);
@@ -414,14 +451,20 @@ static int run_once(const struct vd_opts *o, const char *sock, pid_t pcmd_pid, u
 	s.measuring = true;
 	t0 = vd_clock_ns(CLOCK_MONOTONIC);
 	cpu0 = vd_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	if (pcmd_pid)
+	z0 = proc_sleeps(getpid());
+	if (pcmd_pid) {
 		d0 = proc_cpu_ns(pcmd_pid);
+		y0 = proc_sleeps(pcmd_pid);
+	}
 	if (!run_for(o, &s, (uint64_t)(o->seconds * 1e9)))
 		goto out;
 	t1 = vd_clock_ns(CLOCK_MONOTONIC);
 	cpu1 = vd_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	if (pcmd_pid)
+	z1 = proc_sleeps(getpid());
+	if (pcmd_pid) {
 		d1 = proc_cpu_ns(pcmd_pid);
+		y1 = proc_sleeps(pcmd_pid);
+	}
 	if (!s.chunks) {
 		fprintf(stderr, "pcm-bench: no message arrived in %.3f s\n", o->seconds);
 		goto out;
@@ -432,6 +475,9 @@ static int run_once(const struct vd_opts *o, const char *sock, pid_t pcmd_pid, u
 	if (!sock || (pcmd_pid && d0 >= 0 && d1 >= 0))
 		out->cpu_ns_per_chunk = ((double)(cpu1 - cpu0) + (double)(d1 - d0)) /
 					(double)s.chunks;
+	out->sleeps_per_chunk = -1;
+	if (z0 >= 0 && z1 >= 0 && (!sock || (pcmd_pid && y0 >= 0 && y1 >= 0)))
+		out->sleeps_per_chunk = (double)(z1 - z0 + y1 - y0) / (double)s.chunks;
 	rc = 0;
 out:
 	if (sending) {
@@ -481,12 +527,18 @@ static void print_ratio(const char *name, double num, double den)
 		printf(",\"%s\":null", name);
 }
 
-static void print_cpu(const char *name, double v)
+/* @v with @decimals, or null when not measured (< 0). */
+static void print_fixed(const char *name, double v, int decimals)
 {
 	if (v >= 0)
-		printf(",\"%s\":%.1f", name, v);
+		printf(",\"%s\":%.*f", name, decimals, v);
 	else
 		printf(",\"%s\":null", name);
+}
+
+static void print_cpu(const char *name, double v)
+{
+	print_fixed(name, v, 1);
 }
 
 static void print_line(const struct vd_opts *o, const struct vd_run *in, const struct vd_run *dm)
@@ -496,6 +548,8 @@ static void print_line(const struct vd_opts *o, const struct vd_run *in, const s
 	double dm_wall = median_of(dm, n, offsetof(struct vd_run, wall_ns_per_chunk));
 	double in_cpu = median_of(in, n, offsetof(struct vd_run, cpu_ns_per_chunk));
 	double dm_cpu = median_of(dm, n, offsetof(struct vd_run, cpu_ns_per_chunk));
+	double in_sleeps = median_of(in, n, offsetof(struct vd_run, sleeps_per_chunk));
+	double dm_sleeps = median_of(dm, n, offsetof(struct vd_run, sleeps_per_chunk));
 	double in_gbps = median_of(in, n, offsetof(struct vd_run, goodput_gbps));
 	double dm_gbps = median_of(dm, n, offsetof(struct vd_run, goodput_gbps));
 
@@ -512,6 +566,8 @@ static void print_line(const struct vd_opts *o, const struct vd_run *in, const s
 	print_cpu("daemon_cpu_ns_per_chunk", dm_cpu);
 	print_ratio("daemon_ratio", dm_wall, in_wall);
 	print_ratio("daemon_cpu_ratio", dm_cpu, in_cpu);
+	print_fixed("sleeps_per_chunk", in_sleeps, 3);
+	print_fixed("daemon_sleeps_per_chunk", dm_sleeps, 3);
 	printf("}\n");
 	fflush(stdout);
 }
