@@ -7,43 +7,16 @@
 # (capture-pane shows the flows) and quits on q.
 set -eu
 PCMD=$1 PCMCTL=$2 TRAFFIC=$3 PKG=$4
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-DIR=$(mktemp -d /tmp/pcmctl-test-XXXXXX)
 TMUX_SOCK="pcmctl-test-$$"
-PCMD_PID= TRAFFIC_PID=
-cleanup() {
-	[ -n "$TRAFFIC_PID" ] && kill "$TRAFFIC_PID" 2>/dev/null || true
-	[ -n "$PCMD_PID" ] && kill "$PCMD_PID" 2>/dev/null && wait "$PCMD_PID" 2>/dev/null || true
-	command -v tmux >/dev/null && tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true
-	rm -rf "$DIR"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; [ -f "$DIR/pcmd.log" ] && cat "$DIR/pcmd.log" >&2; exit 1; }
+. "$(dirname "$0")/pcmctl_lib.sh"
 
-cat >"$DIR/pcmd.yaml" <<YAML
-log_level: info
-socket: {path: "$DIR/pcmd.sock", group: ""}
+start_pcmd <<YAML
 policies:
   default: swift
   rules:
     - {peer: "traffic-*", policy: newreno}
 YAML
-"$PCMD" -c "$DIR/pcmd.yaml" 2>"$DIR/pcmd.log" &
-PCMD_PID=$!
-export PCMD_SOCKET="$DIR/pcmd.sock"
-i=0
-until "$PCMCTL" status >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not come up"; sleep 0.05
-done
-
-"$TRAFFIC" "$PCMD_SOCKET" 30 2 >"$DIR/traffic.out" 2>&1 &
-TRAFFIC_PID=$!
-i=0
-until grep -q ready "$DIR/traffic.out"; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "traffic did not connect: $(cat "$DIR/traffic.out")"
-	sleep 0.05
-done
+start_traffic 30 2
 
 json() { "$PCMCTL" --json "$@" | "$PY" -c 'import json,sys; json.dump(json.load(sys.stdin), sys.stdout)'; }
 
@@ -130,10 +103,5 @@ else
 	exit 77
 fi
 
-kill "$TRAFFIC_PID"
-wait "$TRAFFIC_PID" 2>/dev/null || true
-TRAFFIC_PID=
-kill "$PCMD_PID"
-wait "$PCMD_PID" || fail "pcmd exited with $?"
-PCMD_PID=
+stop_all
 echo "pcmctl: all checks passed"

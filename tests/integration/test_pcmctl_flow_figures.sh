@@ -9,41 +9,15 @@
 # (checked by promtool when installed) carry the same figures.
 set -eu
 PCMD=$1 PCMCTL=$2 TRAFFIC=$3
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-DIR=$(mktemp -d /tmp/pcmctl-figures-XXXXXX)
-PCMD_PID= TRAFFIC_PID=
-cleanup() {
-	[ -n "$TRAFFIC_PID" ] && kill "$TRAFFIC_PID" 2>/dev/null || true
-	[ -n "$PCMD_PID" ] && kill "$PCMD_PID" 2>/dev/null && wait "$PCMD_PID" 2>/dev/null || true
-	rm -rf "$DIR"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; [ -f "$DIR/pcmd.log" ] && cat "$DIR/pcmd.log" >&2; exit 1; }
+. "$(dirname "$0")/pcmctl_lib.sh"
 
-cat >"$DIR/pcmd.yaml" <<YAML
-log_level: info
-socket: {path: "$DIR/pcmd.sock", group: ""}
+start_pcmd <<YAML
 datapath: {kind: "null"}
 policies:
   default: newreno
 YAML
-"$PCMD" -c "$DIR/pcmd.yaml" 2>"$DIR/pcmd.log" &
-PCMD_PID=$!
-export PCMD_SOCKET="$DIR/pcmd.sock"
-i=0
-until "$PCMCTL" status >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not come up"; sleep 0.05
-done
-
 # Two pairs busy for 3 s, then idle (connected, nothing out) for 20 s.
-"$TRAFFIC" "$PCMD_SOCKET" 3 2 20 >"$DIR/traffic.out" 2>&1 &
-TRAFFIC_PID=$!
-i=0
-until grep -q ready "$DIR/traffic.out"; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "traffic did not connect: $(cat "$DIR/traffic.out")"
-	sleep 0.05
-done
+start_traffic 3 2 20
 sleep 1
 
 # check.py FILE [PREV] PHASE: the figures of every flow in FILE (pcmctl --json flows).
@@ -107,20 +81,11 @@ if command -v promtool >/dev/null; then
 fi
 
 # Idle: every message finished, the connections still open: nothing in flight.
-i=0
-until grep -q idle "$DIR/traffic.out"; do
-	i=$((i + 1)); [ $i -lt 300 ] || fail "traffic did not go idle: $(cat "$DIR/traffic.out")"
-	sleep 0.05
-done
+wait_traffic idle
 sleep 0.1 # the last ACK's figures: a read is fresh for 10 ms
 "$PCMCTL" --json flows >"$DIR/idle.json" || fail "flows --json"
 "$PY" "$DIR/check.py" "$DIR/idle.json" "$DIR/busy2.json" idle ||
 	fail "figures when idle: $(cat "$DIR/idle.json")"
 
-kill "$TRAFFIC_PID"
-wait "$TRAFFIC_PID" 2>/dev/null || true
-TRAFFIC_PID=
-kill "$PCMD_PID"
-wait "$PCMD_PID" || fail "pcmd exited with $?"
-PCMD_PID=
+stop_all
 echo "pcmctl flows: live engine figures checked"
