@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # SPDX-License-Identifier: MIT
 # pcmctl_lib.sh - sourced by the pcmctl tests: a scratch directory, a pcmd
 # started on a config from stdin with its socket in it, pcmd-test-traffic
@@ -6,12 +7,15 @@
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 DIR=$(mktemp -d /tmp/pcmctl-test-XXXXXX)
-PCMD_PID= TRAFFIC_PID= TMUX_SOCK=${TMUX_SOCK:-}
+PCMD_PID='' TRAFFIC_PID='' TMUX_SOCK=${TMUX_SOCK:-}
 cleanup() {
-	[ -n "$TRAFFIC_PID" ] && kill "$TRAFFIC_PID" 2>/dev/null || true
-	[ -n "$PCMD_PID" ] && kill "$PCMD_PID" 2>/dev/null && wait "$PCMD_PID" 2>/dev/null || true
-	[ -n "$TMUX_SOCK" ] && command -v tmux >/dev/null &&
+	if [ -n "$TRAFFIC_PID" ]; then kill "$TRAFFIC_PID" 2>/dev/null || true; fi
+	if [ -n "$PCMD_PID" ] && kill "$PCMD_PID" 2>/dev/null; then
+		wait "$PCMD_PID" 2>/dev/null || true
+	fi
+	if [ -n "$TMUX_SOCK" ] && command -v tmux >/dev/null; then
 		tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true
+	fi
 	rm -rf "$DIR"
 }
 trap cleanup EXIT

@@ -8,6 +8,7 @@
 set -eu
 PCMD=$1 PCMCTL=$2 TRAFFIC=$3 PKG=$4
 TMUX_SOCK="pcmctl-test-$$"
+# shellcheck source-path=SCRIPTDIR source=pcmctl_lib.sh
 . "$(dirname "$0")/pcmctl_lib.sh"
 
 start_pcmd <<YAML

@@ -9,6 +9,7 @@
 # (checked by promtool when installed) carry the same figures.
 set -eu
 PCMD=$1 PCMCTL=$2 TRAFFIC=$3
+# shellcheck source-path=SCRIPTDIR source=pcmctl_lib.sh
 . "$(dirname "$0")/pcmctl_lib.sh"
 
 start_pcmd <<YAML
