@@ -6,8 +6,18 @@
  *
  * Both sides run one connection through the public API (pcm/transport.h)
  * between two endpoints of this process, keeping DEPTH messages of S bytes
- * in flight and DEPTH receives posted, both endpoints busy-polled by this
- * thread:
+ * in flight and DEPTH receives posted, with one of two ways to wait
+ * (--wait):
+ *   spin   (default) both endpoints busy-polled by this thread, engine
+ *          threads busy-polling 20 us after their last work: the lowest
+ *          latency, but every thread's CPU time is mostly polling;
+ *   block  a thread per endpoint (this one receives, another sends), each
+ *          sleeping in pcm_tp_wait() when it has nothing to do, and engine
+ *          threads that never spin (PCM_TP_FLAG_NO_SPIN in process,
+ *          engines.spin_ns: 0 in pcmd; pcmd's loop always sleeps in
+ *          io_uring): every CPU nanosecond is work or a wake-up, so the CPU
+ *          cost per chunk compares the two paths' work.
+ * The two sides:
  *   in process  PCM_TP_BACKEND_INPROC, datapath null (bytes copied), one
  *               engine thread per endpoint;
  *   daemon      PCM_TP_BACKEND_DAEMON through a pcmd on datapath null with
@@ -33,6 +43,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -41,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -62,12 +75,14 @@ struct vd_opts {
 	const char *socket; /* NULL: start a pcmd */
 	const char *pcmd;   /* NULL: next to pcm-bench */
 	bool json;
+	bool block;         /* --wait block */
 };
 
 /* One side's figures of one run. */
 struct vd_run {
 	double wall_ns_per_chunk;
 	double cpu_ns_per_chunk; /* < 0: not measured */
+	double sleeps_per_chunk; /* voluntary context switches (a thread blocked); < 0: not measured */
 	double goodput_gbps;
 };
 
@@ -108,6 +123,41 @@ static int64_t proc_cpu_ns(pid_t pid)
 	return (int64_t)((utime + stime) * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK)));
 }
 
+/*
+ * Voluntary context switches of every thread of @pid (each is a thread that
+ * blocked, and so a wake-up someone paid for), from /proc/PID/task/TID/status;
+ * -1: unreadable.
+ */
+static int64_t proc_sleeps(pid_t pid)
+{
+	char path[96], line[128];
+	int64_t total = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		unsigned long long v;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue; /* a thread that ended meanwhile */
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+				total += (int64_t)v;
+		fclose(f);
+	}
+	closedir(dir);
+	return total;
+}
+
 /* ---- the private pcmd ----------------------------------------------------------------------- */
 
 /* pcmd next to this pcm-bench: the build tree's daemon/pcmd, else the installed bin/pcmd. */
@@ -144,8 +194,8 @@ static int write_config(const struct vd_opts *o, struct vd_pcmd *d)
 		"log_level: warn\n"
 		"socket: {path: \"%s\", group: \"\"}\n"
 		"datapath: {kind: \"null\", chunk_bytes: %u, paths: 1}\n"
-		"engines: {count: 2}\n",
-		d->sock, o->chunk_size);
+		"engines: {count: 2, spin_ns: %u}\n",
+		d->sock, o->chunk_size, o->block ? 0u : 20000u);
 	return fclose(f) == 0 ? 0 : -errno;
 }
 
@@ -200,11 +250,14 @@ static void pcmd_stop(struct vd_pcmd *d)
 /* ---- one run ------------------------------------------------------------------------------- */
 
 struct vd_side {
+	const struct vd_opts *o;
 	struct pcm_tp_endpoint *ep[2]; /* 0 sends, 1 receives */
 	struct pcm_tp_conn *conn[2];
 	uint8_t *buf[2];
 	uint64_t bytes, chunks;
 	bool measuring;
+	_Atomic bool stop;   /* --wait block: the sending thread ends */
+	_Atomic int failed;  /* --wait block: the sending thread saw a failure */
 };
 
 static int open_endpoint(const struct vd_opts *o, const char *sock, struct pcm_tp_endpoint **ep)
@@ -221,6 +274,7 @@ static int open_endpoint(const struct vd_opts *o, const char *sock, struct pcm_t
 		cfg.backend = PCM_TP_BACKEND_INPROC;
 		cfg.datapath = "null";
 		cfg.progress = PCM_TP_PROGRESS_THREAD;
+		cfg.flags = o->block ? PCM_TP_FLAG_NO_SPIN : 0;
 	}
 	/* a pcmd just started may not listen yet */
 	while ((rc = pcm_tp_endpoint_open(&cfg, ep)) < 0 && sock &&
@@ -283,38 +337,80 @@ static int post(const struct vd_opts *o, struct vd_side *s, int side, uint64_t k
 		    : pcm_tp_send(s->conn[0], NULL, p, o->msg_size, k);
 }
 
+/*
+ * Take completions on endpoint @side and repost each. Return: how many, -1
+ * on a failed completion.
+ */
+static int pump_side(const struct vd_opts *o, struct vd_side *s, int side)
+{
+	struct pcm_tp_completion c[32];
+	int n = pcm_tp_poll(s->ep[side], c, 32);
+
+	for (int i = 0; i < n; i++) {
+		if (c[i].status < 0) {
+			fprintf(stderr, "pcm-bench: %s failed: %s\n", side ? "receive" : "send",
+				pcm_tp_strerror(c[i].status));
+			return -1;
+		}
+		if (side && s->measuring) {
+			s->bytes += c[i].bytes;
+			s->chunks += (c[i].bytes + o->chunk_size - 1) / o->chunk_size;
+		}
+		if (post(o, s, side, c[i].cookie + DEPTH) < 0)
+			return -1;
+	}
+	return n;
+}
+
 /* Take completions on both endpoints and repost each; false on a failed completion. */
 static bool pump(const struct vd_opts *o, struct vd_side *s)
 {
-	struct pcm_tp_completion c[32];
-
-	for (int side = 0; side < 2; side++) {
-		int n = pcm_tp_poll(s->ep[side], c, 32);
-
-		for (int i = 0; i < n; i++) {
-			if (c[i].status < 0) {
-				fprintf(stderr, "pcm-bench: %s failed: %s\n",
-					side ? "receive" : "send", pcm_tp_strerror(c[i].status));
-				return false;
-			}
-			if (side && s->measuring) {
-				s->bytes += c[i].bytes;
-				s->chunks += (c[i].bytes + o->chunk_size - 1) / o->chunk_size;
-			}
-			if (post(o, s, side, c[i].cookie + DEPTH) < 0)
-				return false;
-		}
-	}
+	for (int side = 0; side < 2; side++)
+		if (pump_side(o, s, side) < 0)
+			return false;
 	return true;
 }
 
+/* --wait block: endpoint @side's turn, sleeping (up to 10 ms) when it had nothing. */
+static int pump_or_sleep(const struct vd_opts *o, struct vd_side *s, int side)
+{
+	int n = pump_side(o, s, side);
+
+	if (n == 0) {
+		int rc = pcm_tp_wait(s->ep[side], 10);
+
+		if (rc < 0 && rc != -ETIMEDOUT) {
+			fprintf(stderr, "pcm-bench: wait: %s\n", pcm_tp_strerror(rc));
+			return -1;
+		}
+	}
+	return n;
+}
+
+/* --wait block: the sending endpoint's thread. */
+static void *sender_main(void *arg)
+{
+	struct vd_side *s = arg;
+
+	while (!atomic_load(&s->stop))
+		if (pump_or_sleep(s->o, s, 0) < 0) {
+			atomic_store(&s->failed, 1);
+			break;
+		}
+	return NULL;
+}
+
+/* Run for @ns: spin on both endpoints, or (--wait block) receive while the sender thread sends. */
 static bool run_for(const struct vd_opts *o, struct vd_side *s, uint64_t ns)
 {
 	uint64_t until = vd_clock_ns(CLOCK_MONOTONIC) + ns;
 
-	while (vd_clock_ns(CLOCK_MONOTONIC) < until)
-		if (!pump(o, s))
+	while (vd_clock_ns(CLOCK_MONOTONIC) < until) {
+		if (!o->block && !pump(o, s))
 			return false;
+		if (o->block && (pump_or_sleep(o, s, 1) < 0 || atomic_load(&s->failed)))
+			return false;
+	}
 	return true;
 }
 
@@ -322,10 +418,12 @@ static bool run_for(const struct vd_opts *o, struct vd_side *s, uint64_t ns)
 static int run_once(const struct vd_opts *o, const char *sock, pid_t pcmd_pid, uint32_t i,
 		    struct vd_run *out)
 {
-	struct vd_side s = {0};
+	struct vd_side s = {.o = o};
+	pthread_t sender;
+	bool sending = false;
 	char addr[64];
 	uint64_t t0, t1, cpu0, cpu1;
-	int64_t d0 = 0, d1 = 0;
+	int64_t d0 = 0, d1 = 0, z0, z1, y0 = 0, y1 = 0;
 	int rc = -1;
 
 	snprintf(addr, sizeof(addr), "pcm-bench-%d-%s-%u", (int)getpid(), sock ? "d" : "p", i);
@@ -342,20 +440,31 @@ static int run_once(const struct vd_opts *o, const char *sock, pid_t pcmd_pid, u
 	for (uint64_t k = 0; k < DEPTH; k++)
 		if (post(o, &s, 1, k) < 0 || post(o, &s, 0, k) < 0)
 			goto out;
+	if (o->block) {
+		if (pthread_create(&sender, NULL, sender_main, &s) != 0)
+			goto out;
+		sending = true;
+	}
 	/* warm up for a tenth of the run, then measure */
 	if (!run_for(o, &s, (uint64_t)(o->seconds * 1e8)))
 		goto out;
 	s.measuring = true;
 	t0 = vd_clock_ns(CLOCK_MONOTONIC);
 	cpu0 = vd_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	if (pcmd_pid)
+	z0 = proc_sleeps(getpid());
+	if (pcmd_pid) {
 		d0 = proc_cpu_ns(pcmd_pid);
+		y0 = proc_sleeps(pcmd_pid);
+	}
 	if (!run_for(o, &s, (uint64_t)(o->seconds * 1e9)))
 		goto out;
 	t1 = vd_clock_ns(CLOCK_MONOTONIC);
 	cpu1 = vd_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	if (pcmd_pid)
+	z1 = proc_sleeps(getpid());
+	if (pcmd_pid) {
 		d1 = proc_cpu_ns(pcmd_pid);
+		y1 = proc_sleeps(pcmd_pid);
+	}
 	if (!s.chunks) {
 		fprintf(stderr, "pcm-bench: no message arrived in %.3f s\n", o->seconds);
 		goto out;
@@ -366,8 +475,15 @@ static int run_once(const struct vd_opts *o, const char *sock, pid_t pcmd_pid, u
 	if (!sock || (pcmd_pid && d0 >= 0 && d1 >= 0))
 		out->cpu_ns_per_chunk = ((double)(cpu1 - cpu0) + (double)(d1 - d0)) /
 					(double)s.chunks;
+	out->sleeps_per_chunk = -1;
+	if (z0 >= 0 && z1 >= 0 && (!sock || (pcmd_pid && y0 >= 0 && y1 >= 0)))
+		out->sleeps_per_chunk = (double)(z1 - z0 + y1 - y0) / (double)s.chunks;
 	rc = 0;
 out:
+	if (sending) {
+		atomic_store(&s.stop, true);
+		pthread_join(sender, NULL);
+	}
 	/*
 	 * Close the endpoints, which frees their memory once their engines are
 	 * gone; never pcm_tp_mem_free() a buffer with posts outstanding. The
@@ -411,12 +527,18 @@ static void print_ratio(const char *name, double num, double den)
 		printf(",\"%s\":null", name);
 }
 
-static void print_cpu(const char *name, double v)
+/* @v with @decimals, or null when not measured (< 0). */
+static void print_fixed(const char *name, double v, int decimals)
 {
 	if (v >= 0)
-		printf(",\"%s\":%.1f", name, v);
+		printf(",\"%s\":%.*f", name, decimals, v);
 	else
 		printf(",\"%s\":null", name);
+}
+
+static void print_cpu(const char *name, double v)
+{
+	print_fixed(name, v, 1);
 }
 
 static void print_line(const struct vd_opts *o, const struct vd_run *in, const struct vd_run *dm)
@@ -426,6 +548,8 @@ static void print_line(const struct vd_opts *o, const struct vd_run *in, const s
 	double dm_wall = median_of(dm, n, offsetof(struct vd_run, wall_ns_per_chunk));
 	double in_cpu = median_of(in, n, offsetof(struct vd_run, cpu_ns_per_chunk));
 	double dm_cpu = median_of(dm, n, offsetof(struct vd_run, cpu_ns_per_chunk));
+	double in_sleeps = median_of(in, n, offsetof(struct vd_run, sleeps_per_chunk));
+	double dm_sleeps = median_of(dm, n, offsetof(struct vd_run, sleeps_per_chunk));
 	double in_gbps = median_of(in, n, offsetof(struct vd_run, goodput_gbps));
 	double dm_gbps = median_of(dm, n, offsetof(struct vd_run, goodput_gbps));
 
@@ -435,12 +559,15 @@ static void print_line(const struct vd_opts *o, const struct vd_run *in, const s
 	       o->policy, o->msg_size, o->chunk_size, in_gbps, 1e9 / in_wall);
 	print_cpu("cpu_ns_per_chunk", in_cpu);
 	printf(",\"time\":\"wall\",\"seconds\":%.6f,\"runs\":%u,\"via_daemon\":true,"
-	       "\"daemon_goodput_gbps\":%.3f,\"daemon_chunks_per_s\":%.0f,"
+	       "\"wait\":\"%s\",\"daemon_goodput_gbps\":%.3f,\"daemon_chunks_per_s\":%.0f,"
 	       "\"wall_ns_per_chunk\":%.1f,\"daemon_wall_ns_per_chunk\":%.1f",
-	       o->seconds, n, dm_gbps, 1e9 / dm_wall, in_wall, dm_wall);
+	       o->seconds, n, o->block ? "block" : "spin", dm_gbps, 1e9 / dm_wall, in_wall,
+	       dm_wall);
 	print_cpu("daemon_cpu_ns_per_chunk", dm_cpu);
 	print_ratio("daemon_ratio", dm_wall, in_wall);
 	print_ratio("daemon_cpu_ratio", dm_cpu, in_cpu);
+	print_fixed("sleeps_per_chunk", in_sleeps, 3);
+	print_fixed("daemon_sleeps_per_chunk", dm_sleeps, 3);
 	printf("}\n");
 	fflush(stdout);
 }
@@ -455,7 +582,7 @@ static int parse_vd_opts(int argc, char **argv, struct vd_opts *o)
 	    {"runs", required_argument, NULL, 'r'},  {"policy", required_argument, NULL, 'p'},
 	    {"socket", required_argument, NULL, 'S'}, {"pcmd", required_argument, NULL, 'D'},
 	    {"datapath", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
-	    {NULL, 0, NULL, 0},
+	    {"wait", required_argument, NULL, 'w'},  {NULL, 0, NULL, 0},
 	};
 	uint64_t v;
 	char *end;
@@ -471,6 +598,14 @@ static int parse_vd_opts(int argc, char **argv, struct vd_opts *o)
 		case 'p': o->policy = optarg; break;
 		case 'S': o->socket = optarg; break;
 		case 'D': o->pcmd = optarg; break;
+		case 'w':
+			if (strcmp(optarg, "spin") && strcmp(optarg, "block")) {
+				fprintf(stderr, "pcm-bench goodput --via-daemon: --wait %s: spin or "
+						"block\n", optarg);
+				return -EINVAL;
+			}
+			o->block = strcmp(optarg, "block") == 0;
+			break;
 		case 'd':
 			if (strcmp(optarg, "null") != 0) {
 				fprintf(stderr, "pcm-bench goodput --via-daemon: --datapath %s: only "

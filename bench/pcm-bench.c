@@ -485,7 +485,8 @@ static void usage(FILE *f)
 	      "                     two processes: [--listen HOST:PORT | --connect HOST:PORT]\n"
 	      "                     [--seed N] (receiver listens, sender connects)\n"
 	      "  pcm-bench goodput --via-daemon [--socket PATH | --pcmd PATH] [--msg-size S]\n"
-	      "                     [--chunk-size C] [--policy P] [--seconds T] [--runs N] [--json]\n"
+	      "                     [--chunk-size C] [--policy P] [--seconds T] [--runs N]\n"
+	      "                     [--wait spin|block] [--json]\n"
 	      "  pcm-bench latency [--datapath null] [--policy P] [--mode M] [--iters N] [--json]\n"
 	      "                     [--progress inline|thread] [--spin-ns N]\n"
 	      "  pcm-bench list\n",

@@ -288,12 +288,22 @@ static int get_flows(struct ctl *c, struct pcmd_flow_info **out)
 	return (int)n;
 }
 
+/*
+ * One figure for the text table: "-" when the datapath does not measure it;
+ * a window without a limit is "unlimited", a rate of 0 "unpaced".
+ */
 static void field(bool valid, uint64_t v, int kind, char *buf, size_t len)
 {
 	if (!valid)
 		snprintf(buf, len, "-");
 	else if (kind == 'b')
 		human_bytes(v, buf, len);
+	else if (kind == 'w' && v == PCMD_CWND_UNLIMITED)
+		snprintf(buf, len, "unlimited");
+	else if (kind == 'w')
+		human_bytes(v, buf, len);
+	else if (kind == 'r' && v == 0)
+		snprintf(buf, len, "unpaced");
 	else if (kind == 'r')
 		human_rate(v, buf, len);
 	else if (kind == 't')
@@ -304,29 +314,32 @@ static void field(bool valid, uint64_t v, int kind, char *buf, size_t len)
 
 static void print_flow_header(void)
 {
-	printf("%-6s %-6s %-7s %-20s %-14s %-10s %-13s %-11s %9s %8s %9s %9s %6s %10s %10s\n",
+	printf("%-6s %-6s %-7s %-20s %-14s %-10s %-13s %-11s %9s %9s %9s %9s %9s %5s %5s %10s "
+	       "%10s\n",
 	       "FLOW", "CLIENT", "PID", "PEER", "POLICY", "LB", "MODE", "STATE", "CWND", "RATE",
-	       "RTT", "INFLIGHT", "RETX", "TX", "RX");
+	       "SRTT", "RTTVAR", "INFLIGHT", "RETX", "RTO", "TX", "RX");
 }
 
 static void print_flow_row(const struct pcmd_flow_info *f)
 {
-	char cwnd[16], rate[16], rtt[16], infl[16], retx[16], tx[16], rx[16];
-
+	char cwnd[16], rate[16], srtt[16], rttvar[16], infl[16], retx[24], rto[24], tx[16], rx[16];
 	const struct pcmd_flow_measure *m = &f->m;
 
-	field(m->valid & PCMD_FIELD_CWND, m->cwnd_bytes, 'b', cwnd, sizeof(cwnd));
+	field(m->valid & PCMD_FIELD_CWND, m->cwnd_bytes, 'w', cwnd, sizeof(cwnd));
 	field(m->valid & PCMD_FIELD_RATE, m->rate_bps, 'r', rate, sizeof(rate));
-	field(m->valid & PCMD_FIELD_RTT, m->srtt_ns, 't', rtt, sizeof(rtt));
+	field(m->valid & PCMD_FIELD_RTT, m->srtt_ns, 't', srtt, sizeof(srtt));
+	field(m->valid & PCMD_FIELD_RTT, m->rttvar_ns, 't', rttvar, sizeof(rttvar));
 	field(m->valid & PCMD_FIELD_INFLIGHT, m->in_flight_bytes, 'b', infl, sizeof(infl));
 	field(m->valid & PCMD_FIELD_RETRANSMITS, m->retransmits, 'n', retx, sizeof(retx));
+	field(m->valid & PCMD_FIELD_RTOS, m->rtos, 'n', rto, sizeof(rto));
 	human_bytes(f->tx_bytes, tx, sizeof(tx));
 	human_bytes(f->rx_bytes, rx, sizeof(rx));
-	printf("%-6u %-6u %-7u %-20.20s %-14.14s %-10.10s %-13s %-11s %9s %8s %9s %9s %6s %10s "
-	       "%10s\n",
+	printf("%-6u %-6u %-7u %-20.20s %-14.14s %-10.10s %-13s %-11s %9s %9s %9s %9s %9s %5s %5s "
+	       "%10s %10s\n",
 	       f->flow_id, f->client_id, f->pid, f->peer, f->policy,
 	       f->lb_policy[0] ? f->lb_policy : "-", mode_name(f->mode),
-	       f->state < 4 ? state_names[f->state] : "?", cwnd, rate, rtt, infl, retx, tx, rx);
+	       f->state < 4 ? state_names[f->state] : "?", cwnd, rate, srtt, rttvar, infl, retx,
+	       rto, tx, rx);
 }
 
 static void json_opt(const char *key, bool valid, uint64_t v)
@@ -337,8 +350,19 @@ static void json_opt(const char *key, bool valid, uint64_t v)
 		printf(",\"%s\":null", key);
 }
 
+/* A figure whose one value means "no limit": that word as a string, else the number. */
+static void json_word(const char *key, bool valid, uint64_t v, uint64_t none, const char *word)
+{
+	if (valid && v == none)
+		printf(",\"%s\":\"%s\"", key, word);
+	else
+		json_opt(key, valid, v);
+}
+
 static void print_flow_json(const struct pcmd_flow_info *f)
 {
+	const struct pcmd_flow_measure *m = &f->m;
+
 	printf("{\"flow\":%u,\"client\":%u,\"pid\":%u,\"uid\":%u,\"conn_id\":%u,\"peer\":",
 	       f->flow_id, f->client_id, f->pid, f->uid, f->conn_id);
 	json_str(f->peer);
@@ -351,11 +375,14 @@ static void print_flow_json(const struct pcmd_flow_info *f)
 		printf("null");
 	printf(",\"mode\":\"%s\",\"state\":\"%s\",\"rule\":%d", mode_name(f->mode),
 	       f->state < 4 ? state_names[f->state] : "?", f->rule);
-	json_opt("cwnd_bytes", f->m.valid & PCMD_FIELD_CWND, f->m.cwnd_bytes);
-	json_opt("rate_bps", f->m.valid & PCMD_FIELD_RATE, f->m.rate_bps);
-	json_opt("srtt_ns", f->m.valid & PCMD_FIELD_RTT, f->m.srtt_ns);
-	json_opt("in_flight_bytes", f->m.valid & PCMD_FIELD_INFLIGHT, f->m.in_flight_bytes);
-	json_opt("retransmits", f->m.valid & PCMD_FIELD_RETRANSMITS, f->m.retransmits);
+	json_word("cwnd_bytes", m->valid & PCMD_FIELD_CWND, m->cwnd_bytes, PCMD_CWND_UNLIMITED,
+		  "unlimited");
+	json_word("rate_bps", m->valid & PCMD_FIELD_RATE, m->rate_bps, 0, "unpaced");
+	json_opt("srtt_ns", m->valid & PCMD_FIELD_RTT, m->srtt_ns);
+	json_opt("rttvar_ns", m->valid & PCMD_FIELD_RTT, m->rttvar_ns);
+	json_opt("in_flight_bytes", m->valid & PCMD_FIELD_INFLIGHT, m->in_flight_bytes);
+	json_opt("retransmits", m->valid & PCMD_FIELD_RETRANSMITS, m->retransmits);
+	json_opt("rtos", m->valid & PCMD_FIELD_RTOS, m->rtos);
 	printf(",\"tx_bytes\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"tx_msgs\":%" PRIu64
 	       ",\"rx_msgs\":%" PRIu64 "}",
 	       f->tx_bytes, f->rx_bytes, f->tx_msgs, f->rx_msgs);
@@ -448,18 +475,26 @@ static void print_prom_flows(const struct pcmd_flow_info *f, int n)
 #define F(m, h, t, v, x) {m, h, t, v, offsetof(struct pcmd_flow_info, x)}
 	    F("pcmd_flow_tx_bytes_total", "Bytes the flow sent.", "counter", 0, tx_bytes),
 	    F("pcmd_flow_rx_bytes_total", "Bytes the flow received.", "counter", 0, rx_bytes),
-	    F("pcmd_flow_cwnd_bytes", "The flow's congestion window.", "gauge", PCMD_FIELD_CWND,
-	      m.cwnd_bytes),
-	    F("pcmd_flow_rate_bytes_per_second", "The flow's pacing rate.", "gauge",
-	      PCMD_FIELD_RATE, m.rate_bps),
+	    F("pcmd_flow_cwnd_bytes", "The flow's congestion window (+Inf: no window).", "gauge",
+	      PCMD_FIELD_CWND, m.cwnd_bytes),
+	    F("pcmd_flow_rate_bytes_per_second", "The flow's pacing rate (+Inf: not paced).",
+	      "gauge", PCMD_FIELD_RATE, m.rate_bps),
 	    F("pcmd_flow_srtt_seconds", "The flow's smoothed RTT.", "gauge", PCMD_FIELD_RTT,
 	      m.srtt_ns),
-	    F("pcmd_flow_in_flight_bytes", "The flow's bytes in flight.", "gauge",
-	      PCMD_FIELD_INFLIGHT, m.in_flight_bytes),
+	    F("pcmd_flow_rttvar_seconds", "The flow's RTT variation.", "gauge", PCMD_FIELD_RTT,
+	      m.rttvar_ns),
+	    F("pcmd_flow_in_flight_bytes", "The flow's bytes sent and not yet acknowledged.",
+	      "gauge", PCMD_FIELD_INFLIGHT, m.in_flight_bytes),
 	    F("pcmd_flow_retransmits_total", "The flow's retransmitted chunks.", "counter",
 	      PCMD_FIELD_RETRANSMITS, m.retransmits),
+	    F("pcmd_flow_rto_total", "The flow's retransmission timeouts.", "counter",
+	      PCMD_FIELD_RTOS, m.rtos),
 #undef F
 	};
+	const size_t srtt = offsetof(struct pcmd_flow_info, m.srtt_ns);
+	const size_t rttvar = offsetof(struct pcmd_flow_info, m.rttvar_ns);
+	const size_t cwnd = offsetof(struct pcmd_flow_info, m.cwnd_bytes);
+	const size_t rate = offsetof(struct pcmd_flow_info, m.rate_bps);
 
 	for (size_t m = 0; m < sizeof(per_flow) / sizeof(per_flow[0]); m++) {
 		bool any = false;
@@ -480,9 +515,12 @@ static void print_prom_flows(const struct pcmd_flow_info *f, int n)
 			printf("\",policy=\"");
 			prom_label(f[i].policy);
 			printf("\",mode=\"%s\"} ", mode_name(f[i].mode));
-			if (per_flow[m].off == offsetof(struct pcmd_flow_info, m.srtt_ns))
+			if (per_flow[m].off == srtt || per_flow[m].off == rttvar)
 				printf("%.9f\n", (double)v / 1e9);
-			else if (per_flow[m].off == offsetof(struct pcmd_flow_info, m.rate_bps))
+			else if ((per_flow[m].off == cwnd && v == PCMD_CWND_UNLIMITED) ||
+				 (per_flow[m].off == rate && v == 0))
+				printf("+Inf\n");
+			else if (per_flow[m].off == rate)
 				printf("%" PRIu64 "\n", v / 8);
 			else
 				printf("%" PRIu64 "\n", v);

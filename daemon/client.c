@@ -28,7 +28,7 @@
 
 static void recv_done(struct pcmd_op *op, int res);
 static void send_done(struct pcmd_op *op, int res);
-static void bell_done(struct pcmd_op *op, int res);
+static void bell_done(struct pcmd_bell *bell, int res);
 static void advance_reclaim(struct pcmd_client *c);
 
 struct pcmd_client *pcmd_client_by_key(struct pcmd *d, uint32_t key)
@@ -306,10 +306,9 @@ static void protocol_error(struct pcmd_client *c, const char *text)
 
 static void arm_bell(struct pcmd_client *c)
 {
-	if (c->bell_op.pending || c->state != PCMD_CLIENT_ALIVE || !c->chan)
+	if (c->bell.op.pending || c->state != PCMD_CLIENT_ALIVE || !c->chan)
 		return;
-	c->bell_op.done = bell_done;
-	if (pcmd_loop_poll(c->d->loop, &c->bell_op, c->chan->sq_efd, POLLIN) < 0)
+	if (pcmd_loop_bell(c->d->loop, &c->bell, c->chan->sq_efd, bell_done) < 0)
 		pcmd_client_kill(c, "cannot queue a doorbell wait");
 }
 
@@ -324,13 +323,14 @@ void pcmd_client_intake(struct pcmd_client *c)
 	struct pcmd_sqe sqe;
 	uint32_t why = PCMD_INTAKE_EMPTY;
 	int budget = INTAKE_BUDGET, rc;
-	uint64_t drop;
 
 	if (!c->chan || c->state != PCMD_CLIENT_ALIVE)
 		return;
-	/* Reset the doorbell before looking, so a ring after this look is not lost. */
-	if (read(c->chan->sq_efd, &drop, sizeof(drop)) < 0 && errno != EAGAIN)
-		pcmd_debug("client %u: doorbell read: %s", c->id, strerror(errno));
+	/*
+	 * The doorbell's count was taken by the bell's read before this look
+	 * (or, called for another reason, the bell still waits): a ring after
+	 * this look is never lost.
+	 */
 	for (;;) {
 		while (budget > 0 && (rc = pcmd_channel_next(c->chan, &sqe, &why)) == 1) {
 			pcmd_flow_post(c, &sqe);
@@ -361,9 +361,9 @@ void pcmd_client_intake(struct pcmd_client *c)
 	arm_bell(c);
 }
 
-static void bell_done(struct pcmd_op *op, int res)
+static void bell_done(struct pcmd_bell *bell, int res)
 {
-	struct pcmd_client *c = OWNER(op, bell_op);
+	struct pcmd_client *c = OWNER(bell, bell);
 
 	if (c->state != PCMD_CLIENT_ALIVE) {
 		pcmd_client_maybe_free(c);
@@ -505,7 +505,7 @@ void pcmd_client_kill(struct pcmd_client *c, const char *why)
 	shutdown(c->fd, SHUT_RDWR);
 	pcmd_loop_cancel(d->loop, &c->recv_op);
 	pcmd_loop_cancel(d->loop, &c->send_op);
-	pcmd_loop_cancel(d->loop, &c->bell_op);
+	pcmd_loop_cancel(d->loop, &c->bell.op);
 	advance_reclaim(c);
 }
 
@@ -530,7 +530,7 @@ void pcmd_client_maybe_free(struct pcmd_client *c)
 	uint32_t slot = c->key & 0xffff;
 
 	if (c->state != PCMD_CLIENT_DYING || c->recv_op.pending || c->send_op.pending ||
-	    c->bell_op.pending || !pcmd_flow_all_free(c) || c->region)
+	    c->bell.op.pending || !pcmd_flow_all_free(c) || c->region)
 		return;
 	if (c->chan) {
 		/* Completions written during the reclaim stay readable in the client's mapping. */

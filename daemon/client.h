@@ -86,7 +86,8 @@ struct pcmd_client {
 	uint32_t sends_outstanding;
 
 	/* Control socket I/O: one request at a time, its reply, then the next. */
-	struct pcmd_op recv_op, send_op, bell_op;
+	struct pcmd_op recv_op, send_op;
+	struct pcmd_bell bell; /* the submission doorbell */
 	struct msghdr rmsg, smsg;
 	struct iovec riov, siov;
 	_Alignas(8) uint8_t rbuf[PCMD_RECV_BYTES];

@@ -104,6 +104,7 @@ static const struct key_row config_rows[] = {
     U32("datapath.softnic.hosts", datapath.softnic_hosts, 2, 4096),
     SEC("engines"),
     U32("engines.count", engines.count, 1, 256),
+    U32("engines.spin_ns", engines.spin_ns, 0, 10000000),
     {"engines.numa_node", T_I32, CFG(engines.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC, 0},
     {"engines.cpus", T_CPUS, CFG(engines.cpus), CFG(engines.n_cpus), 0, 0, NULL, NO_LOC, 0},
     SEC("workers"),
@@ -677,6 +678,7 @@ void pcmd_config_defaults(struct pcmd_config *cfg)
 	cfg->datapath.paths = 4;
 	cfg->engines.count = 1;
 	cfg->engines.numa_node = -1;
+	cfg->engines.spin_ns = 20000;
 	cfg->workers.count = 1;
 	cfg->workers.numa_node = -1;
 	snprintf(cfg->policies.default_policy, sizeof(cfg->policies.default_policy), "swift");

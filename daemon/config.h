@@ -116,6 +116,7 @@ struct pcmd_config {
 		int32_t numa_node; /* -1: the NIC's node */
 		uint32_t n_cpus;
 		uint32_t cpus[PCMD_CFG_MAX_CPUS];
+		uint32_t spin_ns; /* engines only: busy polling after the last work */
 	} engines, workers;
 
 	struct {

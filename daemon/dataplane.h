@@ -11,7 +11,9 @@
  * Contract:
  * - Every call is made from pcmd's event-loop thread. An implementation may
  *   run its own threads (engines); it reports back only through poll(), and
- *   makes event_fd() readable when poll() may return something.
+ *   makes event_fd() readable when poll() may return something. event_fd()
+ *   is an eventfd whose count pcmd's loop takes itself (a bell, loop.h)
+ *   before it calls poll(): the data plane need not read it.
  * - A region is one client's data area (its memfd mapping: with verbs, the
  *   MR). Offsets and lengths passed to post_send()/post_recv() have been
  *   checked by pcmd against that region; the data plane only ever touches

@@ -32,9 +32,13 @@
  * refused at start with the list of those built. null moves the bytes
  * (copy on): pcmd's clients are all on this machine.
  *
- * Per-flow figures: the bytes of sends posted and not completed (in flight,
- * as pcmd sees them) and the rate of completed sends over the interval
- * between two stats reads.
+ * Per-flow figures (flow_stats) are the core's, read on the engine's thread
+ * by a control request (XP_CTL_CONN_INFO) rather than published by the
+ * engine: nothing is added to the per-chunk path, and the figures of one
+ * connection come from one instant. One request per engine reads every flow
+ * on it; its answer serves the reads of the next FIGURES_FRESH_NS, so a
+ * `pcmctl flows` of N flows costs pcmd's loop one round trip per engine, not
+ * N.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -58,6 +62,8 @@
 #define COMP_BATCH 64
 /* How long a control request may take before pcmd gives up on the engine. */
 #define CTL_TIMEOUT_NS (5ull * 1000 * 1000 * 1000)
+/* How long one read of an engine's figures answers flow_stats() (status, stats, flows). */
+#define FIGURES_FRESH_NS (10ull * 1000 * 1000)
 
 struct pcmd_dp_region {
 	uint64_t token;
@@ -79,11 +85,9 @@ struct eng_flow {
 	uint32_t conn;
 	uint64_t token;
 	struct pcmd_dp_region *r;
-	uint64_t send_bytes_posted;
-	uint64_t send_bytes_done;
-	uint64_t rate_bytes_mark; /* send_bytes_done at the last stats read */
-	uint64_t rate_ns_mark;
-	uint64_t rate_bps;
+	uint64_t figures_ns;   /* when info was read; 0: never */
+	int figures_status;    /* of that read: 0, -ENOENT */
+	struct xp_conn_info info;
 };
 
 struct eng_listener {
@@ -114,6 +118,10 @@ struct pcmd_dp {
 
 	struct pcmd_dp_event *evs; /* events waiting for poll() */
 	uint32_t ev_head, ev_n, ev_cap;
+
+	struct xp_conn_query *queries; /* XP_CTL_CONN_INFO's, n_flows of them */
+	uint32_t *query_flow;          /* the flow of each */
+	uint32_t queries_cap;
 };
 
 /* ---- events --------------------------------------------------------------------------- */
@@ -178,19 +186,9 @@ static void submit(struct pcmd_dp *dp, uint32_t engine, const struct xp_cmd *cmd
 /* Run @ctl on @engine and wait for its answer. Return: its status. */
 static int ctl_run(struct pcmd_dp *dp, uint32_t engine, struct xp_ctl *ctl)
 {
-	struct xp_cmd cmd = {.op = XP_CMD_CTL, .ctl = ctl};
-	uint64_t start = mono_ns();
-
-	ctl->notify = false;
-	atomic_store(&ctl->done, 0);
-	submit(dp, engine, &cmd);
-	while (!atomic_load_explicit(&ctl->done, memory_order_acquire)) {
-		sched_yield();
-		if (mono_ns() - start > CTL_TIMEOUT_NS) {
-			pcmd_err("data plane: engine %u did not answer a control request in 5 s",
-				 engine);
-			abort(); /* the engine still owns @ctl: nothing safe is left to do */
-		}
+	if (xp_engine_ctl_run(dp->engines[engine], ctl, CTL_TIMEOUT_NS) < 0) {
+		pcmd_err("data plane: engine %u did not answer a control request in 5 s", engine);
+		abort(); /* the engine still owns @ctl: nothing safe is left to do */
 	}
 	if (ctl->status < 0 && ctl->diag.msg[0])
 		pcmd_warn("data plane: engine %u: %s", engine, ctl->diag.msg);
@@ -264,6 +262,7 @@ static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops 
 	ec->waiter = &dp->waiter;
 	ec->cpu = cfg->engines.n_cpus ? (int)cfg->engines.cpus[i % cfg->engines.n_cpus] : -1;
 	ec->async_workers = cfg->workers.count;
+	ec->spin_ns = cfg->engines.spin_ns;
 	ec->core.chunk_bytes = cfg->datapath.chunk_bytes < XP_CHUNK_BYTES_MAX
 				   ? cfg->datapath.chunk_bytes
 				   : XP_CHUNK_BYTES_MAX;
@@ -312,6 +311,8 @@ static void eng_destroy(struct pcmd_dp *dp)
 	free(dp->flows);
 	free(dp->listeners);
 	free(dp->evs);
+	free(dp->queries);
+	free(dp->query_flow);
 	if (dp->waiter.efd >= 0)
 		close(dp->waiter.efd);
 	free(dp);
@@ -401,8 +402,7 @@ static uint32_t flow_new(struct pcmd_dp *dp, struct pcmd_dp_region *r, uint32_t 
 		memset(dp->flows + dp->n_flows, 0, (cap - dp->n_flows) * sizeof(*dp->flows));
 		dp->n_flows = cap;
 	}
-	dp->flows[f] = (struct eng_flow){.used = true, .engine = r->engine, .conn = conn, .r = r,
-					 .rate_ns_mark = mono_ns()};
+	dp->flows[f] = (struct eng_flow){.used = true, .engine = r->engine, .conn = conn, .r = r};
 	dp->conn_flow[r->engine][conn] = f;
 	r->refs++;
 	return f;
@@ -749,8 +749,6 @@ static int post(struct pcmd_dp *dp, uint32_t f, uint8_t op, uint64_t off, uint64
 	cmd.conn = fl->conn;
 	cmd.mr = fl->r->mr;
 	cmd.addr = (uint64_t)(uintptr_t)fl->r->base + off;
-	if (op == XP_CMD_SEND)
-		fl->send_bytes_posted += len;
 	submit(dp, fl->engine, &cmd);
 	return 0;
 }
@@ -775,23 +773,82 @@ static void eng_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
 		flow_close(dp, f, abort_now);
 }
 
+static int grow_queries(struct pcmd_dp *dp)
+{
+	struct xp_conn_query *q;
+	uint32_t *qf;
+
+	if (dp->queries_cap >= dp->n_flows)
+		return 0;
+	q = realloc(dp->queries, dp->n_flows * sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	dp->queries = q;
+	qf = realloc(dp->query_flow, dp->n_flows * sizeof(*qf));
+	if (!qf)
+		return -ENOMEM;
+	dp->query_flow = qf;
+	dp->queries_cap = dp->n_flows;
+	return 0;
+}
+
+/* Read the core's figures of every flow on @engine in one control request. */
+static int read_figures(struct pcmd_dp *dp, uint32_t engine, uint64_t now_ns)
+{
+	struct xp_ctl *ctl;
+	uint32_t n = 0;
+	int rc = grow_queries(dp);
+
+	if (rc < 0)
+		return rc;
+	for (uint32_t f = 0; f < dp->n_flows; f++) {
+		if (!dp->flows[f].used || dp->flows[f].engine != engine)
+			continue;
+		dp->queries[n] = (struct xp_conn_query){.conn = dp->flows[f].conn};
+		dp->query_flow[n++] = f;
+	}
+	ctl = ctl_new(XP_CTL_CONN_INFO);
+	if (!ctl)
+		return -ENOMEM;
+	ctl->addr = dp->queries;
+	ctl->len = n;
+	rc = ctl_run(dp, engine, ctl);
+	free(ctl);
+	for (uint32_t i = 0; rc == 0 && i < n; i++) {
+		struct eng_flow *fl = &dp->flows[dp->query_flow[i]];
+
+		fl->figures_ns = now_ns;
+		fl->figures_status = dp->queries[i].status;
+		fl->info = dp->queries[i].info;
+	}
+	return rc;
+}
+
 static int eng_flow_stats(struct pcmd_dp *dp, uint32_t f, struct pcmd_flow_measure *out)
 {
 	struct eng_flow *fl = flow_of(dp, f);
 	uint64_t now = mono_ns();
+	int rc;
 
 	if (!fl)
 		return -EINVAL;
-	if (now - fl->rate_ns_mark >= 100000000ull) { /* a new interval every 100 ms at most */
-		fl->rate_bps = (fl->send_bytes_done - fl->rate_bytes_mark) * 8ull * 1000000000ull /
-			       (now - fl->rate_ns_mark);
-		fl->rate_bytes_mark = fl->send_bytes_done;
-		fl->rate_ns_mark = now;
+	if (!fl->figures_ns || now - fl->figures_ns >= FIGURES_FRESH_NS) {
+		rc = read_figures(dp, fl->engine, now);
+		if (rc < 0)
+			return rc;
 	}
+	if (fl->figures_status < 0)
+		return fl->figures_status;
 	memset(out, 0, sizeof(*out));
-	out->valid = PCMD_FIELD_RATE | PCMD_FIELD_INFLIGHT;
-	out->rate_bps = fl->rate_bps;
-	out->in_flight_bytes = fl->send_bytes_posted - fl->send_bytes_done;
+	out->valid = PCMD_FIELD_CWND | PCMD_FIELD_RATE | PCMD_FIELD_RTT | PCMD_FIELD_INFLIGHT |
+		     PCMD_FIELD_RETRANSMITS | PCMD_FIELD_RTOS;
+	out->cwnd_bytes = fl->info.cwnd_bytes;
+	out->rate_bps = fl->info.rate_bps;
+	out->srtt_ns = fl->info.srtt_ns;
+	out->rttvar_ns = fl->info.rttvar_ns;
+	out->in_flight_bytes = fl->info.in_flight_bytes;
+	out->retransmits = fl->info.chunks_retx;
+	out->rtos = fl->info.rto_fires;
 	return 0;
 }
 
@@ -807,11 +864,6 @@ static void on_comp(struct pcmd_dp *dp, uint32_t engine, const struct xp_engine_
 	switch (c->kind) {
 	case XP_ECOMP_SEND:
 	case XP_ECOMP_RECV:
-		if (fl && c->kind == XP_ECOMP_SEND && c->status == 0)
-			fl->send_bytes_done += c->bytes;
-		else if (fl && c->kind == XP_ECOMP_SEND)
-			/* a failing flow: its sends end with errors; count none in flight */
-			fl->send_bytes_posted = fl->send_bytes_done;
 		if (fl && fl->abort && ev.status == -ECANCELED)
 			ev.status = -ECONNABORTED; /* the seam's word for a local abort */
 		emit(dp, &ev);
@@ -848,11 +900,9 @@ static uint32_t take_completions(struct pcmd_dp *dp)
 
 static int eng_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
 {
-	uint64_t v;
 	int n;
 
-	if (read(dp->waiter.efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return -errno;
+	/* The eventfd's count is pcmd's loop's to take (its bell read it): no read() here. */
 	take_completions(dp);
 	/* Announce that pcmd will wait for the eventfd, then look again: an
 	 * engine publishing after the look sees `waiting` and writes the

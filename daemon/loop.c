@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <liburing.h>
+#include <poll.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,6 +163,53 @@ int pcmd_loop_timeout(struct pcmd_loop *l, struct pcmd_op *op, uint64_t ns)
 	op->ts.tv_nsec = (long long)(ns % 1000000000u);
 	io_uring_prep_timeout(sqe, &op->ts, 0, 0);
 	return queued(l, op, sqe);
+}
+
+static void bell_io_done(struct pcmd_op *op, int res);
+
+/* Queue the bell's next step: a read that takes the count, or (refused once) a poll. */
+static int bell_queue(struct pcmd_loop *l, struct pcmd_bell *b)
+{
+	int rc;
+	struct io_uring_sqe *sqe = start(l, &b->op, &rc);
+
+	if (!sqe)
+		return rc;
+	b->op.done = bell_io_done;
+	if (b->polling)
+		io_uring_prep_poll_add(sqe, b->fd, POLLIN);
+	else
+		io_uring_prep_read(sqe, b->fd, &b->count, sizeof(b->count), (uint64_t)-1);
+	return queued(l, &b->op, sqe);
+}
+
+static void bell_io_done(struct pcmd_op *op, int res)
+{
+	struct pcmd_bell *b = (struct pcmd_bell *)((char *)op - offsetof(struct pcmd_bell, op));
+	struct pcmd_loop *l = b->loop;
+	bool was_polling = b->polling;
+	int rc;
+
+	/* A refused read waits for readiness; readiness reads again; a read is the ring. */
+	if (!was_polling && res == -EAGAIN)
+		b->polling = true;
+	else if (was_polling && res >= 0)
+		b->polling = false;
+	else {
+		b->rang(b, res < 0 ? res : 0);
+		return;
+	}
+	rc = bell_queue(l, b);
+	if (rc < 0)
+		b->rang(b, rc);
+}
+
+int pcmd_loop_bell(struct pcmd_loop *l, struct pcmd_bell *bell, int fd, pcmd_bell_fn rang)
+{
+	bell->loop = l;
+	bell->fd = fd;
+	bell->rang = rang;
+	return bell_queue(l, bell);
 }
 
 int pcmd_loop_cancel(struct pcmd_loop *l, struct pcmd_op *op)

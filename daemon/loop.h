@@ -59,6 +59,38 @@ int pcmd_loop_poll(struct pcmd_loop *l, struct pcmd_op *op, int fd, unsigned eve
 /* Completes with -ETIME after @ns nanoseconds. */
 int pcmd_loop_timeout(struct pcmd_loop *l, struct pcmd_op *op, uint64_t ns);
 
+/*
+ * A doorbell: an eventfd whose count the loop takes itself, with an
+ * IORING_OP_READ, so that a ring costs the woken loop no read() of its own
+ * (a client's submission doorbell, the data plane's event fd). Should the
+ * kernel answer the read with -EAGAIN (an O_NONBLOCK eventfd on a kernel
+ * that does not retry reads on readiness), the bell waits with a POLL and
+ * reads again. pcmd never reads the fd synchronously: a client that drains
+ * or re-flags its own doorbell can only delay itself, never block the loop.
+ */
+struct pcmd_bell;
+typedef void (*pcmd_bell_fn)(struct pcmd_bell *bell, int res);
+
+struct pcmd_bell {
+	struct pcmd_op op; /* pending while the bell waits; cancel this to stop it */
+	pcmd_bell_fn rang; /* res 0: rung (the count is taken), or -errno (-ECANCELED) */
+	struct pcmd_loop *loop;
+	int fd;
+	bool polling;      /* the kernel refused a waiting read: POLL first */
+	uint64_t count;
+};
+
+/**
+ * pcmd_loop_bell() - wait for the next ring of eventfd @fd, then run @rang.
+ * @l: the loop.
+ * @bell: the bell (its op must be idle).
+ * @fd: the eventfd.
+ * @rang: run once, on the loop thread, after the count was taken.
+ *
+ * Return: 0, -EBUSY, -ENOMEM (as the other ops).
+ */
+int pcmd_loop_bell(struct pcmd_loop *l, struct pcmd_bell *bell, int fd, pcmd_bell_fn rang);
+
 /**
  * pcmd_loop_cancel() - ask for a pending op to finish early; its done() still
  * runs (typically with -ECANCELED). Idle ops are ignored.

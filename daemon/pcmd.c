@@ -99,7 +99,7 @@ void pcmd_status_line(struct pcmd *d, char *buf, size_t len)
 
 static void accept_done(struct pcmd_op *op, int res);
 static void signal_done(struct pcmd_op *op, int res);
-static void dp_done(struct pcmd_op *op, int res);
+static void dp_done(struct pcmd_bell *bell, int res);
 static void status_tick(struct pcmd_op *op, int res);
 static void stats_tick(struct pcmd_op *op, int res);
 static void watchdog_tick(struct pcmd_op *op, int res);
@@ -159,8 +159,7 @@ static void arm_dp(struct pcmd *d)
 {
 	if (d->dp_fd < 0 || d->phase == PCMD_PHASE_DONE)
 		return;
-	d->dp_op.done = dp_done;
-	if (pcmd_loop_poll(d->loop, &d->dp_op, d->dp_fd, POLLIN) < 0)
+	if (pcmd_loop_bell(d->loop, &d->dp_bell, d->dp_fd, dp_done) < 0)
 		pcmd_err("cannot queue the data plane's event wait");
 }
 
@@ -183,9 +182,9 @@ void pcmd_dp_drain(struct pcmd *d)
 	pcmd_clients_flush_all(d);
 }
 
-static void dp_done(struct pcmd_op *op, int res)
+static void dp_done(struct pcmd_bell *bell, int res)
 {
-	struct pcmd *d = OWNER(op, dp_op);
+	struct pcmd *d = OWNER(bell, dp_bell);
 
 	if (res >= 0)
 		pcmd_dp_drain(d);
@@ -596,7 +595,7 @@ int pcmd_run(struct pcmd *d)
 
 static void stop_ops(struct pcmd *d)
 {
-	struct pcmd_op *ops[] = {&d->accept_op,	       &d->signal_op,	&d->dp_op,
+	struct pcmd_op *ops[] = {&d->accept_op,	       &d->signal_op,	&d->dp_bell.op,
 				 &d->status_timer,     &d->stats_timer, &d->watchdog_timer,
 				 &d->drain_timer,      &d->stop_timer,	&d->output.stats.op,
 				 &d->output.records.op};

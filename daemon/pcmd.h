@@ -61,7 +61,7 @@ struct pcmd {
 	struct pcmd_op signal_op;
 	struct signalfd_siginfo siginfo;
 	int dp_fd;
-	struct pcmd_op dp_op;
+	struct pcmd_bell dp_bell; /* the data plane's event fd */
 	struct pcmd_op status_timer, stats_timer, watchdog_timer, drain_timer, stop_timer;
 	uint64_t watchdog_ns;
 

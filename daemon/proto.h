@@ -28,8 +28,9 @@
 #include <stdint.h>
 
 #define PCMD_PROTO_MAGIC 0x444d4350u /* "PCMD" in memory order */
-#define PCMD_PROTO_VERSION 1
-#define PCMD_PROTO_VERSION_MIN 1
+/* 2: struct pcmd_flow_measure carries the engine's per-connection figures */
+#define PCMD_PROTO_VERSION 2
+#define PCMD_PROTO_VERSION_MIN 2
 
 #define PCMD_MSG_MAX_BYTES 16384 /* largest message either side ever sends */
 #define PCMD_ADDR_MAX 64	 /* listen/connect address, NUL included */
@@ -245,20 +246,25 @@ struct pcmd_req_page {
 enum pcmd_flow_field {
 	PCMD_FIELD_CWND = 1u << 0,
 	PCMD_FIELD_RATE = 1u << 1,
-	PCMD_FIELD_RTT = 1u << 2,
+	PCMD_FIELD_RTT = 1u << 2, /* srtt_ns and rttvar_ns */
 	PCMD_FIELD_INFLIGHT = 1u << 3,
 	PCMD_FIELD_RETRANSMITS = 1u << 4,
+	PCMD_FIELD_RTOS = 1u << 5,
 };
+
+#define PCMD_CWND_UNLIMITED UINT64_MAX /* cwnd_bytes of a flow without a window */
 
 /* A flow's transport figures, as its data plane measures them. */
 struct pcmd_flow_measure {
 	uint32_t valid; /* enum pcmd_flow_field bits */
 	uint32_t reserved;
-	uint64_t cwnd_bytes;
-	uint64_t rate_bps;
-	uint64_t srtt_ns;
-	uint64_t in_flight_bytes;
-	uint64_t retransmits;
+	uint64_t cwnd_bytes;	  /* PCMD_CWND_UNLIMITED: no window */
+	uint64_t rate_bps;	  /* the pacing rate; 0: not paced */
+	uint64_t srtt_ns;	  /* 0 before the first RTT sample */
+	uint64_t rttvar_ns;
+	uint64_t in_flight_bytes; /* sent and not yet acknowledged */
+	uint64_t retransmits;	  /* chunks sent again (RACK, RTO, TLP) */
+	uint64_t rtos;		  /* retransmission timeouts */
 };
 
 struct pcmd_flow_info {

@@ -420,7 +420,7 @@ static int run_pcmd(const char *const *args, char *out, size_t len)
 
 static void test_command_line_checks_and_overrides(void **state)
 {
-	char dir[] = "/tmp/pcmd-cli-XXXXXX", cfg[256], out[4096];
+	char dir[] = "/tmp/pcmd-cli-XXXXXX", cfg[256], out[4096], want[64];
 	FILE *f;
 
 	assert_non_null(mkdtemp(dir));
@@ -455,7 +455,8 @@ static void test_command_line_checks_and_overrides(void **state)
 	assert_int_equal(run_pcmd((const char *[]){"--set", "oops", NULL}, out, sizeof(out)), 2);
 	assert_non_null(strstr(out, "expected KEY=VALUE"));
 	assert_int_equal(run_pcmd((const char *[]){"--version", NULL}, out, sizeof(out)), 0);
-	assert_non_null(strstr(out, "control protocol 1"));
+	snprintf(want, sizeof(want), "control protocol %d", PCMD_PROTO_VERSION);
+	assert_non_null(strstr(out, want));
 	/* A daemon that cannot start says why and exits 1. */
 	assert_int_equal(run_pcmd((const char *[]){"-c", cfg, "-s", "/nonexistent-dir/x.sock",
 						   "--set", "socket.group=", NULL},

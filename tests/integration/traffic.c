@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * traffic.c - pcmd-test-traffic SOCKET SECONDS PAIRS: keep PAIRS connections
- * busy through pcmd (one sender and one receiver endpoint each, 256 KiB
- * messages, every byte checked) for SECONDS, printing "ready" once all are
- * connected, so pcmctl has live flows to show. Exit 0 if every message
- * arrived intact.
+ * traffic.c - pcmd-test-traffic SOCKET SECONDS PAIRS [IDLE]: keep PAIRS
+ * connections busy through pcmd (one sender and one receiver endpoint each,
+ * 256 KiB messages, every byte checked) for SECONDS, printing "ready" once all
+ * are connected, so pcmctl has live flows to show. With IDLE, the pairs then
+ * finish the messages they have out, print "idle", and stay connected with
+ * nothing in flight for IDLE seconds before they close. Exit 0 if every
+ * message arrived intact.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "tp_util.h"
@@ -66,14 +69,24 @@ static int step(struct pair *p)
 	return 0;
 }
 
+/* Finish every pair's message in progress. Return: -1 on a bad message. */
+static int drain(struct pair *pairs, int n)
+{
+	for (int i = 0; i < n; i++)
+		while (pairs[i].busy)
+			if (step(&pairs[i]) < 0)
+				return -1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pair pairs[MAX_PAIRS] = {0};
 	uint64_t until;
 	int n;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: pcmd-test-traffic SOCKET SECONDS PAIRS\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: pcmd-test-traffic SOCKET SECONDS PAIRS [IDLE]\n");
 		return 2;
 	}
 	n = atoi(argv[3]);
@@ -94,6 +107,17 @@ int main(int argc, char **argv)
 					i);
 				return 1;
 			}
+	if (argc == 5) {
+		if (drain(pairs, n) < 0) {
+			fprintf(stderr, "traffic: a message failed or differed\n");
+			return 1;
+		}
+		printf("idle\n");
+		fflush(stdout);
+		until = harness_now_ms() + (uint64_t)atoi(argv[4]) * 1000;
+		while (harness_now_ms() < until)
+			usleep(20000);
+	}
 	for (int i = 0; i < n; i++) {
 		printf("pair %d: %llu messages\n", i, (unsigned long long)pairs[i].k);
 		pcm_tp_endpoint_close(pairs[i].tx);

@@ -43,12 +43,7 @@ static void step(struct rig *r)
 
 static void ctl_run(struct rig *r, int side, struct xp_ctl *ctl)
 {
-	struct xp_cmd cmd = { .op = XP_CMD_CTL, .ctl = ctl };
-
-	atomic_store(&ctl->done, 0);
-	assert_int_equal(xp_engine_submit(r->e[side], &cmd), 0);
-	while (!atomic_load_explicit(&ctl->done, memory_order_acquire))
-		step(r);
+	assert_int_equal(xp_engine_ctl_run(r->e[side], ctl, 0), 0);
 }
 
 static struct xp_engine *engine_new(enum xp_progress progress, uint32_t index, bool copy,
@@ -315,6 +310,50 @@ static void test_policies_sync_and_async_and_a_live_swap_move_data(void **state)
 	rig_close(&r);
 }
 
+/* XP_CTL_CONN_INFO on @side for its connection and one that does not exist. */
+static void conn_info(struct rig *r, int side, struct xp_conn_query q[2])
+{
+	struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
+
+	assert_non_null(ctl);
+	q[0] = (struct xp_conn_query){ .conn = r->conn[side], .status = 1 };
+	q[1] = (struct xp_conn_query){ .conn = 12345, .status = 1 };
+	ctl->op = XP_CTL_CONN_INFO;
+	ctl->addr = q;
+	ctl->len = 2;
+	ctl_run(r, side, ctl);
+	assert_int_equal(ctl->status, 0);
+	assert_int_equal(q[1].status, -ENOENT);
+	free(ctl);
+}
+
+static void test_conn_info_reads_the_cores_figures_of_a_batch(void **state)
+{
+	struct xp_conn_opts swift = { .cc = builtin("swift"), .mode = XP_CC_PCM_SYNC };
+	struct xp_conn_query q[2];
+	struct rig r;
+
+	snprintf(swift.cc_name, sizeof(swift.cc_name), "swift");
+	rig_open(&r, XP_PROGRESS_THREAD, 1 << 20, &swift);
+	transfer(&r, 40, 1 << 20);
+	conn_info(&r, 0, q);
+	assert_int_equal(q[0].status, 0);
+	assert_true(q[0].info.srtt_ns > 0);              /* the sender has RTT samples */
+	assert_true(q[0].info.cwnd_bytes > 0 && q[0].info.cwnd_bytes != UINT64_MAX);
+	assert_int_equal(q[0].info.in_flight_bytes, 0);  /* every send completed */
+	assert_true(q[0].info.chunks_retx >= q[0].info.rto_fires);
+	rig_close(&r);
+
+	/* no policy: an unlimited window at line rate (not paced) */
+	rig_open(&r, XP_PROGRESS_INLINE, 1 << 20, NULL);
+	transfer(&r, 4, 1 << 20);
+	conn_info(&r, 0, q);
+	assert_int_equal(q[0].status, 0);
+	assert_int_equal(q[0].info.cwnd_bytes, UINT64_MAX);
+	assert_int_equal(q[0].info.rate_bps, 0);
+	rig_close(&r);
+}
+
 static void test_engine_threads_sleep_when_idle_and_wake_for_work(void **state)
 {
 	struct xp_engine_stats st;
@@ -519,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_a_post_the_engine_refuses_completes_at_once),
 		cmocka_unit_test(test_close_completes_after_the_operations_it_cancels),
 		cmocka_unit_test(test_policies_sync_and_async_and_a_live_swap_move_data),
+		cmocka_unit_test(test_conn_info_reads_the_cores_figures_of_a_batch),
 		cmocka_unit_test(test_engine_threads_sleep_when_idle_and_wake_for_work),
 		cmocka_unit_test(test_application_threads_and_engine_threads_share_rings),
 		cmocka_unit_test(test_completions_wait_for_ring_room_without_loss),

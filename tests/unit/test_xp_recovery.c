@@ -172,6 +172,7 @@ static uint64_t karn_case(struct solo *s, uint32_t seq, unsigned n, bool parity,
 static void test_karn_skips_ambiguous_samples(void **state)
 {
 	const struct xp_core_stats *st;
+	struct xp_conn_info info;
 	struct solo s;
 	uint64_t t;
 
@@ -190,6 +191,11 @@ static void test_karn_skips_ambiguous_samples(void **state)
 	assert_int_equal(st->rtt_samples, 1);
 	assert_int_equal(st->karn_skipped, 2);
 	assert_true(st->chunks_retx >= 4);
+	/* the core's only connection: its own counts are the core's */
+	assert_int_equal(xp_conn_info(s.core, s.conn, &info), 0);
+	assert_int_equal(info.chunks_retx, st->chunks_retx);
+	assert_int_equal(info.rto_fires, st->rto_fires);
+	assert_true(info.rto_fires >= 1);
 	solo_fini(&s);
 }
 
@@ -216,6 +222,10 @@ static void test_rack_marks_lost_only_after_reorder_window(void **state)
 	assert_int_equal(l.t[4] - t0, 10000 + 2500);
 	assert_int_equal(xp_core_stats(pair_core(&p, 0))->rack_losses, 1);
 	assert_int_equal(xp_core_stats(pair_core(&p, 0))->rto_fires, 0);
+	/* the connection's own counts (pcmctl flows): the one retransmission, no RTO */
+	assert_int_equal(xp_conn_info(pair_core(&p, 0), p.conn[0], &info), 0);
+	assert_int_equal(info.chunks_retx, 1);
+	assert_int_equal(info.rto_fires, 0);
 	pair_close_and_check_clean(&p);
 	pair_fini(&p);
 }
@@ -254,6 +264,7 @@ static void test_spurious_retransmission_grows_reorder_window(void **state)
 	assert_int_equal(xp_core_stats(pair_core(&p, 1))->drops[XP_DROP_IMM_DUP], 1);
 	/* the receiver said "duplicate seen": reo_wnd grew by min_RTT/4 */
 	assert_int_equal(xp_conn_info(pair_core(&p, 0), p.conn[0], &info), 0);
+	assert_int_equal(info.chunks_retx, 2);
 	assert_int_equal(info.reo_wnd_ns, 2 * 2500);
 	pair_close_and_check_clean(&p);
 	pair_fini(&p);

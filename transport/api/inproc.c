@@ -39,7 +39,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +58,7 @@
 #define BOOT_BATCH 16
 #define ALLOC_ALIGN 4096u
 #define NS_PER_MS 1000000ull
+#define KNOWN_FLAGS (PCM_TP_FLAG_NULL_NO_COPY | PCM_TP_FLAG_NO_SPIN)
 
 enum conn_state {
 	CONN_DIALING = 1,
@@ -191,14 +191,7 @@ static bool q_has_completion(const struct ip_ep *ep)
 /* Run @ctl on engine @i and wait for it. Return: its status. */
 static int ctl_run(struct ip_ep *ep, uint32_t i, struct xp_ctl *ctl)
 {
-	struct xp_cmd cmd = { .op = XP_CMD_CTL, .ctl = ctl };
-	int rc;
-
-	atomic_store(&ctl->done, 0);
-	while ((rc = xp_engine_submit(ep->eng[i], &cmd)) == -EAGAIN)
-		ep->inline_progress ? (void)xp_engine_progress(ep->eng[i]) : (void)sched_yield();
-	while (!atomic_load_explicit(&ctl->done, memory_order_acquire))
-		ep->inline_progress ? (void)xp_engine_progress(ep->eng[i]) : (void)sched_yield();
+	(void)xp_engine_ctl_run(ep->eng[i], ctl, 0); /* no timeout: it returns answered */
 	if (ctl->status < 0 && ctl->diag.msg[0])
 		pcm_tp_set_error(ctl->status, "%s", ctl->diag.msg);
 	return ctl->status;
@@ -405,6 +398,8 @@ static int engines_create(struct ip_ep *ep, const struct pcm_tp_config *cfg)
 		ec.dp.gid_index = cfg->gid_index;
 		ec.dp.engine = i;
 		ec.dp.copy = !(cfg->flags & PCM_TP_FLAG_NULL_NO_COPY);
+		if (cfg->flags & PCM_TP_FLAG_NO_SPIN)
+			ec.spin_ns = 0;
 		ec.index = i;
 		ec.progress = ep->inline_progress ? XP_PROGRESS_INLINE : XP_PROGRESS_THREAD;
 		ec.waiter = &ep->waiter;
@@ -439,9 +434,8 @@ static int check_config(const struct pcm_tp_config *cfg)
 	if ((unsigned)cfg->progress > PCM_TP_PROGRESS_INLINE)
 		return pcm_tp_set_error(-EINVAL, "progress %d is not one of pcm_tp_progress",
 					(int)cfg->progress);
-	if (cfg->flags & ~PCM_TP_FLAG_NULL_NO_COPY)
-		return pcm_tp_set_error(-EINVAL, "unknown flags 0x%x",
-					cfg->flags & ~PCM_TP_FLAG_NULL_NO_COPY);
+	if (cfg->flags & ~KNOWN_FLAGS)
+		return pcm_tp_set_error(-EINVAL, "unknown flags 0x%x", cfg->flags & ~KNOWN_FLAGS);
 	if (cfg->policy && strlen(cfg->policy) >= XP_ENGINE_POLICY_NAME_MAX)
 		return pcm_tp_set_error(-EINVAL, "policy name longer than %d bytes",
 					XP_ENGINE_POLICY_NAME_MAX - 1);

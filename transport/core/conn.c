@@ -183,6 +183,16 @@ int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info)
 	info->cc_flow = c->cc_flow;
 	for (uint32_t p = 0; p < c->n_paths; p++)
 		info->path_rtt_ns[p] = c->paths[p].rtt_ewma_ns;
+	info->chunks_retx = c->chunks_retx;
+	info->rto_fires = c->rto_fires;
+	info->cwnd_bytes = UINT64_MAX;
+	if (xp_conn_live(c)) { /* a quarantined connection's flow is closed in its binding */
+		struct xp_cc_ctl ctl;
+
+		xp_cc_read(core, c, &ctl);
+		info->cwnd_bytes = ctl.cwnd_bytes;
+		info->rate_bps = xp_pacer_rate_bps(ctl.rate, core->cfg.line_rate_bps);
+	}
 	return 0;
 }
 

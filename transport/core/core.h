@@ -217,6 +217,10 @@ struct xp_conn_info {
 	uint32_t rto_backoff;
 	uint32_t cc_flow;      /* the connection's flow in its CC binding */
 	uint64_t path_rtt_ns[XP_MAX_PATHS]; /* per-path EWMA, 0 before a sample */
+	uint64_t cwnd_bytes;   /* the CC's window now; UINT64_MAX: unlimited */
+	uint64_t rate_bps;     /* the CC's pacing rate now; 0: not paced (at line rate) */
+	uint64_t chunks_retx;  /* retransmissions of this connection (RACK, RTO, TLP) */
+	uint64_t rto_fires;    /* its retransmission timeouts */
 };
 
 struct xp_core;

@@ -277,6 +277,8 @@ struct xp_conn {
 	uint32_t lost_chunks;
 	uint64_t tx_seq;
 	uint64_t pace_next_ns;
+	uint64_t chunks_retx;     /* xp_conn_info() */
+	uint64_t rto_fires;
 
 	/* loss recovery (recovery.c) */
 	struct xp_rtt rtt;

@@ -158,3 +158,10 @@ uint64_t xp_pacer_gap_ns(uint64_t bytes, uint64_t rate, uint64_t line_rate_bps)
 
 	return gap > UINT64_MAX ? UINT64_MAX : (uint64_t)gap;
 }
+
+uint64_t xp_pacer_rate_bps(uint64_t rate, uint64_t line_rate_bps)
+{
+	if (rate >= PCM_RATE_ONE)
+		return 0;
+	return (uint64_t)((unsigned __int128)line_rate_bps * rate / PCM_RATE_ONE);
+}

@@ -96,6 +96,16 @@ uint32_t xp_wheel_expire(struct xp_wheel *w, uint64_t now_ns, uint32_t *out, uin
 uint64_t xp_wheel_next(const struct xp_wheel *w);
 
 /**
+ * xp_pacer_rate_bps() - the pacing rate @rate means, in bit/s.
+ * @rate: PCM_RATE_ONE scale.
+ * @line_rate_bps: the datapath's line rate in bit/s.
+ *
+ * Return: @line_rate_bps * @rate / PCM_RATE_ONE; 0 when @rate is at or above
+ * PCM_RATE_ONE (the connection is not paced).
+ */
+uint64_t xp_pacer_rate_bps(uint64_t rate, uint64_t line_rate_bps);
+
+/**
  * xp_pacer_gap_ns() - how long @bytes take at @rate.
  * @bytes: chunk length.
  * @rate: fraction of line rate, PCM_RATE_ONE = 1 << 20 is all of it; 0 counts as 1.

@@ -225,6 +225,7 @@ static void on_rto(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	uint32_t n;
 
 	core->stats.rto_fires++;
+	c->rto_fires++;
 	c->rto_deadline_ns = c->tlp_deadline_ns = c->reo_deadline_ns = 0;
 	c->tlp_out = false;
 	c->probe_pending = false;

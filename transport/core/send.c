@@ -242,8 +242,10 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 	f.chunk = (uint16_t)idx;
 	f.last = m->last_cut && idx + 1 == m->n_cut;
 	f.parity = ch->tx_count & 1;
-	if (ch->tx_count)
+	if (ch->tx_count) {
 		core->stats.chunks_retx++;
+		c->chunks_retx++;
+	}
 	if (ch->tx_count < UINT8_MAX)
 		ch->tx_count++;
 	ch->sent_ns = now_ns;

@@ -81,6 +81,18 @@ enum xp_ctl_op {
 	XP_CTL_CONN_ACCEPT = 5,/* opts, peer_msg -> conn, msg: listener */
 	XP_CTL_CONN_DROP = 6,  /* conn: undo an OPEN whose dial failed (no completion follows) */
 	XP_CTL_SET_CC = 7,     /* conn, opts (cc, lb, mode): live swap */
+	XP_CTL_CONN_INFO = 8,  /* addr: len struct xp_conn_query, each filled in */
+};
+
+/*
+ * One connection's figures for XP_CTL_CONN_INFO, read by the engine's
+ * thread through the core's accessor (xp_conn_info()): a coherent snapshot
+ * at one instant, at no cost to the data path between requests.
+ */
+struct xp_conn_query {
+	uint32_t conn;             /* in */
+	int32_t status;            /* out: 0, -ENOENT (no such connection on the engine) */
+	struct xp_conn_info info;  /* out, when status is 0 */
 };
 
 /*
@@ -225,6 +237,19 @@ void xp_engine_destroy(struct xp_engine *e);
  * Return: 0, -EAGAIN (the command ring is full: poll completions, retry).
  */
 int xp_engine_submit(struct xp_engine *e, const struct xp_cmd *cmd);
+
+/**
+ * xp_engine_ctl_run() - submit control request @ctl and wait for its answer
+ * (any thread but the engine's). While it waits, an INLINE engine is driven
+ * (xp_engine_progress()); a THREAD or EXTERNAL one is left to its runner.
+ * @e: the engine.
+ * @ctl: the request (op and arguments set); not notified.
+ * @timeout_ns: how long to wait; 0: for ever.
+ *
+ * Return: 0 once answered (the request's own result is in ctl->status),
+ * -ETIMEDOUT (the engine still owns @ctl: it must not be freed or reused).
+ */
+int xp_engine_ctl_run(struct xp_engine *e, struct xp_ctl *ctl, uint64_t timeout_ns);
 
 /**
  * xp_engine_poll() - take published completions (one thread at a time).

@@ -18,6 +18,11 @@
  *
  * The end: the core's CLOSE completion releases the paths, the peer and the
  * CC flow's binding, then (unless hidden) the application hears of it.
+ *
+ * CONN_INFO reads the figures of a batch of connections (window, pacing
+ * rate, RTT, in flight, retransmissions) on the engine's thread, the only
+ * one that may touch the core: one request per engine answers a whole
+ * `pcmctl flows`.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -334,6 +339,19 @@ static int set_cc_in_place(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now
 	return rc == -E2BIG ? -EXDEV : rc;
 }
 
+static int ctl_conn_info(struct xp_engine *e, struct xp_ctl *ctl)
+{
+	struct xp_conn_query *q = ctl->addr;
+
+	if (!q && ctl->len)
+		return -EINVAL;
+	for (size_t i = 0; i < ctl->len; i++)
+		q[i].status = xp_engine_conn_ok(e, q[i].conn)
+				  ? xp_conn_info(e->core, q[i].conn, &q[i].info)
+				  : -ENOENT;
+	return 0;
+}
+
 static int ctl_set_cc(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
 {
 	struct eng_conn *c;
@@ -395,6 +413,9 @@ void xp_engine_ctl(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now_ns)
 		break;
 	case XP_CTL_SET_CC:
 		rc = ctl_set_cc(e, ctl, now_ns);
+		break;
+	case XP_CTL_CONN_INFO:
+		rc = ctl_conn_info(e, ctl);
 		break;
 	default:
 		rc = -EINVAL;

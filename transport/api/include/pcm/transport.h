@@ -52,6 +52,7 @@ enum pcm_tp_progress { /* in-process: who runs the engines */
 
 /* pcm_tp_config.flags */
 #define PCM_TP_FLAG_NULL_NO_COPY (1u << 0) /* null: move chunk events, not bytes (benchmarks) */
+#define PCM_TP_FLAG_NO_SPIN (1u << 1) /* engine threads sleep once idle, never busy-poll */
 
 struct pcm_tp_config {
 	enum pcm_tp_backend backend;

@@ -1,0 +1,65 @@
+# shellcheck shell=sh
+# SPDX-License-Identifier: MIT
+# pcmctl_lib.sh - sourced by the pcmctl tests: a scratch directory, a pcmd
+# started on a config from stdin with its socket in it, pcmd-test-traffic
+# started and waited for, and the cleanup that stops both (and tmux's
+# server, when TMUX_SOCK is set). Needs PCMD, PCMCTL and TRAFFIC set.
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+DIR=$(mktemp -d /tmp/pcmctl-test-XXXXXX)
+PCMD_PID='' TRAFFIC_PID='' TMUX_SOCK=${TMUX_SOCK:-}
+cleanup() {
+	if [ -n "$TRAFFIC_PID" ]; then kill "$TRAFFIC_PID" 2>/dev/null || true; fi
+	if [ -n "$PCMD_PID" ] && kill "$PCMD_PID" 2>/dev/null; then
+		wait "$PCMD_PID" 2>/dev/null || true
+	fi
+	if [ -n "$TMUX_SOCK" ] && command -v tmux >/dev/null; then
+		tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true
+	fi
+	rm -rf "$DIR"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; [ -f "$DIR/pcmd.log" ] && cat "$DIR/pcmd.log" >&2; exit 1; }
+
+# start_pcmd < BODY: pcmd on "log_level: info", a socket in $DIR, then BODY (YAML).
+start_pcmd() {
+	{
+		echo "log_level: info"
+		echo "socket: {path: \"$DIR/pcmd.sock\", group: \"\"}"
+		cat
+	} >"$DIR/pcmd.yaml"
+	"$PCMD" -c "$DIR/pcmd.yaml" 2>"$DIR/pcmd.log" &
+	PCMD_PID=$!
+	export PCMD_SOCKET="$DIR/pcmd.sock"
+	i=0
+	until "$PCMCTL" status >/dev/null 2>&1; do
+		i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not come up"; sleep 0.05
+	done
+}
+
+# start_traffic ARGS...: pcmd-test-traffic SOCKET ARGS..., until it says ready.
+start_traffic() {
+	"$TRAFFIC" "$PCMD_SOCKET" "$@" >"$DIR/traffic.out" 2>&1 &
+	TRAFFIC_PID=$!
+	wait_traffic ready
+}
+
+# wait_traffic WORD: until pcmd-test-traffic prints WORD (15 s at most).
+wait_traffic() {
+	i=0
+	until grep -q "$1" "$DIR/traffic.out"; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "traffic did not say $1: $(cat "$DIR/traffic.out")"
+		sleep 0.05
+	done
+}
+
+# stop_all: the traffic, then pcmd, which must exit 0.
+stop_all() {
+	kill "$TRAFFIC_PID"
+	wait "$TRAFFIC_PID" 2>/dev/null || true
+	TRAFFIC_PID=
+	kill "$PCMD_PID"
+	wait "$PCMD_PID" || fail "pcmd exited with $?"
+	PCMD_PID=
+}
