@@ -2,7 +2,8 @@
 /*
  * test_pcmd_data.c - data through pcmd (over the loopback data plane) between
  * separate client processes: byte-exact delivery, the too-long-message rule,
- * a message longer than the engines carry refused at post, a SIGKILLed client
+ * a message longer than the engines carry refused at post, one client more
+ * than the softnic fabric has hosts refused, a SIGKILLed client
  * reclaimed without leaks while others carry on, a client that stops reading
  * completions, and 1,000 connect/disconnect cycles.
  *
@@ -10,6 +11,8 @@
  * by each test's teardown, so a failing test can never leave one behind to
  * hold the suite's output open.
  *
+ * Datapath: PCMD_TEST_DATAPATH (default softnic, the embedded fabric: every
+ * client process its own emulated host; meson also runs it on null).
  * Seeds: PCMD_TEST_SEED (default 1). Cycles: PCMD_TEST_CYCLES (default 1000).
  */
 #include <errno.h>
@@ -45,7 +48,11 @@ static uint64_t test_seed(void)
 
 static int start_default(void **state)
 {
-	return harness_start(&pcmd, NULL, 0, NULL) == 0 ? 0 : -1;
+	static const char yaml[] = "log_level: debug\n"
+				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "datapath: {kind: @DATAPATH@}\n";
+
+	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
 }
 
 static int start_small_chunks(void **state)
@@ -54,7 +61,7 @@ static int start_small_chunks(void **state)
 	 * flight over many loop turns. */
 	static const char yaml[] = "log_level: debug\n"
 				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
-				   "datapath: {kind: \"null\", chunk_bytes: 8192}\n";
+				   "datapath: {kind: @DATAPATH@, chunk_bytes: 8192}\n";
 
 	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
 }
@@ -64,7 +71,7 @@ static int start_4k_chunks(void **state)
 	/* 4 KiB chunks: the engines carry 16 MiB, below limits.max_message_bytes (256 MiB). */
 	static const char yaml[] = "log_level: debug\n"
 				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
-				   "datapath: {chunk_bytes: 4096}\n";
+				   "datapath: {kind: @DATAPATH@, chunk_bytes: 4096}\n";
 
 	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
 }
@@ -298,6 +305,7 @@ static int start_limited(void **state)
 {
 	static const char yaml[] = "log_level: debug\n"
 				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "datapath: {kind: @DATAPATH@}\n"
 				   "limits:\n"
 				   "  max_clients: 4\n"
 				   "  flows_per_client: 2\n"
@@ -352,6 +360,60 @@ static void test_limits_refuse_with_the_key_named(void **state)
 	pcm_tp_endpoint_close(a);
 	pcm_tp_endpoint_close(b);
 	pcm_tp_endpoint_close(c);
+}
+
+/* ---- the softnic fabric's hosts ---------------------------------------------------------- */
+
+static int start_three_hosts(void **state)
+{
+	static const char yaml[] = "log_level: debug\n"
+				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "datapath: {kind: softnic, softnic: {hosts: 3}}\n";
+
+	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
+}
+
+/*
+ * On the embedded fabric every client is its own emulated host: three
+ * clients fill a three-host fabric, a fourth is refused with the limit and
+ * its key named, and a client that leaves frees its host for the next one.
+ */
+static void test_softnic_client_beyond_the_hosts_is_refused_with_the_key_named(void **state)
+{
+	struct pcm_tp_endpoint *ep[3], *extra;
+	struct pcm_tp_conn *x, *y;
+	struct pcm_tp_completion c;
+	uint8_t *tx, *rx;
+	size_t bad;
+
+	if (getenv("PCMD_TEST_DAEMON") && getenv("PCMD_TEST_DAEMON")[0]) {
+		printf("skipped: the loopback data plane has no emulated hosts\n");
+		skip();
+	}
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tp_open(pcmd.sock, 4u << 20, &ep[i]), 0);
+	assert_int_equal(tp_open(pcmd.sock, 4u << 20, &extra), -EUSERS);
+	printf("fourth client: %s\n", pcm_tp_last_error());
+	assert_non_null(strstr(pcm_tp_last_error(), "all 3 hosts"));
+	assert_non_null(strstr(pcm_tp_last_error(), "datapath.softnic.hosts"));
+	/* Hosts 0 and 2 talk across the emulated switch. */
+	assert_int_equal(tp_pair(ep[0], ep[2], "hosts-02", NULL, &x, &y), 0);
+	tx = pcm_tp_mem_alloc(ep[0], 1u << 20);
+	rx = pcm_tp_mem_alloc(ep[2], 1u << 20);
+	assert_non_null(tx);
+	assert_non_null(rx);
+	harness_fill(tx, 1u << 20, 77);
+	assert_int_equal(pcm_tp_recv(y, NULL, rx, 1u << 20, 1), 0);
+	assert_int_equal(pcm_tp_send(x, NULL, tx, 1u << 20, 2), 0);
+	assert_int_equal(tp_wait_op(ep[2], PCM_TP_OP_RECV, &c, 10000), 0);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(c.bytes, 1u << 20);
+	assert_int_equal(harness_check(rx, 1u << 20, 77, &bad), 0);
+	/* Host 1's client leaves: the next client gets its host. */
+	pcm_tp_endpoint_close(ep[1]);
+	assert_int_equal(open_when_slot_free(4u << 20, &ep[1]), 0);
+	for (int i = 0; i < 3; i++)
+		pcm_tp_endpoint_close(ep[i]);
 }
 
 /* ---- messages longer than the engines carry ---------------------------------------------- */
@@ -722,6 +784,9 @@ int main(void)
 					    start_default, stop),
 	    cmocka_unit_test_setup_teardown(test_limits_refuse_with_the_key_named, start_limited,
 					    stop),
+	    cmocka_unit_test_setup_teardown(
+		test_softnic_client_beyond_the_hosts_is_refused_with_the_key_named,
+		start_three_hosts, stop),
 	    cmocka_unit_test_setup_teardown(
 		test_message_longer_than_the_engines_carry_is_refused_at_post, start_4k_chunks,
 		stop),
