@@ -376,11 +376,12 @@ static int start_three_hosts(void **state)
 /*
  * On the embedded fabric every client is its own emulated host: three
  * clients fill a three-host fabric, a fourth is refused with the limit and
- * its key named, and a client that leaves frees its host for the next one.
+ * its key named, a client may name its host (PCM_TP_DAEMON_HOST), and a
+ * client that leaves frees its host for the next one.
  */
 static void test_softnic_client_beyond_the_hosts_is_refused_with_the_key_named(void **state)
 {
-	struct pcm_tp_endpoint *ep[3], *extra;
+	struct pcm_tp_endpoint *ep[3] = {NULL}, *extra;
 	struct pcm_tp_conn *x, *y;
 	struct pcm_tp_completion c;
 	uint8_t *tx, *rx;
@@ -409,9 +410,20 @@ static void test_softnic_client_beyond_the_hosts_is_refused_with_the_key_named(v
 	assert_int_equal(c.status, 0);
 	assert_int_equal(c.bytes, 1u << 20);
 	assert_int_equal(harness_check(rx, 1u << 20, 77, &bad), 0);
-	/* Host 1's client leaves: the next client gets its host. */
+	/* Host 1's client leaves: the next client gets its host, by name. */
 	pcm_tp_endpoint_close(ep[1]);
-	assert_int_equal(open_when_slot_free(4u << 20, &ep[1]), 0);
+	ep[1] = NULL;
+	setenv("PCM_TP_DAEMON_HOST", "host0", 1);
+	assert_int_equal(tp_open(pcmd.sock, 4u << 20, &extra), -EADDRINUSE);
+	assert_non_null(strstr(pcm_tp_last_error(), "host0 is attached by another client"));
+	setenv("PCM_TP_DAEMON_HOST", "host9", 1);
+	assert_int_equal(tp_open(pcmd.sock, 4u << 20, &extra), -EINVAL);
+	assert_non_null(strstr(pcm_tp_last_error(), "host0..host2"));
+	setenv("PCM_TP_DAEMON_HOST", "host1", 1);
+	for (int i = 0; i < 100 && tp_open(pcmd.sock, 4u << 20, &ep[1]) == -EADDRINUSE; i++)
+		usleep(20000); /* until pcmd has reclaimed the client that left */
+	unsetenv("PCM_TP_DAEMON_HOST");
+	assert_non_null(ep[1]);
 	for (int i = 0; i < 3; i++)
 		pcm_tp_endpoint_close(ep[i]);
 }
