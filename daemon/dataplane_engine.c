@@ -117,6 +117,7 @@ struct pcmd_dp {
 	uint64_t max_msg_bytes; /* the longest message every engine carries */
 	struct xp_waiter waiter;
 	uint32_t n_regions; /* for names */
+	uint32_t regions_live;
 	struct pcmd_fabric *fabric;  /* softnic: engines[h] is host h's, NULL while it is free */
 	bool *detaching;             /* softnic: host h's region is released; detach it */
 	uint32_t n_detaching;
@@ -684,6 +685,7 @@ static int eng_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const ch
 		free(r);
 		return rc;
 	}
+	dp->regions_live++;
 	*out = r;
 	return 0;
 }
@@ -709,6 +711,7 @@ static void region_try_release(struct pcmd_dp *dp, struct pcmd_dp_region *r)
 	}
 	emit_simple(dp, PCMD_DP_EV_REGION_RELEASED, 0, r->token, 0);
 	kick(dp);
+	dp->regions_live--;
 	free(r);
 }
 
@@ -1101,6 +1104,19 @@ static const char *eng_datapath(struct pcmd_dp *dp)
 static uint64_t eng_max_message_bytes(struct pcmd_dp *dp)
 {
 	return dp->max_msg_bytes;
+}
+
+void pcmd_dp_engine_usage(struct pcmd_dp *dp, struct pcmd_dp_engine_usage *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->regions = dp->regions_live;
+	out->queued_events = dp->ev_n;
+	for (uint32_t f = 0; f < dp->n_flows; f++)
+		out->flows += dp->flows[f].used;
+	for (uint32_t l = 0; l < dp->n_listeners; l++)
+		out->listeners += dp->listeners[l].used;
+	for (uint32_t e = 0; e < dp->n_engines; e++)
+		out->engines += dp->engines[e] != NULL;
 }
 
 const struct pcmd_dp_ops pcmd_dp_engine = {
