@@ -271,6 +271,19 @@ static int choose_datapath(const struct pcmd_config *cfg, const struct xp_dp_ops
 	return 0;
 }
 
+/*
+ * softnic: a host's engine serves one client, so it needs connection slots
+ * for that client's flows and its listeners' backlogs only, twice over for
+ * the ids a close quarantines (the core's 16,384 slots cost ~22 MB a host).
+ */
+static uint32_t host_max_conns(const struct pcmd_config *cfg)
+{
+	uint64_t n = 2 * ((uint64_t)cfg->limits.flows_per_client +
+			  (uint64_t)cfg->limits.listeners_per_client * cfg->limits.backlog);
+
+	return n < XP_MAX_CONNS ? (uint32_t)n : XP_MAX_CONNS;
+}
+
 static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops *ops, uint32_t i,
 			  struct pcmd_dp *dp, struct xp_engine_config *ec)
 {
@@ -301,6 +314,7 @@ static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops 
 		ec->cpu = -1;
 		ec->dp.world = pcmd_fabric_world(dp->fabric);
 		ec->dp.host = i;
+		ec->core.max_conns = host_max_conns(cfg);
 	}
 }
 
