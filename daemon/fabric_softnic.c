@@ -27,6 +27,7 @@
 #include "config.h"
 #include "fabric_softnic.h"
 #include "log.h"
+#include "pcmd.h"
 #include "softnic_driver.h"
 #include "uet.h"
 
@@ -63,14 +64,6 @@ struct pcmd_fabric {
 	pthread_cond_t cond;
 	struct fabric_req *req;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the thread ---------------------------------------------------------------------------- */
 
@@ -181,7 +174,7 @@ static void advance(struct pcmd_fabric *f, uint64_t t_ns)
 static void next_instant(struct pcmd_fabric *f, uint64_t now, bool busy)
 {
 	uint64_t next = xp_softnic_next_instant(f->w, f->run, f->n_run);
-	uint64_t wall = mono_ns() - f->wall0_ns;
+	uint64_t wall = pcmd_now_ns() - f->wall0_ns;
 
 	if (next != UINT64_MAX && next <= now)
 		next = now + 1;
@@ -192,7 +185,7 @@ static void next_instant(struct pcmd_fabric *f, uint64_t now, bool busy)
 		return;
 	}
 	fabric_sleep(f, next == UINT64_MAX ? UINT64_MAX : next - wall);
-	wall = mono_ns() - f->wall0_ns;
+	wall = pcmd_now_ns() - f->wall0_ns;
 	if (wall > now)
 		advance(f, wall < next ? wall : next);
 }
@@ -380,7 +373,7 @@ int pcmd_fabric_create(const struct pcmd_config *cfg, struct pcmd_fabric **out, 
 		rc = f->by_host && f->run ? 0 : -ENOMEM;
 	}
 	if (rc == 0) {
-		f->wall0_ns = mono_ns();
+		f->wall0_ns = pcmd_now_ns();
 		rc = start_thread(f);
 		if (rc < 0)
 			snprintf(err, err_len, "softnic fabric: pthread_create: %s", strerror(-rc));
@@ -406,6 +399,6 @@ void pcmd_fabric_destroy(struct pcmd_fabric *f)
 	pthread_join(f->thread, NULL);
 	pcmd_info("softnic fabric: stopped at %.3f s of emulated time after %.3f s of wall time",
 		  (double)xp_softnic_now_ns(f->w) / 1e9,
-		  (double)(mono_ns() - f->wall0_ns) / 1e9);
+		  (double)(pcmd_now_ns() - f->wall0_ns) / 1e9);
 	fabric_free(f);
 }
