@@ -907,9 +907,10 @@ static int check_config(struct pcmd_config *cfg, char *err, size_t err_len)
 	}
 	if (cfg->datapath.softnic_delay_ppm && !cfg->datapath.softnic_delay_us) {
 		loc = pcmd_config_key_loc(cfg, "datapath.softnic.delay_ppm");
-		return check_fail(cfg, &loc, "datapath.softnic.delay_ppm", err, err_len,
-				  "%u, but datapath.softnic.delay_us is 0 (hold messages back how long?)",
-				  cfg->datapath.softnic_delay_ppm);
+		return check_fail(
+		    cfg, &loc, "datapath.softnic.delay_ppm", err, err_len,
+		    "%u, but datapath.softnic.delay_us is 0 (hold messages back how long?)",
+		    cfg->datapath.softnic_delay_ppm);
 	}
 	rc = check_sizes(cfg, err, err_len);
 	if (rc == 0)

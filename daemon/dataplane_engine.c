@@ -118,8 +118,8 @@ struct pcmd_dp {
 	struct xp_waiter waiter;
 	uint32_t n_regions; /* for names */
 	uint32_t regions_live;
-	struct pcmd_fabric *fabric;  /* softnic: engines[h] is host h's, NULL while it is free */
-	bool *detaching;             /* softnic: host h's region is released; detach it */
+	struct pcmd_fabric *fabric; /* softnic: engines[h] is host h's, NULL while it is free */
+	bool *detaching;	    /* softnic: host h's region is released; detach it */
 	uint32_t n_detaching;
 	struct xp_engine_config host_ec; /* softnic: every host's engine, but dp.host and index */
 
@@ -247,8 +247,9 @@ static int choose_datapath(const struct pcmd_config *cfg, const struct xp_dp_ops
 		else
 			name = "softnic";
 		pcmd_info("datapath auto: %s (%s; built: %s)", name,
-			  strcmp(name, "verbs") == 0 ? "an RDMA device is present"
-						     : "no RDMA device: the embedded emulated fabric",
+			  strcmp(name, "verbs") == 0
+			      ? "an RDMA device is present"
+			      : "no RDMA device: the embedded emulated fabric",
 			  xp_dp_names());
 		break;
 	case PCMD_DATAPATH_SOFTNIC:
@@ -550,8 +551,7 @@ static void flow_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
 /* ---- regions ------------------------------------------------------------------------------- */
 
 /* softnic: the host a client names ("host3", "3"; "" the first free one). */
-static int pick_host(struct pcmd_dp *dp, const char *name, uint32_t *out, char *err,
-		     size_t err_len)
+static int pick_host(struct pcmd_dp *dp, const char *name, uint32_t *out, char *err, size_t err_len)
 {
 	const char *digits = strncmp(name, "host", 4) == 0 ? name + 4 : name;
 	unsigned long h;

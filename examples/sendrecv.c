@@ -125,7 +125,7 @@ static void *receiver(void *arg)
 {
 	struct side *s = arg;
 	struct pcm_tp_completion c;
-	struct window w = { 0 };
+	struct window w = {0};
 	uint32_t posted = 0, k;
 	size_t cap = s->o->max_size + 1;
 
@@ -176,7 +176,7 @@ static void *sender(void *arg)
 {
 	struct side *s = arg;
 	struct pcm_tp_completion c;
-	struct window w = { 0 };
+	struct window w = {0};
 	uint32_t posted = 0;
 	int rc;
 
@@ -198,7 +198,8 @@ static void *sender(void *arg)
 		}
 		if (next(s, &c) < 0)
 			return NULL;
-		if (c.op != PCM_TP_OP_SEND || c.cookie >= posted || window_complete(&w, c.cookie) < 0) {
+		if (c.op != PCM_TP_OP_SEND || c.cookie >= posted ||
+		    window_complete(&w, c.cookie) < 0) {
 			fprintf(stderr, "sendrecv: completion %d/%" PRIu64 " names no send\n",
 				(int)c.op, c.cookie);
 			s->failed = 1;

@@ -63,14 +63,13 @@
 #define BUF_SLOTS 16
 #define MAX_MESSAGE (64u << 10)
 
-static const char config_yaml[] = "log_level: error\n"
-				  "socket: {path: /tmp/pcmd-random-unused.sock, group: \"\"}\n"
-				  DATAPATH_YAML
-				  "limits:\n"
-				  "  max_message_bytes: 64KiB\n"
-				  "  outstanding_per_client: 48\n"
-				  "  flows_per_client: 8\n"
-				  "  listeners_per_client: 8\n";
+static const char config_yaml[] =
+    "log_level: error\n"
+    "socket: {path: /tmp/pcmd-random-unused.sock, group: \"\"}\n" DATAPATH_YAML "limits:\n"
+    "  max_message_bytes: 64KiB\n"
+    "  outstanding_per_client: 48\n"
+    "  flows_per_client: 8\n"
+    "  listeners_per_client: 8\n";
 
 enum { EXPECT_TRANSPORT = 1, EXPECT_ERROR, EXPECT_CLOSED };
 

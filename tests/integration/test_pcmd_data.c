@@ -366,12 +366,13 @@ static void test_limits_refuse_with_the_key_named(void **state)
 
 static int start_three_hosts(void **state)
 {
-	static const char yaml[] = "log_level: debug\n"
-				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
-				   "datapath:\n"
-				   "  kind: softnic\n"
-				   "  softnic: {hosts: 3, seed: 5, dup_ppm: 20000, delay_ppm: 20000, "
-				   "delay_us: 40}\n";
+	static const char yaml[] =
+	    "log_level: debug\n"
+	    "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+	    "datapath:\n"
+	    "  kind: softnic\n"
+	    "  softnic: {hosts: 3, seed: 5, dup_ppm: 20000, delay_ppm: 20000, "
+	    "delay_us: 40}\n";
 
 	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
 }

@@ -489,12 +489,12 @@ static void test_command_line_checks_and_overrides(void **state)
  */
 static void test_softnic_topology_file_sets_the_hosts_and_a_bad_one_is_refused(void **state)
 {
-	static const char good[] = "log_level: info\n"
-				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
-				   "datapath:\n"
-				   "  kind: softnic\n"
-				   "  softnic: {topology: \"" PCM_SOURCE_ROOT
-				   "/scenarios/leaf-spine.yaml\"}\n";
+	static const char good[] =
+	    "log_level: info\n"
+	    "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+	    "datapath:\n"
+	    "  kind: softnic\n"
+	    "  softnic: {topology: \"" PCM_SOURCE_ROOT "/scenarios/leaf-spine.yaml\"}\n";
 	char dir[] = "/tmp/pcmd-topo-XXXXXX", cfg[256], bad[256], sock[300], out[4096];
 	FILE *f;
 
@@ -516,8 +516,10 @@ static void test_softnic_topology_file_sets_the_hosts_and_a_bad_one_is_refused(v
 	fclose(f);
 	f = fopen(cfg, "w");
 	assert_non_null(f);
-	fprintf(f, "socket: {path: \"%s\", group: \"\"}\ndatapath:\n  kind: softnic\n"
-		   "  softnic:\n    topology: \"%s\"\n", sock, bad);
+	fprintf(f,
+		"socket: {path: \"%s\", group: \"\"}\ndatapath:\n  kind: softnic\n"
+		"  softnic:\n    topology: \"%s\"\n",
+		sock, bad);
 	fclose(f);
 	assert_int_equal(run_pcmd((const char *[]){"-c", cfg, NULL}, out, sizeof(out)), 1);
 	printf("a bad topology: %s", out);

@@ -191,8 +191,9 @@ static void test_cross_key_errors_point_at_the_key_that_was_set(void **state)
 	expect_error(
 	    "datapath:\n  kind: softnic\n  verbs: {devices: [{name: x}]}\n",
 	    "t.yaml:2:9: datapath.kind: softnic, but datapath.verbs.devices lists devices");
-	expect_error("datapath:\n  softnic: {delay_ppm: 5}\n",
-		     "t.yaml:2:24: datapath.softnic.delay_ppm: 5, but datapath.softnic.delay_us is 0");
+	expect_error(
+	    "datapath:\n  softnic: {delay_ppm: 5}\n",
+	    "t.yaml:2:24: datapath.softnic.delay_ppm: 5, but datapath.softnic.delay_us is 0");
 	expect_error("datapath:\n  softnic:\n    dup_ppm: 1000001\n",
 		     "t.yaml:3:14: datapath.softnic.dup_ppm: 1000001 is outside 0..1000000");
 	expect_error(
