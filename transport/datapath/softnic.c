@@ -52,7 +52,7 @@ struct sn_qp {
 	uint32_t dst;
 	uint16_t entropy;
 	bool control;
-	bool idle;	     /* on the world's free list: no path or peer uses it */
+	bool idle;           /* on the world's free list: no path or peer uses it */
 	uint32_t head, tail; /* FIFO of unreported records */
 };
 
@@ -104,7 +104,7 @@ struct xp_softnic_world {
 	uint64_t line_rate_bps;
 	struct sn_qp *qps;
 	uint32_t n_qps;
-	uint32_t *idle_qps; /* QPs no path or peer uses, reused by the next with their key */
+	uint32_t *idle_qps;   /* QPs no path or peer uses, reused by the next with their key */
 	uint32_t n_idle, cap_idle;
 	uint32_t *held;       /* records held back (delay spikes) */
 	uint32_t n_held, cap_held;
@@ -553,7 +553,7 @@ uint64_t xp_softnic_records(const struct xp_softnic_world *w)
 static int world_qp(struct xp_softnic_world *w, uint32_t src, uint32_t dst, uint16_t entropy,
 		    bool control, uint32_t *out)
 {
-	struct uet_raw_qp_attr a = {.entropy = entropy, .control = control};
+	struct uet_raw_qp_attr a = { .entropy = entropy, .control = control };
 	uint32_t cap = w->n_qps;
 	int qp;
 

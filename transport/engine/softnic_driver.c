@@ -16,7 +16,8 @@ uint32_t xp_softnic_run_round(struct xp_engine *const *e, uint32_t n, uint64_t n
 	return work;
 }
 
-uint64_t xp_softnic_next_instant(struct xp_softnic_world *w, struct xp_engine *const *e, uint32_t n)
+uint64_t xp_softnic_next_instant(struct xp_softnic_world *w, struct xp_engine *const *e,
+				 uint32_t n)
 {
 	uint64_t t = xp_softnic_next_event_ns(w);
 
