@@ -102,6 +102,11 @@ static const struct key_row config_rows[] = {
     SEC("datapath.softnic"),
     STR("datapath.softnic.topology", datapath.softnic_topology),
     U32("datapath.softnic.hosts", datapath.softnic_hosts, 2, 4096),
+    U32("datapath.softnic.link_gbps", datapath.softnic_link_gbps, 1, 1600),
+    U32("datapath.softnic.seed", datapath.softnic_seed, 0, UINT32_MAX),
+    U32("datapath.softnic.dup_ppm", datapath.softnic_dup_ppm, 0, 1000000),
+    U32("datapath.softnic.delay_ppm", datapath.softnic_delay_ppm, 0, 1000000),
+    U32("datapath.softnic.delay_us", datapath.softnic_delay_us, 0, 1000000),
     SEC("engines"),
     U32("engines.count", engines.count, 1, 256),
     U32("engines.spin_ns", engines.spin_ns, 0, 10000000),
@@ -674,6 +679,8 @@ void pcmd_config_defaults(struct pcmd_config *cfg)
 	cfg->datapath.kind = PCMD_DATAPATH_AUTO;
 	cfg->datapath.resolved = PCMD_DATAPATH_SOFTNIC;
 	cfg->datapath.softnic_hosts = 16;
+	cfg->datapath.softnic_link_gbps = 100;
+	cfg->datapath.softnic_seed = 1;
 	cfg->datapath.chunk_bytes = 65536;
 	cfg->datapath.paths = 4;
 	cfg->engines.count = 1;
@@ -899,6 +906,13 @@ static int check_config(struct pcmd_config *cfg, char *err, size_t err_len)
 		loc = pcmd_config_key_loc(cfg, "datapath.kind");
 		return check_fail(cfg, &loc, "datapath.kind", err, err_len,
 				  "softnic, but datapath.verbs.devices lists devices");
+	}
+	if (cfg->datapath.softnic_delay_ppm && !cfg->datapath.softnic_delay_us) {
+		loc = pcmd_config_key_loc(cfg, "datapath.softnic.delay_ppm");
+		return check_fail(
+		    cfg, &loc, "datapath.softnic.delay_ppm", err, err_len,
+		    "%u, but datapath.softnic.delay_us is 0 (hold messages back how long?)",
+		    cfg->datapath.softnic_delay_ppm);
 	}
 	rc = check_sizes(cfg, err, err_len);
 	if (rc == 0)

@@ -107,6 +107,11 @@ struct pcmd_config {
 		struct pcmd_cfg_device devices[PCMD_CFG_MAX_DEVICES];
 		char softnic_topology[PCMD_CFG_PATH_MAX]; /* scenario file; "" built-in */
 		uint32_t softnic_hosts; /* hosts of the built-in single-switch fabric */
+		uint32_t softnic_link_gbps; /* its links and NICs */
+		uint32_t softnic_seed;	    /* the emulation's and the impairments' draws */
+		uint32_t softnic_dup_ppm;   /* data messages delivered twice */
+		uint32_t softnic_delay_ppm; /* data messages held back by delay_us */
+		uint32_t softnic_delay_us;
 		uint32_t chunk_bytes;
 		uint32_t paths;
 	} datapath;

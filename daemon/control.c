@@ -458,6 +458,7 @@ static size_t region_sizes(struct req *r, const struct pcmd_req_region *q,
 static size_t on_region(struct req *r)
 {
 	const struct pcmd_req_region *q = (const void *)r->in->msg;
+	char err[PCMD_ERRTEXT_MAX];
 	struct pcmd_client *c = r->c;
 	struct pcmd *d = r->d;
 	struct pcmd_region_layout lay;
@@ -475,12 +476,14 @@ static size_t on_region(struct req *r)
 	rc = pcmd_channel_create(&lay, c->max_outstanding, &ch);
 	if (rc < 0)
 		return fail(r, rc, "cannot create the shared region: %s", strerror(-rc));
+	err[0] = '\0';
 	rc = d->dp_ops->region_add(d->dp, ch->base + lay.data_off, lay.data_bytes, q->host,
-				   pcmd_token(c->key, PCMD_TOKEN_REGION), &c->region);
+				   pcmd_token(c->key, PCMD_TOKEN_REGION), &c->region, err,
+				   sizeof(err));
 	if (rc < 0) {
 		pcmd_channel_destroy(ch);
 		return fail(r, rc, "the data plane cannot use the region%s%s: %s",
-			    q->host[0] ? " as host " : "", q->host, strerror(-rc));
+			    q->host[0] ? " as host " : "", q->host, err[0] ? err : strerror(-rc));
 	}
 	c->chan = ch;
 	d->region_bytes += lay.region_bytes;

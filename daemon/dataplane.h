@@ -82,9 +82,10 @@ struct pcmd_dp_ops {
 	/* Drain up to @max events. Return: count, or -errno. */
 	int (*poll)(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max);
 
-	/* A client's data area. @host: softnic host to attach as ("" any). */
+	/* A client's data area. @host: softnic host to attach as ("" any). On
+	 * failure @err may say why, for the client (naming the limit or key). */
 	int (*region_add)(struct pcmd_dp *dp, void *base, size_t bytes, const char *host,
-			  uint64_t token, struct pcmd_dp_region **out);
+			  uint64_t token, struct pcmd_dp_region **out, char *err, size_t err_len);
 	void (*region_release)(struct pcmd_dp *dp, struct pcmd_dp_region *r);
 
 	int (*listen)(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,

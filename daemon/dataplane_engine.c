@@ -3,13 +3,23 @@
  * dataplane_engine.c - pcmd's data-plane seam (dataplane.h) bound to the
  * transport engine (transport/engine/engine.h).
  *
- * pcmd runs engines.count engines, each an engine thread (XP_PROGRESS_THREAD,
- * placed by the engine with libnuma on engines.cpus[i] or the NIC's node)
- * with one instance of the configured datapath; asynchronous policies get
- * workers.count workers per binding. Every client region (its memfd data
- * area) is registered as an MR on one engine, chosen round robin, and every
- * flow of that client runs on that engine. Two flows of one connection may
- * sit on different engines: their datapath instances talk to each other.
+ * null and verbs: pcmd runs engines.count engines, each an engine thread
+ * (XP_PROGRESS_THREAD, placed by the engine with libnuma on engines.cpus[i]
+ * or the NIC's node) with one instance of the datapath; asynchronous
+ * policies get workers.count workers per binding. Every client region (its
+ * memfd data area) is registered as an MR on one engine, chosen round robin,
+ * and every flow of that client runs on that engine. Two flows of one
+ * connection may sit on different engines: their datapath instances talk to
+ * each other.
+ *
+ * softnic: the embedded fabric (fabric_softnic.h) owns the emulated network
+ * and one engine per attached host, all run by its one thread in virtual
+ * time (EXTERNAL progress; asynchronous policies run inline on it). Each
+ * client region attaches as its own host, the one it names ("host3" or "3")
+ * or the first free one, and is that host's engine's only region: the
+ * client's flows cross the emulated network to their peers' hosts. When the
+ * region is released its host is detached and free for the next client.
+ * engines.count and workers do not apply.
  *
  * Connection setup happens here, in one process, without a bootstrap: a
  * connect() to a listening address opens the dialer's connection (its blob),
@@ -26,11 +36,10 @@
  * eventfd (struct xp_waiter).
  *
  * Datapaths: the engine's table (xp_dp_find()). "auto" takes verbs when an
- * RDMA device is present and verbs is built in, else null (pcmd does not
- * host the emulated softnic fabric yet); a datapath named in the config that
- * this build lacks is
- * refused at start with the list of those built. null moves the bytes
- * (copy on): pcmd's clients are all on this machine.
+ * RDMA device is present and verbs is built in, else softnic; a datapath
+ * named in the config that this build lacks is refused at start with the
+ * list of those built. null moves the bytes (copy on): pcmd's clients are
+ * all on this machine.
  *
  * Per-flow figures (flow_stats) are the core's, read on the engine's thread
  * by a control request (XP_CTL_CONN_INFO) rather than published by the
@@ -39,6 +48,9 @@
  * on it; its answer serves the reads of the next FIGURES_FRESH_NS, so a
  * `pcmctl flows` of N flows costs pcmd's loop one round trip per engine, not
  * N.
+ *
+ * Rates are in wall time on every datapath (softnic's virtual clock never
+ * runs ahead of the wall clock).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -56,6 +68,7 @@
 #include "dataplane.h"
 #include "dataplane_engine.h"
 #include "engine.h"
+#include "fabric_softnic.h"
 #include "log.h"
 
 #define NO_FLOW UINT32_MAX
@@ -110,6 +123,11 @@ struct pcmd_dp {
 	uint64_t max_msg_bytes; /* the longest message every engine carries */
 	struct xp_waiter waiter;
 	uint32_t n_regions; /* for names */
+	uint32_t regions_live;
+	struct pcmd_fabric *fabric; /* softnic: engines[h] is host h's, NULL while it is free */
+	bool *detaching;	    /* softnic: host h's region is released; detach it */
+	uint32_t n_detaching;
+	struct xp_engine_config host_ec; /* softnic: every host's engine, but dp.host and index */
 
 	struct eng_flow *flows;
 	uint32_t n_flows;
@@ -179,8 +197,11 @@ static uint64_t mono_ns(void)
 
 static void submit(struct pcmd_dp *dp, uint32_t engine, const struct xp_cmd *cmd)
 {
-	while (xp_engine_submit(dp->engines[engine], cmd) == -EAGAIN)
+	while (xp_engine_submit(dp->engines[engine], cmd) == -EAGAIN) {
+		if (dp->fabric)
+			pcmd_fabric_kick(dp->fabric); /* a full ring: make sure its runner is awake */
 		sched_yield(); /* the engine thread empties its ring without waiting for us */
+	}
 }
 
 /* Run @ctl on @engine and wait for its answer. Return: its status. */
@@ -222,17 +243,16 @@ static int choose_datapath(const struct pcmd_config *cfg, const struct xp_dp_ops
 		if (cfg->datapath.resolved == PCMD_DATAPATH_VERBS && have_rdma_device())
 			name = "verbs";
 		else
-			name = "null";
-		if (strcmp(name, "null") == 0)
-			pcmd_info("datapath auto: pcmd does not host the emulated softnic fabric yet; "
-				  "using null, the in-process loopback (built: %s)",
-				  xp_dp_names());
+			name = "softnic";
+		pcmd_info("datapath auto: %s (%s; built: %s)", name,
+			  strcmp(name, "verbs") == 0
+			      ? "an RDMA device is present"
+			      : "no RDMA device: the embedded emulated fabric",
+			  xp_dp_names());
 		break;
 	case PCMD_DATAPATH_SOFTNIC:
-		snprintf(err, err_len,
-			 "datapath.kind: softnic: pcmd does not host the emulated fabric yet "
-			 "(use null or verbs)");
-		return -ENOTSUP;
+		name = "softnic";
+		break;
 	case PCMD_DATAPATH_VERBS:
 		name = "verbs";
 		break;
@@ -248,6 +268,25 @@ static int choose_datapath(const struct pcmd_config *cfg, const struct xp_dp_ops
 		return -ENOTSUP;
 	}
 	return 0;
+}
+
+/*
+ * softnic: a host's engine serves one client, so it needs connection slots
+ * for that client's flows and its listeners' backlogs only, twice over for
+ * the ids a close quarantines (the core's 16,384 slots cost ~22 MB a host).
+ */
+static uint32_t host_max_conns(const struct pcmd_config *cfg)
+{
+	uint64_t n = 2 * ((uint64_t)cfg->limits.flows_per_client +
+			  (uint64_t)cfg->limits.listeners_per_client * cfg->limits.backlog);
+
+	return n < XP_MAX_CONNS ? (uint32_t)n : XP_MAX_CONNS;
+}
+
+/* The fabric thread runs every softnic engine: a command for one wakes it. */
+static void fabric_wake(void *fabric)
+{
+	pcmd_fabric_kick(fabric);
 }
 
 static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops *ops, uint32_t i,
@@ -276,6 +315,15 @@ static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops 
 		ec->dp.port = (uint8_t)dev->port;
 		ec->dp.gid_index = dev->gid_index;
 	}
+	if (dp->fabric) {
+		ec->progress = XP_PROGRESS_EXTERNAL;
+		ec->wake_runner = fabric_wake;
+		ec->wake_runner_arg = dp->fabric;
+		ec->cpu = -1;
+		ec->dp.world = pcmd_fabric_world(dp->fabric);
+		ec->dp.host = i;
+		ec->core.max_conns = host_max_conns(cfg);
+	}
 }
 
 /*
@@ -299,15 +347,18 @@ static int engine_start(const struct xp_engine_config *ec, struct xp_engine **ou
 static void eng_destroy(struct pcmd_dp *dp)
 {
 	for (uint32_t i = 0; dp->engines && i < dp->n_engines; i++) {
-		xp_engine_destroy(dp->engines[i]);
+		if (!dp->fabric)
+			xp_engine_destroy(dp->engines[i]);
 		free(dp->conn_flow[i]);
 	}
+	pcmd_fabric_destroy(dp->fabric); /* with the engines still attached */
 	for (uint32_t i = 0; i < dp->n_listeners; i++) {
 		free(dp->listeners[i].waiting);
 		free(dp->listeners[i].accepts);
 	}
 	free(dp->engines);
 	free(dp->conn_flow);
+	free(dp->detaching);
 	free(dp->flows);
 	free(dp->listeners);
 	free(dp->evs);
@@ -332,27 +383,31 @@ static void engine_max_msg(struct pcmd_dp *dp, uint32_t i)
 		dp->max_msg_bytes = m;
 }
 
-static int eng_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err,
-		      size_t err_len)
+/* Engine @i's table of connection ids to flows, every entry NO_FLOW. */
+static int conn_flow_alloc(struct pcmd_dp *dp, uint32_t i)
 {
-	struct pcmd_dp *dp = calloc(1, sizeof(*dp));
-	struct xp_engine_config ec;
-	struct pcm_diag diag;
-	int rc;
-
-	if (!dp)
+	dp->conn_flow[i] = malloc(dp->max_conns * sizeof(uint32_t));
+	if (!dp->conn_flow[i])
 		return -ENOMEM;
-	dp->waiter.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (dp->waiter.efd < 0) {
-		free(dp);
-		return -errno;
-	}
-	rc = choose_datapath(cfg, &dp->dp_ops, err, err_len);
-	dp->n_engines = cfg->engines.count ? cfg->engines.count : 1;
+	memset(dp->conn_flow[i], 0xff, dp->max_conns * sizeof(uint32_t));
+	return 0;
+}
+
+static int engine_slots_alloc(struct pcmd_dp *dp)
+{
 	dp->engines = calloc(dp->n_engines, sizeof(*dp->engines));
 	dp->conn_flow = calloc(dp->n_engines, sizeof(*dp->conn_flow));
-	if (rc == 0 && (!dp->engines || !dp->conn_flow))
-		rc = -ENOMEM;
+	return dp->engines && dp->conn_flow ? 0 : -ENOMEM;
+}
+
+/* null, verbs: engines.count engine threads, started now. */
+static int start_engines(const struct pcmd_config *cfg, struct pcmd_dp *dp, char *err,
+			 size_t err_len)
+{
+	struct xp_engine_config ec;
+	struct pcm_diag diag;
+	int rc = engine_slots_alloc(dp);
+
 	for (uint32_t i = 0; rc == 0 && i < dp->n_engines; i++) {
 		engine_config(cfg, dp->dp_ops, i, dp, &ec);
 		dp->max_conns = ec.core.max_conns;
@@ -363,20 +418,80 @@ static int eng_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char 
 				 diag.msg[0] ? diag.msg : strerror(-rc));
 			break;
 		}
-		dp->conn_flow[i] = malloc(ec.core.max_conns * sizeof(uint32_t));
-		if (!dp->conn_flow[i]) {
-			rc = -ENOMEM;
-			break;
-		}
-		memset(dp->conn_flow[i], 0xff, ec.core.max_conns * sizeof(uint32_t));
-		engine_max_msg(dp, i);
+		rc = conn_flow_alloc(dp, i);
+		if (rc == 0)
+			engine_max_msg(dp, i);
+	}
+	return rc;
+}
+
+/*
+ * softnic: the fabric, and one engine slot per host, each filled when a
+ * client attaches. Host 0's engine is opened once now, to check the engine
+ * configuration on this fabric at start and learn the longest message.
+ */
+static int start_fabric(const struct pcmd_config *cfg, struct pcmd_dp *dp, char *err,
+			size_t err_len)
+{
+	struct pcm_diag diag = {0};
+	int rc = pcmd_fabric_create(cfg, &dp->fabric, err, err_len);
+
+	if (rc < 0)
+		return rc;
+	dp->n_engines = pcmd_fabric_hosts(dp->fabric);
+	rc = engine_slots_alloc(dp);
+	dp->detaching = calloc(dp->n_engines, sizeof(*dp->detaching));
+	if (rc == 0 && !dp->detaching)
+		rc = -ENOMEM;
+	if (rc < 0)
+		return rc;
+	engine_config(cfg, dp->dp_ops, 0, dp, &dp->host_ec);
+	dp->max_conns = dp->host_ec.core.max_conns;
+	rc = pcmd_fabric_attach(dp->fabric, &dp->host_ec, &dp->engines[0], &diag);
+	if (rc < 0) {
+		snprintf(err, err_len, "datapath softnic, host0's engine: %s",
+			 diag.msg[0] ? diag.msg : strerror(-rc));
+		return rc;
+	}
+	engine_max_msg(dp, 0);
+	pcmd_fabric_detach(dp->fabric, 0);
+	dp->engines[0] = NULL;
+	if (cfg->engines.count > 1 || cfg->workers.count > 1)
+		pcmd_info("datapath softnic: one fabric thread runs every host's engine; "
+			  "engines.count and workers.count do not apply");
+	return 0;
+}
+
+static int eng_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err,
+		      size_t err_len)
+{
+	struct pcmd_dp *dp = calloc(1, sizeof(*dp));
+	int rc;
+
+	if (!dp)
+		return -ENOMEM;
+	dp->waiter.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dp->waiter.efd < 0) {
+		free(dp);
+		return -errno;
+	}
+	rc = choose_datapath(cfg, &dp->dp_ops, err, err_len);
+	if (rc == 0 && strcmp(dp->dp_ops->name, "softnic") == 0) {
+		rc = start_fabric(cfg, dp, err, err_len);
+	} else if (rc == 0) {
+		dp->n_engines = cfg->engines.count ? cfg->engines.count : 1;
+		rc = start_engines(cfg, dp, err, err_len);
 	}
 	if (rc < 0) {
 		eng_destroy(dp);
 		return rc;
 	}
-	pcmd_info("data plane: %u engine%s on datapath %s", dp->n_engines,
-		  dp->n_engines == 1 ? "" : "s", dp->dp_ops->name);
+	if (dp->fabric)
+		pcmd_info("data plane: the emulated softnic fabric, %u hosts (one per client)",
+			  dp->n_engines);
+	else
+		pcmd_info("data plane: %u engine%s on datapath %s", dp->n_engines,
+			  dp->n_engines == 1 ? "" : "s", dp->dp_ops->name);
 	*out = dp;
 	return 0;
 }
@@ -443,8 +558,125 @@ static void flow_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
 
 /* ---- regions ------------------------------------------------------------------------------- */
 
+/* softnic: the host a client names ("host3", "3"; "" the first free one). */
+static int pick_host(struct pcmd_dp *dp, const char *name, uint32_t *out, char *err, size_t err_len)
+{
+	const char *digits = strncmp(name, "host", 4) == 0 ? name + 4 : name;
+	unsigned long h;
+	char *end;
+
+	if (!name[0]) {
+		for (uint32_t i = 0; i < dp->n_engines; i++)
+			if (!dp->engines[i]) {
+				*out = i;
+				return 0;
+			}
+		snprintf(err, err_len,
+			 "all %u hosts of the emulated fabric are attached, one per client "
+			 "(datapath.softnic.hosts, or the hosts of datapath.softnic.topology)",
+			 dp->n_engines);
+		return -EUSERS;
+	}
+	errno = 0;
+	h = strtoul(digits, &end, 10);
+	if (digits[0] < '0' || digits[0] > '9' || *end || errno || h >= dp->n_engines) {
+		snprintf(err, err_len,
+			 "'%s' is no host of the emulated fabric (host0..host%u; "
+			 "datapath.softnic.hosts)",
+			 name, dp->n_engines - 1);
+		return -EINVAL;
+	}
+	if (dp->engines[h]) {
+		snprintf(err, err_len, "host%lu is attached by another client", h);
+		return -EADDRINUSE;
+	}
+	*out = (uint32_t)h;
+	return 0;
+}
+
+/* softnic: open host @h's engine on the fabric. */
+static int host_attach(struct pcmd_dp *dp, uint32_t h, char *err, size_t err_len)
+{
+	struct xp_engine_config ec = dp->host_ec;
+	struct pcm_diag diag = {0};
+	int rc;
+
+	ec.index = h;
+	ec.dp.engine = h;
+	ec.dp.host = h;
+	rc = pcmd_fabric_attach(dp->fabric, &ec, &dp->engines[h], &diag);
+	if (rc < 0) {
+		snprintf(err, err_len, "host%u's engine: %s", h,
+			 diag.msg[0] ? diag.msg : strerror(-rc));
+		return rc;
+	}
+	rc = conn_flow_alloc(dp, h);
+	if (rc < 0) {
+		pcmd_fabric_detach(dp->fabric, h);
+		dp->engines[h] = NULL;
+	}
+	return rc;
+}
+
+static void on_comp(struct pcmd_dp *dp, uint32_t engine, const struct xp_engine_comp *c);
+
+/* softnic: take host @h's last completions, then close its engine: the host is free. */
+static void host_detach(struct pcmd_dp *dp, uint32_t h)
+{
+	struct xp_engine_comp c[COMP_BATCH];
+	uint32_t n;
+
+	do {
+		n = xp_engine_poll(dp->engines[h], c, COMP_BATCH);
+		for (uint32_t i = 0; i < n; i++)
+			on_comp(dp, h, &c[i]);
+	} while (n == COMP_BATCH);
+	pcmd_fabric_detach(dp->fabric, h);
+	dp->engines[h] = NULL;
+	free(dp->conn_flow[h]);
+	dp->conn_flow[h] = NULL;
+	dp->detaching[h] = false;
+}
+
+/* softnic: detach the hosts whose region was released (not while their completions are read). */
+static void hosts_reap(struct pcmd_dp *dp)
+{
+	for (uint32_t h = 0; dp->n_detaching && h < dp->n_engines; h++)
+		if (dp->detaching[h]) {
+			dp->n_detaching--;
+			host_detach(dp, h);
+		}
+}
+
+/* Which engine a new region goes on, and its name as a peer. */
+static int region_place(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *host, char *err,
+			size_t err_len)
+{
+	uint32_t h;
+	int rc;
+
+	dp->n_regions++;
+	if (!dp->fabric) {
+		r->engine = dp->next_engine++ % dp->n_engines;
+		if (host && host[0])
+			snprintf(r->name, sizeof(r->name), "%s", host);
+		else
+			snprintf(r->name, sizeof(r->name), "%s-%u", dp->dp_ops->name,
+				 dp->n_regions);
+		return 0;
+	}
+	rc = pick_host(dp, host ? host : "", &h, err, err_len);
+	if (rc == 0)
+		rc = host_attach(dp, h, err, err_len);
+	if (rc < 0)
+		return rc;
+	r->engine = h;
+	snprintf(r->name, sizeof(r->name), "host%u", h);
+	return 0;
+}
+
 static int eng_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const char *host,
-			  uint64_t token, struct pcmd_dp_region **out)
+			  uint64_t token, struct pcmd_dp_region **out, char *err, size_t err_len)
 {
 	struct pcmd_dp_region *r = calloc(1, sizeof(*r));
 	struct xp_ctl *ctl = ctl_new(XP_CTL_MR_REG);
@@ -458,21 +690,24 @@ static int eng_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const ch
 	r->token = token;
 	r->base = base;
 	r->bytes = bytes;
-	r->engine = dp->next_engine++ % dp->n_engines;
-	dp->n_regions++;
-	if (host && host[0])
-		snprintf(r->name, sizeof(r->name), "%s", host);
-	else
-		snprintf(r->name, sizeof(r->name), "%s-%u", dp->dp_ops->name, dp->n_regions);
+	rc = region_place(dp, r, host, err, err_len);
+	if (rc < 0) {
+		free(r);
+		free(ctl);
+		return rc;
+	}
 	ctl->addr = base;
 	ctl->len = bytes;
 	rc = ctl_run(dp, r->engine, ctl);
 	r->mr = ctl->mr;
 	free(ctl);
 	if (rc < 0) {
+		if (dp->fabric)
+			host_detach(dp, r->engine);
 		free(r);
 		return rc;
 	}
+	dp->regions_live++;
 	*out = r;
 	return 0;
 }
@@ -492,8 +727,13 @@ static void region_try_release(struct pcmd_dp *dp, struct pcmd_dp_region *r)
 	if (ctl_run(dp, r->engine, ctl) < 0)
 		pcmd_err("data plane: engine %u refused to release region %u", r->engine, r->mr);
 	free(ctl);
+	if (dp->fabric && !dp->detaching[r->engine]) {
+		dp->detaching[r->engine] = true;
+		dp->n_detaching++;
+	}
 	emit_simple(dp, PCMD_DP_EV_REGION_RELEASED, 0, r->token, 0);
 	kick(dp);
+	dp->regions_live--;
 	free(r);
 }
 
@@ -888,6 +1128,8 @@ static uint32_t take_completions(struct pcmd_dp *dp)
 	for (uint32_t e = 0; e < dp->n_engines; e++) {
 		uint32_t n;
 
+		if (!dp->engines[e])
+			continue; /* softnic: a free host */
 		do {
 			n = xp_engine_poll(dp->engines[e], c, COMP_BATCH);
 			for (uint32_t i = 0; i < n; i++)
@@ -895,6 +1137,8 @@ static uint32_t take_completions(struct pcmd_dp *dp)
 			total += n;
 		} while (n == COMP_BATCH);
 	}
+	if (total && dp->fabric)
+		pcmd_fabric_kick(dp->fabric); /* room in the rings: completions waiting may go */
 	return total;
 }
 
@@ -911,6 +1155,7 @@ static int eng_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
 	atomic_store(&dp->waiter.waiting, 1);
 	atomic_thread_fence(memory_order_seq_cst);
 	take_completions(dp);
+	hosts_reap(dp);
 	n = (int)dp->ev_n < max ? (int)dp->ev_n : max;
 	if (n > 0)
 		memcpy(evs, dp->evs + dp->ev_head, (size_t)n * sizeof(*evs));
@@ -931,6 +1176,19 @@ static const char *eng_datapath(struct pcmd_dp *dp)
 static uint64_t eng_max_message_bytes(struct pcmd_dp *dp)
 {
 	return dp->max_msg_bytes;
+}
+
+void pcmd_dp_engine_usage(struct pcmd_dp *dp, struct pcmd_dp_engine_usage *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->regions = dp->regions_live;
+	out->queued_events = dp->ev_n;
+	for (uint32_t f = 0; f < dp->n_flows; f++)
+		out->flows += dp->flows[f].used;
+	for (uint32_t l = 0; l < dp->n_listeners; l++)
+		out->listeners += dp->listeners[l].used;
+	for (uint32_t e = 0; e < dp->n_engines; e++)
+		out->engines += dp->engines[e] != NULL;
 }
 
 const struct pcmd_dp_ops pcmd_dp_engine = {

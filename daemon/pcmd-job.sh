@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# pcmd-job.sh BUILD_DIR - the README's main job through pcmd: start pcmd (the
-# embedded fabric when this pcmd has softnic built in, else the null datapath:
-# pcmd says which), keep two byte-checked connections busy through it for a few
-# seconds (pcmd-test-traffic, libpcmtransport's daemon backend), print pcmctl's
-# status (goodput) and flows (per-flow figures) while they run, run the example
-# sender/receiver through pcmd, print the totals, and stop pcmd with SIGTERM. Exit 0 when pcmd stopped cleanly and every message
-# arrived intact.
+# pcmd-job.sh BUILD_DIR - the README's main job through pcmd: start pcmd on the
+# embedded softnic fabric (datapath.kind: softnic; every client process
+# attaches as its own emulated host), keep two byte-checked connections busy
+# through it for a few seconds (pcmd-test-traffic, libpcmtransport's daemon
+# backend), print pcmctl's status (goodput, wall time) and flows (per-flow
+# figures) while they run, run the example sender/receiver through pcmd, print
+# the totals, and stop pcmd with SIGTERM. Exit 0 when pcmd stopped cleanly and
+# every message arrived intact.
 set -eu
 B=${1:-build}
 DIR=$(mktemp -d /tmp/pcmd-job-XXXXXX)
@@ -22,6 +23,9 @@ fail() { echo "pcmd job: $*" >&2; cat "$DIR/pcmd.log" >&2; exit 1; }
 cat >"$DIR/pcmd.yaml" <<YAML
 log_level: info
 socket: {path: "$DIR/pcmd.sock", group: ""}
+datapath:
+  kind: softnic
+  softnic: {hosts: 8, link_gbps: 100}
 policies:
   default: swift
 YAML
@@ -33,6 +37,7 @@ until "$B/cli/pcmctl" status >/dev/null 2>&1; do
 	i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not come up"; sleep 0.05
 done
 grep "datapath\|data plane" "$DIR/pcmd.log" | sed 's/^/  /'
+grep -q "datapath softnic" "$DIR/pcmd.log" || fail "pcmd is not on the softnic fabric"
 "$B/tests/integration/pcmd-test-traffic" "$PCMD_SOCKET" 4 2 >"$DIR/traffic.out" 2>&1 &
 TRAFFIC_PID=$!
 i=0
@@ -55,4 +60,5 @@ rc=0
 wait "$PCMD_PID" || rc=$?
 PCMD_PID=
 [ "$rc" -eq 0 ] || fail "pcmd exited with $rc"
+grep "softnic fabric: stopped" "$DIR/pcmd.log" | sed 's/^pcmd: info: /  /'
 echo "pcmd stopped cleanly"

@@ -3,8 +3,13 @@
  * sendrecv.c - a sender and a receiver over libpcmtransport, each with its
  * own endpoint and thread: the receiver listens and accepts, the sender
  * connects and sends --messages messages of seeded sizes (up to --max-size
- * bytes) and contents; the receiver checks every byte of every message in
- * order, then both close. Exit status 0 only if everything arrived intact.
+ * bytes) and contents; the receiver checks every byte of every message,
+ * then both close. Exit status 0 only if everything arrived intact.
+ *
+ * Messages match receives in order (FIFO), but their completions may come in
+ * any order (a short message on one path can finish before a long one on
+ * others): each side reuses a buffer slot only once its own operation has
+ * completed.
  *
  * The two sides are two threads of one process: the null and softnic
  * datapaths bootstrap through an in-process registry (the TCP bootstrap
@@ -34,6 +39,25 @@ struct opts {
 	uint32_t max_size;
 	uint64_t seed;
 };
+
+/* Which of the SLOTS operations after the first incomplete one have completed. */
+struct window {
+	uint32_t done; /* every operation before this one completed */
+	uint8_t fin[SLOTS];
+};
+
+/* Record the completion of operation @k. Return: 0, or -1 if @k is not outstanding. */
+static int window_complete(struct window *w, uint64_t k)
+{
+	if (k < w->done || k >= (uint64_t)w->done + SLOTS || w->fin[k % SLOTS])
+		return -1;
+	w->fin[k % SLOTS] = 1;
+	while (w->fin[w->done % SLOTS]) {
+		w->fin[w->done % SLOTS] = 0;
+		w->done++;
+	}
+	return 0;
+}
 
 struct side {
 	const struct opts *o;
@@ -101,14 +125,15 @@ static void *receiver(void *arg)
 {
 	struct side *s = arg;
 	struct pcm_tp_completion c;
-	uint32_t posted = 0, done = 0;
+	struct window w = {0};
+	uint32_t posted = 0, k;
 	size_t cap = s->o->max_size + 1;
 
 	if (pcm_tp_accept(s->ep, 0) < 0 || next(s, &c) < 0)
 		return NULL;
 	s->conn = c.conn;
-	while (done < s->o->messages) {
-		while (posted < s->o->messages && posted - done < SLOTS) {
+	while (w.done < s->o->messages) {
+		while (posted < s->o->messages && posted - w.done < SLOTS) {
 			int rc = pcm_tp_recv(s->conn, NULL, s->buf + (posted % SLOTS) * cap, cap,
 					     posted);
 
@@ -118,27 +143,31 @@ static void *receiver(void *arg)
 		}
 		if (next(s, &c) < 0)
 			return NULL;
-		if (c.op != PCM_TP_OP_RECV || c.cookie != done) {
-			fprintf(stderr, "sendrecv: completion %d/%" PRIu64 " out of order\n",
+		if (c.op != PCM_TP_OP_RECV || c.cookie >= posted) {
+			fprintf(stderr, "sendrecv: completion %d/%" PRIu64 " names no receive\n",
 				(int)c.op, c.cookie);
 			s->failed = 1;
 			return NULL;
 		}
-		if (c.bytes != size_of(s->o, done)) {
-			fprintf(stderr, "sendrecv: message %u: %" PRIu64 " bytes, %zu sent\n", done,
-				c.bytes, size_of(s->o, done));
+		k = (uint32_t)c.cookie;
+		if (c.bytes != size_of(s->o, k)) {
+			fprintf(stderr, "sendrecv: message %u: %" PRIu64 " bytes, %zu sent\n", k,
+				c.bytes, size_of(s->o, k));
 			s->failed = 1;
 			return NULL;
 		}
 		for (size_t i = 0; i < c.bytes; i++)
-			if (s->buf[(done % SLOTS) * cap + i] != byte_of(s->o, done, i)) {
-				fprintf(stderr, "sendrecv: message %u differs at byte %zu\n", done,
-					i);
+			if (s->buf[(k % SLOTS) * cap + i] != byte_of(s->o, k, i)) {
+				fprintf(stderr, "sendrecv: message %u differs at byte %zu\n", k, i);
 				s->failed = 1;
 				return NULL;
 			}
+		if (window_complete(&w, k) < 0) {
+			fprintf(stderr, "sendrecv: receive %u completed twice\n", k);
+			s->failed = 1;
+			return NULL;
+		}
 		s->bytes += c.bytes;
-		done++;
 	}
 	return NULL;
 }
@@ -147,15 +176,16 @@ static void *sender(void *arg)
 {
 	struct side *s = arg;
 	struct pcm_tp_completion c;
-	uint32_t posted = 0, done = 0;
+	struct window w = {0};
+	uint32_t posted = 0;
 	int rc;
 
 	rc = pcm_tp_connect(s->ep, "sendrecv", NULL, 0);
 	if (rc < 0 || next(s, &c) < 0)
 		return rc < 0 ? (fail(s, "connect", rc), NULL) : NULL;
 	s->conn = c.conn;
-	while (done < s->o->messages) {
-		while (posted < s->o->messages && posted - done < SLOTS) {
+	while (w.done < s->o->messages) {
+		while (posted < s->o->messages && posted - w.done < SLOTS) {
 			uint8_t *p = s->buf + (size_t)(posted % SLOTS) * s->o->max_size;
 			size_t n = size_of(s->o, posted);
 
@@ -168,8 +198,14 @@ static void *sender(void *arg)
 		}
 		if (next(s, &c) < 0)
 			return NULL;
+		if (c.op != PCM_TP_OP_SEND || c.cookie >= posted ||
+		    window_complete(&w, c.cookie) < 0) {
+			fprintf(stderr, "sendrecv: completion %d/%" PRIu64 " names no send\n",
+				(int)c.op, c.cookie);
+			s->failed = 1;
+			return NULL;
+		}
 		s->bytes += c.bytes;
-		done++;
 	}
 	return NULL;
 }
@@ -243,7 +279,8 @@ int main(int argc, char **argv)
 	if (!rx.failed && !tx.failed && rx.bytes == tx.bytes)
 		printf("{\"example\":\"sendrecv\",\"datapath\":\"%s\",\"messages\":%u,"
 		       "\"bytes\":%" PRIu64 ",\"seed\":%" PRIu64 ",\"intact\":true}\n",
-		       o.datapath, o.messages, rx.bytes, o.seed);
+		       o.backend == PCM_TP_BACKEND_DAEMON ? "pcmd's" : o.datapath, o.messages,
+		       rx.bytes, o.seed);
 	if (rx.conn)
 		pcm_tp_conn_close(rx.conn);
 	if (tx.conn)

@@ -222,8 +222,10 @@ static int lb_event_fd(struct pcmd_dp *dp)
 }
 
 static int lb_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const char *host,
-			 uint64_t token, struct pcmd_dp_region **out)
+			 uint64_t token, struct pcmd_dp_region **out, char *err, size_t err_len)
 {
+	(void)err;
+	(void)err_len;
 	struct pcmd_dp_region *r = calloc(1, sizeof(*r));
 
 	if (!r)

@@ -45,17 +45,29 @@ uint64_t harness_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+const char *harness_datapath(void)
+{
+	const char *s = getenv("PCMD_TEST_DATAPATH");
+
+	return s && s[0] ? s : "softnic";
+}
+
 int harness_write_config(struct pcmd_proc *p, const char *yaml)
 {
-	const char *s = yaml ? yaml : default_yaml, *at;
+	const char *s = yaml ? yaml : default_yaml;
 	FILE *f = fopen(p->config, "w");
 
 	if (!f)
 		return -errno;
-	while ((at = strstr(s, "@DIR@"))) {
+	while (*s) {
+		const char *dir = strstr(s, "@DIR@"), *dp = strstr(s, "@DATAPATH@");
+		const char *at = dir && (!dp || dir < dp) ? dir : dp;
+
+		if (!at)
+			break;
 		fwrite(s, 1, (size_t)(at - s), f);
-		fputs(p->dir, f);
-		s = at + 5;
+		fputs(at == dir ? p->dir : harness_datapath(), f);
+		s = at + (at == dir ? strlen("@DIR@") : strlen("@DATAPATH@"));
 	}
 	fputs(s, f);
 	return fclose(f) == 0 ? 0 : -EIO;

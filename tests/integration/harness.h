@@ -25,12 +25,16 @@ struct pcmd_proc {
 
 /*
  * Start pcmd with @yaml as its config; "@DIR@" in it becomes the scratch
- * directory. NULL: a minimal config (socket in the directory, no group).
+ * directory and "@DATAPATH@" harness_datapath(). NULL: a minimal config
+ * (socket in the directory, no group, datapath auto).
  * With @notify, pcmd gets a NOTIFY_SOCKET the test can read (harness_notify_read).
  * @env: extra "NAME=value" for pcmd's environment, NULL-terminated (or NULL).
  * Return: 0, or -errno (pcmd exited or its socket never appeared; its log is printed).
  */
 int harness_start(struct pcmd_proc *p, const char *yaml, int notify, const char *const *env);
+
+/* The datapath "@DATAPATH@" in a config becomes: $PCMD_TEST_DATAPATH, default softnic. */
+const char *harness_datapath(void);
 
 /* Write a new config file (same substitution), e.g. before a SIGHUP. */
 int harness_write_config(struct pcmd_proc *p, const char *yaml);

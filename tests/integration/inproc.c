@@ -16,6 +16,11 @@
 
 int inproc_create(struct inproc *ip, const char *yaml)
 {
+	return inproc_create_on(ip, yaml, &pcmd_dp_loopback);
+}
+
+int inproc_create_on(struct inproc *ip, const char *yaml, const struct pcmd_dp_ops *dp)
+{
 	char err[PCMD_CFG_ERR_MAX];
 	FILE *f;
 	int fd, rc;
@@ -32,7 +37,7 @@ int inproc_create(struct inproc *ip, const char *yaml)
 	}
 	fputs(yaml, f);
 	fclose(f);
-	rc = pcmd_create_core(ip->config, NULL, &pcmd_dp_loopback, &ip->d, err, sizeof(err));
+	rc = pcmd_create_core(ip->config, NULL, dp, &ip->d, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "inproc: %s\n", err);
 	return rc;
@@ -181,8 +186,12 @@ void inproc_client_kill(struct inproc *ip, struct inproc_client *cl)
 		close(cl->peer_fd);
 	if (cl->c && pcmd_client_by_key(ip->d, key) == cl->c)
 		pcmd_client_kill(cl->c, "hung up");
-	for (int i = 0; cl->c && i < 1000 && pcmd_client_by_key(ip->d, key); i++)
+	/* a data plane with threads answers the reclaim a little later: up to ~5 s more */
+	for (int i = 0; cl->c && i < 6000 && pcmd_client_by_key(ip->d, key); i++) {
 		inproc_pump(ip, 1);
+		if (i >= 1000)
+			usleep(1000);
+	}
 	if (cl->map)
 		munmap(cl->map, cl->lay.region_bytes);
 	if (cl->memfd >= 0)

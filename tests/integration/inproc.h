@@ -2,7 +2,7 @@
 /*
  * inproc.h - pcmd driven in process, for the seeded randomized channel test
  * and the fuzzers: the daemon's core (config, policies, client table, loop,
- * the loopback data plane) without its socket or signals; clients are
+ * the loopback data plane, or another) without its socket or signals; clients are
  * socketpairs whose requests go straight to pcmd_control_handle() and whose
  * rings the test reads and writes through its own mapping of the memfd. One
  * thread, no timing: the same calls give the same results.
@@ -38,6 +38,10 @@ struct inproc_client {
 
 /* @yaml: a whole config (its socket is never bound). Return: 0 or -errno. */
 int inproc_create(struct inproc *ip, const char *yaml);
+
+/* As inproc_create() on data plane @dp instead of the loopback (its own threads: no
+ * longer deterministic). */
+int inproc_create_on(struct inproc *ip, const char *yaml, const struct pcmd_dp_ops *dp);
 void inproc_destroy(struct inproc *ip);
 
 /* A client that said HELLO as @role and, for apps with @data_bytes > 0, got a region. */

@@ -21,6 +21,13 @@
  *   every policy's flow count is 0, the data plane holds no regions, flows,
  *   listeners or events, and the process has the descriptors it started with.
  *
+ * Built with PCMD_RANDOM_SOFTNIC (test_pcmd_channel_random_softnic), the same
+ * runs go through pcmd's own data plane on the embedded softnic fabric: each
+ * client its own emulated host, the engines on the fabric thread. The
+ * invariants are the same, and at the end every host is detached too; a run
+ * is then no longer deterministic (two threads), so a failing seed usually,
+ * not always, fails again.
+ *
  * A failing seed prints one line that reproduces it; the shrinker then cuts
  * the run (fewer clients, fewer steps) while it still fails and prints the
  * smallest failing case. PCMD_RANDOM_SEED=N runs one seed; PCMD_RANDOM_SEEDS=K
@@ -42,20 +49,27 @@
 #include "dataplane_loopback.h"
 #include "harness.h"
 #include "inproc.h"
+#ifdef PCMD_RANDOM_SOFTNIC
+#include "dataplane_engine.h"
+#define DATAPATH_YAML "datapath: {kind: softnic, chunk_bytes: 4096, softnic: {hosts: 8}}\n"
+#define BINARY "test_pcmd_channel_random_softnic"
+#else
+#define DATAPATH_YAML "datapath: {chunk_bytes: 4096}\n"
+#define BINARY "test_pcmd_channel_random"
+#endif
 
 #define MAX_CLIENTS 6
 #define MAX_PAIRS 24
 #define BUF_SLOTS 16
 #define MAX_MESSAGE (64u << 10)
 
-static const char config_yaml[] = "log_level: error\n"
-				  "socket: {path: /tmp/pcmd-random-unused.sock, group: \"\"}\n"
-				  "datapath: {chunk_bytes: 4096}\n"
-				  "limits:\n"
-				  "  max_message_bytes: 64KiB\n"
-				  "  outstanding_per_client: 48\n"
-				  "  flows_per_client: 8\n"
-				  "  listeners_per_client: 8\n";
+static const char config_yaml[] =
+    "log_level: error\n"
+    "socket: {path: /tmp/pcmd-random-unused.sock, group: \"\"}\n" DATAPATH_YAML "limits:\n"
+    "  max_message_bytes: 64KiB\n"
+    "  outstanding_per_client: 48\n"
+    "  flows_per_client: 8\n"
+    "  listeners_per_client: 8\n";
 
 enum { EXPECT_TRANSPORT = 1, EXPECT_ERROR, EXPECT_CLOSED };
 
@@ -581,9 +595,58 @@ static int step(struct run *r)
 
 /* ---- the end ---------------------------------------------------------------------------- */
 
-static int finish(struct run *r)
+static bool all_done(const struct run *r)
+{
+	for (size_t i = 0; i < r->n_ops; i++)
+		if (!r->ops[i].done)
+			return false;
+	return true;
+}
+
+#ifdef PCMD_RANDOM_SOFTNIC
+/* Every region released and every host detached (the last ones a few turns later). */
+static int data_plane_leaks(struct run *r)
+{
+	struct pcmd_dp_engine_usage u;
+
+	for (int i = 0; i < 5000; i++) {
+		pcmd_dp_engine_usage(r->ip.d->dp, &u);
+		if (!u.regions && !u.flows && !u.listeners && !u.queued_events && !u.engines)
+			return 0;
+		pump(r, 1);
+		usleep(1000);
+	}
+	return failf(r,
+		     "leak: the data plane holds %u regions, %u flows, %u listeners, %u events, "
+		     "%u hosts attached",
+		     u.regions, u.flows, u.listeners, u.queued_events, u.engines);
+}
+#else
+static int data_plane_leaks(struct run *r)
 {
 	struct pcmd_dp_loopback_usage u;
+
+	pcmd_dp_loopback_usage(r->ip.d->dp, &u);
+	if (u.regions || u.flows || u.listeners || u.queued_events)
+		return failf(r,
+			     "leak: the data plane holds %u regions, %u flows, %u listeners, "
+			     "%u events",
+			     u.regions, u.flows, u.listeners, u.queued_events);
+	return 0;
+}
+#endif
+
+static int create(struct inproc *ip)
+{
+#ifdef PCMD_RANDOM_SOFTNIC
+	return inproc_create_on(ip, config_yaml, &pcmd_dp_engine);
+#else
+	return inproc_create(ip, config_yaml);
+#endif
+}
+
+static int finish(struct run *r)
+{
 	struct pcmd *d = r->ip.d;
 
 	/* Close what is open, so receives nobody will match complete too. */
@@ -601,11 +664,13 @@ static int finish(struct run *r)
 			}
 			p->open[side] = 0;
 		}
-	for (int round = 0; round < 200; round++) {
+	for (int round = 0; round < 200 || (round < 20000 && !all_done(r)); round++) {
 		for (int i = 0; i < r->n_clients; i++)
 			if (r->cl[i].alive && drain_client(r, i) < 0)
 				return -1;
 		pump(r, 1);
+		if (round >= 200)
+			usleep(500); /* a data plane with threads: give it time (~10 s at most) */
 	}
 	for (size_t i = 0; i < r->n_ops; i++)
 		if (!r->ops[i].done)
@@ -623,13 +688,7 @@ static int finish(struct run *r)
 			return failf(r, "leak: policy %s still counts %u flows",
 				     d->policies->items[i]->h.pkg->name,
 				     d->policies->items[i]->flows);
-	pcmd_dp_loopback_usage(d->dp, &u);
-	if (u.regions || u.flows || u.listeners || u.queued_events)
-		return failf(r,
-			     "leak: the data plane holds %u regions, %u flows, %u listeners, "
-			     "%u events",
-			     u.regions, u.flows, u.listeners, u.queued_events);
-	return 0;
+	return data_plane_leaks(r);
 }
 
 static int fd_count(void)
@@ -653,7 +712,7 @@ static int run_seed(uint64_t seed, int max_clients, int steps, char *why, size_t
 	int fds0 = fd_count(), rc = 0;
 
 	r->rng = seed;
-	if (inproc_create(&r->ip, config_yaml) < 0) {
+	if (create(&r->ip) < 0) {
 		snprintf(why, why_len, "inproc_create failed");
 		free(r);
 		return -1;
@@ -702,7 +761,7 @@ static void shrink(uint64_t seed, int clients, int steps)
 		"reproduce: PCMD_RANDOM_SEED=%llu PCMD_RANDOM_CLIENTS=%d PCMD_RANDOM_STEPS=%d "
 		"%s\n",
 		(unsigned long long)seed, clients, steps, why, (unsigned long long)seed, clients,
-		steps, "build/tests/integration/test_pcmd_channel_random");
+		steps, "build/tests/integration/" BINARY);
 }
 
 static int env_int(const char *name, int dflt)
@@ -727,7 +786,7 @@ static void test_random_descriptor_streams_complete_exactly_once_and_leak_nothin
 		if (run_seed(seed, clients, steps, why, sizeof(why), &v, &iv) < 0) {
 			fprintf(stderr,
 				"seed %llu failed: %s\nreproduce: PCMD_RANDOM_SEED=%llu "
-				"build/tests/integration/test_pcmd_channel_random\n",
+				"build/tests/integration/" BINARY "\n",
 				(unsigned long long)seed, why, (unsigned long long)seed);
 			shrink(seed, clients, steps);
 			fail_msg("seed %llu: %s", (unsigned long long)seed, why);

@@ -2,7 +2,8 @@
 /*
  * test_pcmd_data.c - data through pcmd (over the loopback data plane) between
  * separate client processes: byte-exact delivery, the too-long-message rule,
- * a message longer than the engines carry refused at post, a SIGKILLed client
+ * a message longer than the engines carry refused at post, one client more
+ * than the softnic fabric has hosts refused, a SIGKILLed client
  * reclaimed without leaks while others carry on, a client that stops reading
  * completions, and 1,000 connect/disconnect cycles.
  *
@@ -10,6 +11,8 @@
  * by each test's teardown, so a failing test can never leave one behind to
  * hold the suite's output open.
  *
+ * Datapath: PCMD_TEST_DATAPATH (default softnic, the embedded fabric: every
+ * client process its own emulated host; meson also runs it on null).
  * Seeds: PCMD_TEST_SEED (default 1). Cycles: PCMD_TEST_CYCLES (default 1000).
  */
 #include <errno.h>
@@ -45,7 +48,11 @@ static uint64_t test_seed(void)
 
 static int start_default(void **state)
 {
-	return harness_start(&pcmd, NULL, 0, NULL) == 0 ? 0 : -1;
+	static const char yaml[] = "log_level: debug\n"
+				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "datapath: {kind: @DATAPATH@}\n";
+
+	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
 }
 
 static int start_small_chunks(void **state)
@@ -54,7 +61,7 @@ static int start_small_chunks(void **state)
 	 * flight over many loop turns. */
 	static const char yaml[] = "log_level: debug\n"
 				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
-				   "datapath: {kind: \"null\", chunk_bytes: 8192}\n";
+				   "datapath: {kind: @DATAPATH@, chunk_bytes: 8192}\n";
 
 	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
 }
@@ -64,7 +71,7 @@ static int start_4k_chunks(void **state)
 	/* 4 KiB chunks: the engines carry 16 MiB, below limits.max_message_bytes (256 MiB). */
 	static const char yaml[] = "log_level: debug\n"
 				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
-				   "datapath: {chunk_bytes: 4096}\n";
+				   "datapath: {kind: @DATAPATH@, chunk_bytes: 4096}\n";
 
 	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
 }
@@ -298,6 +305,7 @@ static int start_limited(void **state)
 {
 	static const char yaml[] = "log_level: debug\n"
 				   "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "datapath: {kind: @DATAPATH@}\n"
 				   "limits:\n"
 				   "  max_clients: 4\n"
 				   "  flows_per_client: 2\n"
@@ -352,6 +360,81 @@ static void test_limits_refuse_with_the_key_named(void **state)
 	pcm_tp_endpoint_close(a);
 	pcm_tp_endpoint_close(b);
 	pcm_tp_endpoint_close(c);
+}
+
+/* ---- the softnic fabric's hosts ---------------------------------------------------------- */
+
+static int start_three_hosts(void **state)
+{
+	static const char yaml[] =
+	    "log_level: debug\n"
+	    "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+	    "datapath:\n"
+	    "  kind: softnic\n"
+	    "  softnic: {hosts: 3, seed: 5, dup_ppm: 20000, delay_ppm: 20000, "
+	    "delay_us: 40}\n";
+
+	return harness_start(&pcmd, yaml, 0, NULL) == 0 ? 0 : -1;
+}
+
+/*
+ * On the embedded fabric every client is its own emulated host: three
+ * clients fill a three-host fabric (one that duplicates and delays 2% of
+ * the data messages each: 32 MiB still arrive byte-exact), a fourth is
+ * refused with the limit and its key named, a client may name its host (PCM_TP_DAEMON_HOST), and a
+ * client that leaves frees its host for the next one.
+ */
+static void test_softnic_client_beyond_the_hosts_is_refused_with_the_key_named(void **state)
+{
+	struct pcm_tp_endpoint *ep[3] = {NULL}, *extra;
+	struct pcm_tp_conn *x, *y;
+	struct pcm_tp_completion c;
+	uint8_t *tx, *rx;
+	size_t bad;
+
+	if (getenv("PCMD_TEST_DAEMON") && getenv("PCMD_TEST_DAEMON")[0]) {
+		printf("skipped: the loopback data plane has no emulated hosts\n");
+		skip();
+	}
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tp_open(pcmd.sock, 4u << 20, &ep[i]), 0);
+	assert_int_equal(tp_open(pcmd.sock, 4u << 20, &extra), -EUSERS);
+	printf("fourth client: %s\n", pcm_tp_last_error());
+	assert_non_null(strstr(pcm_tp_last_error(), "all 3 hosts"));
+	assert_non_null(strstr(pcm_tp_last_error(), "datapath.softnic.hosts"));
+	/* Hosts 0 and 2 talk across the emulated switch. */
+	assert_int_equal(tp_pair(ep[0], ep[2], "hosts-02", NULL, &x, &y), 0);
+	tx = pcm_tp_mem_alloc(ep[0], 1u << 20);
+	rx = pcm_tp_mem_alloc(ep[2], 1u << 20);
+	assert_non_null(tx);
+	assert_non_null(rx);
+	for (uint64_t m = 0; m < 32; m++) {
+		harness_fill(tx, 1u << 20, 77 + m);
+		assert_int_equal(pcm_tp_recv(y, NULL, rx, 1u << 20, 2 * m), 0);
+		assert_int_equal(pcm_tp_send(x, NULL, tx, 1u << 20, 2 * m + 1), 0);
+		assert_int_equal(tp_wait_op(ep[2], PCM_TP_OP_RECV, &c, 10000), 0);
+		assert_int_equal(c.status, 0);
+		assert_int_equal(c.bytes, 1u << 20);
+		assert_int_equal(harness_check(rx, 1u << 20, 77 + m, &bad), 0);
+		assert_int_equal(tp_wait_op(ep[0], PCM_TP_OP_SEND, &c, 10000), 0);
+		assert_int_equal(c.status, 0);
+	}
+	/* Host 1's client leaves: the next client gets its host, by name. */
+	pcm_tp_endpoint_close(ep[1]);
+	ep[1] = NULL;
+	setenv("PCM_TP_DAEMON_HOST", "host0", 1);
+	assert_int_equal(tp_open(pcmd.sock, 4u << 20, &extra), -EADDRINUSE);
+	assert_non_null(strstr(pcm_tp_last_error(), "host0 is attached by another client"));
+	setenv("PCM_TP_DAEMON_HOST", "host9", 1);
+	assert_int_equal(tp_open(pcmd.sock, 4u << 20, &extra), -EINVAL);
+	assert_non_null(strstr(pcm_tp_last_error(), "host0..host2"));
+	setenv("PCM_TP_DAEMON_HOST", "host1", 1);
+	for (int i = 0; i < 100 && tp_open(pcmd.sock, 4u << 20, &ep[1]) == -EADDRINUSE; i++)
+		usleep(20000); /* until pcmd has reclaimed the client that left */
+	unsetenv("PCM_TP_DAEMON_HOST");
+	assert_non_null(ep[1]);
+	for (int i = 0; i < 3; i++)
+		pcm_tp_endpoint_close(ep[i]);
 }
 
 /* ---- messages longer than the engines carry ---------------------------------------------- */
@@ -564,6 +647,27 @@ static void test_sigkill_mid_transfer_leaks_nothing_and_spares_others(void **sta
 
 /* ---- a client that stops reading its completions ---------------------------------------- */
 
+/*
+ * 2,048 messages of 64 B through the connection with both sides reading: the
+ * data path's memory that is allocated once and then reused (pools touched
+ * for the first time, the softnic fabric's record and event arrays) is in
+ * place before the stalled phase is measured.
+ */
+static void warm_up(struct pcm_tp_endpoint *a, struct pcm_tp_endpoint *b, struct pcm_tp_conn *ca,
+		    struct pcm_tp_conn *cb, uint8_t *tx, uint8_t *rx)
+{
+	struct pcm_tp_completion c;
+
+	for (uint32_t i = 0; i < 2048; i++) {
+		assert_int_equal(pcm_tp_recv(cb, NULL, rx, 64, i), 0);
+		assert_int_equal(pcm_tp_send(ca, NULL, tx, 64, i), 0);
+		assert_int_equal(tp_wait_op(b, PCM_TP_OP_RECV, &c, 10000), 0);
+		assert_int_equal(c.status, 0);
+		assert_int_equal(tp_wait_op(a, PCM_TP_OP_SEND, &c, 10000), 0);
+		assert_int_equal(c.status, 0);
+	}
+}
+
 static void test_client_not_reading_completions_cannot_grow_daemon(void **state)
 {
 	struct pcm_tp_endpoint *a, *b;
@@ -582,6 +686,7 @@ static void test_client_not_reading_completions_cannot_grow_daemon(void **state)
 	connect_pair(a, b, "stall", &ca, &cb);
 	tx = pcm_tp_mem_alloc(a, 64);
 	rx = pcm_tp_mem_alloc(b, 64 * 1024);
+	warm_up(a, b, ca, cb, tx, rx);
 	rss0 = harness_rss_kb(pcmd.pid);
 	vm0 = harness_vm_kb(pcmd.pid);
 	/* a posts sends for 2 s and never polls; b receives everything that arrives. */
@@ -722,6 +827,9 @@ int main(void)
 					    start_default, stop),
 	    cmocka_unit_test_setup_teardown(test_limits_refuse_with_the_key_named, start_limited,
 					    stop),
+	    cmocka_unit_test_setup_teardown(
+		test_softnic_client_beyond_the_hosts_is_refused_with_the_key_named,
+		start_three_hosts, stop),
 	    cmocka_unit_test_setup_teardown(
 		test_message_longer_than_the_engines_carry_is_refused_at_post, start_4k_chunks,
 		stop),

@@ -483,6 +483,54 @@ static void test_command_line_checks_and_overrides(void **state)
 	rmdir(dir);
 }
 
+/*
+ * datapath.softnic.topology: a scenario file's fabric gives pcmd its hosts
+ * (leaf-spine.yaml: 4 leaves of 8); a file that does not parse stops pcmd at
+ * start with pcmd's file:line:col and key and the scenario's own line.
+ */
+static void test_softnic_topology_file_sets_the_hosts_and_a_bad_one_is_refused(void **state)
+{
+	static const char good[] =
+	    "log_level: info\n"
+	    "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+	    "datapath:\n"
+	    "  kind: softnic\n"
+	    "  softnic: {topology: \"" PCM_SOURCE_ROOT "/scenarios/leaf-spine.yaml\"}\n";
+	char dir[] = "/tmp/pcmd-topo-XXXXXX", cfg[256], bad[256], sock[300], out[4096];
+	FILE *f;
+
+	if (getenv("PCMD_TEST_DAEMON") && getenv("PCMD_TEST_DAEMON")[0]) {
+		printf("skipped: the loopback data plane builds no fabric\n");
+		skip();
+	}
+	start_or_fail(good, 0, NULL);
+	assert_true(harness_log_has(&pcmd, "the emulated softnic fabric, 32 hosts"));
+	assert_int_equal(harness_finish(&pcmd), 0);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(bad, sizeof(bad), "%s/bad.yaml", dir);
+	snprintf(cfg, sizeof(cfg), "%s/pcmd.yaml", dir);
+	snprintf(sock, sizeof(sock), "%s/pcmd.sock", dir);
+	f = fopen(bad, "w");
+	assert_non_null(f);
+	fputs("topology:\n  kind: leaf_spine\n", f);
+	fclose(f);
+	f = fopen(cfg, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"socket: {path: \"%s\", group: \"\"}\ndatapath:\n  kind: softnic\n"
+		"  softnic:\n    topology: \"%s\"\n",
+		sock, bad);
+	fclose(f);
+	assert_int_equal(run_pcmd((const char *[]){"-c", cfg, NULL}, out, sizeof(out)), 1);
+	printf("a bad topology: %s", out);
+	assert_non_null(strstr(out, "pcmd.yaml:5:15: datapath.softnic.topology: "));
+	assert_non_null(strstr(out, "bad.yaml:2:3: topology.kind: unknown key"));
+	unlink(bad);
+	unlink(cfg);
+	rmdir(dir);
+}
+
 static void test_log_level_flag_controls_debug_lines(void **state)
 {
 	static const char quiet[] = "log_level: warn\n"
@@ -521,6 +569,8 @@ int main(void)
 				      stop),
 	    cmocka_unit_test_teardown(test_stats_and_records_files_are_written, stop),
 	    cmocka_unit_test(test_command_line_checks_and_overrides),
+	    cmocka_unit_test_teardown(
+		test_softnic_topology_file_sets_the_hosts_and_a_bad_one_is_refused, stop),
 	    cmocka_unit_test_teardown(test_log_level_flag_controls_debug_lines, stop),
 	};
 

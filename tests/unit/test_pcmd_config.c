@@ -71,7 +71,8 @@ static void test_every_section_parses(void **state)
 	    "    devices:\n"
 	    "      - {name: mlx5_0, port: 2, gid_index: 3}\n"
 	    "      - name: rxe0\n"
-	    "  softnic: {topology: /etc/pcm/fabric.yaml, hosts: 64}\n"
+	    "  softnic: {topology: /etc/pcm/fabric.yaml, hosts: 64, link_gbps: 400, seed: 9,\n"
+	    "            dup_ppm: 100, delay_ppm: 200, delay_us: 30}\n"
 	    "engines: {count: 2, numa_node: 1, cpus: [2, 3]}\n"
 	    "workers: {count: 1, numa_node: -1, cpus: [4]}\n"
 	    "policies:\n"
@@ -113,6 +114,12 @@ static void test_every_section_parses(void **state)
 	assert_int_equal(cfg.datapath.devices[0].gid_index, 3);
 	assert_int_equal(cfg.datapath.devices[1].port, 1);
 	assert_int_equal(cfg.datapath.devices[1].gid_index, -1);
+	assert_int_equal(cfg.datapath.softnic_hosts, 64);
+	assert_int_equal(cfg.datapath.softnic_link_gbps, 400);
+	assert_int_equal(cfg.datapath.softnic_seed, 9);
+	assert_int_equal(cfg.datapath.softnic_dup_ppm, 100);
+	assert_int_equal(cfg.datapath.softnic_delay_ppm, 200);
+	assert_int_equal(cfg.datapath.softnic_delay_us, 30);
 	assert_int_equal(cfg.engines.n_cpus, 2);
 	assert_int_equal(cfg.engines.cpus[1], 3);
 	assert_int_equal(cfg.workers.numa_node, -1);
@@ -184,6 +191,11 @@ static void test_cross_key_errors_point_at_the_key_that_was_set(void **state)
 	expect_error(
 	    "datapath:\n  kind: softnic\n  verbs: {devices: [{name: x}]}\n",
 	    "t.yaml:2:9: datapath.kind: softnic, but datapath.verbs.devices lists devices");
+	expect_error(
+	    "datapath:\n  softnic: {delay_ppm: 5}\n",
+	    "t.yaml:2:24: datapath.softnic.delay_ppm: 5, but datapath.softnic.delay_us is 0");
+	expect_error("datapath:\n  softnic:\n    dup_ppm: 1000001\n",
+		     "t.yaml:3:14: datapath.softnic.dup_ppm: 1000001 is outside 0..1000000");
 	expect_error(
 	    "limits: {memory_total_bytes: 1MiB}\n",
 	    "limits.memory_per_client_bytes (268435456) is above limits.memory_total_bytes");

@@ -338,10 +338,17 @@ static int map_region(struct dc_ep *ep, const struct pcm_tp_config *cfg)
 {
 	struct pcmd_req_region q = {.hdr.type = PCMD_MSG_REGION};
 	struct pcmd_rep_region p;
+	const char *host = getenv("PCM_TP_DAEMON_HOST");
 	int fds[PCMD_REGION_FDS], rc;
 
 	q.data_bytes =
 	    cfg && cfg->daemon_region_bytes ? cfg->daemon_region_bytes : DEFAULT_REGION_BYTES;
+	/* pcmd on its softnic fabric: the emulated host to attach as ("" the first free one) */
+	if (host && strlen(host) >= sizeof(q.host))
+		return pcm_tp_set_error(-EINVAL, "$PCM_TP_DAEMON_HOST is longer than %zu bytes",
+					sizeof(q.host) - 1);
+	if (host)
+		memcpy(q.host, host, strlen(host) + 1);
 	rc = rpc(ep, &q, sizeof(q), &p, sizeof(p), fds, PCMD_REGION_FDS);
 	if (rc < 0)
 		return rc;

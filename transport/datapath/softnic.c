@@ -49,6 +49,10 @@ struct sn_rec {
 
 struct sn_qp {
 	uint32_t host;       /* the sender's */
+	uint32_t dst;
+	uint16_t entropy;
+	bool control;
+	bool idle;           /* on the world's free list: no path or peer uses it */
 	uint32_t head, tail; /* FIFO of unreported records */
 };
 
@@ -100,6 +104,8 @@ struct xp_softnic_world {
 	uint64_t line_rate_bps;
 	struct sn_qp *qps;
 	uint32_t n_qps;
+	uint32_t *idle_qps;   /* QPs no path or peer uses, reused by the next with their key */
+	uint32_t n_idle, cap_idle;
 	uint32_t *held;       /* records held back (delay spikes) */
 	uint32_t n_held, cap_held;
 };
@@ -286,6 +292,8 @@ static int ev_push(struct sn_dp *d, const struct xp_dp_event *e, uint8_t *bytes)
 	return 0;
 }
 
+static void world_qp_release(struct xp_softnic_world *w, uint32_t qp);
+
 /* The receiver's peer handle for a sender host, made on first contact (no reference). */
 static int peer_for_host(struct sn_dp *d, uint32_t host, uint32_t inc, uint32_t *out)
 {
@@ -295,6 +303,7 @@ static int peer_for_host(struct sn_dp *d, uint32_t host, uint32_t inc, uint32_t 
 		if (d->peers[i].in_use && d->peers[i].host == host) {
 			if (d->peers[i].inc != inc) {
 				d->peers[i].inc = inc; /* the host's instance was reopened */
+				world_qp_release(d->w, d->peers[i].qp);
 				d->peers[i].qp = SN_NONE;
 			}
 			*out = i;
@@ -473,6 +482,7 @@ void xp_softnic_world_destroy(struct xp_softnic_world *w)
 		free(w->rec[i].bytes);
 	free(w->rec);
 	free(w->qps);
+	free(w->idle_qps);
 	free(w->held);
 	uet_sim_destroy(w->sim);
 	uet_scenario_free(w->scn);
@@ -532,13 +542,35 @@ uint64_t xp_softnic_records(const struct xp_softnic_world *w)
 	return w->rec_used;
 }
 
+/*
+ * A raw QP from @src to @dst: an idle one with the same entropy and class if
+ * there is one (the emulation cannot destroy its QPs, so connections that
+ * come and go reuse them, and the world does not grow with their count),
+ * else a new one. A reused QP may still carry its previous user's records:
+ * they are reported in order, as on one wire, and land nowhere (the paths
+ * they were for are gone).
+ */
 static int world_qp(struct xp_softnic_world *w, uint32_t src, uint32_t dst, uint16_t entropy,
 		    bool control, uint32_t *out)
 {
 	struct uet_raw_qp_attr a = { .entropy = entropy, .control = control };
-	int qp = uet_sim_raw_qp_create(w->sim, src, dst, &a);
 	uint32_t cap = w->n_qps;
+	int qp;
 
+	for (uint32_t k = 0; k < w->n_idle; k++) {
+		struct sn_qp *q = &w->qps[w->idle_qps[k]];
+
+		if (q->host == src && q->dst == dst && q->entropy == entropy &&
+		    q->control == control) {
+			*out = w->idle_qps[k];
+			w->idle_qps[k] = w->idle_qps[--w->n_idle];
+			q->idle = false;
+			return 0;
+		}
+	}
+	if (grow((void **)&w->idle_qps, &w->cap_idle, sizeof(*w->idle_qps), w->n_qps + 1) < 0)
+		return -ENOMEM; /* room to give it back later without failing */
+	qp = uet_sim_raw_qp_create(w->sim, src, dst, &a);
 	if (qp < 0)
 		return qp;
 	if (grow((void **)&w->qps, &cap, sizeof(*w->qps), (uint32_t)qp + 1) < 0)
@@ -547,8 +579,20 @@ static int world_qp(struct xp_softnic_world *w, uint32_t src, uint32_t dst, uint
 		w->qps[k] = (struct sn_qp){ .head = SN_NONE, .tail = SN_NONE };
 	w->n_qps = cap;
 	w->qps[qp].host = src;
+	w->qps[qp].dst = dst;
+	w->qps[qp].entropy = entropy;
+	w->qps[qp].control = control;
 	*out = (uint32_t)qp;
 	return 0;
+}
+
+/* No path or peer uses raw QP @qp any more (SN_NONE: none). */
+static void world_qp_release(struct xp_softnic_world *w, uint32_t qp)
+{
+	if (qp == SN_NONE || w->qps[qp].idle)
+		return;
+	w->qps[qp].idle = true;
+	w->idle_qps[w->n_idle++] = qp; /* room made when it was created */
 }
 
 /* ---- open / close ---------------------------------------------------------------------------- */
@@ -564,6 +608,12 @@ static void sn_close(struct xp_dp *dp)
 
 	if (d->w->inst[d->host] == d)
 		d->w->inst[d->host] = NULL;
+	for (uint32_t k = 0; k < d->n_paths; k++)
+		if (d->paths[k].in_use && d->paths[k].connected)
+			world_qp_release(d->w, d->paths[k].qp);
+	for (uint32_t k = 0; k < d->n_peers; k++)
+		if (d->peers[k].in_use)
+			world_qp_release(d->w, d->peers[k].qp);
 	for (uint32_t k = 0; k < d->ev_n; k++)
 		free(d->ev_bytes[(d->ev_head + k) % d->ev_cap]);
 	for (uint32_t k = 0; k < d->n_handed; k++)
@@ -805,6 +855,8 @@ static void sn_path_destroy(struct xp_dp *dp, uint32_t path)
 
 	if (path >= d->n_paths || !d->paths[path].in_use)
 		return;
+	if (d->paths[path].connected)
+		world_qp_release(d->w, d->paths[path].qp);
 	d->paths[path].in_use = false;
 	d->paths[path].connected = false;
 	d->paths[path].next_free = d->path_free;

@@ -390,6 +390,10 @@ int xp_engine_submit(struct xp_engine *e, const struct xp_cmd *cmd)
 
 	if (xp_mpsc_push(&e->cmds, cmd, sizeof(*cmd)) < 0)
 		return -EAGAIN;
+	if (e->cfg.wake_runner) {
+		e->cfg.wake_runner(e->cfg.wake_runner_arg); /* EXTERNAL: no thread of its own */
+		return 0;
+	}
 	/* an RMW, paired with the engine's atomic_exchange(&sleeping, 1) before it sleeps */
 	if (atomic_fetch_or(&e->sleeping, 0) && atomic_exchange(&e->sleeping, 0)) {
 		if (write(e->efd, &one, sizeof(one)) < 0)
@@ -450,6 +454,8 @@ static int check_config(const struct xp_engine_config *cfg, struct pcm_diag *dia
 		bad = "max_mrs and cc_flows must be positive";
 	else if (cfg->progress > XP_PROGRESS_EXTERNAL)
 		bad = "unknown progress mode";
+	else if (cfg->wake_runner && cfg->progress != XP_PROGRESS_EXTERNAL)
+		bad = "wake_runner is for EXTERNAL progress only";
 	if (bad) {
 		snprintf(diag->msg, sizeof(diag->msg), "engine %u: %s", cfg->index, bad);
 		return -EINVAL;

@@ -167,6 +167,9 @@ struct xp_engine_config {
 	uint64_t spin_ns;        /* THREAD: busy-poll this long after the last work, then sleep */
 	int cpu;                 /* THREAD: pin to this CPU; -1: any CPU of the NIC's node */
 	struct xp_waiter *waiter;/* woken when completions are published; may be NULL */
+	/* EXTERNAL: called after a command is queued, to wake the runner; may be NULL */
+	void (*wake_runner)(void *arg);
+	void *wake_runner_arg;
 	uint32_t cc_flows;       /* flows per PCM binding */
 	uint32_t async_workers;  /* per asynchronous binding; 0: run on the engine's thread */
 	/* packages a live swap may move a connection to in place (cc_pcm.h room_for); may be NULL */

@@ -7,10 +7,7 @@
 
 #include "softnic_driver.h"
 
-/* Rounds at one instant before time is forced on (an engine that always says it worked). */
-#define SAME_INSTANT_ROUNDS 4096
-
-static uint32_t run_engines(struct xp_engine *const *e, uint32_t n, uint64_t now_ns)
+uint32_t xp_softnic_run_round(struct xp_engine *const *e, uint32_t n, uint64_t now_ns)
 {
 	uint32_t work = 0;
 
@@ -19,7 +16,8 @@ static uint32_t run_engines(struct xp_engine *const *e, uint32_t n, uint64_t now
 	return work;
 }
 
-static uint64_t next_instant(struct xp_softnic_world *w, struct xp_engine *const *e, uint32_t n)
+uint64_t xp_softnic_next_instant(struct xp_softnic_world *w, struct xp_engine *const *e,
+				 uint32_t n)
 {
 	uint64_t t = xp_softnic_next_event_ns(w);
 
@@ -39,15 +37,15 @@ int xp_softnic_drive(struct xp_softnic_world *w, struct xp_engine *const *e, uin
 
 	for (;;) {
 		uint64_t now = xp_softnic_now_ns(w), next;
-		uint32_t work = run_engines(e, n, now);
+		uint32_t work = xp_softnic_run_round(e, n, now);
 		int rc;
 
 		if (done && done(ctx))
 			return 0;
-		if (work && ++rounds < SAME_INSTANT_ROUNDS)
+		if (work && ++rounds < XP_SOFTNIC_SAME_INSTANT_ROUNDS)
 			continue;
 		rounds = 0;
-		next = next_instant(w, e, n);
+		next = xp_softnic_next_instant(w, e, n);
 		if (next == UINT64_MAX)
 			next = now + 1000; /* nothing scheduled: let the application's step see time */
 		if (next <= now)
