@@ -233,9 +233,9 @@ static inline void prefetch_slot(const struct pcm_flowtab *tab, uint32_t flow)
 uint32_t pcm_shell_feed_burst(struct pcm_shell *shell, const struct pcm_flow_event *evs,
 			      uint32_t n)
 {
-	uint32_t i = 0;
+	uint32_t ahead = n > BURST_PREFETCH ? n - BURST_PREFETCH : 0, i = 0;
 
-	for (; i + BURST_PREFETCH < n; i++) {
+	for (; i < ahead; i++) {
 		prefetch_slot(&shell->tab, evs[i + BURST_PREFETCH].flow);
 		if (pcm_shell_feed(shell, evs[i].flow, &evs[i].ev, evs[i].now_ps) == -ENOENT)
 			return i;
