@@ -374,18 +374,24 @@ static void test_unknown_flow_is_rejected(void **state)
 	pcm_shell_destroy(sh);
 }
 
+/* @n ECN events, round robin over flows 0 .. @flows - 1, at now = 1, 2, ... */
+static void fill_burst(struct pcm_flow_event *evs, int n, uint32_t flows)
+{
+	for (int i = 0; i < n; i++) {
+		evs[i].flow = (uint32_t)i % flows;
+		evs[i].now_ps = (pcm_uint)i + 1;
+		evs[i].ev.valid = BIT(PCM_SIG_ECN);
+		evs[i].ev.values[PCM_SIG_ECN] = 1;
+	}
+}
+
 static void test_burst_feeds_each_flow_and_stops_at_unknown_flow(void **state)
 {
 	struct pcm_shell *sh = make_shell(&pcm_pkg_accum_probe, 3);
 	struct pcm_flow_event evs[5] = { 0 };
 	pcm_uint out;
 
-	for (int i = 0; i < 5; i++) {
-		evs[i].flow = (uint32_t)(i % 3);
-		evs[i].now_ps = (pcm_uint)i + 1;
-		evs[i].ev.valid = BIT(PCM_SIG_ECN);
-		evs[i].ev.values[PCM_SIG_ECN] = 1;
-	}
+	fill_burst(evs, 5, 3);
 	evs[3].flow = 7; /* unknown: evs[3] and evs[4] are not fed */
 	assert_int_equal(pcm_shell_feed_burst(sh, evs, 5), 3);
 	assert_int_equal(stats_of(sh).handler_calls, 3);
@@ -410,12 +416,7 @@ static void test_long_burst_stops_exactly_at_unknown_flow(void **state)
 	struct pcm_flow_event evs[12] = { 0 };
 	pcm_uint out;
 
-	for (int i = 0; i < 12; i++) {
-		evs[i].flow = (uint32_t)(i % 3);
-		evs[i].now_ps = (pcm_uint)i + 1;
-		evs[i].ev.valid = BIT(PCM_SIG_ECN);
-		evs[i].ev.values[PCM_SIG_ECN] = 1;
-	}
+	fill_burst(evs, 12, 3);
 	evs[9].flow = UINT32_MAX;
 	assert_int_equal(pcm_shell_feed_burst(sh, evs, 12), 9);
 	assert_int_equal(stats_of(sh).handler_calls, 9);
