@@ -374,18 +374,24 @@ static void test_unknown_flow_is_rejected(void **state)
 	pcm_shell_destroy(sh);
 }
 
+/* @n ECN events, round robin over flows 0 .. @flows - 1, at now = 1, 2, ... */
+static void fill_burst(struct pcm_flow_event *evs, int n, uint32_t flows)
+{
+	for (int i = 0; i < n; i++) {
+		evs[i].flow = (uint32_t)i % flows;
+		evs[i].now_ps = (pcm_uint)i + 1;
+		evs[i].ev.valid = BIT(PCM_SIG_ECN);
+		evs[i].ev.values[PCM_SIG_ECN] = 1;
+	}
+}
+
 static void test_burst_feeds_each_flow_and_stops_at_unknown_flow(void **state)
 {
 	struct pcm_shell *sh = make_shell(&pcm_pkg_accum_probe, 3);
 	struct pcm_flow_event evs[5] = { 0 };
 	pcm_uint out;
 
-	for (int i = 0; i < 5; i++) {
-		evs[i].flow = (uint32_t)(i % 3);
-		evs[i].now_ps = (pcm_uint)i + 1;
-		evs[i].ev.valid = BIT(PCM_SIG_ECN);
-		evs[i].ev.values[PCM_SIG_ECN] = 1;
-	}
+	fill_burst(evs, 5, 3);
 	evs[3].flow = 7; /* unknown: evs[3] and evs[4] are not fed */
 	assert_int_equal(pcm_shell_feed_burst(sh, evs, 5), 3);
 	assert_int_equal(stats_of(sh).handler_calls, 3);
@@ -396,6 +402,33 @@ static void test_burst_feeds_each_flow_and_stops_at_unknown_flow(void **state)
 	assert_int_equal(pcm_shell_feed_burst(sh, evs + 4, 1), 1);
 	assert_int_equal(pcm_shell_control(sh, 1, PCM_CTRL_CWND, &out), 0);
 	assert_int_equal(out, 9);
+	pcm_shell_destroy(sh);
+}
+
+/*
+ * A burst longer than the prefetch distance: a stop in the part that fetches
+ * ahead, and an out-of-range handle that is fetched (ahead) before it is
+ * reached, feed exactly the events before them.
+ */
+static void test_long_burst_stops_exactly_at_unknown_flow(void **state)
+{
+	struct pcm_shell *sh = make_shell(&pcm_pkg_accum_probe, 3);
+	struct pcm_flow_event evs[12] = { 0 };
+	pcm_uint out;
+
+	fill_burst(evs, 12, 3);
+	evs[9].flow = UINT32_MAX;
+	assert_int_equal(pcm_shell_feed_burst(sh, evs, 12), 9);
+	assert_int_equal(stats_of(sh).handler_calls, 9);
+	for (uint32_t f = 0; f < 3; f++) {
+		assert_int_equal(pcm_shell_control(sh, f, PCM_CTRL_CWND, &out), 0);
+		assert_int_equal(out, 10);
+	}
+	evs[1].flow = 7;
+	assert_int_equal(pcm_shell_feed_burst(sh, evs, 12), 1);
+	assert_int_equal(stats_of(sh).handler_calls, 10);
+	assert_int_equal(pcm_shell_control(sh, 0, PCM_CTRL_CWND, &out), 0);
+	assert_int_equal(out, 11);
 	pcm_shell_destroy(sh);
 }
 
@@ -634,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_handler_error_is_reported_and_counted),
 		cmocka_unit_test(test_unknown_flow_is_rejected),
 		cmocka_unit_test(test_burst_feeds_each_flow_and_stops_at_unknown_flow),
+		cmocka_unit_test(test_long_burst_stops_exactly_at_unknown_flow),
 		cmocka_unit_test(test_flow_count_limits),
 		cmocka_unit_test(test_million_flows_fit_and_report_bytes_per_flow),
 		cmocka_unit_test(test_shell_rejects_package_missing_target_capability),
