@@ -192,12 +192,29 @@ void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	xp_send_try_start(core, c, now_ns);
 }
 
+/* The largest chunk @c may cut of @m now: a quarter of the window, whole minimum chunks. */
+static uint64_t chunk_cap(const struct xp_core *core, const struct xp_conn *c,
+			  const struct xp_smsg *m, const struct xp_cc_ctl *ctl)
+{
+	uint64_t cap;
+
+	if (!c->rtt.samples || c->rto_backoff)
+		return m->min_chunk;
+	cap = ctl->cwnd_bytes / XP_CHUNKS_PER_CWND;
+	if (cap >= core->cfg.chunk_bytes)
+		return core->cfg.chunk_bytes;
+	cap -= cap % m->min_chunk;
+	return cap > m->min_chunk ? cap : m->min_chunk;
+}
+
 /* Chunking (the rule in the header comment). Return: false when no chunk may go. */
 static bool chunk_len(const struct xp_core *core, const struct xp_conn *c,
-		      const struct xp_smsg *m, uint64_t budget, bool probe, uint32_t *len)
+		      const struct xp_smsg *m, const struct xp_cc_ctl *ctl, uint64_t budget,
+		      bool probe, uint32_t *len)
 {
 	uint64_t left = m->len - m->cut_bytes;
-	uint64_t want = left < core->cfg.chunk_bytes ? left : core->cfg.chunk_bytes;
+	uint64_t cap = probe ? m->min_chunk : chunk_cap(core, c, m, ctl);
+	uint64_t want = left < cap ? left : cap;
 	uint64_t small = want < m->min_chunk ? want : m->min_chunk;
 
 	if (budget >= want)
@@ -288,7 +305,7 @@ static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 
 		if (m->last_cut || m->n_cut >= m->cum + XP_WIN)
 			continue;
-		if (!chunk_len(core, c, m, budget, probe, &len))
+		if (!chunk_len(core, c, m, ctl, budget, probe, &len))
 			return false; /* the budget is the connection's: no other message fits */
 		idx = m->n_cut++;
 		ch = &m->ring[idx % XP_WIN];
