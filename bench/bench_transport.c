@@ -534,9 +534,10 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 		double worker_ns = proc1 - proc0 > cpu1 - cpu0 ? (double)(proc1 - proc0 - (cpu1 - cpu0))
 							       : 0.0;
 
-		printf(",\"async_workers\":%u,\"handler_calls_per_chunk\":%.3f,"
+		printf(",\"async_workers\":%u,\"handler_calls\":%" PRIu64 ","
+		       "\"handler_calls_per_chunk\":%.5f,"
 		       "\"worker_cpu_ns_per_chunk\":%.1f,\"worker_cpu_ns_per_call\":%.1f",
-		       o->async_workers, c1 > c0 ? (double)(calls1 - calls0) / (double)(c1 - c0) : 0,
+		       o->async_workers, calls1 - calls0, c1 > c0 ? (double)(calls1 - calls0) / (double)(c1 - c0) : 0,
 		       c1 > c0 ? worker_ns / (double)(c1 - c0) : 0,
 		       calls1 > calls0 ? worker_ns / (double)(calls1 - calls0) : 0);
 	}
