@@ -11,8 +11,17 @@
  * the ABORT is retransmitted on the RTO until then (or until the slot's next
  * CTS shows the receiver moved on), and a graceful close waits for it.
  *
- * Chunking. With budget = cwnd - bytes in flight, want = min(chunk_bytes,
- * bytes left), and min = max(min_chunk_bytes, ceil(len / 4096)):
+ * Chunking. With min = max(min_chunk_bytes, ceil(len / 4096)), the cap is
+ *   min                     with no RTT sample yet, in RTO recovery (backoff
+ *                           not yet cleared by an ACK of new data), or for a
+ *                           tail-loss probe: the connection knows nothing of
+ *                           the path, so it risks one minimum chunk at a time
+ *   cwnd / 4                otherwise, rounded down to whole multiples of min,
+ *                           at least min and at most chunk_bytes
+ * so a window holds at least four chunks (RACK then finds a loss by a later
+ * delivery instead of a timeout, and a lost chunk costs at most a quarter of
+ * the window), and chunks grow back to chunk_bytes as the window opens.
+ * With budget = cwnd - bytes in flight and want = min(cap, bytes left):
  *   budget >= want          a chunk of want bytes
  *   budget >= min           a chunk of budget bytes
  *   nothing in flight       one chunk of min(want, min) bytes, over the
@@ -27,7 +36,7 @@
  * Order: lost chunks go first, and need budget like new ones (a lost chunk
  * may go over the budget only when nothing is in flight); then new chunks of
  * the oldest message that can cut one. A TLP probe sends one new chunk over
- * the budget if there is one, else the newest chunk again.
+ * the budget (one minimum chunk) if there is one, else the newest chunk again.
  */
 #include <errno.h>
 #include <string.h>
@@ -192,7 +201,7 @@ void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	xp_send_try_start(core, c, now_ns);
 }
 
-/* The largest chunk @c may cut of @m now: a quarter of the window, whole minimum chunks. */
+/* The largest chunk @c may cut of @m now (the cap in the header comment). */
 static uint64_t chunk_cap(const struct xp_core *core, const struct xp_conn *c,
 			  const struct xp_smsg *m, const struct xp_cc_ctl *ctl)
 {
