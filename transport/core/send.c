@@ -23,10 +23,13 @@
  * the window), and chunks grow back to chunk_bytes as the window opens.
  * With budget = cwnd - bytes in flight and want = min(cap, bytes left):
  *   budget >= want          a chunk of want bytes
- *   budget >= min           a chunk of budget bytes
  *   nothing in flight       one chunk of min(want, min) bytes, over the
  *                           budget (a window below one chunk never deadlocks)
  *   otherwise               wait for an ACK
+ * A chunk smaller than the cap goes only as a message's last or over an
+ * empty window (sender-side silly-window avoidance, RFC 1122 4.2.3.4):
+ * cutting whatever budget an ACK freed would keep the small chunks of a
+ * connection's first round trip forever, one freed small chunk at a time.
  * Every chunk but the last is at least min bytes, so a message never needs
  * more than 4096 chunks; a message longer than 4096 x chunk_bytes is refused
  * at post time with -EMSGSIZE. A chunk keeps its offset and length for all
@@ -228,8 +231,6 @@ static bool chunk_len(const struct xp_core *core, const struct xp_conn *c,
 
 	if (budget >= want)
 		*len = (uint32_t)want;
-	else if (budget >= m->min_chunk)
-		*len = (uint32_t)budget;
 	else if (probe || c->in_flight_bytes == 0)
 		*len = (uint32_t)small; /* over the budget, which is below small here */
 	else
