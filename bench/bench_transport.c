@@ -449,10 +449,10 @@ static int make_worker_binding(struct tp_rig *r)
 	return 0;
 }
 
-/* Chunks retransmitted by the softnic sender of flow @i (engine i). */
-static uint64_t flow_retx(const struct tp_rig *r, uint32_t i)
+/* The core's counters of the softnic sender of flow @i (engine i). */
+static const struct xp_core_stats *flow_stats(const struct tp_rig *r, uint32_t i)
 {
-	return xp_core_stats(xp_engine_core(r->e[i]))->chunks_retx;
+	return xp_core_stats(xp_engine_core(r->e[i]));
 }
 
 /*
@@ -547,7 +547,10 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 			printf("%s%.2f", i ? "," : "", (double)r->f[i].bytes_done * 8 / secs / 1e9);
 		printf("],\"flow_chunks_retx\":[");
 		for (uint32_t i = 0; i < r->n_f; i++)
-			printf("%s%" PRIu64, i ? "," : "", flow_retx(r, i));
+			printf("%s%" PRIu64, i ? "," : "", flow_stats(r, i)->chunks_retx);
+		printf("],\"flow_rto_fires\":[");
+		for (uint32_t i = 0; i < r->n_f; i++)
+			printf("%s%" PRIu64, i ? "," : "", flow_stats(r, i)->rto_fires);
 		printf("]");
 	}
 	printf("}\n");

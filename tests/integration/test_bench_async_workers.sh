@@ -3,7 +3,7 @@
 # test_bench_async_workers.sh PCM_BENCH - pcm-bench goodput --async-workers 1
 # runs the asynchronous shell's handlers on a worker thread of their own (the
 # worker's handler calls are counted, and its CPU is reported apart from the
-# engines'), softnic reports each flow's retransmissions and takes
+# engines'), softnic reports each flow's retransmissions and RTOs and takes
 # --queue-bytes, and each flag is refused, with its reason, where it means
 # nothing. No figure is judged: the numbers are for bench/RESULTS.md.
 set -eu
@@ -34,8 +34,10 @@ PY
 /usr/bin/python3 - "$OUT" <<'PY' || fail "bad softnic JSON line"
 import json, sys
 r = json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][0])
-assert len(r["flow_gbps"]) == 3 and len(r["flow_chunks_retx"]) == 3, r
-assert all(isinstance(x, int) and x >= 0 for x in r["flow_chunks_retx"]), r
+for k in ("flow_gbps", "flow_chunks_retx", "flow_rto_fires"):
+    assert len(r[k]) == 3, (k, r)
+for k in ("flow_chunks_retx", "flow_rto_fires"):
+    assert all(isinstance(x, int) and x >= 0 for x in r[k]), (k, r)
 PY
 
 refused() { # REASON ARGS...: pcm-bench goodput ARGS exits 2 naming REASON
