@@ -265,6 +265,14 @@ static int make_world(struct tp_rig *r)
 	scn->topo.link_rate_bps = r->o->link_gbps * 1000000000ull;
 	scn->nic.data_rate_bps = r->o->link_gbps * 1000000000ull;
 	scn->topo.queue_bytes = r->o->queue_bytes; /* 0: the scenario's, one BDP */
+	if (r->o->queue_bytes && r->o->queue_bytes < 2ull * (scn->nic.rdma_data_mss +
+							    UET_WIRE_HDR_BYTES)) {
+		fprintf(stderr, "pcm-bench: --queue-bytes %" PRIu64 ": below two full packets "
+				"(%u B): a switch port holds at least that\n", r->o->queue_bytes,
+			2 * (scn->nic.rdma_data_mss + UET_WIRE_HDR_BYTES));
+		uet_scenario_free(scn);
+		return -EINVAL;
+	}
 	cfg.scn = scn;
 	rc = xp_softnic_world_create(&cfg, &r->w, &diag);
 	if (rc < 0)

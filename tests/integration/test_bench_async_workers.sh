@@ -53,5 +53,6 @@ refused "not with softnic" goodput --datapath softnic --policy swift --mode asyn
 refused "not with --progress thread" goodput --policy swift --mode async-relaxed \
 	--async-workers 1 --progress thread
 refused "only with --datapath softnic" goodput --queue-bytes 100000
+refused "below two full packets (8404 B)" goodput --datapath softnic --queue-bytes 8000
 refused "not a number in range" goodput --async-workers 100000
 echo "pcm-bench goodput --async-workers and --queue-bytes: measured where they apply, refused elsewhere"
