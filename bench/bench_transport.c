@@ -30,6 +30,7 @@
 #include "bench.h"
 #include "bench_transport.h"
 #include "cc.h"
+#include "cc_pcm.h"
 #include "pcm.h"
 #include "builtin.h"
 #include "engine.h"
@@ -263,6 +264,15 @@ static int make_world(struct tp_rig *r)
 	scn->topo.senders = r->o->flows;
 	scn->topo.link_rate_bps = r->o->link_gbps * 1000000000ull;
 	scn->nic.data_rate_bps = r->o->link_gbps * 1000000000ull;
+	scn->topo.queue_bytes = r->o->queue_bytes; /* 0: the scenario's, one BDP */
+	if (r->o->queue_bytes && r->o->queue_bytes < 2ull * (scn->nic.rdma_data_mss +
+							    UET_WIRE_HDR_BYTES)) {
+		fprintf(stderr, "pcm-bench: --queue-bytes %" PRIu64 ": below two full packets "
+				"(%u B): a switch port holds at least that\n", r->o->queue_bytes,
+			2 * (scn->nic.rdma_data_mss + UET_WIRE_HDR_BYTES));
+		uet_scenario_free(scn);
+		return -EINVAL;
+	}
 	cfg.scn = scn;
 	rc = xp_softnic_world_create(&cfg, &r->w, &diag);
 	if (rc < 0)
@@ -412,6 +422,48 @@ static double jain(const struct tp_rig *r)
 }
 
 /*
+ * --async-workers N: the PCM binding the engines' cc table would make for an
+ * asynchronous connection with N workers (cc_table.c), made here and handed
+ * to the connections as their binding, because an INLINE engine runs its
+ * asynchronous handlers on its own thread. The engines stay INLINE on this
+ * thread; the N workers are threads of their own.
+ */
+static int make_worker_binding(struct tp_rig *r)
+{
+	struct xp_cc_pcm_config cfg;
+	struct xp_dp_info info;
+	struct pcm_diag diag;
+	int rc;
+
+	xp_dp_info(xp_engine_dp(r->e[0]), &info);
+	xp_cc_pcm_config_default(&cfg);
+	cfg.cc = r->copts.cc;
+	cfg.target = pcm_target_find(info.target);
+	cfg.mode = XP_CC_PCM_ASYNC;
+	cfg.async.mode = r->copts.async_mode;
+	cfg.async.n_workers = r->o->async_workers;
+	cfg.async_inline = false;
+	cfg.max_flows = 2 * MAX_FLOWS;
+	cfg.now_ns = rig_now(r);
+	rc = xp_cc_pcm_create(&cfg, &r->pcm, &diag);
+	if (rc == 0)
+		rc = xp_cc_pcm_start(r->pcm);
+	if (rc < 0) {
+		fprintf(stderr, "pcm-bench: --async-workers %u: %s\n", r->o->async_workers,
+			rc == -EINVAL || rc == -ENOTSUP ? diag.msg : strerror(-rc));
+		return rc;
+	}
+	r->copts.native = xp_cc_pcm_binding(r->pcm);
+	return 0;
+}
+
+/* The core's counters of the softnic sender of flow @i (engine i). */
+static const struct xp_core_stats *flow_stats(const struct tp_rig *r, uint32_t i)
+{
+	return xp_core_stats(xp_engine_core(r->e[i]));
+}
+
+/*
  * One goodput run. @native: the same run with native Swift compiled in instead of the PCM
  * package (printed by the caller as native_ratio's baseline, not here); @cpu_ns_per_chunk: out.
  */
@@ -420,7 +472,7 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 {
 	struct tp_rig *r = calloc(1, sizeof(*r));
 	static struct native_cc ncc;
-	uint64_t t0, c0, cpu0, t1, c1, cpu1, bytes = 0;
+	uint64_t t0, c0, cpu0, t1, c1, cpu1, bytes = 0, proc0, proc1, calls0, calls1;
 	bool virt = strcmp(dp->name, "softnic") == 0;
 	double secs;
 	int rc = -1;
@@ -435,7 +487,8 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 		r->copts.native = (struct xp_cc_binding){ .ops = &native_cc_ops, .ctx = &ncc };
 	}
 	if ((virt && make_world(r) < 0) ||
-	    tp_make_engines(r, virt ? o->flows + 1 : 2 * o->engines, false) < 0 || rig_flows(r) < 0)
+	    tp_make_engines(r, virt ? o->flows + 1 : 2 * o->engines, false) < 0 ||
+	    (!native && o->async_workers && make_worker_binding(r) < 0) || rig_flows(r) < 0)
 		goto out;
 	/* warm up for a tenth of the run, then measure */
 	r->stop_ns = rig_now(r) + (virt ? o->virtual_us * 100 : (uint64_t)(o->seconds * 1e8));
@@ -447,6 +500,8 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 	r->measuring = true;
 	t0 = rig_now(r);
 	c0 = chunks_received(r);
+	calls0 = r->pcm ? xp_cc_pcm_handler_calls(r->pcm) : 0;
+	proc0 = tp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	cpu0 = tp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	r->stop_ns = t0 + (virt ? o->virtual_us * 1000 : (uint64_t)(o->seconds * 1e9));
 	if (virt)
@@ -457,6 +512,8 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 	t1 = rig_now(r);
 	c1 = chunks_received(r);
 	cpu1 = tp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	proc1 = tp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	calls1 = r->pcm ? xp_cc_pcm_handler_calls(r->pcm) : 0;
 	for (uint32_t i = 0; i < r->n_f; i++)
 		bytes += r->f[i].bytes_done;
 	secs = (double)(t1 - t0) / 1e9;
@@ -480,10 +537,28 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 	if (baseline_ns > 0)
 		printf(",\"native_cpu_ns_per_chunk\":%.1f,\"native_ratio\":%.4f", baseline_ns,
 		       *cpu_ns_per_chunk / baseline_ns);
+	if (r->pcm) {
+		/* the other threads of this process are the workers (the engines are INLINE) */
+		double worker_ns = proc1 - proc0 > cpu1 - cpu0 ? (double)(proc1 - proc0 - (cpu1 - cpu0))
+							       : 0.0;
+
+		printf(",\"async_workers\":%u,\"handler_calls\":%" PRIu64 ","
+		       "\"handler_calls_per_chunk\":%.5f,"
+		       "\"worker_cpu_ns_per_chunk\":%.1f,\"worker_cpu_ns_per_call\":%.1f",
+		       o->async_workers, calls1 - calls0, c1 > c0 ? (double)(calls1 - calls0) / (double)(c1 - c0) : 0,
+		       c1 > c0 ? worker_ns / (double)(c1 - c0) : 0,
+		       calls1 > calls0 ? worker_ns / (double)(calls1 - calls0) : 0);
+	}
 	if (virt) {
 		printf(",\"flow_gbps\":[");
 		for (uint32_t i = 0; i < r->n_f; i++)
 			printf("%s%.2f", i ? "," : "", (double)r->f[i].bytes_done * 8 / secs / 1e9);
+		printf("],\"flow_chunks_retx\":[");
+		for (uint32_t i = 0; i < r->n_f; i++)
+			printf("%s%" PRIu64, i ? "," : "", flow_stats(r, i)->chunks_retx);
+		printf("],\"flow_rto_fires\":[");
+		for (uint32_t i = 0; i < r->n_f; i++)
+			printf("%s%" PRIu64, i ? "," : "", flow_stats(r, i)->rto_fires);
 		printf("]");
 	}
 	printf("}\n");
@@ -491,6 +566,7 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 	rc = 0;
 out:
 	tp_rig_free(r);
+	xp_cc_pcm_destroy(r->pcm);
 	free(r);
 	return rc;
 }
@@ -655,6 +731,30 @@ static int check_verbs_opts(const struct tp_opts *o)
 	return 0;
 }
 
+/* --async-workers and --queue-bytes: where they mean something. */
+static int check_bench_opts(const struct tp_opts *o, bool latency)
+{
+	bool softnic = strcmp(o->datapath, "softnic") == 0;
+	const char *why = NULL;
+
+	if (o->queue_bytes && !softnic)
+		why = "--queue-bytes: only with --datapath softnic (the emulated switch's queues)";
+	else if (o->async_workers && softnic)
+		why = "--async-workers: not with softnic, whose engines run in virtual time on one "
+		      "thread";
+	else if (o->async_workers && (latency || strncmp(o->mode, "async-", 6) != 0 ||
+				      strcmp(o->policy, "none") == 0))
+		why = "--async-workers: goodput with a policy and --mode async-relaxed, "
+		      "async-locked or async-bounded only";
+	else if (o->async_workers && o->threads)
+		why = "--async-workers: the engines stay INLINE on the bench's thread (not "
+		      "with --progress thread)";
+	if (!why)
+		return 0;
+	fprintf(stderr, "pcm-bench: %s\n", why);
+	return -EINVAL;
+}
+
 static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 {
 	static const struct option opts[] = {
@@ -678,6 +778,8 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		{ "listen", required_argument, NULL, 'L' },
 		{ "connect", required_argument, NULL, 'C' },
 		{ "seed", required_argument, NULL, 'x' },
+		{ "async-workers", required_argument, NULL, 'w' },
+		{ "queue-bytes", required_argument, NULL, 'Q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -722,6 +824,8 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		case 'v': o->virtual_us = v; break;
 		case 'l': o->link_gbps = v; break;
 		case 'i': o->iters = (uint32_t)v; break;
+		case 'w': o->async_workers = (uint32_t)v; num_ok &= v <= PCM_ASYNC_MAX_WORKERS; break;
+		case 'Q': o->queue_bytes = v; num_ok &= v <= (1ull << 34); break;
 		default:
 			fprintf(stderr, "pcm-bench: see pcm-bench --help\n");
 			return -EINVAL;
@@ -748,7 +852,7 @@ static int tp_main(int argc, char **argv, bool latency)
 	struct tp_opts o;
 	const struct xp_dp_ops *dp;
 
-	if (parse_tp_opts(argc, argv, &o) < 0)
+	if (parse_tp_opts(argc, argv, &o) < 0 || check_bench_opts(&o, latency) < 0)
 		return 2;
 	dp = xp_dp_find(o.datapath);
 	if (!dp) {

@@ -19,6 +19,7 @@
 #define MAX_ENGINES 64
 
 struct xp_softnic_world;
+struct xp_cc_pcm;
 
 struct tp_opts {
 	const char *datapath;
@@ -31,6 +32,7 @@ struct tp_opts {
 	double seconds;       /* null, verbs: wall time per run */
 	uint64_t virtual_us;  /* softnic: emulated time per run */
 	uint64_t link_gbps;   /* softnic */
+	uint64_t queue_bytes; /* softnic: each switch port's queue; 0: the scenario's (one BDP) */
 	uint32_t iters;       /* latency: round trips per size */
 	bool threads;         /* null: engine threads instead of INLINE progress */
 	int64_t spin_ns;      /* threads: busy-poll this long before sleeping (-1: default) */
@@ -41,6 +43,7 @@ struct tp_opts {
 	const char *listen;   /* verbs, two processes: the receiver's HOST:PORT */
 	const char *connect;  /* verbs, two processes: the sender dials this HOST:PORT */
 	uint64_t seed;        /* two processes: the payload pattern's seed */
+	uint32_t async_workers; /* async modes: worker threads of the PCM binding; 0: inline */
 };
 
 struct tp_flow {
@@ -62,6 +65,7 @@ struct tp_rig {
 	struct tp_flow f[MAX_FLOWS];
 	uint32_t n_f;
 	struct xp_conn_opts copts;
+	struct xp_cc_pcm *pcm;  /* --async-workers: the binding whose workers have threads */
 	bool measuring;
 	uint64_t stop_ns;
 };

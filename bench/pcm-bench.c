@@ -544,6 +544,8 @@ static void usage(FILE *f)
 	      "                     [--mode sync|async-relaxed|async-locked|async-bounded]\n"
 	      "                     [--seconds T] [--virtual-us U] [--link-gbps G]\n"
 	      "                     [--progress inline|thread] [--spin-ns N]\n"
+	      "                     async modes: [--async-workers N]\n"
+	      "                     softnic: [--queue-bytes N]\n"
 	      "                     verbs: [--device NAME] [--gid-index N] [--qp uc|rc]\n"
 	      "                     two processes: [--listen HOST:PORT | --connect HOST:PORT]\n"
 	      "                     [--seed N] (receiver listens, sender connects)\n"

@@ -56,6 +56,8 @@ static void pcm_pair(struct pair *p, struct pair_opts *o, struct xp_cc_binding b
 {
 	struct xp_conn_config cc = { .n_paths = o->n_paths, .path_handles = NULL, .cc = binding };
 
+	if (!o->tune)
+		o->tune = pair_one_chunk_size; /* these tests count chunks */
 	pair_init(p, o);
 	/* replace a's connection by one bound to the package */
 	assert_int_equal(xp_conn_close(pair_core(p, 0), p->conn[0], XP_CLOSE_ABORT, 0), 0);

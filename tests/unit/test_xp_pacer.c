@@ -100,6 +100,7 @@ static void tick_fine(struct xp_core_config *cfg)
 {
 	cfg->pacer_tick_ns = 64;
 	cfg->line_rate_bps = 100000000000ull;
+	pair_one_chunk_size(cfg); /* the schedule below is of 64 KiB chunks */
 }
 
 static void test_paced_connection_sends_at_its_rate(void **state)

@@ -84,6 +84,16 @@ static inline enum xp_net_verdict pair_filter(void *arg, const struct xp_net_pkt
 	return p->filter ? p->filter(p->filter_arg, pkt, extra_delay_ns) : XP_NET_PASS;
 }
 
+/*
+ * A tune for tests that count chunks: the minimum chunk is the whole chunk, so
+ * every chunk but a message's last is chunk_bytes whatever the window, the RTT
+ * samples and the recovery state (docs/transport.md "Chunking").
+ */
+static inline void pair_one_chunk_size(struct xp_core_config *cfg)
+{
+	cfg->min_chunk_bytes = cfg->chunk_bytes;
+}
+
 static inline void pair_default_opts(struct pair_opts *o)
 {
 	memset(o, 0, sizeof(*o));

@@ -7,7 +7,12 @@
 
 #include "imm.h"
 
-/* Writes seen leaving host 0, with the sender's bytes in flight right after each drain. */
+/*
+ * Writes seen leaving host 0, with the sender's bytes in flight right after
+ * each drain and its RTT samples, RTOs and TLPs so far. With blackout_ns,
+ * every write is dropped for that long from the first one sent once the
+ * sender has blackout_after RTT samples; with rate, the connection is paced.
+ */
 struct write_log {
 	struct pair *p;
 	uint32_t n;
@@ -15,21 +20,39 @@ struct write_log {
 	uint64_t in_flight[8192];
 	uint32_t send_msgs_max;
 	uint32_t imm[8192];
+	uint64_t samples[8192];
+	uint64_t rtos[8192];
+	uint64_t tlps[8192];
+	uint64_t t_ns[8192];
+	uint64_t blackout_ns;
+	uint64_t blackout_after;
+	uint64_t blackout_from_ns; /* 0: not begun */
+	uint64_t rate;             /* PCM_RATE_ONE scale; 0: line rate */
 };
 
 static enum xp_net_verdict log_writes(void *arg, const struct xp_net_pkt *pkt, uint64_t *extra)
 {
 	struct write_log *wl = arg;
+	const struct xp_core_stats *st;
 	struct xp_core_usage u;
 
 	if (pkt->is_ctrl || pkt->src != 0 || wl->n == 8192)
 		return XP_NET_PASS;
 	xp_core_usage(pair_core(wl->p, 0), &u);
+	st = xp_core_stats(pair_core(wl->p, 0));
 	wl->len[wl->n] = pkt->write->len;
 	wl->imm[wl->n] = pkt->write->imm;
+	wl->samples[wl->n] = st->rtt_samples;
+	wl->rtos[wl->n] = st->rto_fires;
+	wl->tlps[wl->n] = st->tlp_fires;
+	wl->t_ns[wl->n] = pkt->now_ns;
 	wl->in_flight[wl->n++] = u.in_flight_bytes;
 	if (u.send_msgs > wl->send_msgs_max)
 		wl->send_msgs_max = u.send_msgs;
+	if (wl->blackout_ns && !wl->blackout_from_ns && st->rtt_samples >= wl->blackout_after)
+		wl->blackout_from_ns = pkt->now_ns;
+	if (wl->blackout_from_ns && pkt->now_ns < wl->blackout_from_ns + wl->blackout_ns)
+		return XP_NET_DROP;
 	return XP_NET_PASS;
 }
 
@@ -114,19 +137,25 @@ static void test_receives_take_messages_in_fifo_order(void **state)
 	pair_fini(&p);
 }
 
+/* Send @len bytes under a fixed window @cwnd (0: unlimited), logging writes (@wl's blackout kept). */
 static void transfer_logged(uint64_t cwnd, uint64_t len, struct write_log *wl,
 			    void (*tune)(struct xp_core_config *))
 {
 	static uint8_t src[16 << 20], dst[16 << 20];
+	uint64_t blackout_ns = wl->blackout_ns, blackout_after = wl->blackout_after, rate = wl->rate;
 	struct pair_opts o;
 	struct pair p;
 
 	pair_default_opts(&o);
 	o.cwnd_bytes = cwnd;
+	o.rate = rate;
 	o.filter = log_writes;
 	o.filter_arg = wl;
 	o.tune = tune;
 	memset(wl, 0, sizeof(*wl));
+	wl->blackout_ns = blackout_ns;
+	wl->blackout_after = blackout_after;
+	wl->rate = rate;
 	wl->p = &p;
 	pair_init(&p, &o);
 	fill_pattern(src, len, 4);
@@ -167,6 +196,143 @@ static void test_window_below_one_chunk_never_deadlocks(void **state)
 		assert_int_equal(wl.in_flight[i], wl.len[i]);
 	}
 	assert_int_equal(wl.n, (1000000 + 4095) / 4096);
+}
+
+/*
+ * The chunk cap: one minimum chunk (4 KiB) until the first RTT sample, then a
+ * quarter of the window in whole minimum chunks (100,000 / 4 = 25,000: 24 KiB),
+ * or whole 64 KiB chunks with no window.
+ */
+static void test_chunks_start_at_the_minimum_then_take_a_quarter_of_the_window(void **state)
+{
+	static struct write_log wl;
+	uint32_t before = 0, at_cap = 0, whole = 0;
+
+	memset(&wl, 0, sizeof(wl));
+	transfer_logged(100000, 3000000, &wl, NULL);
+	for (uint32_t i = 0; i < wl.n; i++) {
+		if (!wl.samples[i]) {
+			assert_int_equal(wl.len[i], 4096);
+			before++;
+			continue;
+		}
+		assert_true(wl.len[i] <= 24576);
+		at_cap += wl.len[i] == 24576;
+	}
+	assert_true(before >= 1);
+	assert_true(at_cap >= 1);
+
+	memset(&wl, 0, sizeof(wl));
+	transfer_logged(0, 3000000, &wl, NULL);
+	assert_int_equal(wl.len[0], 4096);
+	for (uint32_t i = 0; i < wl.n; i++) {
+		if (!wl.samples[i])
+			assert_int_equal(wl.len[i], 4096);
+		whole += wl.len[i] == 65536;
+	}
+	assert_true(whole >= 1);
+}
+
+/* Writes of slot @slot's chunks not sent before (a chunk index of one message is sent once first). */
+static bool first_transmission(const struct write_log *wl, uint32_t i, uint8_t (*seen)[4096],
+			       uint32_t *slot)
+{
+	struct xp_imm f;
+	bool fresh;
+
+	xp_imm_decode(wl->imm[i], &f);
+	fresh = !seen[f.slot][f.chunk];
+	seen[f.slot][f.chunk] = 1;
+	*slot = f.slot;
+	return fresh;
+}
+
+/*
+ * Every write is dropped for 2 ms once the sender has RTT samples; with no
+ * window but paced at a quarter of the line rate, the sender has room for a
+ * whole chunk when its tail probe goes: the probe, the first write after the
+ * TLP fires, is still a new chunk of one minimum chunk (4 KiB).
+ */
+static void test_tail_probe_is_one_minimum_chunk(void **state)
+{
+	static struct write_log wl;
+	static uint8_t seen[XP_MSG_SLOTS][4096];
+	uint32_t probes = 0, slot;
+
+	memset(&wl, 0, sizeof(wl));
+	memset(seen, 0, sizeof(seen));
+	wl.blackout_ns = 2000000;
+	wl.blackout_after = 4;
+	wl.rate = PCM_RATE_ONE / 4;
+	transfer_logged(0, 8000000, &wl, NULL);
+	for (uint32_t i = 0; i < wl.n; i++) {
+		bool fresh = first_transmission(&wl, i, seen, &slot);
+
+		if (i && wl.tlps[i] > wl.tlps[i - 1]) {
+			assert_true(fresh);
+			assert_int_equal(wl.len[i], 4096);
+			probes++;
+		}
+	}
+	assert_true(probes >= 1);
+}
+
+/*
+ * With no window, message A's writes are dropped for 2 ms once the sender has
+ * RTT samples; message B's receive is posted after the first RTO, so B's
+ * chunks are cut while the connection is in RTO recovery (nothing can be
+ * acknowledged before the blackout ends): each is one minimum chunk. Once
+ * the blackout is over and ACKs bring news, B's chunks grow back.
+ */
+static void test_rto_recovery_cuts_minimum_chunks(void **state)
+{
+	static uint8_t src[8 << 20], dst[8 << 20], src2[1 << 20], dst2[1 << 20];
+	static struct write_log wl;
+	static uint8_t seen[XP_MSG_SLOTS][4096];
+	uint32_t in_recovery = 0, after = 0, slot;
+	uint64_t t = 0;
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	o.filter = log_writes;
+	o.filter_arg = &wl;
+	memset(&wl, 0, sizeof(wl));
+	memset(seen, 0, sizeof(seen));
+	wl.p = &p;
+	wl.blackout_ns = 2000000;
+	wl.blackout_after = 4;
+	pair_init(&p, &o);
+	fill_pattern(src, sizeof(src), 6);
+	fill_pattern(src2, sizeof(src2), 7);
+	assert_int_equal(pair_recv(&p, 1, dst, sizeof(dst), 1), 0);
+	assert_int_equal(pair_send(&p, 0, src, sizeof(src), 2), 0);
+	assert_int_equal(pair_send(&p, 0, src2, sizeof(src2), 3), 0);
+	for (int k = 0; k < 1000 && !xp_core_stats(pair_core(&p, 0))->rto_fires; k++) {
+		t += 10000;
+		pair_run(&p, t);
+	}
+	assert_true(xp_core_stats(pair_core(&p, 0))->rto_fires >= 1);
+	assert_true(t < wl.blackout_from_ns + wl.blackout_ns);
+	assert_int_equal(pair_recv(&p, 1, dst2, sizeof(dst2), 4), 0);
+	pair_run(&p, t + 10ull * 1000 * 1000 * 1000);
+	assert_int_equal(pair_find(&p, 0, XP_COMP_SEND, 3)->c.status, 0);
+	assert_memory_equal(src, dst, sizeof(src));
+	assert_memory_equal(src2, dst2, sizeof(src2));
+	for (uint32_t i = 0; i < wl.n; i++) {
+		if (!first_transmission(&wl, i, seen, &slot) || slot != 1)
+			continue;
+		if (wl.t_ns[i] < wl.blackout_from_ns + wl.blackout_ns) {
+			assert_int_equal(wl.len[i], 4096);
+			in_recovery++;
+		} else {
+			after += wl.len[i] > 4096;
+		}
+	}
+	assert_true(in_recovery >= 1);
+	assert_true(after >= 1);
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
 }
 
 static void small_chunks(struct xp_core_config *cfg)
@@ -312,6 +478,9 @@ int main(void)
 		cmocka_unit_test(test_receives_take_messages_in_fifo_order),
 		cmocka_unit_test(test_chunk_never_exceeds_budget),
 		cmocka_unit_test(test_window_below_one_chunk_never_deadlocks),
+		cmocka_unit_test(test_chunks_start_at_the_minimum_then_take_a_quarter_of_the_window),
+		cmocka_unit_test(test_tail_probe_is_one_minimum_chunk),
+		cmocka_unit_test(test_rto_recovery_cuts_minimum_chunks),
 		cmocka_unit_test(test_min_chunk_grows_so_a_message_fits_4096_chunks),
 		cmocka_unit_test(test_message_over_4096_chunks_is_refused),
 		cmocka_unit_test(test_at_most_16_messages_in_flight),

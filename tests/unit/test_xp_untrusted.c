@@ -29,6 +29,7 @@ static void setup(struct world *w)
 	pair_default_opts(&o);
 	o.n_paths = 2;
 	o.cwnd_bytes = 131072;
+	o.tune = pair_one_chunk_size; /* the lies below name chunks by index */
 	pair_init(&w->p, &o);
 	for (int h = 0; h < 2; h++) {
 		struct xp_conn_config cc = { .n_paths = 2, .path_handles = w->p.handle[h],

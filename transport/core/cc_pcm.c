@@ -447,11 +447,15 @@ uint64_t xp_cc_pcm_handler_calls(const struct xp_cc_pcm *p)
 
 	for (unsigned k = 0; k < KINDS; k++) {
 		struct pcm_shell_stats st;
+		struct pcm_async_stats as;
 
-		if (!p->shells[k].sync)
-			continue;
-		pcm_shell_stats(p->shells[k].sync, &st);
-		n += st.handler_calls;
+		if (p->shells[k].sync) {
+			pcm_shell_stats(p->shells[k].sync, &st);
+			n += st.handler_calls;
+		} else if (p->shells[k].async &&
+			   pcm_async_stats(p->shells[k].async, UINT32_MAX, &as) == 0) {
+			n += as.handler_calls;
+		}
 	}
 	return n;
 }

@@ -185,8 +185,9 @@ int xp_cc_pcm_peek(const struct xp_cc_pcm *p, unsigned which, uint32_t flow, pcm
 /**
  * xp_cc_pcm_handler_calls() - handler invocations so far.
  *
- * Return: handler invocations so far, both kinds of package (sync shells
- * only; 0 for async).
+ * Return: handler invocations so far, both kinds of package. Threads: any;
+ * an asynchronous shell's workers may be running (its per-worker counters
+ * are summed, each read atomically).
  */
 uint64_t xp_cc_pcm_handler_calls(const struct xp_cc_pcm *p);
 

@@ -29,6 +29,7 @@
 #define XP_NO_LAST 0xffffu
 #define XP_MAX_REO_MULT 16  /* RACK reo_wnd grows to at most 16 x min_RTT/4 (then SRTT caps it) */
 #define XP_REO_PERSIST 16   /* recoveries a grown reo_wnd lasts (RFC 8985 6.2) */
+#define XP_CHUNKS_PER_CWND 4 /* a chunk is at most this fraction of the window */
 
 static inline int32_t seq_diff(uint32_t a, uint32_t b)
 {

@@ -20,8 +20,8 @@
  * TLP. With chunks in flight, no probe out and no RTO recovery under way,
  * PTO = 2 x SRTT (the initial RTO before any sample), plus the receiver's
  * recent maximum hold when a single chunk is in flight; not armed when the
- * RTO would fire first. A probe sends one new chunk if there is one, else
- * the newest chunk again.
+ * RTO would fire first. A probe sends one new chunk of the minimum size
+ * (send.c) if there is one, else the newest chunk again.
  *
  * RTO. Armed while chunks are in flight: RTO = SRTT + max(G, 4 RTTVAR),
  * floored and capped, doubled per expiry (rtt.c); restarted, with the

@@ -11,13 +11,25 @@
  * the ABORT is retransmitted on the RTO until then (or until the slot's next
  * CTS shows the receiver moved on), and a graceful close waits for it.
  *
- * Chunking. With budget = cwnd - bytes in flight, want = min(chunk_bytes,
- * bytes left), and min = max(min_chunk_bytes, ceil(len / 4096)):
+ * Chunking. With min = max(min_chunk_bytes, ceil(len / 4096)), the cap is
+ *   min                     with no RTT sample yet, in RTO recovery (backoff
+ *                           not yet cleared by an ACK of new data), or for a
+ *                           tail-loss probe: the connection knows nothing of
+ *                           the path, so it risks one minimum chunk at a time
+ *   cwnd / 4                otherwise, rounded down to whole multiples of min,
+ *                           at least min and at most chunk_bytes
+ * so a window holds at least four chunks (RACK then finds a loss by a later
+ * delivery instead of a timeout, and a lost chunk costs at most a quarter of
+ * the window), and chunks grow back to chunk_bytes as the window opens.
+ * With budget = cwnd - bytes in flight and want = min(cap, bytes left):
  *   budget >= want          a chunk of want bytes
- *   budget >= min           a chunk of budget bytes
  *   nothing in flight       one chunk of min(want, min) bytes, over the
  *                           budget (a window below one chunk never deadlocks)
  *   otherwise               wait for an ACK
+ * A chunk smaller than the cap goes only as a message's last or over an
+ * empty window (sender-side silly-window avoidance, RFC 1122 4.2.3.4):
+ * cutting whatever budget an ACK freed would keep the small chunks of a
+ * connection's first round trip forever, one freed small chunk at a time.
  * Every chunk but the last is at least min bytes, so a message never needs
  * more than 4096 chunks; a message longer than 4096 x chunk_bytes is refused
  * at post time with -EMSGSIZE. A chunk keeps its offset and length for all
@@ -27,7 +39,7 @@
  * Order: lost chunks go first, and need budget like new ones (a lost chunk
  * may go over the budget only when nothing is in flight); then new chunks of
  * the oldest message that can cut one. A TLP probe sends one new chunk over
- * the budget if there is one, else the newest chunk again.
+ * the budget (one minimum chunk) if there is one, else the newest chunk again.
  */
 #include <errno.h>
 #include <string.h>
@@ -192,18 +204,33 @@ void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	xp_send_try_start(core, c, now_ns);
 }
 
+/* The largest chunk @c may cut of @m now (the cap in the header comment). */
+static uint64_t chunk_cap(const struct xp_core *core, const struct xp_conn *c,
+			  const struct xp_smsg *m, const struct xp_cc_ctl *ctl)
+{
+	uint64_t cap;
+
+	if (!c->rtt.samples || c->rto_backoff)
+		return m->min_chunk;
+	cap = ctl->cwnd_bytes / XP_CHUNKS_PER_CWND;
+	if (cap >= core->cfg.chunk_bytes)
+		return core->cfg.chunk_bytes;
+	cap -= cap % m->min_chunk;
+	return cap > m->min_chunk ? cap : m->min_chunk;
+}
+
 /* Chunking (the rule in the header comment). Return: false when no chunk may go. */
 static bool chunk_len(const struct xp_core *core, const struct xp_conn *c,
-		      const struct xp_smsg *m, uint64_t budget, bool probe, uint32_t *len)
+		      const struct xp_smsg *m, const struct xp_cc_ctl *ctl, uint64_t budget,
+		      bool probe, uint32_t *len)
 {
 	uint64_t left = m->len - m->cut_bytes;
-	uint64_t want = left < core->cfg.chunk_bytes ? left : core->cfg.chunk_bytes;
+	uint64_t cap = probe ? m->min_chunk : chunk_cap(core, c, m, ctl);
+	uint64_t want = left < cap ? left : cap;
 	uint64_t small = want < m->min_chunk ? want : m->min_chunk;
 
 	if (budget >= want)
 		*len = (uint32_t)want;
-	else if (budget >= m->min_chunk)
-		*len = (uint32_t)budget;
 	else if (probe || c->in_flight_bytes == 0)
 		*len = (uint32_t)small; /* over the budget, which is below small here */
 	else
@@ -290,7 +317,7 @@ static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 
 		if (m->last_cut || m->n_cut >= m->cum + XP_WIN)
 			continue;
-		if (!chunk_len(core, c, m, budget, probe, &len))
+		if (!chunk_len(core, c, m, ctl, budget, probe, &len))
 			return false; /* the budget is the connection's: no other message fits */
 		idx = m->n_cut++;
 		ch = &m->ring[idx % XP_WIN];
