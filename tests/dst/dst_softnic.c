@@ -10,7 +10,13 @@
  * 192 KiB), random loss of 0-10% on a fabric link, a link that fails and
  * recovers, trimming, duplication and delay spikes (reordering) at
  * delivery, a policy swap mid-transfer, connections opened late (while the
- * others move data) and one connection aborted mid-traffic.
+ * others move data), one connection aborted mid-traffic, chatty connections
+ * (24 to 64 small messages, so every message slot of the immediate is
+ * reused several times) and a completion lag at the receivers (1 to 40 us
+ * between a write's placement and its event reaching the engine, as a
+ * NIC's completion queue and a busy poller make it: a late copy of a chunk
+ * can then be placed under its receive's key and reported after the
+ * receive completed).
  *
  * Invariants, on every run: every operation completes exactly once; every
  * receive that completes with success holds exactly the bytes sent
@@ -40,7 +46,10 @@
 
 #define N_HOSTS 4
 #define MAX_CONNS 5
-#define MAX_MSGS 6
+#define MAX_MSGS 64
+#define PLAIN_MSGS 6                 /* per connection, unless chatty */
+#define CHATTY_MIN_MSGS 24
+#define CHATTY_MAX_BYTES (8u << 10)
 #define MAX_MSG_BYTES (192u << 10)
 #define BUF_BYTES (8u << 20)
 #define BOUND_NS 2000000000ull /* 2 s of virtual time */
@@ -58,11 +67,14 @@ enum {
 	M_ABORT = 1u << 7,
 	M_POLICY = 1u << 8,
 	M_MULTI = 1u << 9, /* more than one connection */
-	M_ALL = (1u << 10) - 1,
+	M_CHATTY = 1u << 10,
+	M_CQ_LAG = 1u << 11,
+	M_ALL = (1u << 12) - 1,
 };
 
 static const char *const mask_names[] = { "loss", "link-down", "trim", "dup", "delay",
-					  "swap", "late-open", "abort", "policy", "multi" };
+					  "swap", "late-open", "abort", "policy", "multi",
+					  "chatty", "cq-lag" };
 
 static bool verbose;
 
@@ -204,6 +216,8 @@ static int make_world(struct run *R)
 	uint32_t dup_ppm = (uint32_t)between(&f, 0, 30000);
 	uint32_t delay_ppm = (uint32_t)between(&f, 0, 30000);
 	uint64_t delay_ns = between(&f, 1, 300) * 1000;
+	struct rng lag = rng_for(R, 6, 0);
+	uint64_t cq_lag_ns = between(&lag, 1, 40) * 1000;
 
 	if ((R->mask & M_TRIM) && trim) {
 		scn->topo.uet_policy = true;
@@ -221,6 +235,8 @@ static int make_world(struct run *R)
 		cfg.delay_ppm = delay_ppm;
 		cfg.delay_ns = delay_ns;
 	}
+	if (R->mask & M_CQ_LAG)
+		cfg.cq_lag_ns = cq_lag_ns;
 	rc = xp_softnic_world_create(&cfg, &R->w, &diag);
 	if (rc < 0)
 		failf(R, "world: %s", diag.msg);
@@ -287,7 +303,7 @@ static void plan(struct run *R)
 	R->n_conns = (R->mask & M_MULTI) ? n : 1;
 	for (uint32_t i = 0; i < R->n_conns; i++) {
 		struct conn *c = &R->c[i];
-		struct rng cr = rng_for(R, 4, i), mr = rng_for(R, 5, i);
+		struct rng cr = rng_for(R, 4, i), mr = rng_for(R, 5, i), chat = rng_for(R, 7, i);
 		int a = (int)between(&cr, 0, 1), b = (int)between(&cr, 2, 3);
 		bool dialer_a = coin(&cr, 50), policy = coin(&cr, 60), sync = coin(&cr, 50);
 		uint32_t async_mode = (uint32_t)between(&cr, 0, 2);
@@ -310,21 +326,28 @@ static void plan(struct run *R)
 		if (i == R->n_conns - 1 && i > 0 && (R->mask & M_ABORT) && abort_it)
 			c->abort_at_ns = c->open_at_ns + abort_ns;
 		c->swap_at_ns = (R->mask & M_SWAP) && swap ? c->open_at_ns + swap_ns : UINT64_MAX;
-		c->n_msgs = (uint32_t)between(&mr, 1, MAX_MSGS);
+		bool chatty = coin(&chat, 50);
+		uint32_t chatty_msgs = (uint32_t)between(&chat, CHATTY_MIN_MSGS, MAX_MSGS);
+		uint32_t plain_msgs = (uint32_t)between(&mr, 1, PLAIN_MSGS);
+
+		c->n_msgs = (R->mask & M_CHATTY) && chatty ? chatty_msgs : plain_msgs;
 		for (uint32_t j = 0; j < c->n_msgs; j++) {
 			struct msg *m = &c->m[j];
-			bool small = coin(&mr, 30);
-			uint64_t small_len = between(&mr, 1, 512), len = between(&mr, 1, MAX_MSG_BYTES);
+			/* past the plain ones, a chatty connection draws from its own stream */
+			struct rng *mj = j < plain_msgs ? &mr : &chat;
+			bool small = coin(mj, 30);
+			uint64_t small_len = between(mj, 1, 512);
+			uint64_t len = between(mj, 1, j < plain_msgs ? MAX_MSG_BYTES : CHATTY_MAX_BYTES);
 			int s, d;
 
-			m->from = (int)between(&mr, 0, 1);
+			m->from = (int)between(mj, 0, 1);
 			m->len = small ? small_len : len;
 			s = c->side_host[m->from];
 			d = c->side_host[!m->from];
 			m->soff = take_buf(R, s, m->len);
 			m->roff = take_buf(R, d, m->len);
 			for (uint64_t k = 0; k < m->len; k++)
-				R->buf[s][m->soff + k] = (uint8_t)rnd(&mr);
+				R->buf[s][m->soff + k] = (uint8_t)rnd(mj);
 			m->sum = fnv1a(R->buf[s] + m->soff, m->len);
 		}
 	}

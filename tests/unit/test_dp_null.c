@@ -2,7 +2,8 @@
 /*
  * test_dp_null.c - the null datapath (transport/datapath/null.c) and the
  * in-process bootstrap registry: placement through receive keys, refused
- * writes after a key's release, control packets between peers, the wait fd,
+ * writes after a key's release, released key slots reused oldest first
+ * (keys.c, shared with softnic), control packets between peers, the wait fd,
  * writers on another thread, and the registry's dial/answer/refuse.
  */
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "datapath.h"
+#include "keys.h"
 
 struct pair {
 	struct xp_dp *a, *b;
@@ -67,6 +69,40 @@ static struct xp_write write_to(const struct pair *p, const void *src, uint32_t 
 	w.laddr = (uint64_t)(uintptr_t)src;
 	w.raddr = raddr;
 	return w;
+}
+
+/* A hot slot must not cycle alone: its generation would return after 4,095 receives. */
+static void test_released_key_slots_are_reused_oldest_first(void **state)
+{
+	struct xp_keys t;
+	uint32_t w[4], again[4];
+
+	assert_int_equal(xp_keys_init(&t, 4), 0);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(xp_keys_alloc(&t, 0x1000u * i, 100, &w[i]), 0);
+	assert_int_equal(xp_keys_alloc(&t, 0, 1, &again[0]), -ENOSPC);
+	xp_keys_release(&t, w[2]);
+	xp_keys_release(&t, w[0]);
+	xp_keys_release(&t, w[3]);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(xp_keys_alloc(&t, 0x9000, 100, &again[i]), 0);
+	/* in the order they were released, each with a new word */
+	assert_int_equal(again[0] & XP_KEY_INDEX_MASK, w[2] & XP_KEY_INDEX_MASK);
+	assert_int_equal(again[1] & XP_KEY_INDEX_MASK, w[0] & XP_KEY_INDEX_MASK);
+	assert_int_equal(again[2] & XP_KEY_INDEX_MASK, w[3] & XP_KEY_INDEX_MASK);
+	assert_int_not_equal(again[0], w[2]);
+	/* an old word places nothing even though its slot is in use again */
+	assert_false(xp_keys_place(&t, w[2], 0x2000, 10, NULL));
+	assert_true(xp_keys_place(&t, again[0], 0x9000, 10, NULL));
+	/* one release and one allocation at a time still walk every free slot */
+	xp_keys_release(&t, again[1]);
+	xp_keys_release(&t, again[2]);
+	assert_int_equal(xp_keys_alloc(&t, 0, 1, &again[3]), 0);
+	assert_int_equal(again[3] & XP_KEY_INDEX_MASK, again[1] & XP_KEY_INDEX_MASK);
+	xp_keys_release(&t, again[3]);
+	assert_int_equal(xp_keys_alloc(&t, 0, 1, &again[3]), 0);
+	assert_int_equal(again[3] & XP_KEY_INDEX_MASK, again[2] & XP_KEY_INDEX_MASK);
+	xp_keys_fini(&t);
 }
 
 static void test_write_lands_through_a_receive_key_and_is_refused_after_release(void **state)
@@ -342,6 +378,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_lands_through_a_receive_key_and_is_refused_after_release),
+		cmocka_unit_test(test_released_key_slots_are_reused_oldest_first),
 		cmocka_unit_test(test_without_copy_only_the_event_moves),
 		cmocka_unit_test(test_a_full_receiver_holds_the_send_queue_back_without_loss),
 		cmocka_unit_test(

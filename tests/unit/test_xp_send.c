@@ -375,7 +375,7 @@ static void one_in_flight_each(struct xp_core_config *cfg)
 	cfg->max_queued = 64;
 }
 
-static void test_at_most_16_messages_in_flight(void **state)
+static void test_at_most_8_messages_in_flight(void **state)
 {
 	static uint8_t src[40][2000], dst[40][2000];
 	static struct write_log wl;
@@ -395,7 +395,7 @@ static void test_at_most_16_messages_in_flight(void **state)
 		assert_int_equal(pair_send(&p, 0, src[k], sizeof(src[k]), 200 + (uint64_t)k), 0);
 	}
 	pair_run(&p, 100000000);
-	assert_int_equal(wl.send_msgs_max, 16);
+	assert_int_equal(wl.send_msgs_max, XP_MSG_WINDOW);
 	for (int k = 0; k < 40; k++) {
 		assert_int_equal(pair_find(&p, 0, XP_COMP_SEND, 200 + (uint64_t)k)->c.status, 0);
 		assert_memory_equal(src[k], dst[k], sizeof(src[k]));
@@ -483,7 +483,7 @@ int main(void)
 		cmocka_unit_test(test_rto_recovery_cuts_minimum_chunks),
 		cmocka_unit_test(test_min_chunk_grows_so_a_message_fits_4096_chunks),
 		cmocka_unit_test(test_message_over_4096_chunks_is_refused),
-		cmocka_unit_test(test_at_most_16_messages_in_flight),
+		cmocka_unit_test(test_at_most_8_messages_in_flight),
 		cmocka_unit_test(test_full_queue_returns_eagain),
 		cmocka_unit_test(test_too_long_message_aborts_both_sides),
 		cmocka_unit_test(test_empty_message_is_one_empty_chunk),

@@ -193,6 +193,16 @@ static inline bool xp_seqwin_slot_free(const struct xp_seqwin *w, const uint32_t
 	return active[s] == XP_NONE && w->last[s].seq == seq - XP_MSG_SLOTS;
 }
 
+/* Return: message @seq is over (completed, aborted or failed), or older than every open one. */
+static inline bool xp_seqwin_finished(const struct xp_seqwin *w, uint32_t seq)
+{
+	uint32_t d = seq - w->below;
+
+	if ((int32_t)d < 0)
+		return true;
+	return d < 64 && ((w->finished >> d) & 1);
+}
+
 /* Return: the slot of @seq remembers it, ended with @outcome. */
 static inline bool xp_seqwin_ended(const struct xp_seqwin *w, uint32_t seq, uint8_t outcome)
 {

@@ -10,8 +10,19 @@
  *   [15:12]  message slot: message sequence number mod 16 (4 bits)
  *   [11:0]   chunk index within the message (12 bits)
  *
- * The limits this sets, per engine (one core): 16,384 connections, 16
- * messages in flight per connection, 4,096 chunks per message. The value is
+ * The limits this sets, per engine (one core): 16,384 connections, 4,096
+ * chunks per message, and 16 message slots per connection, of which at
+ * most XP_MSG_WINDOW = 8 messages are in flight: the receiver advertises
+ * receive k only once receive k - 8 has finished. The other half is the
+ * guard against a stale chunk: on UC a chunk of message k can be placed by
+ * the NIC under k's key just before the key is released and reach the core
+ * (through the completion queue) after k completed; with 16 in flight the
+ * slot could then already hold k + 16, which would count the chunk while
+ * its bytes sit in k's buffer. With 8 in flight, k + 16 starts only after
+ * k + 8 finished, and every chunk of k + 8 was written after k's key died,
+ * so it is reported after the stale chunk, which therefore finds the slot
+ * still remembering k (recv.c). A chunk still on the wire when its key dies
+ * is refused by the datapath (per-receive keys, datapath.h). The value is
  * carried in network byte order on the wire (verbs' imm_data is big-endian);
  * these helpers work on the host-order value.
  *
@@ -30,7 +41,8 @@
 #define XP_IMM_CHUNK_BITS 12
 
 #define XP_MAX_CONNS (1u << XP_IMM_CONN_BITS)    /* 16384 connections per engine */
-#define XP_MSG_SLOTS (1u << XP_IMM_SLOT_BITS)    /* 16 messages in flight per connection */
+#define XP_MSG_SLOTS (1u << XP_IMM_SLOT_BITS)    /* 16 message slots per connection */
+#define XP_MSG_WINDOW (XP_MSG_SLOTS / 2)         /* 8 messages in flight per connection */
 #define XP_MAX_CHUNKS (1u << XP_IMM_CHUNK_BITS)  /* 4096 chunks per message */
 
 #define XP_IMM_LAST (1u << 31)

@@ -5,9 +5,18 @@
  * that concern a receive (CTS_ACK, ABORT, ACK_REQ).
  *
  * Receive k takes the peer's message k. It is advertised (CTS k: address,
- * rkey, capacity) as soon as its slot is free, so up to 16 receives are
+ * rkey, capacity) as soon as receive k - XP_MSG_WINDOW has finished and its
+ * slot is free (receive k - 16 finished), so up to 8 receives are
  * advertised ahead and a ping-pong with pre-posted receives pays no
- * rendezvous. A CTS is retransmitted on the connection's RTO (with backoff)
+ * rendezvous. Why 8 of the immediate's 16 slots (imm.h): a chunk of
+ * receive k that the datapath placed before k's key was released but
+ * reports after k completed (a completion queue that lags placement) must
+ * find its slot not yet reused. Receive k + 16 is advertised only after
+ * k + 8 finished, and k + 8 only after k finished, so every chunk of k + 8
+ * was written after k's key died, hence reported after any chunk placed
+ * under it (one completion queue, in order): the stale chunk is seen while
+ * the slot still remembers k, and is dropped as a chunk of a done message.
+ * A CTS is retransmitted on the connection's RTO (with backoff)
  * until a sign comes back from the sender: a chunk, a CTS_ACK or an ABORT.
  * Every ABORT, first or repeated, is answered with ABORT_ACK.
  *
@@ -66,7 +75,8 @@ void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now
 		struct xp_rmsg *r;
 		uint32_t r_i;
 
-		if (!xp_seqwin_slot_free(&c->rw, c->rmsg, op->seq))
+		if (!xp_seqwin_slot_free(&c->rw, c->rmsg, op->seq) ||
+		    !xp_seqwin_finished(&c->rw, op->seq - XP_MSG_WINDOW))
 			break;
 		r_i = xp_pool_get(&core->rmsg_pool);
 		if (r_i == XP_NONE) {

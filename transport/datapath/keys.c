@@ -22,6 +22,7 @@ int xp_keys_init(struct xp_keys *t, uint32_t n)
 	t->n = n;
 	for (uint32_t i = 0; i < n; i++)
 		t->k[i].next_free = i + 1 < n ? i + 1 : UINT32_MAX;
+	t->free_tail = n - 1;
 	return 0;
 }
 
@@ -40,6 +41,8 @@ int xp_keys_alloc(struct xp_keys *t, uint64_t addr, uint64_t len, uint32_t *word
 		return -ENOSPC;
 	k = &t->k[i];
 	t->free = k->next_free;
+	if (t->free == UINT32_MAX)
+		t->free_tail = UINT32_MAX;
 	k->gen = (uint16_t)((k->gen + 1) & GEN_MASK);
 	if (k->gen == 0)
 		k->gen = 1;
@@ -65,8 +68,12 @@ void xp_keys_release(struct xp_keys *t, uint32_t word)
 	atomic_store(&k->word, 0);
 	while (atomic_load_explicit(&k->writers, memory_order_acquire))
 		;
-	k->next_free = t->free;
-	t->free = i;
+	k->next_free = UINT32_MAX;
+	if (t->free_tail == UINT32_MAX)
+		t->free = i;
+	else
+		t->k[t->free_tail].next_free = i;
+	t->free_tail = i;
 	t->used--;
 }
 

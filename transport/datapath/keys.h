@@ -5,7 +5,9 @@
  *
  * A key is a slot index (low 20 bits) and a generation (high 12 bits, never
  * 0), so a released key's word is refused even after its slot is reused,
- * until the generation wraps (4,095 reuses of the slot later). The owner
+ * until the generation wraps (4,095 reuses of the slot later). Slots are
+ * reused oldest-released first (a FIFO), so with n slots a word comes back
+ * only after 4,095 x n allocations, not 4,095 receives on a hot slot. The owner
  * (one thread) allocates and releases; any thread may place through a key:
  * it holds the slot's writer count while it checks and copies, and a
  * release clears the key, then waits for the writers to leave. Once
@@ -36,7 +38,7 @@ struct xp_key {
 struct xp_keys {
 	struct xp_key *k;
 	uint32_t n;
-	uint32_t free;
+	uint32_t free, free_tail; /* FIFO of free slots, UINT32_MAX: empty */
 	uint32_t used;
 };
 

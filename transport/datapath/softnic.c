@@ -85,6 +85,7 @@ struct sn_dp {
 	/* events waiting for poll(), a growable ring */
 	struct xp_dp_event *ev;
 	uint8_t **ev_bytes;   /* CTRL: the owned copy behind ev[i].bytes */
+	uint64_t *ev_due_ns;  /* when ev[i] reaches poll() (cfg.cq_lag_ns after it happened) */
 	uint32_t ev_head, ev_n, ev_cap;
 	uint8_t **handed;     /* CTRL copies handed out by the last poll */
 	uint32_t n_handed;
@@ -269,25 +270,33 @@ static int ev_push(struct sn_dp *d, const struct xp_dp_event *e, uint8_t *bytes)
 		uint32_t cap = d->ev_cap ? d->ev_cap * 2 : 256;
 		struct xp_dp_event *ev = calloc(cap, sizeof(*ev));
 		uint8_t **b = calloc(cap, sizeof(*b));
+		uint64_t *due = calloc(cap, sizeof(*due));
 
-		if (!ev || !b) {
+		if (!ev || !b || !due) {
 			free(ev);
 			free(b);
+			free(due);
 			return -ENOMEM;
 		}
 		for (uint32_t k = 0; k < d->ev_n; k++) {
 			ev[k] = d->ev[(d->ev_head + k) % d->ev_cap];
 			b[k] = d->ev_bytes[(d->ev_head + k) % d->ev_cap];
+			due[k] = d->ev_due_ns[(d->ev_head + k) % d->ev_cap];
 		}
 		free(d->ev);
 		free(d->ev_bytes);
+		free(d->ev_due_ns);
 		d->ev = ev;
 		d->ev_bytes = b;
+		d->ev_due_ns = due;
 		d->ev_head = 0;
 		d->ev_cap = cap;
 	}
 	d->ev[(d->ev_head + d->ev_n) % d->ev_cap] = *e;
 	d->ev_bytes[(d->ev_head + d->ev_n) % d->ev_cap] = bytes;
+	/* one lag for every event, so the ring stays in due order */
+	d->ev_due_ns[(d->ev_head + d->ev_n) % d->ev_cap] =
+		xp_softnic_now_ns(d->w) + d->w->cfg.cq_lag_ns;
 	d->ev_n++;
 	return 0;
 }
@@ -504,12 +513,31 @@ static uint64_t held_next_ns(const struct xp_softnic_world *w)
 	return t;
 }
 
+/* The earliest event of an instance still to reach poll() (cfg.cq_lag_ns). */
+static uint64_t lagged_next_ns(const struct xp_softnic_world *w)
+{
+	uint64_t now = xp_softnic_now_ns(w), t = UINT64_MAX;
+
+	if (!w->cfg.cq_lag_ns)
+		return t;
+	for (uint32_t h = 0; h < w->n_hosts; h++) {
+		const struct sn_dp *d = w->inst[h];
+
+		if (d && d->ev_n && d->ev_due_ns[d->ev_head] > now &&
+		    d->ev_due_ns[d->ev_head] < t)
+			t = d->ev_due_ns[d->ev_head];
+	}
+	return t;
+}
+
 uint64_t xp_softnic_next_event_ns(struct xp_softnic_world *w)
 {
 	uint64_t ps = uet_sim_next_event_ps(w->sim);
 	uint64_t ns = ps == UINT64_MAX ? UINT64_MAX : (ps + 999) / 1000;
-	uint64_t h = held_next_ns(w);
+	uint64_t h = held_next_ns(w), l = lagged_next_ns(w);
 
+	if (l < h)
+		h = l;
 	return h < ns ? h : ns;
 }
 
@@ -621,6 +649,7 @@ static void sn_close(struct xp_dp *dp)
 	free(d->handed);
 	free(d->ev);
 	free(d->ev_bytes);
+	free(d->ev_due_ns);
 	free(d->paths);
 	free(d->peers);
 	xp_keys_fini(&d->keys);
@@ -986,6 +1015,9 @@ static int sn_poll(struct xp_dp *dp, struct xp_dp_event *ev, uint32_t max)
 	}
 	for (; k < max; k++) {
 		uint32_t at = d->ev_head;
+
+		if (d->ev_due_ns[at] > xp_softnic_now_ns(d->w))
+			break; /* still on its way to the completion queue */
 
 		ev[k] = d->ev[at];
 		if (d->ev_bytes[at])

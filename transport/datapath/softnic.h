@@ -13,7 +13,11 @@
  *
  * Impairments the fabric does not model are injected at delivery, drawn
  * from the world's seed: duplication (a data message delivered twice) and
- * delay spikes (a data message held back, so later ones overtake it).
+ * delay spikes (a data message held back, so later ones overtake it). A
+ * completion lag (cq_lag_ns) separates placement from its report, as a
+ * NIC's completion queue and a busy poller do: a write is placed (its key
+ * checked, its bytes copied) on arrival, and its event reaches poll() only
+ * cq_lag_ns later, every event of an instance in arrival order.
  *
  * A driver (transport/engine/softnic_driver.c) steps the engines: it runs
  * each engine at the current virtual time, then advances the world to the
@@ -37,6 +41,7 @@ struct xp_softnic_config {
 	uint32_t dup_ppm;               /* data messages delivered twice, parts per million */
 	uint32_t delay_ppm;             /* data messages held back by delay_ns */
 	uint64_t delay_ns;
+	uint64_t cq_lag_ns;             /* a placed write or arrived packet reaches poll() this late */
 };
 
 /**

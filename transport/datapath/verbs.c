@@ -42,8 +42,7 @@
  * echoes): rxe has no completion timestamps. CQ moderation is not used (it
  * only delays the events an idle engine sleeps on; rxe has none anyway).
  *
- * Blob (path), 27 bytes: 'P', flags (bit 0 RC), QPN u24, PSN u24, LID u16,
- * active MTU (enum ibv_mtu), GID.
+ * Blob (path): verbs_blob.h.
  */
 #include <endian.h>
 #include <errno.h>
@@ -54,11 +53,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "verbs_blob.h"
 #include "verbs_int.h"
-
-#define PATH_BLOB_MAGIC 0x50
-#define PATH_BLOB_BYTES 27
-#define PATH_BLOB_RC 0x01
 
 #define DEFAULT_SEND_SLOTS 128
 #define DEFAULT_RECV_SLOTS 2048
@@ -409,14 +405,11 @@ static uint32_t random_psn(struct vb_dp *d, uint32_t qpn)
 
 static void path_blob(const struct vb_dp *d, const struct vb_path *p, struct xp_dp_blob *b)
 {
-	b->len = PATH_BLOB_BYTES;
-	b->bytes[0] = PATH_BLOB_MAGIC;
-	b->bytes[1] = p->rc ? PATH_BLOB_RC : 0;
-	xp_put_be(b->bytes + 2, p->qpn, 3);
-	xp_put_be(b->bytes + 5, p->psn, 3);
-	xp_put_be(b->bytes + 8, d->dev.lid, 2);
-	b->bytes[10] = (uint8_t)d->dev.mtu;
-	memcpy(b->bytes + 11, d->dev.gid.raw, 16);
+	struct vb_path_blob f = { .rc = p->rc, .qpn = p->qpn, .psn = p->psn, .lid = d->dev.lid,
+				  .mtu = (uint8_t)d->dev.mtu };
+
+	memcpy(f.gid, d->dev.gid.raw, 16);
+	vb_path_blob_encode(&f, b);
 }
 
 static int verbs_path_create(struct xp_dp *dp, const struct xp_dp_path_attr *attr, uint32_t *path,
@@ -474,9 +467,9 @@ static int verbs_path_connect(struct xp_dp *dp, uint32_t path, uint32_t peer,
 	const struct vb_peer *pe = peer < VB_MAX_PEERS && d->ctrl.peers[peer].in_use
 					   ? &d->ctrl.peers[peer]
 					   : NULL;
-	const uint8_t *b = remote->bytes;
+	struct vb_path_blob f;
+	const char *why;
 	union ibv_gid gid;
-	uint32_t qpn, mtu;
 	char what[64], where[160];
 	int rc;
 
@@ -487,21 +480,18 @@ static int verbs_path_connect(struct xp_dp *dp, uint32_t path, uint32_t peer,
 			 p && p->connected ? "already connected" : "unknown", peer);
 		return -EINVAL;
 	}
-	qpn = xp_get_be(b + 2, 3);
-	mtu = b[10];
-	memcpy(gid.raw, b + 11, 16);
-	if (remote->len != PATH_BLOB_BYTES || b[0] != PATH_BLOB_MAGIC || (b[1] & ~PATH_BLOB_RC) ||
-	    !qpn || mtu < IBV_MTU_256 || mtu > IBV_MTU_4096) {
+	if (vb_path_blob_decode(remote, &f, &why) < 0) {
 		snprintf(diag->msg, sizeof(diag->msg),
-			 "verbs: %s: path %u: not a verbs path blob (%u bytes)", where, path,
-			 remote->len);
+			 "verbs: %s: path %u: not a verbs path blob (%u bytes; bad %s)", where, path,
+			 remote->len, why);
 		return -EINVAL;
 	}
-	if (!!(b[1] & PATH_BLOB_RC) != p->rc || memcmp(&gid, &pe->gid, sizeof(gid)) != 0) {
+	memcpy(gid.raw, f.gid, 16);
+	if (f.rc != p->rc || memcmp(&gid, &pe->gid, sizeof(gid)) != 0) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "verbs: %s: path %u: the peer's path is %s and %s peer %u's control "
 			 "address; ours is %s",
-			 where, path, b[1] & PATH_BLOB_RC ? "RC" : "UC",
+			 where, path, f.rc ? "RC" : "UC",
 			 memcmp(&gid, &pe->gid, sizeof(gid)) ? "not on" : "on", peer,
 			 p->rc ? "RC" : "UC");
 		return -EINVAL;
@@ -511,10 +501,10 @@ static int verbs_path_connect(struct xp_dp *dp, uint32_t path, uint32_t peer,
 	rc = vb_check_peer_gid(&d->dev, &gid, what, diag);
 	if (rc < 0)
 		return rc;
-	rc = vb_qp_connect(d, p->qp, p->rc, p->psn, &gid, (uint16_t)xp_get_be(b + 8, 2), qpn,
-			   xp_get_be(b + 5, 3), mtu < (uint32_t)d->dev.mtu ? (enum ibv_mtu)mtu : d->dev.mtu);
+	rc = vb_qp_connect(d, p->qp, p->rc, p->psn, &gid, f.lid, f.qpn, f.psn,
+			   f.mtu < (uint32_t)d->dev.mtu ? (enum ibv_mtu)f.mtu : d->dev.mtu);
 	if (rc < 0)
-		return vb_diag_unreachable(&d->dev, what, &gid, qpn, -rc, diag);
+		return vb_diag_unreachable(&d->dev, what, &gid, f.qpn, -rc, diag);
 	p->connected = true;
 	p->peer = peer;
 	return 0;

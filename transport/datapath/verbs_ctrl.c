@@ -28,19 +28,16 @@
  * send slots in FIFO order (a send queue completes in order). Small
  * packets go inline.
  *
- * Blob (control address), 23 bytes: 'U', version 1, QPN u24, LID u16, GID.
+ * Blob (control address): verbs_blob.h.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "verbs_blob.h"
 #include "verbs_int.h"
 #include "wire.h"
-
-#define CTRL_BLOB_MAGIC 0x55
-#define CTRL_BLOB_VERSION 1
-#define CTRL_BLOB_BYTES 23
 #define DEFAULT_CTRL_MTU 1024
 #define CTRL_RECV_DEPTH 256
 #define CTRL_SEND_DEPTH 128
@@ -248,12 +245,10 @@ void vb_local_addr(struct xp_dp *dp, struct xp_dp_blob *addr)
 {
 	struct vb_dp *d = to_vb(dp);
 
-	addr->len = CTRL_BLOB_BYTES;
-	addr->bytes[0] = CTRL_BLOB_MAGIC;
-	addr->bytes[1] = CTRL_BLOB_VERSION;
-	xp_put_be(addr->bytes + 2, d->ctrl.qp->qp_num, 3);
-	xp_put_be(addr->bytes + 5, d->dev.lid, 2);
-	memcpy(addr->bytes + 7, d->dev.gid.raw, 16);
+	struct vb_ctrl_blob f = { .qpn = d->ctrl.qp->qp_num, .lid = d->dev.lid };
+
+	memcpy(f.gid, d->dev.gid.raw, 16);
+	vb_ctrl_blob_encode(&f, addr);
 }
 
 static int make_ah(struct vb_dp *d, struct vb_peer *p, struct pcm_diag *diag)
@@ -279,29 +274,30 @@ int vb_peer_open(struct xp_dp *dp, const struct xp_dp_blob *addr, uint32_t *peer
 {
 	struct vb_dp *d = to_vb(dp);
 	struct vb_ctrl *c = &d->ctrl;
+	struct vb_ctrl_blob f;
+	const char *why;
 	union ibv_gid gid;
-	uint32_t qpn;
 	char where[160];
 	int i, rc;
 
 	vb_where(&d->dev, where, sizeof(where));
-	if (addr->len != CTRL_BLOB_BYTES || addr->bytes[0] != CTRL_BLOB_MAGIC ||
-	    addr->bytes[1] != CTRL_BLOB_VERSION || !(qpn = xp_get_be(addr->bytes + 2, 3))) {
+	if (vb_ctrl_blob_decode(addr, &f, &why) < 0) {
 		snprintf(diag->msg, sizeof(diag->msg),
-			 "verbs: %s: not a verbs control address (%u bytes)", where, addr->len);
+			 "verbs: %s: not a verbs control address (%u bytes; bad %s)", where,
+			 addr->len, why);
 		return -EINVAL;
 	}
-	memcpy(gid.raw, addr->bytes + 7, 16);
+	memcpy(gid.raw, f.gid, 16);
 	rc = vb_check_peer_gid(&d->dev, &gid, "control peer", diag);
 	if (rc < 0)
 		return rc;
-	i = peer_find_or_add(c, &gid, qpn);
+	i = peer_find_or_add(c, &gid, f.qpn);
 	if (i < 0) {
 		snprintf(diag->msg, sizeof(diag->msg),
 			 "verbs: %s: all %u control peers are in use", where, VB_MAX_PEERS);
 		return i;
 	}
-	c->peers[i].lid = (uint16_t)xp_get_be(addr->bytes + 5, 2);
+	c->peers[i].lid = f.lid;
 	if (!c->peers[i].ah) {
 		rc = make_ah(d, &c->peers[i], diag);
 		if (rc < 0)

@@ -111,7 +111,8 @@ struct vb_keys {
 	struct ibv_qp *qp;    /* binds are posted here: a UC QP connected to itself */
 	struct ibv_cq *cq;
 	struct vb_key *keys;
-	uint32_t n_keys, max_keys, free;
+	uint32_t n_keys, max_keys;
+	uint32_t free, free_tail, n_free; /* FIFO of unbound windows, UINT32_MAX: empty */
 	struct vb_map by_rkey;
 	struct vb_region *regions;
 	uint64_t binds, unbinds;

@@ -25,6 +25,13 @@
  * XP_DP_CAP_RECV_KEYS is not set: UC then carries the hazard; RC is safe
  * (it never delivers a duplicate).
  *
+ * Windows are reused oldest-unbound first, and only once KEY_REUSE_MIN of
+ * them wait (or max_keys exist): a type 1 window's rkey changes only in its
+ * low 8 bits, by one per bind and per unbind, so a window's rkey comes back
+ * after 128 uses of it; reuse in FIFO order spreads that over at least
+ * 128 x 256 receives, where a LIFO would bring a hot window's rkey back
+ * after 128.
+ *
  * The residue: a window is checked at the first packet of a write, so a
  * write whose first packet passed just before the unbind may still place
  * its later packets. That needs a duplicate already on the wire when its
@@ -41,6 +48,7 @@
 #define DEFAULT_MAX_KEYS 4096
 #define BIND_WAIT_NS (5ull * 1000 * 1000 * 1000)
 #define KEY_QP_DEPTH 4
+#define KEY_REUSE_MIN 256
 
 /* Whether this device binds type 1 windows: its flags say so and one allocates. */
 static bool probe_mw(struct vb_dp *d)
@@ -101,6 +109,7 @@ int vb_keys_open(struct vb_dp *d, struct pcm_diag *diag)
 
 	k->max_keys = d->cfg.max_keys ? d->cfg.max_keys : DEFAULT_MAX_KEYS;
 	k->free = UINT32_MAX;
+	k->free_tail = UINT32_MAX;
 	k->use_mw = !d->cfg.no_recv_keys && probe_mw(d);
 	if (!k->use_mw)
 		return 0;
@@ -165,13 +174,28 @@ static void unbind(struct vb_keys *k, struct vb_key *key)
 	key->mw = NULL;
 }
 
+static void key_put(struct vb_keys *k, uint32_t i)
+{
+	k->keys[i].next_free = UINT32_MAX;
+	if (k->free_tail == UINT32_MAX)
+		k->free = i;
+	else
+		k->keys[k->free_tail].next_free = i;
+	k->free_tail = i;
+	k->n_free++;
+}
+
+/* The oldest unbound window once enough wait (else a new one, while there is room). */
 static int key_take(struct vb_dp *d, uint32_t *out)
 {
 	struct vb_keys *k = &d->keys;
 	uint32_t i = k->free;
 
-	if (i != UINT32_MAX) {
+	if (i != UINT32_MAX && (k->n_free >= KEY_REUSE_MIN || k->n_keys == k->max_keys)) {
 		k->free = k->keys[i].next_free;
+		if (k->free == UINT32_MAX)
+			k->free_tail = UINT32_MAX;
+		k->n_free--;
 	} else {
 		if (k->n_keys == k->max_keys)
 			return -ENOSPC;
@@ -182,18 +206,11 @@ static int key_take(struct vb_dp *d, uint32_t *out)
 	if (!k->keys[i].mw) {
 		int rc = -errno;
 
-		k->keys[i].next_free = k->free;
-		k->free = i;
+		key_put(k, i);
 		return rc ? rc : -ENOMEM;
 	}
 	*out = i;
 	return 0;
-}
-
-static void key_put(struct vb_keys *k, uint32_t i)
-{
-	k->keys[i].next_free = k->free;
-	k->free = i;
 }
 
 int vb_mr_reg(struct xp_dp *dp, void *addr, size_t len, struct xp_dp_mr *mr,

@@ -6,7 +6,8 @@
 # the engine and the core on top, the TCP bootstrap between them
 # (rxe-verbs-xfer, XFER; ERRORS is unused here; BENCH is pcm-bench). In one
 # boot:
-#   1. UC and RC with swift, 4 KiB to 4 MiB messages: every message
+#   1. UC and RC with swift, 4 KiB to 4 MiB messages, and UC with 256
+#      messages of 4 KiB (every message slot reused): every message
 #      byte-exact and exactly once, nothing left in the core after the close;
 #   1b. pcm-bench goodput --datapath verbs between two processes (receiver
 #      on rxe1, sender on rxe0), UC and RC, swift, 4 KiB to 4 MiB: both exit
@@ -115,6 +116,13 @@ for qp in UC RC; do
 			--msgs "${spec##*:}" || fail "$qp ${spec%%:*}-byte messages"
 	done
 done
+
+# UC, many small messages: each of the immediate's 16 message slots reused 16
+# times, with the spurious retransmissions TCG's delays cause (late copies of
+# chunks: docs/transport.md "Keys are not enough alone").
+line=$(pair UC-4096x256 --policy swift --size 4096 --msgs 256) ||
+	fail "UC 4096-byte messages x 256"
+echo "UC 4 KiB x 256: byte-exact, $(field "$line" chunks_retx) chunks retransmitted"
 
 # ---- 1b. pcm-bench goodput between two processes -------------------------------------------
 
