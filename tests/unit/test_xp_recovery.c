@@ -270,6 +270,56 @@ static void test_spurious_retransmission_grows_reorder_window(void **state)
 	pair_fini(&p);
 }
 
+/*
+ * As above but the receive completes before the retransmission lands, so the rkey refuses it
+ * and the receiver never reports a duplicate: the echo of chunk 0's first transmission, arriving
+ * after the retransmission went, is what shows it needless.
+ */
+static void test_spurious_retransmission_seen_by_the_echo_grows_reorder_window(void **state)
+{
+	static uint8_t src[4 * 65536], dst[4 * 65536];
+	struct xp_conn_info info;
+	struct tx_log l;
+	struct pair p;
+
+	warm_pair(&p, &l, false);
+	l.delay_tx0_ns[0] = 6000; /* late by 6 us: RACK resends it at 12.5 us, it arrives at 11 */
+	send_second(&p, src, dst, sizeof(src));
+	pair_run(&p, pair_now(&p) + 10000000);
+	expect_delivered(&p, src, dst, sizeof(src));
+	assert_int_equal(l.n, 5);
+	assert_int_equal(xp_core_stats(pair_core(&p, 0))->chunks_retx, 1);
+	assert_int_equal(xp_core_stats(pair_core(&p, 1))->drops[XP_DROP_IMM_DUP], 0);
+	/* no duplicate report, yet reo_wnd grew by min_RTT/4, and the connection counts it */
+	assert_int_equal(xp_conn_info(pair_core(&p, 0), p.conn[0], &info), 0);
+	assert_int_equal(info.reo_wnd_ns, 2 * 2500);
+	assert_int_equal(info.spurious_retx, 1);
+	assert_int_equal(xp_core_stats(pair_core(&p, 0))->spurious_retx, 1);
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
+/* A retransmission whose own copy arrived (the echo names it) is not spurious. */
+static void test_needed_retransmission_is_not_spurious(void **state)
+{
+	static uint8_t src[4 * 65536], dst[4 * 65536];
+	struct xp_conn_info info;
+	struct tx_log l;
+	struct pair p;
+
+	warm_pair(&p, &l, false);
+	l.drop_tx[1][0] = 1;
+	send_second(&p, src, dst, sizeof(src));
+	pair_run(&p, pair_now(&p) + 10000000);
+	expect_delivered(&p, src, dst, sizeof(src));
+	assert_int_equal(xp_core_stats(pair_core(&p, 0))->chunks_retx, 1);
+	assert_int_equal(xp_core_stats(pair_core(&p, 0))->spurious_retx, 0);
+	assert_int_equal(xp_conn_info(pair_core(&p, 0), p.conn[0], &info), 0);
+	assert_int_equal(info.reo_wnd_ns, 2500);
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
 static void test_tlp_probes_a_lost_tail(void **state)
 {
 	static uint8_t src[1000], dst[1000];
@@ -400,6 +450,8 @@ int main(void)
 		cmocka_unit_test(test_rack_marks_lost_only_after_reorder_window),
 		cmocka_unit_test(test_reordering_inside_the_window_is_not_loss),
 		cmocka_unit_test(test_spurious_retransmission_grows_reorder_window),
+		cmocka_unit_test(test_spurious_retransmission_seen_by_the_echo_grows_reorder_window),
+		cmocka_unit_test(test_needed_retransmission_is_not_spurious),
 		cmocka_unit_test(test_tlp_probes_a_lost_tail),
 		cmocka_unit_test(test_rto_retransmits_only_what_was_lost),
 		cmocka_unit_test(test_selective_retransmission_fills_only_the_holes),

@@ -49,6 +49,7 @@ enum {
 	XP_CH_LOST = 2,     /* declared lost, waiting to be retransmitted */
 	XP_CH_ACKED = 4,
 	XP_CH_SAMPLED = 8,  /* its latest transmission gave an RTT sample already */
+	XP_CH_SPURIOUS = 16, /* an earlier transmission arrived: the latest one was needless */
 };
 
 struct xp_path {
@@ -280,6 +281,7 @@ struct xp_conn {
 	uint64_t pace_next_ns;
 	uint64_t chunks_retx;     /* xp_conn_info() */
 	uint64_t rto_fires;
+	uint64_t spurious_retx;
 
 	/* loss recovery (recovery.c) */
 	struct xp_rtt rtt;
@@ -878,6 +880,15 @@ void xp_rec_on_delivered(struct xp_conn *c, const struct xp_chunk *ch, uint64_t 
  */
 bool xp_rec_rtt_sample(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
 		       bool parity, uint64_t hold_ns, uint64_t now_ns, uint64_t *rtt_ns);
+
+/**
+ * xp_rec_check_spurious() - an ACK's echo named transmission @parity of @ch: if that is not
+ * its latest, an earlier transmission arrived and the latest retransmission was needless (the
+ * immediate's parity bit as Eifel's timestamp, RFC 3522). Counts it once per transmission, widens
+ * reo_wnd as a DSACK does (RFC 8985 6.2), and keeps RACK from crediting the retransmission.
+ */
+void xp_rec_check_spurious(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
+			   bool parity, uint64_t now_ns);
 
 /**
  * xp_rec_on_dsack() - the receiver saw a duplicate (a spurious retransmission): widen reo_wnd,

@@ -31,6 +31,16 @@
  * message with unacknowledged chunks, so a lost final ACK is recovered even
  * when the retransmissions cannot reach the receiver (its rkey is gone).
  *
+ * Spurious retransmissions. An ACK's echo names the transmission that
+ * arrived by its parity; one older than the chunk's latest transmission
+ * proves the latest needless (Eifel detection, RFC 3522, with the parity
+ * bit as the timestamp). It counts (stats.spurious_retx, and the
+ * connection's), widens reo_wnd as the receiver's duplicate report does,
+ * and the chunk's delivery does not move RACK (the retransmission's send
+ * time would make RACK.rtt too short). The detection needs no duplicate at
+ * the receiver: on datapaths that invalidate a receive's rkey at completion
+ * a late retransmission never reaches the core, so no duplicate is reported.
+ *
  * Karn. The echo in an ACK names a transmission by chunk and parity; an RTT
  * sample (now - send time - receiver hold) is taken only when it names the
  * chunk's latest transmission unambiguously: same parity, and at most two
@@ -75,6 +85,8 @@ void xp_rec_on_delivered(struct xp_conn *c, const struct xp_chunk *ch, uint64_t 
 {
 	uint64_t since = now_ns - ch->sent_ns;
 
+	if (ch->flags & XP_CH_SPURIOUS)
+		return; /* delivered by an earlier transmission, sent before the latest */
 	if (ch->tx_count > 1 && c->rtt.samples && since < c->rtt.min_ns)
 		return;
 	if (ch->tx_seq > c->rack_tx_seq) {
@@ -113,6 +125,17 @@ void xp_rec_on_dsack(struct xp_conn *c, uint64_t now_ns)
 		c->reo_mult++;
 	c->reo_persist = XP_REO_PERSIST;
 	c->last_dsack_ns = now_ns ? now_ns : 1;
+}
+
+void xp_rec_check_spurious(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
+			   bool parity, uint64_t now_ns)
+{
+	if (ch->tx_count < 2 || parity == ((ch->tx_count - 1) & 1) || (ch->flags & XP_CH_SPURIOUS))
+		return;
+	ch->flags |= XP_CH_SPURIOUS;
+	core->stats.spurious_retx++;
+	c->spurious_retx++;
+	xp_rec_on_dsack(c, now_ns);
 }
 
 /* A loss episode: a grown reo_wnd lasts XP_REO_PERSIST of them. */

@@ -278,7 +278,7 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 	ch->sent_ns = now_ns;
 	ch->tx_seq = ++c->tx_seq;
 	ch->path = (uint8_t)p;
-	ch->flags &= (uint8_t)~XP_CH_SAMPLED;
+	ch->flags &= (uint8_t)~(XP_CH_SAMPLED | XP_CH_SPURIOUS);
 
 	act->kind = XP_ACT_WRITE;
 	act->u.write.path = c->paths[p].handle;
@@ -550,6 +550,7 @@ void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	if (a->echo_valid && a->echo_chunk >= m->cum) {
 		struct xp_chunk *ch = &m->ring[a->echo_chunk % XP_WIN];
 
+		xp_rec_check_spurious(core, c, ch, a->echo_parity, now_ns);
 		sampled = xp_rec_rtt_sample(core, c, ch, a->echo_parity, a->hold_ns, now_ns,
 					    &rtt_ns);
 		echo_path = ch->path;
