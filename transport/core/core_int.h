@@ -882,13 +882,16 @@ bool xp_rec_rtt_sample(struct xp_core *core, struct xp_conn *c, struct xp_chunk 
 		       bool parity, uint64_t hold_ns, uint64_t now_ns, uint64_t *rtt_ns);
 
 /**
- * xp_rec_check_spurious() - an ACK's echo named transmission @parity of @ch: if that is not
- * its latest, an earlier transmission arrived and the latest retransmission was needless (the
- * immediate's parity bit as Eifel's timestamp, RFC 3522). Counts it once per transmission, widens
- * reo_wnd as a DSACK does (RFC 8985 6.2), and keeps RACK from crediting the retransmission.
+ * xp_rec_check_spurious() - an ACK's echo named transmission @parity of @ch, in a record that
+ * says "duplicate seen" if @dup_seen. If that transmission is not the latest, an earlier one
+ * arrived and the latest retransmission was needless (the immediate's parity bit as Eifel's
+ * timestamp, RFC 3522); if it is the latest and a duplicate was seen, the echo names (as the
+ * transmission that dirtied the record last) the copy that arrived second. Counts it once per
+ * transmission, widens reo_wnd as a DSACK does (RFC 8985 6.2), and keeps RACK from crediting
+ * the retransmission. Only chunks sent more than once qualify.
  */
 void xp_rec_check_spurious(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
-			   bool parity, uint64_t now_ns);
+			   bool parity, bool dup_seen, uint64_t now_ns);
 
 /**
  * xp_rec_on_dsack() - the receiver saw a duplicate (a spurious retransmission): widen reo_wnd,

@@ -128,9 +128,10 @@ void xp_rec_on_dsack(struct xp_conn *c, uint64_t now_ns)
 }
 
 void xp_rec_check_spurious(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
-			   bool parity, uint64_t now_ns)
+			   bool parity, bool dup_seen, uint64_t now_ns)
 {
-	if (ch->tx_count < 2 || parity == ((ch->tx_count - 1) & 1) || (ch->flags & XP_CH_SPURIOUS))
+	if (ch->tx_count < 2 || (ch->flags & XP_CH_SPURIOUS) ||
+	    (parity == ((ch->tx_count - 1) & 1) && !dup_seen))
 		return;
 	ch->flags |= XP_CH_SPURIOUS;
 	core->stats.spurious_retx++;

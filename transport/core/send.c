@@ -550,7 +550,7 @@ void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	if (a->echo_valid && a->echo_chunk >= m->cum) {
 		struct xp_chunk *ch = &m->ring[a->echo_chunk % XP_WIN];
 
-		xp_rec_check_spurious(core, c, ch, a->echo_parity, now_ns);
+		xp_rec_check_spurious(core, c, ch, a->echo_parity, a->dup_seen, now_ns);
 		sampled = xp_rec_rtt_sample(core, c, ch, a->echo_parity, a->hold_ns, now_ns,
 					    &rtt_ns);
 		echo_path = ch->path;
