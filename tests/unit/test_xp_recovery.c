@@ -299,6 +299,42 @@ static void test_spurious_retransmission_seen_by_the_echo_grows_reorder_window(v
 	pair_fini(&p);
 }
 
+/*
+ * A spurious RTO as on a loaded host: the one chunk and its retransmission reach the receiver
+ * together, so the ACK echoes the retransmission and says "duplicate seen". Another such
+ * record for the same transmission does not count again.
+ */
+static void test_duplicate_report_marks_the_echoed_retransmission_spurious(void **state)
+{
+	struct xp_buf b = { 0x5000, 1000, 3 };
+	struct xp_conn_info info;
+	struct xp_rec ack;
+	struct solo s;
+	uint64_t t;
+
+	solo_init(&s, 0, NULL);
+	solo_cts(&s, 0, 1000, 0);
+	assert_int_equal(xp_post_send(s.core, s.conn, &b, 1, 0), 0);
+	assert_int_equal(solo_drain(&s, 0), 1);
+	t = xp_core_next_deadline(s.core);
+	xp_core_timer(s.core, t);
+	while (!solo_drain(&s, t)) { /* the TLP sends nothing new: skip to the RTO */
+		t = xp_core_next_deadline(s.core);
+		xp_core_timer(s.core, t);
+	}
+	assert_int_equal(xp_core_stats(s.core)->rto_fires, 1);
+	assert_int_equal(xp_core_stats(s.core)->chunks_retx, 1);
+	ack = solo_rec(&s, XP_REC_ACK);
+	ack.u.ack = (struct xp_rec_ack){ .msg_seq = 0, .cum = 1, .echo_valid = true,
+					 .echo_chunk = 0, .echo_parity = true, .dup_seen = true };
+	assert_int_equal(solo_inject(&s, &ack, t + 5000), 1);
+	assert_int_equal(solo_inject(&s, &ack, t + 6000), 1);
+	assert_int_equal(xp_core_stats(s.core)->spurious_retx, 1);
+	assert_int_equal(xp_conn_info(s.core, s.conn, &info), 0);
+	assert_int_equal(info.spurious_retx, 1);
+	solo_fini(&s);
+}
+
 /* A retransmission whose own copy arrived (the echo names it) is not spurious. */
 static void test_needed_retransmission_is_not_spurious(void **state)
 {
@@ -452,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_spurious_retransmission_grows_reorder_window),
 		cmocka_unit_test(test_spurious_retransmission_seen_by_the_echo_grows_reorder_window),
 		cmocka_unit_test(test_needed_retransmission_is_not_spurious),
+		cmocka_unit_test(test_duplicate_report_marks_the_echoed_retransmission_spurious),
 		cmocka_unit_test(test_tlp_probes_a_lost_tail),
 		cmocka_unit_test(test_rto_retransmits_only_what_was_lost),
 		cmocka_unit_test(test_selective_retransmission_fills_only_the_holes),
