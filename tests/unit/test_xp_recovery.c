@@ -356,6 +356,53 @@ static void test_needed_retransmission_is_not_spurious(void **state)
 	pair_fini(&p);
 }
 
+/* A paced second chunk restarts the probe timer (RFC 8985 7.2): PTO runs from the newest send. */
+static void test_tlp_runs_from_the_newest_transmission(void **state)
+{
+	struct xp_buf b = { 0x5000, 2 * 65536, 3 };
+	struct xp_conn_info info;
+	struct xp_rec ack;
+	struct solo s;
+	uint64_t t0, t1;
+
+	solo_init(&s, 0, NULL);
+	solo_cts(&s, 0, 1000, 0);
+	assert_int_equal(xp_post_send(s.core, s.conn, &(struct xp_buf){ 0x5000, 1000, 3 }, 1, 0),
+			 0);
+	assert_int_equal(solo_drain(&s, 0), 1);
+	ack = solo_rec(&s, XP_REC_ACK);
+	ack.u.ack = (struct xp_rec_ack){ .msg_seq = 0, .cum = 1, .complete = true,
+					 .echo_valid = true, .echo_chunk = 0 };
+	assert_int_equal(solo_inject(&s, &ack, 20000), 1);
+	assert_int_equal(xp_conn_info(s.core, s.conn, &info), 0);
+	assert_int_equal(info.srtt_ns, 20000); /* PTO 40 us, RTO at its 100 us floor */
+	solo_drain(&s, 20000);
+
+	s.cc.rate = PCM_RATE_ONE / 4; /* a 64 KiB chunk every 21 us at 100 Gbit/s */
+	t0 = 30000;
+	solo_cts(&s, 1, b.len, t0);
+	assert_int_equal(xp_post_send(s.core, s.conn, &b, 2, t0), 0);
+	assert_int_equal(solo_drain(&s, t0), 1);
+	t1 = t0;
+	do {
+		t1 = xp_core_next_deadline(s.core);
+		assert_true(t1 < t0 + 40000); /* the pacer's turn comes before the probe */
+		xp_core_timer(s.core, t1);
+	} while (!solo_drain(&s, t1));
+	assert_true(t1 - t0 >= 20000);
+	/* the probe goes a PTO after the second chunk; before, a PTO after the first (t0 + 40 us) */
+	while (!xp_core_stats(s.core)->tlp_fires) {
+		uint64_t t = xp_core_next_deadline(s.core);
+
+		xp_core_timer(s.core, t);
+		if (xp_core_stats(s.core)->tlp_fires)
+			assert_int_equal(t, t1 + 40000);
+		solo_drain(&s, t);
+	}
+	assert_int_equal(xp_core_stats(s.core)->rto_fires, 0);
+	solo_fini(&s);
+}
+
 static void test_tlp_probes_a_lost_tail(void **state)
 {
 	static uint8_t src[1000], dst[1000];
@@ -489,6 +536,7 @@ int main(void)
 		cmocka_unit_test(test_spurious_retransmission_seen_by_the_echo_grows_reorder_window),
 		cmocka_unit_test(test_needed_retransmission_is_not_spurious),
 		cmocka_unit_test(test_duplicate_report_marks_the_echoed_retransmission_spurious),
+		cmocka_unit_test(test_tlp_runs_from_the_newest_transmission),
 		cmocka_unit_test(test_tlp_probes_a_lost_tail),
 		cmocka_unit_test(test_rto_retransmits_only_what_was_lost),
 		cmocka_unit_test(test_selective_retransmission_fills_only_the_holes),

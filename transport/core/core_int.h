@@ -912,9 +912,11 @@ void xp_rec_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
 void xp_rec_on_new_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
 
 /**
- * xp_rec_on_sent() - A chunk went out: arm the RTO and the TLP if they are not armed.
+ * xp_rec_on_sent() - A chunk went out (@new_data: its first transmission): arm the RTO if it is
+ * not armed; arm the TLP if it is not armed, and restart it after new data (RFC 8985 7.2), so
+ * the probe waits a PTO after the newest transmission rather than the first of the flight.
  */
-void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, bool new_data, uint64_t now_ns);
 
 /**
  * xp_rec_on_timer() - @c's recovery timers: RTO, TLP, RACK reordering, whichever is due.

@@ -20,7 +20,9 @@
  * TLP. With chunks in flight, no probe out and no RTO recovery under way,
  * PTO = 2 x SRTT (the initial RTO before any sample), plus the receiver's
  * recent maximum hold when a single chunk is in flight; not armed when the
- * RTO would fire first. A probe sends one new chunk of the minimum size
+ * RTO would fire first. Armed by a send when not armed, restarted by each
+ * new chunk sent and by each ACK of new data (RFC 8985 7.2), so a paced
+ * flight is probed a PTO after its newest chunk, not its first. A probe sends one new chunk of the minimum size
  * (send.c) if there is one, else the newest chunk again.
  *
  * RTO. Armed while chunks are in flight: RTO = SRTT + max(G, 4 RTTVAR),
@@ -235,11 +237,11 @@ void xp_rec_on_new_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	arm_tlp(core, c, now_ns);
 }
 
-void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, bool new_data, uint64_t now_ns)
 {
 	if (!c->rto_deadline_ns)
 		c->rto_deadline_ns = now_ns + xp_rec_rto_ns(core, c);
-	if (!c->tlp_deadline_ns)
+	if (!c->tlp_deadline_ns || new_data)
 		arm_tlp(core, c, now_ns);
 }
 

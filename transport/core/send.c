@@ -249,6 +249,7 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 {
 	struct xp_chunk *ch = &m->ring[idx % XP_WIN];
 	struct xp_action *act = &b->acts[b->n++];
+	bool new_data = !ch->tx_count;
 	struct xp_imm f;
 	uint32_t p;
 
@@ -299,7 +300,7 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 		c->pace_next_ns = from + xp_pacer_gap_ns(ch->len, ctl->rate,
 							 core->cfg.line_rate_bps);
 	}
-	xp_rec_on_sent(core, c, now_ns);
+	xp_rec_on_sent(core, c, new_data, now_ns);
 }
 
 /* Cut the next chunk of the oldest message that can; Return: false if none may go. */
