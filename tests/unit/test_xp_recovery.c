@@ -141,11 +141,10 @@ static void test_rtt_sample_excludes_receiver_hold(void **state)
 	solo_fini(&s);
 }
 
-/* Message @seq of one chunk, transmitted @n times by RTOs; then an ACK echoing @parity. */
-static uint64_t karn_case(struct solo *s, uint32_t seq, unsigned n, bool parity, uint64_t t)
+/* Message @seq of one chunk (cookie @seq), transmitted @n times by RTOs; Return: the time. */
+static uint64_t send_by_rtos(struct solo *s, uint32_t seq, unsigned n, uint64_t t)
 {
 	struct xp_buf b = { 0x5000, 1000, 3 };
-	struct xp_rec ack;
 
 	solo_cts(s, seq, 1000, t);
 	assert_int_equal(xp_post_send(s->core, s->conn, &b, seq, t), 0);
@@ -158,7 +157,15 @@ static uint64_t karn_case(struct solo *s, uint32_t seq, unsigned n, bool parity,
 			xp_core_timer(s->core, t);
 		}
 	}
-	t += 5000;
+	return t;
+}
+
+/* send_by_rtos(), then an ACK echoing @parity. */
+static uint64_t karn_case(struct solo *s, uint32_t seq, unsigned n, bool parity, uint64_t t)
+{
+	struct xp_rec ack;
+
+	t = send_by_rtos(s, seq, n, t) + 5000;
 	ack = solo_rec(s, XP_REC_ACK);
 	ack.u.ack = (struct xp_rec_ack){ .msg_seq = seq, .cum = 1, .complete = true,
 					 .echo_valid = true, .echo_chunk = 0,
@@ -306,22 +313,13 @@ static void test_spurious_retransmission_seen_by_the_echo_grows_reorder_window(v
  */
 static void test_duplicate_report_marks_the_echoed_retransmission_spurious(void **state)
 {
-	struct xp_buf b = { 0x5000, 1000, 3 };
 	struct xp_conn_info info;
 	struct xp_rec ack;
 	struct solo s;
 	uint64_t t;
 
 	solo_init(&s, 0, NULL);
-	solo_cts(&s, 0, 1000, 0);
-	assert_int_equal(xp_post_send(s.core, s.conn, &b, 1, 0), 0);
-	assert_int_equal(solo_drain(&s, 0), 1);
-	t = xp_core_next_deadline(s.core);
-	xp_core_timer(s.core, t);
-	while (!solo_drain(&s, t)) { /* the TLP sends nothing new: skip to the RTO */
-		t = xp_core_next_deadline(s.core);
-		xp_core_timer(s.core, t);
-	}
+	t = send_by_rtos(&s, 0, 2, 0);
 	assert_int_equal(xp_core_stats(s.core)->rto_fires, 1);
 	assert_int_equal(xp_core_stats(s.core)->chunks_retx, 1);
 	ack = solo_rec(&s, XP_REC_ACK);
