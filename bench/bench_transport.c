@@ -463,6 +463,25 @@ static const struct xp_core_stats *flow_stats(const struct tp_rig *r, uint32_t i
 	return xp_core_stats(xp_engine_core(r->e[i]));
 }
 
+/* The loss recovery counters summed over the engines' cores (all spurious on null). */
+static void print_recovery(const struct tp_rig *r)
+{
+	uint64_t retx = 0, rto = 0, tlp = 0, rack = 0, spur = 0;
+
+	for (uint32_t i = 0; i < r->n_e; i++) {
+		const struct xp_core_stats *cs = xp_core_stats(xp_engine_core(r->e[i]));
+
+		retx += cs->chunks_retx;
+		rto += cs->rto_fires;
+		tlp += cs->tlp_fires;
+		rack += cs->rack_losses;
+		spur += cs->spurious_retx;
+	}
+	printf(",\"chunks_retx\":%" PRIu64 ",\"rto_fires\":%" PRIu64 ",\"tlp_fires\":%" PRIu64
+	       ",\"rack_losses\":%" PRIu64 ",\"spurious_retx\":%" PRIu64,
+	       retx, rto, tlp, rack, spur);
+}
+
 /*
  * One goodput run. @native: the same run with native Swift compiled in instead of the PCM
  * package (printed by the caller as native_ratio's baseline, not here); @cpu_ns_per_chunk: out.
@@ -549,6 +568,7 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 		       c1 > c0 ? worker_ns / (double)(c1 - c0) : 0,
 		       calls1 > calls0 ? worker_ns / (double)(calls1 - calls0) : 0);
 	}
+	print_recovery(r);
 	if (virt) {
 		printf(",\"flow_gbps\":[");
 		for (uint32_t i = 0; i < r->n_f; i++)

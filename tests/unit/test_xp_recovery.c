@@ -141,11 +141,10 @@ static void test_rtt_sample_excludes_receiver_hold(void **state)
 	solo_fini(&s);
 }
 
-/* Message @seq of one chunk, transmitted @n times by RTOs; then an ACK echoing @parity. */
-static uint64_t karn_case(struct solo *s, uint32_t seq, unsigned n, bool parity, uint64_t t)
+/* Message @seq of one chunk (cookie @seq), transmitted @n times by RTOs; Return: the time. */
+static uint64_t send_by_rtos(struct solo *s, uint32_t seq, unsigned n, uint64_t t)
 {
 	struct xp_buf b = { 0x5000, 1000, 3 };
-	struct xp_rec ack;
 
 	solo_cts(s, seq, 1000, t);
 	assert_int_equal(xp_post_send(s->core, s->conn, &b, seq, t), 0);
@@ -158,7 +157,15 @@ static uint64_t karn_case(struct solo *s, uint32_t seq, unsigned n, bool parity,
 			xp_core_timer(s->core, t);
 		}
 	}
-	t += 5000;
+	return t;
+}
+
+/* send_by_rtos(), then an ACK echoing @parity. */
+static uint64_t karn_case(struct solo *s, uint32_t seq, unsigned n, bool parity, uint64_t t)
+{
+	struct xp_rec ack;
+
+	t = send_by_rtos(s, seq, n, t) + 5000;
 	ack = solo_rec(s, XP_REC_ACK);
 	ack.u.ack = (struct xp_rec_ack){ .msg_seq = seq, .cum = 1, .complete = true,
 					 .echo_valid = true, .echo_chunk = 0,
@@ -268,6 +275,130 @@ static void test_spurious_retransmission_grows_reorder_window(void **state)
 	assert_int_equal(info.reo_wnd_ns, 2 * 2500);
 	pair_close_and_check_clean(&p);
 	pair_fini(&p);
+}
+
+/*
+ * As above but the receive completes before the retransmission lands, so the rkey refuses it
+ * and the receiver never reports a duplicate: the echo of chunk 0's first transmission, arriving
+ * after the retransmission went, is what shows it needless.
+ */
+static void test_spurious_retransmission_seen_by_the_echo_grows_reorder_window(void **state)
+{
+	static uint8_t src[4 * 65536], dst[4 * 65536];
+	struct xp_conn_info info;
+	struct tx_log l;
+	struct pair p;
+
+	warm_pair(&p, &l, false);
+	l.delay_tx0_ns[0] = 6000; /* late by 6 us: RACK resends it at 12.5 us, it arrives at 11 */
+	send_second(&p, src, dst, sizeof(src));
+	pair_run(&p, pair_now(&p) + 10000000);
+	expect_delivered(&p, src, dst, sizeof(src));
+	assert_int_equal(l.n, 5);
+	assert_int_equal(xp_core_stats(pair_core(&p, 0))->chunks_retx, 1);
+	assert_int_equal(xp_core_stats(pair_core(&p, 1))->drops[XP_DROP_IMM_DUP], 0);
+	/* no duplicate report, yet reo_wnd grew by min_RTT/4, and the connection counts it */
+	assert_int_equal(xp_conn_info(pair_core(&p, 0), p.conn[0], &info), 0);
+	assert_int_equal(info.reo_wnd_ns, 2 * 2500);
+	assert_int_equal(info.spurious_retx, 1);
+	assert_int_equal(xp_core_stats(pair_core(&p, 0))->spurious_retx, 1);
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
+/*
+ * A spurious RTO as on a loaded host: the one chunk and its retransmission reach the receiver
+ * together, so the ACK echoes the retransmission and says "duplicate seen". Another such
+ * record for the same transmission does not count again.
+ */
+static void test_duplicate_report_marks_the_echoed_retransmission_spurious(void **state)
+{
+	struct xp_conn_info info;
+	struct xp_rec ack;
+	struct solo s;
+	uint64_t t;
+
+	solo_init(&s, 0, NULL);
+	t = send_by_rtos(&s, 0, 2, 0);
+	assert_int_equal(xp_core_stats(s.core)->rto_fires, 1);
+	assert_int_equal(xp_core_stats(s.core)->chunks_retx, 1);
+	ack = solo_rec(&s, XP_REC_ACK);
+	ack.u.ack = (struct xp_rec_ack){ .msg_seq = 0, .cum = 1, .echo_valid = true,
+					 .echo_chunk = 0, .echo_parity = true, .dup_seen = true };
+	assert_int_equal(solo_inject(&s, &ack, t + 5000), 1);
+	assert_int_equal(solo_inject(&s, &ack, t + 6000), 1);
+	assert_int_equal(xp_core_stats(s.core)->spurious_retx, 1);
+	assert_int_equal(xp_conn_info(s.core, s.conn, &info), 0);
+	assert_int_equal(info.spurious_retx, 1);
+	solo_fini(&s);
+}
+
+/* A retransmission whose own copy arrived (the echo names it) is not spurious. */
+static void test_needed_retransmission_is_not_spurious(void **state)
+{
+	static uint8_t src[4 * 65536], dst[4 * 65536];
+	struct xp_conn_info info;
+	struct tx_log l;
+	struct pair p;
+
+	warm_pair(&p, &l, false);
+	l.drop_tx[1][0] = 1;
+	send_second(&p, src, dst, sizeof(src));
+	pair_run(&p, pair_now(&p) + 10000000);
+	expect_delivered(&p, src, dst, sizeof(src));
+	assert_int_equal(xp_core_stats(pair_core(&p, 0))->chunks_retx, 1);
+	assert_int_equal(xp_core_stats(pair_core(&p, 0))->spurious_retx, 0);
+	assert_int_equal(xp_conn_info(pair_core(&p, 0), p.conn[0], &info), 0);
+	assert_int_equal(info.reo_wnd_ns, 2500);
+	pair_close_and_check_clean(&p);
+	pair_fini(&p);
+}
+
+/* A paced second chunk restarts the probe timer (RFC 8985 7.2): PTO runs from the newest send. */
+static void test_tlp_runs_from_the_newest_transmission(void **state)
+{
+	struct xp_buf b = { 0x5000, 2 * 65536, 3 };
+	struct xp_conn_info info;
+	struct xp_rec ack;
+	struct solo s;
+	uint64_t t0, t1;
+
+	solo_init(&s, 0, NULL);
+	solo_cts(&s, 0, 1000, 0);
+	assert_int_equal(xp_post_send(s.core, s.conn, &(struct xp_buf){ 0x5000, 1000, 3 }, 1, 0),
+			 0);
+	assert_int_equal(solo_drain(&s, 0), 1);
+	ack = solo_rec(&s, XP_REC_ACK);
+	ack.u.ack = (struct xp_rec_ack){ .msg_seq = 0, .cum = 1, .complete = true,
+					 .echo_valid = true, .echo_chunk = 0 };
+	assert_int_equal(solo_inject(&s, &ack, 20000), 1);
+	assert_int_equal(xp_conn_info(s.core, s.conn, &info), 0);
+	assert_int_equal(info.srtt_ns, 20000); /* PTO 40 us, RTO at its 100 us floor */
+	solo_drain(&s, 20000);
+
+	s.cc.rate = PCM_RATE_ONE / 4; /* a 64 KiB chunk every 21 us at 100 Gbit/s */
+	t0 = 30000;
+	solo_cts(&s, 1, b.len, t0);
+	assert_int_equal(xp_post_send(s.core, s.conn, &b, 2, t0), 0);
+	assert_int_equal(solo_drain(&s, t0), 1);
+	t1 = t0;
+	do {
+		t1 = xp_core_next_deadline(s.core);
+		assert_true(t1 < t0 + 40000); /* the pacer's turn comes before the probe */
+		xp_core_timer(s.core, t1);
+	} while (!solo_drain(&s, t1));
+	assert_true(t1 - t0 >= 20000);
+	/* the probe goes a PTO after the second chunk; before, a PTO after the first (t0 + 40 us) */
+	while (!xp_core_stats(s.core)->tlp_fires) {
+		uint64_t t = xp_core_next_deadline(s.core);
+
+		xp_core_timer(s.core, t);
+		if (xp_core_stats(s.core)->tlp_fires)
+			assert_int_equal(t, t1 + 40000);
+		solo_drain(&s, t);
+	}
+	assert_int_equal(xp_core_stats(s.core)->rto_fires, 0);
+	solo_fini(&s);
 }
 
 static void test_tlp_probes_a_lost_tail(void **state)
@@ -400,6 +531,10 @@ int main(void)
 		cmocka_unit_test(test_rack_marks_lost_only_after_reorder_window),
 		cmocka_unit_test(test_reordering_inside_the_window_is_not_loss),
 		cmocka_unit_test(test_spurious_retransmission_grows_reorder_window),
+		cmocka_unit_test(test_spurious_retransmission_seen_by_the_echo_grows_reorder_window),
+		cmocka_unit_test(test_needed_retransmission_is_not_spurious),
+		cmocka_unit_test(test_duplicate_report_marks_the_echoed_retransmission_spurious),
+		cmocka_unit_test(test_tlp_runs_from_the_newest_transmission),
 		cmocka_unit_test(test_tlp_probes_a_lost_tail),
 		cmocka_unit_test(test_rto_retransmits_only_what_was_lost),
 		cmocka_unit_test(test_selective_retransmission_fills_only_the_holes),

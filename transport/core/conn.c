@@ -185,6 +185,7 @@ int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info)
 		info->path_rtt_ns[p] = c->paths[p].rtt_ewma_ns;
 	info->chunks_retx = c->chunks_retx;
 	info->rto_fires = c->rto_fires;
+	info->spurious_retx = c->spurious_retx;
 	info->cwnd_bytes = UINT64_MAX;
 	if (xp_conn_live(c)) { /* a quarantined connection's flow is closed in its binding */
 		struct xp_cc_ctl ctl;

@@ -178,6 +178,7 @@ struct xp_core_stats {
 	uint64_t rack_losses;     /* chunks RACK declared lost */
 	uint64_t rto_fires;
 	uint64_t tlp_fires;
+	uint64_t spurious_retx;   /* retransmissions the original's delivery showed needless */
 	uint64_t rtt_samples;
 	uint64_t karn_skipped;    /* echoes that named an ambiguous transmission */
 	uint64_t msgs_sent;       /* sends completed with success */
@@ -221,6 +222,7 @@ struct xp_conn_info {
 	uint64_t rate_bps;     /* the CC's pacing rate now; 0: not paced (at line rate) */
 	uint64_t chunks_retx;  /* retransmissions of this connection (RACK, RTO, TLP) */
 	uint64_t rto_fires;    /* its retransmission timeouts */
+	uint64_t spurious_retx; /* its retransmissions the original's delivery showed needless */
 };
 
 struct xp_core;

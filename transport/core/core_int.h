@@ -49,6 +49,7 @@ enum {
 	XP_CH_LOST = 2,     /* declared lost, waiting to be retransmitted */
 	XP_CH_ACKED = 4,
 	XP_CH_SAMPLED = 8,  /* its latest transmission gave an RTT sample already */
+	XP_CH_SPURIOUS = 16, /* an earlier transmission arrived: the latest one was needless */
 };
 
 struct xp_path {
@@ -290,6 +291,7 @@ struct xp_conn {
 	uint64_t pace_next_ns;
 	uint64_t chunks_retx;     /* xp_conn_info() */
 	uint64_t rto_fires;
+	uint64_t spurious_retx;
 
 	/* loss recovery (recovery.c) */
 	struct xp_rtt rtt;
@@ -890,6 +892,18 @@ bool xp_rec_rtt_sample(struct xp_core *core, struct xp_conn *c, struct xp_chunk 
 		       bool parity, uint64_t hold_ns, uint64_t now_ns, uint64_t *rtt_ns);
 
 /**
+ * xp_rec_check_spurious() - an ACK's echo named transmission @parity of @ch, in a record that
+ * says "duplicate seen" if @dup_seen. If that transmission is not the latest, an earlier one
+ * arrived and the latest retransmission was needless (the immediate's parity bit as Eifel's
+ * timestamp, RFC 3522); if it is the latest and a duplicate was seen, the echo names (as the
+ * transmission that dirtied the record last) the copy that arrived second. Counts it once per
+ * transmission, widens reo_wnd as a DSACK does (RFC 8985 6.2), and keeps RACK from crediting
+ * the retransmission. Only chunks sent more than once qualify.
+ */
+void xp_rec_check_spurious(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
+			   bool parity, bool dup_seen, uint64_t now_ns);
+
+/**
  * xp_rec_on_dsack() - the receiver saw a duplicate (a spurious retransmission): widen reo_wnd,
  * once per SRTT.
  */
@@ -908,9 +922,11 @@ void xp_rec_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
 void xp_rec_on_new_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
 
 /**
- * xp_rec_on_sent() - A chunk went out: arm the RTO and the TLP if they are not armed.
+ * xp_rec_on_sent() - A chunk went out (@new_data: its first transmission): arm the RTO if it is
+ * not armed; arm the TLP if it is not armed, and restart it after new data (RFC 8985 7.2), so
+ * the probe waits a PTO after the newest transmission rather than the first of the flight.
  */
-void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, bool new_data, uint64_t now_ns);
 
 /**
  * xp_rec_on_timer() - @c's recovery timers: RTO, TLP, RACK reordering, whichever is due.

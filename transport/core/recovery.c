@@ -20,7 +20,9 @@
  * TLP. With chunks in flight, no probe out and no RTO recovery under way,
  * PTO = 2 x SRTT (the initial RTO before any sample), plus the receiver's
  * recent maximum hold when a single chunk is in flight; not armed when the
- * RTO would fire first. A probe sends one new chunk of the minimum size
+ * RTO would fire first. Armed by a send when not armed, restarted by each
+ * new chunk sent and by each ACK of new data (RFC 8985 7.2), so a paced
+ * flight is probed a PTO after its newest chunk, not its first. A probe sends one new chunk of the minimum size
  * (send.c) if there is one, else the newest chunk again.
  *
  * RTO. Armed while chunks are in flight: RTO = SRTT + max(G, 4 RTTVAR),
@@ -30,6 +32,16 @@
  * the budget), the CC gets an RTO signal, and an ACK_REQ goes for each
  * message with unacknowledged chunks, so a lost final ACK is recovered even
  * when the retransmissions cannot reach the receiver (its rkey is gone).
+ *
+ * Spurious retransmissions. An ACK's echo names the transmission that
+ * arrived by its parity; one older than the chunk's latest transmission
+ * proves the latest needless (Eifel detection, RFC 3522, with the parity
+ * bit as the timestamp). It counts (stats.spurious_retx, and the
+ * connection's), widens reo_wnd as the receiver's duplicate report does,
+ * and the chunk's delivery does not move RACK (the retransmission's send
+ * time would make RACK.rtt too short). The detection needs no duplicate at
+ * the receiver: on datapaths that invalidate a receive's rkey at completion
+ * a late retransmission never reaches the core, so no duplicate is reported.
  *
  * Karn. The echo in an ACK names a transmission by chunk and parity; an RTT
  * sample (now - send time - receiver hold) is taken only when it names the
@@ -75,6 +87,8 @@ void xp_rec_on_delivered(struct xp_conn *c, const struct xp_chunk *ch, uint64_t 
 {
 	uint64_t since = now_ns - ch->sent_ns;
 
+	if (ch->flags & XP_CH_SPURIOUS)
+		return; /* delivered by an earlier transmission, sent before the latest */
 	if (ch->tx_count > 1 && c->rtt.samples && since < c->rtt.min_ns)
 		return;
 	if (ch->tx_seq > c->rack_tx_seq) {
@@ -113,6 +127,18 @@ void xp_rec_on_dsack(struct xp_conn *c, uint64_t now_ns)
 		c->reo_mult++;
 	c->reo_persist = XP_REO_PERSIST;
 	c->last_dsack_ns = now_ns ? now_ns : 1;
+}
+
+void xp_rec_check_spurious(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
+			   bool parity, bool dup_seen, uint64_t now_ns)
+{
+	if (ch->tx_count < 2 || (ch->flags & XP_CH_SPURIOUS) ||
+	    (parity == ((ch->tx_count - 1) & 1) && !dup_seen))
+		return;
+	ch->flags |= XP_CH_SPURIOUS;
+	core->stats.spurious_retx++;
+	c->spurious_retx++;
+	xp_rec_on_dsack(c, now_ns);
 }
 
 /* A loss episode: a grown reo_wnd lasts XP_REO_PERSIST of them. */
@@ -211,11 +237,11 @@ void xp_rec_on_new_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	arm_tlp(core, c, now_ns);
 }
 
-void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, bool new_data, uint64_t now_ns)
 {
 	if (!c->rto_deadline_ns)
 		c->rto_deadline_ns = now_ns + xp_rec_rto_ns(core, c);
-	if (!c->tlp_deadline_ns)
+	if (!c->tlp_deadline_ns || new_data)
 		arm_tlp(core, c, now_ns);
 }
 

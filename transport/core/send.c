@@ -249,6 +249,7 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 {
 	struct xp_chunk *ch = &m->ring[idx % XP_WIN];
 	struct xp_action *act = &b->acts[b->n++];
+	bool new_data = !ch->tx_count;
 	struct xp_imm f;
 	uint32_t p;
 
@@ -278,7 +279,7 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 	ch->sent_ns = now_ns;
 	ch->tx_seq = ++c->tx_seq;
 	ch->path = (uint8_t)p;
-	ch->flags &= (uint8_t)~XP_CH_SAMPLED;
+	ch->flags &= (uint8_t)~(XP_CH_SAMPLED | XP_CH_SPURIOUS);
 
 	act->kind = XP_ACT_WRITE;
 	act->u.write.path = c->paths[p].handle;
@@ -299,7 +300,7 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 		c->pace_next_ns = from + xp_pacer_gap_ns(ch->len, ctl->rate,
 							 core->cfg.line_rate_bps);
 	}
-	xp_rec_on_sent(core, c, now_ns);
+	xp_rec_on_sent(core, c, new_data, now_ns);
 }
 
 /* Cut the next chunk of the oldest message that can; Return: false if none may go. */
@@ -550,6 +551,7 @@ void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	if (a->echo_valid && a->echo_chunk >= m->cum) {
 		struct xp_chunk *ch = &m->ring[a->echo_chunk % XP_WIN];
 
+		xp_rec_check_spurious(core, c, ch, a->echo_parity, a->dup_seen, now_ns);
 		sampled = xp_rec_rtt_sample(core, c, ch, a->echo_parity, a->hold_ns, now_ns,
 					    &rtt_ns);
 		echo_path = ch->path;
