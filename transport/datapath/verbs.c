@@ -64,11 +64,17 @@
 #define ACK_EVENTS_EVERY 64
 
 /*
- * RC: ACK timeout 4.096 us x 2^14 = 67 ms, 6 retries (7 means "forever" to
- * rdma_rxe: an RC write to a peer that is gone would never fail), RNR
- * retried forever.
+ * RC: ACK timeout 4.096 us x 2^17 = 537 ms, 6 retries (7 means "forever" to
+ * rdma_rxe: an RC write to a peer that is gone would never fail), so a dead
+ * peer is declared after about 3.8 s; RNR retried forever. The timeout is
+ * long because the NIC's own retries have to outlast a stalled peer: with
+ * 2^14 (67 ms, 470 ms in all) a soft-RoCE peer on a loaded host (rxe in the
+ * qemu VM at load average 17) ran out of retries in the middle of a 4 MiB
+ * RC transfer and the connection failed. A lost packet is resent on the
+ * responder's sequence NAK well before the timeout; only a lost tail waits
+ * for it.
  */
-#define RC_TIMEOUT 14
+#define RC_TIMEOUT 17
 #define RC_RETRY_CNT 6
 #define RC_RNR_RETRY 7
 #define RC_MIN_RNR_TIMER 1
