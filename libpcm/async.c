@@ -87,8 +87,10 @@
 #define MAX_BATCH 64
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define SLEEP_TIMEOUT_NS 50000000L /* an idle worker re-checks its pending set every 50 ms */
-#define SETTLE_VISITS 8            /* visits that find a flow idle before it leaves its set */
+#define SETTLE_SWEEPS 8            /* sweeps a flow stays idle in its set before it leaves */
 #define DEFER_SLEEP_NS 20000L      /* one waiting only for unfinished events, every 20 us */
+#define COALESCE_EVENTS 3 /* a take with fewer events than this backs the flow off */
+#define MAX_BACKOFF 5     /* the longest backoff: 2^5 sweeps */
 #define NO_PKG 0 /* package ids start at 1: a zeroed slot is not live */
 #define TICKET_ONE ((uint64_t)1 << 32)
 
@@ -127,10 +129,12 @@ struct flow_ctrl {
 
 struct flow_priv {
 	uint16_t state;       /* PRIV_* */
-	uint16_t quiet;       /* visits in a row that found nothing new */
+	uint16_t quiet;       /* sweeps since a visit last found something new */
 	uint32_t wait_ticket; /* LATE, TAKE: the events concerned are done at this owner count */
 	uint32_t epoch;       /* LATE, TAKE: the window concerned */
 	uint32_t seen;        /* the tickets taken when the worker last switched windows */
+	uint32_t resume_sweep; /* the worker skips the flow until its sweep count reaches this */
+	uint32_t backoff;      /* log2 of the sweeps skipped after a visit: 0..MAX_BACKOFF */
 	pcm_uint read_present;
 	pcm_uint words[]; /* what was read of a window (window_slots), then the record */
 };
@@ -171,6 +175,9 @@ struct async_worker {
 	int node;
 	/* the worker's own */
 	alignas(CACHELINE) uint32_t cursor;
+	uint32_t sweep;        /* times the cursor went round the pending set */
+	uint32_t nudges_seen;  /* the nudges counted when the worker last looked */
+	uint32_t urgent_sweep; /* no flow backs off before this sweep: an owner waits */
 	pthread_t thread;
 	bool thread_live;
 	uint32_t ids[MAX_BATCH];
@@ -179,6 +186,7 @@ struct async_worker {
 	uint32_t quiet;    /* flows of the current round with nothing to do */
 	pcm_uint *scratch; /* a record, for swaps */
 	alignas(CACHELINE) _Atomic uint32_t sleeping; /* futex word: 1 while blocked */
+	alignas(CACHELINE) _Atomic uint32_t nudges;   /* owners' requests made (nudge()) */
 	alignas(CACHELINE) struct worker_counters cnt;
 };
 
@@ -378,6 +386,17 @@ static void push_to(struct pcm_async *as, uint16_t wi, uint32_t flow)
 static void push(struct pcm_async *as, unsigned char *slot, uint32_t flow)
 {
 	push_to(as, LD(&hdr_of(slot)->worker), flow);
+}
+
+/*
+ * An owner has made a request of a flow of worker @wi: for two sweeps of
+ * its pending set the worker lets no flow back off, so that the request is
+ * served within a sweep.
+ */
+static void nudge(struct pcm_async *as, uint16_t wi)
+{
+	STEP();
+	atomic_fetch_add_explicit(&as->workers[wi].nudges, 1, memory_order_release);
 }
 
 /* ---- datapath side ----------------------------------------------------------------------- */
@@ -727,6 +746,19 @@ static bool finish_late(struct pcm_async *as, struct visit *v)
 }
 
 /*
+ * After a visit: skip the flow for 2^backoff - 1 sweeps, the backoff growing
+ * when the visit found too little to do (@more) and shrinking otherwise.
+ */
+static void back_off(struct async_worker *w, struct flow_priv *p, bool more)
+{
+	if (more && p->backoff < MAX_BACKOFF)
+		p->backoff++;
+	else if (!more && p->backoff)
+		p->backoff--;
+	p->resume_sweep = w->sweep + (1u << p->backoff) - 1;
+}
+
+/*
  * Advance the epoch (events from then on write the other window) and read
  * the old window, which the events with earlier tickets write; or, for a
  * window left for later, read it again.
@@ -743,6 +775,7 @@ static enum take take_window_of(struct pcm_async *as, struct async_worker *w, st
 	old = advance_epoch(hdr_of(v->slot));
 	cnt_add(&w->cnt.enqueues, 1);
 	v->next = (uint32_t)(old >> 32);
+	back_off(w, p, v->next - p->seen < COALESCE_EVENTS);
 	p->seen = v->next;
 	return read_window(as, w, v, (uint32_t)old, v->next);
 }
@@ -908,7 +941,9 @@ static bool quiet(struct pcm_async *as, struct async_worker *w, struct visit *v)
 		return false;
 	}
 	w->quiet++;
-	if (++p->quiet < SETTLE_VISITS)
+	p->quiet = (uint16_t)MIN(p->quiet + (1u << p->backoff), SETTLE_SWEEPS);
+	back_off(w, p, true);
+	if (p->quiet < SETTLE_SWEEPS)
 		return true;
 	pcm_pendset_remove(&w->pend, &as->pend0, v->flow);
 	news = tickets_taken(h) != p->seen ||
@@ -974,14 +1009,44 @@ static void finish_visit(struct pcm_async *as, struct visit *v)
  * their handlers, then publish them all. The handlers of a batch touch no
  * shared memory and do not depend on each other, so the core overlaps them.
  */
+/*
+ * Drop from @ids the flows backing off; they count as quiet visits. Return:
+ * how many are left.
+ */
+static uint32_t skip_backing_off(struct pcm_async *as, struct async_worker *w, uint32_t *ids,
+				 uint32_t n)
+{
+	uint32_t kept = 0, nudges = LD_ACQ(&w->nudges);
+
+	if (nudges != w->nudges_seen) {
+		w->nudges_seen = nudges;
+		w->urgent_sweep = w->sweep + 2;
+	}
+	if ((int32_t)(w->urgent_sweep - w->sweep) > 0)
+		return n;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct flow_priv *p = priv_of(as, ids[k]);
+
+		if ((int32_t)(p->resume_sweep - w->sweep) > 0)
+			w->quiet++;
+		else
+			ids[kept++] = ids[k];
+	}
+	return kept;
+}
+
 static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint32_t budget)
 {
-	uint32_t n = pcm_pendset_next(&w->pend, &as->pend0, &w->cursor, w->ids,
-				      MIN(budget, as->cfg.batch));
-	uint32_t calls = 0, errors = 0, taken = 0;
+	uint32_t before = w->cursor;
+	uint32_t got = pcm_pendset_next(&w->pend, &as->pend0, &w->cursor, w->ids,
+					MIN(budget, as->cfg.batch));
+	uint32_t n, calls = 0, errors = 0, taken = 0;
 
 	w->deferred = 0;
 	w->quiet = 0;
+	if (got && w->cursor <= before)
+		w->sweep++;
+	n = skip_backing_off(as, w, w->ids, got);
 	for (uint32_t k = 0; k < n; k++)
 		begin_visit(as, w->ids[k], &w->visits[k]);
 	for (uint32_t k = 0; k < n; k++)
@@ -1000,12 +1065,12 @@ static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint3
 		if (w->visits[k].run)
 			finish_visit(as, &w->visits[k]);
 	if (n) {
-		cnt_add(&w->cnt.wakeups, n - w->quiet);
+		cnt_add(&w->cnt.wakeups, got - w->quiet);
 		cnt_add(&w->cnt.no_trigger, taken - calls);
 		cnt_add(&w->cnt.handler_calls, calls);
 		cnt_add(&w->cnt.handler_errors, errors);
 	}
-	return n;
+	return got;
 }
 
 /*
@@ -1161,6 +1226,7 @@ int pcm_async_flow_remove(struct pcm_async *as, uint32_t flow)
 	STEP();
 	atomic_fetch_or_explicit(&hdr_of(slot)->req, REQ_DEAD, memory_order_release);
 	push_to(as, worker, flow);
+	nudge(as, worker);
 	/* the worker frees the flow only after this, so the push never outlives it */
 	STEP();
 	atomic_fetch_or_explicit(&hdr_of(slot)->req, REQ_PUSHED, memory_order_release);
@@ -1187,6 +1253,7 @@ static void request_handoff(struct pcm_async *as, uint32_t flow, unsigned char *
 		return;
 	}
 	push(as, slot, flow);
+	nudge(as, LD(&h->worker));
 	for (unsigned spins = 0;; spins++) {
 		uint32_t now_req;
 
