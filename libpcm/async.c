@@ -919,9 +919,10 @@ static bool handle_request(struct pcm_async *as, struct async_worker *w, struct 
 
 /*
  * A flow with nothing new since the worker last switched its windows has
- * nothing to do on this visit; after SETTLE_VISITS such visits in a row it
- * leaves the pending set (sooner, it would only come back: taking it out
- * and adding it again writes the set's line on both sides). Then its
+ * nothing to do on this visit, and backs off further. Once it has been idle
+ * for SETTLE_SWEEPS sweeps, over two such visits in a row at least, it
+ * leaves the pending set (sooner, it would only come back: taking it out and
+ * adding it again writes the set's line on both sides). Then its
  * tickets and requests are read again, with a read-modify-write of the word
  * events take their tickets from: an event or request that came meanwhile
  * either shows there, and the flow goes back in, or its thread sees the flow
@@ -934,16 +935,17 @@ static bool quiet(struct pcm_async *as, struct async_worker *w, struct visit *v)
 {
 	struct flow_hdr *h = hdr_of(v->slot);
 	struct flow_priv *p = v->priv;
-	bool news;
+	bool news, again;
 
 	if ((uint32_t)(LD(&h->tick) >> 32) != p->seen) {
 		p->quiet = 0;
 		return false;
 	}
 	w->quiet++;
+	again = p->quiet > 0;
 	p->quiet = (uint16_t)MIN(p->quiet + (1u << p->backoff), SETTLE_SWEEPS);
 	back_off(w, p, true);
-	if (p->quiet < SETTLE_SWEEPS)
+	if (!again || p->quiet < SETTLE_SWEEPS)
 		return true;
 	pcm_pendset_remove(&w->pend, &as->pend0, v->flow);
 	news = tickets_taken(h) != p->seen ||
