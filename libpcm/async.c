@@ -129,11 +129,12 @@ struct flow_ctrl {
 
 struct flow_priv {
 	uint16_t state;       /* PRIV_* */
-	uint16_t quiet;       /* sweeps since a visit last found something new */
+	uint16_t quiet;       /* visits in a row that found nothing new */
 	uint32_t wait_ticket; /* LATE, TAKE: the events concerned are done at this owner count */
 	uint32_t epoch;       /* LATE, TAKE: the window concerned */
 	uint32_t seen;        /* the tickets taken when the worker last switched windows */
 	uint32_t resume_sweep; /* the worker skips the flow until its sweep count reaches this */
+	uint32_t news_sweep;   /* the worker's sweep when a visit last found something new */
 	uint32_t backoff;      /* log2 of the sweeps skipped after a visit: 0..MAX_BACKOFF */
 	pcm_uint read_present;
 	pcm_uint words[]; /* what was read of a window (window_slots), then the record */
@@ -935,17 +936,18 @@ static bool quiet(struct pcm_async *as, struct async_worker *w, struct visit *v)
 {
 	struct flow_hdr *h = hdr_of(v->slot);
 	struct flow_priv *p = v->priv;
-	bool news, again;
+	bool news;
 
 	if ((uint32_t)(LD(&h->tick) >> 32) != p->seen) {
 		p->quiet = 0;
+		p->news_sweep = w->sweep;
 		return false;
 	}
 	w->quiet++;
-	again = p->quiet > 0;
-	p->quiet = (uint16_t)MIN(p->quiet + (1u << p->backoff), SETTLE_SWEEPS);
 	back_off(w, p, true);
-	if (!again || p->quiet < SETTLE_SWEEPS)
+	if (p->quiet < UINT16_MAX)
+		p->quiet++;
+	if (p->quiet < 2 || w->sweep - p->news_sweep < SETTLE_SWEEPS)
 		return true;
 	pcm_pendset_remove(&w->pend, &as->pend0, v->flow);
 	news = tickets_taken(h) != p->seen ||
@@ -955,6 +957,7 @@ static bool quiet(struct pcm_async *as, struct async_worker *w, struct visit *v)
 #endif
 	p->quiet = 0;
 	if (news) {
+		p->news_sweep = w->sweep;
 		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
 		w->quiet--;
 		return false;
@@ -1007,11 +1010,6 @@ static void finish_visit(struct pcm_async *as, struct visit *v)
 }
 
 /*
- * One round: take a batch of pending flows, take all their windows, run all
- * their handlers, then publish them all. The handlers of a batch touch no
- * shared memory and do not depend on each other, so the core overlaps them.
- */
-/*
  * Drop from @ids the flows backing off; they count as quiet visits. Return:
  * how many are left.
  */
@@ -1037,7 +1035,16 @@ static uint32_t skip_backing_off(struct pcm_async *as, struct async_worker *w, u
 	return kept;
 }
 
-static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint32_t budget)
+/*
+ * One round: take a batch of pending flows, take all their windows, run all
+ * their handlers, then publish them all. The handlers of a batch touch no
+ * shared memory and do not depend on each other, so the core overlaps them.
+ * @coalesce: pass over the flows backing off (a worker thread); a caller
+ * polling on its own thread (pcm_async_poll()) has no transfer between cores
+ * to save, and visits them too.
+ */
+static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint32_t budget,
+			     bool coalesce)
 {
 	uint32_t before = w->cursor;
 	uint32_t got = pcm_pendset_next(&w->pend, &as->pend0, &w->cursor, w->ids,
@@ -1048,7 +1055,7 @@ static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint3
 	w->quiet = 0;
 	if (got && w->cursor <= before)
 		w->sweep++;
-	n = skip_backing_off(as, w, w->ids, got);
+	n = coalesce ? skip_backing_off(as, w, w->ids, got) : got;
 	for (uint32_t k = 0; k < n; k++)
 		begin_visit(as, w->ids[k], &w->visits[k]);
 	for (uint32_t k = 0; k < n; k++)
@@ -1090,7 +1097,7 @@ static void *worker_main(void *arg)
 	bool only_deferred;
 
 	for (;;) {
-		n = worker_round(as, w, MAX_BATCH);
+		n = worker_round(as, w, MAX_BATCH, true);
 		if (n > w->deferred + w->quiet) {
 			idle = 0;
 			continue;
@@ -1115,7 +1122,7 @@ static void *worker_main(void *arg)
 		futex_wait(&w->sleeping, 1, only_deferred ? DEFER_SLEEP_NS : SLEEP_TIMEOUT_NS);
 		atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 	}
-	while (worker_round(as, w, MAX_BATCH))
+	while (worker_round(as, w, MAX_BATCH, true))
 		;
 	return NULL;
 }
@@ -1669,7 +1676,7 @@ int pcm_async_poll(struct pcm_async *as, uint32_t worker, uint32_t budget)
 	while (done < budget) {
 		struct async_worker *w = &as->workers[worker];
 
-		n = worker_round(as, w, budget - done);
+		n = worker_round(as, w, budget - done, false);
 		if (!n)
 			break;
 		done += n - w->quiet;
