@@ -89,8 +89,8 @@
 #define SLEEP_TIMEOUT_NS 50000000L /* an idle worker re-checks its pending set every 50 ms */
 #define SETTLE_SWEEPS 8            /* sweeps a flow stays idle in its set before it leaves */
 #define DEFER_SLEEP_NS 20000L      /* one waiting only for unfinished events, every 20 us */
-#define COALESCE_EVENTS 3 /* a take with fewer events than this backs the flow off */
-#define MAX_BACKOFF 5     /* the longest backoff: 2^5 sweeps */
+#define COALESCE_EVENTS 6 /* a take with fewer events than this backs the flow off */
+#define MAX_BACKOFF 6     /* the longest backoff: 2^6 sweeps */
 #define NO_PKG 0 /* package ids start at 1: a zeroed slot is not live */
 #define TICKET_ONE ((uint64_t)1 << 32)
 
