@@ -89,7 +89,7 @@
 #define SLEEP_TIMEOUT_NS 50000000L /* an idle worker re-checks its pending set every 50 ms */
 #define SETTLE_SWEEPS 8            /* sweeps a flow stays idle in its set before it leaves */
 #define DEFER_SLEEP_NS 20000L      /* one waiting only for unfinished events, every 20 us */
-#define COALESCE_EVENTS 6 /* a take with fewer events than this backs the flow off */
+#define COALESCE_EVENTS 4 /* a take with fewer events backs the flow off; twice as many, less */
 #define MAX_BACKOFF 6     /* the longest backoff: 2^6 sweeps */
 #define NO_PKG 0 /* package ids start at 1: a zeroed slot is not live */
 #define TICKET_ONE ((uint64_t)1 << 32)
@@ -747,14 +747,15 @@ static bool finish_late(struct pcm_async *as, struct visit *v)
 }
 
 /*
- * After a visit: skip the flow for 2^backoff - 1 sweeps, the backoff growing
- * when the visit found too little to do (@more) and shrinking otherwise.
+ * After a visit that took @events events: skip the flow for 2^backoff - 1
+ * sweeps, the backoff growing when the visit found fewer than
+ * COALESCE_EVENTS and shrinking when it found twice as many or more.
  */
-static void back_off(struct async_worker *w, struct flow_priv *p, bool more)
+static void back_off(struct async_worker *w, struct flow_priv *p, uint32_t events)
 {
-	if (more && p->backoff < MAX_BACKOFF)
+	if (events < COALESCE_EVENTS && p->backoff < MAX_BACKOFF)
 		p->backoff++;
-	else if (!more && p->backoff)
+	else if (events >= 2 * COALESCE_EVENTS && p->backoff)
 		p->backoff--;
 	p->resume_sweep = w->sweep + (1u << p->backoff) - 1;
 }
@@ -776,7 +777,7 @@ static enum take take_window_of(struct pcm_async *as, struct async_worker *w, st
 	old = advance_epoch(hdr_of(v->slot));
 	cnt_add(&w->cnt.enqueues, 1);
 	v->next = (uint32_t)(old >> 32);
-	back_off(w, p, v->next - p->seen < COALESCE_EVENTS);
+	back_off(w, p, v->next - p->seen);
 	p->seen = v->next;
 	return read_window(as, w, v, (uint32_t)old, v->next);
 }
@@ -944,7 +945,7 @@ static bool quiet(struct pcm_async *as, struct async_worker *w, struct visit *v)
 		return false;
 	}
 	w->quiet++;
-	back_off(w, p, true);
+	back_off(w, p, 0);
 	if (p->quiet < UINT16_MAX)
 		p->quiet++;
 	if (p->quiet < 2 || w->sweep - p->news_sweep < SETTLE_SWEEPS)
