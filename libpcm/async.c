@@ -44,6 +44,10 @@
  *   published and finds the flow out of the set.
  * The pending set's lines are written only when flows join or leave it, so
  * a busy flow costs the datapath no write there at all.
+ * Each visit moves the flow's lines to the worker's core, and its next event
+ * pays to bring them back; so a worker thread passes over a flow whose
+ * visits take fewer than COALESCE_EVENTS events for up to 2^MAX_BACKOFF
+ * sweeps of its pending set (back_off()), reading only its private area.
  * The worker never writes the windows and the datapath never writes what
  * the worker publishes, so no value is ever compared-and-swapped. The
  * worker takes the ticket lock only to swap, reset or free a flow, which
