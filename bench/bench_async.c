@@ -7,10 +7,12 @@
  * threads run the handlers. The datapath is pinned to one CPU and the workers
  * to the others. Reported: the datapath's cost per event against native
  * Swift run on the same CPU in the same process (interleaved runs), and the
- * handler calls the workers made per second of that window. The datapath
- * produces events faster than a worker can call handlers, so the workers
- * run saturated (worker_idle_polls says whether they ever found their queue
- * empty) and each call coalesces several events (events_per_call).
+ * handler calls the workers made per second of that window. Each call
+ * coalesces several events (events_per_call): either the workers run
+ * saturated, or, when they could keep up with every event, each flow backs
+ * off until its visits take about 3 events or more (pcm-handler(7),
+ * "Coalescing"); worker_idle_polls counts the rounds that found nothing to
+ * take.
  *
  * validate-rtt-injection: PCM paper, Appendix A. Swift is driven by a
  * synthetic RTT stream with a 500 us sample on every 25th update of each flow,

@@ -44,6 +44,10 @@
  *   published and finds the flow out of the set.
  * The pending set's lines are written only when flows join or leave it, so
  * a busy flow costs the datapath no write there at all.
+ * Each visit moves the flow's lines to the worker's core, and its next event
+ * pays to bring them back; so a worker thread passes over a flow whose
+ * visits take fewer than COALESCE_EVENTS events for up to 2^MAX_BACKOFF
+ * sweeps of its pending set (back_off()), reading only its private area.
  * The worker never writes the windows and the datapath never writes what
  * the worker publishes, so no value is ever compared-and-swapped. The
  * worker takes the ticket lock only to swap, reset or free a flow, which
@@ -87,8 +91,10 @@
 #define MAX_BATCH 64
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define SLEEP_TIMEOUT_NS 50000000L /* an idle worker re-checks its pending set every 50 ms */
-#define SETTLE_VISITS 8            /* visits that find a flow idle before it leaves its set */
+#define SETTLE_SWEEPS 8            /* sweeps a flow stays idle in its set before it leaves */
 #define DEFER_SLEEP_NS 20000L      /* one waiting only for unfinished events, every 20 us */
+#define COALESCE_EVENTS 4 /* a take with fewer events backs the flow off; twice as many, less */
+#define MAX_BACKOFF 6     /* the longest backoff: 2^6 sweeps */
 #define NO_PKG 0 /* package ids start at 1: a zeroed slot is not live */
 #define TICKET_ONE ((uint64_t)1 << 32)
 
@@ -131,6 +137,9 @@ struct flow_priv {
 	uint32_t wait_ticket; /* LATE, TAKE: the events concerned are done at this owner count */
 	uint32_t epoch;       /* LATE, TAKE: the window concerned */
 	uint32_t seen;        /* the tickets taken when the worker last switched windows */
+	uint32_t resume_sweep; /* the worker skips the flow until its sweep count reaches this */
+	uint32_t news_sweep;   /* the worker's sweep when a visit last found something new */
+	uint32_t backoff;      /* log2 of the sweeps skipped after a visit: 0..MAX_BACKOFF */
 	pcm_uint read_present;
 	pcm_uint words[]; /* what was read of a window (window_slots), then the record */
 };
@@ -171,6 +180,9 @@ struct async_worker {
 	int node;
 	/* the worker's own */
 	alignas(CACHELINE) uint32_t cursor;
+	uint32_t sweep;        /* times the cursor went round the pending set */
+	uint32_t nudges_seen;  /* the nudges counted when the worker last looked */
+	uint32_t urgent_sweep; /* no flow backs off before this sweep: an owner waits */
 	pthread_t thread;
 	bool thread_live;
 	uint32_t ids[MAX_BATCH];
@@ -179,6 +191,7 @@ struct async_worker {
 	uint32_t quiet;    /* flows of the current round with nothing to do */
 	pcm_uint *scratch; /* a record, for swaps */
 	alignas(CACHELINE) _Atomic uint32_t sleeping; /* futex word: 1 while blocked */
+	alignas(CACHELINE) _Atomic uint32_t nudges;   /* owners' requests made (nudge()) */
 	alignas(CACHELINE) struct worker_counters cnt;
 };
 
@@ -378,6 +391,17 @@ static void push_to(struct pcm_async *as, uint16_t wi, uint32_t flow)
 static void push(struct pcm_async *as, unsigned char *slot, uint32_t flow)
 {
 	push_to(as, LD(&hdr_of(slot)->worker), flow);
+}
+
+/*
+ * An owner has made a request of a flow of worker @wi: for two sweeps of
+ * its pending set the worker lets no flow back off, so that the request is
+ * served within a sweep.
+ */
+static void nudge(struct pcm_async *as, uint16_t wi)
+{
+	STEP();
+	atomic_fetch_add_explicit(&as->workers[wi].nudges, 1, memory_order_release);
 }
 
 /* ---- datapath side ----------------------------------------------------------------------- */
@@ -727,6 +751,20 @@ static bool finish_late(struct pcm_async *as, struct visit *v)
 }
 
 /*
+ * After a visit that took @events events: skip the flow for 2^backoff - 1
+ * sweeps, the backoff growing when the visit found fewer than
+ * COALESCE_EVENTS and shrinking when it found twice as many or more.
+ */
+static void back_off(struct async_worker *w, struct flow_priv *p, uint32_t events)
+{
+	if (events < COALESCE_EVENTS && p->backoff < MAX_BACKOFF)
+		p->backoff++;
+	else if (events >= 2 * COALESCE_EVENTS && p->backoff)
+		p->backoff--;
+	p->resume_sweep = w->sweep + (1u << p->backoff) - 1;
+}
+
+/*
  * Advance the epoch (events from then on write the other window) and read
  * the old window, which the events with earlier tickets write; or, for a
  * window left for later, read it again.
@@ -743,6 +781,7 @@ static enum take take_window_of(struct pcm_async *as, struct async_worker *w, st
 	old = advance_epoch(hdr_of(v->slot));
 	cnt_add(&w->cnt.enqueues, 1);
 	v->next = (uint32_t)(old >> 32);
+	back_off(w, p, v->next - p->seen);
 	p->seen = v->next;
 	return read_window(as, w, v, (uint32_t)old, v->next);
 }
@@ -886,9 +925,10 @@ static bool handle_request(struct pcm_async *as, struct async_worker *w, struct 
 
 /*
  * A flow with nothing new since the worker last switched its windows has
- * nothing to do on this visit; after SETTLE_VISITS such visits in a row it
- * leaves the pending set (sooner, it would only come back: taking it out
- * and adding it again writes the set's line on both sides). Then its
+ * nothing to do on this visit, and backs off further. Once it has been idle
+ * for SETTLE_SWEEPS sweeps, over two such visits in a row at least, it
+ * leaves the pending set (sooner, it would only come back: taking it out and
+ * adding it again writes the set's line on both sides). Then its
  * tickets and requests are read again, with a read-modify-write of the word
  * events take their tickets from: an event or request that came meanwhile
  * either shows there, and the flow goes back in, or its thread sees the flow
@@ -905,10 +945,14 @@ static bool quiet(struct pcm_async *as, struct async_worker *w, struct visit *v)
 
 	if ((uint32_t)(LD(&h->tick) >> 32) != p->seen) {
 		p->quiet = 0;
+		p->news_sweep = w->sweep;
 		return false;
 	}
 	w->quiet++;
-	if (++p->quiet < SETTLE_VISITS)
+	back_off(w, p, 0);
+	if (p->quiet < UINT16_MAX)
+		p->quiet++;
+	if (p->quiet < 2 || w->sweep - p->news_sweep < SETTLE_SWEEPS)
 		return true;
 	pcm_pendset_remove(&w->pend, &as->pend0, v->flow);
 	news = tickets_taken(h) != p->seen ||
@@ -918,6 +962,7 @@ static bool quiet(struct pcm_async *as, struct async_worker *w, struct visit *v)
 #endif
 	p->quiet = 0;
 	if (news) {
+		p->news_sweep = w->sweep;
 		pcm_pendset_add(&w->pend, &as->pend0, v->flow);
 		w->quiet--;
 		return false;
@@ -970,18 +1015,52 @@ static void finish_visit(struct pcm_async *as, struct visit *v)
 }
 
 /*
+ * Drop from @ids the flows backing off; they count as quiet visits. Return:
+ * how many are left.
+ */
+static uint32_t skip_backing_off(struct pcm_async *as, struct async_worker *w, uint32_t *ids,
+				 uint32_t n)
+{
+	uint32_t kept = 0, nudges = LD_ACQ(&w->nudges);
+
+	if (nudges != w->nudges_seen) {
+		w->nudges_seen = nudges;
+		w->urgent_sweep = w->sweep + 2;
+	}
+	if ((int32_t)(w->urgent_sweep - w->sweep) > 0)
+		return n;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct flow_priv *p = priv_of(as, ids[k]);
+
+		if ((int32_t)(p->resume_sweep - w->sweep) > 0)
+			w->quiet++;
+		else
+			ids[kept++] = ids[k];
+	}
+	return kept;
+}
+
+/*
  * One round: take a batch of pending flows, take all their windows, run all
  * their handlers, then publish them all. The handlers of a batch touch no
  * shared memory and do not depend on each other, so the core overlaps them.
+ * @coalesce: pass over the flows backing off (a worker thread); a caller
+ * polling on its own thread (pcm_async_poll()) has no transfer between cores
+ * to save, and visits them too.
  */
-static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint32_t budget)
+static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint32_t budget,
+			     bool coalesce)
 {
-	uint32_t n = pcm_pendset_next(&w->pend, &as->pend0, &w->cursor, w->ids,
-				      MIN(budget, as->cfg.batch));
-	uint32_t calls = 0, errors = 0, taken = 0;
+	uint32_t before = w->cursor;
+	uint32_t got = pcm_pendset_next(&w->pend, &as->pend0, &w->cursor, w->ids,
+					MIN(budget, as->cfg.batch));
+	uint32_t n, calls = 0, errors = 0, taken = 0;
 
 	w->deferred = 0;
 	w->quiet = 0;
+	if (got && w->cursor <= before)
+		w->sweep++;
+	n = coalesce ? skip_backing_off(as, w, w->ids, got) : got;
 	for (uint32_t k = 0; k < n; k++)
 		begin_visit(as, w->ids[k], &w->visits[k]);
 	for (uint32_t k = 0; k < n; k++)
@@ -1000,12 +1079,12 @@ static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint3
 		if (w->visits[k].run)
 			finish_visit(as, &w->visits[k]);
 	if (n) {
-		cnt_add(&w->cnt.wakeups, n - w->quiet);
+		cnt_add(&w->cnt.wakeups, got - w->quiet);
 		cnt_add(&w->cnt.no_trigger, taken - calls);
 		cnt_add(&w->cnt.handler_calls, calls);
 		cnt_add(&w->cnt.handler_errors, errors);
 	}
-	return n;
+	return got;
 }
 
 /*
@@ -1023,7 +1102,7 @@ static void *worker_main(void *arg)
 	bool only_deferred;
 
 	for (;;) {
-		n = worker_round(as, w, MAX_BATCH);
+		n = worker_round(as, w, MAX_BATCH, true);
 		if (n > w->deferred + w->quiet) {
 			idle = 0;
 			continue;
@@ -1048,7 +1127,7 @@ static void *worker_main(void *arg)
 		futex_wait(&w->sleeping, 1, only_deferred ? DEFER_SLEEP_NS : SLEEP_TIMEOUT_NS);
 		atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 	}
-	while (worker_round(as, w, MAX_BATCH))
+	while (worker_round(as, w, MAX_BATCH, true))
 		;
 	return NULL;
 }
@@ -1161,6 +1240,7 @@ int pcm_async_flow_remove(struct pcm_async *as, uint32_t flow)
 	STEP();
 	atomic_fetch_or_explicit(&hdr_of(slot)->req, REQ_DEAD, memory_order_release);
 	push_to(as, worker, flow);
+	nudge(as, worker);
 	/* the worker frees the flow only after this, so the push never outlives it */
 	STEP();
 	atomic_fetch_or_explicit(&hdr_of(slot)->req, REQ_PUSHED, memory_order_release);
@@ -1187,6 +1267,7 @@ static void request_handoff(struct pcm_async *as, uint32_t flow, unsigned char *
 		return;
 	}
 	push(as, slot, flow);
+	nudge(as, LD(&h->worker));
 	for (unsigned spins = 0;; spins++) {
 		uint32_t now_req;
 
@@ -1600,7 +1681,7 @@ int pcm_async_poll(struct pcm_async *as, uint32_t worker, uint32_t budget)
 	while (done < budget) {
 		struct async_worker *w = &as->workers[worker];
 
-		n = worker_round(as, w, budget - done);
+		n = worker_round(as, w, budget - done, false);
 		if (!n)
 			break;
 		done += n - w->quiet;

@@ -331,7 +331,8 @@ int pcm_async_control(const struct pcm_async *as, uint32_t flow, pcm_control_t t
  * @budget: most flows to process.
  *
  * For tests, single-threaded use and datapaths that run their own control
- * plane. Threads: one at a time per worker; not concurrently with flow
+ * plane. Unlike a worker thread it does not pass over flows that back off
+ * (pcm-handler(7), "Coalescing"): it visits every pending flow. Threads: one at a time per worker; not concurrently with flow
  * resets or swaps of that worker's flows made from another thread.
  *
  * Return: flows processed (0 if none was pending), -EINVAL, -EBUSY.
