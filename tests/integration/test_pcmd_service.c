@@ -258,6 +258,28 @@ static void pair(struct pcm_tp_endpoint **a, struct pcm_tp_endpoint **b, struct 
 	assert_int_equal(tp_pair(*a, *b, "stop", NULL, ca, cb), 0);
 }
 
+/* Descriptors pcmd has taken from its clients' rings so far. */
+static uint64_t descriptors_taken(void)
+{
+	struct pcmd_rep_stats st;
+
+	assert_int_equal(harness_stats(&pcmd, &st), 0);
+	return st.descriptors_ok;
+}
+
+/* Until pcmd has taken @n descriptors in all (what was posted reached it), not a fixed wait. */
+static void wait_descriptors_taken(uint64_t n)
+{
+	uint64_t deadline = harness_now_ms() + 20000;
+
+	while (descriptors_taken() < n) {
+		if (harness_now_ms() > deadline)
+			fail_msg("pcmd took %llu descriptors, not %llu, in 20 s",
+				 (unsigned long long)descriptors_taken(), (unsigned long long)n);
+		usleep(1000);
+	}
+}
+
 static void test_sigterm_drains_posted_sends_then_aborts_the_rest(void **state)
 {
 	static const char yaml[] = "log_level: debug\n"
@@ -267,6 +289,7 @@ static void test_sigterm_drains_posted_sends_then_aborts_the_rest(void **state)
 	struct pcm_tp_conn *ca, *cb;
 	struct pcm_tp_completion c;
 	uint8_t *x, *y;
+	uint64_t base;
 	pid_t pid;
 	int status;
 
@@ -275,13 +298,14 @@ static void test_sigterm_drains_posted_sends_then_aborts_the_rest(void **state)
 	x = pcm_tp_mem_alloc(a, 4096);
 	y = pcm_tp_mem_alloc(b, 4096);
 	/* A send nobody has received yet, and a receive on the sender's side that never ends. */
+	base = descriptors_taken();
 	assert_int_equal(pcm_tp_send(ca, NULL, x, 4096, 10), 0);
 	assert_int_equal(pcm_tp_recv(ca, NULL, x, 4096, 11), 0);
-	usleep(50000);
+	wait_descriptors_taken(base + 2);
 	pid = pcmd.pid;
 	kill(pid, SIGTERM);
 	/* While draining, the peer posts its receive: the send finishes normally. */
-	usleep(100000);
+	assert_true(wait_log("stopping (drain)", 20000));
 	assert_int_equal(pcm_tp_recv(cb, NULL, y, 4096, 12), 0);
 	assert_int_equal(tp_wait_op(a, PCM_TP_OP_SEND, &c, 5000), 0);
 	assert_int_equal(c.status, 0);
@@ -312,14 +336,16 @@ static void test_sigterm_in_abort_mode_fails_outstanding_work_at_once(void **sta
 	struct pcm_tp_conn *ca, *cb;
 	struct pcm_tp_completion c;
 	uint8_t *x;
+	uint64_t base;
 	pid_t pid;
 	int status;
 
 	start_or_fail(yaml, 0, NULL);
 	pair(&a, &b, &ca, &cb);
 	x = pcm_tp_mem_alloc(a, 4096);
+	base = descriptors_taken();
 	assert_int_equal(pcm_tp_send(ca, NULL, x, 4096, 20), 0);
-	usleep(50000);
+	wait_descriptors_taken(base + 1);
 	pid = pcmd.pid;
 	kill(pid, SIGTERM);
 	assert_int_equal(tp_wait_op(a, PCM_TP_OP_SEND, &c, 5000), 0);
