@@ -267,17 +267,22 @@ static uint64_t descriptors_taken(void)
 	return st.descriptors_ok;
 }
 
+static uint64_t descriptors_wanted;
+
+static int took_the_wanted(const struct pcmd_rep_stats *s)
+{
+	return s->descriptors_ok >= descriptors_wanted;
+}
+
 /* Until pcmd has taken @n descriptors in all (what was posted reached it), not a fixed wait. */
 static void wait_descriptors_taken(uint64_t n)
 {
-	uint64_t deadline = harness_now_ms() + 20000;
+	struct pcmd_rep_stats st;
 
-	while (descriptors_taken() < n) {
-		if (harness_now_ms() > deadline)
-			fail_msg("pcmd took %llu descriptors, not %llu, in 20 s",
-				 (unsigned long long)descriptors_taken(), (unsigned long long)n);
-		usleep(1000);
-	}
+	descriptors_wanted = n;
+	if (!harness_wait_stats(&pcmd, took_the_wanted, 20000, &st))
+		fail_msg("pcmd took %llu descriptors, not %llu, in 20 s",
+			 (unsigned long long)st.descriptors_ok, (unsigned long long)n);
 }
 
 static void test_sigterm_drains_posted_sends_then_aborts_the_rest(void **state)
