@@ -723,18 +723,27 @@ static void test_client_not_reading_completions_cannot_grow_daemon(void **state)
 	warm_up(a, b, ca, cb, tx, rx);
 	rss0 = harness_rss_kb(pcmd.pid);
 	vm0 = harness_vm_kb(pcmd.pid);
+	assert_int_equal(harness_stats(&pcmd, &st), 0); /* before b's 1,024 receives */
 	for (uint32_t i = 0; i < 1024; i++)
 		assert_int_equal(pcm_tp_recv(cb, NULL, rx + (i % 1024) * 64, 64, i), 0);
-	/* Filling: until a's sends are refused and pcmd says a's ring held it back. */
+	/*
+	 * Filling: until pcmd says a's ring held its intake back and has finished
+	 * all it took: every send it took (descriptors beyond b's receives) was
+	 * received by b, and each of those and each receive has its completion.
+	 */
 	t0 = harness_now_ms();
 	for (;;) {
+		uint64_t sends_taken;
+
 		stalled_turn(ca, b, cb, tx, rx, &posted, &received, &refused);
 		assert_true(posted <= 1024 + 1024); /* a's two rings, and not one send more */
 		if (!refused || harness_now_ms() < next_query)
 			continue;
 		next_query = harness_now_ms() + 10; /* a query is a client of its own: not each turn */
 		assert_int_equal(harness_stats(&pcmd, &held0), 0);
-		if (held0.cq_full_waits > 0)
+		sends_taken = held0.descriptors_ok - st.descriptors_ok - (1024 + received);
+		if (held0.cq_full_waits > 0 && sends_taken == received &&
+		    held0.completions - st.completions == sends_taken + received)
 			break;
 	}
 	fill_ms = harness_now_ms() - t0;
