@@ -5,13 +5,22 @@
 # JSON line with a numeric daemon_ratio, and leaves no pcmd behind; a datapath
 # it cannot measure through pcmd is refused with a reason. No figure is
 # judged: the numbers are for bench/RESULTS.md, not for a threshold.
+#
+# Only the pcmd this run started is looked at, never another one on the
+# machine: pcm-bench runs it through a wrapper (--pcmd) that records its pid
+# and its config before exec (which keeps the pid), and the check is on that
+# pid alone.
 set -eu
 BENCH=$1 PCMD=$2
-OUT=$(mktemp /tmp/pcm-bench-vd-XXXXXX)
-trap 'rm -f "$OUT"' EXIT
+DIR=$(mktemp -d /tmp/pcm-bench-vd-XXXXXX)
+OUT=$DIR/out
+: >"$OUT"
+trap 'rm -rf "$DIR"' EXIT
 fail() { echo "FAIL: $*" >&2; cat "$OUT" >&2; exit 1; }
+printf '#!/bin/sh\necho "$$ $2" >"%s/started"\nexec "%s" "$@"\n' "$DIR" "$PCMD" >"$DIR/pcmd"
+chmod +x "$DIR/pcmd"
 
-"$BENCH" goodput --via-daemon --pcmd "$PCMD" --seconds 0.1 --runs 1 --json >"$OUT" 2>&1 ||
+"$BENCH" goodput --via-daemon --pcmd "$DIR/pcmd" --seconds 0.1 --runs 1 --json >"$OUT" 2>&1 ||
 	fail "pcm-bench goodput --via-daemon exited $?"
 /usr/bin/python3 - "$OUT" <<'PY' || fail "bad JSON line"
 import json, sys
@@ -25,13 +34,14 @@ for k in ("goodput_gbps", "daemon_goodput_gbps", "wall_ns_per_chunk", "daemon_wa
 assert abs(r["daemon_ratio"] - r["daemon_wall_ns_per_chunk"] / r["wall_ns_per_chunk"]) < 1e-3, r
 print("via daemon:", lines[0].strip())
 PY
-# The pcmd it started is gone.
-for p in /proc/[0-9]*; do
-	[ "$(cat "$p/comm" 2>/dev/null)" = pcmd ] || continue
-	if grep -q "pcm-bench-" "$p/cmdline" 2>/dev/null; then fail "a pcmd is left: $p"; fi
-done
+# The pcmd it started is gone: its pid, if in use again, runs something else.
+[ -s "$DIR/started" ] || fail "pcm-bench did not start its pcmd through --pcmd"
+read -r pid config <"$DIR/started"
+if cat "/proc/$pid/cmdline" 2>/dev/null | tr '\0' ' ' | grep -qF -- "$config"; then
+	fail "the pcmd it started is left: pid $pid ($config)"
+fi
 if "$BENCH" goodput --via-daemon --pcmd "$PCMD" --datapath softnic >"$OUT" 2>&1; then
 	fail "--datapath softnic was accepted"
 fi
 grep -q "only null is measured through pcmd" "$OUT" || fail "no reason for refusing softnic"
-echo "pcm-bench goodput --via-daemon: one JSON line with daemon_ratio, no pcmd left"
+echo "pcm-bench goodput --via-daemon: one JSON line with daemon_ratio, pcmd $pid gone"

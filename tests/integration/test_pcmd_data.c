@@ -668,17 +668,51 @@ static void warm_up(struct pcm_tp_endpoint *a, struct pcm_tp_endpoint *b, struct
 	}
 }
 
+/* One turn of the stalled phase: a posts one send (never polls); b takes what arrived. */
+static void stalled_turn(struct pcm_tp_conn *ca, struct pcm_tp_endpoint *b, struct pcm_tp_conn *cb,
+			 uint8_t *tx, uint8_t *rx, uint32_t *posted, uint32_t *received,
+			 uint32_t *refused)
+{
+	struct pcm_tp_completion c[64];
+	int n;
+
+	if (pcm_tp_send(ca, NULL, tx, 64, *posted) == 0)
+		(*posted)++;
+	else
+		(*refused)++;
+	n = pcm_tp_poll(b, c, 64);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(c[i].status, 0);
+		assert_int_equal(
+		    pcm_tp_recv(cb, NULL, rx + (c[i].cookie % 1024) * 64, 64, c[i].cookie), 0);
+		(*received)++;
+	}
+}
+
+/*
+ * The stalled client's bound is checked on pcmd's own accounting, and on its
+ * memory over two equal intervals rather than against a fixed budget (ASan's
+ * redzones make what the first 1,024 messages leave behind read as ~1 MB):
+ * filling: a posts until pcmd holds its intake back (cq_full_waits), which
+ * takes as long as the machine needs; held: an equally long interval in which
+ * a keeps posting. While held, pcmd takes no descriptor of a's (its
+ * descriptors_ok grows by exactly b's re-posted receives) and its memory
+ * grows by no more than HELD_GROWTH_KB, page-granular slack for a pcmd that is
+ * doing nothing (measured: 0 kB, under ASan too; filling took 220-1,420 kB).
+ */
+#define HELD_GROWTH_KB 128
+
 static void test_client_not_reading_completions_cannot_grow_daemon(void **state)
 {
 	struct pcm_tp_endpoint *a, *b;
 	struct pcm_tp_conn *ca, *cb;
 	struct pcm_tp_completion c[64];
-	struct pcmd_rep_stats st;
+	struct pcmd_rep_stats st, held0;
 	uint8_t *tx, *rx;
-	uint32_t posted = 0, received = 0, completed = 0;
+	uint32_t posted = 0, received = 0, completed = 0, refused = 0, held_rx0;
 	static bool done_once[4096];
-	long rss0, vm0, rss1, vm1;
-	uint64_t until;
+	long rss0, vm0, rss1, vm1, rss2, vm2;
+	uint64_t t0, fill_ms, until, next_query = 0;
 	int n;
 
 	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &a), 0);
@@ -689,33 +723,51 @@ static void test_client_not_reading_completions_cannot_grow_daemon(void **state)
 	warm_up(a, b, ca, cb, tx, rx);
 	rss0 = harness_rss_kb(pcmd.pid);
 	vm0 = harness_vm_kb(pcmd.pid);
-	/* a posts sends for 2 s and never polls; b receives everything that arrives. */
-	until = harness_now_ms() + 2000;
+	assert_int_equal(harness_stats(&pcmd, &st), 0); /* before b's 1,024 receives */
 	for (uint32_t i = 0; i < 1024; i++)
 		assert_int_equal(pcm_tp_recv(cb, NULL, rx + (i % 1024) * 64, 64, i), 0);
-	while (harness_now_ms() < until) {
-		if (pcm_tp_send(ca, NULL, tx, 64, posted) == 0)
-			posted++;
-		n = pcm_tp_poll(b, c, 64);
-		for (int i = 0; i < n; i++) {
-			assert_int_equal(c[i].status, 0);
-			assert_int_equal(
-			    pcm_tp_recv(cb, NULL, rx + (c[i].cookie % 1024) * 64, 64, c[i].cookie),
-			    0);
-			received++;
-		}
+	/*
+	 * Filling: until pcmd says a's ring held its intake back and has finished
+	 * all it took: every send it took (descriptors beyond b's receives) was
+	 * received by b, and each of those and each receive has its completion.
+	 */
+	t0 = harness_now_ms();
+	for (;;) {
+		uint64_t sends_taken;
+
+		stalled_turn(ca, b, cb, tx, rx, &posted, &received, &refused);
+		assert_true(posted <= 1024 + 1024); /* a's two rings, and not one send more */
+		if (!refused || harness_now_ms() < next_query)
+			continue;
+		next_query = harness_now_ms() + 10; /* a query is a client of its own: not each turn */
+		assert_int_equal(harness_stats(&pcmd, &held0), 0);
+		sends_taken = held0.descriptors_ok - st.descriptors_ok - (1024 + received);
+		if (held0.cq_full_waits > 0 && sends_taken == received &&
+		    held0.completions - st.completions == sends_taken + received)
+			break;
 	}
+	fill_ms = harness_now_ms() - t0;
+	held_rx0 = received;
 	rss1 = harness_rss_kb(pcmd.pid);
 	vm1 = harness_vm_kb(pcmd.pid);
+	/* Held: as long again, a still posting; no query meanwhile. */
+	until = harness_now_ms() + (fill_ms > 200 ? fill_ms : 200);
+	while (harness_now_ms() < until)
+		stalled_turn(ca, b, cb, tx, rx, &posted, &received, &refused);
+	rss2 = harness_rss_kb(pcmd.pid);
+	vm2 = harness_vm_kb(pcmd.pid);
 	assert_int_equal(harness_stats(&pcmd, &st), 0);
-	printf("stalled client: %u sends accepted (then -EAGAIN), %u delivered, pcmd RSS %ld -> "
-	       "%ld kB, VmSize %ld -> %ld kB, cq_full_waits %llu\n",
-	       posted, received, rss0, rss1, vm0, vm1, (unsigned long long)st.cq_full_waits);
-	assert_true(st.cq_full_waits > 0);
+	printf("stalled client: %u sends accepted (then -EAGAIN), %u delivered; filling (%llu ms): "
+	       "pcmd RSS %ld -> %ld kB, VmSize %ld -> %ld kB; held as long: RSS -> %ld kB, "
+	       "VmSize -> %ld kB; cq_full_waits %llu\n",
+	       posted, received, (unsigned long long)fill_ms, rss0, rss1, vm0, vm1, rss2, vm2,
+	       (unsigned long long)st.cq_full_waits);
 	/* pcmd took only what a's completion ring can hold: the rest waits in a's own ring. */
 	assert_true(posted <= 1024 + 1024);
-	assert_true(vm1 - vm0 <= 1024);
-	assert_true(rss1 - rss0 <= 1024);
+	/* Held: pcmd took no send of a's, only b's receives (a stats query takes none). */
+	assert_int_equal(st.descriptors_ok - held0.descriptors_ok, received - held_rx0);
+	assert_true(vm2 - vm1 <= HELD_GROWTH_KB);
+	assert_true(rss2 - rss1 <= HELD_GROWTH_KB);
 	/* Once a reads, every send completes exactly once, and the rest go through. */
 	until = harness_now_ms() + 10000;
 	while ((completed < posted || received < posted) && harness_now_ms() < until) {

@@ -258,6 +258,33 @@ static void pair(struct pcm_tp_endpoint **a, struct pcm_tp_endpoint **b, struct 
 	assert_int_equal(tp_pair(*a, *b, "stop", NULL, ca, cb), 0);
 }
 
+/* Descriptors pcmd has taken from its clients' rings so far. */
+static uint64_t descriptors_taken(void)
+{
+	struct pcmd_rep_stats st;
+
+	assert_int_equal(harness_stats(&pcmd, &st), 0);
+	return st.descriptors_ok;
+}
+
+static uint64_t descriptors_wanted;
+
+static int took_the_wanted(const struct pcmd_rep_stats *s)
+{
+	return s->descriptors_ok >= descriptors_wanted;
+}
+
+/* Until pcmd has taken @n descriptors in all (what was posted reached it), not a fixed wait. */
+static void wait_descriptors_taken(uint64_t n)
+{
+	struct pcmd_rep_stats st;
+
+	descriptors_wanted = n;
+	if (!harness_wait_stats(&pcmd, took_the_wanted, 20000, &st))
+		fail_msg("pcmd took %llu descriptors, not %llu, in 20 s",
+			 (unsigned long long)st.descriptors_ok, (unsigned long long)n);
+}
+
 static void test_sigterm_drains_posted_sends_then_aborts_the_rest(void **state)
 {
 	static const char yaml[] = "log_level: debug\n"
@@ -267,6 +294,7 @@ static void test_sigterm_drains_posted_sends_then_aborts_the_rest(void **state)
 	struct pcm_tp_conn *ca, *cb;
 	struct pcm_tp_completion c;
 	uint8_t *x, *y;
+	uint64_t base;
 	pid_t pid;
 	int status;
 
@@ -275,13 +303,14 @@ static void test_sigterm_drains_posted_sends_then_aborts_the_rest(void **state)
 	x = pcm_tp_mem_alloc(a, 4096);
 	y = pcm_tp_mem_alloc(b, 4096);
 	/* A send nobody has received yet, and a receive on the sender's side that never ends. */
+	base = descriptors_taken();
 	assert_int_equal(pcm_tp_send(ca, NULL, x, 4096, 10), 0);
 	assert_int_equal(pcm_tp_recv(ca, NULL, x, 4096, 11), 0);
-	usleep(50000);
+	wait_descriptors_taken(base + 2);
 	pid = pcmd.pid;
 	kill(pid, SIGTERM);
 	/* While draining, the peer posts its receive: the send finishes normally. */
-	usleep(100000);
+	assert_true(wait_log("stopping (drain)", 20000));
 	assert_int_equal(pcm_tp_recv(cb, NULL, y, 4096, 12), 0);
 	assert_int_equal(tp_wait_op(a, PCM_TP_OP_SEND, &c, 5000), 0);
 	assert_int_equal(c.status, 0);
@@ -312,14 +341,16 @@ static void test_sigterm_in_abort_mode_fails_outstanding_work_at_once(void **sta
 	struct pcm_tp_conn *ca, *cb;
 	struct pcm_tp_completion c;
 	uint8_t *x;
+	uint64_t base;
 	pid_t pid;
 	int status;
 
 	start_or_fail(yaml, 0, NULL);
 	pair(&a, &b, &ca, &cb);
 	x = pcm_tp_mem_alloc(a, 4096);
+	base = descriptors_taken();
 	assert_int_equal(pcm_tp_send(ca, NULL, x, 4096, 20), 0);
-	usleep(50000);
+	wait_descriptors_taken(base + 1);
 	pid = pcmd.pid;
 	kill(pid, SIGTERM);
 	assert_int_equal(tp_wait_op(a, PCM_TP_OP_SEND, &c, 5000), 0);
@@ -348,6 +379,39 @@ static int read_file(const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
+/* read_file(), cut after the last newline: a line being written is not read half. */
+static int read_complete_lines(const char *path, char *buf, size_t len)
+{
+	int n = read_file(path, buf, len);
+
+	while (n > 0 && buf[n - 1] != '\n')
+		buf[--n] = '\0';
+	return n;
+}
+
+/*
+ * Wait until @path holds at least @want complete lines and @needle in one of
+ * them. Return: 1, or 0 after @timeout_ms.
+ */
+static int wait_file_lines(const char *path, const char *needle, int want, int timeout_ms)
+{
+	uint64_t deadline = harness_now_ms() + (uint64_t)timeout_ms;
+	static char buf[65536];
+
+	while (harness_now_ms() < deadline) {
+		int lines = 0;
+
+		if (read_complete_lines(path, buf, sizeof(buf)) > 0) {
+			for (const char *c = buf; *c; c++)
+				lines += *c == '\n';
+			if (lines >= want && strstr(buf, needle))
+				return 1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
 static void test_stats_and_records_files_are_written(void **state)
 {
 	static const char yaml[] = "log_level: info\n"
@@ -367,21 +431,25 @@ static void test_stats_and_records_files_are_written(void **state)
 	assert_int_equal(tp_pair(a, b, "rec-peer", NULL, &ca, &cb), 0);
 	assert_int_equal(tp_exchange(a, ca, b, cb, 5000, 1), 0);
 	assert_int_equal(pcm_tp_conn_close(ca), 0);
-	usleep(300000);
+	/* Until three stats lines (50 ms apart) and the closed flow's row are written,
+	 * however long a loaded machine takes: not a fixed 300 ms. */
+	snprintf(path, sizeof(path), "%s/flows.csv", pcmd.dir);
+	assert_true(wait_file_lines(path, ",rec-peer,swift,,sync,", 1, 20000));
 	snprintf(path, sizeof(path), "%s/stats.jsonl", pcmd.dir);
-	assert_true(read_file(path, buf, sizeof(buf)) > 0);
+	assert_true(wait_file_lines(path, "\"tx_bytes\":5000", 3, 20000));
+	assert_true(read_complete_lines(path, buf, sizeof(buf)) > 0);
 	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"), lines++) {
 		assert_true(line[0] == '{' && line[strlen(line) - 1] == '}');
 		assert_non_null(strstr(line, "\"uptime_ns\":"));
 		last = line;
 	}
-	printf("stats file: %d lines in ~300 ms at 50 ms; last: %.120s...\n", lines, last);
+	printf("stats file: %d lines at 50 ms; last: %.120s...\n", lines, last);
 	assert_true(lines >= 3);
 	/* Both ends of the pair opened a flow; 5000 bytes went each way's counter. */
 	assert_non_null(strstr(last, "\"flows_opened\":2"));
 	assert_non_null(strstr(last, "\"tx_bytes\":5000"));
 	snprintf(path, sizeof(path), "%s/flows.csv", pcmd.dir);
-	assert_true(read_file(path, buf, sizeof(buf)) > 0);
+	assert_true(read_complete_lines(path, buf, sizeof(buf)) > 0);
 	printf("records:\n%s", buf);
 	assert_non_null(strstr(buf, "flow_id,client_id,pid,uid,peer,policy,lb_policy,mode"));
 	/* The flow to rec-peer closed: its row, with its 5000 bytes sent. */

@@ -26,6 +26,7 @@
 #include "probes.h"
 
 #define ALL UINT32_MAX
+#define IDLE_SPINS 200 /* empty polls before a worker blocks */
 
 /* The probe handler of dst_p/dst_q reports each call; the controls carry the totals. */
 void dst_observe(pcm_uint seed, pcm_uint acks, pcm_uint bytes, pcm_uint ev_a, pcm_uint ev_b,
@@ -48,7 +49,7 @@ static struct pcm_async *open_shell(enum pcm_async_mode mode, uint32_t workers, 
 	cfg.n_workers = workers;
 	cfg.skew_bound = bound;
 	cfg.max_retries = 4;
-	cfg.idle_spins = 200;
+	cfg.idle_spins = IDLE_SPINS;
 	cfg.packages = pkgs;
 	cfg.n_packages = 4;
 	cfg.max_flows = 1 << 16;
@@ -545,37 +546,43 @@ static void test_bounded_hot_flow_with_bound_zero_makes_progress(void **state)
 /*
  * Busy flows stay in the pending set, so the worker must notice when they go
  * quiet: it takes them out and, with the set empty, blocks on its futex.
+ *
+ * The events are all fed before the worker starts, so each flow goes quiet
+ * exactly once (fed while the worker runs, a feeder that is preempted lets a
+ * flow settle and come back, and settled counts it twice). The wait is bounded
+ * by the worker's own polls, not by wall time: a loaded machine only makes it
+ * slower. A worker that never sleeps fails once it has polled its empty set
+ * IDLE_POLLS_BEFORE_FAIL times its idle_spins over.
  */
+#define IDLE_POLLS_BEFORE_FAIL 1000
+
 static void test_an_idle_worker_empties_its_set_and_sleeps(void **state)
 {
 	struct pcm_async *as = open_shell(PCM_ASYNC_RELAXED, 1, 0);
+	const struct timespec ms = { 0, 1000000 };
 	pcm_uint v[PCM_SIG_COUNT] = { 0 };
 	struct pcm_async_stats st;
-	uint64_t sleeps_fed;
 	uint32_t f[8];
 
 	for (unsigned i = 0; i < 8; i++)
 		assert_int_equal(pcm_async_flow_add(as, 0, &pcm_pkg_pair_probe, 0, &f[i]), 0);
-	assert_int_equal(pcm_async_start(as), 0);
 	v[PCM_SIG_ACK] = 1;
 	for (unsigned n = 0; n < 1000; n++)
-		feed(as, f[n % 8], BIT(PCM_SIG_ACK), v, n + 1);
-	/*
-	 * A flow may also settle while the feeding thread is preempted, and
-	 * come back: at least 8 settle, and the worker blocks after the feeding.
-	 */
-	assert_int_equal(pcm_async_stats(as, ALL, &st), 0);
-	sleeps_fed = st.sleeps;
-	for (unsigned tries = 0;; tries++) {
+		assert_true(feed(as, f[n % 8], BIT(PCM_SIG_ACK), v, n + 1) >= 0);
+	assert_int_equal(pcm_async_start(as), 0);
+	for (;;) {
 		assert_int_equal(pcm_async_stats(as, ALL, &st), 0);
-		if (st.settled >= 8 && st.sleeps > sleeps_fed)
+		if (st.sleeps > 0)
 			break;
-		if (tries == 5000)
-			fail_msg("settled %llu, sleeps %llu, idle polls %llu, calls %llu", (unsigned long long)st.settled, (unsigned long long)st.sleeps, (unsigned long long)st.idle_polls, (unsigned long long)st.handler_calls);
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
+		if (st.idle_polls > (uint64_t)IDLE_POLLS_BEFORE_FAIL * IDLE_SPINS)
+			fail_msg("%llu idle polls and no sleep: settled %llu, calls %llu",
+				 (unsigned long long)st.idle_polls, (unsigned long long)st.settled,
+				 (unsigned long long)st.handler_calls);
+		nanosleep(&ms, NULL);
 	}
-	pcm_async_stop(as);
+	pcm_async_stop(as); /* joined: the counters below are final */
+	assert_int_equal(pcm_async_stats(as, ALL, &st), 0);
+	assert_int_equal(st.settled, 8);
 	for (unsigned i = 0; i < 8; i++)
 		assert_int_equal(peek_var(as, f[i], "ACK_SEEN", 0), 125);
 	pcm_async_destroy(as);
