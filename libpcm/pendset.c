@@ -140,16 +140,6 @@ void pcm_pendset_remove(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint3
 	and_word(l0_word(l0, flow >> 6), ~((uint64_t)1 << (flow & 63)));
 }
 
-bool pcm_pendset_nonempty(struct pcm_pendset *ps)
-{
-	const int top = PCM_PENDSET_LEVELS - 1;
-
-	for (size_t w = 0; w < words_of(ps->bits[top]); w++)
-		if (ld(&ps->level[top][w]))
-			return true;
-	return false;
-}
-
 /*
  * The lowest index >= @from whose bit is set in level @lv, or NONE. A word
  * of level @lv found empty has its bit in the level above cleared on the way
@@ -187,6 +177,22 @@ static uint32_t next_set(struct pcm_pendset *ps, int lv, uint32_t from)
 		if (w == NONE)
 			return NONE;
 	}
+}
+
+/*
+ * A walk down from level 0, not a look at the top word: a bit above is
+ * cleared only when a walk finds the word below it empty and then reaches
+ * that bit's own level, and a walk that runs off the end of a level stops
+ * without doing so, so the top word of a set that has emptied can stay set
+ * for good (with every flow below 256 * 64, it always did, and the worker
+ * never blocked). next_set() clears what it finds stale and reads the word
+ * below again, so a producer either is seen or sees the cleared bit and
+ * sets it again, then sees the consumer's `sleeping` (pcm_pendset_add()).
+ * A stale level-0 bit reads as nonempty; pcm_pendset_next() clears it.
+ */
+bool pcm_pendset_nonempty(struct pcm_pendset *ps)
+{
+	return next_set(ps, 0, 0) != NONE;
 }
 
 /* The lowest @n set bits of @v. */

@@ -75,7 +75,11 @@ uint32_t pcm_pendset_next(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uin
  */
 void pcm_pendset_remove(struct pcm_pendset *ps, struct pcm_pendset_l0 *l0, uint32_t flow);
 
-/* Is anything in @ps? Sequentially consistent (see pcm_pendset_add()). Threads: any. */
+/*
+ * Is anything in @ps? It clears the bits it finds stale on the way, so: the
+ * worker that owns @ps only. Sequentially consistent (see pcm_pendset_add()):
+ * a producer whose add it does not see sees what the worker stored before.
+ */
 bool pcm_pendset_nonempty(struct pcm_pendset *ps);
 
 #endif /* PCM_PENDSET_H */
