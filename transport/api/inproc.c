@@ -1059,14 +1059,6 @@ static int ip_poll(struct pcm_tp_endpoint *base, struct pcm_tp_completion *out, 
 	return n;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Sleep until an fd of the engines or the bootstrap is readable, the next
  * engine deadline, or @until_ns. INLINE engines sleep on their datapath's
@@ -1075,7 +1067,7 @@ static uint64_t mono_ns(void)
 static void sleep_once(struct ip_ep *ep, uint64_t until_ns)
 {
 	struct pollfd pfd[MAX_ENGINES + 2];
-	uint64_t now = mono_ns(), wake = until_ns;
+	uint64_t now = xp_mono_ns(), wake = until_ns;
 	nfds_t n = 0;
 	int fd;
 
@@ -1117,7 +1109,7 @@ static int ip_wait(struct pcm_tp_endpoint *base, int timeout_ms)
 {
 	struct ip_ep *ep = ep_of(base);
 	uint64_t until = timeout_ms < 0 ? UINT64_MAX
-					: mono_ns() + (uint64_t)timeout_ms * NS_PER_MS;
+					: xp_mono_ns() + (uint64_t)timeout_ms * NS_PER_MS;
 
 	for (;;) {
 		bool ready;
@@ -1128,7 +1120,7 @@ static int ip_wait(struct pcm_tp_endpoint *base, int timeout_ms)
 		pthread_mutex_unlock(&ep->lock);
 		if (ready)
 			return 0;
-		if (mono_ns() >= until)
+		if (xp_mono_ns() >= until)
 			return -ETIMEDOUT;
 		sleep_once(ep, until);
 	}

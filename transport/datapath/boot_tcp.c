@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "datapath.h"
 
 #define FRAME_MAGIC 0x70636d62u
@@ -112,27 +113,6 @@ struct tcp_boot {
 };
 
 /* ---- small helpers ------------------------------------------------------------------------ */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static void sockaddr_name(const struct sockaddr_storage *ss, char *out, size_t n)
 {
@@ -234,7 +214,7 @@ static int watch(struct tcp_boot *t, struct xchg *x, uint32_t events, int op)
 
 static void arm_timer(struct tcp_boot *t)
 {
-	uint64_t first = UINT64_MAX, now = mono_ns();
+	uint64_t first = UINT64_MAX, now = xp_mono_ns();
 	struct itimerspec its = { 0 };
 
 	for (struct xchg *x = t->all; x; x = x->next)
@@ -344,13 +324,13 @@ static int frame_build(struct xchg *x, uint8_t type, int status, const void *msg
 
 	if (!f)
 		return -ENOMEM;
-	put_be32(f, FRAME_MAGIC);
+	xp_put_be(f, FRAME_MAGIC, 4);
 	f[4] = FRAME_VERSION;
 	f[5] = type;
 	f[6] = 0;
 	f[7] = 0;
-	put_be32(f + 8, (uint32_t)status);
-	put_be32(f + 12, len);
+	xp_put_be(f + 8, (uint32_t)status, 4);
+	xp_put_be(f + 12, len, 4);
 	if (len)
 		memcpy(f + FRAME_HDR_BYTES, msg, len);
 	free(x->out);
@@ -366,10 +346,10 @@ static int frame_build(struct xchg *x, uint8_t type, int status, const void *msg
  */
 static int frame_check(const uint8_t *h, uint8_t want_type, uint32_t *len, uint32_t *status)
 {
-	*status = get_be32(h + 8);
-	*len = get_be32(h + 12);
-	if (get_be32(h) != FRAME_MAGIC || h[4] != FRAME_VERSION || h[5] != want_type || h[6] ||
-	    h[7] || *len > XP_BOOT_MSG_MAX || *status > STATUS_MAX ||
+	*status = (uint32_t)xp_get_be(h + 8, 4);
+	*len = (uint32_t)xp_get_be(h + 12, 4);
+	if (xp_get_be(h, 4) != FRAME_MAGIC || h[4] != FRAME_VERSION || h[5] != want_type ||
+	    h[6] || h[7] || *len > XP_BOOT_MSG_MAX || *status > STATUS_MAX ||
 	    (want_type == FRAME_REQUEST && *status) || (*status && *len))
 		return -EPROTO;
 	return 0;
@@ -424,7 +404,7 @@ static int read_frame(struct xchg *x, uint8_t type, uint32_t *status)
 		x->msg_have = 0;
 		x->state = XS_RECV_BODY;
 	}
-	*status = get_be32(x->hdr + 8);
+	*status = (uint32_t)xp_get_be(x->hdr + 8, 4);
 	return read_some(x->fd, x->msg, &x->msg_have, x->msg_len);
 }
 
@@ -448,7 +428,7 @@ static void dial_step(struct tcp_boot *t, struct xchg *x, uint32_t events)
 			return;
 		}
 		x->state = XS_SEND;
-		x->deadline_ns = mono_ns() + t->timeout_ns;
+		x->deadline_ns = xp_mono_ns() + t->timeout_ns;
 	}
 	if (x->state == XS_SEND) {
 		rc = flush_out(x);
@@ -491,7 +471,7 @@ static void incoming_step(struct tcp_boot *t, struct xchg *x, uint32_t events)
 		}
 		/* Reported; the dialer waits for our answer, nothing more to read. */
 		x->state = XS_WAIT_ANSWER;
-		x->deadline_ns = mono_ns() + t->timeout_ns;
+		x->deadline_ns = xp_mono_ns() + t->timeout_ns;
 		watch(t, x, EPOLLRDHUP, EPOLL_CTL_MOD);
 		enqueue(t, x);
 		return;
@@ -532,7 +512,7 @@ static void accept_all(struct tcp_boot *t)
 		x->fd = fd;
 		x->state = XS_RECV_HDR;
 		x->id = t->next_id++;
-		x->deadline_ns = mono_ns() + t->timeout_ns;
+		x->deadline_ns = xp_mono_ns() + t->timeout_ns;
 		sockaddr_name(&ss, x->peer, sizeof(x->peer));
 		if (watch(t, x, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD) < 0) {
 			close(fd);
@@ -715,7 +695,7 @@ static int tcp_dial(struct xp_boot *b, const char *addr, const void *msg, uint32
 		goto err_free;
 	}
 	setsockopt(x->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	x->deadline_ns = mono_ns() + t->timeout_ns;
+	x->deadline_ns = xp_mono_ns() + t->timeout_ns;
 	x->state = XS_CONNECTING;
 	x->next = t->all;
 	t->all = x;
@@ -758,7 +738,7 @@ static int tcp_answer(struct xp_boot *b, uint64_t req, int status, const void *m
 	free(x->msg);
 	x->msg = NULL;
 	x->state = XS_SEND;
-	x->deadline_ns = mono_ns() + t->timeout_ns;
+	x->deadline_ns = xp_mono_ns() + t->timeout_ns;
 	rc = flush_out(x);
 	if (rc != 0) {
 		drop_xchg(t, x); /* all sent (or the dialer is gone) */
@@ -837,7 +817,7 @@ static int tcp_poll(struct xp_boot *b, struct xp_boot_event *ev, int max)
 			drop_xchg(t, x);
 	}
 	handle_ready(t);
-	expire(t, mono_ns());
+	expire(t, xp_mono_ns());
 	while (n < max && t->qhead) {
 		struct xchg *x = t->qhead;
 

@@ -673,10 +673,7 @@ static int null_arm(struct xp_dp *dp)
 
 static uint64_t null_now_ns(struct xp_dp *dp)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return xp_mono_ns();
 }
 
 const struct xp_dp_ops xp_dp_null_ops = {

@@ -170,10 +170,7 @@ static inline struct vb_dp *to_vb(struct xp_dp *dp)
 /* CLOCK_MONOTONIC in ns: the datapath's clock, and its deadlines. */
 static inline uint64_t vb_mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return xp_mono_ns();
 }
 
 /* verbs_dev.c */

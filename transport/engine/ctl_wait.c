@@ -16,14 +16,6 @@
 
 #include "engine_int.h"
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void wait_turn(struct xp_engine *e)
 {
 	if (e->cfg.progress == XP_PROGRESS_INLINE)
@@ -34,13 +26,13 @@ static void wait_turn(struct xp_engine *e)
 
 static bool late(uint64_t start_ns, uint64_t timeout_ns)
 {
-	return timeout_ns && mono_ns() - start_ns > timeout_ns;
+	return timeout_ns && xp_mono_ns() - start_ns > timeout_ns;
 }
 
 int xp_engine_ctl_run(struct xp_engine *e, struct xp_ctl *ctl, uint64_t timeout_ns)
 {
 	struct xp_cmd cmd = {.op = XP_CMD_CTL, .ctl = ctl};
-	uint64_t start_ns = timeout_ns ? mono_ns() : 0;
+	uint64_t start_ns = timeout_ns ? xp_mono_ns() : 0;
 
 	ctl->notify = false;
 	atomic_store(&ctl->done, 0);
