@@ -187,14 +187,6 @@ static void kick(struct pcmd_dp *dp)
 
 /* ---- the engines' control requests ------------------------------------------------------ */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void submit(struct pcmd_dp *dp, uint32_t engine, const struct xp_cmd *cmd)
 {
 	while (xp_engine_submit(dp->engines[engine], cmd) == -EAGAIN) {
@@ -1067,7 +1059,7 @@ static int read_figures(struct pcmd_dp *dp, uint32_t engine, uint64_t now_ns)
 static int eng_flow_stats(struct pcmd_dp *dp, uint32_t f, struct pcmd_flow_measure *out)
 {
 	struct eng_flow *fl = flow_of(dp, f);
-	uint64_t now = mono_ns();
+	uint64_t now = xp_mono_ns();
 	int rc;
 
 	if (!fl)
