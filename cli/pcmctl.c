@@ -34,6 +34,7 @@ struct ctl {
 	int fd;
 	uint32_t seq;
 	bool json;
+	double wait_s; /* --wait: keep trying to reach pcmd this long */
 	const char *sock;
 	_Alignas(8) uint8_t rep[PCMD_MSG_MAX_BYTES];
 };
@@ -75,6 +76,14 @@ static int die(struct ctl *c, int status, const char *fmt, ...)
 
 /* ---- talking to pcmd ------------------------------------------------------------------- */
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int rpc(struct ctl *c, void *req, uint16_t type, size_t len, size_t min_reply)
 {
 	struct pcmd_msg_hdr *h = req;
@@ -114,6 +123,33 @@ static const char *rpc_error(struct ctl *c, int rc)
 	return strerror(-rc);
 }
 
+/* Is connect()'s error one that a pcmd still starting gives (no socket yet, or not listening)? */
+static bool not_up_yet(int err)
+{
+	return err == ENOENT || err == ECONNREFUSED;
+}
+
+/* Connect to pcmd's socket; with --wait, retry every 50 ms while pcmd is not up yet. */
+static int connect_ctl(struct ctl *c, const struct sockaddr_un *sa)
+{
+	double deadline = mono_s() + c->wait_s;
+	int err;
+
+	for (;;) {
+		c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		if (c->fd < 0)
+			return -errno;
+		if (connect(c->fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+			return 0;
+		err = errno;
+		close(c->fd);
+		c->fd = -1;
+		if (!not_up_yet(err) || mono_s() >= deadline)
+			return -err;
+		(void)nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
+	}
+}
+
 static int open_ctl(struct ctl *c)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -125,12 +161,12 @@ static int open_ctl(struct ctl *c)
 	if (strlen(c->sock) >= sizeof(sa.sun_path))
 		return die(c, -ENAMETOOLONG, "socket path %s is too long", c->sock);
 	memcpy(sa.sun_path, c->sock, strlen(c->sock) + 1);
-	c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return die(c, -errno,
-			   "cannot reach pcmd at %s: %s (is pcmd running? may you use its socket, "
+	rc = connect_ctl(c, &sa);
+	if (rc < 0)
+		return die(c, rc,
+			   "cannot reach pcmd at %s%s: %s (is pcmd running? may you use its socket, "
 			   "e.g. as a member of group pcm?)",
-			   c->sock, strerror(errno));
+			   c->sock, c->wait_s > 0 ? " within --wait" : "", strerror(-rc));
 	snprintf(h.name, sizeof(h.name), "pcmctl");
 	rc = rpc(c, &h, PCMD_MSG_HELLO, sizeof(h), sizeof(struct pcmd_rep_hello));
 	if (rc < 0)
@@ -787,14 +823,6 @@ static uint64_t rate_of(const struct pcmd_flow_info *f, const struct prev *p, in
 	return 0;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int top_frame(struct ctl *c, struct prev **prev, int *n_prev, double *t_prev)
 {
 	struct pcmd_rep_status s;
@@ -880,7 +908,7 @@ static int cmd_top(struct ctl *c, int argc, char **argv)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: pcmctl [--socket PATH] [--json] COMMAND\n"
+	fprintf(f, "usage: pcmctl [--socket PATH] [--wait SECONDS] [--json] COMMAND\n"
 		   "  status                          pcmd's state, clients, flows, goodput\n"
 		   "  flows                           every flow: cwnd, rate, RTT, in flight, "
 		   "retransmits, policy\n"
@@ -890,6 +918,7 @@ static void usage(FILE *f)
 		   "  policies set (--flow ID | --rule N) POLICY [--lb LB] [--mode MODE]\n"
 		   "  stats [--prometheus]            counters (text, --json, or Prometheus)\n"
 		   "  top [--interval MS] [--iterations N]   a live view (q quits)\n"
+		   "--wait: retry while pcmd is not up yet, for at most SECONDS.\n"
 		   "The socket is $PCMD_SOCKET or " PCMD_DEFAULT_SOCKET ". See pcmctl(1).\n");
 }
 
@@ -899,6 +928,7 @@ int main(int argc, char **argv)
 	    {"socket", required_argument, NULL, 's'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"prometheus", no_argument, NULL, 'p'},
+	    {"wait", required_argument, NULL, 'w'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -911,10 +941,17 @@ int main(int argc, char **argv)
 		return 1;
 	c->sock = getenv("PCMD_SOCKET") ? getenv("PCMD_SOCKET") : PCMD_DEFAULT_SOCKET;
 	/* Options before the command; the command parses its own. */
-	while ((o = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+s:w:jh", opts, NULL)) != -1) {
+		char *end;
+
 		switch (o) {
 		case 's':
 			c->sock = optarg;
+			break;
+		case 'w':
+			c->wait_s = strtod(optarg, &end);
+			if (*end || !*optarg || !(c->wait_s >= 0 && c->wait_s <= 3600))
+				return die(c, -EINVAL, "--wait %s: seconds, from 0 to 3600", optarg);
 			break;
 		case 'j':
 			c->json = true;

@@ -32,10 +32,7 @@ YAML
 "$B/daemon/pcmd" -c "$DIR/pcmd.yaml" 2>"$DIR/pcmd.log" &
 PCMD_PID=$!
 export PCMD_SOCKET="$DIR/pcmd.sock"
-i=0
-until "$B/cli/pcmctl" status >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not come up"; sleep 0.05
-done
+"$B/cli/pcmctl" --wait 10 status >/dev/null || fail "pcmd did not come up"
 grep "datapath\|data plane" "$DIR/pcmd.log" | sed 's/^/  /'
 grep -q "datapath softnic" "$DIR/pcmd.log" || fail "pcmd is not on the softnic fabric"
 "$B/tests/integration/pcmd-test-traffic" "$PCMD_SOCKET" 4 2 >"$DIR/traffic.out" 2>&1 &

@@ -31,10 +31,7 @@ start_pcmd() {
 	"$PCMD" -c "$DIR/pcmd.yaml" 2>"$DIR/pcmd.log" &
 	PCMD_PID=$!
 	export PCMD_SOCKET="$DIR/pcmd.sock"
-	i=0
-	until "$PCMCTL" status >/dev/null 2>&1; do
-		i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not come up"; sleep 0.05
-	done
+	"$PCMCTL" --wait 10 status >/dev/null || fail "pcmd did not come up"
 }
 
 # start_traffic ARGS...: pcmd-test-traffic SOCKET ARGS..., until it says ready.

@@ -3,8 +3,9 @@
 # test_pcmctl.sh PCMD PCMCTL TRAFFIC PACKAGE.so - pcmctl against a pcmd with live
 # flows: every command's --json output parses, `stats --prometheus` passes
 # promtool's check, a package is loaded, set on a flow and per rule, refused
-# unload while used, unloaded; errors are clear; `top` runs under tmux
-# (capture-pane shows the flows) and quits on q.
+# unload while used, unloaded; errors are clear; --wait retries for its time,
+# then names the socket; `top` runs under tmux (capture-pane shows the flows)
+# and quits on q.
 set -eu
 PCMD=$1 PCMCTL=$2 TRAFFIC=$3 PKG=$4
 TMUX_SOCK="pcmctl-test-$$"
@@ -20,6 +21,17 @@ YAML
 start_traffic 30 2
 
 json() { "$PCMCTL" --json "$@" | "$PY" -c 'import json,sys; json.dump(json.load(sys.stdin), sys.stdout)'; }
+
+# --wait: a socket that never appears fails after the wait, naming it; a bad value is refused.
+t0=$(date +%s%N)
+if "$PCMCTL" --socket "$DIR/absent.sock" --wait 0.3 status 2>"$DIR/wait.err"; then
+	fail "--wait on an absent socket succeeded"
+fi
+t1=$(date +%s%N)
+grep -q "absent.sock within --wait" "$DIR/wait.err" || fail "--wait error: $(cat "$DIR/wait.err")"
+[ $(((t1 - t0) / 1000000)) -ge 300 ] || fail "--wait 0.3 gave up after $(((t1 - t0) / 1000000)) ms"
+if "$PCMCTL" --wait soon status 2>"$DIR/wait.err"; then fail "--wait soon accepted"; fi
+grep -q "wait soon: seconds" "$DIR/wait.err" || fail "--wait soon: $(cat "$DIR/wait.err")"
 
 # --json on every command, parsed by Python's json module.
 json status | "$PY" -c 'import json,sys; s=json.load(sys.stdin); assert s["clients"]>=4 and s["flows"]==4, s' ||
