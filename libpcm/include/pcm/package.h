@@ -100,20 +100,29 @@ struct pcm_slot_table {
 	uint32_t max_flows;
 };
 
-/*
- * @flow's slot in @tab; @flow must be below tab->max_flows (callers test
- * that first, so that no NULL test follows). Threads: any; the slot itself
- * belongs to the flow's owner.
+/**
+ * pcm_slot_at() - @flow's slot in @tab.
+ * @tab: the table.
+ * @flow: a handle below @tab->max_flows: callers test that first, so that
+ *        no NULL test of the address follows.
+ *
+ * Threads: any; the slot itself belongs to the flow's owner.
+ *
+ * Return: the slot's address.
  */
 static inline struct pcm_flow_slot *pcm_slot_at(const struct pcm_slot_table *tab, uint32_t flow)
 {
 	return (struct pcm_flow_slot *)(tab->slots + (size_t)flow * tab->slot_bytes);
 }
 
-/*
- * Start fetching @flow's slot for writing. A prefetch never faults, so a
- * handle beyond the table needs no test: its address is formed as an
- * integer (no out-of-bounds pointer) and fetches nothing useful.
+/**
+ * pcm_slot_prefetch() - start fetching @flow's slot for writing.
+ * @tab: the table.
+ * @flow: any handle. A prefetch never faults, so a handle beyond the table
+ *        needs no test: its address is formed as an integer (no
+ *        out-of-bounds pointer) and fetches nothing useful.
+ *
+ * Threads: any.
  */
 static inline void pcm_slot_prefetch(const struct pcm_slot_table *tab, uint32_t flow)
 {
@@ -124,7 +133,14 @@ static inline void pcm_slot_prefetch(const struct pcm_slot_table *tab, uint32_t 
 /* How many events ahead a burst fetches slots: enough to cover a miss to DRAM. */
 #define PCM_BURST_PREFETCH 4
 
-/* One more handler call of @slot's flow. Threads: the flow's owner. */
+/**
+ * pcm_slot_count_call() - count one more handler call of @slot's flow.
+ * @slot: the flow's slot.
+ *
+ * A relaxed load and store, not a read-modify-write: only the owner writes
+ * the count, and readers on other threads see either value.
+ * Threads: the flow's owner.
+ */
 static inline void pcm_slot_count_call(struct pcm_flow_slot *slot)
 {
 	atomic_store_explicit(&slot->calls,
