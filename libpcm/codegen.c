@@ -683,14 +683,59 @@ static void emit_call(const struct pcm_spec *spec, const struct layout *l,
 	      out);
 }
 
+/*
+ * feed(): the sync shell's per-event entry, accumulate then call(), which
+ * counts the flow's handler calls itself (in the branch that ran the
+ * handler, so an event that fires nothing costs nothing more).
+ */
 static void emit_feed(const struct pcm_spec *spec, const struct layout *l, FILE *out)
 {
-	fputs("__attribute__((flatten)) static int pcm_gen_feed(pcm_uint *restrict rec, "
+	fputs("static PCM_FORCE_INLINE int pcm_gen_feed_inline(struct pcm_flow_slot *restrict slot, "
 	      "const struct pcm_event *restrict ev, pcm_uint now_ps)\n{\n"
+	      "\tpcm_uint *restrict rec = slot->rec;\n"
 	      "\tconst pcm_uint valid = ev->valid;\n\n\t(void)valid;\n",
 	      out);
 	emit_accumulate(spec, l, IN_RECORD, out);
-	fputs("\treturn pcm_gen_call_inline(rec, now_ps);\n}\n\n", out);
+	fputs("\tconst int rc = pcm_gen_call_inline(rec, now_ps);\n\n"
+	      "\tif (rc != 0)\n\t\tpcm_slot_count_call(slot);\n\treturn rc;\n}\n\n"
+	      "__attribute__((flatten)) static int pcm_gen_feed(struct pcm_flow_slot *slot, "
+	      "const struct pcm_event *ev, pcm_uint now_ps)\n{\n"
+	      "\treturn pcm_gen_feed_inline(slot, ev, now_ps);\n}\n\n",
+	      out);
+}
+
+/*
+ * feed_burst(): the loop over a burst, compiled with the pipeline inlined
+ * into it, so that a run of events for this package's flows pays one call
+ * into the package, not one per event. Two loops rather than a test per
+ * event: the first runs while there is an event PCM_BURST_PREFETCH ahead
+ * whose slot it fetches, the second finishes the burst.
+ */
+static void emit_feed_burst(FILE *out)
+{
+	fputs("static PCM_FORCE_INLINE bool pcm_gen_burst_step(const struct pcm_package *self, "
+	      "const struct pcm_slot_table *tab,\n\tconst struct pcm_flow_event *e, "
+	      "uint32_t *errors)\n{\n"
+	      "\tstruct pcm_flow_slot *slot;\n\n"
+	      "\tif (__builtin_expect(e->flow >= tab->max_flows, 0))\n\t\treturn false;\n"
+	      "\tslot = pcm_slot_at(tab, e->flow);\n"
+	      "\tif (__builtin_expect(slot->pkg != self, 0))\n\t\treturn false;\n"
+	      "\tif (__builtin_expect(pcm_gen_feed_inline(slot, &e->ev, e->now_ps) < 0, 0))\n"
+	      "\t\t(*errors)++;\n\treturn true;\n}\n\n"
+	      "__attribute__((flatten)) static uint32_t pcm_gen_feed_burst("
+	      "const struct pcm_package *self,\n\tconst struct pcm_slot_table *table, "
+	      "const struct pcm_flow_event *evs, uint32_t n, uint32_t *errors)\n{\n"
+	      "\tconst struct pcm_slot_table tab = *table;\n"
+	      "\tconst uint32_t ahead = n > PCM_BURST_PREFETCH ? n - PCM_BURST_PREFETCH : 0;\n"
+	      "\tuint32_t i = 0;\n\n"
+	      "\tfor (; i < ahead; i++) {\n"
+	      "\t\tpcm_slot_prefetch(&tab, evs[i + PCM_BURST_PREFETCH].flow);\n"
+	      "\t\tif (!pcm_gen_burst_step(self, &tab, &evs[i], errors))\n\t\t\treturn i;\n"
+	      "\t}\n"
+	      "\tfor (; i < n; i++)\n"
+	      "\t\tif (!pcm_gen_burst_step(self, &tab, &evs[i], errors))\n\t\t\treturn i;\n"
+	      "\treturn n;\n}\n\n",
+	      out);
 }
 
 static bool has_last(const struct pcm_spec *spec, const struct layout *l)
@@ -811,6 +856,7 @@ static void emit_pipeline(const struct pcm_spec *spec, const struct layout *l,
 	emit_window_identity(spec, l, out);
 	emit_call(spec, l, opts, out);
 	emit_feed(spec, l, out);
+	emit_feed_burst(out);
 	emit_window_feed(spec, l, out);
 	emit_window_merge(spec, l, out);
 	emit_window_merge_late(spec, l, out);
@@ -875,6 +921,7 @@ static void emit_descriptor(const struct pcm_spec *spec, const struct layout *l,
 	      out);
 	fputs("\t.window_identity = pcm_gen_window_identity,\n", out);
 	fputs("\t.ops = {\n\t\t.init = pcm_gen_init,\n\t\t.feed = pcm_gen_feed,\n"
+	      "\t\t.feed_burst = pcm_gen_feed_burst,\n"
 	      "\t\t.call = pcm_gen_call,\n\t\t.handler = pcm_gen_handler,\n"
 	      "\t\t.window_feed = pcm_gen_window_feed,\n\t\t.window_merge = pcm_gen_window_merge,\n"
 	      "\t\t.window_merge_late = pcm_gen_window_merge_late,\n"

@@ -51,8 +51,8 @@ static int validate_counts(const struct pcm_package *pkg, const char **why)
 
 static bool ops_complete(const struct pcm_package_ops *ops)
 {
-	return ops->init && ops->feed && ops->call && ops->handler && ops->window_feed &&
-	       ops->window_merge && ops->window_merge_late && ops->publish;
+	return ops->init && ops->feed && ops->feed_burst && ops->call && ops->handler &&
+	       ops->window_feed && ops->window_merge && ops->window_merge_late && ops->publish;
 }
 
 int pcm_package_validate(const struct pcm_package *pkg, const char **why)

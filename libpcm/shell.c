@@ -2,7 +2,8 @@
 /*
  * shell.c - the synchronous shell's setup, flow management and slow paths.
  * The per-event path, pcm_shell_feed(), is inline in shell.h and calls the
- * package's generated pipeline on the flow's record.
+ * package's generated feed() on the flow's slot; a burst is one call to the
+ * package's generated feed_burst() per run of flows of one package.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -73,9 +74,15 @@ int pcm_shell_create_cfg(const struct pcm_shell_config *cfg, struct pcm_shell **
 		rc = pcm_pkgset_add(&shell->pkgs, cfg->packages[i], NULL, diag);
 	if (rc == 0)
 		rc = pcm_flowtab_init(&shell->tab, cfg->max_flows,
-				      sizeof(struct pcm_shell_flow) +
+				      sizeof(struct pcm_flow_slot) +
 					      shell->record_slots * sizeof(pcm_uint),
 				      0, 1, NULL);
+	if (rc == 0)
+		shell->slots = (struct pcm_slot_table){
+			.slots = shell->tab.slots,
+			.slot_bytes = shell->tab.slot_bytes,
+			.max_flows = shell->tab.max_flows,
+		};
 	if (rc < 0) {
 		if (rc == -ENOMEM)
 			snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows",
@@ -133,7 +140,7 @@ static int admit(struct pcm_shell *shell, const struct pcm_package *pkg)
 static void start_flow(struct pcm_shell *shell, uint32_t flow, const struct pcm_package *pkg,
 		       pcm_uint now_ps)
 {
-	struct pcm_shell_flow *f = (struct pcm_shell_flow *)pcm_flowtab_slot(&shell->tab, flow);
+	struct pcm_flow_slot *f = (struct pcm_flow_slot *)pcm_flowtab_slot(&shell->tab, flow);
 
 	pkg->ops.init(f->rec, now_ps);
 	f->pkg = pkg;
@@ -167,7 +174,7 @@ int pcm_shell_flow_add_at(struct pcm_shell *shell, uint32_t flow, const struct p
 
 int pcm_shell_flow_remove(struct pcm_shell *shell, uint32_t flow)
 {
-	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+	struct pcm_flow_slot *f = pcm_shell_slot(shell, flow);
 
 	if (!f)
 		return -ENOENT;
@@ -180,7 +187,7 @@ int pcm_shell_flow_remove(struct pcm_shell *shell, uint32_t flow)
 
 int pcm_shell_flow_reset(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps)
 {
-	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+	struct pcm_flow_slot *f = pcm_shell_slot(shell, flow);
 
 	if (!f)
 		return -ENOENT;
@@ -191,7 +198,7 @@ int pcm_shell_flow_reset(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps
 int pcm_shell_flow_swap(struct pcm_shell *shell, uint32_t flow, const struct pcm_package *pkg,
 			pcm_uint now_ps)
 {
-	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+	struct pcm_flow_slot *f = pcm_shell_slot(shell, flow);
 	pcm_uint *next;
 	int rc;
 
@@ -212,38 +219,22 @@ int pcm_shell_flow_swap(struct pcm_shell *shell, uint32_t flow, const struct pcm
 
 /* ---- per-event slow paths ----------------------------------------------------------------- */
 
-/* How many events ahead a burst fetches records: enough to cover a miss to DRAM. */
-#define BURST_PREFETCH 4
-
-/*
- * Start fetching @flow's slot for writing. A prefetch never faults, so a
- * handle beyond the table needs no test: its address is formed as an
- * integer (no out-of-bounds pointer) and fetches nothing useful.
- */
-static inline void prefetch_slot(const struct pcm_flowtab *tab, uint32_t flow)
-{
-	__builtin_prefetch((const void *)((uintptr_t)tab->slots + (uintptr_t)flow * tab->slot_bytes),
-			   1);
-}
-
-/*
- * Two loops rather than one with a test per event: the first runs while
- * there is an event BURST_PREFETCH ahead to fetch, the second finishes the burst.
- */
 uint32_t pcm_shell_feed_burst(struct pcm_shell *shell, const struct pcm_flow_event *evs,
 			      uint32_t n)
 {
-	uint32_t ahead = n > BURST_PREFETCH ? n - BURST_PREFETCH : 0, i = 0;
+	uint32_t i = 0, errors = 0;
 
-	for (; i < ahead; i++) {
-		prefetch_slot(&shell->tab, evs[i + BURST_PREFETCH].flow);
-		if (pcm_shell_feed(shell, evs[i].flow, &evs[i].ev, evs[i].now_ps) == -ENOENT)
-			return i;
+	while (i < n) {
+		const struct pcm_flow_slot *f = pcm_shell_slot(shell, evs[i].flow);
+
+		if (!f)
+			break;
+		/* feeds evs[i] at least: its flow is live and runs f->pkg */
+		i += f->pkg->ops.feed_burst(f->pkg, &shell->slots, evs + i, n - i, &errors);
 	}
-	for (; i < n; i++)
-		if (pcm_shell_feed(shell, evs[i].flow, &evs[i].ev, evs[i].now_ps) == -ENOENT)
-			return i;
-	return n;
+	if (__builtin_expect(errors != 0, 0))
+		atomic_fetch_add_explicit(&shell->errors, errors, memory_order_relaxed);
+	return i;
 }
 
 int pcm_shell_tick(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps)
@@ -256,7 +247,7 @@ int pcm_shell_tick(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps)
 int pcm_shell_control(const struct pcm_shell *shell, uint32_t flow, pcm_control_t type,
 		      pcm_uint *value)
 {
-	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+	struct pcm_flow_slot *f = pcm_shell_slot(shell, flow);
 
 	if (!f || (unsigned)type >= PCM_CTRL_COUNT || f->pkg->control_slot[type] < 0)
 		return -ENOENT;
@@ -266,7 +257,7 @@ int pcm_shell_control(const struct pcm_shell *shell, uint32_t flow, pcm_control_
 
 int pcm_shell_controls(const struct pcm_shell *shell, uint32_t flow, struct pcm_control_set *out)
 {
-	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+	struct pcm_flow_slot *f = pcm_shell_slot(shell, flow);
 
 	if (!f)
 		return -ENOENT;
@@ -279,7 +270,7 @@ int pcm_shell_controls(const struct pcm_shell *shell, uint32_t flow, struct pcm_
 
 static void add_calls(void *arg, uint32_t flow, unsigned char *slot, unsigned char *priv)
 {
-	const struct pcm_shell_flow *f = (const struct pcm_shell_flow *)slot;
+	const struct pcm_flow_slot *f = (const struct pcm_flow_slot *)slot;
 
 	*(uint64_t *)arg += atomic_load_explicit(&f->calls, memory_order_relaxed);
 }

@@ -3,7 +3,8 @@
  * test_shell.c - the synchronous shell and pcmc's generated pipeline:
  * accumulators with valid-mask semantics, saturating SUM, every trigger type
  * and operator, reset_upon_trigger, handler writes and re-arm, ELAPSED_TIME
- * timers (time going back), handler errors, controls; flows added, removed,
+ * timers (time going back), handler errors, controls; bursts over flows of
+ * several packages against feeding each event; flows added, removed,
  * reused and far apart, memory that follows them; live swaps and their
  * handoff; a million flows; the flow-count limits.
  *
@@ -432,6 +433,92 @@ static void test_long_burst_stops_exactly_at_unknown_flow(void **state)
 	pcm_shell_destroy(sh);
 }
 
+/* Three packages, flow f running the one of (f / 2) % 3: runs of two flows per package. */
+static struct pcm_shell *mixed_shell(uint32_t flows)
+{
+	const struct pcm_package *pkgs[] = { &pcm_pkg_accum_probe, &pcm_pkg_pair_probe,
+					     &pcm_pkg_writer_probe };
+	struct pcm_shell_config cfg = { .packages = pkgs, .n_packages = 3, .max_flows = flows };
+	struct pcm_shell *sh = NULL;
+	struct pcm_diag diag;
+
+	assert_int_equal(pcm_shell_create_cfg(&cfg, &sh, &diag), 0);
+	for (uint32_t f = 0; f < flows; f++)
+		assert_int_equal(pcm_shell_flow_add_at(sh, f, pkgs[(f / 2) % 3], 0), 0);
+	return sh;
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* A random event for a random flow: small values, any subset of a few signal types. */
+static void random_flow_event(uint64_t *seed, uint32_t flows, pcm_uint now,
+			      struct pcm_flow_event *e)
+{
+	static const int types[] = { PCM_SIG_ACK, PCM_SIG_ECN, PCM_SIG_RTT, PCM_SIG_DATA_TX,
+				     PCM_SIG_TX_READY_PKTS, PCM_SIG_NACK };
+	uint64_t r = next_rand(seed);
+
+	memset(e, 0, sizeof(*e));
+	e->flow = (uint32_t)(r % flows);
+	e->now_ps = now;
+	for (unsigned k = 0; k < sizeof(types) / sizeof(types[0]); k++) {
+		r = next_rand(seed);
+		if (r & 1) {
+			e->ev.valid |= BIT(types[k]);
+			/* ECN carries writer_probe's COMMAND: 0..5, 4 is an error */
+			e->ev.values[types[k]] = (r >> 8) % (types[k] == PCM_SIG_ECN ? 6 : 5000);
+		}
+	}
+}
+
+/*
+ * Bursts of random length over flows of three packages (runs of every
+ * length, each one call into a package's feed_burst()) leave every record,
+ * call count and error count as feeding the same events one by one does.
+ */
+static void test_burst_over_several_packages_equals_feeding_each_event(void **state)
+{
+	enum { FLOWS = 12, EVENTS = 4000 };
+	struct pcm_shell *bursts = mixed_shell(FLOWS), *each = mixed_shell(FLOWS);
+	static struct pcm_flow_event evs[EVENTS];
+	uint64_t seed = 0x5eed5eedULL;
+	uint32_t done = 0;
+
+	for (uint32_t i = 0; i < EVENTS; i++)
+		random_flow_event(&seed, FLOWS, 1000 * ((pcm_uint)i + 1), &evs[i]);
+	while (done < EVENTS) {
+		uint32_t n = 1 + (uint32_t)(next_rand(&seed) % 40);
+
+		if (n > EVENTS - done)
+			n = EVENTS - done;
+		assert_int_equal(pcm_shell_feed_burst(bursts, evs + done, n), n);
+		done += n;
+	}
+	for (uint32_t i = 0; i < EVENTS; i++)
+		pcm_shell_feed(each, evs[i].flow, &evs[i].ev, evs[i].now_ps);
+	assert_true(stats_of(each).handler_errors > 0);
+	assert_int_equal(stats_of(bursts).handler_calls, stats_of(each).handler_calls);
+	assert_int_equal(stats_of(bursts).handler_errors, stats_of(each).handler_errors);
+	for (uint32_t f = 0; f < FLOWS; f++) {
+		const struct pcm_package *pkg = pcm_shell_flow_package(each, f);
+		struct pcm_control_set a, b;
+
+		assert_memory_equal(pcm_shell_record(bursts, f), pcm_shell_record(each, f),
+				    pkg->record_slots * sizeof(pcm_uint));
+		assert_int_equal(pcm_shell_controls(bursts, f, &a), 0);
+		assert_int_equal(pcm_shell_controls(each, f, &b), 0);
+		assert_int_equal(a.seq, b.seq);
+	}
+	pcm_shell_destroy(bursts);
+	pcm_shell_destroy(each);
+}
+
 static void test_flow_count_limits(void **state)
 {
 	struct pcm_shell *sh = NULL;
@@ -668,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_flow_is_rejected),
 		cmocka_unit_test(test_burst_feeds_each_flow_and_stops_at_unknown_flow),
 		cmocka_unit_test(test_long_burst_stops_exactly_at_unknown_flow),
+		cmocka_unit_test(test_burst_over_several_packages_equals_feeding_each_event),
 		cmocka_unit_test(test_flow_count_limits),
 		cmocka_unit_test(test_million_flows_fit_and_report_bytes_per_flow),
 		cmocka_unit_test(test_shell_rejects_package_missing_target_capability),

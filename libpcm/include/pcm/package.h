@@ -11,6 +11,11 @@
  * datapath thread and a worker folds the window into the flow's record with
  * window_merge() and runs call(), which is the second half of feed().
  *
+ * The synchronous shell keeps each flow in a slot (struct pcm_flow_slot): the
+ * flow's package, its count of handler calls, then its record. The package's
+ * feed() and feed_burst() work on slots, so that the loop over a burst and
+ * the call count are compiled into the package with its pipeline.
+ *
  * Flow record layout (64-bit slots), shared with the handler's snapshot view:
  *   0                 trigger mask of the current call
  *   1                 mask of signals the handler wrote
@@ -44,7 +49,7 @@
 
 #include "pcm.h"
 
-#define PCM_PACKAGE_ABI_VERSION 2
+#define PCM_PACKAGE_ABI_VERSION 3
 
 /*
  * How generated code reads and writes memory it shares with other threads
@@ -75,6 +80,73 @@ struct pcm_flow_event {
 	pcm_uint now_ps;
 	struct pcm_event ev;
 };
+
+struct pcm_package;
+
+/*
+ * A flow's slot in the synchronous shell. Only the flow's owner writes it;
+ * @calls is atomic so that other threads may sum it (pcm_shell_stats()).
+ */
+struct pcm_flow_slot {
+	const struct pcm_package *pkg; /* NULL when the handle is free */
+	_Atomic uint64_t calls;        /* handler calls, counted by the package's feed entries */
+	pcm_uint rec[];
+};
+
+/* Where a table's flow slots are: flow f's at slots + f * slot_bytes, for f < max_flows. */
+struct pcm_slot_table {
+	unsigned char *slots;
+	size_t slot_bytes;
+	uint32_t max_flows;
+};
+
+/**
+ * pcm_slot_at() - @flow's slot in @tab.
+ * @tab: the table.
+ * @flow: a handle below @tab->max_flows: callers test that first, so that
+ *        no NULL test of the address follows.
+ *
+ * Threads: any; the slot itself belongs to the flow's owner.
+ *
+ * Return: the slot's address.
+ */
+static inline struct pcm_flow_slot *pcm_slot_at(const struct pcm_slot_table *tab, uint32_t flow)
+{
+	return (struct pcm_flow_slot *)(tab->slots + (size_t)flow * tab->slot_bytes);
+}
+
+/**
+ * pcm_slot_prefetch() - start fetching @flow's slot for writing.
+ * @tab: the table.
+ * @flow: any handle. A prefetch never faults, so a handle beyond the table
+ *        needs no test: its address is formed as an integer (no
+ *        out-of-bounds pointer) and fetches nothing useful.
+ *
+ * Threads: any.
+ */
+static inline void pcm_slot_prefetch(const struct pcm_slot_table *tab, uint32_t flow)
+{
+	__builtin_prefetch((const void *)((uintptr_t)tab->slots + (uintptr_t)flow * tab->slot_bytes),
+			   1);
+}
+
+/* How many events ahead a burst fetches slots: enough to cover a miss to DRAM. */
+#define PCM_BURST_PREFETCH 4
+
+/**
+ * pcm_slot_count_call() - count one more handler call of @slot's flow.
+ * @slot: the flow's slot.
+ *
+ * A relaxed load and store, not a read-modify-write: only the owner writes
+ * the count, and readers on other threads see either value.
+ * Threads: the flow's owner.
+ */
+static inline void pcm_slot_count_call(struct pcm_flow_slot *slot)
+{
+	atomic_store_explicit(&slot->calls,
+			      atomic_load_explicit(&slot->calls, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
 
 /*
  * A flow's controls as one consistent set: every value comes from the same
@@ -118,11 +190,21 @@ struct pcm_package_ops {
 	 * initial values; epochs at @now_ps. */
 	void (*init)(pcm_uint *rec, pcm_uint now_ps);
 	/*
-	 * The whole pipeline on @rec: accumulate @ev, then call(). Return: 1 if
-	 * the handler ran, 0 if no trigger fired, -EIO if the handler returned
+	 * The whole pipeline on @slot's record: accumulate @ev, then call(), and
+	 * count the call in @slot->calls if the handler ran. Return: 1 if the
+	 * handler ran, 0 if no trigger fired, -EIO if the handler returned
 	 * PCM_ERROR (its writes are kept).
 	 */
-	int (*feed)(pcm_uint *rec, const struct pcm_event *ev, pcm_uint now_ps);
+	int (*feed)(struct pcm_flow_slot *slot, const struct pcm_event *ev, pcm_uint now_ps);
+	/*
+	 * feed() for each of @evs in order, fetching the slots of later events
+	 * while earlier ones run, as long as the event's flow is in @tab and
+	 * runs @self (this package, as the slot's pkg names it). Adds the number
+	 * of handler errors to *@errors. Return: the number of events fed; the
+	 * caller goes on from the first one not fed.
+	 */
+	uint32_t (*feed_burst)(const struct pcm_package *self, const struct pcm_slot_table *tab,
+			       const struct pcm_flow_event *evs, uint32_t n, uint32_t *errors);
 	/*
 	 * The pipeline after accumulation: evaluate the triggers on @rec and, if
 	 * any fired, move the fired references, run the handler in place and

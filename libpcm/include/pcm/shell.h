@@ -52,15 +52,9 @@ struct pcm_shell_stats {
 	uint32_t flows;          /* live flows */
 };
 
-/* A flow's slot: its package, its own call count, then its record. */
-struct pcm_shell_flow {
-	const struct pcm_package *pkg; /* NULL when the handle is free */
-	_Atomic uint64_t calls;        /* written by the owner only */
-	pcm_uint rec[];
-};
-
 struct pcm_shell {
-	struct pcm_flowtab tab;
+	struct pcm_flowtab tab;      /* the flows' slots (struct pcm_flow_slot, package.h) */
+	struct pcm_slot_table slots; /* where tab keeps them: fixed from creation on */
 	struct pcm_pkgset pkgs;
 	uint32_t record_slots;
 	_Atomic uint64_t errors;
@@ -165,21 +159,20 @@ int pcm_shell_flow_swap(struct pcm_shell *shell, uint32_t flow, const struct pcm
 			pcm_uint now_ps);
 
 /* @flow's slot if it is live, or NULL. Threads: the flow's owner. */
-static inline struct pcm_shell_flow *pcm_shell_slot(const struct pcm_shell *shell, uint32_t flow)
+static inline struct pcm_flow_slot *pcm_shell_slot(const struct pcm_shell *shell, uint32_t flow)
 {
-	struct pcm_shell_flow *f;
+	struct pcm_flow_slot *f;
 
-	/* checked here so that the compiler knows the slot below exists */
-	if (__builtin_expect(flow >= shell->tab.max_flows, 0))
+	if (__builtin_expect(flow >= shell->slots.max_flows, 0))
 		return NULL;
-	f = (struct pcm_shell_flow *)pcm_flowtab_slot(&shell->tab, flow);
+	f = pcm_slot_at(&shell->slots, flow);
 	return f->pkg ? f : NULL;
 }
 
 /* @flow's record (the handler's layout, package.h), or NULL. Threads: the owner. */
 static inline pcm_uint *pcm_shell_record(struct pcm_shell *shell, uint32_t flow)
 {
-	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+	struct pcm_flow_slot *f = pcm_shell_slot(shell, flow);
 
 	return f ? f->rec : NULL;
 }
@@ -188,7 +181,7 @@ static inline pcm_uint *pcm_shell_record(struct pcm_shell *shell, uint32_t flow)
 static inline const struct pcm_package *pcm_shell_flow_package(const struct pcm_shell *shell,
 								uint32_t flow)
 {
-	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+	struct pcm_flow_slot *f = pcm_shell_slot(shell, flow);
 
 	return f ? f->pkg : NULL;
 }
@@ -196,6 +189,8 @@ static inline const struct pcm_package *pcm_shell_flow_package(const struct pcm_
 /**
  * pcm_shell_feed() - feed one event for @flow.
  *
+ * One lookup and one call into the flow's package, which runs the pipeline
+ * and counts the call (package.h's feed()).
  * Threads: the flow's owner.
  *
  * Return: 1 if the handler ran, 0 if no trigger fired, -ENOENT for a flow
@@ -204,15 +199,12 @@ static inline const struct pcm_package *pcm_shell_flow_package(const struct pcm_
 static inline int pcm_shell_feed(struct pcm_shell *shell, uint32_t flow,
 				 const struct pcm_event *ev, pcm_uint now_ps)
 {
-	struct pcm_shell_flow *f = pcm_shell_slot(shell, flow);
+	struct pcm_flow_slot *f = pcm_shell_slot(shell, flow);
 	int rc;
 
 	if (__builtin_expect(!f, 0))
 		return -ENOENT;
-	rc = f->pkg->ops.feed(f->rec, ev, now_ps);
-	atomic_store_explicit(&f->calls,
-			      atomic_load_explicit(&f->calls, memory_order_relaxed) + (rc != 0),
-			      memory_order_relaxed);
+	rc = f->pkg->ops.feed(f, ev, now_ps);
 	if (__builtin_expect(rc < 0, 0))
 		atomic_fetch_add_explicit(&shell->errors, 1, memory_order_relaxed);
 	return rc;
@@ -221,6 +213,9 @@ static inline int pcm_shell_feed(struct pcm_shell *shell, uint32_t flow,
 /**
  * pcm_shell_feed_burst() - feed a burst of events, each to its own flow,
  * fetching the records of later events while earlier ones run.
+ *
+ * Each run of events whose flows share a package is one call into that
+ * package's feed_burst() (package.h), which loops over the run itself.
  *
  * Threads: the owner of every flow in the burst.
  *
