@@ -148,7 +148,8 @@ int pcmd_channel_next(struct pcmd_channel *ch, struct pcmd_sqe *out, uint32_t *w
 		return (int)room;
 	if (room == 0) {
 		*why = PCMD_INTAKE_CQ_FULL;
-		ch->cq_full_waits++;
+		/* one writer (the intake's owner); pcmd's loop reads it for stats */
+		__atomic_store_n(&ch->cq_full_waits, ch->cq_full_waits + 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	pcmd_ring_get(&ch->sq, out);

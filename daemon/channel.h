@@ -127,6 +127,12 @@ void pcmd_channel_flush(struct pcmd_channel *ch);
  */
 int pcmd_channel_arm(struct pcmd_channel *ch, uint32_t stopped);
 
+/* Intake stops on a full completion ring so far (any thread: the owner counts). */
+static inline uint64_t pcmd_channel_cq_full_waits(const struct pcmd_channel *ch)
+{
+	return __atomic_load_n(&ch->cq_full_waits, __ATOMIC_RELAXED);
+}
+
 /* Reserved completion slots (outstanding work). */
 static inline uint32_t pcmd_channel_outstanding(const struct pcmd_channel *ch)
 {

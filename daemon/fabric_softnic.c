@@ -28,6 +28,7 @@
 #include "fabric_softnic.h"
 #include "log.h"
 #include "pcmd.h"
+#include "port.h"
 #include "softnic_driver.h"
 #include "uet.h"
 
@@ -129,6 +130,10 @@ static bool has_input(struct pcmd_fabric *f)
 		return true;
 	for (uint32_t i = 0; i < f->n_run; i++)
 		if (xp_engine_has_input(f->run[i]))
+			return true;
+	/* Ports last: each arms its client's doorbell (this thread's efd), then looks again. */
+	for (uint32_t i = 0; i < f->n_run; i++)
+		if (xp_engine_ports_arm(f->run[i]))
 			return true;
 	return false;
 }
@@ -257,6 +262,11 @@ void pcmd_fabric_kick(struct pcmd_fabric *f)
 			/* saturated: readable already */
 		}
 	}
+}
+
+int pcmd_fabric_doorbell_fd(const struct pcmd_fabric *f)
+{
+	return f->efd;
 }
 
 uint32_t pcmd_fabric_hosts(const struct pcmd_fabric *f)
