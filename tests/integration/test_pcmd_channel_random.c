@@ -406,6 +406,12 @@ static int post_valid(struct run *r)
 	if (!send)
 		e.len = max / 2 + below(r, max / 2 + 1);
 	e.offset = (uint64_t)slot * c->slot_bytes;
+	/* The buffer is ready before the descriptor is published: pcmd's data path may take it
+	 * at once (ports: the data plane's thread serves the ring, not this one's pump). */
+	if (send)
+		harness_fill(c->ic.data + e.offset, e.len, data_seed((int)(p - r->pairs), dir, p->s[dir].sends));
+	else
+		memset(c->ic.data + e.offset, 0xee, e.len);
 	o = submit(r, c, &e);
 	if (!o)
 		return 0;
@@ -418,11 +424,9 @@ static int post_valid(struct run *r)
 	c->slot_busy[slot] = 1;
 	if (send) {
 		o->index = p->s[dir].sends;
-		harness_fill(c->ic.data + e.offset, e.len, data_seed(o->pair, dir, o->index));
 		stream_push_send(&p->s[dir], e.len);
 	} else {
 		o->index = p->s[dir].recvs++;
-		memset(c->ic.data + e.offset, 0xee, e.len);
 	}
 	r->valid++;
 	return 0;
