@@ -28,6 +28,11 @@
  * is then no longer deterministic (two threads), so a failing seed usually,
  * not always, fails again.
  *
+ * Built with PCMD_RANDOM_NULL (test_pcmd_channel_random_null), they go
+ * through pcmd's data plane on datapath null with two engine threads that
+ * sleep when idle: each client's descriptor path runs on its region's engine
+ * thread (a port), woken by the client's doorbell, as in a running pcmd.
+ *
  * A failing seed prints one line that reproduces it; the shrinker then cuts
  * the run (fewer clients, fewer steps) while it still fails and prints the
  * smallest failing case. PCMD_RANDOM_SEED=N runs one seed; PCMD_RANDOM_SEEDS=K
@@ -49,10 +54,19 @@
 #include "dataplane_loopback.h"
 #include "harness.h"
 #include "inproc.h"
-#ifdef PCMD_RANDOM_SOFTNIC
+#if defined(PCMD_RANDOM_SOFTNIC)
 #include "dataplane_engine.h"
+#define PCMD_RANDOM_ENGINE 1
 #define DATAPATH_YAML "datapath: {kind: softnic, chunk_bytes: 4096, softnic: {hosts: 8}}\n"
 #define BINARY "test_pcmd_channel_random_softnic"
+#define HOSTS_DETACH 1 /* every host is detached at the end */
+#elif defined(PCMD_RANDOM_NULL)
+#include "dataplane_engine.h"
+#define PCMD_RANDOM_ENGINE 1
+#define DATAPATH_YAML                                                                              \
+	"datapath: {kind: null, chunk_bytes: 4096}\nengines: {count: 2, spin_ns: 0}\n"
+#define BINARY "test_pcmd_channel_random_null"
+#define HOSTS_DETACH 0
 #else
 #define DATAPATH_YAML "datapath: {chunk_bytes: 4096}\n"
 #define BINARY "test_pcmd_channel_random"
@@ -607,15 +621,16 @@ static bool all_done(const struct run *r)
 	return true;
 }
 
-#ifdef PCMD_RANDOM_SOFTNIC
-/* Every region released and every host detached (the last ones a few turns later). */
+#ifdef PCMD_RANDOM_ENGINE
+/* Every region released and, on softnic, every host detached (the last ones a few turns later). */
 static int data_plane_leaks(struct run *r)
 {
 	struct pcmd_dp_engine_usage u;
 
 	for (int i = 0; i < 5000; i++) {
 		pcmd_dp_engine_usage(r->ip.d->dp, &u);
-		if (!u.regions && !u.flows && !u.listeners && !u.queued_events && !u.engines)
+		if (!u.regions && !u.flows && !u.listeners && !u.queued_events &&
+		    (!HOSTS_DETACH || !u.engines))
 			return 0;
 		pump(r, 1);
 		usleep(1000);
@@ -642,7 +657,7 @@ static int data_plane_leaks(struct run *r)
 
 static int create(struct inproc *ip)
 {
-#ifdef PCMD_RANDOM_SOFTNIC
+#ifdef PCMD_RANDOM_ENGINE
 	return inproc_create_on(ip, config_yaml, &pcmd_dp_engine);
 #else
 	return inproc_create(ip, config_yaml);
