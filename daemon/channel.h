@@ -10,6 +10,12 @@
  * indices; nothing the client writes into the shared header changes where pcmd
  * reads or writes. A descriptor is copied out once, then checked.
  *
+ * One thread at a time owns a channel's rings: the thread that runs the
+ * client's descriptor path (intake.h): the data plane's, with ports, or
+ * pcmd's loop without. Whatever else writes a completion (pcmd's loop: CONNECT,
+ * ACCEPT) hands it to that thread, so each ring keeps one producer and one
+ * consumer.
+ *
  * Backpressure: a submission is taken only with a completion slot reserved for
  * it (and at most max_outstanding reserved), so completions always fit and a
  * client that stops reading them only stops its own intake. pcmd's memory for

@@ -30,10 +30,17 @@
  * Control requests to an engine (region registration, connection setup, a
  * policy swap, region release) are answered by the engine thread within
  * microseconds; pcmd's loop waits for that answer, so that errors reach the
- * client with its request. Data posts never wait for the engine: they go on
- * its command ring (the loop yields only while that ring is full) and their
- * completions come back through poll(), woken by the engines through one
- * eventfd (struct xp_waiter).
+ * client with its request.
+ *
+ * Descriptors: each region has a port (port.h) on its engine that runs the
+ * client's descriptor path (intake.h) on the engine's runner: posts go from
+ * the client's submission ring to the core and completions into the client's
+ * completion ring without pcmd's loop. The client's submission doorbell is a
+ * dup of the fd the runner sleeps on (the engine thread's eventfd; on
+ * softnic the fabric thread's). post_send()/post_recv() (the command ring,
+ * completions through poll()) remain for the seam's contract; pcmd uses the
+ * port. Connection closes still come back through poll(), woken by the
+ * engines through one eventfd (struct xp_waiter).
  *
  * Datapaths: the engine's table (xp_dp_find()). "auto" takes verbs when an
  * RDMA device is present and verbs is built in, else softnic; a datapath

@@ -10,7 +10,10 @@
  * (engine_thread.c): the thread announces that it sleeps with an atomic
  * exchange, then looks at the engines' command rings and the request once
  * more; a submitter publishes its command, then reads the flag with an RMW
- * (pcmd_fabric_kick()), so one of them always sees the other.
+ * (pcmd_fabric_kick()), so one of them always sees the other. The clients'
+ * submission rings (their engines' ports) are armed in that same window
+ * (ring.h's WAKE flag: set, fence, look again), and the clients ring this
+ * thread's eventfd, so a descriptor published after the look wakes it.
  */
 #include <errno.h>
 #include <poll.h>
