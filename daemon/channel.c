@@ -185,7 +185,11 @@ static void ring_doorbell(int efd)
 
 void pcmd_channel_flush(struct pcmd_channel *ch)
 {
-	pcmd_ring_release(&ch->sq);
+	/* An engine flushes after every run, busy or not: touch the client's lines only for news. */
+	if (ch->sq.local != ch->sq_released) {
+		pcmd_ring_release(&ch->sq);
+		ch->sq_released = ch->sq.local;
+	}
 	if (!ch->unpublished)
 		return;
 	ch->unpublished = 0;

@@ -40,6 +40,7 @@ struct pcmd_channel {
 	uint32_t reserved;   /* completions promised and not yet written */
 	uint32_t max_reserved;
 	uint32_t unpublished; /* completions written since the last flush */
+	uint32_t sq_released; /* the submission head last handed back */
 	uint64_t cq_full_waits;
 };
 
