@@ -299,7 +299,15 @@ void pcmd_intake_conn_set(struct pcmd_intake *in, uint32_t index, uint16_t gen, 
 {
 	struct pcmd_intake_conn *cn = &in->conns[index];
 
-	atomic_store_explicit(&cn->handle, handle, memory_order_relaxed);
+	/*
+	 * The handle changes only when the conn becomes usable. An owner that
+	 * loaded the key just before it stopped being usable then still loads
+	 * this conn's handle (its post lands before the close, which the data
+	 * plane takes after this intake), never 0 or another conn's: a conn
+	 * becomes usable again only after its close was taken and completed.
+	 */
+	if (bits & PCMD_INTAKE_USABLE)
+		atomic_store_explicit(&cn->handle, handle, memory_order_relaxed);
 	atomic_store_explicit(&cn->key, bits ? (uint32_t)gen << 16 | bits : 0,
 			      memory_order_release);
 }

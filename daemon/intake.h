@@ -27,7 +27,9 @@
  * The conn table is written by pcmd's loop (pcmd_intake_conn_set()) and read
  * by the owner, through one atomic word per conn (generation and state)
  * stored with release after the data plane's handle: the owner either sees
- * the conn closed, or sees it open with its handle. The loop closes a conn
+ * the conn closed, or sees it open with its handle (the handle is left as it
+ * was when the conn stops being usable, so a look that raced the change
+ * still names this conn's own flow). The loop closes a conn
  * here before it asks the data plane to close the flow, and the data plane
  * takes both in order, so no post reaches a flow after its close and a
  * client can only ever name its own flows. Counters are written by the owner
@@ -174,7 +176,8 @@ void pcmd_intake_port(struct pcmd_intake *in, struct pcmd_dp_port *out);
  * @index: the conn.
  * @gen: its generation.
  * @bits: PCMD_INTAKE_KNOWN, PCMD_INTAKE_USABLE (0: free).
- * @handle: the data plane's name of its flow (when usable).
+ * @handle: the data plane's name of its flow; taken only with PCMD_INTAKE_USABLE
+ *          (a conn that stops being usable keeps it: see intake.c).
  */
 void pcmd_intake_conn_set(struct pcmd_intake *in, uint32_t index, uint16_t gen, uint32_t bits,
 			  uint64_t handle);
