@@ -148,7 +148,8 @@ int pcmd_channel_next(struct pcmd_channel *ch, struct pcmd_sqe *out, uint32_t *w
 		return (int)room;
 	if (room == 0) {
 		*why = PCMD_INTAKE_CQ_FULL;
-		ch->cq_full_waits++;
+		/* one writer (the intake's owner); pcmd's loop reads it for stats */
+		__atomic_store_n(&ch->cq_full_waits, ch->cq_full_waits + 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	pcmd_ring_get(&ch->sq, out);
@@ -184,7 +185,11 @@ static void ring_doorbell(int efd)
 
 void pcmd_channel_flush(struct pcmd_channel *ch)
 {
-	pcmd_ring_release(&ch->sq);
+	/* An engine flushes after every run, busy or not: touch the client's lines only for news. */
+	if (ch->sq.local != ch->sq_released) {
+		pcmd_ring_release(&ch->sq);
+		ch->sq_released = ch->sq.local;
+	}
 	if (!ch->unpublished)
 		return;
 	ch->unpublished = 0;

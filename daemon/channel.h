@@ -10,6 +10,12 @@
  * indices; nothing the client writes into the shared header changes where pcmd
  * reads or writes. A descriptor is copied out once, then checked.
  *
+ * One thread at a time owns a channel's rings: the thread that runs the
+ * client's descriptor path (intake.h): the data plane's, with ports, or
+ * pcmd's loop without. Whatever else writes a completion (pcmd's loop: CONNECT,
+ * ACCEPT) hands it to that thread, so each ring keeps one producer and one
+ * consumer.
+ *
  * Backpressure: a submission is taken only with a completion slot reserved for
  * it (and at most max_outstanding reserved), so completions always fit and a
  * client that stops reading them only stops its own intake. pcmd's memory for
@@ -34,6 +40,7 @@ struct pcmd_channel {
 	uint32_t reserved;   /* completions promised and not yet written */
 	uint32_t max_reserved;
 	uint32_t unpublished; /* completions written since the last flush */
+	uint32_t sq_released; /* the submission head last handed back */
 	uint64_t cq_full_waits;
 };
 
@@ -126,6 +133,12 @@ void pcmd_channel_flush(struct pcmd_channel *ch);
  * Return: 1 if intake can go on at once (do not wait), 0 to wait, -EPROTO.
  */
 int pcmd_channel_arm(struct pcmd_channel *ch, uint32_t stopped);
+
+/* Intake stops on a full completion ring so far (any thread: the owner counts). */
+static inline uint64_t pcmd_channel_cq_full_waits(const struct pcmd_channel *ch)
+{
+	return __atomic_load_n(&ch->cq_full_waits, __ATOMIC_RELAXED);
+}
 
 /* Reserved completion slots (outstanding work). */
 static inline uint32_t pcmd_channel_outstanding(const struct pcmd_channel *ch)

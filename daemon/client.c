@@ -21,8 +21,6 @@
 #include "log.h"
 #include "pcmd.h"
 
-#define INTAKE_BUDGET 256 /* submissions per doorbell before other clients get a turn */
-
 #define OWNER(ptr, member)                                                                         \
 	((struct pcmd_client *)((char *)(ptr)-offsetof(struct pcmd_client, member)))
 
@@ -152,7 +150,6 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 	c->id = ++d->next_client_id;
 	c->key = slot | (uint32_t)d->slot_gen[slot] << 16;
 	c->connected_ns = pcmd_now_ns();
-	c->slot_free = UINT32_MAX;
 	d->slots[slot] = c;
 	d->n_clients++;
 	if (c->refused)
@@ -306,7 +303,7 @@ static void protocol_error(struct pcmd_client *c, const char *text)
 
 static void arm_bell(struct pcmd_client *c)
 {
-	if (c->bell.op.pending || c->state != PCMD_CLIENT_ALIVE || !c->chan)
+	if (c->bell.op.pending || c->state != PCMD_CLIENT_ALIVE || !c->chan || c->port)
 		return;
 	if (pcmd_loop_bell(c->d->loop, &c->bell, c->chan->sq_efd, bell_done) < 0)
 		pcmd_client_kill(c, "cannot queue a doorbell wait");
@@ -318,13 +315,23 @@ void pcmd_client_flush(struct pcmd_client *c)
 		pcmd_channel_flush(c->chan);
 }
 
+/* Without ports: a checked descriptor goes to the data plane from the loop. */
+static int loop_post(void *arg, uint64_t handle, uint8_t op, uint64_t offset, uint64_t len,
+		     uint64_t token)
+{
+	struct pcmd *d = arg;
+
+	if (op == PCMD_OP_SEND)
+		return d->dp_ops->post_send(d->dp, (uint32_t)handle, offset, len, token);
+	return d->dp_ops->post_recv(d->dp, (uint32_t)handle, offset, len, token);
+}
+
 void pcmd_client_intake(struct pcmd_client *c)
 {
-	struct pcmd_sqe sqe;
-	uint32_t why = PCMD_INTAKE_EMPTY;
-	int budget = INTAKE_BUDGET, rc;
+	uint64_t one = 1;
+	int rc;
 
-	if (!c->chan || c->state != PCMD_CLIENT_ALIVE)
+	if (!c->intake || c->port || c->state != PCMD_CLIENT_ALIVE)
 		return;
 	/*
 	 * The doorbell's count was taken by the bell's read before this look
@@ -332,24 +339,19 @@ void pcmd_client_intake(struct pcmd_client *c)
 	 * this look is never lost.
 	 */
 	for (;;) {
-		while (budget > 0 && (rc = pcmd_channel_next(c->chan, &sqe, &why)) == 1) {
-			pcmd_flow_post(c, &sqe);
-			budget--;
-		}
+		rc = pcmd_intake_take(c->intake, loop_post, c->d, PCMD_INTAKE_BUDGET);
 		if (rc < 0) {
 			protocol_error(c, "its submission or completion ring indices are corrupt");
 			return;
 		}
-		pcmd_channel_flush(c->chan);
-		if (budget == 0) {
+		pcmd_intake_flush(c->intake);
+		if (rc == PCMD_INTAKE_BUDGET) {
 			/* More waiting: ring our own doorbell so the loop comes back. */
-			uint64_t one = 1;
-
 			if (write(c->chan->sq_efd, &one, sizeof(one)) < 0)
 				pcmd_debug("client %u: self-doorbell: %s", c->id, strerror(errno));
 			break;
 		}
-		rc = pcmd_channel_arm(c->chan, why);
+		rc = pcmd_intake_arm(c->intake);
 		if (rc < 0) {
 			protocol_error(c, "its completion ring head is corrupt");
 			return;
@@ -357,7 +359,6 @@ void pcmd_client_intake(struct pcmd_client *c)
 		if (rc == 0)
 			break;
 	}
-	c->intake_stopped = why;
 	arm_bell(c);
 }
 
@@ -376,19 +377,77 @@ static void bell_done(struct pcmd_bell *bell, int res)
 	pcmd_client_intake(c);
 }
 
+int pcmd_client_on_data_path(struct pcmd_client *c, int (*fn)(void *arg), void *arg)
+{
+	if (c->port && c->region)
+		return c->d->dp_ops->call(c->d->dp, c->region, fn, arg);
+	return fn(arg);
+}
+
+struct reserve_call {
+	struct pcmd_intake *in;
+	uint32_t outstanding;
+};
+
+static int reserve_fn(void *arg)
+{
+	struct reserve_call *r = arg;
+	int rc = pcmd_intake_reserve(r->in);
+
+	r->outstanding = pcmd_channel_outstanding(r->in->chan);
+	return rc;
+}
+
+int pcmd_client_reserve(struct pcmd_client *c, uint32_t *outstanding)
+{
+	struct reserve_call r = {.in = c->intake};
+	int rc = pcmd_client_on_data_path(c, reserve_fn, &r);
+
+	*outstanding = r.outstanding;
+	return rc;
+}
+
+static int unreserve_fn(void *arg)
+{
+	pcmd_intake_unreserve(arg);
+	return 0;
+}
+
+void pcmd_client_unreserve(struct pcmd_client *c)
+{
+	(void)pcmd_client_on_data_path(c, unreserve_fn, c->intake);
+}
+
+uint64_t pcmd_client_flow_handle(const struct pcmd_client *c, uint32_t flow)
+{
+	return c->port ? c->d->dp_ops->flow_handle(c->d->dp, flow) : flow;
+}
+
+struct complete_call {
+	struct pcmd_intake *in;
+	struct pcmd_cqe cqe;
+};
+
+static int complete_fn(void *arg)
+{
+	struct complete_call *k = arg;
+
+	pcmd_intake_write(k->in, &k->cqe);
+	pcmd_intake_flush(k->in);
+	return 0;
+}
+
 void pcmd_client_complete(struct pcmd_client *c, uint8_t op, uint32_t conn_id, uint64_t cookie,
 			  int status, uint64_t bytes)
 {
-	struct pcmd_cqe e;
+	struct complete_call k = {.in = c->intake};
 
-	memset(&e, 0, sizeof(e));
-	e.op = op;
-	e.status = status;
-	e.conn_id = conn_id;
-	e.cookie = cookie;
-	e.bytes = bytes;
-	pcmd_channel_complete(c->chan, &e);
-	c->d->counters.completions++;
+	k.cqe.op = op;
+	k.cqe.status = status;
+	k.cqe.conn_id = conn_id;
+	k.cqe.cookie = cookie;
+	k.cqe.bytes = bytes;
+	(void)pcmd_client_on_data_path(c, complete_fn, &k);
 }
 
 /* ---- data-plane events ----------------------------------------------------------------- */
@@ -410,10 +469,15 @@ void pcmd_client_dp_event(struct pcmd *d, const struct pcmd_dp_event *ev)
 		return;
 	}
 	if (ev->kind == PCMD_DP_EV_REGION_RELEASED && obj == PCMD_TOKEN_REGION) {
+		/* The data plane removed the port first: the loop owns the channel again. */
 		c->region = NULL;
 		c->region_releasing = false;
-	} else if (ev->kind == PCMD_DP_EV_COMPLETE && !(obj & PCMD_TOKEN_CONN)) {
-		pcmd_flow_on_complete(c, obj, ev);
+		c->port = false;
+	} else if (ev->kind == PCMD_DP_EV_COMPLETE && !(obj & PCMD_TOKEN_CONN) && c->intake) {
+		if (pcmd_intake_complete(c->intake, ev->token, ev->status, ev->bytes) < 0)
+			pcmd_err("data plane completed descriptor slot %u of client %u, which is "
+				 "not outstanding: dropped",
+				 obj, c->id);
 	} else if (ev->kind == PCMD_DP_EV_CONNECTED && conn_index_ok(c, obj)) {
 		pcmd_flow_on_connected(c, obj & ~PCMD_TOKEN_CONN, ev);
 	} else if (ev->kind == PCMD_DP_EV_ACCEPTED && conn_index_ok(c, obj)) {
@@ -445,13 +509,20 @@ void pcmd_clients_flush_all(struct pcmd *d)
 	for (uint32_t i = 0; i < d->n_slots; i++) {
 		struct pcmd_client *c = d->slots[i];
 
-		if (!c || !c->chan || c->state != PCMD_CLIENT_ALIVE)
+		if (!c || !c->intake || c->state != PCMD_CLIENT_ALIVE)
 			continue;
-		if (c->intake_stopped == PCMD_INTAKE_OUTSTANDING &&
+		if (c->port) {
+			/* The data path flushes its own; it wakes the loop for a broken ring. */
+			if (pcmd_intake_broken(c->intake))
+				protocol_error(c, "its submission or completion ring indices are "
+						  "corrupt");
+			continue;
+		}
+		if (c->intake->stopped == PCMD_INTAKE_OUTSTANDING &&
 		    pcmd_channel_outstanding(c->chan) < c->chan->max_reserved)
 			pcmd_client_intake(c);
 		else
-			pcmd_channel_flush(c->chan);
+			pcmd_intake_flush(c->intake);
 	}
 }
 
@@ -532,6 +603,13 @@ void pcmd_client_maybe_free(struct pcmd_client *c)
 	if (c->state != PCMD_CLIENT_DYING || c->recv_op.pending || c->send_op.pending ||
 	    c->bell.op.pending || !pcmd_flow_all_free(c) || c->region)
 		return;
+	if (c->intake) {
+		/* Its descriptor counts stay in the daemon's totals. */
+		d->counters.descriptors_ok += c->intake->descriptors_ok;
+		d->counters.descriptors_rejected += c->intake->descriptors_rejected;
+		d->counters.completions += c->intake->completions;
+		pcmd_intake_destroy(c->intake);
+	}
 	if (c->chan) {
 		/* Completions written during the reclaim stay readable in the client's mapping. */
 		pcmd_channel_flush(c->chan);
@@ -541,7 +619,6 @@ void pcmd_client_maybe_free(struct pcmd_client *c)
 	close(c->fd);
 	free(c->conns);
 	free(c->listeners);
-	free(c->slots);
 	d->slots[slot] = NULL;
 	d->slot_gen[slot]++;
 	d->n_clients--;

@@ -19,6 +19,7 @@
 
 #include "channel.h"
 #include "flow.h"
+#include "intake.h"
 #include "loop.h"
 #include "proto.h"
 
@@ -31,15 +32,6 @@ struct pcmd;
 enum pcmd_client_state {
 	PCMD_CLIENT_ALIVE = 1,
 	PCMD_CLIENT_DYING = 2, /* flows closing, region being released, ops draining */
-};
-
-/* One outstanding send or receive. */
-struct pcmd_slot {
-	uint64_t cookie;
-	uint32_t conn; /* index in the client's conns */
-	uint8_t op;    /* PCMD_OP_SEND or PCMD_OP_RECV */
-	bool used;
-	uint32_t next_free;
 };
 
 struct pcmd_listener {
@@ -74,16 +66,14 @@ struct pcmd_client {
 	uint64_t max_message_bytes;
 
 	struct pcmd_channel *chan;
+	struct pcmd_intake *intake; /* the descriptor path, with chan */
 	struct pcmd_dp_region *region;
 	bool region_releasing;
-	uint32_t intake_stopped; /* enum pcmd_intake_stop */
+	bool port; /* the data plane's thread runs the intake (dataplane.h, ports) */
 
 	struct pcmd_conn *conns; /* max_flows */
 	uint32_t n_conns_used;
 	struct pcmd_listener *listeners; /* max_listeners */
-	struct pcmd_slot *slots;	 /* max_outstanding */
-	uint32_t slot_free;
-	uint32_t sends_outstanding;
 
 	/* Control socket I/O: one request at a time, its reply, then the next. */
 	struct pcmd_op recv_op, send_op;
@@ -172,8 +162,9 @@ void pcmd_client_kill(struct pcmd_client *c, const char *why);
 void pcmd_client_send_notice(struct pcmd_client *c, uint32_t kind, int status, const char *text);
 
 /**
- * pcmd_client_intake() - take and dispatch the client's waiting submissions
- * (bounded per call), then flush its completions and re-arm its doorbell.
+ * pcmd_client_intake() - without ports: take and post the client's waiting
+ * submissions (bounded per call), then flush its completions and re-arm its
+ * doorbell. With ports the data plane's thread does this; a no-op here.
  * @c: the client.
  */
 void pcmd_client_intake(struct pcmd_client *c);
@@ -192,7 +183,32 @@ void pcmd_client_flush(struct pcmd_client *c);
 void pcmd_clients_flush_all(struct pcmd *d);
 
 /**
- * pcmd_client_complete() - write one completion for reserved work.
+ * pcmd_client_on_data_path() - run @fn where the client's descriptor path
+ * runs (the data plane's thread with ports, else here) and wait for it.
+ * @c: the client.
+ * @fn: the function; its return is returned.
+ * @arg: for @fn.
+ */
+int pcmd_client_on_data_path(struct pcmd_client *c, int (*fn)(void *arg), void *arg);
+
+/**
+ * pcmd_client_reserve() - reserve a completion slot for a request (CONNECT, ACCEPT).
+ * @c: the client.
+ * @outstanding: the slots reserved now (for the error message).
+ *
+ * Return: 0, -ENOBUFS, -EPROTO (channel.h).
+ */
+int pcmd_client_reserve(struct pcmd_client *c, uint32_t *outstanding);
+
+/* Give back a reservation whose request never started. */
+void pcmd_client_unreserve(struct pcmd_client *c);
+
+/* The data plane's name of flow @flow for the descriptor path (flow_handle, or the id). */
+uint64_t pcmd_client_flow_handle(const struct pcmd_client *c, uint32_t flow);
+
+/**
+ * pcmd_client_complete() - write one completion for reserved work (on the
+ * descriptor path, which publishes it).
  * @c: the client.
  * @op: enum pcmd_desc_op.
  * @conn_id: the conn id the client sees.

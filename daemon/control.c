@@ -361,12 +361,8 @@ static int alloc_app_tables(struct pcmd_client *c)
 {
 	c->conns = calloc(c->max_flows, sizeof(*c->conns));
 	c->listeners = calloc(c->max_listeners, sizeof(*c->listeners));
-	c->slots = calloc(c->max_outstanding, sizeof(*c->slots));
-	if (!c->conns || !c->listeners || !c->slots)
+	if (!c->conns || !c->listeners)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < c->max_outstanding; i++)
-		c->slots[i].next_free = i + 1 < c->max_outstanding ? i + 1 : UINT32_MAX;
-	c->slot_free = 0;
 	return 0;
 }
 
@@ -455,6 +451,38 @@ static size_t region_sizes(struct req *r, const struct pcmd_req_region *q,
 	return 0;
 }
 
+/*
+ * The client's descriptor path (intake.h): served by the data plane's thread
+ * when it does ports, the submission doorbell then being one that wakes that
+ * thread; else by the loop, on the channel's own doorbell.
+ */
+static int start_data_path(struct pcmd_client *c, struct pcmd_channel *ch)
+{
+	struct pcmd *d = c->d;
+	struct pcmd_dp_port port;
+	int doorbell = -1, rc;
+
+	rc = pcmd_intake_create(ch, c->key, c->max_flows, c->max_outstanding,
+				c->max_message_bytes, &d->phase, d->dp_fd, &c->intake);
+	if (rc < 0)
+		return rc;
+	c->chan = ch;
+	if (!d->dp_ops->port_add)
+		return 0;
+	pcmd_intake_port(c->intake, &port);
+	rc = d->dp_ops->port_add(d->dp, c->region, &port, &doorbell);
+	if (rc < 0) {
+		pcmd_intake_destroy(c->intake);
+		c->intake = NULL;
+		c->chan = NULL;
+		return rc;
+	}
+	close(ch->sq_efd);
+	ch->sq_efd = doorbell;
+	c->port = true;
+	return 0;
+}
+
 static size_t on_region(struct req *r)
 {
 	const struct pcmd_req_region *q = (const void *)r->in->msg;
@@ -485,7 +513,13 @@ static size_t on_region(struct req *r)
 		return fail(r, rc, "the data plane cannot use the region%s%s: %s",
 			    q->host[0] ? " as host " : "", q->host, err[0] ? err : strerror(-rc));
 	}
-	c->chan = ch;
+	rc = start_data_path(c, ch);
+	if (rc < 0) {
+		d->dp_ops->region_release(d->dp, c->region);
+		c->region_releasing = true;
+		pcmd_channel_destroy(ch);
+		return fail(r, rc, "cannot start the region's descriptor path: %s", strerror(-rc));
+	}
 	d->region_bytes += lay.region_bytes;
 	p = ok_body(r, sizeof(*p));
 	p->lay = lay;
@@ -644,9 +678,9 @@ static size_t on_stats(struct req *r)
 	p->tx_msgs = t.tx_msgs;
 	p->rx_msgs = t.rx_msgs;
 	p->retransmits = t.retransmits;
-	p->descriptors_ok = k->descriptors_ok;
-	p->descriptors_rejected = k->descriptors_rejected;
-	p->completions = k->completions;
+	p->descriptors_ok = t.descriptors_ok;
+	p->descriptors_rejected = t.descriptors_rejected;
+	p->completions = t.completions;
 	p->cq_full_waits = t.cq_full_waits;
 	p->control_requests = k->control_requests;
 	p->control_errors = k->control_errors;

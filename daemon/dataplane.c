@@ -36,6 +36,9 @@ const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops)
 	NEED(flow_stats);
 	NEED(set_policy);
 #undef NEED
+	if ((ops->port_add || ops->call || ops->flow_handle) &&
+	    !(ops->port_add && ops->call && ops->flow_handle))
+		return "port_add, call and flow_handle (all three or none)";
 	return NULL;
 }
 

@@ -29,6 +29,21 @@
  * - region_release() after every flow and listener of the region is closed:
  *   once the data plane will never touch the memory again it emits
  *   PCMD_DP_EV_REGION_RELEASED, and only then does pcmd unmap it.
+ *
+ * Ports (optional: port_add, call, flow_handle): a data plane with threads of
+ * its own may serve a client's descriptor path itself (intake.h), so that
+ * pcmd's loop is not in the per-descriptor path. port_add() hands it the
+ * region's port: from then on the data plane's thread that runs the region's
+ * flows calls intake() (which posts through the post function it is given,
+ * naming flows by flow_handle()), complete() for each of those posts instead
+ * of a PCMD_DP_EV_COMPLETE event, flush() after each round, and arm() before
+ * it sleeps; the doorbell fd it returns wakes that thread (the client's
+ * submission doorbell). call() runs a function on that thread and waits for
+ * it (pcmd's loop uses it for whatever touches the port's state: completion
+ * slots, CONNECT and ACCEPT completions); with no port it runs the function
+ * at once. region_release() removes the port before the region is released:
+ * nothing calls it afterwards. A data plane without ports (the integration
+ * tests' loopback) gets posts from pcmd's loop through the same intake.
  */
 #ifndef PCMD_DATAPLANE_H
 #define PCMD_DATAPLANE_H
@@ -71,6 +86,22 @@ struct pcmd_dp_flow_opts {
 	bool reliable_connected;
 };
 
+/* How a port's intake posts a checked descriptor: @handle is flow_handle()'s. */
+typedef int (*pcmd_dp_post_fn)(void *post_arg, uint64_t handle, uint8_t op, uint64_t offset,
+			       uint64_t len, uint64_t token);
+
+/* A client's descriptor path, run by the data plane's thread (intake.h). */
+struct pcmd_dp_port {
+	/* Take and post submissions through @post. Return: how many taken. */
+	uint32_t (*intake)(void *arg, pcmd_dp_post_fn post, void *post_arg);
+	/* A post's completion (the seam's statuses, as PCMD_DP_EV_COMPLETE's). */
+	void (*complete)(void *arg, uint64_t token, int status, uint64_t bytes);
+	void (*flush)(void *arg);
+	/* Before the thread sleeps. Return: true if input waits (do not sleep). */
+	bool (*arm)(void *arg);
+	void *arg;
+};
+
 struct pcmd_dp_ops {
 	const char *name;
 	/* Start the data plane described by @cfg (datapath, engines, workers). */
@@ -111,6 +142,14 @@ struct pcmd_dp_ops {
 	const char *(*datapath)(struct pcmd_dp *dp);
 	/* Optional: the longest message its datapath carries; NULL or 0: no limit of its own. */
 	uint64_t (*max_message_bytes)(struct pcmd_dp *dp);
+
+	/* Optional, all three or none: ports (above). port_add() copies @port and
+	 * returns in @doorbell_fd a new fd that the caller owns. */
+	int (*port_add)(struct pcmd_dp *dp, struct pcmd_dp_region *r,
+			const struct pcmd_dp_port *port, int *doorbell_fd);
+	int (*call)(struct pcmd_dp *dp, struct pcmd_dp_region *r, int (*fn)(void *arg),
+		    void *arg);
+	uint64_t (*flow_handle)(struct pcmd_dp *dp, uint32_t flow);
 };
 
 /**

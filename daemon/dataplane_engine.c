@@ -30,10 +30,17 @@
  * Control requests to an engine (region registration, connection setup, a
  * policy swap, region release) are answered by the engine thread within
  * microseconds; pcmd's loop waits for that answer, so that errors reach the
- * client with its request. Data posts never wait for the engine: they go on
- * its command ring (the loop yields only while that ring is full) and their
- * completions come back through poll(), woken by the engines through one
- * eventfd (struct xp_waiter).
+ * client with its request.
+ *
+ * Descriptors: each region has a port (port.h) on its engine that runs the
+ * client's descriptor path (intake.h) on the engine's runner: posts go from
+ * the client's submission ring to the core and completions into the client's
+ * completion ring without pcmd's loop. The client's submission doorbell is a
+ * dup of the fd the runner sleeps on (the engine thread's eventfd; on
+ * softnic the fabric thread's). post_send()/post_recv() (the command ring,
+ * completions through poll()) remain for the seam's contract; pcmd uses the
+ * port. Connection closes still come back through poll(), woken by the
+ * engines through one eventfd (struct xp_waiter).
  *
  * Datapaths: the engine's table (xp_dp_find()). "auto" takes verbs when an
  * RDMA device is present and verbs is built in, else softnic; a datapath
@@ -53,6 +60,7 @@
  * runs ahead of the wall clock).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -68,6 +76,8 @@
 #include "dataplane.h"
 #include "dataplane_engine.h"
 #include "engine.h"
+#include "port.h"
+#include "ring.h"
 #include "fabric_softnic.h"
 #include "log.h"
 
@@ -78,8 +88,20 @@
 /* How long one read of an engine's figures answers flow_stats() (status, stats, flows). */
 #define FIGURES_FRESH_NS (10ull * 1000 * 1000)
 
+/* A region's port: pcmd's descriptor path, run by the region's engine (port.h). */
+struct eng_port {
+	struct xp_port xp;
+	struct pcmd_dp_port pcmd;
+	struct xp_engine *e;
+	uint32_t mr;
+	uint64_t base;
+	size_t bytes;
+	uint64_t now_ns; /* of the intake running now */
+};
+
 struct pcmd_dp_region {
 	uint64_t token;
+	struct eng_port *port; /* NULL: none, or removed */
 	uint32_t engine;
 	uint32_t mr;
 	void *base;
@@ -704,12 +726,15 @@ static int eng_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const ch
 	return 0;
 }
 
+static void port_remove(struct pcmd_dp *dp, struct pcmd_dp_region *r);
+
 static void region_try_release(struct pcmd_dp *dp, struct pcmd_dp_region *r)
 {
 	struct xp_ctl *ctl;
 
 	if (!r->releasing || r->refs)
 		return;
+	port_remove(dp, r); /* the engine stops serving the client before its memory goes */
 	ctl = ctl_new(XP_CTL_MR_DEREG);
 	if (!ctl) {
 		pcmd_err("data plane: out of memory releasing a region");
@@ -1084,6 +1109,157 @@ static int eng_flow_stats(struct pcmd_dp *dp, uint32_t f, struct pcmd_flow_measu
 	return 0;
 }
 
+/* The seam's status for a post's completion: a local abort reads -ECONNABORTED. */
+static int seam_status(bool aborted, int status)
+{
+	return aborted && status == -ECANCELED ? -ECONNABORTED : status;
+}
+
+/* ---- ports: the client's descriptor path on the engine ------------------------------------------ */
+
+static int port_post(void *arg, uint64_t handle, uint8_t op, uint64_t off, uint64_t len,
+		     uint64_t token)
+{
+	struct eng_port *p = arg;
+	struct xp_cmd cmd = {.op = op == PCMD_OP_SEND ? XP_CMD_SEND : XP_CMD_RECV,
+			     .conn = (uint32_t)handle, .mr = p->mr, .len = len, .cookie = token};
+
+	if (off > p->bytes || len > p->bytes - off)
+		return -EFAULT; /* pcmd checked it already: never reached */
+	cmd.addr = p->base + off;
+	/* the engine checks the connection and the region again; one completion follows */
+	xp_engine_port_post(p->e, &p->xp, &cmd, p->now_ns);
+	return 0;
+}
+
+static uint32_t port_intake(void *arg, struct xp_engine *e, struct xp_port *xp, uint64_t now_ns)
+{
+	struct eng_port *p = arg;
+
+	(void)e;
+	(void)xp;
+	p->now_ns = now_ns;
+	return p->pcmd.intake(p->pcmd.arg, port_post, p);
+}
+
+static void port_complete(void *arg, const struct xp_engine_comp *c)
+{
+	struct eng_port *p = arg;
+
+	p->pcmd.complete(p->pcmd.arg, c->cookie,
+			 seam_status(xp_engine_conn_aborted(p->e, c->conn), c->status), c->bytes);
+}
+
+static void port_flush(void *arg)
+{
+	struct eng_port *p = arg;
+
+	p->pcmd.flush(p->pcmd.arg);
+}
+
+static bool port_arm(void *arg)
+{
+	struct eng_port *p = arg;
+
+	return p->pcmd.arm(p->pcmd.arg);
+}
+
+static const struct xp_port_ops eng_port_ops = {
+    .intake = port_intake,
+    .complete = port_complete,
+    .flush = port_flush,
+    .arm = port_arm,
+};
+
+/* The fd that wakes whoever runs @r's engine: its thread, or the fabric's. */
+static int runner_doorbell(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+{
+	if (dp->fabric)
+		return pcmd_fabric_doorbell_fd(dp->fabric);
+	return xp_engine_doorbell_fd(dp->engines[r->engine]);
+}
+
+static int eng_port_add(struct pcmd_dp *dp, struct pcmd_dp_region *r,
+			const struct pcmd_dp_port *port, int *doorbell_fd)
+{
+	struct eng_port *p;
+	struct xp_ctl *ctl;
+	int fd, rc;
+
+	if (r->port)
+		return -EEXIST;
+	fd = runner_doorbell(dp, r);
+	fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (fd < 0)
+		return -errno ? -errno : -EBADF;
+	p = calloc(1, sizeof(*p));
+	ctl = ctl_new(XP_CTL_PORT_ADD);
+	if (!p || !ctl) {
+		free(p);
+		free(ctl);
+		close(fd);
+		return -ENOMEM;
+	}
+	*p = (struct eng_port){.xp = {.ops = &eng_port_ops, .arg = p}, .pcmd = *port,
+			       .e = dp->engines[r->engine], .mr = r->mr,
+			       .base = (uint64_t)(uintptr_t)r->base, .bytes = r->bytes};
+	ctl->addr = &p->xp;
+	rc = ctl_run(dp, r->engine, ctl);
+	free(ctl);
+	if (rc < 0) {
+		free(p);
+		close(fd);
+		return rc;
+	}
+	r->port = p;
+	*doorbell_fd = fd;
+	return 0;
+}
+
+static void port_remove(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+{
+	struct xp_ctl *ctl;
+
+	if (!r->port)
+		return;
+	ctl = ctl_new(XP_CTL_PORT_DEL);
+	if (!ctl) {
+		pcmd_err("data plane: out of memory removing a port");
+		abort(); /* the engine would keep serving memory about to be unmapped */
+	}
+	ctl->addr = &r->port->xp;
+	if (ctl_run(dp, r->engine, ctl) < 0)
+		pcmd_err("data plane: engine %u did not hold region %u's port", r->engine, r->mr);
+	free(ctl);
+	free(r->port);
+	r->port = NULL;
+}
+
+static int eng_call(struct pcmd_dp *dp, struct pcmd_dp_region *r, int (*fn)(void *arg),
+		    void *arg)
+{
+	struct xp_ctl *ctl;
+	int rc;
+
+	if (!r->port)
+		return fn(arg); /* nothing of the region runs on the engine */
+	ctl = ctl_new(XP_CTL_CALL);
+	if (!ctl)
+		return -ENOMEM;
+	ctl->call = fn;
+	ctl->call_arg = arg;
+	rc = ctl_run(dp, r->engine, ctl);
+	free(ctl);
+	return rc;
+}
+
+static uint64_t eng_flow_handle(struct pcmd_dp *dp, uint32_t f)
+{
+	struct eng_flow *fl = flow_of(dp, f);
+
+	return fl ? fl->conn : UINT32_MAX;
+}
+
 /* ---- completions ------------------------------------------------------------------------------ */
 
 static void on_comp(struct pcmd_dp *dp, uint32_t engine, const struct xp_engine_comp *c)
@@ -1096,8 +1272,7 @@ static void on_comp(struct pcmd_dp *dp, uint32_t engine, const struct xp_engine_
 	switch (c->kind) {
 	case XP_ECOMP_SEND:
 	case XP_ECOMP_RECV:
-		if (fl && fl->abort && ev.status == -ECANCELED)
-			ev.status = -ECONNABORTED; /* the seam's word for a local abort */
+		ev.status = seam_status(fl && fl->abort, ev.status);
 		emit(dp, &ev);
 		break;
 	case XP_ECOMP_CLOSE:
@@ -1203,4 +1378,7 @@ const struct pcmd_dp_ops pcmd_dp_engine = {
     .set_policy = eng_set_policy,
     .datapath = eng_datapath,
     .max_message_bytes = eng_max_message_bytes,
+    .port_add = eng_port_add,
+    .call = eng_call,
+    .flow_handle = eng_flow_handle,
 };

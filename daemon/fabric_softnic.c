@@ -10,7 +10,10 @@
  * (engine_thread.c): the thread announces that it sleeps with an atomic
  * exchange, then looks at the engines' command rings and the request once
  * more; a submitter publishes its command, then reads the flag with an RMW
- * (pcmd_fabric_kick()), so one of them always sees the other.
+ * (pcmd_fabric_kick()), so one of them always sees the other. The clients'
+ * submission rings (their engines' ports) are armed in that same window
+ * (ring.h's WAKE flag: set, fence, look again), and the clients ring this
+ * thread's eventfd, so a descriptor published after the look wakes it.
  */
 #include <errno.h>
 #include <poll.h>
@@ -28,6 +31,7 @@
 #include "fabric_softnic.h"
 #include "log.h"
 #include "pcmd.h"
+#include "port.h"
 #include "softnic_driver.h"
 #include "uet.h"
 
@@ -129,6 +133,10 @@ static bool has_input(struct pcmd_fabric *f)
 		return true;
 	for (uint32_t i = 0; i < f->n_run; i++)
 		if (xp_engine_has_input(f->run[i]))
+			return true;
+	/* Ports last: each arms its client's doorbell (this thread's efd), then looks again. */
+	for (uint32_t i = 0; i < f->n_run; i++)
+		if (xp_engine_ports_arm(f->run[i]))
 			return true;
 	return false;
 }
@@ -257,6 +265,11 @@ void pcmd_fabric_kick(struct pcmd_fabric *f)
 			/* saturated: readable already */
 		}
 	}
+}
+
+int pcmd_fabric_doorbell_fd(const struct pcmd_fabric *f)
+{
+	return f->efd;
 }
 
 uint32_t pcmd_fabric_hosts(const struct pcmd_fabric *f)

@@ -87,6 +87,16 @@ void pcmd_fabric_detach(struct pcmd_fabric *f, uint32_t host);
 void pcmd_fabric_kick(struct pcmd_fabric *f);
 
 /**
+ * pcmd_fabric_doorbell_fd() - the eventfd the fabric thread sleeps on: a
+ * write wakes it (the submission doorbell of the clients whose ports its
+ * engines serve; they get a dup()). Before sleeping the thread arms every
+ * engine's ports (port.h) after announcing that it sleeps, so a submission
+ * published after that look rings this fd.
+ * @f: the fabric.
+ */
+int pcmd_fabric_doorbell_fd(const struct pcmd_fabric *f);
+
+/**
  * pcmd_fabric_now_ns() - the fabric's virtual time (racy read, for status).
  * @f: the fabric.
  *

@@ -12,6 +12,12 @@
 #include "log.h"
 #include "pcmd.h"
 
+/* Does a conn in this state answer to its id? */
+static bool conn_known(const struct pcmd_conn *cn)
+{
+	return cn->state != PCMD_CONN_FREE && cn->state != PCMD_CONN_ACCEPTING;
+}
+
 int pcmd_conn_find(const struct pcmd_client *c, uint32_t conn_id, uint32_t *index)
 {
 	uint32_t i = (conn_id & 0xffff) - 1;
@@ -20,11 +26,30 @@ int pcmd_conn_find(const struct pcmd_client *c, uint32_t conn_id, uint32_t *inde
 	if ((conn_id & 0xffff) == 0 || i >= c->max_flows || !c->conns)
 		return -EBADF;
 	cn = &c->conns[i];
-	if (cn->gen != (conn_id >> 16) || cn->state == PCMD_CONN_FREE ||
-	    cn->state == PCMD_CONN_ACCEPTING)
+	if (cn->gen != (conn_id >> 16) || !conn_known(cn))
 		return -EBADF;
 	*index = i;
 	return 0;
+}
+
+/*
+ * Tell the descriptor path (intake.h) what conn @index is now. Called after
+ * every change of its state, and before the data plane hears of a close: a
+ * conn stops taking descriptors before its flow closes.
+ */
+static void conn_sync(struct pcmd_client *c, uint32_t index)
+{
+	const struct pcmd_conn *cn = &c->conns[index];
+	uint32_t bits = conn_known(cn) ? PCMD_INTAKE_KNOWN : 0;
+	uint64_t handle = 0;
+
+	if (!c->intake)
+		return;
+	if (cn->state == PCMD_CONN_ESTABLISHED && !cn->user_closed && cn->has_dp_flow) {
+		bits |= PCMD_INTAKE_USABLE;
+		handle = pcmd_client_flow_handle(c, cn->dp_flow);
+	}
+	pcmd_intake_conn_set(c->intake, index, cn->gen, bits, handle);
 }
 
 static uint32_t conn_id_of(const struct pcmd_client *c, uint32_t index)
@@ -43,6 +68,8 @@ static int alloc_conn(struct pcmd_client *c, uint32_t *index, char *err, size_t 
 			cn->gen = gen;
 			cn->opened_ns = pcmd_now_ns();
 			c->n_conns_used++;
+			if (c->intake)
+				pcmd_intake_conn_reset(c->intake, i);
 			*index = i;
 			return 0;
 		}
@@ -64,6 +91,7 @@ static void free_conn(struct pcmd_client *c, uint32_t index)
 	/* A new generation: the old id now names nothing. */
 	cn->gen = (uint16_t)(cn->gen + 1);
 	c->n_conns_used--;
+	conn_sync(c, index);
 }
 
 static void dp_opts_of(const struct pcmd_policy_choice *ch, uint32_t paths, bool rc,
@@ -163,13 +191,14 @@ static int find_listener(struct pcmd_client *c, uint32_t id, uint32_t *index, ch
 
 static int reserve_completion(struct pcmd_client *c, char *err, size_t err_len)
 {
-	int rc = pcmd_channel_reserve(c->chan);
+	uint32_t outstanding = 0;
+	int rc = pcmd_client_reserve(c, &outstanding);
 
 	if (rc == -ENOBUFS)
 		snprintf(err, err_len,
 			 "no completion slot free (%u outstanding): poll completions "
 			 "first",
-			 pcmd_channel_outstanding(c->chan));
+			 outstanding);
 	else if (rc < 0)
 		snprintf(err, err_len, "completion ring corrupt");
 	return rc;
@@ -199,6 +228,7 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 		goto err_free;
 	cn = &c->conns[index];
 	cn->state = PCMD_CONN_CONNECTING;
+	conn_sync(c, index);
 	cn->cookie = req->cookie;
 	cn->choice = ch;
 	cn->choice_held = true;
@@ -210,7 +240,7 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 				pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "connect to '%s': %s", req->addr, strerror(-rc));
-		pcmd_channel_unreserve(c->chan);
+		pcmd_client_unreserve(c);
 		goto err_free;
 	}
 	d->counters.flows_opened++;
@@ -247,7 +277,7 @@ int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, c
 			       pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "accept on '%s': %s", c->listeners[lst].addr, strerror(-rc));
-		pcmd_channel_unreserve(c->chan);
+		pcmd_client_unreserve(c);
 		goto err_free;
 	}
 	return 0;
@@ -263,6 +293,7 @@ static void start_close(struct pcmd_client *c, uint32_t index, bool abort)
 	struct pcmd_conn *cn = &c->conns[index];
 
 	cn->state = PCMD_CONN_CLOSING;
+	conn_sync(c, index);
 	c->d->dp_ops->close(c->d->dp, cn->dp_flow, abort);
 }
 
@@ -283,6 +314,7 @@ int pcmd_flow_close(struct pcmd_client *c, const struct pcmd_req_close *req, cha
 		return -EALREADY;
 	}
 	cn->user_closed = true;
+	conn_sync(c, index);
 	if (cn->state == PCMD_CONN_ESTABLISHED)
 		start_close(c, index, req->flags & PCMD_CLOSE_ABORT);
 	/* CONNECTING: closed when the connect finishes; its completion says -ECONNABORTED. */
@@ -321,109 +353,7 @@ int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcm
 	return 0;
 }
 
-/* ---- descriptors ----------------------------------------------------------------------- */
-
-static int check_sqe(struct pcmd_client *c, const struct pcmd_sqe *s, uint32_t *index)
-{
-	if ((s->op != PCMD_OP_SEND && s->op != PCMD_OP_RECV) || s->flags || s->reserved)
-		return -EINVAL;
-	/* Draining: no new sends, but receives still come in so posted sends can finish. */
-	if (c->d->phase != PCMD_PHASE_RUNNING &&
-	    (s->op == PCMD_OP_SEND || c->d->phase != PCMD_PHASE_DRAINING))
-		return -ESHUTDOWN;
-	if (pcmd_conn_find(c, s->conn_id, index) < 0)
-		return -EBADF;
-	if (c->conns[*index].state != PCMD_CONN_ESTABLISHED || c->conns[*index].user_closed)
-		return -ENOTCONN;
-	if (s->len > c->max_message_bytes)
-		return -EMSGSIZE;
-	return pcmd_channel_check_buffer(c->chan, s->offset, s->len);
-}
-
-static uint32_t slot_alloc(struct pcmd_client *c)
-{
-	uint32_t s = c->slot_free;
-
-	/* Reservations never exceed max_outstanding, so a slot is always free here. */
-	if (s == UINT32_MAX)
-		abort();
-	c->slot_free = c->slots[s].next_free;
-	c->slots[s].used = true;
-	return s;
-}
-
-static void slot_free(struct pcmd_client *c, uint32_t s)
-{
-	c->slots[s].used = false;
-	c->slots[s].next_free = c->slot_free;
-	c->slot_free = s;
-}
-
-void pcmd_flow_post(struct pcmd_client *c, const struct pcmd_sqe *sqe)
-{
-	struct pcmd *d = c->d;
-	uint32_t index = 0, s;
-	int rc = check_sqe(c, sqe, &index);
-
-	if (rc == 0) {
-		struct pcmd_conn *cn = &c->conns[index];
-		uint64_t tok;
-
-		s = slot_alloc(c);
-		c->slots[s].cookie = sqe->cookie;
-		c->slots[s].conn = index;
-		c->slots[s].op = sqe->op;
-		tok = pcmd_token(c->key, s);
-		if (sqe->op == PCMD_OP_SEND)
-			rc = d->dp_ops->post_send(d->dp, cn->dp_flow, sqe->offset, sqe->len, tok);
-		else
-			rc = d->dp_ops->post_recv(d->dp, cn->dp_flow, sqe->offset, sqe->len, tok);
-		if (rc == 0) {
-			cn->outstanding++;
-			if (sqe->op == PCMD_OP_SEND) {
-				cn->sends++;
-				c->sends_outstanding++;
-			}
-			d->counters.descriptors_ok++;
-			return;
-		}
-		slot_free(c, s);
-	}
-	d->counters.descriptors_rejected++;
-	pcmd_client_complete(c, sqe->op, sqe->conn_id, sqe->cookie, rc, 0);
-}
-
 /* ---- data-plane events ----------------------------------------------------------------- */
-
-void pcmd_flow_on_complete(struct pcmd_client *c, uint32_t s, const struct pcmd_dp_event *ev)
-{
-	struct pcmd_slot *sl;
-	struct pcmd_conn *cn;
-
-	if (s >= c->max_outstanding || !c->slots[s].used) {
-		pcmd_err("data plane completed descriptor slot %u of client %u, which is not "
-			 "outstanding: dropped",
-			 s, c->id);
-		return;
-	}
-	sl = &c->slots[s];
-	cn = &c->conns[sl->conn];
-	cn->outstanding--;
-	if (sl->op == PCMD_OP_SEND) {
-		cn->sends--;
-		c->sends_outstanding--;
-		if (ev->status == 0) {
-			cn->tx_bytes += ev->bytes;
-			cn->tx_msgs++;
-		}
-	} else if (ev->status == 0) {
-		cn->rx_bytes += ev->bytes;
-		cn->rx_msgs++;
-	}
-	pcmd_client_complete(c, sl->op, conn_id_of(c, sl->conn), sl->cookie, ev->status,
-			     ev->status == 0 ? ev->bytes : 0);
-	slot_free(c, s);
-}
 
 /* Is the conn an event names in the state the event needs? Logs the data plane's bug if not. */
 static bool event_fits(const struct pcmd_client *c, uint32_t index, uint32_t state,
@@ -450,6 +380,7 @@ void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct 
 		cn->has_dp_flow = true;
 		cn->dp_flow = ev->flow;
 		cn->state = PCMD_CONN_ESTABLISHED;
+		conn_sync(c, index);
 		if (cn->user_closed || c->state != PCMD_CLIENT_ALIVE ||
 		    c->d->phase != PCMD_PHASE_RUNNING) {
 			status = -ECONNABORTED;
@@ -509,11 +440,14 @@ void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct p
 		status = -ECONNABORTED;
 	if (status < 0)
 		start_close(c, index, true);
+	else
+		conn_sync(c, index);
 	pcmd_client_complete(c, PCMD_OP_ACCEPT, status == 0 ? conn_id_of(c, index) : 0, cn->cookie,
 			     status, 0);
 }
 
-static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn)
+static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn,
+			 const struct pcmd_intake_counters *n)
 {
 	struct pcmd *d = c->d;
 	char row[1024];
@@ -526,8 +460,8 @@ static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn)
 		 cn->choice.lb ? cn->choice.lb->h.pkg->name : "",
 		 pcmd_shell_mode_name(cn->choice.mode), (unsigned long long)cn->opened_ns,
 		 (unsigned long long)(pcmd_now_ns() - cn->opened_ns),
-		 (unsigned long long)cn->tx_bytes, (unsigned long long)cn->rx_bytes,
-		 (unsigned long long)cn->tx_msgs, (unsigned long long)cn->rx_msgs);
+		 (unsigned long long)n->tx_bytes, (unsigned long long)n->rx_bytes,
+		 (unsigned long long)n->tx_msgs, (unsigned long long)n->rx_msgs);
 	pcmd_writer_append(&d->output.records, row);
 }
 
@@ -535,17 +469,20 @@ void pcmd_flow_on_closed(struct pcmd_client *c, uint32_t index)
 {
 	struct pcmd_conn *cn = &c->conns[index];
 	struct pcmd_counters *k = &c->d->counters;
+	struct pcmd_intake_counters n;
 
 	if (!event_fits(c, index, PCMD_CONN_CLOSING, "a close"))
 		return;
-	if (cn->outstanding)
+	/* The data path completed the flow's posts before the data plane reported its close. */
+	pcmd_intake_conn_counters(c->intake, index, &n);
+	if (n.outstanding)
 		pcmd_err("data plane closed conn %u of client %u with %u descriptors outstanding",
-			 index, c->id, cn->outstanding);
-	write_record(c, cn);
-	k->closed_tx_bytes += cn->tx_bytes;
-	k->closed_rx_bytes += cn->rx_bytes;
-	k->closed_tx_msgs += cn->tx_msgs;
-	k->closed_rx_msgs += cn->rx_msgs;
+			 index, c->id, n.outstanding);
+	write_record(c, cn, &n);
+	k->closed_tx_bytes += n.tx_bytes;
+	k->closed_rx_bytes += n.rx_bytes;
+	k->closed_tx_msgs += n.tx_msgs;
+	k->closed_rx_msgs += n.rx_msgs;
 	free_conn(c, index);
 }
 
@@ -563,6 +500,7 @@ void pcmd_flow_abort_all(struct pcmd_client *c)
 		struct pcmd_conn *cn = &c->conns[i];
 
 		cn->user_closed = true;
+		conn_sync(c, i);
 		if (cn->state == PCMD_CONN_ESTABLISHED)
 			start_close(c, i, true);
 	}
@@ -594,10 +532,15 @@ void pcmd_flow_info(struct pcmd_client *c, uint32_t index, struct pcmd_flow_info
 		snprintf(out->policy, sizeof(out->policy), "%s", cn->choice.cc->h.pkg->name);
 	if (cn->choice.lb)
 		snprintf(out->lb_policy, sizeof(out->lb_policy), "%s", cn->choice.lb->h.pkg->name);
-	out->tx_bytes = cn->tx_bytes;
-	out->rx_bytes = cn->rx_bytes;
-	out->tx_msgs = cn->tx_msgs;
-	out->rx_msgs = cn->rx_msgs;
+	if (c->intake) {
+		struct pcmd_intake_counters n;
+
+		pcmd_intake_conn_counters(c->intake, index, &n);
+		out->tx_bytes = n.tx_bytes;
+		out->rx_bytes = n.rx_bytes;
+		out->tx_msgs = n.tx_msgs;
+		out->rx_msgs = n.rx_msgs;
+	}
 	if (cn->state != PCMD_CONN_ESTABLISHED || !cn->has_dp_flow ||
 	    d->dp_ops->flow_stats(d->dp, cn->dp_flow, &out->m) < 0)
 		memset(&out->m, 0, sizeof(out->m));

@@ -13,6 +13,10 @@
  *
  * While CONNECTING or ACCEPTING a conn holds one completion slot, the one its
  * PCMD_OP_CONNECT / PCMD_OP_ACCEPT completion will use.
+ *
+ * Descriptors do not come here: the client's descriptor path (intake.h)
+ * checks them against a table this file keeps up to date (conn_sync() after
+ * every state change, and before a close reaches the data plane).
  */
 #ifndef PCMD_FLOW_H
 #define PCMD_FLOW_H
@@ -44,13 +48,11 @@ struct pcmd_conn {
 	uint32_t flow_id;     /* daemon-wide, for pcmctl */
 	uint32_t listener;    /* ACCEPTING: listener index, or UINT32_MAX for any */
 	uint64_t cookie;      /* CONNECTING/ACCEPTING: the request's cookie */
-	uint32_t outstanding; /* descriptors in flight */
-	uint32_t sends;
 	struct pcmd_policy_choice choice;
 	bool choice_held;
 	char peer[PCMD_ADDR_MAX];
 	uint64_t opened_ns;
-	uint64_t tx_bytes, rx_bytes, tx_msgs, rx_msgs; /* completed, as pcmd saw them */
+	/* Descriptors in flight and byte counts: the descriptor path's (intake.h). */
 };
 
 static inline uint32_t pcmd_conn_id(uint32_t index, uint16_t gen)
@@ -92,16 +94,8 @@ int pcmd_flow_close(struct pcmd_client *c, const struct pcmd_req_close *req, cha
 int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcmd_flow_opts *opts,
 			 char *err, size_t err_len);
 
-/**
- * pcmd_flow_post() - check one submission and hand it to the data plane; a
- * bad one completes at once with its error.
- * @c: the client.
- * @sqe: the descriptor, already copied out of shared memory.
- */
-void pcmd_flow_post(struct pcmd_client *c, const struct pcmd_sqe *sqe);
-
-/* Data-plane events for this client's objects (index from the token). */
-void pcmd_flow_on_complete(struct pcmd_client *c, uint32_t slot, const struct pcmd_dp_event *ev);
+/* Data-plane events for this client's objects (index from the token); a
+ * descriptor's completion goes to the descriptor path (intake.h). */
 void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev);
 void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev);
 void pcmd_flow_on_closed(struct pcmd_client *c, uint32_t index);

@@ -47,20 +47,30 @@ static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_
 	if (c->state == PCMD_CLIENT_ALIVE && !c->refused)
 		t->clients++;
 	if (c->chan)
-		t->cq_full_waits += c->chan->cq_full_waits;
+		t->cq_full_waits += pcmd_channel_cq_full_waits(c->chan);
+	if (c->intake) {
+		t->descriptors_ok += atomic_load_explicit(&c->intake->descriptors_ok,
+							  memory_order_relaxed);
+		t->descriptors_rejected += atomic_load_explicit(&c->intake->descriptors_rejected,
+								memory_order_relaxed);
+		t->completions += atomic_load_explicit(&c->intake->completions,
+						       memory_order_relaxed);
+	}
 	for (uint32_t i = 0; c->listeners && i < c->max_listeners; i++)
 		t->listeners += c->listeners[i].used;
 	for (uint32_t i = 0; c->conns && i < c->max_flows; i++) {
 		const struct pcmd_conn *cn = &c->conns[i];
+		struct pcmd_intake_counters n;
 		struct pcmd_flow_measure st;
 
 		if (cn->state == PCMD_CONN_FREE || cn->state == PCMD_CONN_ACCEPTING)
 			continue;
 		t->flows++;
-		t->tx_bytes += cn->tx_bytes;
-		t->rx_bytes += cn->rx_bytes;
-		t->tx_msgs += cn->tx_msgs;
-		t->rx_msgs += cn->rx_msgs;
+		pcmd_intake_conn_counters(c->intake, i, &n);
+		t->tx_bytes += n.tx_bytes;
+		t->rx_bytes += n.rx_bytes;
+		t->tx_msgs += n.tx_msgs;
+		t->rx_msgs += n.rx_msgs;
 		if (cn->state == PCMD_CONN_ESTABLISHED && cn->has_dp_flow &&
 		    d->dp_ops->flow_stats(d->dp, cn->dp_flow, &st) == 0 &&
 		    (st.valid & PCMD_FIELD_RETRANSMITS))
@@ -77,6 +87,9 @@ void pcmd_totals(struct pcmd *d, struct pcmd_totals *t)
 	t->rx_bytes = k->closed_rx_bytes;
 	t->tx_msgs = k->closed_tx_msgs;
 	t->rx_msgs = k->closed_rx_msgs;
+	t->descriptors_ok = k->descriptors_ok;
+	t->descriptors_rejected = k->descriptors_rejected;
+	t->completions = k->completions;
 	t->region_bytes = d->region_bytes;
 	for (uint32_t s = 0; s < d->n_slots; s++)
 		if (d->slots[s])
@@ -249,8 +262,8 @@ static uint32_t sends_outstanding(const struct pcmd *d)
 	uint32_t n = 0;
 
 	for (uint32_t s = 0; s < d->n_slots; s++)
-		if (d->slots[s] && d->slots[s]->state == PCMD_CLIENT_ALIVE)
-			n += d->slots[s]->sends_outstanding;
+		if (d->slots[s] && d->slots[s]->state == PCMD_CLIENT_ALIVE && d->slots[s]->intake)
+			n += pcmd_intake_sends_outstanding(d->slots[s]->intake);
 	return n;
 }
 
@@ -628,7 +641,7 @@ void pcmd_destroy(struct pcmd *d)
 		close(c->fd);
 		free(c->conns);
 		free(c->listeners);
-		free(c->slots);
+		pcmd_intake_destroy(c->intake);
 		free(c);
 	}
 	pcmd_writer_close(&d->output.stats);

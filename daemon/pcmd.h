@@ -8,6 +8,7 @@
 #define PCMD_PCMD_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/signalfd.h>
@@ -35,7 +36,7 @@ struct pcmd {
 	struct pcmd_overrides ovr;
 	char config_path[PCMD_CFG_PATH_MAX]; /* "" none */
 	char sysfs_ib[256];
-	uint32_t phase;
+	_Atomic uint32_t phase; /* enum pcmd_phase; read by the data path's threads (intake.h) */
 	uint32_t generation;
 	uint64_t start_ns;
 

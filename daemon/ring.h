@@ -29,6 +29,13 @@
  * fences sequentially consistent, one of them always sees the other's write,
  * so no wake-up is lost. PCMD_RING_WAKE_ALWAYS makes the producer ring after
  * every publish (a client that hands the eventfd to its own epoll loop).
+ * pcmd's consumer of the submission ring is the thread that runs the
+ * client's descriptor path (intake.h): the engine thread of the client's
+ * region (or the softnic fabric thread). Its doorbell is that thread's own
+ * eventfd, and the thread arms the flag (sets it, fences, re-checks) after it
+ * announced that it sleeps and before it sleeps on that eventfd, so the
+ * protocol above holds unchanged; other clients and pcmd's control requests
+ * may ring the same eventfd, which costs only a spurious look.
  *
  * Backpressure: pcmd takes a submission only when the completion ring has a
  * slot reserved for its completion, so a client that stops reading

@@ -24,8 +24,8 @@ void pcmd_stats_json_line(const struct pcmd_counters *k, const struct pcmd_total
 	    ",\"reload_failures\":%" PRIu64 "}\n",
 	    now_ns, uptime_ns, t->clients, t->flows, t->listeners, t->region_bytes, t->tx_bytes,
 	    t->rx_bytes, t->tx_msgs, t->rx_msgs, k->goodput_bps, k->clients_accepted,
-	    k->clients_refused, k->clients_reclaimed, k->flows_opened, k->descriptors_ok,
-	    k->descriptors_rejected, k->completions, t->cq_full_waits, k->control_requests,
+	    k->clients_refused, k->clients_reclaimed, k->flows_opened, t->descriptors_ok,
+	    t->descriptors_rejected, t->completions, t->cq_full_waits, k->control_requests,
 	    k->control_errors, k->policy_swaps, k->reloads, k->reload_failures);
 }
 

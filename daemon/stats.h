@@ -43,6 +43,8 @@ struct pcmd_totals {
 	uint64_t tx_bytes, rx_bytes, tx_msgs, rx_msgs;
 	uint64_t retransmits;
 	uint64_t cq_full_waits;
+	/* Closed clients' (pcmd_counters) plus the live clients' descriptor paths. */
+	uint64_t descriptors_ok, descriptors_rejected, completions;
 };
 
 struct pcmd_output {

@@ -92,8 +92,10 @@ int inproc_request(struct inproc *ip, struct inproc_client *cl, void *req, uint1
 		memcpy(reply, rep, n < cap ? n : cap);
 	cl->last_status = e->st.status;
 	snprintf(cl->last_error, sizeof(cl->last_error), "%s", e->st.status < 0 ? e->text : "");
-	if (type == PCMD_MSG_REGION && e->st.status == 0 && n_fds == PCMD_REGION_FDS)
+	if (type == PCMD_MSG_REGION && e->st.status == 0 && n_fds == PCMD_REGION_FDS) {
 		cl->memfd = dup(fds[0]);
+		cl->sq_efd = dup(fds[1]);
+	}
 	return e->st.status;
 }
 
@@ -136,7 +138,7 @@ int inproc_client_open(struct inproc *ip, struct inproc_client *cl, uint32_t rol
 	int sv[2], rc;
 
 	memset(cl, 0, sizeof(*cl));
-	cl->memfd = -1;
+	cl->memfd = cl->sq_efd = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	rc = pcmd_client_new(ip->d, sv[0], &cl->c, why, sizeof(why));
@@ -196,8 +198,19 @@ void inproc_client_kill(struct inproc *ip, struct inproc_client *cl)
 		munmap(cl->map, cl->lay.region_bytes);
 	if (cl->memfd >= 0)
 		close(cl->memfd);
+	if (cl->sq_efd >= 0)
+		close(cl->sq_efd);
 	memset(cl, 0, sizeof(*cl));
-	cl->memfd = -1;
+	cl->memfd = cl->sq_efd = -1;
+}
+
+static void ring_sq(struct inproc_client *cl)
+{
+	uint64_t one = 1;
+
+	if (cl->sq_efd >= 0 && write(cl->sq_efd, &one, sizeof(one)) < 0) {
+		/* saturated: pcmd is woken anyway */
+	}
 }
 
 int inproc_post(struct inproc_client *cl, const struct pcmd_sqe *e)
@@ -207,7 +220,8 @@ int inproc_post(struct inproc_client *cl, const struct pcmd_sqe *e)
 	if (used < 0 || used >= pcmd_ring_size(&cl->sq))
 		return -EAGAIN;
 	pcmd_ring_put(&cl->sq, e);
-	pcmd_ring_publish(&cl->sq);
+	if (pcmd_ring_publish(&cl->sq))
+		ring_sq(cl);
 	return 0;
 }
 
@@ -216,6 +230,7 @@ int inproc_take(struct inproc_client *cl, struct pcmd_cqe *out)
 	if (pcmd_ring_avail(&cl->cq) <= 0)
 		return 0;
 	pcmd_ring_get(&cl->cq, out);
-	pcmd_ring_release(&cl->cq);
+	if (pcmd_ring_release(&cl->cq))
+		ring_sq(cl); /* pcmd waits for completion slots */
 	return 1;
 }

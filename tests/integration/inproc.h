@@ -27,6 +27,7 @@ struct inproc_client {
 	uint32_t key;
 	int peer_fd; /* our end of the socketpair */
 	int memfd;
+	int sq_efd; /* the submission doorbell, rung as a client does (ring.h) */
 	uint8_t *map; /* our own mapping of the region */
 	uint8_t *data;
 	struct pcmd_region_layout lay;

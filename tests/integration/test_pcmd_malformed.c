@@ -545,6 +545,67 @@ static void test_corrupt_ring_indices_disconnect_only_that_client(void **state)
 	assert_still_serving();
 }
 
+/*
+ * Conn ids are indexes into the poster's own table: the ids of other
+ * clients' connections name nothing of a client that has none (-EBADF), and
+ * a client's closed connection takes nothing more (its engine connection may
+ * be another client's later). The other clients' receives see only their own
+ * peers' bytes. On the null datapath two engines serve three regions, so two
+ * of these clients' descriptor paths share one engine thread.
+ */
+static void test_a_client_cannot_reach_another_clients_connections(void **state)
+{
+	struct raw a, b, e;
+	uint8_t *bdata;
+	uint64_t cookie = 100;
+
+	raw_pair(&a, &b, "raw-isolation");
+	raw_region(&e, 1u << 20);
+	bdata = b.base + b.lay.data_off;
+	memset(bdata, 0xbb, 8192);
+	memset(e.base + e.lay.data_off, 0xee, 8192);
+	raw_put(&b, PCMD_OP_RECV, b.conn, 0, 4096, 1);
+	/* e names a's and b's connections, and every small id besides. */
+	raw_put(&e, PCMD_OP_SEND, a.conn, 0, 4096, cookie);
+	expect_cqe(&e, cookie++, -EBADF);
+	raw_put(&e, PCMD_OP_SEND, b.conn, 0, 4096, cookie);
+	expect_cqe(&e, cookie++, -EBADF);
+	for (uint32_t gen = 0; gen < 4; gen++)
+		for (uint32_t idx = 1; idx <= 8; idx++) {
+			raw_put(&e, PCMD_OP_SEND, gen << 16 | idx, 0, 4096, cookie);
+			expect_cqe(&e, cookie++, -EBADF);
+		}
+	/* b's receive is still waiting for a's send, not e's. */
+	usleep(20000);
+	assert_int_equal(pcmd_ring_avail(&b.cq), 0);
+	memset(a.base + a.lay.data_off, 0x5a, 4096);
+	raw_put(&a, PCMD_OP_SEND, a.conn, 0, 4096, 2);
+	expect_cqe(&a, 2, 0);
+	expect_cqe(&b, 1, 0);
+	for (size_t i = 0; i < 4096; i++)
+		assert_int_equal(bdata[i], 0x5a);
+	/* a closes its connection: a's id names nothing it may post on. */
+	{
+		struct pcmd_req_close c = {.conn_id = a.conn};
+
+		hdr(&c, PCMD_MSG_CLOSE, sizeof(c));
+		expect(a.fd, &c, sizeof(c), 0, NULL);
+	}
+	raw_put(&a, PCMD_OP_SEND, a.conn, 0, 4096, 3);
+	{
+		struct pcmd_cqe c = raw_next(&a);
+
+		assert_int_equal(c.cookie, 3);
+		assert_true(c.status == -ENOTCONN || c.status == -EBADF);
+	}
+	for (size_t i = 4096; i < 8192; i++)
+		assert_int_equal(bdata[i], 0xbb);
+	raw_close(&a);
+	raw_close(&b);
+	raw_close(&e);
+	assert_still_serving();
+}
+
 static void test_region_is_sealed(void **state)
 {
 	struct raw a;
@@ -572,6 +633,7 @@ int main(void)
 	    cmocka_unit_test(test_random_control_garbage_gets_replies_and_daemon_survives),
 	    cmocka_unit_test(test_malformed_descriptors_complete_with_errors),
 	    cmocka_unit_test(test_corrupt_ring_indices_disconnect_only_that_client),
+	    cmocka_unit_test(test_a_client_cannot_reach_another_clients_connections),
 	    cmocka_unit_test(test_region_is_sealed),
 	};
 

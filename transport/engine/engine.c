@@ -87,13 +87,19 @@ static uint32_t overflow_flush(struct xp_engine *e)
 	return n;
 }
 
-static void complete_op(struct xp_engine *e, uint8_t kind, int status, uint32_t conn,
-			uint64_t cookie, uint64_t bytes)
+/* A send's or receive's completion: to its port, or to the ring (@via enum eng_op_via). */
+static void complete_op(struct xp_engine *e, uint8_t via, struct xp_port *port, uint8_t kind,
+			int status, uint32_t conn, uint64_t cookie, uint64_t bytes)
 {
 	struct xp_engine_comp c = { .kind = kind, .status = status, .conn = conn,
 				    .cookie = cookie, .bytes = bytes };
 
-	xp_engine_complete(e, &c);
+	if (via == EOP_PORT) {
+		XP_ENGINE_STAT_ADD(e, completions, 1);
+		port->ops->complete(port->arg, &c);
+	} else if (via == EOP_RING) {
+		xp_engine_complete(e, &c);
+	}
 }
 
 /* ---- operations ---------------------------------------------------------------------------- */
@@ -130,10 +136,12 @@ static bool mr_ok(const struct xp_engine *e, uint32_t mr, uint64_t addr, uint64_
 	return addr >= base && len <= m->len && addr - base <= m->len - len;
 }
 
-static void cmd_post(struct xp_engine *e, const struct xp_cmd *c, uint64_t now)
+void xp_engine_post(struct xp_engine *e, const struct xp_cmd *c, struct xp_port *port,
+		    uint64_t now)
 {
 	bool recv = c->op == XP_CMD_RECV;
 	uint8_t kind = recv ? XP_ECOMP_RECV : XP_ECOMP_SEND;
+	uint8_t via = port ? EOP_PORT : EOP_RING;
 	struct xp_buf buf = { .addr = c->addr, .len = c->len };
 	int op, rc;
 
@@ -146,6 +154,8 @@ static void cmd_post(struct xp_engine *e, const struct xp_cmd *c, uint64_t now)
 		rc = op;
 		goto err;
 	}
+	e->ops[op].via = via;
+	e->ops[op].port = port;
 	if (recv) {
 		rc = e->dp->ops->recv_key(e->dp, &e->mrs[c->mr], c->addr, c->len, &buf.key);
 		if (rc < 0)
@@ -165,7 +175,7 @@ err_op:
 	op_free(e, (uint32_t)op);
 err:
 	XP_ENGINE_STAT_ADD(e, post_errors, 1);
-	complete_op(e, kind, rc, c->conn, c->cookie, 0);
+	complete_op(e, via, port, kind, rc, c->conn, c->cookie, 0);
 }
 
 static void cmd_close(struct xp_engine *e, const struct xp_cmd *c, uint64_t now)
@@ -173,13 +183,15 @@ static void cmd_close(struct xp_engine *e, const struct xp_cmd *c, uint64_t now)
 	int rc;
 
 	if (!xp_engine_conn_ok(e, c->conn)) {
-		complete_op(e, XP_ECOMP_CLOSE, -ENOTCONN, c->conn, c->cookie, 0);
+		complete_op(e, EOP_RING, NULL, XP_ECOMP_CLOSE, -ENOTCONN, c->conn, c->cookie, 0);
 		return;
 	}
+	if (c->close_mode == XP_CLOSE_ABORT)
+		e->conns[c->conn].aborted = true;
 	rc = xp_conn_close(e->core, c->conn, (enum xp_close_mode)c->close_mode, now);
 	e->conns[c->conn].state = ECONN_CLOSING;
 	if (rc < 0 && rc != -EALREADY)
-		complete_op(e, XP_ECOMP_CLOSE, rc, c->conn, c->cookie, 0);
+		complete_op(e, EOP_RING, NULL, XP_ECOMP_CLOSE, rc, c->conn, c->cookie, 0);
 }
 
 static void cmd_ctl(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
@@ -217,7 +229,7 @@ static uint32_t take_commands(struct xp_engine *e, uint64_t now)
 		switch (c.op) {
 		case XP_CMD_SEND:
 		case XP_CMD_RECV:
-			cmd_post(e, &c, now);
+			xp_engine_post(e, &c, NULL, now);
 			break;
 		case XP_CMD_CLOSE:
 			cmd_close(e, &c, now);
@@ -283,7 +295,7 @@ static void on_core_completion(struct xp_engine *e, const struct xp_completion *
 	kind = c->kind == XP_COMP_RECV ? XP_ECOMP_RECV : XP_ECOMP_SEND;
 	if (op->has_key)
 		e->dp->ops->recv_key_release(e->dp, op->rkey);
-	complete_op(e, kind, c->status, c->conn, op->cookie, c->bytes);
+	complete_op(e, op->via, op->port, kind, c->status, c->conn, op->cookie, c->bytes);
 	op_free(e, (uint32_t)c->cookie);
 }
 
@@ -351,6 +363,7 @@ uint32_t xp_engine_run_once(struct xp_engine *e, uint64_t now_ns)
 	XP_ENGINE_STAT_ADD(e, runs, 1);
 	work += overflow_flush(e);
 	work += take_commands(e, now_ns);
+	work += xp_engine_ports_intake(e, now_ns);
 	work += poll_datapath(e, now_ns);
 	if (now_ns >= xp_core_next_deadline(e->core)) {
 		xp_core_timer(e->core, now_ns);
@@ -359,6 +372,7 @@ uint32_t xp_engine_run_once(struct xp_engine *e, uint64_t now_ns)
 	work += drain(e, now_ns);
 	if (e->published)
 		wake_waiter(e);
+	xp_engine_ports_flush(e);
 	if (work)
 		XP_ENGINE_STAT_ADD(e, busy_runs, 1);
 	else
@@ -575,6 +589,7 @@ void xp_engine_fini_state(struct xp_engine *e)
 	free(e->writes);
 	free(e->evs);
 	free(e->overflow);
+	free(e->ports);
 	e->conns = NULL;
 }
 

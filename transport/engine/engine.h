@@ -82,6 +82,9 @@ enum xp_ctl_op {
 	XP_CTL_CONN_DROP = 6,  /* conn: undo an OPEN whose dial failed (no completion follows) */
 	XP_CTL_SET_CC = 7,     /* conn, opts (cc, lb, mode): live swap */
 	XP_CTL_CONN_INFO = 8,  /* addr: len struct xp_conn_query, each filled in */
+	XP_CTL_PORT_ADD = 9,   /* addr: a struct xp_port (port.h), served from the next run */
+	XP_CTL_PORT_DEL = 10,  /* addr: the port; never called again once answered */
+	XP_CTL_CALL = 11,      /* call(call_arg) on the engine's runner; status: its return */
 };
 
 /*
@@ -111,6 +114,8 @@ struct xp_ctl {
 	uint32_t mr;
 	uint32_t conn;
 	struct xp_conn_opts opts;
+	int (*call)(void *arg);  /* XP_CTL_CALL */
+	void *call_arg;
 	uint32_t peer_len;
 	uint32_t msg_len;
 	uint8_t peer_msg[XP_BOOT_MSG_MAX];

@@ -417,6 +417,15 @@ void xp_engine_ctl(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now_ns)
 	case XP_CTL_CONN_INFO:
 		rc = ctl_conn_info(e, ctl);
 		break;
+	case XP_CTL_PORT_ADD:
+		rc = xp_engine_port_add(e, ctl->addr);
+		break;
+	case XP_CTL_PORT_DEL:
+		rc = xp_engine_port_del(e, ctl->addr);
+		break;
+	case XP_CTL_CALL:
+		rc = ctl->call ? ctl->call(ctl->call_arg) : -EINVAL;
+		break;
 	default:
 		rc = -EINVAL;
 		break;

@@ -12,6 +12,7 @@
 
 #include "cc.h"
 #include "engine.h"
+#include "port.h"
 #include "ring.h"
 
 #define XP_ENGINE_CMD_BURST 64   /* commands taken per run */
@@ -101,10 +102,17 @@ struct eng_conn {
 	uint8_t state;
 	bool hidden;       /* its CLOSE completion is the engine's own (a failed setup) */
 	bool has_peer;
+	bool aborted;      /* closed with XP_CLOSE_ABORT */
 	uint8_t n_paths;
 	uint32_t peer;
 	uint32_t *paths;
 	struct xp_cc_entry *cc;
+};
+
+enum eng_op_via {
+	EOP_RING = 0,      /* completes on the engine's completion ring */
+	EOP_PORT = 1,      /* completes through its port */
+	EOP_DROPPED = 2,   /* its port was removed: the completion goes nowhere */
 };
 
 struct eng_op {
@@ -112,6 +120,8 @@ struct eng_op {
 	uint32_t rkey;
 	uint32_t next_free;
 	bool has_key;
+	uint8_t via;       /* enum eng_op_via */
+	struct xp_port *port;
 };
 
 struct xp_engine {
@@ -135,6 +145,8 @@ struct xp_engine {
 	struct xp_dp_mr *mrs;
 	bool *mr_used;
 	uint32_t n_mrs;
+	struct xp_port **ports;          /* the runner's (port.c) */
+	uint32_t n_ports, ports_cap;
 
 	struct xp_action *acts;
 	uint8_t *ctrl_buf;
@@ -159,6 +171,15 @@ struct xp_engine {
 int xp_engine_init_state(struct xp_engine *e, struct pcm_diag *diag);
 void xp_engine_fini_state(struct xp_engine *e);
 void xp_engine_complete(struct xp_engine *e, const struct xp_engine_comp *c);
+/* A send or receive from the command ring (@port NULL) or a port's intake. */
+void xp_engine_post(struct xp_engine *e, const struct xp_cmd *c, struct xp_port *port,
+		    uint64_t now);
+
+/* port.c: the port table, served by the runner. */
+int xp_engine_port_add(struct xp_engine *e, struct xp_port *port);
+int xp_engine_port_del(struct xp_engine *e, struct xp_port *port);
+uint32_t xp_engine_ports_intake(struct xp_engine *e, uint64_t now);
+void xp_engine_ports_flush(struct xp_engine *e);
 
 /* engine_conn.c: control requests and the end of a connection. */
 void xp_engine_ctl(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now_ns);

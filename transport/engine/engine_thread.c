@@ -11,7 +11,10 @@
  * (sleeping = 1), then re-checks the command ring and arms the datapath
  * (which refuses if events are pending); a submitter publishes its command,
  * then reads `sleeping` (both sides through a seq_cst fence), so at least
- * one of them sees the other. The cost of a wake-up from sleep is an
+ * one of them sees the other. Ports (port.h) are armed in the same
+ * window: each asks its owner for a doorbell on this thread's eventfd and
+ * looks again (ring.h's WAKE protocol), so a submission published after
+ * the look rings the eventfd the thread is about to sleep on. The cost of a wake-up from sleep is an
  * eventfd write plus a scheduler wake-up: measured by pcm-bench latency
  * (docs/transport.md "Engines").
  */
@@ -44,7 +47,8 @@ static void sleep_until_work(struct xp_engine *e, uint64_t now)
 	 * (A fence would do on the hardware, but TSan does not model fences.)
 	 */
 	(void)atomic_exchange(&e->sleeping, 1);
-	if (xp_engine_has_input(e) || e->ov_n || atomic_load(&e->stop)) {
+	if (xp_engine_has_input(e) || e->ov_n || atomic_load(&e->stop) ||
+	    xp_engine_ports_arm(e)) {
 		atomic_store(&e->sleeping, 0);
 		return;
 	}
