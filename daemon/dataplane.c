@@ -30,8 +30,6 @@ const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops)
 	NEED(accept);
 	NEED(connect);
 	NEED(flow_setup);
-	NEED(post_send);
-	NEED(post_recv);
 	NEED(close);
 	NEED(flow_stats);
 	NEED(set_policy);
@@ -39,6 +37,8 @@ const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops)
 	if ((ops->port_add || ops->call || ops->flow_handle) &&
 	    !(ops->port_add && ops->call && ops->flow_handle))
 		return "port_add, call and flow_handle (all three or none)";
+	if (!ops->port_add && !(ops->post_send && ops->post_recv))
+		return "post_send and post_recv (a data plane without ports)";
 	return NULL;
 }
 

@@ -15,11 +15,13 @@
  *   is an eventfd whose count pcmd's loop takes itself (a bell, loop.h)
  *   before it calls poll(): the data plane need not read it.
  * - A region is one client's data area (its memfd mapping: with verbs, the
- *   MR). Offsets and lengths passed to post_send()/post_recv() have been
+ *   MR). Offsets and lengths posted (post_send()/post_recv(), or through a
+ *   port's post function) have been
  *   checked by pcmd against that region; the data plane only ever touches
  *   [base, base + bytes) of the flow's own region.
  * - Tokens are pcmd's; they come back unchanged in events. Each accepted
- *   post_send()/post_recv() yields exactly one PCMD_DP_EV_COMPLETE, each
+ *   post_send()/post_recv() yields exactly one PCMD_DP_EV_COMPLETE (a post
+ *   through a port: one complete() call instead), each
  *   accepted connect() one PCMD_DP_EV_CONNECTED, each accepted accept() one
  *   PCMD_DP_EV_ACCEPTED (status < 0 when the listener closed first).
  * - close() starts closing a flow: graceful lets posted sends finish, abort
@@ -43,7 +45,9 @@
  * slots, CONNECT and ACCEPT completions); with no port it runs the function
  * at once. region_release() removes the port before the region is released:
  * nothing calls it afterwards. A data plane without ports (the integration
- * tests' loopback) gets posts from pcmd's loop through the same intake.
+ * tests' loopback) gets posts from pcmd's loop through the same intake, by
+ * post_send() and post_recv(), which only such a data plane has: a data
+ * plane provides ports or those two.
  */
 #ifndef PCMD_DATAPLANE_H
 #define PCMD_DATAPLANE_H
@@ -128,6 +132,7 @@ struct pcmd_dp_ops {
 	/* The options of a flow that accept() produced, before its first post. */
 	int (*flow_setup)(struct pcmd_dp *dp, uint32_t flow, const struct pcmd_dp_flow_opts *opts);
 
+	/* Without ports only (a data plane with ports leaves them NULL). */
 	int (*post_send)(struct pcmd_dp *dp, uint32_t flow, uint64_t offset, uint64_t len,
 			 uint64_t token);
 	int (*post_recv)(struct pcmd_dp *dp, uint32_t flow, uint64_t offset, uint64_t cap,

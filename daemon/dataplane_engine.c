@@ -37,10 +37,10 @@
  * the client's submission ring to the core and completions into the client's
  * completion ring without pcmd's loop. The client's submission doorbell is a
  * dup of the fd the runner sleeps on (the engine thread's eventfd; on
- * softnic the fabric thread's). post_send()/post_recv() (the command ring,
- * completions through poll()) remain for the seam's contract; pcmd uses the
- * port. Connection closes still come back through poll(), woken by the
- * engines through one eventfd (struct xp_waiter).
+ * softnic the fabric thread's). So this data plane has no post_send() or
+ * post_recv(): every descriptor goes through the port. Connection closes
+ * still come back through poll(), woken by the engines through one eventfd
+ * (struct xp_waiter).
  *
  * Datapaths: the engine's table (xp_dp_find()). "auto" takes verbs when an
  * RDMA device is present and verbs is built in, else softnic; a datapath
@@ -115,7 +115,6 @@ struct eng_flow {
 	bool used;
 	bool known;   /* pcmd holds its id (connected, or accepted) */
 	bool closing; /* close() or unlisten() sent its CLOSE */
-	bool abort;
 	uint32_t engine;
 	uint32_t conn;
 	uint64_t token;
@@ -566,7 +565,6 @@ static void flow_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
 			     .close_mode = abort_now ? XP_CLOSE_ABORT : XP_CLOSE_GRACEFUL};
 
 	fl->closing = true;
-	fl->abort = abort_now;
 	submit(dp, fl->engine, &cmd);
 }
 
@@ -991,37 +989,6 @@ static int eng_set_policy(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_f
 
 /* ---- data ------------------------------------------------------------------------------------ */
 
-static int post(struct pcmd_dp *dp, uint32_t f, uint8_t op, uint64_t off, uint64_t len,
-		uint64_t token)
-{
-	struct eng_flow *fl = flow_of(dp, f);
-	struct xp_cmd cmd = {.op = op, .len = len, .cookie = token};
-
-	if (!fl)
-		return -EINVAL;
-	if (fl->closing)
-		return -ESHUTDOWN;
-	if (off > fl->r->bytes || len > fl->r->bytes - off)
-		return -EFAULT; /* pcmd checked it already: never reached */
-	cmd.conn = fl->conn;
-	cmd.mr = fl->r->mr;
-	cmd.addr = (uint64_t)(uintptr_t)fl->r->base + off;
-	submit(dp, fl->engine, &cmd);
-	return 0;
-}
-
-static int eng_post_send(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t len,
-			 uint64_t token)
-{
-	return post(dp, f, XP_CMD_SEND, off, len, token);
-}
-
-static int eng_post_recv(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t cap,
-			 uint64_t token)
-{
-	return post(dp, f, XP_CMD_RECV, off, cap, token);
-}
-
 static void eng_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
 {
 	struct eng_flow *fl = flow_of(dp, f);
@@ -1266,25 +1233,14 @@ static void on_comp(struct pcmd_dp *dp, uint32_t engine, const struct xp_engine_
 {
 	uint32_t f = c->conn < dp->max_conns ? dp->conn_flow[engine][c->conn] : NO_FLOW;
 	struct eng_flow *fl = f != NO_FLOW ? &dp->flows[f] : NULL;
-	struct pcmd_dp_event ev = {.kind = PCMD_DP_EV_COMPLETE, .status = c->status,
-				   .token = c->cookie, .bytes = c->bytes};
 
-	switch (c->kind) {
-	case XP_ECOMP_SEND:
-	case XP_ECOMP_RECV:
-		ev.status = seam_status(fl && fl->abort, ev.status);
-		emit(dp, &ev);
-		break;
-	case XP_ECOMP_CLOSE:
-		if (!fl)
-			break;
-		if (fl->known)
-			emit_simple(dp, PCMD_DP_EV_CLOSED, 0, fl->token, f);
-		flow_free(dp, f);
-		break;
-	default:
-		break; /* control requests are waited for, not notified */
-	}
+	/* Control requests are waited for, not notified; sends and receives
+	 * complete through their port: only closes come back here. */
+	if (c->kind != XP_ECOMP_CLOSE || !fl)
+		return;
+	if (fl->known)
+		emit_simple(dp, PCMD_DP_EV_CLOSED, 0, fl->token, f);
+	flow_free(dp, f);
 }
 
 static uint32_t take_completions(struct pcmd_dp *dp)
@@ -1371,8 +1327,6 @@ const struct pcmd_dp_ops pcmd_dp_engine = {
     .accept = eng_accept,
     .connect = eng_connect,
     .flow_setup = eng_flow_setup,
-    .post_send = eng_post_send,
-    .post_recv = eng_post_recv,
     .close = eng_close,
     .flow_stats = eng_flow_stats,
     .set_policy = eng_set_policy,
