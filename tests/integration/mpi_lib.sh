@@ -17,6 +17,8 @@ TRAFFIC=/nonexistent # pcmctl_lib.sh's start_traffic is not used here
 . "$(dirname "$0")/pcmctl_lib.sh"
 # CMA single-copy needs ptrace rights that containers often lack; copies suffice here.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# One machine: the isolated launcher needs no ssh/rsh (a fresh Debian has neither).
+export OMPI_MCA_plm=isolated
 
 # start_mpi_pcmd HOSTS: pcmd on its embedded softnic fabric of HOSTS hosts, with flow records.
 start_mpi_pcmd() {
