@@ -691,9 +691,9 @@ static int latency_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
 
 	r->o = o;
 	r->dp = dp;
-	if (strcmp(dp->name, "null") != 0) {
-		fprintf(stderr, "pcm-bench latency: --datapath %s: only null is measured here "
-				"(softnic's time is virtual)\n", dp->name);
+	if (strcmp(dp->name, "null") != 0 && strcmp(dp->name, "verbs") != 0) {
+		fprintf(stderr, "pcm-bench latency: --datapath %s: only null and verbs are measured "
+				"here (softnic's time is virtual)\n", dp->name);
 		goto out;
 	}
 	if (tp_parse_policy(o, &r->copts) < 0 || tp_make_engines(r, 2, true) < 0)
