@@ -44,14 +44,16 @@ run_job() {
 	if [ "$victim" -lt 0 ]; then
 		CMD="mpirun --allow-run-as-root --oversubscribe -np $np $EXAMPLE $args"
 		# shellcheck disable=SC2086
-		mpi_exchange "$np" "$out" $args || { echo "mpirun exited with $?" >"$DIR/why"; return 1; }
+		rc=0
+		mpi_exchange "$np" "$out" $args || rc=$?
+		[ $rc -eq 0 ] || { echo "mpirun exited with $rc" >"$DIR/why"; return 1; }
 		check_totals "$out" "$np" "$conns" >"$DIR/why" 2>&1 || return 1
 	else
 		args="$args --die-rank $victim --die-after $die --wait-ms 4000"
 		CMD="mpirun --allow-run-as-root --oversubscribe --mca orte_enable_recovery 1 --mca orte_max_restarts 0 --mca orte_abort_on_non_zero_status 0 -np $np $EXAMPLE $args"
 		# shellcheck disable=SC2086
-		mpi_exchange "$np" "$out" --kill $args
-		rc=$?
+		rc=0
+		mpi_exchange "$np" "$out" --kill $args || rc=$?
 		[ "$rc" -ne 124 ] || { echo "the job hung (killed after 120 s)" >"$DIR/why"; return 1; }
 		"$PY" - "$out" "$np" "$victim" >"$DIR/why" 2>&1 <<'PYEOF' || return 1
 import json, re, sys

@@ -25,7 +25,9 @@ until grep -q '"expected_bytes"' "$DIR/ring.out" 2>/dev/null; do
 	sleep 0.05
 done
 "$PCMCTL" --json flows >"$DIR/flows.json" || fail "pcmctl flows --json"
-wait $MPI_PID || { cat "$DIR/ring.out" >&2; fail "mpirun (ring) exited with $?"; }
+rc=0
+wait $MPI_PID || rc=$?
+[ $rc -eq 0 ] || { cat "$DIR/ring.out" >&2; fail "mpirun (ring) exited with $rc"; }
 check_totals "$DIR/ring.out" 4 4 || { cat "$DIR/ring.out" >&2; fail "ring totals"; }
 "$PY" - "$DIR/flows.json" <<'PYEOF' || fail "pcmctl flows --json during the ring: $(cat "$DIR/flows.json")"
 import json, re, sys
@@ -52,8 +54,9 @@ PYEOF
 wait_reclaimed
 
 # Every rank to every other one.
-mpi_exchange 4 "$DIR/all.out" --messages 24 --seed 12 --all ||
-	{ cat "$DIR/all.out" >&2; fail "mpirun (all pairs) exited with $?"; }
+rc=0
+mpi_exchange 4 "$DIR/all.out" --messages 24 --seed 12 --all || rc=$?
+[ $rc -eq 0 ] || { cat "$DIR/all.out" >&2; fail "mpirun (all pairs) exited with $rc"; }
 check_totals "$DIR/all.out" 4 12 || { cat "$DIR/all.out" >&2; fail "all-pairs totals"; }
 wait_reclaimed
 
