@@ -34,7 +34,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <mpi.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -44,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <mpi.h>
 #include <pcm/transport.h>
 
 #define SLOTS 4          /* sends (and receives) outstanding per connection */
@@ -581,8 +581,12 @@ static uint64_t expected_bytes(const struct rank *r)
 }
 
 /* A rank that saw an error reports it on its own: the final barrier may never complete. */
-static void report_error(const struct rank *r, double seconds)
+static void report_error(struct rank *r, double seconds)
 {
+	/* the text goes into a JSON string: no quote or backslash may end it early */
+	for (char *p = r->what; *p; p++)
+		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+			*p = '\'';
 	printf("{\"example\":\"mpi_exchange\",\"rank\":%d,\"ranks\":%d,\"errors\":%" PRIu64
 	       ",\"rx_bytes\":%" PRIu64 ",\"seconds\":%.6f,\"error\":\"%s\"}\n",
 	       r->me, r->ranks, r->errors, r->rx_bytes, seconds, r->what);
