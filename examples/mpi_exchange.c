@@ -24,10 +24,13 @@
  *
  * Usage: mpirun -np N example_mpi_exchange [--messages 64] [--max-size 262144]
  *        [--seed 1] [--all] [--host-base 0] [--any-host] [--policy swift]
- *        [--wait-ms 10000] [--die-rank R --die-after K] [--linger-ms 0]
+ *        [--wait-ms 10000] [--die-rank R --die-after K] [--linger-ms 0] [--baseline]
  *
  * --linger-ms keeps the connections open that long after the exchange (after
- * rank 0's JSON line), so that `pcmctl flows` shows them.
+ * rank 0's JSON line), so that `pcmctl flows` shows them. --baseline then
+ * moves the same streams (sizes, bytes, window, checks) with MPI_Isend and
+ * MPI_Irecv, and rank 0's line adds their time, goodput and
+ * pcm_over_mpi_goodput, pcm's goodput over MPI's measured in the same run.
  *
  * pcmd's socket comes from $PCMD_SOCKET (default /run/pcmd/pcmd.sock).
  */
@@ -63,6 +66,7 @@ struct opts {
 	int die_rank;
 	uint32_t die_after;
 	int linger_ms;
+	int baseline;
 };
 
 /* One direction of one connection: this rank's sends to @peer, or @peer's to this rank. */
@@ -156,6 +160,19 @@ static void error_at(struct rank *r, const char *fmt, ...)
 static size_t slot_bytes(const struct opts *o)
 {
 	return (size_t)o->max_size + 8;
+}
+
+/* The rank that @src's stream @i goes to: the ring's next rank, or every other one in turn. */
+static int target_of(const struct rank *r, int src, int i)
+{
+	return r->o->all ? (src + 1 + i) % r->ranks : (src + 1) % r->ranks;
+}
+
+/* The rank whose stream reaches this one as its @i-th incoming (target_of()'s inverse). */
+static int source_of(const struct rank *r, int i)
+{
+	return r->o->all ? (r->me - 1 - i + r->ranks) % r->ranks
+			 : (r->me - 1 + r->ranks) % r->ranks;
 }
 
 static int stream_alloc(struct rank *r, struct stream *s)
@@ -420,7 +437,7 @@ static int dial(struct rank *r, char (*addrs)[ADDR_BYTES])
 		}
 	}
 	for (int i = 0; i < r->n_out; i++) {
-		r->out[i].peer = r->o->all ? (r->me + 1 + i) % r->ranks : (r->me + 1) % r->ranks;
+		r->out[i].peer = target_of(r, r->me, i);
 		rc = pcm_tp_connect(r->ep, addrs[r->out[i].peer], NULL, (uint64_t)i);
 		if (rc < 0) {
 			error_at(r, "connect to rank %d at %s: %s", r->out[i].peer, addrs[r->out[i].peer],
@@ -447,7 +464,7 @@ static void usage(const char *argv0)
 	fprintf(stderr,
 		"usage: mpirun -np N %s [--messages N] [--max-size B] [--seed S] [--all]\n"
 		"       [--host-base H] [--any-host] [--policy P] [--wait-ms MS]\n"
-		"       [--die-rank R --die-after K] [--linger-ms MS]\n",
+		"       [--die-rank R --die-after K] [--linger-ms MS] [--baseline]\n",
 		argv0);
 }
 
@@ -479,6 +496,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "die-rank", required_argument, NULL, 'r' },
 		{ "die-after", required_argument, NULL, 'k' },
 		{ "linger-ms", required_argument, NULL, 'l' },
+		{ "baseline", no_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long v = 0;
@@ -509,6 +527,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'A':
 			o->any_host = 1;
+			break;
+		case 'b':
+			o->baseline = 1;
 			break;
 		case 'p':
 			o->policy = optarg;
@@ -571,12 +592,9 @@ static uint64_t expected_bytes(const struct rank *r)
 	uint64_t sum = 0;
 
 	for (int src = 0; src < r->ranks; src++)
-		for (int i = 0; i < r->n_out; i++) {
-			int dst = r->o->all ? (src + 1 + i) % r->ranks : (src + 1) % r->ranks;
-
+		for (int i = 0; i < r->n_out; i++)
 			for (uint32_t k = 1; k <= r->o->messages; k++)
-				sum += message_size(r->o, src, dst, k);
-		}
+				sum += message_size(r->o, src, target_of(r, src, i), k);
 	return sum;
 }
 
@@ -593,28 +611,103 @@ static void report_error(struct rank *r, double seconds)
 	fflush(stdout);
 }
 
+/* Post round @base's messages (base .. base + SLOTS - 1) of every stream over MPI. */
+static int baseline_post(const struct rank *r, uint8_t *buf, MPI_Request *req, uint32_t base)
+{
+	size_t slot = slot_bytes(r->o);
+	int n = 0;
+
+	for (int i = 0; i < r->n_in; i++)
+		for (uint32_t k = base; k < base + SLOTS && k <= r->o->messages; k++)
+			MPI_Irecv(buf + ((size_t)i * SLOTS + k % SLOTS) * slot, (int)slot, MPI_BYTE,
+				  source_of(r, i), (int)(k % 32768), MPI_COMM_WORLD, &req[n++]);
+	for (int i = 0; i < r->n_out; i++)
+		for (uint32_t k = base; k < base + SLOTS && k <= r->o->messages; k++) {
+			int dst = target_of(r, r->me, i);
+			uint8_t *p = buf + ((size_t)(r->n_in + i) * SLOTS + k % SLOTS) * slot;
+			size_t len = message_size(r->o, r->me, dst, k);
+
+			fill_pattern(p, len, stream_key(r->o, r->me, dst, k));
+			MPI_Isend(p, (int)len, MPI_BYTE, dst, (int)(k % 32768), MPI_COMM_WORLD, &req[n++]);
+		}
+	return n;
+}
+
+/*
+ * The baseline: the same streams (sizes, bytes, SLOTS outstanding, every byte
+ * checked) over MPI's own point-to-point messages, which Open MPI carries
+ * through shared memory between ranks on one machine.
+ * Return: this rank's seconds, or a negative number after an error.
+ */
+static double baseline_exchange(struct rank *r)
+{
+	int streams = r->n_in + r->n_out, n;
+	uint8_t *buf = malloc((size_t)streams * SLOTS * slot_bytes(r->o));
+	MPI_Request *req = calloc((size_t)streams * SLOTS, sizeof(*req));
+	MPI_Status *st = calloc((size_t)streams * SLOTS, sizeof(*st));
+	double t0;
+
+	if (!buf || !req || !st)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = MPI_Wtime();
+	for (uint32_t base = 1; base <= r->o->messages && !r->errors; base += SLOTS) {
+		n = baseline_post(r, buf, req, base);
+		if (MPI_Waitall(n, req, st) != MPI_SUCCESS) {
+			error_at(r, "baseline: MPI_Waitall failed");
+			break;
+		}
+		for (int i = 0, j = 0; i < r->n_in; i++)
+			for (uint32_t k = base; k < base + SLOTS && k <= r->o->messages; k++, j++) {
+				int src = source_of(r, i), got = 0;
+				size_t want = message_size(r->o, src, r->me, k);
+				const uint8_t *p = buf + ((size_t)i * SLOTS + k % SLOTS) * slot_bytes(r->o);
+
+				MPI_Get_count(&st[j], MPI_BYTE, &got);
+				if ((size_t)got != want ||
+				    check_pattern(p, want, stream_key(r->o, src, r->me, k)) != want)
+					error_at(r, "baseline: message %u from rank %d is not what was sent",
+						 k, src);
+			}
+	}
+	t0 = MPI_Wtime() - t0;
+	free(st);
+	free(req);
+	free(buf);
+	return r->errors ? -1.0 : t0;
+}
+
 /*
  * Rank 0 prints the job's totals: every rank's received bytes (which must be
  * what the seed says) and errors. Return: 0, or -EIO on rank 0 when they are not.
  */
-static int report_totals(const struct rank *r, const struct opts *o, double seconds)
+static int report_totals(const struct rank *r, const struct opts *o, double seconds,
+			 double mpi_seconds)
 {
 	uint64_t mine[2] = { r->rx_bytes, r->errors }, sum[2] = { 0, 0 }, want;
-	double slowest = 0;
+	double slowest[2] = { 0, 0 }, times[2] = { seconds, mpi_seconds }, pcm_gbps, mpi_gbps;
 
 	MPI_Reduce(mine, sum, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-	MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	MPI_Reduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	if (r->me != 0)
 		return 0;
 	want = expected_bytes(r);
 	if (sum[0] != want)
 		sum[1]++;
+	pcm_gbps = slowest[0] > 0 ? (double)sum[0] * 8 / slowest[0] / 1e9 : 0.0;
 	printf("{\"example\":\"mpi_exchange\",\"ranks\":%d,\"connections\":%d,\"messages\":%u,"
 	       "\"max_size\":%u,\"seed\":%" PRIu64 ",\"bytes\":%" PRIu64
-	       ",\"expected_bytes\":%" PRIu64 ",\"seconds\":%.6f,\"goodput_gbps\":%.4f,"
-	       "\"errors\":%" PRIu64 "}\n",
+	       ",\"expected_bytes\":%" PRIu64 ",\"seconds\":%.6f,\"goodput_gbps\":%.6g,"
+	       "\"errors\":%" PRIu64,
 	       r->ranks, r->ranks * r->n_out, o->messages, o->max_size, o->seed, sum[0], want,
-	       slowest, slowest > 0 ? (double)sum[0] * 8 / slowest / 1e9 : 0.0, sum[1]);
+	       slowest[0], pcm_gbps, sum[1]);
+	if (o->baseline) {
+		mpi_gbps = slowest[1] > 0 ? (double)want * 8 / slowest[1] / 1e9 : 0.0;
+		printf(",\"baseline\":\"mpi_isend_irecv\",\"mpi_seconds\":%.6f,"
+		       "\"mpi_goodput_gbps\":%.6g,\"pcm_over_mpi_goodput\":%.6g",
+		       slowest[1], mpi_gbps, mpi_gbps > 0 ? pcm_gbps / mpi_gbps : 0.0);
+	}
+	printf("}\n");
 	fflush(stdout);
 	return sum[1] ? -EIO : 0;
 }
@@ -624,7 +717,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct rank r = { .o = &o };
 	char (*addrs)[ADDR_BYTES] = NULL;
-	double t0, seconds;
+	double t0, seconds, mpi_seconds;
 	int failed;
 
 	MPI_Init(&argc, &argv);
@@ -670,7 +763,12 @@ int main(int argc, char **argv)
 		report_error(&r, seconds);
 		_exit(3);
 	}
-	failed = report_totals(&r, &o, seconds) < 0;
+	mpi_seconds = o.baseline ? baseline_exchange(&r) : 0.0;
+	if (mpi_seconds < 0) {
+		report_error(&r, seconds);
+		_exit(3);
+	}
+	failed = report_totals(&r, &o, seconds, mpi_seconds) < 0;
 	if (o.linger_ms) {
 		struct timespec t = { o.linger_ms / 1000, (o.linger_ms % 1000) * 1000000L };
 

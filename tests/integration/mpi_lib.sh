@@ -62,8 +62,14 @@ assert "rank" not in j, "a rank reported an error: %r" % j
 assert j["ranks"] == ranks and j["connections"] == conns, j
 assert j["errors"] == 0 and j["bytes"] == j["expected_bytes"] > 0, j
 assert j["seconds"] > 0 and j["goodput_gbps"] > 0, j
-print("mpi_exchange: %d ranks, %d connections, %d bytes in %.3f s (%.2f Gbit/s), 0 errors"
-      % (ranks, conns, j["bytes"], j["seconds"], j["goodput_gbps"]))
+base = ""
+if "baseline" in j:  # --baseline: the same streams over MPI, checked as well
+    assert j["baseline"] == "mpi_isend_irecv" and j["mpi_seconds"] > 0, j
+    assert abs(j["pcm_over_mpi_goodput"] - j["goodput_gbps"] / j["mpi_goodput_gbps"]) < 0.01, j
+    base = "; over MPI_Isend/Irecv: %.2f Gbit/s, pcm/MPI %.2f" % (j["mpi_goodput_gbps"],
+                                                              j["pcm_over_mpi_goodput"])
+print("mpi_exchange: %d ranks, %d connections, %d bytes in %.3f s (%.2f Gbit/s), 0 errors%s"
+      % (ranks, conns, j["bytes"], j["seconds"], j["goodput_gbps"], base))
 PYEOF
 }
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # test_mpi_via_pcmd.sh PCMD PCMCTL EXAMPLE - Open MPI ranks talking through pcmd:
 # pcmd on its embedded softnic fabric (6 hosts), `mpirun -np 4` of
-# example_mpi_exchange on a ring and then all-pairs; every rank is its own
+# example_mpi_exchange on a ring and then all-pairs (with the same streams
+# over MPI_Isend/Irecv as the baseline); every rank is its own
 # emulated host, every byte arrives (rank 0's JSON), `pcmctl flows --json`
 # shows the ranks' flows while they are open (each accepted flow's peer is
 # its dialer's host), the flow records add up to the bytes moved, pcmd
@@ -53,9 +54,9 @@ print("pcmctl flows: 8 flows of 4 ranks, each rank its own emulated host (host0.
 PYEOF
 wait_reclaimed
 
-# Every rank to every other one.
+# Every rank to every other one, then the same streams over MPI itself (the baseline).
 rc=0
-mpi_exchange 4 "$DIR/all.out" --messages 24 --seed 12 --all || rc=$?
+mpi_exchange 4 "$DIR/all.out" --messages 24 --seed 12 --all --baseline || rc=$?
 [ $rc -eq 0 ] || { cat "$DIR/all.out" >&2; fail "mpirun (all pairs) exited with $rc"; }
 check_totals "$DIR/all.out" 4 12 || { cat "$DIR/all.out" >&2; fail "all-pairs totals"; }
 wait_reclaimed
