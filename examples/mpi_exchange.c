@@ -406,7 +406,7 @@ static int bootstrap(struct rank *r, char *mine)
 				  ~((size_t)(1u << 20) - 1);
 	rc = pcm_tp_endpoint_open(&cfg, &r->ep);
 	if (rc < 0) {
-		error_at(r, "endpoint_open (host %s): %s (%s)", r->o->any_host ? "any" : host,
+		error_at(r, "endpoint_open (as %s): %s (%s)", r->o->any_host ? "any host" : host,
 			 pcm_tp_strerror(rc), pcm_tp_last_error());
 		return rc;
 	}

@@ -7,7 +7,8 @@
 # emulated host, every byte arrives (rank 0's JSON), `pcmctl flows --json`
 # shows the ranks' flows while they are open (each accepted flow's peer is
 # its dialer's host), the flow records add up to the bytes moved, pcmd
-# reclaims everything and stops cleanly. Exit 77 without MPI.
+# reclaims everything, bad flags and hosts get clear errors, and pcmd
+# stops cleanly. Exit 77 without MPI.
 set -eu
 PCMD=$1 PCMCTL=$2 EXAMPLE=${3:-}
 # shellcheck source-path=SCRIPTDIR source=mpi_lib.sh
@@ -60,6 +61,17 @@ mpi_exchange 4 "$DIR/all.out" --messages 24 --seed 12 --all --baseline || rc=$?
 [ $rc -eq 0 ] || { cat "$DIR/all.out" >&2; fail "mpirun (all pairs) exited with $rc"; }
 check_totals "$DIR/all.out" 4 12 || { cat "$DIR/all.out" >&2; fail "all-pairs totals"; }
 wait_reclaimed
+
+# Bad input gets a clear error and costs pcmd nothing: a flag out of range, and
+# ranks beyond the fabric's hosts (host6 on a 6-host fabric).
+mpi_exchange 2 "$DIR/bad-flag.out" --messages 0 && fail "--messages 0 was accepted"
+grep -q -- "--messages 0: must be 1 .. 1048576" "$DIR/bad-flag.out" ||
+	{ cat "$DIR/bad-flag.out" >&2; fail "no clear error for --messages 0"; }
+mpi_exchange 4 "$DIR/bad-host.out" --host-base 3 && fail "a rank attached as host6 of 6 hosts"
+grep -q "endpoint_open (as host6): .*'host6' is no host of the emulated fabric" "$DIR/bad-host.out" ||
+	{ cat "$DIR/bad-host.out" >&2; fail "no clear error for a host beyond the fabric"; }
+wait_reclaimed
+echo "bad input: --messages 0 and host6 of 6 refused with their reasons; pcmd reclaimed the rest"
 
 stop_pcmd() {
 	kill -TERM "$PCMD_PID"
