@@ -636,7 +636,7 @@ static int wait_one(struct tp_rig *r, int e, uint8_t kind)
 /* One size of the ping-pong: @iters round trips, engine 0 pings, engine 1 echoes. */
 static int latency_size(struct tp_rig *r, struct tp_flow *f, uint64_t size, uint32_t iters)
 {
-	uint64_t *rtt = calloc(iters, sizeof(*rtt));
+	uint64_t *rtt = calloc(iters, sizeof(*rtt)), sum_ns = 0;
 	struct xp_cmd cmd;
 
 	if (!rtt)
@@ -671,13 +671,16 @@ static int latency_size(struct tp_rig *r, struct tp_flow *f, uint64_t size, uint
 		(void)wait_one(r, f->re, XP_ECOMP_SEND);
 	}
 	qsort(rtt, iters, sizeof(*rtt), cmp_u64);
+	for (uint32_t i = 0; i < iters; i++)
+		sum_ns += rtt[i];
 	printf("{\"bench\":\"latency\",\"datapath\":\"%s\",\"policy\":\"%s\",\"mode\":\"%s\","
 	       "\"msg_size\":%" PRIu64 ",\"chunk_size\":%u,\"engines\":2,\"iters\":%u,"
 	       "\"progress\":\"%s\",\"spin_ns\":%lld,"
-	       "\"rtt_p50_us\":%.3f,\"rtt_p99_us\":%.3f,\"time\":\"wall\"}\n",
+	       "\"rtt_p50_us\":%.3f,\"rtt_p99_us\":%.3f,\"rtt_mean_us\":%.3f,\"time\":\"wall\"}\n",
 	       r->dp->name, r->o->policy, r->o->mode, size, r->o->chunk_size, iters,
 	       r->o->threads ? "thread" : "inline", (long long)r->o->spin_ns,
-	       (double)rtt[iters / 2] / 1e3, (double)rtt[(uint64_t)iters * 99 / 100] / 1e3);
+	       (double)rtt[iters / 2] / 1e3, (double)rtt[(uint64_t)iters * 99 / 100] / 1e3,
+	       (double)sum_ns / iters / 1e3);
 	fflush(stdout);
 	free(rtt);
 	return 0;
@@ -691,9 +694,9 @@ static int latency_run(const struct tp_opts *o, const struct xp_dp_ops *dp)
 
 	r->o = o;
 	r->dp = dp;
-	if (strcmp(dp->name, "null") != 0) {
-		fprintf(stderr, "pcm-bench latency: --datapath %s: only null is measured here "
-				"(softnic's time is virtual)\n", dp->name);
+	if (strcmp(dp->name, "null") != 0 && strcmp(dp->name, "verbs") != 0) {
+		fprintf(stderr, "pcm-bench latency: --datapath %s: only null and verbs are measured "
+				"here (softnic's time is virtual)\n", dp->name);
 		goto out;
 	}
 	if (tp_parse_policy(o, &r->copts) < 0 || tp_make_engines(r, 2, true) < 0)

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# fi-pingpong-baseline.sh BENCH - inside the VM: libfabric's own fi_pingpong
+# as a latency baseline for pcm's (BENCH is pcm-bench), in one boot:
+#   1. the provider: verbs with FI_EP_MSG endpoints (RC over rdma_cm), else
+#      "verbs;ofi_rxm" with FI_EP_RDM; when neither runs, fail with what
+#      fi_info -l offers;
+#   2. fi_pingpong -c (data checks) completes once, server and client;
+#   3. per size, 64 B to 64 KiB in steps of 4x: fi_pingpong between a server
+#      and a client process, and pcm-bench latency --datapath verbs over RC
+#      (two engines in one process), both on rxe0 (the device's own
+#      loopback), REPEATS runs each, interleaved; one JSON line per size with
+#      the median over the runs of each one's mean round trip and the best
+#      run's, and pcm's divided by fi_pingpong's for both. (A TCG guest on a
+#      shared host stalls now and then for milliseconds: one run's mean can
+#      be several times another's.)
+# fi_pingpong's usec/xfer is its elapsed time over iterations x 2 transfers,
+# half a round trip. Under TCG these figures show the speed of the code
+# paths, not of a NIC; nothing here is compared with a threshold.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+require_vm
+[ $# -eq 1 ] || fail "usage: $0 PCM-BENCH"
+bench=$1
+ITERS=300
+REPEATS=3
+# A pair takes seconds; a first rdma_cm connection has once hung here, and a
+# hang should cost half a minute, not lib.sh's two.
+PAIR_TIMEOUT_S=45
+SIZES="64 256 1024 4096 16384 65536"
+port=47600
+logs=$(log_dir fi-pingpong-baseline)
+
+# rdma_cm's device node, which libfabric's verbs provider opens for FI_EP_MSG.
+modprobe rdma_ucm || fail "modprobe rdma_ucm (rdma_cm for libfabric's verbs provider)"
+
+# pingpong NAME SIZE ITERS EXTRA...: one fi_pingpong pair on rxe0 with the chosen
+# provider; the client's output in $logs/NAME.client.
+pingpong() {
+	local name=$1 size=$2 iters=$3
+	shift 3
+	port=$((port + 1))
+	run_pair "$logs/$name" $port \
+		fi_pingpong "${fi_opts[@]}" -B $port -S "$size" -I "$iters" "$@" -- \
+		fi_pingpong "${fi_opts[@]}" -P $port -S "$size" -I "$iters" "$@" "$PCM_RXE_IP0"
+}
+
+# usec_per_xfer LOG: the usec/xfer column of fi_pingpong's result row.
+usec_per_xfer() {
+	awk '$1 == "bytes" { getline; print $7; exit }' "$1"
+}
+
+fi_opts=(-p verbs -e msg)
+if ! pingpong probe-msg 64 10 2>"$logs/probe-msg.err" &&
+	! pingpong probe-msg-again 64 10 2>>"$logs/probe-msg.err"; then
+	echo "fi_pingpong -p verbs -e msg failed, trying verbs;ofi_rxm:" >&2
+	cat "$logs/probe-msg.err" >&2
+	fi_opts=(-p "verbs;ofi_rxm" -e rdm)
+	pingpong probe-rdm 64 10 || {
+		echo "fi_info -l offers:" >&2
+		fi_info -l >&2 || true
+		fail "fi_pingpong runs with neither -p verbs -e msg nor -p 'verbs;ofi_rxm' -e rdm"
+	}
+fi
+echo "fi_pingpong provider: ${fi_opts[*]}"
+
+pingpong integrity 4096 50 -c || fail "fi_pingpong -c (data checks) failed"
+[ -n "$(usec_per_xfer "$logs/integrity.client")" ] || fail "fi_pingpong -c printed no result row"
+
+# median NUMBERS...: the middle one (the lower middle of an even count).
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# best NUMBERS...: the smallest.
+best() {
+	printf '%s\n' "$@" | sort -g | head -n 1
+}
+
+# pcm_field SIZE KEY RUN: a figure of pcm-bench's SIZE-byte line of run RUN.
+pcm_field() {
+	sed -n "s/.*\"msg_size\":$1,.*\"$2\":\([0-9.]*\).*/\1/p" "$logs/pcm-$3.jsonl"
+}
+
+for run in $(seq $REPEATS); do
+	timeout $PAIR_TIMEOUT_S "$bench" latency --datapath verbs --device rxe0 --gid-index 1 \
+		--qp rc --iters $ITERS --json >"$logs/pcm-$run.jsonl" 2>"$logs/pcm-$run.err" || {
+		cat "$logs/pcm-$run.err" >&2
+		fail "pcm-bench latency --datapath verbs failed"
+	}
+	for size in $SIZES; do
+		pingpong "size-$size-$run" "$size" $ITERS || fail "fi_pingpong at $size bytes failed"
+	done
+done
+
+for size in $SIZES; do
+	fi_rtts=() pcm_means=() pcm_p50s=()
+	for run in $(seq $REPEATS); do
+		half=$(usec_per_xfer "$logs/size-$size-$run.client")
+		[ -n "$half" ] || fail "fi_pingpong at $size bytes printed no result row"
+		fi_rtts+=("$(awk -v h="$half" 'BEGIN { print 2 * h }')")
+		pcm_means+=("$(pcm_field "$size" rtt_mean_us "$run")")
+		pcm_p50s+=("$(pcm_field "$size" rtt_p50_us "$run")")
+	done
+	[ -n "${pcm_means[*]// /}" ] || fail "pcm-bench printed no $size-byte line"
+	awk -v fi="$(median "${fi_rtts[@]}")" -v mean="$(median "${pcm_means[@]}")" \
+		-v p50="$(median "${pcm_p50s[@]}")" -v fi_best="$(best "${fi_rtts[@]}")" \
+		-v pcm_best="$(best "${pcm_means[@]}")" -v fi_all="${fi_rtts[*]}" -v pcm_all="${pcm_means[*]}" \
+		-v size="$size" -v iters=$ITERS -v runs=$REPEATS -v prov="${fi_opts[1]}" -v ep="${fi_opts[3]}" '
+		function list(s) { gsub(/ /, ",", s); return "[" s "]" }
+		BEGIN {
+			if (!(fi > 0 && mean > 0)) exit 1
+			printf "{\"check\":\"fi_pingpong_baseline\",\"device\":\"rxe0\",\"msg_size\":%d," \
+			       "\"iters\":%d,\"runs\":%d,\"fi_provider\":\"%s\",\"fi_ep\":\"%s\"," \
+			       "\"fi_rtt_mean_us\":%.2f,\"pcm_qp\":\"rc\",\"pcm_rtt_mean_us\":%.2f," \
+			       "\"pcm_rtt_p50_us\":%.2f,\"pcm_over_fi_mean\":%.3f," \
+			       "\"fi_rtt_best_us\":%.2f,\"pcm_rtt_best_us\":%.2f,\"pcm_over_fi_best\":%.3f," \
+			       "\"fi_runs_us\":%s,\"pcm_runs_us\":%s,\"time\":\"wall, qemu TCG\"}\n",
+			       size, iters, runs, prov, ep, fi, mean, p50, mean / fi, fi_best, pcm_best,
+			       pcm_best / fi_best, list(fi_all), list(pcm_all)
+		}' || fail "no figures at $size bytes: fi_pingpong ${fi_rtts[*]}, pcm-bench ${pcm_means[*]}"
+done
