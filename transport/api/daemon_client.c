@@ -837,6 +837,7 @@ static bool translate(struct dc_ep *ep, const struct pcmd_cqe *e,
 
 static int dc_poll(struct dc_ep *ep, struct pcm_tp_completion *out, int max)
 {
+	bool taken = false;
 	int64_t avail;
 	int n = 0;
 
@@ -849,14 +850,21 @@ static int dc_poll(struct dc_ep *ep, struct pcm_tp_completion *out, int max)
 		pthread_mutex_unlock(&ep->state_lock);
 		return pcm_tp_set_error(-EPROTO, "pcmd's completion ring is corrupt");
 	}
-	while (n < max && avail-- > 0) {
+	while (n < max && avail > 0) {
 		struct pcmd_cqe e;
 
 		pcmd_ring_get(&ep->cq, &e);
+		taken = true;
+		avail--;
 		if (translate(ep, &e, &out[n]))
 			n++;
 	}
-	if (pcmd_ring_release(&ep->cq))
+	/*
+	 * Hand slots back only when some were taken: a poll of an empty ring
+	 * then writes nothing shared, so a thread that spins on poll does not
+	 * pull the head's cache line away from pcmd's producer on every call.
+	 */
+	if (taken && pcmd_ring_release(&ep->cq))
 		ring_doorbell(ep->sq_efd);
 	pthread_mutex_unlock(&ep->state_lock);
 	return n;
