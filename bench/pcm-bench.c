@@ -551,7 +551,7 @@ static void usage(FILE *f)
 	      "                     [--seed N] (receiver listens, sender connects)\n"
 	      "  pcm-bench goodput --via-daemon [--socket PATH | --pcmd PATH] [--msg-size S]\n"
 	      "                     [--chunk-size C] [--policy P] [--seconds T] [--runs N]\n"
-	      "                     [--wait spin|block] [--json]\n"
+	      "                     [--wait auto|spin|block] [--json]\n"
 	      "  pcm-bench latency [--datapath null] [--policy P] [--mode M] [--iters N] [--json]\n"
 	      "                     [--progress inline|thread] [--spin-ns N]\n"
 	      "  pcm-bench list\n",

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # test_bench_via_daemon.sh PCM_BENCH PCMD - pcm-bench goodput --via-daemon
 # starts its own pcmd (on a private socket), measures both sides, prints one
-# JSON line with a numeric daemon_ratio, and leaves no pcmd behind; a datapath
-# it cannot measure through pcmd is refused with a reason. No figure is
+# JSON line with a numeric daemon_ratio, waits as --wait auto says for the
+# CPUs it may use, and leaves no pcmd behind; a datapath it cannot measure
+# through pcmd, or an unknown --wait, is refused with a reason. No figure is
 # judged: the numbers are for bench/RESULTS.md, not for a threshold.
 #
 # Only the pcmd this run started is looked at, never another one on the
@@ -32,6 +33,9 @@ for k in ("goodput_gbps", "daemon_goodput_gbps", "wall_ns_per_chunk", "daemon_wa
           "daemon_ratio", "daemon_cpu_ratio"):
     assert isinstance(r[k], float) and r[k] > 0, (k, r[k])
 assert abs(r["daemon_ratio"] - r["daemon_wall_ns_per_chunk"] / r["wall_ns_per_chunk"]) < 1e-3, r
+# --wait auto (the default): spin only with a CPU for each of its three busy pollers
+import os
+assert r["wait"] == ("spin" if len(os.sched_getaffinity(0)) >= 3 else "block"), r
 print("via daemon:", lines[0].strip())
 PY
 # The pcmd it started is gone: its pid, if in use again, runs something else.
@@ -44,4 +48,8 @@ if "$BENCH" goodput --via-daemon --pcmd "$PCMD" --datapath softnic >"$OUT" 2>&1;
 	fail "--datapath softnic was accepted"
 fi
 grep -q "only null is measured through pcmd" "$OUT" || fail "no reason for refusing softnic"
+if "$BENCH" goodput --via-daemon --pcmd "$PCMD" --wait sometimes >"$OUT" 2>&1; then
+	fail "--wait sometimes was accepted"
+fi
+grep -q "wait sometimes: auto, spin or block" "$OUT" || fail "no reason for refusing --wait sometimes"
 echo "pcm-bench goodput --via-daemon: one JSON line with daemon_ratio, pcmd $pid gone"
