@@ -66,9 +66,19 @@ wire_to() {
 	echo "neigh replace $2 lladdr $mac dev $1 nud permanent"
 }
 
+# hosts_file: a root without /etc/hosts (a minimal container image, where the
+# runtime usually mounts one) gets the loopback names in the guest's overlay.
+# Without "localhost", libfabric's fi_pingpong server finds no verbs
+# endpoint (fi_getinfo -ENODATA) although rxe0 is up.
+hosts_file() {
+	[ -e /etc/hosts ] && return 0
+	printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >/etc/hosts
+}
+
 # One ip and one rdma process for the lot: under TCG every exec costs.
 # (rdma's long options take two dashes: -batch would be -b atch.)
 net_up() {
+	hosts_file
 	ip -batch - <<-NET
 		link set lo up
 		addr add $IP0/24 dev eth0
