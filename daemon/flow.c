@@ -20,13 +20,13 @@ static bool conn_known(const struct pcmd_conn *cn)
 
 int pcmd_conn_find(const struct pcmd_client *c, uint32_t conn_id, uint32_t *index)
 {
-	uint32_t i = (conn_id & 0xffff) - 1;
 	const struct pcmd_conn *cn;
+	uint32_t i;
 
-	if ((conn_id & 0xffff) == 0 || i >= c->max_flows || !c->conns)
+	if (!c->conns || !pcmd_id_index(conn_id, c->max_flows, &i))
 		return -EBADF;
 	cn = &c->conns[i];
-	if (cn->gen != (conn_id >> 16) || !conn_known(cn))
+	if (cn->gen != pcmd_id_gen(conn_id) || !conn_known(cn))
 		return -EBADF;
 	*index = i;
 	return 0;
@@ -179,9 +179,8 @@ static int find_listener(struct pcmd_client *c, uint32_t id, uint32_t *index, ch
 		    n ? "%u listeners: name the one to accept on" : "no listener: LISTEN first", n);
 		return -EINVAL;
 	}
-	found = (id & 0xffff) - 1;
-	if ((id & 0xffff) == 0 || found >= c->max_listeners || !c->listeners[found].used ||
-	    (c->listeners[found].gen & 0xffff) != id >> 16) {
+	if (!pcmd_id_index(id, c->max_listeners, &found) || !c->listeners[found].used ||
+	    (uint16_t)c->listeners[found].gen != pcmd_id_gen(id)) {
 		snprintf(err, err_len, "listener id %#x names no listener of this client", id);
 		return -EBADF;
 	}

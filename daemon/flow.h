@@ -55,9 +55,27 @@ struct pcmd_conn {
 	/* Descriptors in flight and byte counts: the descriptor path's (intake.h). */
 };
 
+/* The id a client names a conn (or a listener) by: its generation and index + 1. */
 static inline uint32_t pcmd_conn_id(uint32_t index, uint16_t gen)
 {
 	return (uint32_t)gen << 16 | (index + 1);
+}
+
+/* The index an id (pcmd_conn_id()) names, when it is below @n: true and *@index. */
+static inline bool pcmd_id_index(uint32_t id, uint32_t n, uint32_t *index)
+{
+	uint32_t low = id & 0xffff;
+
+	if (low == 0 || low - 1 >= n)
+		return false;
+	*index = low - 1;
+	return true;
+}
+
+/* The generation an id (pcmd_conn_id()) names. */
+static inline uint16_t pcmd_id_gen(uint32_t id)
+{
+	return (uint16_t)(id >> 16);
 }
 
 /**

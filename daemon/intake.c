@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flow.h"
 #include "intake.h"
 #include "pcmd.h"
 
@@ -89,12 +90,12 @@ void pcmd_intake_write(struct pcmd_intake *in, const struct pcmd_cqe *cqe)
 static int conn_lookup(const struct pcmd_intake *in, uint32_t conn_id, uint32_t *index,
 		       uint64_t *handle)
 {
-	uint32_t i = (conn_id & 0xffff) - 1, key;
+	uint32_t i, key;
 
-	if ((conn_id & 0xffff) == 0 || i >= in->max_flows)
+	if (!pcmd_id_index(conn_id, in->max_flows, &i))
 		return -EBADF;
 	key = atomic_load_explicit(&in->conns[i].key, memory_order_acquire);
-	if (!(key & PCMD_INTAKE_KNOWN) || key >> 16 != conn_id >> 16)
+	if (!(key & PCMD_INTAKE_KNOWN) || (uint16_t)(key >> 16) != pcmd_id_gen(conn_id))
 		return -EBADF;
 	if (!(key & PCMD_INTAKE_USABLE))
 		return -ENOTCONN;
