@@ -14,9 +14,9 @@
  * one of them sees the other. Ports (port.h) are armed in the same
  * window: each asks its owner for a doorbell on this thread's eventfd and
  * looks again (ring.h's WAKE protocol), so a submission published after
- * the look rings the eventfd the thread is about to sleep on. The cost of a wake-up from sleep is an
- * eventfd write plus a scheduler wake-up: measured by pcm-bench latency
- * (docs/transport.md "Engines").
+ * the look rings the eventfd the thread is about to sleep on. The cost of
+ * a wake-up from sleep is an eventfd write plus a scheduler wake-up:
+ * measured by pcm-bench latency (docs/transport.md "Engines").
  */
 #include <errno.h>
 #include <poll.h>
