@@ -72,10 +72,14 @@ wait_listening() {
 # run_pair LOGS PORT SERVER_CMD... -- CLIENT_CMD...: start the server, wait
 # until it listens on PORT, run the client, and wait for both, each for at
 # most PAIR_TIMEOUT_S. Their output goes to LOGS.server and LOGS.client, and
-# is printed when either fails. Return: 0 when both exit 0.
+# is printed when either fails. PORT must lie outside the kernel's ephemeral
+# range. Return: 0 when both exit 0.
 run_pair() {
-	local logs=$1 port=$2 server=() spid rc=0 src=0
+	local logs=$1 port=$2 server=() spid rc=0 src=0 eph_lo eph_hi
 	shift 2
+	read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range
+	[ "$port" -lt "$eph_lo" ] || [ "$port" -gt "$eph_hi" ] ||
+		fail "run_pair: port $port is in the ephemeral range $eph_lo-$eph_hi, where an earlier connection's source port can hold it"
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		server+=("$1")
 		shift
