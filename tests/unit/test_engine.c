@@ -60,20 +60,19 @@ struct progress {
  */
 static void stuck(struct rig *r, const char *what, uint64_t count, uint64_t want)
 {
-	char e[2][512];
+	char e[2][512], report[1280];
 
 	for (int i = 0; i < 2; i++) {
 		snprintf(e[i], sizeof(e[i]), "no engine %d", i);
 		if (r->e[i])
 			xp_engine_describe(r->e[i], e[i], sizeof(e[i]));
 	}
+	snprintf(report, sizeof(report), "hang: %s: %llu of %llu after %llu s without progress\n"
+		 "  %s\n  %s", what, (unsigned long long)count, (unsigned long long)want,
+		 STUCK_NS / 1000000000ull, e[0], e[1]);
 	if (pthread_equal(pthread_self(), main_thread))
-		fail_msg("hang: %s: %llu of %llu after %llu s without progress\n  %s\n  %s", what,
-			 (unsigned long long)count, (unsigned long long)want,
-			 STUCK_NS / 1000000000ull, e[0], e[1]);
-	fprintf(stderr, "hang: %s: %llu of %llu after %llu s without progress\n  %s\n  %s\n",
-		what, (unsigned long long)count, (unsigned long long)want,
-		STUCK_NS / 1000000000ull, e[0], e[1]);
+		fail_msg("%s", report);
+	fprintf(stderr, "%s\n", report);
 	abort();
 }
 
