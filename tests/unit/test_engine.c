@@ -7,6 +7,12 @@
  * backoff (sleep and wake-up), completions overflowing the ring, memory per
  * connection with 10,000 connections on one engine, and the accounting back
  * to zero. The threaded cases run under TSan in pcm-dev's TSan stage.
+ *
+ * Every wait here is bounded by progress, not by time: one that sees nothing
+ * move for STUCK_NS is a hang (a lost wake-up, a lost completion) and fails
+ * naming what it waited for and both engines' wake-up state
+ * (xp_engine_describe()), instead of spinning silently until meson's timeout.
+ * TEST_ENGINE_ONLY=<test name> runs one test (a loop of one racy case).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,6 +40,62 @@ struct rig {
 	enum xp_progress progress;
 };
 
+#define STUCK_NS (60ull * 1000 * 1000 * 1000) /* nothing moved this long: a hang */
+#define STUCK_CLOCK_EVERY 4096                /* looks without progress between clock reads */
+
+static pthread_t main_thread;
+
+/* A wait's progress: what it waits for, how far it got, since when it has not moved. */
+struct progress {
+	const char *what;
+	uint64_t count;
+	uint64_t since_ns;
+	uint32_t looks;
+};
+
+/*
+ * Report a hang: what the wait was for, how far it got, and both engines'
+ * state. cmocka fails the test on the main thread; an application thread may
+ * not longjmp into it, so it aborts.
+ */
+static void stuck(struct rig *r, const char *what, uint64_t count, uint64_t want)
+{
+	char e[2][512], report[1280];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(e[i], sizeof(e[i]), "no engine %d", i);
+		if (r->e[i])
+			xp_engine_describe(r->e[i], e[i], sizeof(e[i]));
+	}
+	snprintf(report, sizeof(report), "hang: %s: %llu of %llu after %llu s without progress\n"
+		 "  %s\n  %s", what, (unsigned long long)count, (unsigned long long)want,
+		 STUCK_NS / 1000000000ull, e[0], e[1]);
+	if (pthread_equal(pthread_self(), main_thread))
+		fail_msg("%s", report);
+	fprintf(stderr, "%s\n", report);
+	abort();
+}
+
+static void progress_start(struct progress *p, const char *what)
+{
+	*p = (struct progress){ .what = what, .since_ns = xp_mono_ns() };
+}
+
+/* The wait is at @count of @want: a hang if @count has not moved for STUCK_NS. */
+static void progress_check(struct rig *r, struct progress *p, uint64_t count, uint64_t want)
+{
+	if (count != p->count) {
+		p->count = count;
+		p->looks = 0;
+		p->since_ns = xp_mono_ns();
+		return;
+	}
+	if (++p->looks % STUCK_CLOCK_EVERY)
+		return;
+	if (xp_mono_ns() - p->since_ns > STUCK_NS)
+		stuck(r, p->what, count, want);
+}
+
 static void step(struct rig *r)
 {
 	for (int i = 0; i < 2; i++)
@@ -43,7 +105,9 @@ static void step(struct rig *r)
 
 static void ctl_run(struct rig *r, int side, struct xp_ctl *ctl)
 {
-	assert_int_equal(xp_engine_ctl_run(r->e[side], ctl, 0), 0);
+	if (xp_engine_ctl_run(r->e[side], ctl, STUCK_NS) == -ETIMEDOUT)
+		stuck(r, side ? "a control request's answer from engine 1"
+			      : "a control request's answer from engine 0", 0, 1);
 }
 
 static struct xp_engine *engine_new(enum xp_progress progress, uint32_t index, bool copy,
@@ -137,20 +201,26 @@ static void post(struct rig *r, int side, uint8_t op, uint64_t off, uint64_t len
 			      .addr = (uint64_t)(uintptr_t)r->buf[side] + off, .len = len,
 			      .cookie = cookie };
 
-	while (xp_engine_submit(r->e[side], &cmd) == -EAGAIN)
+	struct progress p;
+
+	progress_start(&p, "room in the command ring");
+	while (xp_engine_submit(r->e[side], &cmd) == -EAGAIN) {
 		step(r);
+		progress_check(r, &p, 0, 1);
+	}
 }
 
-/* Take completions of @side until @n arrived (or fail after many rounds). */
+/* Take completions of @side until @n arrived. */
 static uint32_t take(struct rig *r, int side, struct xp_engine_comp *out, uint32_t n)
 {
+	struct progress p;
 	uint32_t got = 0;
 
-	for (uint64_t spins = 0; got < n; spins++) {
+	progress_start(&p, side ? "completions of engine 1" : "completions of engine 0");
+	while (got < n) {
 		step(r);
 		got += xp_engine_poll(r->e[side], out + got, n - got);
-		if (spins > 400000000ull)
-			fail_msg("only %u of %u completions", got, n);
+		progress_check(r, &p, got, n);
 	}
 	return got;
 }
@@ -268,12 +338,15 @@ static void transfer(struct rig *r, uint32_t n, uint64_t len)
 {
 	struct xp_engine_comp c[64];
 	uint32_t done[2] = { 0, 0 };
+	struct progress p;
 
 	for (uint32_t k = 0; k < n; k++) {
 		post(r, 1, XP_CMD_RECV, 0, len, k);
 		post(r, 0, XP_CMD_SEND, 0, len, k);
 	}
+	progress_start(&p, "a transfer's completions on both engines");
 	while (done[0] < n || done[1] < n) {
+		progress_check(r, &p, done[0] + done[1], 2ull * n);
 		for (int side = 0; side < 2; side++) {
 			uint32_t got = xp_engine_poll(r->e[side], c, 64);
 
@@ -391,10 +464,15 @@ static void *app_main(void *arg)
 	struct app *a = arg;
 	struct xp_engine_comp c[32];
 	uint32_t done = 0, posted = 0;
+	struct progress p;
 
+	progress_start(&p, a->side ? "application thread 1's receive completions"
+				   : "application thread 0's send completions");
 	/* at most 256 outstanding: the core queues 1,024 per connection and direction */
 	while (done < a->n) {
 		uint32_t got;
+
+		progress_check(a->r, &p, done, a->n);
 
 		while (posted < a->n && posted - done < 256)
 			post(a->r, a->side, a->side ? XP_CMD_RECV : XP_CMD_SEND, 0, 5000,
@@ -472,6 +550,7 @@ static void test_ten_thousand_connections_fit_one_engine_and_all_state_returns(v
 	struct xp_cmd close = { .op = XP_CMD_CLOSE, .close_mode = XP_CLOSE_GRACEFUL };
 	uint32_t *ids[2];
 	uint32_t done[2] = { 0, 0 };
+	struct progress p;
 	struct rig r;
 
 	rig_open(&r, XP_PROGRESS_INLINE, 1 << 16, NULL);
@@ -499,7 +578,9 @@ static void test_ten_thousand_connections_fit_one_engine_and_all_state_returns(v
 		post(&r, 1, XP_CMD_RECV, 0, 64, i);
 		post(&r, 0, XP_CMD_SEND, 64, 64, i);
 	}
+	progress_start(&p, "a message's completions on each connection");
 	while (done[0] < CONNS || done[1] < CONNS) {
+		progress_check(&r, &p, done[0] + done[1], 2ull * CONNS);
 		for (int side = 0; side < 2; side++) {
 			uint32_t got = xp_engine_poll(r.e[side], c, 64);
 
@@ -516,7 +597,9 @@ static void test_ten_thousand_connections_fit_one_engine_and_all_state_returns(v
 				step(&r);
 		}
 	done[0] = done[1] = 0;
+	progress_start(&p, "the close completion of each connection");
 	while (done[0] < CONNS || done[1] < CONNS) {
+		progress_check(&r, &p, done[0] + done[1], 2ull * CONNS);
 		for (int side = 0; side < 2; side++) {
 			uint32_t got = xp_engine_poll(r.e[side], c, 64);
 
@@ -577,5 +660,8 @@ int main(void)
 		cmocka_unit_test(test_malformed_blobs_are_refused_naming_the_field),
 	};
 
+	main_thread = pthread_self();
+	if (getenv("TEST_ENGINE_ONLY"))
+		cmocka_set_test_filter(getenv("TEST_ENGINE_ONLY"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -713,6 +713,36 @@ void xp_engine_memory(const struct xp_engine *e, struct xp_engine_memory *m)
 	m->max_conns = max;
 }
 
+void xp_engine_describe(const struct xp_engine *e, char *buf, size_t len)
+{
+	uint64_t until = atomic_load_explicit(&e->asleep_until_ns, memory_order_relaxed);
+	uint64_t now = xp_mono_ns();
+	struct xp_engine_stats st;
+	char asleep[64];
+
+	xp_engine_stats(e, &st);
+	if (!e->has_thread)
+		snprintf(asleep, sizeof(asleep), "no thread");
+	else if (!until)
+		snprintf(asleep, sizeof(asleep), "thread awake");
+	else if (until == UINT64_MAX)
+		snprintf(asleep, sizeof(asleep), "thread asleep, no deadline");
+	else
+		snprintf(asleep, sizeof(asleep), "thread asleep, deadline in %lld us",
+			 (long long)(until - now) / 1000);
+	snprintf(buf, len,
+		 "engine %u: %s, sleeping flag %d; commands %llu submitted, %llu taken; "
+		 "completions %llu published, %llu taken, %llu overflowed; runs %llu, sleeps %llu, "
+		 "events %llu, writes %llu, ctrl %llu, post errors %llu",
+		 e->cfg.index, asleep, atomic_load(&e->sleeping),
+		 (unsigned long long)atomic_load(&e->cmds.tail), (unsigned long long)st.commands,
+		 (unsigned long long)atomic_load(&e->comps.tail),
+		 (unsigned long long)atomic_load(&e->comps.head), (unsigned long long)st.overflows,
+		 (unsigned long long)st.runs, (unsigned long long)st.sleeps,
+		 (unsigned long long)st.events, (unsigned long long)st.writes,
+		 (unsigned long long)st.ctrl_sent, (unsigned long long)st.post_errors);
+}
+
 bool xp_engine_idle(const struct xp_engine *e)
 {
 	struct xp_core_usage u;

@@ -32,6 +32,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cc_pcm.h"
@@ -313,6 +314,19 @@ struct xp_dp *xp_engine_dp(struct xp_engine *e);
 struct xp_core *xp_engine_core(struct xp_engine *e);
 void xp_engine_stats(const struct xp_engine *e, struct xp_engine_stats *st);
 void xp_engine_memory(const struct xp_engine *e, struct xp_engine_memory *m);
+
+/**
+ * xp_engine_describe() - one line on an engine's wake-up state, for the report of
+ * a wait that stopped making progress (any thread): whether its thread sleeps in
+ * ppoll() and until when, its sleeping flag (cleared by the submitter that wakes
+ * it), commands submitted and taken, completions published and taken, and its
+ * counters. The figures are read one by one while the engine runs: each is exact,
+ * the line is not a snapshot.
+ * @e: the engine.
+ * @buf: where the line goes (NUL-terminated, cut to @len).
+ * @len: its size.
+ */
+void xp_engine_describe(const struct xp_engine *e, char *buf, size_t len);
 
 /**
  * xp_engine_idle() - whether the engine holds nothing: no connection (open or

@@ -159,6 +159,7 @@ struct xp_engine {
 	bool has_thread;
 	_Atomic int stop;
 	_Atomic int sleeping;
+	_Atomic uint64_t asleep_until_ns; /* the thread's own: 0 awake, UINT64_MAX no deadline */
 	int efd;                         /* commands wake a sleeping engine through it */
 	sem_t started;
 	int start_rc;

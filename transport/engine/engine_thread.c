@@ -73,7 +73,12 @@ static void sleep_until_work(struct xp_engine *e, uint64_t now)
 		tsp = &ts;
 	}
 	XP_ENGINE_STAT_ADD(e, sleeps, 1);
+	atomic_store_explicit(&e->asleep_until_ns,
+			      tsp ? now + (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec
+				  : UINT64_MAX,
+			      memory_order_relaxed);
 	(void)ppoll(pfd, n, tsp, NULL);
+	atomic_store_explicit(&e->asleep_until_ns, 0, memory_order_relaxed);
 	atomic_store(&e->sleeping, 0);
 	if (read(e->efd, &v, sizeof(v)) < 0) {
 		/* EAGAIN: woken by the datapath or the timer */
