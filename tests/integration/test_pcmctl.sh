@@ -18,7 +18,8 @@ policies:
   rules:
     - {peer: "traffic-*", policy: newreno}
 YAML
-start_traffic 30 2
+# Busy until stop_all, however long the checks take.
+start_traffic - 2
 
 json() { "$PCMCTL" --json "$@" | "$PY" -c 'import json,sys; json.dump(json.load(sys.stdin), sys.stdout)'; }
 
