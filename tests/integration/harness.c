@@ -357,6 +357,8 @@ int harness_notify_read(struct pcmd_proc *p, char *buf, size_t len, int wait_ms,
 
 		if (until && strstr(buf, until))
 			return 1;
+		if (used + 2 >= len)
+			break; /* full: what came is kept, nothing is written past @len */
 		if (poll(&pfd, 1, 50) <= 0)
 			continue;
 		n = recv(p->notify_fd, buf + used, len - used - 2, 0);
