@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -95,11 +96,15 @@ static int sock_ready(const struct pcmd_proc *p)
 	return 1;
 }
 
-static void exec_pcmd(struct pcmd_proc *p, const char *const *env)
+static void exec_pcmd(struct pcmd_proc *p, const char *const *env, pid_t parent)
 {
 	int log = open(p->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	char notify_env[320];
 
+	/* pcmd dies with the test, even when the test crashes before its teardown: a pcmd left
+	 * behind (its engines spinning) would load the machine under every later test. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(126);
 	if (log >= 0) {
 		dup2(log, 2);
 		dup2(log, 1);
@@ -130,6 +135,7 @@ int harness_start(struct pcmd_proc *p, const char *yaml, int notify, const char 
 {
 	uint64_t deadline;
 	int rc, status;
+	pid_t parent;
 
 	memset(p, 0, sizeof(*p));
 	p->notify_fd = -1;
@@ -144,11 +150,12 @@ int harness_start(struct pcmd_proc *p, const char *yaml, int notify, const char 
 		rc = open_notify(p);
 	if (rc < 0)
 		return rc;
+	parent = getpid();
 	p->pid = fork();
 	if (p->pid < 0)
 		return -errno;
 	if (p->pid == 0)
-		exec_pcmd(p, env);
+		exec_pcmd(p, env, parent);
 	deadline = harness_now_ms() + 20000;
 	while (harness_now_ms() < deadline) {
 		if (sock_ready(p))
