@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -304,6 +305,32 @@ int harness_fd_count(pid_t pid)
 	d = opendir(path);
 	while (d && (e = readdir(d)))
 		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return d ? n : -1;
+}
+
+int harness_fds_on(pid_t pid, const char *path)
+{
+	char dir[64], link[300], target[PATH_MAX];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		ssize_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len < 0)
+			continue; /* closed while listed */
+		target[len] = '\0';
+		n += strcmp(target, path) == 0;
+	}
 	if (d)
 		closedir(d);
 	return d ? n : -1;
