@@ -43,7 +43,6 @@ for f in flows:
         assert f["tx_bytes"] >= p["tx_bytes"], (p, f)
 for f in senders:
     assert f["srtt_ns"] > 0, f          # acknowledged data gave RTT samples
-    assert f["srtt_ns"] < 10**9, f      # a local loopback: well under a second
 if phase == "idle":
     assert all(f["in_flight_bytes"] == 0 for f in flows), flows
 print(phase, " ".join("flow %d: cwnd %s srtt %dns rttvar %dns inflight %d retx %d rto %d" % (
