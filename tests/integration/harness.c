@@ -5,11 +5,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -95,11 +97,15 @@ static int sock_ready(const struct pcmd_proc *p)
 	return 1;
 }
 
-static void exec_pcmd(struct pcmd_proc *p, const char *const *env)
+static void exec_pcmd(struct pcmd_proc *p, const char *const *env, pid_t parent)
 {
 	int log = open(p->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	char notify_env[320];
 
+	/* pcmd dies with the test, even when the test crashes before its teardown: a pcmd left
+	 * behind (its engines spinning) would load the machine under every later test. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(126);
 	if (log >= 0) {
 		dup2(log, 2);
 		dup2(log, 1);
@@ -130,6 +136,7 @@ int harness_start(struct pcmd_proc *p, const char *yaml, int notify, const char 
 {
 	uint64_t deadline;
 	int rc, status;
+	pid_t parent;
 
 	memset(p, 0, sizeof(*p));
 	p->notify_fd = -1;
@@ -144,11 +151,12 @@ int harness_start(struct pcmd_proc *p, const char *yaml, int notify, const char 
 		rc = open_notify(p);
 	if (rc < 0)
 		return rc;
+	parent = getpid();
 	p->pid = fork();
 	if (p->pid < 0)
 		return -errno;
 	if (p->pid == 0)
-		exec_pcmd(p, env);
+		exec_pcmd(p, env, parent);
 	deadline = harness_now_ms() + 20000;
 	while (harness_now_ms() < deadline) {
 		if (sock_ready(p))
@@ -302,6 +310,32 @@ int harness_fd_count(pid_t pid)
 	return d ? n : -1;
 }
 
+int harness_fds_on(pid_t pid, const char *path)
+{
+	char dir[64], link[300], target[PATH_MAX];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		ssize_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len < 0)
+			continue; /* closed while listed */
+		target[len] = '\0';
+		n += strcmp(target, path) == 0;
+	}
+	if (d)
+		closedir(d);
+	return d ? n : -1;
+}
+
 int harness_wait_fds(pid_t pid, int want, int timeout_ms)
 {
 	uint64_t deadline = harness_now_ms() + (uint64_t)timeout_ms;
@@ -357,6 +391,8 @@ int harness_notify_read(struct pcmd_proc *p, char *buf, size_t len, int wait_ms,
 
 		if (until && strstr(buf, until))
 			return 1;
+		if (used + 2 >= len)
+			break; /* full: what came is kept, nothing is written past @len */
 		if (poll(&pfd, 1, 50) <= 0)
 			continue;
 		n = recv(p->notify_fd, buf + used, len - used - 2, 0);

@@ -35,6 +35,8 @@ start_pcmd() {
 }
 
 # start_traffic ARGS...: pcmd-test-traffic SOCKET ARGS..., until it says ready.
+# Tests give "-" for its phases (no clock: SIGUSR1 ends the busy one, stop_all
+# the rest), so that checks slowed down by a loaded machine never outlast them.
 start_traffic() {
 	"$TRAFFIC" "$PCMD_SOCKET" "$@" >"$DIR/traffic.out" 2>&1 &
 	TRAFFIC_PID=$!
@@ -51,10 +53,11 @@ wait_traffic() {
 	done
 }
 
-# stop_all: the traffic, then pcmd, which must exit 0.
+# stop_all: the traffic (SIGTERM: its pairs close), which must exit 0 (every
+# message arrived intact), then pcmd, which must exit 0.
 stop_all() {
 	kill "$TRAFFIC_PID"
-	wait "$TRAFFIC_PID" 2>/dev/null || true
+	wait "$TRAFFIC_PID" || fail "traffic exited with $?: $(cat "$DIR/traffic.out")"
 	TRAFFIC_PID=
 	kill "$PCMD_PID"
 	wait "$PCMD_PID" || fail "pcmd exited with $?"

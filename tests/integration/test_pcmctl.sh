@@ -18,7 +18,8 @@ policies:
   rules:
     - {peer: "traffic-*", policy: newreno}
 YAML
-start_traffic 30 2
+# Busy until stop_all, however long the checks take.
+start_traffic - 2
 
 json() { "$PCMCTL" --json "$@" | "$PY" -c 'import json,sys; json.dump(json.load(sys.stdin), sys.stdout)'; }
 
@@ -93,10 +94,12 @@ grep -q "cannot reach pcmd at $DIR/none.sock" "$DIR/err" || fail "unreachable me
 if command -v tmux >/dev/null; then
 	tmux -L "$TMUX_SOCK" new-session -d -s top -x 220 -y 40 \
 		"PCMD_SOCKET=$PCMD_SOCKET $PCMCTL top --interval 200"
+	# Until a frame shows the flows and the counts: the earlier pcmctl calls' clients
+	# are reclaimed by pcmd a moment after they exit, so a first frame may count them.
 	i=0
 	until tmux -L "$TMUX_SOCK" capture-pane -p -t top >"$DIR/pane" 2>/dev/null &&
-		grep -q "traffic-1" "$DIR/pane"; do
-		i=$((i + 1)); [ $i -lt 100 ] || fail "top shows no flows: $(cat "$DIR/pane")"
+		grep -q "traffic-1" "$DIR/pane" && grep -q "clients 5, flows 4" "$DIR/pane"; do
+		i=$((i + 1)); [ $i -lt 100 ] || fail "top shows no flows or counts: $(cat "$DIR/pane")"
 		sleep 0.1
 	done
 	grep -q "^pcmd 0.1.0" "$DIR/pane" || fail "top header: $(cat "$DIR/pane")"

@@ -17,8 +17,9 @@ datapath: {kind: "null"}
 policies:
   default: newreno
 YAML
-# Two pairs busy for 5 s, then idle (connected, nothing out) for 20 s.
-start_traffic 5 2 20
+# Two pairs busy until SIGUSR1, then idle (connected, nothing out) until stop_all:
+# no clock, so slow checks on a loaded machine never see a phase end under them.
+start_traffic - 2 -
 
 # check.py FILE [PREV] PHASE: the figures of every flow in FILE (pcmctl --json flows).
 cat >"$DIR/check.py" <<'PYEOF'
@@ -42,7 +43,6 @@ for f in flows:
         assert f["tx_bytes"] >= p["tx_bytes"], (p, f)
 for f in senders:
     assert f["srtt_ns"] > 0, f          # acknowledged data gave RTT samples
-    assert f["srtt_ns"] < 10**9, f      # a local loopback: well under a second
 if phase == "idle":
     assert all(f["in_flight_bytes"] == 0 for f in flows), flows
 print(phase, " ".join("flow %d: cwnd %s srtt %dns rttvar %dns inflight %d retx %d rto %d" % (
@@ -92,6 +92,7 @@ if command -v promtool >/dev/null; then
 fi
 
 # Idle: every message finished, the connections still open: nothing in flight.
+kill -USR1 "$TRAFFIC_PID"
 wait_traffic idle
 sleep 0.1 # the last ACK's figures: a read is fresh for 10 ms
 "$PCMCTL" --json flows >"$DIR/idle.json" || fail "flows --json"

@@ -7,8 +7,16 @@
  * finish the messages they have out, print "idle", and stay connected with
  * nothing in flight for IDLE seconds before they close. Exit 0 if every
  * message arrived intact.
+ *
+ * SECONDS or IDLE given as "-" has no clock: the busy phase lasts until
+ * SIGUSR1, the idle one until SIGTERM. SIGTERM (or SIGINT) in any phase ends
+ * the run as its clock would: the pairs close and the exit status still says
+ * whether every message arrived intact. Tests use "-", so that a loaded
+ * machine, however slow its checks, never sees the phase end under it.
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +27,56 @@
 
 #define MSG_BYTES (256u << 10)
 #define MAX_PAIRS 16
+
+/* Set by the signals: SIGUSR1 ends the busy phase, SIGTERM/SIGINT the run. */
+static volatile sig_atomic_t busy_over, run_over;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	busy_over = 1;
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	run_over = 1;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction usr1 = {.sa_handler = on_usr1}, term = {.sa_handler = on_term};
+
+	sigaction(SIGUSR1, &usr1, NULL);
+	sigaction(SIGTERM, &term, NULL);
+	sigaction(SIGINT, &term, NULL);
+}
+
+/*
+ * The end of a phase: now + @arg seconds, or UINT64_MAX for "-" (until a signal).
+ * Return: 0, or -EINVAL for anything else.
+ */
+static int phase_end_ms(const char *arg, uint64_t *end_ms)
+{
+	char *rest;
+	long s;
+
+	if (strcmp(arg, "-") == 0) {
+		*end_ms = UINT64_MAX;
+		return 0;
+	}
+	s = strtol(arg, &rest, 10);
+	if (rest == arg || *rest || s < 0)
+		return -EINVAL;
+	*end_ms = harness_now_ms() + (uint64_t)s * 1000;
+	return 0;
+}
+
+/* The busy phase goes on: no SIGUSR1 or SIGTERM yet and its clock, if any, not run out. */
+static int busy_goes_on(uint64_t end_ms)
+{
+	return !busy_over && !run_over && harness_now_ms() < end_ms;
+}
 
 struct pair {
 	struct pcm_tp_endpoint *tx, *rx;
@@ -73,10 +131,10 @@ static int step(struct pair *p)
 static int drain(struct pair *pairs, int n)
 {
 	for (int i = 0; i < n; i++)
-		while (pairs[i].busy)
+		while (pairs[i].busy && !run_over)
 			if (step(&pairs[i]) < 0)
 				return -1;
-	return 0;
+	return run_over ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -86,12 +144,18 @@ int main(int argc, char **argv)
 	int n;
 
 	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: pcmd-test-traffic SOCKET SECONDS PAIRS [IDLE]\n");
+		fprintf(stderr, "usage: pcmd-test-traffic SOCKET SECONDS|- PAIRS [IDLE|-]\n");
 		return 2;
 	}
 	n = atoi(argv[3]);
 	if (n < 1 || n > MAX_PAIRS)
 		return 2;
+	if (phase_end_ms(argv[2], &until) < 0 || (argc == 5 && phase_end_ms(argv[4], &until) < 0)) {
+		fprintf(stderr, "traffic: SECONDS %s, IDLE %s: whole numbers or -\n", argv[2],
+			argc == 5 ? argv[4] : "(none)");
+		return 2;
+	}
+	catch_signals();
 	for (int i = 0; i < n; i++)
 		if (connect_pair(argv[1], &pairs[i], i) < 0) {
 			fprintf(stderr, "traffic: pair %d: %s\n", i, pcm_tp_last_error());
@@ -99,23 +163,24 @@ int main(int argc, char **argv)
 		}
 	printf("ready\n");
 	fflush(stdout);
-	until = harness_now_ms() + (uint64_t)atoi(argv[2]) * 1000;
-	while (harness_now_ms() < until)
+	phase_end_ms(argv[2], &until); /* checked above */
+	while (busy_goes_on(until))
 		for (int i = 0; i < n; i++)
 			if (step(&pairs[i]) < 0) {
 				fprintf(stderr, "traffic: pair %d: a message failed or differed\n",
 					i);
 				return 1;
 			}
-	if (argc == 5) {
+	if (argc == 5 && !run_over) {
 		if (drain(pairs, n) < 0) {
-			fprintf(stderr, "traffic: a message failed or differed\n");
+			fprintf(stderr, "traffic: a message failed or differed, or SIGTERM came "
+					"before the last ones finished\n");
 			return 1;
 		}
 		printf("idle\n");
 		fflush(stdout);
-		until = harness_now_ms() + (uint64_t)atoi(argv[4]) * 1000;
-		while (harness_now_ms() < until)
+		phase_end_ms(argv[4], &until);
+		while (!run_over && harness_now_ms() < until)
 			usleep(20000);
 	}
 	for (int i = 0; i < n; i++) {
