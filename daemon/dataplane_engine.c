@@ -1289,9 +1289,8 @@ static int eng_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
 	/* Announce that pcmd will wait for the eventfd, then look again: an
 	 * engine publishing after the look sees `waiting` and writes the
 	 * eventfd (a completion taken by the second look costs at most one
-	 * spurious wake-up). An RMW, as struct xp_waiter asks: paired with the
-	 * engine's on the same flag, whichever comes second sees the other's side. */
-	(void)atomic_exchange(&dp->waiter.waiting, 1);
+	 * spurious wake-up): wake.h's protocol. */
+	xp_wake_arm(&dp->waiter.waiting);
 	take_completions(dp);
 	hosts_reap(dp);
 	n = (int)dp->ev_n < max ? (int)dp->ev_n : max;

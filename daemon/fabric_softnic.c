@@ -33,6 +33,7 @@
 #include "pcmd.h"
 #include "port.h"
 #include "softnic_driver.h"
+#include "wake.h"
 #include "uet.h"
 
 enum fabric_op {
@@ -148,7 +149,7 @@ static void fabric_sleep(struct pcmd_fabric *f, uint64_t wait_ns)
 	struct timespec ts, *tsp = NULL;
 	uint64_t v;
 
-	(void)atomic_exchange(&f->sleeping, 1);
+	xp_wake_arm(&f->sleeping);
 	if (has_input(f)) {
 		atomic_store(&f->sleeping, 0);
 		return;
@@ -257,14 +258,7 @@ void pcmd_fabric_detach(struct pcmd_fabric *f, uint32_t host)
 
 void pcmd_fabric_kick(struct pcmd_fabric *f)
 {
-	uint64_t one = 1;
-
-	/* an RMW, paired with the thread's atomic_exchange(&sleeping, 1) */
-	if (atomic_fetch_or(&f->sleeping, 0) && atomic_exchange(&f->sleeping, 0)) {
-		if (write(f->efd, &one, sizeof(one)) < 0) {
-			/* saturated: readable already */
-		}
-	}
+	(void)xp_wake_ring(&f->sleeping, f->efd); /* wake.h: paired with fabric_sleep() */
 }
 
 int pcmd_fabric_doorbell_fd(const struct pcmd_fabric *f)

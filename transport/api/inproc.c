@@ -1087,9 +1087,7 @@ static void sleep_once(struct ip_ep *ep, uint64_t until_ns)
 			wake = d;
 	}
 	if (!ep->inline_progress) {
-		/* an RMW, paired with the engine's on the same flag (engine.c): whichever comes
-		 * second sees the other's side, so a completion published meanwhile is found */
-		(void)atomic_exchange(&ep->waiter.waiting, 1);
+		xp_wake_arm(&ep->waiter.waiting); /* wake.h: then the last look */
 		pthread_mutex_lock(&ep->lock);
 		gather(ep);
 		if (q_has_completion(ep))
@@ -1135,7 +1133,7 @@ static int ip_fd(struct pcm_tp_endpoint *base)
 	if (ep->inline_progress)
 		return pcm_tp_set_error(-EOPNOTSUPP,
 					"inline progress: no fd (completions need pcm_tp_poll())");
-	(void)atomic_exchange(&ep->waiter.waiting, 1); /* armed: the next publication writes it */
+	xp_wake_arm(&ep->waiter.waiting); /* armed: the next publication writes it */
 	return ep->waiter.efd;
 }
 

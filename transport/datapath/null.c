@@ -42,6 +42,7 @@
 #include "datapath.h"
 #include "keys.h"
 #include "ring.h"
+#include "wake.h"
 #include "wire.h"
 
 #define XP_NULL_MAX_INSTANCES 256
@@ -466,22 +467,11 @@ static void null_path_destroy(struct xp_dp *dp, uint32_t path)
 
 /* ---- data ------------------------------------------------------------------------------------ */
 
-/*
- * After publishing, a seq_cst read-modify-write on the flag, paired with
- * null_arm()'s: whichever comes second sees the other's side. A plain load
- * here may be reordered before the publishing store (x86 lets a load pass an
- * earlier store to another address), and then both sides miss: the receiver
- * sleeps with the event in its ring until some later wake-up.
- */
+/* After publishing: wake the receiver if it armed (wake.h, paired with null_arm()). */
 static void wake(struct null_dp *r)
 {
-	uint64_t one = 1;
-
-	if (atomic_fetch_or(&r->armed, 0) && atomic_exchange(&r->armed, 0)) {
+	if (xp_wake_ring(&r->armed, r->efd))
 		atomic_fetch_add_explicit(&r->wakeups, 1, memory_order_relaxed);
-		if (write(r->efd, &one, sizeof(one)) < 0)
-			return; /* only a saturated counter, and then it is readable anyway */
-	}
 }
 
 static uint32_t null_send_slots(struct xp_dp *dp)
@@ -670,7 +660,7 @@ static int null_arm(struct xp_dp *dp)
 
 	if (read(n->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
-	(void)atomic_exchange(&n->armed, 1); /* an RMW, paired with wake()'s */
+	xp_wake_arm(&n->armed); /* wake.h: paired with wake() */
 	if (n->sq_n || xp_mpsc_ready(&n->chunks) || xp_mpsc_peek_at(&n->ctrl, n->ctrl_release)) {
 		atomic_store(&n->armed, 0);
 		return -EAGAIN;

@@ -344,16 +344,11 @@ static uint32_t drain(struct xp_engine *e, uint64_t now)
 static void wake_waiter(struct xp_engine *e)
 {
 	struct xp_waiter *w = e->cfg.waiter;
-	uint64_t one = 1;
 
 	e->published = false;
 	if (!w)
 		return;
-	/* an RMW, paired with the waiter's atomic_exchange(&waiting, 1) (struct xp_waiter) */
-	if (atomic_fetch_or(&w->waiting, 0) && atomic_exchange(&w->waiting, 0)) {
-		if (write(w->efd, &one, sizeof(one)) < 0)
-			return; /* saturated: readable already */
-	}
+	(void)xp_wake_ring(&w->waiting, w->efd); /* wake.h: paired with the waiter's arm */
 }
 
 uint32_t xp_engine_run_once(struct xp_engine *e, uint64_t now_ns)
@@ -400,19 +395,13 @@ uint64_t xp_engine_next_deadline(const struct xp_engine *e)
 
 int xp_engine_submit(struct xp_engine *e, const struct xp_cmd *cmd)
 {
-	uint64_t one = 1;
-
 	if (xp_mpsc_push(&e->cmds, cmd, sizeof(*cmd)) < 0)
 		return -EAGAIN;
 	if (e->cfg.wake_runner) {
 		e->cfg.wake_runner(e->cfg.wake_runner_arg); /* EXTERNAL: no thread of its own */
 		return 0;
 	}
-	/* an RMW, paired with the engine's atomic_exchange(&sleeping, 1) before it sleeps */
-	if (atomic_fetch_or(&e->sleeping, 0) && atomic_exchange(&e->sleeping, 0)) {
-		if (write(e->efd, &one, sizeof(one)) < 0)
-			return 0; /* saturated: readable already */
-	}
+	(void)xp_wake_ring(&e->sleeping, e->efd); /* wake.h: paired with the engine's arm */
 	return 0;
 }
 

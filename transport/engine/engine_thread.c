@@ -8,10 +8,10 @@
  * microsecond), then sleeps in ppoll() on its command eventfd and the
  * datapath's wait fd, until one is readable or the core's next timer is
  * due. Sleeping is safe against lost wake-ups: the thread announces it
- * (sleeping = 1), then re-checks the command ring and arms the datapath
+ * (arms `sleeping`), then re-checks the command ring and arms the datapath
  * (which refuses if events are pending); a submitter publishes its command,
- * then reads `sleeping` (both sides through a seq_cst fence), so at least
- * one of them sees the other. Ports (port.h) are armed in the same
+ * then rings `sleeping` (wake.h: a seq_cst read-modify-write on both sides),
+ * so at least one of them sees the other. Ports (port.h) are armed in the same
  * window: each asks its owner for a doorbell on this thread's eventfd and
  * looks again (ring.h's WAKE protocol), so a submission published after
  * the look rings the eventfd the thread is about to sleep on. The cost of
@@ -46,7 +46,7 @@ static void sleep_until_work(struct xp_engine *e, uint64_t now)
 	 * (xp_engine_submit()): whichever comes second sees the other's side.
 	 * (A fence would do on the hardware, but TSan does not model fences.)
 	 */
-	(void)atomic_exchange(&e->sleeping, 1);
+	xp_wake_arm(&e->sleeping);
 	if (xp_engine_has_input(e) || e->ov_n || atomic_load(&e->stop) ||
 	    xp_engine_ports_arm(e)) {
 		atomic_store(&e->sleeping, 0);
