@@ -70,8 +70,9 @@ int harness_wait_fds(pid_t pid, int want, int timeout_ms);
 
 /*
  * How many of @pid's descriptors are open on the file @path (an absolute path, as
- * /proc/PID/fd's links name it). Unlike a total count, this does not move while @pid
- * reclaims other clients. Return: the count, or -1 if @pid's descriptors cannot be read.
+ * /proc/PID/fd's links name it; NULL: every descriptor, harness_fd_count()). Unlike a
+ * total count, this does not move while @pid reclaims other clients. Return: the
+ * count, or -1 if @pid's descriptors cannot be read.
  */
 int harness_fds_on(pid_t pid, const char *path);
 
