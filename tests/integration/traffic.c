@@ -52,24 +52,32 @@ static void catch_signals(void)
 	sigaction(SIGINT, &term, NULL);
 }
 
+#define NO_CLOCK UINT64_MAX
+
 /*
- * The end of a phase: now + @arg seconds, or UINT64_MAX for "-" (until a signal).
+ * How long a phase lasts: @arg seconds, or NO_CLOCK for "-" (until a signal).
  * Return: 0, or -EINVAL for anything else.
  */
-static int phase_end_ms(const char *arg, uint64_t *end_ms)
+static int phase_ms(const char *arg, uint64_t *ms)
 {
 	char *rest;
 	long s;
 
 	if (strcmp(arg, "-") == 0) {
-		*end_ms = UINT64_MAX;
+		*ms = NO_CLOCK;
 		return 0;
 	}
 	s = strtol(arg, &rest, 10);
 	if (rest == arg || *rest || s < 0)
 		return -EINVAL;
-	*end_ms = harness_now_ms() + (uint64_t)s * 1000;
+	*ms = (uint64_t)s * 1000;
 	return 0;
+}
+
+/* The end of a phase of @ms (phase_ms()) that starts now. */
+static uint64_t phase_end_ms(uint64_t ms)
+{
+	return ms == NO_CLOCK ? NO_CLOCK : harness_now_ms() + ms;
 }
 
 /* The busy phase goes on: no SIGUSR1 or SIGTERM yet and its clock, if any, not run out. */
@@ -140,7 +148,7 @@ static int drain(struct pair *pairs, int n)
 int main(int argc, char **argv)
 {
 	struct pair pairs[MAX_PAIRS] = {0};
-	uint64_t until;
+	uint64_t busy_ms, idle_ms = 0, until;
 	int n;
 
 	if (argc != 4 && argc != 5) {
@@ -150,7 +158,7 @@ int main(int argc, char **argv)
 	n = atoi(argv[3]);
 	if (n < 1 || n > MAX_PAIRS)
 		return 2;
-	if (phase_end_ms(argv[2], &until) < 0 || (argc == 5 && phase_end_ms(argv[4], &until) < 0)) {
+	if (phase_ms(argv[2], &busy_ms) < 0 || (argc == 5 && phase_ms(argv[4], &idle_ms) < 0)) {
 		fprintf(stderr, "traffic: SECONDS %s, IDLE %s: whole numbers or -\n", argv[2],
 			argc == 5 ? argv[4] : "(none)");
 		return 2;
@@ -163,7 +171,7 @@ int main(int argc, char **argv)
 		}
 	printf("ready\n");
 	fflush(stdout);
-	phase_end_ms(argv[2], &until); /* checked above */
+	until = phase_end_ms(busy_ms);
 	while (busy_goes_on(until))
 		for (int i = 0; i < n; i++)
 			if (step(&pairs[i]) < 0) {
@@ -179,7 +187,7 @@ int main(int argc, char **argv)
 		}
 		printf("idle\n");
 		fflush(stdout);
-		phase_end_ms(argv[4], &until);
+		until = phase_end_ms(idle_ms);
 		while (!run_over && harness_now_ms() < until)
 			usleep(20000);
 	}
