@@ -29,7 +29,7 @@
 
 #include "bench.h"
 #include "bench_transport.h"
-#include "cc.h"
+#include "xp_cc.h"
 #include "cc_pcm.h"
 #include "pcm.h"
 #include "builtin.h"

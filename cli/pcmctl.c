@@ -4,7 +4,7 @@
  * policies (list, load, unload, set per flow or per rule), counters (text,
  * JSON, or the Prometheus text exposition format) and `top`, a live view.
  *
- * It is a client of pcmd's control socket like any other (daemon/proto.h),
+ * It is a client of pcmd's control socket like any other (pcmd-abi/pcmd_proto.h),
  * saying HELLO as an admin; pcmd decides from its credentials what it may do.
  */
 #include <errno.h>
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proto.h"
+#include "pcmd_proto.h"
 #include "units.h"
 
 #define RPC_TIMEOUT_MS 10000

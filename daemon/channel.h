@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * channel.h - one client's shared-memory channel, pcmd's side: the sealed
- * memfd holding the two rings and the data area (layout in ring.h), the two
+ * memfd holding the two rings and the data area (layout in pcmd_region.h), the two
  * doorbell eventfds, intake of submissions with completion-slot reservation,
  * and the checks that keep every offset and length inside this client's data
  * area.
@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ring.h"
+#include "pcmd_region.h"
 
 struct pcmd_channel {
 	int memfd;

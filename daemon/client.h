@@ -21,7 +21,7 @@
 #include "flow.h"
 #include "intake.h"
 #include "loop.h"
-#include "proto.h"
+#include "pcmd_proto.h"
 
 struct pcmd;
 

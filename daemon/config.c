@@ -21,7 +21,7 @@
 #include <yaml.h>
 
 #include "config.h"
-#include "ring.h"
+#include "pcmd_region.h"
 
 #define CFG_MAX_FILE_BYTES (1u << 20)
 #define CFG_MAX_DEPTH 8

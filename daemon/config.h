@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "proto.h"
+#include "pcmd_proto.h"
 
 #define PCMD_CFG_ERR_MAX 512
 #define PCMD_CFG_MAX_IDS 64

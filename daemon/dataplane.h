@@ -56,7 +56,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto.h"
+#include "pcmd_proto.h"
 
 struct pcm_package;
 struct pcmd_config;

@@ -77,7 +77,7 @@
 #include "dataplane_engine.h"
 #include "engine.h"
 #include "port.h"
-#include "ring.h"
+#include "pcmd_region.h"
 #include "fabric_softnic.h"
 #include "log.h"
 
@@ -1289,7 +1289,7 @@ static int eng_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
 	/* Announce that pcmd will wait for the eventfd, then look again: an
 	 * engine publishing after the look sees `waiting` and writes the
 	 * eventfd (a completion taken by the second look costs at most one
-	 * spurious wake-up): wake.h's protocol. */
+	 * spurious wake-up): xp_wake.h's protocol. */
 	xp_wake_arm(&dp->waiter.waiting);
 	take_completions(dp);
 	hosts_reap(dp);

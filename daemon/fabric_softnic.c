@@ -12,7 +12,7 @@
  * more; a submitter publishes its command, then reads the flag with an RMW
  * (pcmd_fabric_kick()), so one of them always sees the other. The clients'
  * submission rings (their engines' ports) are armed in that same window
- * (ring.h's WAKE flag: set, fence, look again), and the clients ring this
+ * (pcmd_region.h's WAKE flag: set, fence, look again), and the clients ring this
  * thread's eventfd, so a descriptor published after the look wakes it.
  */
 #include <errno.h>
@@ -33,7 +33,7 @@
 #include "pcmd.h"
 #include "port.h"
 #include "softnic_driver.h"
-#include "wake.h"
+#include "xp_wake.h"
 #include "uet.h"
 
 enum fabric_op {

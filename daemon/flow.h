@@ -26,8 +26,8 @@
 
 #include "dataplane.h"
 #include "policy.h"
-#include "proto.h"
-#include "ring.h"
+#include "pcmd_proto.h"
+#include "pcmd_region.h"
 
 struct pcmd_client;
 

@@ -18,7 +18,7 @@
 
 #include "config.h"
 #include "package.h"
-#include "proto.h"
+#include "pcmd_proto.h"
 
 struct pcm_target;
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "ring.h"
+#include "pcmd_region.h"
 
 #define NAME "fuzz.yaml"
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "proto.h"
+#include "pcmd_proto.h"
 
 struct pcmd_proc {
 	pid_t pid;

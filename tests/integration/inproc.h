@@ -15,7 +15,7 @@
 
 #include "client.h"
 #include "pcmd.h"
-#include "ring.h"
+#include "pcmd_region.h"
 
 struct inproc {
 	struct pcmd *d;
@@ -27,7 +27,7 @@ struct inproc_client {
 	uint32_t key;
 	int peer_fd; /* our end of the socketpair */
 	int memfd;
-	int sq_efd; /* the submission doorbell, rung as a client does (ring.h) */
+	int sq_efd; /* the submission doorbell, rung as a client does (pcmd_region.h) */
 	uint8_t *map; /* our own mapping of the region */
 	uint8_t *data;
 	struct pcmd_region_layout lay;

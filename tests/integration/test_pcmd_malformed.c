@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
-#include "ring.h"
+#include "pcmd_region.h"
 #include "tp_util.h"
 
 static struct pcmd_proc pcmd;

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "channel.h"
-#include "ring.h"
+#include "pcmd_region.h"
 
 struct pair {
 	struct pcmd_ring_ctl ctl;

@@ -9,7 +9,7 @@
  * Listen, connect, accept, close and policy changes are control requests,
  * one at a time under a lock; sends and receives are descriptors on the
  * region's submission ring, and their completions come back on its
- * completion ring (protocol in daemon/proto.h, layout in daemon/ring.h).
+ * completion ring (protocol in pcmd-abi/pcmd_proto.h, layout in pcmd-abi/pcmd_region.h).
  * pcm_tp_wait() sleeps on the completion doorbell (an eventfd) only after
  * telling pcmd it sleeps, so a busy poller costs pcmd no doorbell writes.
  *
@@ -40,8 +40,8 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "proto.h"
-#include "ring.h"
+#include "pcmd_proto.h"
+#include "pcmd_region.h"
 
 #define DEFAULT_REGION_BYTES (64ull << 20)
 #define RPC_TIMEOUT_MS 10000

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * cc.c - the ops-table check and the fixed-window binding (cc.h).
+ * cc.c - the ops-table check and the fixed-window binding (xp_cc.h).
  */
 #include <errno.h>
 
-#include "cc.h"
+#include "xp_cc.h"
 
 int xp_cc_ops_check(const struct xp_cc_ops *ops)
 {

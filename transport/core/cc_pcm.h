@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cc_pcm.h - the core's CC seam (cc.h) bound to PCM handler packages.
+ * cc_pcm.h - the core's CC seam (xp_cc.h) bound to PCM handler packages.
  *
  * One binding runs CC packages, and optionally LB packages, each kind in its
  * own shell (synchronous, or asynchronous in any snapshot mode). Every
@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "async.h"
-#include "cc.h"
+#include "xp_cc.h"
 #include "package.h"
 #include "spec.h"
 #include "target.h"

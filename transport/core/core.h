@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cc.h"
+#include "xp_cc.h"
 #include "drop.h"
 #include "imm.h"
 

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cc.h"
+#include "xp_cc.h"
 #include "core.h"
 #include "imm.h"
 #include "pacer.h"

@@ -41,8 +41,8 @@
 #include "bytes.h"
 #include "datapath.h"
 #include "keys.h"
-#include "ring.h"
-#include "wake.h"
+#include "xp_ring.h"
+#include "xp_wake.h"
 #include "wire.h"
 
 #define XP_NULL_MAX_INSTANCES 256
@@ -467,7 +467,7 @@ static void null_path_destroy(struct xp_dp *dp, uint32_t path)
 
 /* ---- data ------------------------------------------------------------------------------------ */
 
-/* After publishing: wake the receiver if it armed (wake.h, paired with null_arm()). */
+/* After publishing: wake the receiver if it armed (xp_wake.h, paired with null_arm()). */
 static void wake(struct null_dp *r)
 {
 	if (xp_wake_ring(&r->armed, r->efd))

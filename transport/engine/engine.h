@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #include "cc_pcm.h"
-#include "wake.h"
+#include "xp_wake.h"
 #include "core.h"
 #include "datapath.h"
 
@@ -48,7 +48,7 @@ enum xp_progress {
 
 /* Where an application thread sleeps for completions of several engines. */
 struct xp_waiter {
-	_Atomic int waiting; /* wake.h's flag: armed by the thread before it sleeps on efd */
+	_Atomic int waiting; /* xp_wake.h's flag: armed by the thread before it sleeps on efd */
 	int efd;             /* an eventfd */
 };
 

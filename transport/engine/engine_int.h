@@ -10,10 +10,10 @@
 #include <pthread.h>
 #include <semaphore.h>
 
-#include "cc.h"
+#include "xp_cc.h"
 #include "engine.h"
 #include "port.h"
-#include "ring.h"
+#include "xp_ring.h"
 
 #define XP_ENGINE_CMD_BURST 64   /* commands taken per run */
 #define XP_ENGINE_EVENT_BURST 64 /* datapath events per poll */

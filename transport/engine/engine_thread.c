@@ -10,10 +10,10 @@
  * due. Sleeping is safe against lost wake-ups: the thread announces it
  * (arms `sleeping`), then re-checks the command ring and arms the datapath
  * (which refuses if events are pending); a submitter publishes its command,
- * then rings `sleeping` (wake.h: a seq_cst read-modify-write on both sides),
+ * then rings `sleeping` (xp_wake.h: a seq_cst read-modify-write on both sides),
  * so at least one of them sees the other. Ports (port.h) are armed in the same
  * window: each asks its owner for a doorbell on this thread's eventfd and
- * looks again (ring.h's WAKE protocol), so a submission published after
+ * looks again (xp_ring.h's WAKE protocol), so a submission published after
  * the look rings the eventfd the thread is about to sleep on. The cost of
  * a wake-up from sleep is an eventfd write plus a scheduler wake-up:
  * measured by pcm-bench latency (docs/transport.md "Engines").

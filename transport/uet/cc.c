@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cc.h"
+#include "uet_cc.h"
 #include "diag.h"
 #include "target.h"
 

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "ring.h"
+#include "uet_nic_ring.h"
 
 struct uet_bytepool {
 	uint64_t used;          /* reserved, releases up to the last drain applied */

@@ -20,7 +20,7 @@
  *   audit.c     the leak audit, and the records the NIC writes
  *
  * Dependencies point one way: the NIC puts packets on its port and runs its
- * packages by name (fabric.h, cc.h); the fabric reaches the NIC only through
+ * packages by name (fabric.h, uet_cc.h); the fabric reaches the NIC only through
  * its ops table, and the run (sim.c) dispatches the NIC's events.
  */
 #ifndef PCM_UET_NIC_H
@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "bytepool.h"
-#include "cc.h"
+#include "uet_cc.h"
 #include "events.h"
 #include "fabric.h"
 #include "records.h"

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * ring.c - growing the (time, value) FIFO of ring.h: double the arrays and
+ * ring.c - growing the (time, value) FIFO of uet_nic_ring.h: double the arrays and
  * lay the entries out from slot 0.
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ring.h"
+#include "uet_nic_ring.h"
 
 int uet_ring_grow(struct uet_ring *r)
 {

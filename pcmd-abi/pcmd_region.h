@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ring.h - the layout of a client's shared-memory region and the two
+ * pcmd_region.h - the layout of a client's shared-memory region and the two
  * descriptor rings in it, shared by pcmd (channel.c) and libpcmtransport's
  * daemon backend. Header-only: both sides must agree on every byte.
  *
@@ -43,15 +43,15 @@
  * held back that way it sets PCMD_RING_SPACE on the completion ring; the
  * client's next release of completions sees it and rings pcmd's doorbell.
  */
-#ifndef PCMD_RING_H
-#define PCMD_RING_H
+#ifndef PCMD_REGION_H
+#define PCMD_REGION_H
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "proto.h"
+#include "pcmd_proto.h"
 
 #define PCMD_REGION_MAGIC 0x4e474552444d4350ull /* "PCMDREGN" */
 #define PCMD_REGION_VERSION 1
@@ -318,4 +318,4 @@ static inline void pcmd_ring_wake_always(struct pcmd_ring *r, int on)
 					  memory_order_seq_cst);
 }
 
-#endif /* PCMD_RING_H */
+#endif /* PCMD_REGION_H */

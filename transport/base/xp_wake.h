@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wake.h - the flag between a thread about to sleep on an eventfd and the
+ * xp_wake.h - the flag between a thread about to sleep on an eventfd and the
  * threads that publish work for it (an engine and its submitters, a waiter
  * and the engine that publishes its completions, the null datapath's
  * instances, pcmd's softnic fabric and its clients).

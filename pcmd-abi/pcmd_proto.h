@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * proto.h - pcmd's control protocol: the messages a client (libpcmtransport in
+ * pcmd_proto.h - pcmd's control protocol: the messages a client (libpcmtransport in
  * daemon mode, or pcmctl) and pcmd exchange over the SOCK_SEQPACKET control
  * socket. One message per datagram, fixed little-endian host layouts (client
  * and daemon share a machine), every field range-checked by the receiver.
@@ -17,7 +17,7 @@
  *
  * Data never travels here: a client gets its shared-memory region and the two
  * doorbell eventfds in the REGION reply (SCM_RIGHTS) and then posts sends and
- * receives as descriptors on the region's rings (ring.h).
+ * receives as descriptors on the region's rings (pcmd_region.h).
  *
  * This header is shared by pcmd, pcmctl and libpcmtransport's daemon backend;
  * it includes nothing but fixed-width types.
@@ -126,7 +126,7 @@ struct pcmd_req_region {
 	char host[PCMD_ADDR_MAX]; /* softnic: the emulated host to attach as; "" any */
 };
 
-/* Where the rings and the data area sit in a region (computed in ring.h). */
+/* Where the rings and the data area sit in a region (computed in pcmd_region.h). */
 struct pcmd_region_layout {
 	uint32_t sq_entries;
 	uint32_t cq_entries;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ring.h - a growable FIFO of (time, value) pairs (ring.c): a PDC's
+ * uet_nic_ring.h - a growable FIFO of (time, value) pairs (ring.c): a PDC's
  * retransmission deadlines and their PSNs (rto.c), a pool's scheduled
  * releases and their bytes (bytepool.c). Both are pushed in time order.
  */
-#ifndef PCM_UET_RING_H
-#define PCM_UET_RING_H
+#ifndef UET_NIC_RING_H
+#define UET_NIC_RING_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -49,4 +49,4 @@ static inline int uet_ring_push(struct uet_ring *r, uint64_t t, uint32_t v)
 }
 void uet_ring_free(struct uet_ring *r);
 
-#endif /* PCM_UET_RING_H */
+#endif /* UET_NIC_RING_H */

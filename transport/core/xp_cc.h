@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cc.h - the congestion-control and load-balancing seam of the core.
+ * xp_cc.h - the congestion-control and load-balancing seam of the core.
  *
  * The core knows nothing of PCM: it reports what happened to a connection's
  * data through these ops and reads back three controls. A binding (ops plus

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cc.h - the emulation's PCM glue (cc.c): each policy of a run is a package
+ * uet_cc.h - the emulation's PCM glue (cc.c): each policy of a run is a package
  * with one synchronous shell; a flow (a PDC group, or a receiving NIC for
  * receiver credit) holds a record in it, is fed events, and obeys the
  * controls its packages produce. Nothing here knows NICs or packets.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ring.h - bounded lock-free rings between threads: MPSC (many producers,
+ * xp_ring.h - bounded lock-free rings between threads: MPSC (many producers,
  * one consumer: application threads' commands to an engine, null-datapath
  * instances' chunks to one instance) and SPSC (one producer, one consumer:
  * an engine's completions to the application).
