@@ -50,6 +50,8 @@
 #include "blob.h"
 #include "builtin.h"
 #include "engine.h"
+#include "tp_error.h"
+#include "xp_range.h"
 
 #define DEFAULT_POLICY "swift"
 #define MAX_ENGINES 64u
@@ -903,9 +905,7 @@ static void ip_mem_free(struct pcm_tp_endpoint *base, void *p)
 
 static bool within(const struct ip_mr *m, const void *buf, size_t len)
 {
-	uintptr_t a = (uintptr_t)m->addr, b = (uintptr_t)buf;
-
-	return b >= a && len <= m->len && b - a <= m->len - len;
+	return xp_range_within_ptr(m->addr, m->len, buf, len);
 }
 
 /*
