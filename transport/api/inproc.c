@@ -199,15 +199,6 @@ static int ctl_run(struct ip_ep *ep, uint32_t i, struct xp_ctl *ctl)
 	return ctl->status;
 }
 
-static struct xp_ctl *ctl_new(uint8_t op)
-{
-	struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
-
-	if (ctl)
-		ctl->op = op;
-	return ctl;
-}
-
 /* ---- policies ---------------------------------------------------------------------------------- */
 
 static const struct pcm_package *pkg_known(const struct ip_ep *ep, const char *name)
@@ -552,7 +543,7 @@ static int ip_connect(struct pcm_tp_endpoint *base, const char *addr,
 
 	if (!addr || !addr[0])
 		return pcm_tp_set_error(-EINVAL, "connect: no address");
-	ctl = ctl_new(XP_CTL_CONN_OPEN);
+	ctl = xp_ctl_new(XP_CTL_CONN_OPEN);
 	if (!ctl)
 		return pcm_tp_set_error(-ENOMEM, "connect: out of memory");
 	pthread_mutex_lock(&ep->lock);
@@ -592,7 +583,7 @@ out:
 static void dial_answered(struct ip_ep *ep, const struct xp_boot_event *ev)
 {
 	struct ip_conn *c = (struct ip_conn *)(uintptr_t)ev->token;
-	struct xp_ctl *ctl = ctl_new(XP_CTL_CONN_BIND);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_CONN_BIND);
 	int rc = ev->status;
 
 	if (!ctl)
@@ -623,7 +614,7 @@ static void dial_answered(struct ip_ep *ep, const struct xp_boot_event *ev)
 /* Take dial @in for the oldest accept(): one ACCEPT completion. */
 static void accept_one(struct ip_ep *ep, const struct incoming *in, uint64_t cookie)
 {
-	struct xp_ctl *ctl = ctl_new(XP_CTL_CONN_ACCEPT);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_CONN_ACCEPT);
 	struct xp_conn_blob peer;
 	const char *why = "";
 	uint32_t i = engine_pick(ep);
@@ -755,7 +746,7 @@ static int ip_conn_set_policy(struct pcm_tp_conn *base, const struct pcm_tp_conn
 {
 	struct ip_conn *c = conn_of(base);
 	struct ip_ep *ep = c->ep;
-	struct xp_ctl *ctl = ctl_new(XP_CTL_SET_CC);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_SET_CC);
 	int rc;
 
 	if (!ctl)
@@ -779,7 +770,7 @@ static int ip_conn_set_policy(struct pcm_tp_conn *base, const struct pcm_tp_conn
 static int mr_make(struct ip_ep *ep, void *addr, size_t len, bool owned, struct ip_mr **out)
 {
 	struct ip_mr *m = calloc(1, sizeof(*m) + ep->n_eng * sizeof(uint32_t));
-	struct xp_ctl *ctl = ctl_new(XP_CTL_MR_REG);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_MR_REG);
 	uint32_t i;
 	int rc = 0;
 
@@ -835,7 +826,7 @@ static int ip_mr_reg(struct pcm_tp_endpoint *base, void *addr, size_t len, struc
 /* Unlink @m and deregister it from every engine. */
 static void mr_unmake(struct ip_ep *ep, struct ip_mr *m)
 {
-	struct xp_ctl *ctl = ctl_new(XP_CTL_MR_DEREG);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_MR_DEREG);
 
 	for (struct ip_mr **p = &ep->mrs; *p; p = &(*p)->next)
 		if (*p == m) {
