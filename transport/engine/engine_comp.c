@@ -8,7 +8,9 @@
  * The runner publishes with xp_engine_complete(); each run starts by moving
  * what waits in the FIFO to the ring (xp_engine_overflow_flush()), so the
  * order the application sees is the order of publication. `published` tells
- * the run to wake the application's waiter.
+ * the run to wake the application's waiter. Both are inline in engine_int.h
+ * for the common case (room in the ring, nothing waiting: once per operation
+ * and once per run); this file is the FIFO behind them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,18 +38,13 @@ static int overflow_push(struct xp_engine *e, const struct xp_engine_comp *c)
 	return 0;
 }
 
-void xp_engine_complete(struct xp_engine *e, const struct xp_engine_comp *c)
+void xp_engine_complete_later(struct xp_engine *e, const struct xp_engine_comp *c)
 {
-	XP_ENGINE_STAT_ADD(e, completions, 1);
-	if (e->ov_n == 0 && xp_spsc_push(&e->comps, c) == 0) {
-		e->published = true;
-		return;
-	}
 	if (overflow_push(e, c) < 0)
 		abort(); /* cannot lose a completion; out of memory here is fatal */
 }
 
-uint32_t xp_engine_overflow_flush(struct xp_engine *e)
+uint32_t xp_engine_overflow_flush_slow(struct xp_engine *e)
 {
 	uint32_t n = 0;
 

@@ -169,6 +169,16 @@ struct xp_engine {
 	struct xp_engine_stats st;       /* XP_ENGINE_STAT_ADD() only: other threads read it */
 };
 
+/*
+ * Count in an engine's statistics. Only the engine's progressing thread
+ * writes them; xp_engine_stats() may read them from any thread, so both go
+ * through relaxed atomic accesses (free on x86, and visible to TSan).
+ */
+#define XP_ENGINE_STAT_ADD(e, field, n)                                                    \
+	__atomic_store_n(&(e)->st.field,                                                   \
+			 __atomic_load_n(&(e)->st.field, __ATOMIC_RELAXED) + (uint64_t)(n),  \
+			 __ATOMIC_RELAXED)
+
 /* Whether @conn names a connection of the application's (not free, not a hidden setup). */
 static inline bool xp_engine_conn_ok(const struct xp_engine *e, uint32_t conn)
 {
@@ -216,20 +226,26 @@ void xp_engine_op_done(struct xp_engine *e, const struct xp_completion *c);
 /* @port is going: its operations' completions go nowhere. */
 void xp_engine_ops_drop_port(struct xp_engine *e, const struct xp_port *port);
 
-/* engine_comp.c: completions to the application. */
-/* Publish one completion; it waits in the overflow FIFO while the ring is full. */
-void xp_engine_complete(struct xp_engine *e, const struct xp_engine_comp *c);
+/* engine_comp.c: completions to the application, behind the two inline calls below. */
+/* Queue @c in the overflow FIFO (the ring is full, or others wait before it). */
+void xp_engine_complete_later(struct xp_engine *e, const struct xp_engine_comp *c);
 /* Move waiting completions to the ring while it has room. Return: how many. */
-uint32_t xp_engine_overflow_flush(struct xp_engine *e);
+uint32_t xp_engine_overflow_flush_slow(struct xp_engine *e);
 
-/*
- * Count in an engine's statistics. Only the engine's progressing thread
- * writes them; xp_engine_stats() may read them from any thread, so both go
- * through relaxed atomic accesses (free on x86, and visible to TSan).
- */
-#define XP_ENGINE_STAT_ADD(e, field, n)                                                    \
-	__atomic_store_n(&(e)->st.field,                                                   \
-			 __atomic_load_n(&(e)->st.field, __ATOMIC_RELAXED) + (uint64_t)(n),  \
-			 __ATOMIC_RELAXED)
+/* Publish one completion; it waits in the overflow FIFO while the ring is full. */
+static inline void xp_engine_complete(struct xp_engine *e, const struct xp_engine_comp *c)
+{
+	XP_ENGINE_STAT_ADD(e, completions, 1);
+	if (e->ov_n == 0 && xp_spsc_push(&e->comps, c) == 0)
+		e->published = true;
+	else
+		xp_engine_complete_later(e, c);
+}
+
+/* Move waiting completions to the ring while it has room. Return: how many. */
+static inline uint32_t xp_engine_overflow_flush(struct xp_engine *e)
+{
+	return e->ov_n ? xp_engine_overflow_flush_slow(e) : 0;
+}
 
 #endif /* XP_ENGINE_INT_H */
