@@ -22,7 +22,8 @@
  *
  * conn.c calls send.c, recv.c and recovery.c, never the other way round:
  * what their functions change on a connection comes back as enum xp_news
- * bits, and xp_conn_act() acts on them here.
+ * bits, and xp_conn_act() (xp_conn.h, inline for the per-chunk and per-ACK
+ * paths) acts on them.
  */
 #include <errno.h>
 #include <string.h>
@@ -53,12 +54,6 @@ static void progress(struct xp_conn *c, uint64_t now_ns)
 static void want_ctrl(struct xp_core *core, struct xp_conn *c)
 {
 	xp_idlist_push(&core->ctrl, c->id);
-}
-
-void xp_conn_want_send(struct xp_core *core, struct xp_conn *c)
-{
-	if (xp_conn_live(c) && c->bound && c->n_smsgs)
-		xp_idlist_push(&core->ready, c->id);
 }
 
 static int check_conn_config(const struct xp_core *core, const struct xp_conn_config *cfg)
@@ -325,8 +320,7 @@ static bool fin_needed(const struct xp_conn *c)
 		 seq_diff(c->recv_posted, c->peer_sends_total) >= 0);
 }
 
-/* If @c is closing gracefully and nothing is left to wait for, close it (quarantine). */
-static void check_closed(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+void xp_conn_check_closed(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
 	if (c->state != XP_CS_CLOSING || c->ops_open || c->n_smsgs || c->n_rmsgs ||
 	    c->abort_unacked)
@@ -334,18 +328,6 @@ static void check_closed(struct xp_core *core, struct xp_conn *c, uint64_t now_n
 	if (fin_needed(c))
 		return;
 	to_quarantine(core, c, 0, now_ns);
-}
-
-void xp_conn_act(struct xp_core *core, struct xp_conn *c, unsigned news, uint64_t now_ns)
-{
-	if (news & XP_NEWS_PROGRESS)
-		progress(c, now_ns);
-	if (news & XP_NEWS_CTRL)
-		want_ctrl(core, c);
-	if (news & XP_NEWS_SEND)
-		xp_conn_want_send(core, c);
-	if (news & XP_NEWS_FINISHED)
-		check_closed(core, c, now_ns);
 }
 
 int xp_conn_close(struct xp_core *core, uint32_t id, enum xp_close_mode mode, uint64_t now_ns)
@@ -382,7 +364,7 @@ int xp_conn_close(struct xp_core *core, uint32_t id, enum xp_close_mode mode, ui
 	c->state = XP_CS_CLOSING;
 	c->ctl_pend |= XP_CTL_FIN;
 	want_ctrl(core, c);
-	check_closed(core, c, now_ns);
+	xp_conn_check_closed(core, c, now_ns);
 	xp_conn_rearm(core, c, now_ns);
 	return 0;
 }
@@ -406,31 +388,6 @@ struct xp_conn *xp_conn_for_record(struct xp_core *core, const struct xp_rec *re
 	/* Before the bind the peer is not known yet; the nonce alone vouches. */
 	if (c->bound && peer != c->ctrl_peer) {
 		*why = XP_DROP_REC_WRONG_PEER;
-		return NULL;
-	}
-	return c;
-}
-
-static bool path_known(const struct xp_conn *c, uint32_t path)
-{
-	for (uint32_t p = 0; p < c->n_paths; p++)
-		if (c->paths[p].handle == path)
-			return true;
-	return false;
-}
-
-struct xp_conn *xp_conn_for_chunk(struct xp_core *core, const struct xp_imm *f, uint32_t path,
-				  enum xp_drop *why)
-{
-	struct xp_conn *c;
-
-	if (f->conn >= core->cfg.max_conns || core->conns[f->conn].state == XP_CS_FREE) {
-		*why = XP_DROP_IMM_UNKNOWN_CONN;
-		return NULL;
-	}
-	c = &core->conns[f->conn];
-	if (!path_known(c, path)) {
-		*why = XP_DROP_IMM_WRONG_PATH;
 		return NULL;
 	}
 	return c;
@@ -463,7 +420,7 @@ static void on_fin(struct xp_core *core, struct xp_conn *c, const struct xp_rec_
 	xp_recv_fail_from(core, c, fin->sends_total, -ECONNRESET);
 	xp_send_fail_from(core, c, fin->recvs_total, -ECONNRESET);
 	want_ctrl(core, c);
-	check_closed(core, c, now_ns);
+	xp_conn_check_closed(core, c, now_ns);
 }
 
 static void on_fin_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
@@ -475,7 +432,7 @@ static void on_fin_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	c->fin_acked = true;
 	c->close_rtx_ns = 0;
 	progress(c, now_ns);
-	check_closed(core, c, now_ns);
+	xp_conn_check_closed(core, c, now_ns);
 }
 
 static void on_peer_reset(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)

@@ -6,8 +6,8 @@
  *
  * Each direction keeps a sequence window (xp_seqwin.h: sends sw, receives
  * rw). send.c, recv.c and recovery.c do not call back into conn.c: they
- * return what changed (enum xp_news), and conn.c acts on it
- * (xp_conn_act()).
+ * return what changed (enum xp_news), and their caller acts on it with
+ * xp_conn_act().
  */
 #ifndef XP_CONN_H
 #define XP_CONN_H
@@ -21,6 +21,7 @@
 #include "xp_cc.h"
 #include "xp_core_state.h"
 #include "xp_op.h"
+#include "xp_path.h"
 #include "xp_recovery.h"
 #include "xp_seqwin.h"
 
@@ -42,7 +43,7 @@ enum {
 
 /*
  * What an input changed on a connection, as send.c, recv.c and recovery.c
- * report it (a bit set); conn.c acts on it in this order.
+ * report it (a bit set); xp_conn_act() acts on it in this order.
  */
 enum xp_news {
 	XP_NEWS_PROGRESS = 1, /* something moved forward: the no-progress clock restarts */
@@ -189,7 +190,8 @@ struct xp_conn *xp_conn_for_record(struct xp_core *core, const struct xp_rec *re
 				   uint32_t peer, enum xp_drop *why);
 
 /**
- * xp_conn_for_chunk() - the connection a chunk's immediate names, if it may.
+ * xp_conn_for_chunk() - the connection a chunk's immediate names, if it may (inline: it is
+ * on the per-chunk path).
  * @core: the core.
  * @f: the decoded immediate.
  * @path: the datapath handle the chunk arrived on.
@@ -197,8 +199,22 @@ struct xp_conn *xp_conn_for_record(struct xp_core *core, const struct xp_rec *re
  *
  * Return: the connection (in any state but FREE), or NULL.
  */
-struct xp_conn *xp_conn_for_chunk(struct xp_core *core, const struct xp_imm *f, uint32_t path,
-				  enum xp_drop *why);
+static inline struct xp_conn *xp_conn_for_chunk(struct xp_core *core, const struct xp_imm *f,
+						uint32_t path, enum xp_drop *why)
+{
+	struct xp_conn *c;
+
+	if (f->conn >= core->cfg.max_conns || core->conns[f->conn].state == XP_CS_FREE) {
+		*why = XP_DROP_IMM_UNKNOWN_CONN;
+		return NULL;
+	}
+	c = &core->conns[f->conn];
+	for (uint32_t p = 0; p < c->n_paths; p++)
+		if (c->paths[p].handle == path)
+			return c;
+	*why = XP_DROP_IMM_WRONG_PATH;
+	return NULL;
+}
 
 /**
  * xp_conn_on_record() - apply one record to its connection: live ones go to
@@ -214,15 +230,42 @@ void xp_conn_on_record(struct xp_core *core, struct xp_conn *c, const struct xp_
 		       uint64_t now_ns);
 
 /**
+ * xp_conn_check_closed() - if @c is closing gracefully and nothing is left to wait for, close
+ * it (quarantine).
+ */
+void xp_conn_check_closed(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
+
+/**
+ * xp_conn_want_send() - @c may have chunks to send: put it on the ready list if it is live,
+ * bound and sending.
+ */
+static inline void xp_conn_want_send(struct xp_core *core, struct xp_conn *c)
+{
+	if (xp_conn_live(c) && c->bound && c->n_smsgs)
+		xp_idlist_push(&core->ready, c->id);
+}
+
+/**
  * xp_conn_act() - act on what changed on @c (enum xp_news bits in @news): restart the
  * no-progress clock, put it on the control or ready work list, close it if a graceful close
- * has nothing left to wait for.
+ * has nothing left to wait for. Inline: it follows every chunk and every ACK.
  * @core: the core.
  * @c: the connection.
  * @news: what send.c, recv.c or recovery.c reported.
  * @now_ns: the time.
  */
-void xp_conn_act(struct xp_core *core, struct xp_conn *c, unsigned news, uint64_t now_ns);
+static inline void xp_conn_act(struct xp_core *core, struct xp_conn *c, unsigned news,
+			       uint64_t now_ns)
+{
+	if (news & XP_NEWS_PROGRESS)
+		c->last_progress_ns = now_ns;
+	if (news & XP_NEWS_CTRL)
+		xp_idlist_push(&core->ctrl, c->id);
+	if (news & XP_NEWS_SEND)
+		xp_conn_want_send(core, c);
+	if (news & XP_NEWS_FINISHED)
+		xp_conn_check_closed(core, c, now_ns);
+}
 
 /**
  * xp_conn_fail() - @c failed: every operation completes with @err, and it
@@ -250,12 +293,6 @@ void xp_conn_rearm(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
  * xp_conn_on_timer() - run whichever of @c's timers are due at @now_ns, then rearm.
  */
 void xp_conn_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
-
-/**
- * xp_conn_want_send() - @c may have chunks to send: put it on the ready list if it is live,
- * bound and sending.
- */
-void xp_conn_want_send(struct xp_core *core, struct xp_conn *c);
 
 /**
  * xp_conn_on_close_record_sent() - A FIN or RESET of @c went out: arm its retransmission if it
