@@ -201,12 +201,18 @@ void pcmn_op_fail(struct pcmn_op *op, int status)
 	op->done(op, &c);
 }
 
-/* Post @op; a close taken is complete at once (its handler runs). */
+/* Prepare and post @op; a close taken is complete at once (its handler runs). */
 static int post_now(struct pcmn_lane *l, struct pcmn_op *op)
 {
 	uint64_t cookie = (uint64_t)(uintptr_t)op;
 	int rc;
 
+	if (op->prepare) {
+		rc = op->prepare(op);
+		if (rc < 0)
+			return rc;
+		op->prepare = NULL;
+	}
 	switch (op->kind) {
 	case PCMN_OP_SEND:
 		return pcm_tp_send(l->conn, op->mr, op->buf, op->len, cookie);

@@ -186,25 +186,33 @@ static void post_group(struct pcmn_comm *c, struct pcmn_group *g)
 		g->valid = false;
 }
 
-/* The buffer to send @size bytes at @data from, with its region (staged in daemon mode). */
-static int send_buffer(struct pcmn_send_req *r, void *data, size_t size, struct pcm_tp_mr *mr)
+/* Daemon mode, as the message goes out in its lane: copy it into pcmd's region. */
+static int stage_send(struct pcmn_op *op)
+{
+	struct pcmn_send_req *r = op->owner;
+
+	r->stage = pcmn_stage_get(op->len);
+	if (!r->stage)
+		return -EAGAIN; /* the region is full for now: it waits in its lane */
+	if (op->len)
+		memcpy(r->stage, op->buf, op->len);
+	op->buf = r->stage;
+	op->mr = NULL;
+	return 0;
+}
+
+/* @r's operation: send @size bytes at @data, registered in @mr (staged in daemon mode). */
+static void send_op(struct pcmn_send_req *r, void *data, size_t size, struct pcm_tp_mr *mr)
 {
 	r->stage = NULL;
-	r->op.buf = data;
-	r->op.mr = mr;
+	r->op = (struct pcmn_op){ .done = on_sent, .owner = r, .kind = PCMN_OP_SEND,
+				  .buf = data, .len = size, .mr = mr };
 	if (pcmn_ctx.set.backend == PCMN_BACKEND_DAEMON) {
-		r->stage = pcmn_stage_get(size);
-		if (!r->stage)
-			return -ENOMEM;
-		if (size)
-			memcpy(r->stage, data, size);
-		r->op.buf = r->stage;
-		r->op.mr = NULL;
+		r->op.prepare = stage_send;
 	} else if (size == 0) {
 		r->op.buf = pcmn_zero_buf();
 		r->op.mr = NULL;
 	}
-	return 0;
 }
 
 static ncclResult_t isend_locked(struct pcmn_comm *c, void *data, size_t size, int tag,
@@ -239,14 +247,11 @@ static ncclResult_t isend_locked(struct pcmn_comm *c, void *data, size_t size, i
 		return ncclInvalidUsage;
 	}
 	r = free_send_req(s);
-	if (!r || send_buffer(r, data, size, mr) < 0)
-		return ncclSuccess; /* no room for now */
+	if (!r)
+		return ncclSuccess; /* cannot happen: a CTS buffer per request */
 	req_begin(&r->r, c, PCMN_REQ_SEND, 1, 1);
 	r->size = size;
-	r->op.done = on_sent;
-	r->op.owner = r;
-	r->op.kind = PCMN_OP_SEND;
-	r->op.len = size;
+	send_op(r, data, size, mr);
 	g->req[i] = r;
 	if (++g->assigned == g->n)
 		s->next_seq++;
@@ -301,18 +306,22 @@ static void on_cts_sent(struct pcmn_op *op, const struct pcm_tp_completion *done
 	pcmn_comm_release(r->r.comm);
 }
 
-/* Free the staging buffers of @r's buffers @from .. @to - 1 (not posted). */
-static void unstage(struct pcmn_recv_req *r, int from, int to)
+/* Daemon mode, as the receive is posted in its lane: a staging buffer in pcmd's region. */
+static int stage_recv(struct pcmn_op *op)
 {
-	for (int i = from; i < to; i++) {
-		pcmn_stage_put(r->stage[i]);
-		r->stage[i] = NULL;
-	}
+	struct pcmn_recv_req *r = op->owner;
+	void *p = pcmn_stage_get(op->len);
+
+	if (!p)
+		return -EAGAIN; /* the region is full for now: it waits in its lane */
+	r->stage[op->index] = p;
+	op->buf = p;
+	op->mr = NULL;
+	return 0;
 }
 
-/* Buffer @i of @r: NCCL's own, or (daemon mode) a staging buffer. Return: 0 or -ENOMEM. */
-static int recv_buffer(struct pcmn_recv_req *r, int i, void *data, size_t cap,
-		       struct pcm_tp_mr *mr)
+/* Receive @i of @r: into NCCL's buffer @data (registered in @mr), or staged in daemon mode. */
+static void recv_op(struct pcmn_recv_req *r, int i, void *data, size_t cap, struct pcm_tp_mr *mr)
 {
 	struct pcmn_op *op = &r->ops[i];
 
@@ -322,16 +331,11 @@ static int recv_buffer(struct pcmn_recv_req *r, int i, void *data, size_t cap,
 	r->sizes[i] = 0;
 	r->stage[i] = NULL;
 	if (pcmn_ctx.set.backend == PCMN_BACKEND_DAEMON) {
-		r->stage[i] = pcmn_stage_get(cap);
-		if (!r->stage[i])
-			return -ENOMEM;
-		op->buf = r->stage[i];
-		op->mr = NULL;
+		op->prepare = stage_recv;
 	} else if (cap == 0) {
 		op->buf = pcmn_zero_buf();
 		op->mr = NULL;
 	}
-	return 0;
 }
 
 /* Post @r's n receives and its CTS, in that order. */
@@ -344,7 +348,10 @@ static void post_recv(struct pcmn_comm *c, struct pcmn_recv_req *r, int n)
 			PCMN_WARN("irecv: %s (%s)", pcm_tp_strerror(rc), pcm_tp_last_error());
 			req_error(&r->r, rc);
 			r->r.pending = (uint16_t)i; /* the operations posted before it complete */
-			unstage(r, i, n);
+			if (i < n) { /* staged before the post failed */
+				pcmn_stage_put(r->stage[i]);
+				r->stage[i] = NULL;
+			}
 			pcmn_comm_fail(c, rc);
 			return;
 		}
@@ -389,10 +396,7 @@ static ncclResult_t irecv_locked(struct pcmn_comm *c, int n, void **data, const 
 	if (!r)
 		return ncclSuccess; /* NCCL_NET_MAX_REQUESTS outstanding: call again */
 	for (int i = 0; i < n; i++)
-		if (recv_buffer(r, i, data[i], caps[i], mrs[i]) < 0) {
-			unstage(r, 0, i);
-			return ncclSuccess; /* the shared region is full for now */
-		}
+		recv_op(r, i, data[i], caps[i], mrs[i]);
 	cts = (struct pcmn_cts *)(c->ctl + (size_t)index * sizeof(struct pcmn_cts));
 	memset(cts, 0, sizeof(*cts));
 	cts->magic = PCMN_CTS_MAGIC;

@@ -6,10 +6,11 @@
  * libpcmtransport sends and receives only from registered memory. In process, any memory can be
  * registered (pcm_tp_mr_reg), so NCCL's host buffers are registered as they are and messages go
  * to and from them directly. Through pcmd, only pcmd's shared region can be used: regMr then
- * records the range, and each isend copies its bytes into a staging buffer in the region
- * (pcm_tp_mem_alloc) while each irecv receives into one and test() sees the request done only
- * after the bytes are copied out. A staging buffer that does not fit now makes the isend or irecv
- * return *request == NULL, which NCCL retries.
+ * records the range; a message is copied into a staging buffer in the region
+ * (pcm_tp_mem_alloc) as it goes out, a receive lands in one and test() sees the request done
+ * only after the bytes are copied out. Staging is taken when the operation is posted in its
+ * connection's lane: when the region is full, the operation waits there, accepted, until the
+ * operations already posted complete and free room (so a group's held isends hold no room).
  *
  * Control blocks (PCMN_CTL_BYTES, one per comm) come from slabs of registered memory, so that
  * in process they cost one registration per slab, not per comm.

@@ -116,6 +116,9 @@ enum pcmn_op_kind {
 /* One libpcmtransport post; its address is the post's cookie. */
 struct pcmn_op {
 	pcmn_done_fn done;
+	/* run once just before the post (daemon mode: take a staging buffer); -EAGAIN: not yet,
+	 * the operation waits in its lane */
+	int (*prepare)(struct pcmn_op *op);
 	void *owner;            /* the request, comm or slot it belongs to */
 	uint32_t index;         /* which of the owner's buffers or slots */
 	uint8_t kind;           /* enum pcmn_op_kind */

@@ -3,7 +3,8 @@
 # test_nccl_via_pcmd.sh PCMD PCMCTL HARNESS - the NCCL plugin through pcmd: pcmd on its
 # embedded softnic fabric (4 hosts) with its socket in a scratch directory, then the harness as
 # two processes (each its own emulated host) for ncclNetPlugin_v8, v9 and v10 on two seeds,
-# with the daemon backend (the plugin's default). Every byte the receivers checked went through
+# with the daemon backend (the plugin's default), then once with a shared region too small to
+# stage every posted receive. Every byte the receivers checked went through
 # pcmd (its rx_bytes grew by at least as much), pcmd held no flow once every comm was closed
 # (the harness asks pcmctl while both processes live), and pcmd stops cleanly.
 set -eu
@@ -21,6 +22,11 @@ rx_before=$(stat_of rx_bytes)
 unset PCM_NCCL_BACKEND
 PCM_NCCL_REGION_MB=64 "$HARNESS" --mode procs --seeds 2 --rounds 100 --pcmctl "$PCMCTL" \
 	>"$DIR/harness.out" 2>&1 || { cat "$DIR/harness.out" >&2; fail "the harness failed through pcmd"; }
+# A region of 4 MiB for receives of up to 260 KiB, 8 to a group: operations wait in their
+# connection's queue for staging room, accepted, while the ones posted before them drain.
+PCM_NCCL_REGION_MB=4 "$HARNESS" --mode procs --version 10 --seed 3 --rounds 100 \
+	--max-size 262144 --pcmctl "$PCMCTL" >>"$DIR/harness.out" 2>&1 ||
+	{ cat "$DIR/harness.out" >&2; fail "the harness failed through pcmd with a 4 MiB region"; }
 cat "$DIR/harness.out"
 rx_after=$(stat_of rx_bytes)
 checked=$(awk '/receiver:/ { sum += $5 } END { print sum + 0 }' "$DIR/harness.out")
