@@ -153,6 +153,14 @@ static void req_error(struct pcmn_req *r, int err)
 		r->status = err;
 }
 
+/* Start a call that hands out a request: clear it, take the lock, find the comm (NULL: none). */
+static struct pcmn_comm *enter(void *comm, enum pcmn_kind kind, const char *call, void **request)
+{
+	*request = NULL; /* irecv: also when NCCL passed NCCL_NET_OPTIONAL_RECV_COMPLETION in it */
+	pcmn_lock();
+	return pcmn_comm_of(comm, kind, call);
+}
+
 /* ---- isend ------------------------------------------------------------------------------------ */
 
 static void on_sent(struct pcmn_op *op, const struct pcm_tp_completion *done)
@@ -268,9 +276,7 @@ ncclResult_t pcmn_isend(void *comm, void *data, size_t size, int tag, void *mhan
 
 	if (!request)
 		return ncclInternalError;
-	*request = NULL;
-	pcmn_lock();
-	c = pcmn_comm_of(comm, PCMN_SEND, "isend");
+	c = enter(comm, PCMN_SEND, "isend", request);
 	rc = c ? isend_locked(c, data, size, tag, mhandle, request) : ncclInternalError;
 	pcmn_unlock();
 	return rc;
@@ -422,9 +428,7 @@ ncclResult_t pcmn_irecv(void *comm, int n, void **data, size_t *sizes, int *tags
 
 	if (!request)
 		return ncclInternalError;
-	*request = NULL; /* also when NCCL passed NCCL_NET_OPTIONAL_RECV_COMPLETION in it */
-	pcmn_lock();
-	c = pcmn_comm_of(comm, PCMN_RECV, "irecv");
+	c = enter(comm, PCMN_RECV, "irecv", request);
 	rc = c ? irecv_locked(c, n, data, sizes, tags, mhandles, request) : ncclInternalError;
 	pcmn_unlock();
 	return rc;
@@ -447,9 +451,7 @@ ncclResult_t pcmn_iflush(void *comm, int n, void **data, int *sizes, void **mhan
 
 	if (!request)
 		return ncclInternalError;
-	*request = NULL;
-	pcmn_lock();
-	c = pcmn_comm_of(comm, PCMN_RECV, "iflush");
+	c = enter(comm, PCMN_RECV, "iflush", request);
 	if (!c || n < 1 || n > (int)PCMN_MAX_RECVS || !data || !sizes) {
 		if (c)
 			PCMN_WARN("iflush of %d buffers: want 1 .. %u", n, PCMN_MAX_RECVS);

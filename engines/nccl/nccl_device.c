@@ -37,26 +37,31 @@ ncclResult_t pcmn_devices(int *ndev)
 	return ncclSuccess;
 }
 
-ncclResult_t pcmn_get_properties(int dev, struct pcmn_props *out)
+ncclResult_t pcmn_get_properties(int dev, ncclNetProperties_v9_t *props)
 {
 	bool ready;
 
 	pcmn_lock();
 	ready = pcmn_ctx.ready;
 	pcmn_unlock();
-	if (!out || dev != 0 || !ready) {
+	if (!props || dev != 0 || !ready) {
 		PCMN_WARN("getProperties(%d): %s", dev, !ready ? "before init" :
-			  !out ? "NULL properties" : "no such device (there is one: 0)");
+			  !props ? "NULL properties" : "no such device (there is one: 0)");
 		return ncclInternalError;
 	}
-	/* set once by init, under the lock that was just taken */
-	*out = (struct pcmn_props){
+	/* the settings were set once by init, under the lock just taken */
+	*props = (ncclNetProperties_v9_t){
 		.name = pcmn_ctx.set.backend == PCMN_BACKEND_DAEMON ? "pcm-daemon" : "pcm-inproc",
-		.ptr_support = NCCL_PTR_HOST,
-		.speed_mbps = SPEED_MBPS,
-		.max_comms = MAX_COMMS,
-		.max_recvs = (int)PCMN_MAX_RECVS,
-		.max_msg_bytes = pcmn_ctx.max_msg_bytes,
+		.ptrSupport = NCCL_PTR_HOST,
+		.speed = SPEED_MBPS,
+		.port = 1,
+		.maxComms = MAX_COMMS,
+		.maxRecvs = (int)PCMN_MAX_RECVS,
+		.netDeviceType = NCCL_NET_DEVICE_HOST,
+		.netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION,
+		.vProps = { .ndevs = 1, .devs = { dev } }, /* no NIC fusion */
+		.maxP2pBytes = pcmn_ctx.max_msg_bytes,
+		.maxCollBytes = pcmn_ctx.max_msg_bytes,
 	};
 	return ncclSuccess;
 }

@@ -379,21 +379,10 @@ ncclResult_t pcmn_close_listen(void *listen_comm);
 
 /* ---- the device (nccl_device.c) -------------------------------------------------------------- */
 
-/* The device's properties, whatever the version asking. */
-struct pcmn_props {
-	const char *name;
-	int ptr_support;
-	int speed_mbps;
-	int max_comms;
-	int max_recvs;
-	size_t max_msg_bytes;
-};
-
 ncclResult_t pcmn_init(ncclDebugLogger_t log);
 ncclResult_t pcmn_devices(int *ndev);
-ncclResult_t pcmn_get_properties(int dev, struct pcmn_props *out);
 
-/* The v9 and v10 properties (one layout), for both tables (nccl_v9.c). */
-ncclResult_t pcmn_properties_v9(int dev, ncclNetProperties_v9_t *props);
+/* The device's properties in the v9 and v10 layout (nccl_v8.c takes its fields from them). */
+ncclResult_t pcmn_get_properties(int dev, ncclNetProperties_v9_t *props);
 
 #endif /* PCM_NCCL_PCM_H */

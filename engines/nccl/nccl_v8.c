@@ -9,20 +9,17 @@
 
 static ncclResult_t v8_get_properties(int dev, ncclNetProperties_v8_t *props)
 {
-	struct pcmn_props p;
+	ncclNetProperties_v9_t p;
 	ncclResult_t rc = pcmn_get_properties(dev, &p);
 
 	if (rc != ncclSuccess || !props)
 		return rc != ncclSuccess ? rc : ncclInternalError;
 	*props = (ncclNetProperties_v8_t){
-		.name = (char *)p.name,
-		.ptrSupport = p.ptr_support,
-		.speed = p.speed_mbps,
-		.port = 1,
-		.maxComms = p.max_comms,
-		.maxRecvs = p.max_recvs,
-		.netDeviceType = NCCL_NET_DEVICE_HOST,
-		.netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION,
+		.name = p.name, .pciPath = p.pciPath, .guid = p.guid,
+		.ptrSupport = p.ptrSupport, .regIsGlobal = p.regIsGlobal,
+		.speed = p.speed, .port = p.port, .latency = p.latency,
+		.maxComms = p.maxComms, .maxRecvs = p.maxRecvs,
+		.netDeviceType = p.netDeviceType, .netDeviceVersion = p.netDeviceVersion,
 	};
 	return ncclSuccess;
 }
