@@ -135,14 +135,17 @@ static int open_endpoint(struct pcmn_ctx *x)
 		.daemon_region_bytes = x->set.region_bytes,
 		.policy = x->set.policy[0] ? x->set.policy : NULL,
 	};
+	const char *sock = getenv("PCMD_SOCKET");
 	int rc = pcm_tp_endpoint_open(&cfg, &x->ep);
 
 	if (rc < 0) {
 		if (x->set.backend == PCMN_BACKEND_DAEMON)
-			PCMN_WARN("cannot reach pcmd (socket $PCMD_SOCKET, default "
-				  "/run/pcmd/pcmd.sock): %s (%s); start pcmd, or set "
-				  "PCM_NCCL_BACKEND=inproc",
-				  pcm_tp_strerror(rc), pcm_tp_last_error());
+			PCMN_WARN("no endpoint through pcmd at %s with a region of %zu MiB: %s (%s); "
+				  "is pcmd running there (PCMD_SOCKET), does it allow the region "
+				  "(PCM_NCCL_REGION_MB)? PCM_NCCL_BACKEND=inproc needs no pcmd",
+				  sock && *sock ? sock : "/run/pcmd/pcmd.sock",
+				  x->set.region_bytes >> 20, pcm_tp_strerror(rc),
+				  pcm_tp_last_error());
 		else
 			PCMN_WARN("cannot open an in-process endpoint on datapath '%s': %s (%s)",
 				  x->set.datapath, pcm_tp_strerror(rc), pcm_tp_last_error());

@@ -256,7 +256,7 @@ static ncclResult_t isend_locked(struct pcmn_comm *c, void *data, size_t size, i
 	}
 	r = free_send_req(s);
 	if (!r)
-		return ncclSuccess; /* cannot happen: a CTS buffer per request */
+		return ncclSuccess; /* 32 x maxRecvs isends not yet tested done: call again */
 	req_begin(&r->r, c, PCMN_REQ_SEND, 1, 1);
 	r->size = size;
 	send_op(r, data, size, mr);

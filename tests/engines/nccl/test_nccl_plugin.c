@@ -15,7 +15,8 @@
  *            a 33rd gets *request == NULL. The sender's isends, one per buffer in a shuffled tag
  *            order, are retried while *request is NULL (no CTS yet); a tag that the oldest
  *            receive does not hold gets NULL, and so does an isend beyond all 32 receives
- *            (32 x maxRecvs outstanding). Every buffer then holds the message with its tag.
+ *            (32 x maxRecvs outstanding), and one more into a new receive while the sender
+ *            has tested none of them. Every buffer then holds the message with its tag.
  *   random   seeded rounds: each a grouped irecv of 1..maxRecvs buffers with random tags,
  *            capacities at or above the send sizes (0 .. --max-size), isends in a random tag
  *            order, random windows on both sides; test() fills sizes[] with the bytes sent,
@@ -357,7 +358,7 @@ static int setup_sender(struct side *s)
 		      now_ms() - t1);
 		STILL_WAITING(s, t0, WAIT_MS, "no connection after %d connect calls", calls);
 	}
-	if (alloc_buffer(s, (size_t)TX_SLOTS * s->o->max_size) < 0)
+	if (alloc_buffer(s, (size_t)(TX_SLOTS + 1) * s->o->max_size) < 0) /* + a spare */
 		return -1;
 	return register_buffer(s);
 }
@@ -514,14 +515,45 @@ static int limits_receiver(struct side *s)
 		    check_recv(s, 1, (uint32_t)g, g, &rd, sizes) < 0)
 			return -1;
 	}
-	return 0;
+	/* one more, which the sender may fill only once it has tested one of its 256 isends */
+	more = (struct round){ .n = 1, .tags = { LIMIT_TAG(RX_SLOTS, 0) }, .cap = { 64 },
+			       .size = { 50 } };
+	if (post_recv(s, 0, &more, &extra) < 0)
+		return -1;
+	CHECK(s, extra != NULL, "an irecv after 32 completed ones was refused");
+	if (chan_put(s, "MORE", NULL, 0) < 0 || wait_req(s, extra, sizes, "the 33rd irecv") < 0)
+		return -1;
+	return check_recv(s, 1, RX_SLOTS, 0, &more, sizes);
+}
+
+/*
+ * The sender holds 32 x maxRecvs isends that it has not tested: one more, even with a receive
+ * for it, gets *request == NULL until it tests one (given 300 ms to show otherwise).
+ */
+static int send_past_full_pool(struct side *s, void **reqs, int held, void **extra)
+{
+	uint8_t *p = s->buf + (size_t)TX_SLOTS * s->o->max_size; /* the spare slot */
+	int tag = LIMIT_TAG(RX_SLOTS, 0), size;
+	uint64_t t0 = now_ms();
+
+	fill_pattern(p, 50, msg_key(s->seed, 1, RX_SLOTS, tag));
+	if (chan_get(s, "MORE", NULL, 0) < 0)
+		return -1;
+	while (held == TX_SLOTS && now_ms() - t0 < 300) {
+		EXPECT_OK(s, hnet_isend(s->net, s->comm, p, 50, tag, s->mh, extra));
+		CHECK(s, *extra == NULL, "isend taken with %d isends held untested", held);
+	}
+	if (wait_req(s, reqs[0], &size, "a limits isend") < 0)
+		return -1;
+	reqs[0] = NULL;
+	return send_until_taken(s, p, 50, tag, extra);
 }
 
 static int limits_sender(struct side *s)
 {
 	static void *reqs[TX_SLOTS];
 	struct round rd;
-	void *absent = (void *)1;
+	void *absent = (void *)1, *extra = NULL;
 	int n = 0, size;
 
 	if (chan_get(s, "PSTD", NULL, 0) < 0)
@@ -545,16 +577,21 @@ static int limits_sender(struct side *s)
 	}
 	EXPECT_OK(s, hnet_isend(s->net, s->comm, s->buf, 1, LIMIT_TAG(0, 0), s->mh, &absent));
 	CHECK(s, absent == NULL, "isend %d (beyond %d receives) was taken", n + 1, RX_SLOTS);
+	if (send_past_full_pool(s, reqs, n, &extra) < 0)
+		return -1;
 	for (int k = 0, g = 0; g < RX_SLOTS; g++) {
 		limit_round(s, g, &rd);
 		for (int j = 0; j < rd.n; j++, k++) {
-			if (wait_req(s, reqs[k], &size, "a limits isend") < 0)
+			if (reqs[k] && wait_req(s, reqs[k], &size, "a limits isend") < 0)
 				return -1;
-			CHECK(s, size == (int)rd.size[rd.perm[j]], "isend %d: test reports %d bytes, "
-			      "%zu sent", k, size, rd.size[rd.perm[j]]);
+			CHECK(s, !reqs[k] || size == (int)rd.size[rd.perm[j]], "isend %d: test "
+			      "reports %d bytes, %zu sent", k, size, rd.size[rd.perm[j]]);
 		}
 	}
-	s->msgs += (uint64_t)n;
+	if (wait_req(s, extra, &size, "the isend after a full pool") < 0)
+		return -1;
+	CHECK(s, size == 50, "isend after a full pool: test reports %d bytes, 50 sent", size);
+	s->msgs += (uint64_t)n + 1;
 	return 0;
 }
 
