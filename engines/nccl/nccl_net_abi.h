@@ -5,7 +5,7 @@
  * NCCL loads libnccl-net-<NCCL_NET_PLUGIN>.so with dlopen(RTLD_NOW | RTLD_LOCAL) and looks up
  * the symbols ncclNetPlugin_v<N>, each a table of calls of one version. These declarations are
  * written from the interface NCCL documents in its repository (the net plugin README and the
- * ext-net/ headers of NCCL 2.19 to 2.29): the same field order and types, so that a table built
+ * ext-net/ headers of NCCL 2.20 to 2.29): the same field order and types, so that a table built
  * here is the one NCCL reads. NCCL's own headers are not needed to build the plugin.
  *
  * What changed between the versions we export:
