@@ -1,14 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_nccl_via_pcmd.sh PCMD PCMCTL HARNESS - the NCCL plugin through pcmd: pcmd on its
+# test_nccl_via_pcmd.sh PCMD PCMCTL HARNESS [SEEDS] - the NCCL plugin through pcmd: pcmd on its
 # embedded softnic fabric (4 hosts) with its socket in a scratch directory, then the harness as
-# two processes (each its own emulated host) for ncclNetPlugin_v8, v9 and v10 on two seeds,
-# with the daemon backend (the plugin's default), then once with a shared region too small to
-# stage every posted receive. Every byte the receivers checked went through
-# pcmd (its rx_bytes grew by at least as much), pcmd held no flow once every comm was closed
-# (the harness asks pcmctl while both processes live), and pcmd stops cleanly.
+# two processes (each its own emulated host) for ncclNetPlugin_v8, v9 and v10 on SEEDS seeds
+# (default 2) with the daemon backend (the plugin's default), then once with a shared region
+# too small to stage every posted receive. Every byte the receivers checked went through pcmd
+# (its rx_bytes grew by at least as much), pcmd held no flow once every comm was closed (the
+# harness asks pcmctl while both processes live), and pcmd stops cleanly.
 set -eu
-PCMD=$1 PCMCTL=$2 HARNESS=$3
+PCMD=$1 PCMCTL=$2 HARNESS=$3 SEEDS=${4:-2}
 TRAFFIC=/nonexistent # pcmctl_lib.sh's start_traffic is not used here
 # shellcheck source-path=SCRIPTDIR source=../../integration/pcmctl_lib.sh
 . "$(dirname "$0")/../../integration/pcmctl_lib.sh"
@@ -20,7 +20,7 @@ stat_of() { "$PCMCTL" stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
 rx_before=$(stat_of rx_bytes)
 unset PCM_NCCL_BACKEND
-PCM_NCCL_REGION_MB=64 "$HARNESS" --mode procs --seeds 2 --rounds 100 --pcmctl "$PCMCTL" \
+PCM_NCCL_REGION_MB=64 "$HARNESS" --mode procs --seeds "$SEEDS" --rounds 100 --pcmctl "$PCMCTL" \
 	>"$DIR/harness.out" 2>&1 || { cat "$DIR/harness.out" >&2; fail "the harness failed through pcmd"; }
 # A region of 4 MiB for receives of up to 260 KiB, 8 to a group: operations wait in their
 # connection's queue for staging room, accepted, while the ones posted before them drain.
