@@ -19,8 +19,10 @@
  *           NULL and NCCL calls again, as it does when a network has no room.
  *   test    a receive request is done once its n receives and its CTS send have completed, a
  *           send request once pcm reports the message delivered.
- * A comm has at most NCCL_NET_MAX_REQUESTS (32) receive requests, so a sender holds at most 32
- * CTSs and 32 x maxRecvs send requests; beyond them the call returns *request == NULL.
+ * A recvComm holds NCCL_NET_MAX_REQUESTS (32) irecv and iflush requests, so a sender holds at
+ * most 32 CTSs; a sendComm holds 32 x maxRecvs isends not yet tested done. Beyond them the call
+ * returns *request == NULL. In daemon mode the bytes go through staging buffers in pcmd's
+ * region, taken as each operation is posted in its lane (nccl_mem.c).
  * NCCL_NET_OPTIONAL_RECV_COMPLETION on entry to irecv (v9, v10) allows an early completion; the
  * request here completes when the bytes are in place, which the contract also allows.
  */
@@ -33,6 +35,8 @@
 
 static void on_cts(struct pcmn_op *op, const struct pcm_tp_completion *done);
 
+/* CTS slot @slot of @c's control block: a sender receives into it, a receiver's request @slot
+ * sends from it. */
 static struct pcmn_cts *cts_slot(struct pcmn_comm *c, uint32_t slot)
 {
 	return (struct pcmn_cts *)(c->ctl + (size_t)slot * sizeof(struct pcmn_cts));
@@ -403,7 +407,7 @@ static ncclResult_t irecv_locked(struct pcmn_comm *c, int n, void **data, const 
 		return ncclSuccess; /* NCCL_NET_MAX_REQUESTS outstanding: call again */
 	for (int i = 0; i < n; i++)
 		recv_op(r, i, data[i], caps[i], mrs[i]);
-	cts = (struct pcmn_cts *)(c->ctl + (size_t)index * sizeof(struct pcmn_cts));
+	cts = cts_slot(c, index);
 	memset(cts, 0, sizeof(*cts));
 	cts->magic = PCMN_CTS_MAGIC;
 	cts->n = (uint32_t)n;
