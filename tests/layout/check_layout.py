@@ -34,7 +34,7 @@ LAYERS = [
     ('transport/datapath/', 4),
     ('transport/engine/', 5),
     ('transport/api/', 6),
-    ('daemon/', 7), ('examples/', 7),
+    ('daemon/', 7), ('examples/', 7), ('engines/', 7),
     ('cli/', 8), ('bench/', 8),
 ]
 
