@@ -21,6 +21,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "pcm_units.h"
 #include "pcmd_region.h"
 
 #define CFG_MAX_FILE_BYTES (1u << 20)
@@ -31,7 +32,7 @@ enum key_type {
 	T_STR,
 	T_U32,
 	T_I32,
-	T_SIZE,	   /* u64 bytes, with an optional KiB/MiB/GiB/TiB suffix */
+	T_SIZE,	   /* u64 bytes: a size (pcm_units.h), in bytes when bare */
 	T_OCTAL,   /* a file mode */
 	T_ENUM,	   /* a name from @names, stored as its index (u32) */
 	T_MODE,	   /* a shell mode name (u32) */
@@ -241,37 +242,6 @@ static int parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
-static int parse_size(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *suffix;
-		unsigned shift;
-	} units[] = {{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
-	char num[32];
-	size_t n = strspn(s, "0123456789");
-	uint64_t v;
-
-	if (n == 0 || n >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	if (parse_u64(num, &v) < 0)
-		return -EINVAL;
-	if (s[n] == '\0') {
-		*out = v;
-		return 0;
-	}
-	for (size_t i = 0; i < N_ROWS(units); i++) {
-		if (strcmp(s + n, units[i].suffix) == 0) {
-			if (v > (UINT64_MAX >> units[i].shift))
-				return -ERANGE;
-			*out = v << units[i].shift;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 static int parse_octal(const char *s, uint64_t *out)
 {
 	char *end;
@@ -393,16 +363,10 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 		*(int32_t *)dst = (int32_t)i;
 		break;
 	case T_SIZE: {
-		int rc = parse_size(text, &u);
+		char why[PCM_UNITS_WHY_MAX];
 
-		if (rc == -ERANGE)
-			return fail_at(ld, node, key, "'%s' does not fit in 64 bits", text);
-		if (rc < 0)
-			return fail_at(
-			    ld, node, key,
-			    "'%s' is not a size (an integer, optionally followed by KiB, "
-			    "MiB, GiB or TiB)",
-			    text);
+		if (pcm_units_parse(PCM_UNIT_SIZE, text, "B", &u, why, sizeof(why)) < 0)
+			return fail_at(ld, node, key, "%s", why);
 		if (u < row->min || u > row->max)
 			return fail_at(ld, node, key, "%s is outside %llu..%llu bytes", text,
 				       (unsigned long long)row->min, (unsigned long long)row->max);

@@ -236,16 +236,25 @@ static void test_overrides_use_the_same_keys_and_say_command_line(void **state)
 	assert_string_equal(err, "command line: limits.sq_entries: 100 is not a power of two");
 }
 
-static void test_sizes_take_binary_suffixes_and_reject_overflow(void **state)
+/* Sizes are read as scenario files read them (pcm_units.h, tests/unit/test_units.c). */
+static void test_sizes_take_unit_spellings_and_reject_overflow(void **state)
 {
 	assert_int_equal(load("limits: {memory_total_bytes: 8GiB, memory_per_client_bytes: 4096, "
 			      "max_message_bytes: 4096}\n"),
 			 0);
 	assert_int_equal(cfg.limits.memory_total_bytes, 8ull << 30);
 	assert_int_equal(cfg.limits.memory_per_client_bytes, 4096);
+	assert_int_equal(load("limits: {memory_total_bytes: 1 GiB, memory_per_client_bytes: 64 MB, "
+			      "max_message_bytes: 1.5MiB}\n"),
+			 0);
+	assert_int_equal(cfg.limits.memory_total_bytes, 1ull << 30);
+	assert_int_equal(cfg.limits.memory_per_client_bytes, 64000000);
+	assert_int_equal(cfg.limits.max_message_bytes, 3ull << 19);
 	expect_error("limits: {memory_total_bytes: 99999999999TiB}\n", "does not fit in 64 bits");
 	expect_error("limits: {memory_per_client_bytes: 100}\n", "is outside 4096..");
-	expect_error("limits: {memory_total_bytes: \"1 GiB\"}\n", "is not a size");
+	expect_error("limits: {max_message_bytes: 0.5KiB0}\n",
+		     "limits.max_message_bytes: '0.5KiB0' is not a size: unknown unit 'KiB0'");
+	expect_error("limits: {max_message_bytes: 1.5}\n", "is not a whole number of bytes");
 }
 
 static void test_rules_match_exact_prefix_and_networks(void **state)
@@ -317,7 +326,7 @@ int main(void)
 	    cmocka_unit_test(test_errors_name_file_line_column_and_key),
 	    cmocka_unit_test(test_cross_key_errors_point_at_the_key_that_was_set),
 	    cmocka_unit_test(test_overrides_use_the_same_keys_and_say_command_line),
-	    cmocka_unit_test(test_sizes_take_binary_suffixes_and_reject_overflow),
+	    cmocka_unit_test(test_sizes_take_unit_spellings_and_reject_overflow),
 	    cmocka_unit_test(test_rules_match_exact_prefix_and_networks),
 	    cmocka_unit_test(test_auto_datapath_is_softnic_without_rdma_devices),
 	    cmocka_unit_test(test_example_config_loads),

@@ -5,10 +5,10 @@
  *
  * Every key is checked: an unknown key, a value of the wrong kind, a number
  * out of range or a missing unit is reported as "file:line:col: key: what is
- * wrong" and the scenario is not used. Times need a unit (ps, ns, us, ms, s),
- * rates too (bps, Kbps, Mbps, Gbps, Tbps); sizes are bytes, optionally with
- * KB/MB/GB (10^3..) or KiB/MiB/GiB (2^10..). NIC attributes use the names of
- * the UET NIC document (RdmaDataMSS, AckRequestEveryNthPacket, ...).
+ * wrong" and the scenario is not used. Sizes, rates and times are read as
+ * everywhere in pcm (pcm_units.h, pcm-units(7)): times and rates need a
+ * unit, sizes are bytes when bare. NIC attributes use the names of the UET
+ * NIC document (RdmaDataMSS, AckRequestEveryNthPacket, ...).
  */
 #include <errno.h>
 #include <math.h>
@@ -21,9 +21,8 @@
 #include <yaml.h>
 
 #include "diag.h"
+#include "pcm_units.h"
 #include "scenario.h"
-
-#define PS_PER_US 1000000ull
 
 void uet_nic_cfg_defaults(struct uet_nic_cfg *c)
 {
@@ -32,19 +31,19 @@ void uet_nic_cfg_defaults(struct uet_nic_cfg *c)
 	c->ack_every_nth = 1;
 	c->ack_first = true;
 	c->ack_last = true;
-	c->initial_rto_ps = 100 * PS_PER_US;
+	c->initial_rto_ps = 100 * PCM_UNITS_PS_PER_US;
 	c->max_rto_backoff = 5;
 	c->fixed_rexmit_enable = false;
-	c->fixed_rexmit_ps = 100 * PS_PER_US;
+	c->fixed_rexmit_ps = 100 * PCM_UNITS_PS_PER_US;
 	c->pdc_groups = true;
 	c->prefetch_enable = false;
 	c->prefetch_bytes = 131072;
 	c->trimming = false;
 	c->trimmable_retx = true;
 	c->data_rate_bps = 400000000000ull;
-	c->initial_base_rtt_ps = 14 * PS_PER_US;
+	c->initial_base_rtt_ps = 14 * PCM_UNITS_PS_PER_US;
 	c->transport_stats = true;
-	c->stats_interval_ps = 10 * PS_PER_US;
+	c->stats_interval_ps = 10 * PCM_UNITS_PS_PER_US;
 	c->event_logging = false;
 	c->uet_monitor = false;
 	c->lane_bps = 31520000000ull;
@@ -54,9 +53,9 @@ void uet_nic_cfg_defaults(struct uet_nic_cfg *c)
 	c->doorbell_ps = 15000;
 	c->initial_cwnd_bytes = 175284;
 	c->credit_speculative_bytes = UINT64_MAX;
-	c->cnp_interval_ps = 50 * PS_PER_US;
+	c->cnp_interval_ps = 50 * PCM_UNITS_PS_PER_US;
 	c->tx_event_burst = 16;
-	c->tick_ps = 1 * PS_PER_US;
+	c->tick_ps = 1 * PCM_UNITS_PS_PER_US;
 	c->credit_tick_ps = 0;
 }
 
@@ -70,7 +69,7 @@ void uet_scenario_defaults(struct uet_scenario *scn)
 	scn->topo.k = 4;
 	scn->topo.oversubscription = 1.0;
 	scn->topo.link_rate_bps = 100000000000ull;
-	scn->topo.link_delay_ps = 1 * PS_PER_US;
+	scn->topo.link_delay_ps = 1 * PCM_UNITS_PS_PER_US;
 	scn->topo.ecn_kmin_bytes = UINT64_MAX;
 	scn->topo.ecn_kmax_bytes = UINT64_MAX;
 	scn->topo.uet_policy = true;
@@ -78,7 +77,7 @@ void uet_scenario_defaults(struct uet_scenario *scn)
 	uet_nic_cfg_defaults(&scn->nic);
 	snprintf(scn->policies[0], sizeof(scn->policies[0]), "swift");
 	scn->n_policies = 1;
-	scn->stop_ps = 1000000 * PS_PER_US; /* 1 s */
+	scn->stop_ps = 1000000 * PCM_UNITS_PS_PER_US; /* 1 s */
 }
 
 int uet_scenario_set_lb(struct uet_scenario *scn, const char *name)
@@ -195,102 +194,54 @@ static int want_scalar(struct parser *p, const yaml_node_t *n, const char **out)
 	return 0;
 }
 
-/* A number with an optional unit; @units maps suffixes to multipliers. */
-struct unit {
-	const char *name;
-	double mult;
-};
-
-static const struct unit time_units[] = {
-	{ "ps", 1 }, { "ns", 1e3 }, { "us", 1e6 }, { "ms", 1e9 }, { "s", 1e12 }, { NULL, 0 },
-};
-
-static const struct unit rate_units[] = {
-	{ "Gbps", 1e9 }, { "Mbps", 1e6 }, { "Kbps", 1e3 }, { "Tbps", 1e12 }, { "bps", 1 },
-	{ NULL, 0 },
-};
-
-static const struct unit size_units[] = {
-	{ "B", 1 },	 { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
-	{ "KB", 1e3 }, { "MB", 1e6 },	    { "GB", 1e9 },	  { NULL, 0 },
-};
-
-
-static int parse_with_units(struct parser *p, const yaml_node_t *n, const struct unit *units,
-			    bool unit_required, const char *kind, double *out)
+/* A size, rate or time (pcm_units.h); @bare: the unit of a bare number, NULL for none. */
+static int parse_units(struct parser *p, const yaml_node_t *n, enum pcm_unit_kind kind,
+		       const char *bare, uint64_t *out)
 {
-	const char *s, *u;
-	char *end;
-	double v;
-	int rc;
+	char why[PCM_UNITS_WHY_MAX];
+	const char *s;
+	int rc = want_scalar(p, n, &s);
 
-	rc = want_scalar(p, n, &s);
 	if (rc < 0)
 		return rc;
-	v = strtod(s, &end);
-	if (end == s || !isfinite(v) || v < 0)
-		return fail(p, n, "'%s' is not a non-negative %s", s, kind);
-	u = end;
-	while (*u == ' ')
-		u++;
-	if (!*u) {
-		if (unit_required && v != 0)
-			return fail(p, n, "'%s' needs a unit (%s%s%s%s...)", s, units[0].name,
-				    units[1].name ? ", " : "", units[1].name ? units[1].name : "",
-				    units[1].name ? ", " : "");
-		*out = v;
-		return 0;
-	}
-	for (const struct unit *x = units; x->name; x++) {
-		/* rates ignore case (Gbps, gbps, GBPS); times and sizes do not (ms vs Ms) */
-		if (units == rate_units ? strcasecmp(u, x->name) == 0 : strcmp(u, x->name) == 0) {
-			*out = v * x->mult;
-			return 0;
-		}
-	}
-	return fail(p, n, "'%s': unknown unit '%s' for a %s", s, u, kind);
+	if (pcm_units_parse(kind, s, bare, out, why, sizeof(why)) < 0)
+		return fail(p, n, "%s", why);
+	return 0;
 }
 
+/* A time in ps: it needs a unit. */
 static int parse_time(struct parser *p, const yaml_node_t *n, uint64_t *out)
 {
-	double v = 0;
-	int rc = parse_with_units(p, n, time_units, true, "time", &v);
-
-	if (rc < 0)
-		return rc;
-	if (v > 1.8e19)
-		return fail(p, n, "time too large");
-	*out = (uint64_t)llround(v);
-	return 0;
+	return parse_units(p, n, PCM_UNIT_TIME, NULL, out);
 }
 
+/* A rate in bit/s: it needs a unit. */
 static int parse_rate(struct parser *p, const yaml_node_t *n, uint64_t *out)
 {
-	double v = 0;
-	int rc = parse_with_units(p, n, rate_units, true, "rate", &v);
+	uint64_t v = 0;
+	int rc = parse_units(p, n, PCM_UNIT_RATE, NULL, &v);
 
 	if (rc < 0)
 		return rc;
-	if (v < 1e6 || v > 1e14)
+	if (v < 1000000 || v > 100000000000000)
 		return fail(p, n, "rate must be between 1 Mbps and 100 Tbps");
-	*out = (uint64_t)llround(v);
+	*out = v;
 	return 0;
 }
 
+/* A size in bytes, in @lo..@hi: bytes when bare. */
 static int parse_size(struct parser *p, const yaml_node_t *n, uint64_t lo, uint64_t hi,
 		      uint64_t *out)
 {
-	double v = 0;
-	int rc = parse_with_units(p, n, size_units, false, "size in bytes", &v);
+	uint64_t v = 0;
+	int rc = parse_units(p, n, PCM_UNIT_SIZE, "B", &v);
 
 	if (rc < 0)
 		return rc;
-	if (v != floor(v))
-		return fail(p, n, "a size must be a whole number of bytes");
-	if (v < (double)lo || v > (double)hi)
+	if (v < lo || v > hi)
 		return fail(p, n, "must be in %llu..%llu", (unsigned long long)lo,
 			    (unsigned long long)hi);
-	*out = (uint64_t)v;
+	*out = v;
 	return 0;
 }
 
