@@ -680,9 +680,14 @@ static int run(const struct opts *o, const struct uet_scenario *scn,
 		uet_sim_set_records(sim, &rec);
 	}
 	t0 = now_s();
+	rc = uet_sim_start(sim, &diag);
+	if (rc < 0) {
+		fprintf(stderr, "pcm-sim: %s: the run does not start: %s\n", scn->path, diag.msg);
+		goto out;
+	}
 	rc = uet_sim_run(sim, scn->stop_ps);
 	wall = now_s() - t0;
-	if (rc == -ENOMEM || rc == -ENOSPC) {
+	if (rc == -ENOMEM) {
 		fprintf(stderr, "pcm-sim: %s: out of memory during the run\n", scn->path);
 		goto out;
 	}
