@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * scenario.c - scenarios as values: the defaults of every setting, copies,
- * where a key was in its file, and loading a file (read by
- * scenario_read.c) with its policies' paths made relative to the current
- * directory.
+ * scenario.c - scenarios as values: the defaults of every setting, the LB
+ * package, copies, and where a key was in its file (scenario_read.c reads
+ * files into them).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
 #include "pcm_units.h"
 #include "scenario.h"
 
@@ -140,100 +138,4 @@ const char *uet_scenario_where(const struct uet_scenario *scn, const char *key, 
 	}
 	snprintf(buf, len, "%s: %s", file, key);
 	return buf;
-}
-
-static bool is_path(const char *name)
-{
-	size_t n = strlen(name);
-
-	return strchr(name, '/') || (n > 3 && strcmp(name + n - 3, ".so") == 0);
-}
-
-/*
- * A policy given as a relative path (it has a '/' or ends in ".so") names a
- * file beside the scenario, as a spec's includes do: make it relative to the
- * current directory. Return: 0, -ENAMETOOLONG.
- */
-static int resolve_policy_paths(struct uet_scenario *scn, const char *path, struct pcm_diag *diag)
-{
-	const char *slash = strrchr(path, '/');
-	int dir_len = slash ? (int)(slash - path) : 1;
-	const char *dir = slash ? path : ".";
-
-	for (uint32_t i = 0; i < scn->n_policies; i++) {
-		char *name = scn->policies[i], buf[sizeof(scn->policies[0])];
-		const char *rel = name;
-		int n;
-
-		if (!is_path(name) || name[0] == '/')
-			continue;
-		while (rel[0] == '.' && rel[1] == '/')
-			rel += 2;
-		n = snprintf(buf, sizeof(buf), "%.*s/%s", dir_len, dir, rel);
-		if (n < 0 || (size_t)n >= sizeof(buf)) {
-			uet_diag_set(diag, "%s: policy '%s': the path beside the scenario is too long",
-				     path, name);
-			return -ENAMETOOLONG;
-		}
-		memcpy(name, buf, (size_t)n + 1);
-	}
-	return 0;
-}
-
-int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_diag *diag)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc;
-
-	diag->msg[0] = '\0';
-	if (!f) {
-		rc = -errno;
-		uet_diag_set(diag, "%s: cannot open: %s", path, strerror(errno));
-		return rc;
-	}
-	for (;;) {
-		size_t n;
-
-		if (len == cap) {
-			char *b;
-
-			cap = cap ? cap * 2 : 65536;
-			if (cap > (64u << 20)) {
-				uet_diag_set(diag, "%s: larger than 64 MiB", path);
-				free(buf);
-				fclose(f);
-				return -EFBIG;
-			}
-			b = realloc(buf, cap);
-			if (!b) {
-				free(buf);
-				fclose(f);
-				return -ENOMEM;
-			}
-			buf = b;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		uet_diag_set(diag, "%s: read error", path);
-		free(buf);
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	rc = uet_scenario_parse(path, buf ? buf : "", len, out, diag);
-	free(buf);
-	if (rc == 0) {
-		rc = resolve_policy_paths(*out, path, diag);
-		if (rc < 0) {
-			uet_scenario_free(*out);
-			*out = NULL;
-		}
-	}
-	return rc;
 }
