@@ -443,10 +443,12 @@ static bool all_done(const struct uet_sim *s)
 
 static void fetch_done(struct uet_sim *s, struct uet_pkt *pkt)
 {
+	struct uet_nic *nic = &s->ns.nics[pkt->src];
+
 	if (pkt->kind == UET_PKT_RAW)
-		uet_port_send(&s->fab, s->ns.nics[pkt->src].port, pkt);
-	else
-		uet_nic_fetch_done(&s->ns, pkt);
+		uet_port_send(&s->fab, nic->port, pkt);
+	else if (uet_nic_fetch_done(&s->ns, pkt))
+		uet_nic_tx_pass(&s->ns, nic);
 }
 
 static void dispatch(struct uet_sim *s, struct uet_ev *ev)
@@ -488,7 +490,8 @@ static void dispatch(struct uet_sim *s, struct uet_ev *ev)
 		uet_nic_doorbell(&s->ns, ev->obj);
 		break;
 	case UET_EV_CREDIT_RETRY:
-		uet_nic_credit_retry(&s->ns, ev->obj);
+		if (uet_nic_credit_retry(&s->ns, ev->obj))
+			uet_nic_kick(&s->ns, ev->obj);
 		break;
 	case UET_EV_RAW_WAKE:
 		uet_raw_wake(&s->raw, &s->ns, ev->obj);
