@@ -57,6 +57,7 @@ struct opts {
 	int mode;              /* -1: the scenario's; else enum uet_shell_mode */
 	bool have_seed, have_dst, have_delay;
 	bool json, check;
+	bool help;
 };
 
 static void usage(FILE *f)
@@ -158,8 +159,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->write = optarg;
 			break;
 		case 'h':
-			usage(stdout);
-			exit(0);
+			o->help = true;
+			return 0; /* main() prints the usage: nothing else is read */
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -736,6 +737,10 @@ int main(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
+	if (o.help) {
+		usage(stdout);
+		return 0;
+	}
 	if (load_scenario(&o, &scn) < 0)
 		return 2;
 	ret = apply_opts(&o, scn);

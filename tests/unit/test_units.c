@@ -40,47 +40,74 @@ static void refused(enum pcm_unit_kind kind, const char *text, const char *bare,
 		fail_msg("'%s': message '%s' lacks '%s'", text, why, what);
 }
 
+struct good {
+	enum pcm_unit_kind kind;
+	const char *text, *bare;
+	uint64_t want;
+};
+
+static void all_ok(const struct good *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ok(g[i].kind, g[i].text, g[i].bare) != g[i].want)
+			fail_msg("'%s': %llu, wanted %llu", g[i].text,
+				 (unsigned long long)ok(g[i].kind, g[i].text, g[i].bare),
+				 (unsigned long long)g[i].want);
+}
+
 static void test_sizes_take_decimal_and_binary_prefixes(void **state)
 {
-	assert_int_equal(ok(PCM_UNIT_SIZE, "4096", "B"), 4096);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "7B", NULL), 7);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "4KB", NULL), 4000);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "4MB", NULL), 4000000);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "2GB", NULL), 2000000000);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "3TB", NULL), 3000000000000ull);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "64KiB", NULL), 64 << 10);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "64MiB", NULL), 64 << 20);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "8GiB", NULL), 8ull << 30);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "2TiB", NULL), 2ull << 40);
-	/* spaces between number and unit, decimals that come to whole bytes, exponents */
-	assert_int_equal(ok(PCM_UNIT_SIZE, "64 KiB", NULL), 64 << 10);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "1.5KiB", NULL), 1536);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "0.5 MB", NULL), 500000);
-	assert_int_equal(ok(PCM_UNIT_SIZE, "1e3", "B"), 1000);
+	static const struct good g[] = {
+		{PCM_UNIT_SIZE, "4096", "B", 4096},
+		{PCM_UNIT_SIZE, "7B", NULL, 7},
+		{PCM_UNIT_SIZE, "4KB", NULL, 4000},
+		{PCM_UNIT_SIZE, "4MB", NULL, 4000000},
+		{PCM_UNIT_SIZE, "2GB", NULL, 2000000000},
+		{PCM_UNIT_SIZE, "3TB", NULL, 3000000000000ull},
+		{PCM_UNIT_SIZE, "64KiB", NULL, 64 << 10},
+		{PCM_UNIT_SIZE, "64MiB", NULL, 64 << 20},
+		{PCM_UNIT_SIZE, "8GiB", NULL, 8ull << 30},
+		{PCM_UNIT_SIZE, "2TiB", NULL, 2ull << 40},
+		/* spaces between number and unit, decimals that come to whole bytes, exponents */
+		{PCM_UNIT_SIZE, "64 KiB", NULL, 64 << 10},
+		{PCM_UNIT_SIZE, "1.5KiB", NULL, 1536},
+		{PCM_UNIT_SIZE, "0.5 MB", NULL, 500000},
+		{PCM_UNIT_SIZE, "1e3", "B", 1000},
+	};
+
+	all_ok(g, sizeof(g) / sizeof(g[0]));
 }
 
 static void test_rates_take_any_case(void **state)
 {
-	assert_int_equal(ok(PCM_UNIT_RATE, "9600bps", NULL), 9600);
-	assert_int_equal(ok(PCM_UNIT_RATE, "100Kbps", NULL), 100000);
-	assert_int_equal(ok(PCM_UNIT_RATE, "450 Mbps", NULL), 450000000);
-	assert_int_equal(ok(PCM_UNIT_RATE, "100Gbps", NULL), 100000000000ull);
-	assert_int_equal(ok(PCM_UNIT_RATE, "1.6Tbps", NULL), 1600000000000ull);
-	assert_int_equal(ok(PCM_UNIT_RATE, "100gbps", NULL), 100000000000ull);
-	assert_int_equal(ok(PCM_UNIT_RATE, "100GBPS", NULL), 100000000000ull);
-	assert_int_equal(ok(PCM_UNIT_RATE, "31.52Gbps", NULL), 31520000000ull);
+	static const struct good g[] = {
+		{PCM_UNIT_RATE, "9600bps", NULL, 9600},
+		{PCM_UNIT_RATE, "100Kbps", NULL, 100000},
+		{PCM_UNIT_RATE, "450 Mbps", NULL, 450000000},
+		{PCM_UNIT_RATE, "100Gbps", NULL, 100000000000ull},
+		{PCM_UNIT_RATE, "1.6Tbps", NULL, 1600000000000ull},
+		{PCM_UNIT_RATE, "100gbps", NULL, 100000000000ull},
+		{PCM_UNIT_RATE, "100GBPS", NULL, 100000000000ull},
+		{PCM_UNIT_RATE, "31.52Gbps", NULL, 31520000000ull},
+	};
+
+	all_ok(g, sizeof(g) / sizeof(g[0]));
 }
 
 static void test_durations_are_in_ps_and_case_sensitive(void **state)
 {
-	assert_int_equal(ok(PCM_UNIT_TIME, "15ps", NULL), 15);
-	assert_int_equal(ok(PCM_UNIT_TIME, "15ns", NULL), 15000);
-	assert_int_equal(ok(PCM_UNIT_TIME, "3.3us", NULL), 3300000);
-	assert_int_equal(ok(PCM_UNIT_TIME, "5 ms", NULL), 5000000000ull);
-	assert_int_equal(ok(PCM_UNIT_TIME, "1s", NULL), 1000000000000ull);
-	/* rounded to the nearest ps */
-	assert_int_equal(ok(PCM_UNIT_TIME, "0.0004ns", NULL), 0);
-	assert_int_equal(ok(PCM_UNIT_TIME, "0.0006ns", NULL), 1);
+	static const struct good g[] = {
+		{PCM_UNIT_TIME, "15ps", NULL, 15},
+		{PCM_UNIT_TIME, "15ns", NULL, 15000},
+		{PCM_UNIT_TIME, "3.3us", NULL, 3300000},
+		{PCM_UNIT_TIME, "5 ms", NULL, 5000000000ull},
+		{PCM_UNIT_TIME, "1s", NULL, 1000000000000ull},
+		/* rounded to the nearest ps */
+		{PCM_UNIT_TIME, "0.0004ns", NULL, 0},
+		{PCM_UNIT_TIME, "0.0006ns", NULL, 1},
+	};
+
+	all_ok(g, sizeof(g) / sizeof(g[0]));
 	refused(PCM_UNIT_TIME, "5Ms", NULL, -EINVAL, "unknown unit 'Ms'");
 	refused(PCM_UNIT_TIME, "5 sec", NULL, -EINVAL, "unknown unit 'sec'");
 }
