@@ -257,6 +257,30 @@ static void test_sizes_take_unit_spellings_and_reject_overflow(void **state)
 	expect_error("limits: {max_message_bytes: 1.5}\n", "is not a whole number of bytes");
 }
 
+/* A key named for its unit (_ms, _us, _ns, _gbps) takes a bare number in it, or a unit. */
+static void test_durations_and_rates_take_their_key_unit_or_another(void **state)
+{
+	assert_int_equal(load("output: {stats_interval_ms: 2s, status_interval_ms: 250}\n"
+			      "shutdown: {drain_timeout_ms: 1.5 s}\n"
+			      "engines: {spin_ns: 2us}\n"
+			      "datapath: {softnic: {delay_us: 40, link_gbps: 25Gbps}}\n"),
+			 0);
+	assert_int_equal(cfg.output.stats_interval_ms, 2000);
+	assert_int_equal(cfg.output.status_interval_ms, 250);
+	assert_int_equal(cfg.shutdown.drain_timeout_ms, 1500);
+	assert_int_equal(cfg.engines.spin_ns, 2000);
+	assert_int_equal(cfg.datapath.softnic_delay_us, 40);
+	assert_int_equal(cfg.datapath.softnic_link_gbps, 25);
+	expect_error("output: {stats_interval_ms: 1500us}\n",
+		     "output.stats_interval_ms: '1500us' is not a whole number of ms");
+	expect_error("output: {stats_interval_ms: 5}\n",
+		     "output.stats_interval_ms: 5 is outside 10..3600000 ms");
+	expect_error("shutdown: {drain_timeout_ms: 5 parsecs}\n",
+		     "shutdown.drain_timeout_ms: '5 parsecs' is not a duration: unknown unit");
+	expect_error("datapath: {softnic: {link_gbps: 100Mbps}}\n",
+		     "datapath.softnic.link_gbps: '100Mbps' is not a whole number of gbps");
+}
+
 static void test_rules_match_exact_prefix_and_networks(void **state)
 {
 	static const char yaml[] = "policies:\n"
@@ -327,6 +351,7 @@ int main(void)
 	    cmocka_unit_test(test_cross_key_errors_point_at_the_key_that_was_set),
 	    cmocka_unit_test(test_overrides_use_the_same_keys_and_say_command_line),
 	    cmocka_unit_test(test_sizes_take_unit_spellings_and_reject_overflow),
+	    cmocka_unit_test(test_durations_and_rates_take_their_key_unit_or_another),
 	    cmocka_unit_test(test_rules_match_exact_prefix_and_networks),
 	    cmocka_unit_test(test_auto_datapath_is_softnic_without_rdma_devices),
 	    cmocka_unit_test(test_example_config_loads),
