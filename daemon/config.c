@@ -349,15 +349,10 @@ static int set_unit_value(struct loader *ld, const struct key_row *row, uint8_t 
 	enum pcm_unit_kind kind = row->type == T_TIME ? PCM_UNIT_TIME : PCM_UNIT_RATE;
 	const char *unit = strrchr(row->key, '_') + 1;
 	char why[PCM_UNITS_WHY_MAX];
-	uint64_t v, one = 1;
+	uint64_t v;
 
-	if (pcm_units_parse(kind, text, unit, &v, why, sizeof(why)) < 0)
+	if (pcm_units_parse_in(kind, text, unit, &v, why, sizeof(why)) < 0)
 		return fail_at(ld, node, key, "%s", why);
-	/* one of the key's unit, in ps or bit/s */
-	pcm_units_parse(kind, "1", unit, &one, NULL, 0);
-	if (v % one)
-		return fail_at(ld, node, key, "'%s' is not a whole number of %s", text, unit);
-	v /= one;
 	if (v < row->min || v > row->max)
 		return fail_at(ld, node, key, "%s is outside %llu..%llu %s", text,
 			       (unsigned long long)row->min, (unsigned long long)row->max, unit);

@@ -199,6 +199,25 @@ int pcm_units_parse(enum pcm_unit_kind kind, const char *text, const char *bare_
 	return 0;
 }
 
+int pcm_units_parse_in(enum pcm_unit_kind kind, const char *text, const char *unit,
+		       uint64_t *out, char *why, size_t why_len)
+{
+	const struct unit *u = find_unit(&kinds[kind], unit);
+	uint64_t v;
+	int rc;
+
+	if (!u)
+		return pcm_units_parse(kind, text, unit, out, why, why_len); /* says why */
+	rc = pcm_units_parse(kind, text, unit, &v, why, why_len);
+	if (rc < 0)
+		return rc;
+	if (v % u->mult)
+		return refuse(why, why_len, -EINVAL, "'%.48s' is not a whole number of %s", text,
+			      u->name);
+	*out = v / u->mult;
+	return 0;
+}
+
 void pcm_units_format_rate(uint64_t bps, const char *unit, char *buf, size_t len)
 {
 	if (bps >= 1000000000ull)

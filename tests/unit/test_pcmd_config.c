@@ -278,7 +278,7 @@ static void test_durations_and_rates_take_their_key_unit_or_another(void **state
 	expect_error("shutdown: {drain_timeout_ms: 5 parsecs}\n",
 		     "shutdown.drain_timeout_ms: '5 parsecs' is not a duration: unknown unit");
 	expect_error("datapath: {softnic: {link_gbps: 100Mbps}}\n",
-		     "datapath.softnic.link_gbps: '100Mbps' is not a whole number of gbps");
+		     "datapath.softnic.link_gbps: '100Mbps' is not a whole number of Gbps");
 }
 
 static void test_rules_match_exact_prefix_and_networks(void **state)

@@ -127,6 +127,31 @@ static void test_bare_number_takes_the_callers_unit_or_needs_one(void **state)
 	refused(PCM_UNIT_TIME, "3", "parsecs", -EINVAL, "'parsecs' is not a unit of a duration");
 }
 
+/* A setting kept in a unit of its own gets a whole number of it. */
+static void test_parse_in_gives_a_whole_number_of_the_unit(void **state)
+{
+	char why[PCM_UNITS_WHY_MAX] = "";
+	uint64_t v = 0;
+
+	assert_int_equal(pcm_units_parse_in(PCM_UNIT_TIME, "2s", "ms", &v, why, sizeof(why)), 0);
+	assert_int_equal(v, 2000);
+	assert_int_equal(pcm_units_parse_in(PCM_UNIT_TIME, "250", "ms", &v, why, sizeof(why)), 0);
+	assert_int_equal(v, 250);
+	assert_int_equal(pcm_units_parse_in(PCM_UNIT_RATE, "25Gbps", "gbps", &v, why, sizeof(why)),
+			 0);
+	assert_int_equal(v, 25);
+	assert_int_equal(pcm_units_parse_in(PCM_UNIT_SIZE, "3MiB", "KiB", &v, why, sizeof(why)), 0);
+	assert_int_equal(v, 3072);
+	v = 7;
+	assert_int_equal(pcm_units_parse_in(PCM_UNIT_TIME, "1500us", "ms", &v, why, sizeof(why)),
+			 -EINVAL);
+	assert_int_equal(v, 7);
+	assert_string_equal(why, "'1500us' is not a whole number of ms");
+	assert_int_equal(pcm_units_parse_in(PCM_UNIT_TIME, "1", "parsecs", &v, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "'parsecs' is not a unit of a duration"));
+}
+
 static void test_integers_are_exact_to_64_bits(void **state)
 {
 	/* beyond a double's 53 bits of mantissa */
@@ -180,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_rates_take_any_case),
 		cmocka_unit_test(test_durations_are_in_ps_and_case_sensitive),
 		cmocka_unit_test(test_bare_number_takes_the_callers_unit_or_needs_one),
+		cmocka_unit_test(test_parse_in_gives_a_whole_number_of_the_unit),
 		cmocka_unit_test(test_integers_are_exact_to_64_bits),
 		cmocka_unit_test(test_bad_values_say_what_is_wrong_and_allowed),
 		cmocka_unit_test(test_rates_print_with_an_si_prefix),

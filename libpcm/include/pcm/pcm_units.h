@@ -14,7 +14,9 @@
  * unit of a number written without one (a pcmd.yaml size is in bytes, a
  * `*_ms` key in milliseconds), or none: then a unit is required, except for
  * 0. An integer times its unit is exact; a decimal is rounded to the nearest
- * bit/s or ps, and a size must come to a whole number of bytes.
+ * bit/s or ps, and a size must come to a whole number of bytes. A setting
+ * kept in a unit of its own (pcmd.yaml's stats_interval_ms) is read as a
+ * whole number of it (pcm_units_parse_in()).
  * docs/units.md is the user's description of the same rules.
  */
 #ifndef PCM_PCM_UNITS_H
@@ -58,6 +60,22 @@ enum pcm_unit_kind {
  */
 int pcm_units_parse(enum pcm_unit_kind kind, const char *text, const char *bare_unit,
 		    uint64_t *out, char *why, size_t why_len);
+
+/**
+ * pcm_units_parse_in() - read a size, rate or duration as a whole number of
+ * @unit ("2s" in ms is 2000), for a setting kept in a unit of its own.
+ * @kind: what @text measures.
+ * @text: the value, as written; a bare number is in @unit.
+ * @unit: one of @kind's units.
+ * @out: set to the value in @unit; untouched on an error.
+ * @why: as for pcm_units_parse(); a value that is no whole number of @unit
+ *	("1500us" in ms) is refused as such.
+ * @why_len: size of @why.
+ *
+ * Return: 0, -EINVAL, -ERANGE, as pcm_units_parse().
+ */
+int pcm_units_parse_in(enum pcm_unit_kind kind, const char *text, const char *unit,
+		       uint64_t *out, char *why, size_t why_len);
 
 /**
  * pcm_units_format_rate() - a rate for people: "9.80 G", "450.0 M", "12.3 k", "7 ".
