@@ -23,8 +23,8 @@
 #include "control.h"
 #include "log.h"
 #include "notify.h"
+#include "pcm_units.h"
 #include "pcmd.h"
-#include "units.h"
 
 #define DP_EVENT_BATCH 64
 #define DP_EVENT_ROUNDS 16
@@ -102,7 +102,7 @@ void pcmd_status_line(struct pcmd *d, char *buf, size_t len)
 	char rate[32];
 
 	pcmd_totals(d, &t);
-	pcmd_format_rate(d->counters.goodput_bps, "bit/s", rate, sizeof(rate));
+	pcm_units_format_rate(d->counters.goodput_bps, "bit/s", rate, sizeof(rate));
 	snprintf(buf, len, "%s: %llu clients, %llu flows, goodput %s",
 		 d->phase == PCMD_PHASE_RUNNING ? "running" : "stopping",
 		 (unsigned long long)t.clients, (unsigned long long)t.flows, rate);
