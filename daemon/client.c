@@ -322,8 +322,8 @@ static int loop_post(void *arg, uint64_t handle, uint8_t op, uint64_t offset, ui
 	struct pcmd *d = arg;
 
 	if (op == PCMD_OP_SEND)
-		return d->dp_ops->post_send(d->dp, (uint32_t)handle, offset, len, token);
-	return d->dp_ops->post_recv(d->dp, (uint32_t)handle, offset, len, token);
+		return d->plane_ops->post_send(d->plane, (uint32_t)handle, offset, len, token);
+	return d->plane_ops->post_recv(d->plane, (uint32_t)handle, offset, len, token);
 }
 
 void pcmd_client_intake(struct pcmd_client *c)
@@ -380,7 +380,7 @@ static void bell_done(struct pcmd_bell *bell, int res)
 int pcmd_client_on_data_path(struct pcmd_client *c, int (*fn)(void *arg), void *arg)
 {
 	if (c->port && c->region)
-		return c->d->dp_ops->call(c->d->dp, c->region, fn, arg);
+		return c->d->plane_ops->call(c->d->plane, c->region, fn, arg);
 	return fn(arg);
 }
 
@@ -420,7 +420,7 @@ void pcmd_client_unreserve(struct pcmd_client *c)
 
 uint64_t pcmd_client_flow_handle(const struct pcmd_client *c, uint32_t flow)
 {
-	return c->port ? c->d->dp_ops->flow_handle(c->d->dp, flow) : flow;
+	return c->port ? c->d->plane_ops->flow_handle(c->d->plane, flow) : flow;
 }
 
 struct complete_call {
@@ -458,7 +458,7 @@ static bool conn_index_ok(const struct pcmd_client *c, uint32_t obj)
 	       (obj & ~PCMD_TOKEN_CONN) < c->max_flows;
 }
 
-void pcmd_client_dp_event(struct pcmd *d, const struct pcmd_dp_event *ev)
+void pcmd_client_plane_event(struct pcmd *d, const struct pcmd_plane_event *ev)
 {
 	struct pcmd_client *c = pcmd_client_by_key(d, (uint32_t)(ev->token >> 32));
 	uint32_t obj = (uint32_t)ev->token;
@@ -468,21 +468,21 @@ void pcmd_client_dp_event(struct pcmd *d, const struct pcmd_dp_event *ev)
 			 ev->kind, (unsigned long long)ev->token);
 		return;
 	}
-	if (ev->kind == PCMD_DP_EV_REGION_RELEASED && obj == PCMD_TOKEN_REGION) {
+	if (ev->kind == PCMD_PLANE_EV_REGION_RELEASED && obj == PCMD_TOKEN_REGION) {
 		/* The data plane removed the port first: the loop owns the channel again. */
 		c->region = NULL;
 		c->region_releasing = false;
 		c->port = false;
-	} else if (ev->kind == PCMD_DP_EV_COMPLETE && !(obj & PCMD_TOKEN_CONN) && c->intake) {
+	} else if (ev->kind == PCMD_PLANE_EV_COMPLETE && !(obj & PCMD_TOKEN_CONN) && c->intake) {
 		if (pcmd_intake_complete(c->intake, ev->token, ev->status, ev->bytes) < 0)
 			pcmd_err("data plane completed descriptor slot %u of client %u, which is "
 				 "not outstanding: dropped",
 				 obj, c->id);
-	} else if (ev->kind == PCMD_DP_EV_CONNECTED && conn_index_ok(c, obj)) {
+	} else if (ev->kind == PCMD_PLANE_EV_CONNECTED && conn_index_ok(c, obj)) {
 		pcmd_flow_on_connected(c, obj & ~PCMD_TOKEN_CONN, ev);
-	} else if (ev->kind == PCMD_DP_EV_ACCEPTED && conn_index_ok(c, obj)) {
+	} else if (ev->kind == PCMD_PLANE_EV_ACCEPTED && conn_index_ok(c, obj)) {
 		pcmd_flow_on_accepted(c, obj & ~PCMD_TOKEN_CONN, ev);
-	} else if (ev->kind == PCMD_DP_EV_CLOSED && conn_index_ok(c, obj)) {
+	} else if (ev->kind == PCMD_PLANE_EV_CLOSED && conn_index_ok(c, obj)) {
 		pcmd_flow_on_closed(c, obj & ~PCMD_TOKEN_CONN);
 	} else {
 		pcmd_err("data plane event %u with token %#llx names nothing: dropped", ev->kind,
@@ -589,7 +589,7 @@ static void advance_reclaim(struct pcmd_client *c)
 	if (c->region && !c->region_releasing) {
 		/* The data plane may still touch the memory until it says otherwise. */
 		c->region_releasing = true;
-		d->dp_ops->region_release(d->dp, c->region);
+		d->plane_ops->region_release(d->plane, c->region);
 		return;
 	}
 	pcmd_client_maybe_free(c);

@@ -36,7 +36,7 @@ enum pcmd_client_state {
 
 struct pcmd_listener {
 	bool used;
-	uint32_t dp_listener;
+	uint32_t plane_listener;
 	uint32_t gen;
 	char addr[PCMD_ADDR_MAX];
 };
@@ -67,9 +67,9 @@ struct pcmd_client {
 
 	struct pcmd_channel *chan;
 	struct pcmd_intake *intake; /* the descriptor path, with chan */
-	struct pcmd_dp_region *region;
+	struct pcmd_plane_region *region;
 	bool region_releasing;
-	bool port; /* the data plane's thread runs the intake (dataplane.h, ports) */
+	bool port; /* the data plane's thread runs the intake (plane.h, ports) */
 
 	struct pcmd_conn *conns; /* max_flows */
 	uint32_t n_conns_used;
@@ -170,11 +170,11 @@ void pcmd_client_send_notice(struct pcmd_client *c, uint32_t kind, int status, c
 void pcmd_client_intake(struct pcmd_client *c);
 
 /**
- * pcmd_client_dp_event() - route one data-plane event to the client it names.
+ * pcmd_client_plane_event() - route one data-plane event to the client it names.
  * @d: the daemon.
  * @ev: the event.
  */
-void pcmd_client_dp_event(struct pcmd *d, const struct pcmd_dp_event *ev);
+void pcmd_client_plane_event(struct pcmd *d, const struct pcmd_plane_event *ev);
 
 /* Publish completions written to the client's ring and ring its doorbell. */
 void pcmd_client_flush(struct pcmd_client *c);

@@ -397,7 +397,7 @@ static size_t on_hello(struct req *r)
 	c->max_outstanding = cfg->limits.outstanding_per_client;
 	c->max_listeners = cfg->limits.listeners_per_client;
 	c->max_region_bytes = cfg->limits.memory_per_client_bytes;
-	c->max_message_bytes = pcmd_dp_max_message_bytes(r->d->dp_ops, r->d->dp, cfg);
+	c->max_message_bytes = pcmd_plane_max_message_bytes(r->d->plane_ops, r->d->plane, cfg);
 	if (c->role == PCMD_ROLE_APP && alloc_app_tables(c) < 0) {
 		c->close_after_send = true;
 		return fail(r, -ENOMEM, "out of memory for this client's tables");
@@ -459,18 +459,18 @@ static size_t region_sizes(struct req *r, const struct pcmd_req_region *q,
 static int start_data_path(struct pcmd_client *c, struct pcmd_channel *ch)
 {
 	struct pcmd *d = c->d;
-	struct pcmd_dp_port port;
+	struct pcmd_plane_port port;
 	int doorbell = -1, rc;
 
 	rc = pcmd_intake_create(ch, c->key, c->max_flows, c->max_outstanding,
-				c->max_message_bytes, &d->phase, d->dp_fd, &c->intake);
+				c->max_message_bytes, &d->phase, d->plane_fd, &c->intake);
 	if (rc < 0)
 		return rc;
 	c->chan = ch;
-	if (!d->dp_ops->port_add)
+	if (!d->plane_ops->port_add)
 		return 0;
 	pcmd_intake_port(c->intake, &port);
-	rc = d->dp_ops->port_add(d->dp, c->region, &port, &doorbell);
+	rc = d->plane_ops->port_add(d->plane, c->region, &port, &doorbell);
 	if (rc < 0) {
 		pcmd_intake_destroy(c->intake);
 		c->intake = NULL;
@@ -505,7 +505,7 @@ static size_t on_region(struct req *r)
 	if (rc < 0)
 		return fail(r, rc, "cannot create the shared region: %s", strerror(-rc));
 	err[0] = '\0';
-	rc = d->dp_ops->region_add(d->dp, ch->base + lay.data_off, lay.data_bytes, q->host,
+	rc = d->plane_ops->region_add(d->plane, ch->base + lay.data_off, lay.data_bytes, q->host,
 				   pcmd_token(c->key, PCMD_TOKEN_REGION), &c->region, err,
 				   sizeof(err));
 	if (rc < 0) {
@@ -515,7 +515,7 @@ static size_t on_region(struct req *r)
 	}
 	rc = start_data_path(c, ch);
 	if (rc < 0) {
-		d->dp_ops->region_release(d->dp, c->region);
+		d->plane_ops->region_release(d->plane, c->region);
 		c->region_releasing = true;
 		pcmd_channel_destroy(ch);
 		return fail(r, rc, "cannot start the region's descriptor path: %s", strerror(-rc));
@@ -649,7 +649,7 @@ static size_t on_status(struct req *r)
 	p->rules = d->cfg->policies.n_rules;
 	p->state = d->phase == PCMD_PHASE_RUNNING ? PCMD_STATE_RUNNING : PCMD_STATE_DRAINING;
 	p->config_generation = d->generation;
-	snprintf(p->datapath, sizeof(p->datapath), "%s", pcmd_dp_datapath(d->dp_ops, d->dp, d->cfg));
+	snprintf(p->datapath, sizeof(p->datapath), "%s", pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg));
 	snprintf(p->version, sizeof(p->version), "%s", PCM_VERSION);
 	snprintf(p->config_path, sizeof(p->config_path), "%.*s", (int)sizeof(p->config_path) - 1,
 		 d->config_path);

@@ -45,9 +45,9 @@ static void conn_sync(struct pcmd_client *c, uint32_t index)
 
 	if (!c->intake)
 		return;
-	if (cn->state == PCMD_CONN_ESTABLISHED && !cn->user_closed && cn->has_dp_flow) {
+	if (cn->state == PCMD_CONN_ESTABLISHED && !cn->user_closed && cn->has_plane_flow) {
 		bits |= PCMD_INTAKE_USABLE;
-		handle = pcmd_client_flow_handle(c, cn->dp_flow);
+		handle = pcmd_client_flow_handle(c, cn->plane_flow);
 	}
 	pcmd_intake_conn_set(c->intake, index, cn->gen, bits, handle);
 }
@@ -87,15 +87,15 @@ static void free_conn(struct pcmd_client *c, uint32_t index)
 		pcmd_policy_choice_hold(&cn->choice, -1);
 	cn->choice_held = false;
 	cn->state = PCMD_CONN_FREE;
-	cn->has_dp_flow = false;
+	cn->has_plane_flow = false;
 	/* A new generation: the old id now names nothing. */
 	cn->gen = (uint16_t)(cn->gen + 1);
 	c->n_conns_used--;
 	conn_sync(c, index);
 }
 
-static void dp_opts_of(const struct pcmd_policy_choice *ch, uint32_t paths, bool rc,
-		       struct pcmd_dp_flow_opts *o)
+static void plane_opts_of(const struct pcmd_policy_choice *ch, uint32_t paths, bool rc,
+		       struct pcmd_plane_flow_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->cc = ch->cc->h.pkg;
@@ -143,7 +143,7 @@ int pcmd_flow_listen(struct pcmd_client *c, const struct pcmd_req_listen *req, u
 
 		if (l->used)
 			continue;
-		rc = d->dp_ops->listen(d->dp, c->region, req->addr, backlog, &l->dp_listener);
+		rc = d->plane_ops->listen(d->plane, c->region, req->addr, backlog, &l->plane_listener);
 		if (rc < 0) {
 			snprintf(err, err_len, "listen on '%s': %s", req->addr, strerror(-rc));
 			return rc;
@@ -207,7 +207,7 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 		      char *err, size_t err_len)
 {
 	struct pcmd *d = c->d;
-	struct pcmd_dp_flow_opts o;
+	struct pcmd_plane_flow_opts o;
 	struct pcmd_policy_choice ch;
 	struct pcmd_conn *cn;
 	uint32_t index;
@@ -234,8 +234,8 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 	pcmd_policy_choice_hold(&ch, 1);
 	cn->flow_id = ++d->next_flow_id;
 	snprintf(cn->peer, sizeof(cn->peer), "%s", req->addr);
-	dp_opts_of(&ch, req->opts.paths, req->opts.reliable_connected, &o);
-	rc = d->dp_ops->connect(d->dp, c->region, req->addr, &o,
+	plane_opts_of(&ch, req->opts.paths, req->opts.reliable_connected, &o);
+	rc = d->plane_ops->connect(d->plane, c->region, req->addr, &o,
 				pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "connect to '%s': %s", req->addr, strerror(-rc));
@@ -272,7 +272,7 @@ int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, c
 	c->conns[index].state = PCMD_CONN_ACCEPTING;
 	c->conns[index].cookie = req->cookie;
 	c->conns[index].listener = lst;
-	rc = d->dp_ops->accept(d->dp, c->listeners[lst].dp_listener,
+	rc = d->plane_ops->accept(d->plane, c->listeners[lst].plane_listener,
 			       pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "accept on '%s': %s", c->listeners[lst].addr, strerror(-rc));
@@ -293,7 +293,7 @@ static void start_close(struct pcmd_client *c, uint32_t index, bool abort)
 
 	cn->state = PCMD_CONN_CLOSING;
 	conn_sync(c, index);
-	c->d->dp_ops->close(c->d->dp, cn->dp_flow, abort);
+	c->d->plane_ops->close(c->d->plane, cn->plane_flow, abort);
 }
 
 int pcmd_flow_close(struct pcmd_client *c, const struct pcmd_req_close *req, char *err,
@@ -326,7 +326,7 @@ int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcm
 	struct pcmd *d = c->d;
 	struct pcmd_conn *cn = &c->conns[index];
 	struct pcmd_policy_choice ch;
-	struct pcmd_dp_flow_opts o;
+	struct pcmd_plane_flow_opts o;
 	int rc;
 
 	if (cn->state != PCMD_CONN_ESTABLISHED) {
@@ -336,8 +336,8 @@ int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcm
 	rc = pcmd_policies_choose(d->policies, d->cfg, cn->peer, opts, &ch, err, err_len);
 	if (rc < 0)
 		return rc;
-	dp_opts_of(&ch, opts->paths, opts->reliable_connected, &o);
-	rc = d->dp_ops->set_policy(d->dp, cn->dp_flow, &o);
+	plane_opts_of(&ch, opts->paths, opts->reliable_connected, &o);
+	rc = d->plane_ops->set_policy(d->plane, cn->plane_flow, &o);
 	if (rc < 0) {
 		snprintf(err, err_len, "flow %u: the data plane refused the swap: %s", cn->flow_id,
 			 strerror(-rc));
@@ -368,7 +368,7 @@ static bool event_fits(const struct pcmd_client *c, uint32_t index, uint32_t sta
 	return false;
 }
 
-void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev)
+void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev)
 {
 	struct pcmd_conn *cn = &c->conns[index];
 	int status = ev->status;
@@ -376,8 +376,8 @@ void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct 
 	if (!event_fits(c, index, PCMD_CONN_CONNECTING, "a connect"))
 		return;
 	if (status == 0) {
-		cn->has_dp_flow = true;
-		cn->dp_flow = ev->flow;
+		cn->has_plane_flow = true;
+		cn->plane_flow = ev->flow;
 		cn->state = PCMD_CONN_ESTABLISHED;
 		conn_sync(c, index);
 		if (cn->user_closed || c->state != PCMD_CLIENT_ALIVE ||
@@ -391,11 +391,11 @@ void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct 
 		free_conn(c, index);
 }
 
-static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev)
+static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev)
 {
 	struct pcmd *d = c->d;
 	struct pcmd_conn *cn = &c->conns[index];
-	struct pcmd_dp_flow_opts o;
+	struct pcmd_plane_flow_opts o;
 	char err[PCMD_ERRTEXT_MAX];
 	int rc;
 
@@ -408,15 +408,15 @@ static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pc
 	}
 	pcmd_policy_choice_hold(&cn->choice, 1);
 	cn->choice_held = true;
-	dp_opts_of(&cn->choice, 0, false, &o);
-	rc = d->dp_ops->flow_setup(d->dp, cn->dp_flow, &o);
+	plane_opts_of(&cn->choice, 0, false, &o);
+	rc = d->plane_ops->flow_setup(d->plane, cn->plane_flow, &o);
 	if (rc < 0)
 		pcmd_warn("client %u: accepted flow from '%s': data plane setup failed: %s", c->id,
 			  cn->peer, strerror(-rc));
 	return rc;
 }
 
-void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev)
+void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev)
 {
 	struct pcmd_conn *cn = &c->conns[index];
 	int status = ev->status;
@@ -428,8 +428,8 @@ void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct p
 		free_conn(c, index);
 		return;
 	}
-	cn->has_dp_flow = true;
-	cn->dp_flow = ev->flow;
+	cn->has_plane_flow = true;
+	cn->plane_flow = ev->flow;
 	cn->state = PCMD_CONN_ESTABLISHED;
 	cn->flow_id = ++c->d->next_flow_id;
 	cn->opened_ns = pcmd_now_ns();
@@ -491,7 +491,7 @@ void pcmd_flow_abort_all(struct pcmd_client *c)
 
 	for (uint32_t i = 0; c->listeners && i < c->max_listeners; i++) {
 		if (c->listeners[i].used) {
-			d->dp_ops->unlisten(d->dp, c->listeners[i].dp_listener);
+			d->plane_ops->unlisten(d->plane, c->listeners[i].plane_listener);
 			c->listeners[i].used = false;
 		}
 	}
@@ -540,7 +540,7 @@ void pcmd_flow_info(struct pcmd_client *c, uint32_t index, struct pcmd_flow_info
 		out->tx_msgs = n.tx_msgs;
 		out->rx_msgs = n.rx_msgs;
 	}
-	if (cn->state != PCMD_CONN_ESTABLISHED || !cn->has_dp_flow ||
-	    d->dp_ops->flow_stats(d->dp, cn->dp_flow, &out->m) < 0)
+	if (cn->state != PCMD_CONN_ESTABLISHED || !cn->has_plane_flow ||
+	    d->plane_ops->flow_stats(d->plane, cn->plane_flow, &out->m) < 0)
 		memset(&out->m, 0, sizeof(out->m));
 }

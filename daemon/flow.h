@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dataplane.h"
+#include "plane.h"
 #include "policy.h"
 #include "pcmd_proto.h"
 #include "pcmd_region.h"
@@ -42,9 +42,9 @@ enum pcmd_conn_state {
 struct pcmd_conn {
 	uint32_t state;
 	uint16_t gen;
-	bool has_dp_flow;
+	bool has_plane_flow;
 	bool user_closed; /* the client closed it: no completion of its own */
-	uint32_t dp_flow;
+	uint32_t plane_flow;
 	uint32_t flow_id;     /* daemon-wide, for pcmctl */
 	uint32_t listener;    /* ACCEPTING: listener index, or UINT32_MAX for any */
 	uint64_t cookie;      /* CONNECTING/ACCEPTING: the request's cookie */
@@ -114,8 +114,8 @@ int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcm
 
 /* Data-plane events for this client's objects (index from the token); a
  * descriptor's completion goes to the descriptor path (intake.h). */
-void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev);
-void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev);
+void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev);
+void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev);
 void pcmd_flow_on_closed(struct pcmd_client *c, uint32_t index);
 
 /* Abort every flow and close every listener (client death, shutdown). */

@@ -143,7 +143,7 @@ static void slot_free(struct pcmd_intake *in, uint32_t s)
 	in->slot_free = s;
 }
 
-static void post_one(struct pcmd_intake *in, const struct pcmd_sqe *sqe, pcmd_dp_post_fn post,
+static void post_one(struct pcmd_intake *in, const struct pcmd_sqe *sqe, pcmd_plane_post_fn post,
 		     void *post_arg)
 {
 	uint32_t index = 0, s;
@@ -188,7 +188,7 @@ static int mark_broken(struct pcmd_intake *in)
 	return -EPROTO;
 }
 
-int pcmd_intake_take(struct pcmd_intake *in, pcmd_dp_post_fn post, void *post_arg,
+int pcmd_intake_take(struct pcmd_intake *in, pcmd_plane_post_fn post, void *post_arg,
 		     uint32_t budget)
 {
 	struct pcmd_sqe sqe;
@@ -264,7 +264,7 @@ int pcmd_intake_arm(struct pcmd_intake *in)
 
 /* ---- as a port ------------------------------------------------------------------------------ */
 
-static uint32_t port_intake(void *arg, pcmd_dp_post_fn post, void *post_arg)
+static uint32_t port_intake(void *arg, pcmd_plane_post_fn post, void *post_arg)
 {
 	int n = pcmd_intake_take(arg, post, post_arg, PCMD_INTAKE_BUDGET);
 
@@ -287,9 +287,9 @@ static bool port_arm(void *arg)
 	return pcmd_intake_arm(arg) > 0;
 }
 
-void pcmd_intake_port(struct pcmd_intake *in, struct pcmd_dp_port *out)
+void pcmd_intake_port(struct pcmd_intake *in, struct pcmd_plane_port *out)
 {
-	*out = (struct pcmd_dp_port){.intake = port_intake, .complete = port_complete,
+	*out = (struct pcmd_plane_port){.intake = port_intake, .complete = port_complete,
 				     .flush = port_flush, .arm = port_arm, .arg = in};
 }
 

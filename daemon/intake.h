@@ -7,7 +7,7 @@
  * counters).
  *
  * Who runs it: the intake has one owner thread at a time. With a data plane
- * that serves ports (dataplane.h, port_add) it is the data plane's thread
+ * that serves ports (plane.h, port_add) it is the data plane's thread
  * (the engine's, or the softnic fabric's): pcmd's loop is not in the
  * per-descriptor path at all. With one that does not (the integration
  * tests' loopback), it is pcmd's loop, through the same functions: every
@@ -44,7 +44,7 @@
 #include <stdint.h>
 
 #include "channel.h"
-#include "dataplane.h"
+#include "plane.h"
 
 /* Conn key bits below the generation (bits 16..31). */
 #define PCMD_INTAKE_KNOWN 1u  /* the id names a conn of this client (else -EBADF) */
@@ -123,7 +123,7 @@ void pcmd_intake_destroy(struct pcmd_intake *in);
  * Return: how many were taken, or -EPROTO (the client's ring indices are
  * corrupt: @in is marked broken and pcmd's loop is woken to disconnect it).
  */
-int pcmd_intake_take(struct pcmd_intake *in, pcmd_dp_post_fn post, void *post_arg,
+int pcmd_intake_take(struct pcmd_intake *in, pcmd_plane_post_fn post, void *post_arg,
 		     uint32_t budget);
 
 /**
@@ -161,12 +161,12 @@ void pcmd_intake_flush(struct pcmd_intake *in);
 int pcmd_intake_arm(struct pcmd_intake *in);
 
 /**
- * pcmd_intake_port() - the intake as a data plane's port (dataplane.h): each
+ * pcmd_intake_port() - the intake as a data plane's port (plane.h): each
  * turn takes up to PCMD_INTAKE_BUDGET submissions.
  * @in: the intake.
  * @out: the port.
  */
-void pcmd_intake_port(struct pcmd_intake *in, struct pcmd_dp_port *out);
+void pcmd_intake_port(struct pcmd_intake *in, struct pcmd_plane_port *out);
 
 /* ---- pcmd's loop ----------------------------------------------------------------------------- */
 

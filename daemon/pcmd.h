@@ -14,7 +14,7 @@
 #include <sys/signalfd.h>
 
 #include "config.h"
-#include "dataplane.h"
+#include "plane.h"
 #include "loop.h"
 #include "policy.h"
 #include "stats.h"
@@ -41,8 +41,8 @@ struct pcmd {
 	uint64_t start_ns;
 
 	struct pcmd_loop *loop;
-	const struct pcmd_dp_ops *dp_ops;
-	struct pcmd_dp *dp;
+	const struct pcmd_plane_ops *plane_ops;
+	struct pcmd_plane *plane;
 	struct pcmd_policies *policies;
 
 	/* Clients by slot; a client's key is slot | generation << 16. */
@@ -61,8 +61,8 @@ struct pcmd {
 	int signal_fd;
 	struct pcmd_op signal_op;
 	struct signalfd_siginfo siginfo;
-	int dp_fd;
-	struct pcmd_bell dp_bell; /* the data plane's event fd */
+	int plane_fd;
+	struct pcmd_bell plane_bell; /* the data plane's event fd */
 	struct pcmd_op status_timer, stats_timer, watchdog_timer, drain_timer, stop_timer;
 	uint64_t watchdog_ns;
 
@@ -77,18 +77,18 @@ uint64_t pcmd_now_ns(void);
  * pcmd_main() - pcmd's command line: run the daemon, or --check-config.
  * @argc: argument count.
  * @argv: arguments.
- * @dp: the data plane this binary links.
+ * @plane: the data plane this binary links.
  *
  * Return: the process exit status.
  */
-int pcmd_main(int argc, char **argv, const struct pcmd_dp_ops *dp);
+int pcmd_main(int argc, char **argv, const struct pcmd_plane_ops *plane);
 
 /**
  * pcmd_create() - load and check the config, open the data plane, the socket,
  * the signalfd and the loop.
  * @config_path: the YAML file, or NULL.
  * @ovr: command-line overrides.
- * @dp: the data plane.
+ * @plane: the data plane.
  * @out: the daemon.
  * @err: what failed, for the log.
  * @err_len: its size.
@@ -96,7 +96,7 @@ int pcmd_main(int argc, char **argv, const struct pcmd_dp_ops *dp);
  * Return: 0 or -errno.
  */
 int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
-		const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len);
+		const struct pcmd_plane_ops *plane, struct pcmd **out, char *err, size_t err_len);
 
 /**
  * pcmd_create_core() - pcmd_create() without the service parts (control
@@ -104,7 +104,7 @@ int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
  * data plane. For tests and fuzzers that drive clients in process.
  * @config_path: the YAML file, or NULL.
  * @ovr: command-line overrides, or NULL.
- * @dp: the data plane.
+ * @plane: the data plane.
  * @out: the daemon.
  * @err: what failed.
  * @err_len: its size.
@@ -112,7 +112,7 @@ int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
  * Return: 0 or -errno.
  */
 int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
-		     const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len);
+		     const struct pcmd_plane_ops *plane, struct pcmd **out, char *err, size_t err_len);
 
 /* Run until SIGTERM/SIGINT has drained everything. Return: 0 or -errno. */
 int pcmd_run(struct pcmd *d);
@@ -133,7 +133,7 @@ void pcmd_shutdown(struct pcmd *d);
 
 /* Route every data-plane event waiting now to its client, then flush the
  * clients' completion rings (the loop calls it when the event fd is readable). */
-void pcmd_dp_drain(struct pcmd *d);
+void pcmd_plane_drain(struct pcmd *d);
 
 /* The one-line status for sd_notify and the log. */
 void pcmd_status_line(struct pcmd *d, char *buf, size_t len);

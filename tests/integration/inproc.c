@@ -11,15 +11,15 @@
 #include <unistd.h>
 
 #include "control.h"
-#include "dataplane_loopback.h"
+#include "plane_loopback.h"
 #include "inproc.h"
 
 int inproc_create(struct inproc *ip, const char *yaml)
 {
-	return inproc_create_on(ip, yaml, &pcmd_dp_loopback);
+	return inproc_create_on(ip, yaml, &pcmd_plane_loopback);
 }
 
-int inproc_create_on(struct inproc *ip, const char *yaml, const struct pcmd_dp_ops *dp)
+int inproc_create_on(struct inproc *ip, const char *yaml, const struct pcmd_plane_ops *plane)
 {
 	char err[PCMD_CFG_ERR_MAX];
 	FILE *f;
@@ -37,7 +37,7 @@ int inproc_create_on(struct inproc *ip, const char *yaml, const struct pcmd_dp_o
 	}
 	fputs(yaml, f);
 	fclose(f);
-	rc = pcmd_create_core(ip->config, NULL, dp, &ip->d, err, sizeof(err));
+	rc = pcmd_create_core(ip->config, NULL, plane, &ip->d, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "inproc: %s\n", err);
 	return rc;
@@ -165,7 +165,7 @@ void inproc_pump(struct inproc *ip, int rounds)
 	struct pcmd *d = ip->d;
 
 	for (int i = 0; i < rounds; i++) {
-		pcmd_dp_drain(d);
+		pcmd_plane_drain(d);
 		for (uint32_t s = 0; s < d->n_slots; s++)
 			if (d->slots[s])
 				pcmd_client_intake(d->slots[s]);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * dataplane_engine.c - pcmd's data-plane seam (dataplane.h) bound to the
+ * plane_engine.c - pcmd's data-plane seam (plane.h) bound to the
  * transport engine (transport/engine/engine.h).
  *
  * null and verbs: pcmd runs engines.count engines, each an engine thread
@@ -73,8 +73,8 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "dataplane.h"
-#include "dataplane_engine.h"
+#include "plane.h"
+#include "plane_engine.h"
 #include "engine.h"
 #include "port.h"
 #include "pcmd_region.h"
@@ -99,7 +99,7 @@
 /* A region's port: pcmd's descriptor path, run by the region's engine (port.h). */
 struct eng_port {
 	struct xp_port xp;
-	struct pcmd_dp_port pcmd;
+	struct pcmd_plane_port pcmd;
 	struct xp_engine *e;
 	uint32_t mr;
 	uint64_t base;
@@ -107,7 +107,7 @@ struct eng_port {
 	uint64_t now_ns; /* of the intake running now */
 };
 
-struct pcmd_dp_region {
+struct pcmd_plane_region {
 	uint64_t token;
 	struct eng_port *port; /* NULL: none, or removed */
 	uint32_t engine;
@@ -126,7 +126,7 @@ struct eng_flow {
 	uint32_t engine;
 	uint32_t conn;
 	uint64_t token;
-	struct pcmd_dp_region *r;
+	struct pcmd_plane_region *r;
 	uint64_t figures_ns;   /* when info was read; 0: never */
 	int figures_status;    /* of that read: 0, -ENOENT */
 	struct xp_conn_info info;
@@ -135,14 +135,14 @@ struct eng_flow {
 struct eng_listener {
 	bool used;
 	char addr[PCMD_ADDR_MAX];
-	struct pcmd_dp_region *r;
+	struct pcmd_plane_region *r;
 	uint32_t backlog;
 	uint32_t n_waiting, n_accepts, cap_accepts;
 	uint32_t *waiting; /* accepted by the engine, not yet by the client: flow ids */
 	uint64_t *accepts; /* accept() tokens waiting for a connection */
 };
 
-struct pcmd_dp {
+struct pcmd_plane {
 	const struct xp_dp_ops *dp_ops;
 	uint32_t n_engines;
 	struct xp_engine **engines;
@@ -156,14 +156,14 @@ struct pcmd_dp {
 	struct pcmd_fabric *fabric; /* softnic: engines[h] is host h's, NULL while it is free */
 	bool *detaching;	    /* softnic: host h's region is released; detach it */
 	uint32_t n_detaching;
-	struct xp_engine_config host_ec; /* softnic: every host's engine, but dp.host and index */
+	struct xp_engine_config host_ec; /* softnic: every host's engine, but pl.host and index */
 
 	struct eng_flow *flows;
 	uint32_t n_flows;
 	struct eng_listener *listeners;
 	uint32_t n_listeners;
 
-	struct pcmd_dp_event *evs; /* events waiting for poll() */
+	struct pcmd_plane_event *evs; /* events waiting for poll() */
 	uint32_t ev_head, ev_n, ev_cap;
 
 	struct xp_conn_query *queries; /* XP_CTL_CONN_INFO's, n_flows of them */
@@ -186,51 +186,51 @@ static void *grow(void *p, uint32_t *cap, size_t size)
 	return q;
 }
 
-static void emit(struct pcmd_dp *dp, const struct pcmd_dp_event *ev)
+static void emit(struct pcmd_plane *pl, const struct pcmd_plane_event *ev)
 {
-	if (dp->ev_head && dp->ev_head + dp->ev_n == dp->ev_cap) {
-		memmove(dp->evs, dp->evs + dp->ev_head, dp->ev_n * sizeof(*dp->evs));
-		dp->ev_head = 0;
+	if (pl->ev_head && pl->ev_head + pl->ev_n == pl->ev_cap) {
+		memmove(pl->evs, pl->evs + pl->ev_head, pl->ev_n * sizeof(*pl->evs));
+		pl->ev_head = 0;
 	}
-	if (dp->ev_n == dp->ev_cap)
-		dp->evs = grow(dp->evs, &dp->ev_cap, sizeof(*dp->evs));
-	dp->evs[dp->ev_head + dp->ev_n++] = *ev;
+	if (pl->ev_n == pl->ev_cap)
+		pl->evs = grow(pl->evs, &pl->ev_cap, sizeof(*pl->evs));
+	pl->evs[pl->ev_head + pl->ev_n++] = *ev;
 }
 
-static void emit_simple(struct pcmd_dp *dp, uint32_t kind, int status, uint64_t token,
+static void emit_simple(struct pcmd_plane *pl, uint32_t kind, int status, uint64_t token,
 			uint32_t flow)
 {
-	struct pcmd_dp_event ev = {.kind = kind, .status = status, .token = token, .flow = flow};
+	struct pcmd_plane_event ev = {.kind = kind, .status = status, .token = token, .flow = flow};
 
-	emit(dp, &ev);
+	emit(pl, &ev);
 }
 
-static void kick(struct pcmd_dp *dp)
+static void kick(struct pcmd_plane *pl)
 {
 	uint64_t one = 1;
 
-	if (write(dp->waiter.efd, &one, sizeof(one)) < 0) {
+	if (write(pl->waiter.efd, &one, sizeof(one)) < 0) {
 		/* EAGAIN: the counter is saturated, so it is readable already */
 	}
 }
 
 /* ---- the engines' control requests ------------------------------------------------------ */
 
-static void submit(struct pcmd_dp *dp, uint32_t engine, const struct xp_cmd *cmd)
+static void submit(struct pcmd_plane *pl, uint32_t engine, const struct xp_cmd *cmd)
 {
-	while (xp_engine_submit(dp->engines[engine], cmd) == -EAGAIN) {
-		if (dp->fabric)
-			pcmd_fabric_kick(dp->fabric); /* a full ring: make sure its runner is awake */
+	while (xp_engine_submit(pl->engines[engine], cmd) == -EAGAIN) {
+		if (pl->fabric)
+			pcmd_fabric_kick(pl->fabric); /* a full ring: make sure its runner is awake */
 		sched_yield(); /* the engine thread empties its ring without waiting for us */
 	}
 }
 
 /* Run @ctl on @engine and wait for its answer. Return: its status. */
-static int ctl_run(struct pcmd_dp *dp, uint32_t engine, struct xp_ctl *ctl)
+static int ctl_run(struct pcmd_plane *pl, uint32_t engine, struct xp_ctl *ctl)
 {
 	uint64_t start_ns = xp_mono_ns(), took_ms;
 
-	if (xp_engine_ctl_run(dp->engines[engine], ctl, CTL_TIMEOUT_NS) < 0) {
+	if (xp_engine_ctl_run(pl->engines[engine], ctl, CTL_TIMEOUT_NS) < 0) {
 		pcmd_err("data plane: engine %u did not answer a control request (op %u) in %llu s",
 			 engine, ctl->op, CTL_TIMEOUT_NS / 1000000000ull);
 		abort(); /* the engine still owns @ctl: nothing safe is left to do */
@@ -318,7 +318,7 @@ static void fabric_wake(void *fabric)
 }
 
 static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops *ops, uint32_t i,
-			  struct pcmd_dp *dp, struct xp_engine_config *ec)
+			  struct pcmd_plane *pl, struct xp_engine_config *ec)
 {
 	xp_engine_config_default(ec);
 	ec->dp_ops = ops;
@@ -326,7 +326,7 @@ static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops 
 	ec->dp.copy = true;
 	ec->index = i;
 	ec->progress = XP_PROGRESS_THREAD;
-	ec->waiter = &dp->waiter;
+	ec->waiter = &pl->waiter;
 	ec->cpu = cfg->engines.n_cpus ? (int)cfg->engines.cpus[i % cfg->engines.n_cpus] : -1;
 	ec->async_workers = cfg->workers.count;
 	ec->spin_ns = cfg->engines.spin_ns;
@@ -343,12 +343,12 @@ static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops 
 		ec->dp.port = (uint8_t)dev->port;
 		ec->dp.gid_index = dev->gid_index;
 	}
-	if (dp->fabric) {
+	if (pl->fabric) {
 		ec->progress = XP_PROGRESS_EXTERNAL;
 		ec->wake_runner = fabric_wake;
-		ec->wake_runner_arg = dp->fabric;
+		ec->wake_runner_arg = pl->fabric;
 		ec->cpu = -1;
-		ec->dp.world = pcmd_fabric_world(dp->fabric);
+		ec->dp.world = pcmd_fabric_world(pl->fabric);
 		ec->dp.host = i;
 		ec->core.max_conns = host_max_conns(cfg);
 	}
@@ -372,29 +372,29 @@ static int engine_start(const struct xp_engine_config *ec, struct xp_engine **ou
 	return rc;
 }
 
-static void eng_destroy(struct pcmd_dp *dp)
+static void eng_destroy(struct pcmd_plane *pl)
 {
-	for (uint32_t i = 0; dp->engines && i < dp->n_engines; i++) {
-		if (!dp->fabric)
-			xp_engine_destroy(dp->engines[i]);
-		free(dp->conn_flow[i]);
+	for (uint32_t i = 0; pl->engines && i < pl->n_engines; i++) {
+		if (!pl->fabric)
+			xp_engine_destroy(pl->engines[i]);
+		free(pl->conn_flow[i]);
 	}
-	pcmd_fabric_destroy(dp->fabric); /* with the engines still attached */
-	for (uint32_t i = 0; i < dp->n_listeners; i++) {
-		free(dp->listeners[i].waiting);
-		free(dp->listeners[i].accepts);
+	pcmd_fabric_destroy(pl->fabric); /* with the engines still attached */
+	for (uint32_t i = 0; i < pl->n_listeners; i++) {
+		free(pl->listeners[i].waiting);
+		free(pl->listeners[i].accepts);
 	}
-	free(dp->engines);
-	free(dp->conn_flow);
-	free(dp->detaching);
-	free(dp->flows);
-	free(dp->listeners);
-	free(dp->evs);
-	free(dp->queries);
-	free(dp->query_flow);
-	if (dp->waiter.efd >= 0)
-		close(dp->waiter.efd);
-	free(dp);
+	free(pl->engines);
+	free(pl->conn_flow);
+	free(pl->detaching);
+	free(pl->flows);
+	free(pl->listeners);
+	free(pl->evs);
+	free(pl->queries);
+	free(pl->query_flow);
+	if (pl->waiter.efd >= 0)
+		close(pl->waiter.efd);
+	free(pl);
 }
 
 /*
@@ -403,52 +403,52 @@ static void eng_destroy(struct pcmd_dp *dp)
  * the engine after pcmd had accepted it, and the peer's receive would then
  * take the next, shorter message (FIFO matching, pcm_transport(3)).
  */
-static void engine_max_msg(struct pcmd_dp *dp, uint32_t i)
+static void engine_max_msg(struct pcmd_plane *pl, uint32_t i)
 {
-	uint64_t m = xp_core_max_msg_bytes(xp_engine_core(dp->engines[i]));
+	uint64_t m = xp_core_max_msg_bytes(xp_engine_core(pl->engines[i]));
 
-	if (!dp->max_msg_bytes || m < dp->max_msg_bytes)
-		dp->max_msg_bytes = m;
+	if (!pl->max_msg_bytes || m < pl->max_msg_bytes)
+		pl->max_msg_bytes = m;
 }
 
 /* Engine @i's table of connection ids to flows, every entry NO_FLOW. */
-static int conn_flow_alloc(struct pcmd_dp *dp, uint32_t i)
+static int conn_flow_alloc(struct pcmd_plane *pl, uint32_t i)
 {
-	dp->conn_flow[i] = malloc(dp->max_conns * sizeof(uint32_t));
-	if (!dp->conn_flow[i])
+	pl->conn_flow[i] = malloc(pl->max_conns * sizeof(uint32_t));
+	if (!pl->conn_flow[i])
 		return -ENOMEM;
-	memset(dp->conn_flow[i], 0xff, dp->max_conns * sizeof(uint32_t));
+	memset(pl->conn_flow[i], 0xff, pl->max_conns * sizeof(uint32_t));
 	return 0;
 }
 
-static int engine_slots_alloc(struct pcmd_dp *dp)
+static int engine_slots_alloc(struct pcmd_plane *pl)
 {
-	dp->engines = calloc(dp->n_engines, sizeof(*dp->engines));
-	dp->conn_flow = calloc(dp->n_engines, sizeof(*dp->conn_flow));
-	return dp->engines && dp->conn_flow ? 0 : -ENOMEM;
+	pl->engines = calloc(pl->n_engines, sizeof(*pl->engines));
+	pl->conn_flow = calloc(pl->n_engines, sizeof(*pl->conn_flow));
+	return pl->engines && pl->conn_flow ? 0 : -ENOMEM;
 }
 
 /* null, verbs: engines.count engine threads, started now. */
-static int start_engines(const struct pcmd_config *cfg, struct pcmd_dp *dp, char *err,
+static int start_engines(const struct pcmd_config *cfg, struct pcmd_plane *pl, char *err,
 			 size_t err_len)
 {
 	struct xp_engine_config ec;
 	struct pcm_diag diag;
-	int rc = engine_slots_alloc(dp);
+	int rc = engine_slots_alloc(pl);
 
-	for (uint32_t i = 0; rc == 0 && i < dp->n_engines; i++) {
-		engine_config(cfg, dp->dp_ops, i, dp, &ec);
-		dp->max_conns = ec.core.max_conns;
+	for (uint32_t i = 0; rc == 0 && i < pl->n_engines; i++) {
+		engine_config(cfg, pl->dp_ops, i, pl, &ec);
+		pl->max_conns = ec.core.max_conns;
 		memset(&diag, 0, sizeof(diag));
-		rc = engine_start(&ec, &dp->engines[i], &diag);
+		rc = engine_start(&ec, &pl->engines[i], &diag);
 		if (rc < 0) {
-			snprintf(err, err_len, "datapath %s, engine %u: %s", dp->dp_ops->name, i,
+			snprintf(err, err_len, "datapath %s, engine %u: %s", pl->dp_ops->name, i,
 				 diag.msg[0] ? diag.msg : strerror(-rc));
 			break;
 		}
-		rc = conn_flow_alloc(dp, i);
+		rc = conn_flow_alloc(pl, i);
 		if (rc == 0)
-			engine_max_msg(dp, i);
+			engine_max_msg(pl, i);
 	}
 	return rc;
 }
@@ -458,162 +458,162 @@ static int start_engines(const struct pcmd_config *cfg, struct pcmd_dp *dp, char
  * client attaches. Host 0's engine is opened once now, to check the engine
  * configuration on this fabric at start and learn the longest message.
  */
-static int start_fabric(const struct pcmd_config *cfg, struct pcmd_dp *dp, char *err,
+static int start_fabric(const struct pcmd_config *cfg, struct pcmd_plane *pl, char *err,
 			size_t err_len)
 {
 	struct pcm_diag diag = {0};
-	int rc = pcmd_fabric_create(cfg, &dp->fabric, err, err_len);
+	int rc = pcmd_fabric_create(cfg, &pl->fabric, err, err_len);
 
 	if (rc < 0)
 		return rc;
-	dp->n_engines = pcmd_fabric_hosts(dp->fabric);
-	rc = engine_slots_alloc(dp);
-	dp->detaching = calloc(dp->n_engines, sizeof(*dp->detaching));
-	if (rc == 0 && !dp->detaching)
+	pl->n_engines = pcmd_fabric_hosts(pl->fabric);
+	rc = engine_slots_alloc(pl);
+	pl->detaching = calloc(pl->n_engines, sizeof(*pl->detaching));
+	if (rc == 0 && !pl->detaching)
 		rc = -ENOMEM;
 	if (rc < 0)
 		return rc;
-	engine_config(cfg, dp->dp_ops, 0, dp, &dp->host_ec);
-	dp->max_conns = dp->host_ec.core.max_conns;
-	rc = pcmd_fabric_attach(dp->fabric, &dp->host_ec, &dp->engines[0], &diag);
+	engine_config(cfg, pl->dp_ops, 0, pl, &pl->host_ec);
+	pl->max_conns = pl->host_ec.core.max_conns;
+	rc = pcmd_fabric_attach(pl->fabric, &pl->host_ec, &pl->engines[0], &diag);
 	if (rc < 0) {
 		snprintf(err, err_len, "datapath softnic, host0's engine: %s",
 			 diag.msg[0] ? diag.msg : strerror(-rc));
 		return rc;
 	}
-	engine_max_msg(dp, 0);
-	pcmd_fabric_detach(dp->fabric, 0);
-	dp->engines[0] = NULL;
+	engine_max_msg(pl, 0);
+	pcmd_fabric_detach(pl->fabric, 0);
+	pl->engines[0] = NULL;
 	if (cfg->engines.count > 1 || cfg->workers.count > 1)
 		pcmd_info("datapath softnic: one fabric thread runs every host's engine; "
 			  "engines.count and workers.count do not apply");
 	return 0;
 }
 
-static int eng_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err,
+static int eng_create(const struct pcmd_config *cfg, struct pcmd_plane **out, char *err,
 		      size_t err_len)
 {
-	struct pcmd_dp *dp = calloc(1, sizeof(*dp));
+	struct pcmd_plane *pl = calloc(1, sizeof(*pl));
 	int rc;
 
-	if (!dp)
+	if (!pl)
 		return -ENOMEM;
-	dp->waiter.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (dp->waiter.efd < 0) {
-		free(dp);
+	pl->waiter.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (pl->waiter.efd < 0) {
+		free(pl);
 		return -errno;
 	}
-	rc = choose_datapath(cfg, &dp->dp_ops, err, err_len);
-	if (rc == 0 && strcmp(dp->dp_ops->name, "softnic") == 0) {
-		rc = start_fabric(cfg, dp, err, err_len);
+	rc = choose_datapath(cfg, &pl->dp_ops, err, err_len);
+	if (rc == 0 && strcmp(pl->dp_ops->name, "softnic") == 0) {
+		rc = start_fabric(cfg, pl, err, err_len);
 	} else if (rc == 0) {
-		dp->n_engines = cfg->engines.count ? cfg->engines.count : 1;
-		rc = start_engines(cfg, dp, err, err_len);
+		pl->n_engines = cfg->engines.count ? cfg->engines.count : 1;
+		rc = start_engines(cfg, pl, err, err_len);
 	}
 	if (rc < 0) {
-		eng_destroy(dp);
+		eng_destroy(pl);
 		return rc;
 	}
-	if (dp->fabric)
+	if (pl->fabric)
 		pcmd_info("data plane: the emulated softnic fabric, %u hosts (one per client)",
-			  dp->n_engines);
+			  pl->n_engines);
 	else
-		pcmd_info("data plane: %u engine%s on datapath %s", dp->n_engines,
-			  dp->n_engines == 1 ? "" : "s", dp->dp_ops->name);
-	*out = dp;
+		pcmd_info("data plane: %u engine%s on datapath %s", pl->n_engines,
+			  pl->n_engines == 1 ? "" : "s", pl->dp_ops->name);
+	*out = pl;
 	return 0;
 }
 
-static int eng_event_fd(struct pcmd_dp *dp)
+static int eng_event_fd(struct pcmd_plane *pl)
 {
-	return dp->waiter.efd;
+	return pl->waiter.efd;
 }
 
 /* ---- flows --------------------------------------------------------------------------------- */
 
-static uint32_t flow_new(struct pcmd_dp *dp, struct pcmd_dp_region *r, uint32_t conn)
+static uint32_t flow_new(struct pcmd_plane *pl, struct pcmd_plane_region *r, uint32_t conn)
 {
 	uint32_t f;
 
-	for (f = 0; f < dp->n_flows; f++)
-		if (!dp->flows[f].used)
+	for (f = 0; f < pl->n_flows; f++)
+		if (!pl->flows[f].used)
 			break;
-	if (f == dp->n_flows) {
-		uint32_t cap = dp->n_flows;
+	if (f == pl->n_flows) {
+		uint32_t cap = pl->n_flows;
 
-		dp->flows = grow(dp->flows, &cap, sizeof(*dp->flows));
-		memset(dp->flows + dp->n_flows, 0, (cap - dp->n_flows) * sizeof(*dp->flows));
-		dp->n_flows = cap;
+		pl->flows = grow(pl->flows, &cap, sizeof(*pl->flows));
+		memset(pl->flows + pl->n_flows, 0, (cap - pl->n_flows) * sizeof(*pl->flows));
+		pl->n_flows = cap;
 	}
-	dp->flows[f] = (struct eng_flow){.used = true, .engine = r->engine, .conn = conn, .r = r};
-	dp->conn_flow[r->engine][conn] = f;
+	pl->flows[f] = (struct eng_flow){.used = true, .engine = r->engine, .conn = conn, .r = r};
+	pl->conn_flow[r->engine][conn] = f;
 	r->refs++;
 	return f;
 }
 
-static struct eng_flow *flow_of(struct pcmd_dp *dp, uint32_t f)
+static struct eng_flow *flow_of(struct pcmd_plane *pl, uint32_t f)
 {
-	if (f >= dp->n_flows || !dp->flows[f].used || !dp->flows[f].known) {
+	if (f >= pl->n_flows || !pl->flows[f].used || !pl->flows[f].known) {
 		pcmd_err("data plane: pcmd named flow %u, which it does not hold", f);
 		return NULL;
 	}
-	return &dp->flows[f];
+	return &pl->flows[f];
 }
 
-static void region_try_release(struct pcmd_dp *dp, struct pcmd_dp_region *r);
+static void region_try_release(struct pcmd_plane *pl, struct pcmd_plane_region *r);
 
-static void flow_free(struct pcmd_dp *dp, uint32_t f)
+static void flow_free(struct pcmd_plane *pl, uint32_t f)
 {
-	struct eng_flow *fl = &dp->flows[f];
-	struct pcmd_dp_region *r = fl->r;
+	struct eng_flow *fl = &pl->flows[f];
+	struct pcmd_plane_region *r = fl->r;
 
-	dp->conn_flow[fl->engine][fl->conn] = NO_FLOW;
+	pl->conn_flow[fl->engine][fl->conn] = NO_FLOW;
 	*fl = (struct eng_flow){0};
 	r->refs--;
-	region_try_release(dp, r);
+	region_try_release(pl, r);
 }
 
-static void flow_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
+static void flow_close(struct pcmd_plane *pl, uint32_t f, bool abort_now)
 {
-	struct eng_flow *fl = &dp->flows[f];
+	struct eng_flow *fl = &pl->flows[f];
 	struct xp_cmd cmd = {.op = XP_CMD_CLOSE, .conn = fl->conn,
 			     .close_mode = abort_now ? XP_CLOSE_ABORT : XP_CLOSE_GRACEFUL};
 
 	fl->closing = true;
-	submit(dp, fl->engine, &cmd);
+	submit(pl, fl->engine, &cmd);
 }
 
 /* ---- regions ------------------------------------------------------------------------------- */
 
 /* softnic: the host a client names ("host3", "3"; "" the first free one). */
-static int pick_host(struct pcmd_dp *dp, const char *name, uint32_t *out, char *err, size_t err_len)
+static int pick_host(struct pcmd_plane *pl, const char *name, uint32_t *out, char *err, size_t err_len)
 {
 	const char *digits = strncmp(name, "host", 4) == 0 ? name + 4 : name;
 	unsigned long h;
 	char *end;
 
 	if (!name[0]) {
-		for (uint32_t i = 0; i < dp->n_engines; i++)
-			if (!dp->engines[i]) {
+		for (uint32_t i = 0; i < pl->n_engines; i++)
+			if (!pl->engines[i]) {
 				*out = i;
 				return 0;
 			}
 		snprintf(err, err_len,
 			 "all %u hosts of the emulated fabric are attached, one per client "
 			 "(datapath.softnic.hosts, or the hosts of datapath.softnic.topology)",
-			 dp->n_engines);
+			 pl->n_engines);
 		return -EUSERS;
 	}
 	errno = 0;
 	h = strtoul(digits, &end, 10);
-	if (digits[0] < '0' || digits[0] > '9' || *end || errno || h >= dp->n_engines) {
+	if (digits[0] < '0' || digits[0] > '9' || *end || errno || h >= pl->n_engines) {
 		snprintf(err, err_len,
 			 "'%s' is no host of the emulated fabric (host0..host%u; "
 			 "datapath.softnic.hosts)",
-			 name, dp->n_engines - 1);
+			 name, pl->n_engines - 1);
 		return -EINVAL;
 	}
-	if (dp->engines[h]) {
+	if (pl->engines[h]) {
 		snprintf(err, err_len, "host%lu is attached by another client", h);
 		return -EADDRINUSE;
 	}
@@ -622,79 +622,79 @@ static int pick_host(struct pcmd_dp *dp, const char *name, uint32_t *out, char *
 }
 
 /* softnic: open host @h's engine on the fabric. */
-static int host_attach(struct pcmd_dp *dp, uint32_t h, char *err, size_t err_len)
+static int host_attach(struct pcmd_plane *pl, uint32_t h, char *err, size_t err_len)
 {
-	struct xp_engine_config ec = dp->host_ec;
+	struct xp_engine_config ec = pl->host_ec;
 	struct pcm_diag diag = {0};
 	int rc;
 
 	ec.index = h;
 	ec.dp.engine = h;
 	ec.dp.host = h;
-	rc = pcmd_fabric_attach(dp->fabric, &ec, &dp->engines[h], &diag);
+	rc = pcmd_fabric_attach(pl->fabric, &ec, &pl->engines[h], &diag);
 	if (rc < 0) {
 		snprintf(err, err_len, "host%u's engine: %s", h,
 			 diag.msg[0] ? diag.msg : strerror(-rc));
 		return rc;
 	}
-	rc = conn_flow_alloc(dp, h);
+	rc = conn_flow_alloc(pl, h);
 	if (rc < 0) {
-		pcmd_fabric_detach(dp->fabric, h);
-		dp->engines[h] = NULL;
+		pcmd_fabric_detach(pl->fabric, h);
+		pl->engines[h] = NULL;
 	}
 	return rc;
 }
 
-static void on_comp(struct pcmd_dp *dp, uint32_t engine, const struct xp_engine_comp *c);
+static void on_comp(struct pcmd_plane *pl, uint32_t engine, const struct xp_engine_comp *c);
 
 /* softnic: take host @h's last completions, then close its engine: the host is free. */
-static void host_detach(struct pcmd_dp *dp, uint32_t h)
+static void host_detach(struct pcmd_plane *pl, uint32_t h)
 {
 	struct xp_engine_comp c[COMP_BATCH];
 	uint32_t n;
 
 	do {
-		n = xp_engine_poll(dp->engines[h], c, COMP_BATCH);
+		n = xp_engine_poll(pl->engines[h], c, COMP_BATCH);
 		for (uint32_t i = 0; i < n; i++)
-			on_comp(dp, h, &c[i]);
+			on_comp(pl, h, &c[i]);
 	} while (n == COMP_BATCH);
-	pcmd_fabric_detach(dp->fabric, h);
-	dp->engines[h] = NULL;
-	free(dp->conn_flow[h]);
-	dp->conn_flow[h] = NULL;
-	dp->detaching[h] = false;
+	pcmd_fabric_detach(pl->fabric, h);
+	pl->engines[h] = NULL;
+	free(pl->conn_flow[h]);
+	pl->conn_flow[h] = NULL;
+	pl->detaching[h] = false;
 }
 
 /* softnic: detach the hosts whose region was released (not while their completions are read). */
-static void hosts_reap(struct pcmd_dp *dp)
+static void hosts_reap(struct pcmd_plane *pl)
 {
-	for (uint32_t h = 0; dp->n_detaching && h < dp->n_engines; h++)
-		if (dp->detaching[h]) {
-			dp->n_detaching--;
-			host_detach(dp, h);
+	for (uint32_t h = 0; pl->n_detaching && h < pl->n_engines; h++)
+		if (pl->detaching[h]) {
+			pl->n_detaching--;
+			host_detach(pl, h);
 		}
 }
 
 /* Which engine a new region goes on, and its name as a peer. */
-static int region_place(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *host, char *err,
+static int region_place(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *host, char *err,
 			size_t err_len)
 {
 	uint32_t h;
 	int rc;
 
-	dp->n_regions++;
-	if (!dp->fabric) {
-		r->engine = dp->next_engine++ % dp->n_engines;
+	pl->n_regions++;
+	if (!pl->fabric) {
+		r->engine = pl->next_engine++ % pl->n_engines;
 		if (host && host[0])
 			snprintf(r->name, sizeof(r->name), "%s", host);
 		else
-			snprintf(r->name, sizeof(r->name), "%s-%u", dp->dp_ops->name,
-				 dp->n_regions);
+			snprintf(r->name, sizeof(r->name), "%s-%u", pl->dp_ops->name,
+				 pl->n_regions);
 		return 0;
 	}
-	rc = pick_host(dp, host ? host : "", &h, err, err_len);
+	rc = pick_host(pl, host ? host : "", &h, err, err_len);
 	if (rc == 0)
-		rc = host_attach(dp, h, err, err_len);
+		rc = host_attach(pl, h, err, err_len);
 	if (rc < 0)
 		return rc;
 	r->engine = h;
@@ -702,10 +702,10 @@ static int region_place(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char
 	return 0;
 }
 
-static int eng_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const char *host,
-			  uint64_t token, struct pcmd_dp_region **out, char *err, size_t err_len)
+static int eng_region_add(struct pcmd_plane *pl, void *base, size_t bytes, const char *host,
+			  uint64_t token, struct pcmd_plane_region **out, char *err, size_t err_len)
 {
-	struct pcmd_dp_region *r = calloc(1, sizeof(*r));
+	struct pcmd_plane_region *r = calloc(1, sizeof(*r));
 	struct xp_ctl *ctl = ctl_new(XP_CTL_MR_REG);
 	int rc;
 
@@ -717,7 +717,7 @@ static int eng_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const ch
 	r->token = token;
 	r->base = base;
 	r->bytes = bytes;
-	rc = region_place(dp, r, host, err, err_len);
+	rc = region_place(pl, r, host, err, err_len);
 	if (rc < 0) {
 		free(r);
 		free(ctl);
@@ -725,83 +725,83 @@ static int eng_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const ch
 	}
 	ctl->addr = base;
 	ctl->len = bytes;
-	rc = ctl_run(dp, r->engine, ctl);
+	rc = ctl_run(pl, r->engine, ctl);
 	r->mr = ctl->mr;
 	free(ctl);
 	if (rc < 0) {
-		if (dp->fabric)
-			host_detach(dp, r->engine);
+		if (pl->fabric)
+			host_detach(pl, r->engine);
 		free(r);
 		return rc;
 	}
-	dp->regions_live++;
+	pl->regions_live++;
 	*out = r;
 	return 0;
 }
 
-static void port_remove(struct pcmd_dp *dp, struct pcmd_dp_region *r);
+static void port_remove(struct pcmd_plane *pl, struct pcmd_plane_region *r);
 
-static void region_try_release(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+static void region_try_release(struct pcmd_plane *pl, struct pcmd_plane_region *r)
 {
 	struct xp_ctl *ctl;
 
 	if (!r->releasing || r->refs)
 		return;
-	port_remove(dp, r); /* the engine stops serving the client before its memory goes */
+	port_remove(pl, r); /* the engine stops serving the client before its memory goes */
 	ctl = ctl_new(XP_CTL_MR_DEREG);
 	if (!ctl) {
 		pcmd_err("data plane: out of memory releasing a region");
 		abort();
 	}
 	ctl->mr = r->mr;
-	if (ctl_run(dp, r->engine, ctl) < 0)
+	if (ctl_run(pl, r->engine, ctl) < 0)
 		pcmd_err("data plane: engine %u refused to release region %u", r->engine, r->mr);
 	free(ctl);
-	if (dp->fabric && !dp->detaching[r->engine]) {
-		dp->detaching[r->engine] = true;
-		dp->n_detaching++;
+	if (pl->fabric && !pl->detaching[r->engine]) {
+		pl->detaching[r->engine] = true;
+		pl->n_detaching++;
 	}
-	emit_simple(dp, PCMD_DP_EV_REGION_RELEASED, 0, r->token, 0);
-	kick(dp);
-	dp->regions_live--;
+	emit_simple(pl, PCMD_PLANE_EV_REGION_RELEASED, 0, r->token, 0);
+	kick(pl);
+	pl->regions_live--;
 	free(r);
 }
 
-static void eng_region_release(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+static void eng_region_release(struct pcmd_plane *pl, struct pcmd_plane_region *r)
 {
 	r->releasing = true;
-	region_try_release(dp, r);
+	region_try_release(pl, r);
 }
 
 /* ---- listeners and connection setup ----------------------------------------------------------- */
 
-static struct eng_listener *find_listener(struct pcmd_dp *dp, const char *addr)
+static struct eng_listener *find_listener(struct pcmd_plane *pl, const char *addr)
 {
-	for (uint32_t i = 0; i < dp->n_listeners; i++)
-		if (dp->listeners[i].used && strcmp(dp->listeners[i].addr, addr) == 0)
-			return &dp->listeners[i];
+	for (uint32_t i = 0; i < pl->n_listeners; i++)
+		if (pl->listeners[i].used && strcmp(pl->listeners[i].addr, addr) == 0)
+			return &pl->listeners[i];
 	return NULL;
 }
 
-static int eng_listen(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,
+static int eng_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
 		      uint32_t backlog, uint32_t *id)
 {
 	struct eng_listener *l;
 	uint32_t i;
 
-	if (find_listener(dp, addr))
+	if (find_listener(pl, addr))
 		return -EADDRINUSE;
-	for (i = 0; i < dp->n_listeners; i++)
-		if (!dp->listeners[i].used)
+	for (i = 0; i < pl->n_listeners; i++)
+		if (!pl->listeners[i].used)
 			break;
-	if (i == dp->n_listeners) {
-		uint32_t cap = dp->n_listeners;
+	if (i == pl->n_listeners) {
+		uint32_t cap = pl->n_listeners;
 
-		dp->listeners = grow(dp->listeners, &cap, sizeof(*dp->listeners));
-		memset(dp->listeners + i, 0, (cap - i) * sizeof(*dp->listeners));
-		dp->n_listeners = cap;
+		pl->listeners = grow(pl->listeners, &cap, sizeof(*pl->listeners));
+		memset(pl->listeners + i, 0, (cap - i) * sizeof(*pl->listeners));
+		pl->n_listeners = cap;
 	}
-	l = &dp->listeners[i];
+	l = &pl->listeners[i];
 	free(l->accepts);
 	*l = (struct eng_listener){.used = true, .r = r, .backlog = backlog ? backlog : 1};
 	l->waiting = calloc(l->backlog, sizeof(*l->waiting));
@@ -815,71 +815,71 @@ static int eng_listen(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *
 	return 0;
 }
 
-static struct eng_listener *listener_of(struct pcmd_dp *dp, uint32_t id)
+static struct eng_listener *listener_of(struct pcmd_plane *pl, uint32_t id)
 {
-	if (id >= dp->n_listeners || !dp->listeners[id].used) {
+	if (id >= pl->n_listeners || !pl->listeners[id].used) {
 		pcmd_err("data plane: pcmd named listener %u, which it does not hold", id);
 		return NULL;
 	}
-	return &dp->listeners[id];
+	return &pl->listeners[id];
 }
 
-static void match_accepts(struct pcmd_dp *dp, struct eng_listener *l)
+static void match_accepts(struct pcmd_plane *pl, struct eng_listener *l)
 {
 	while (l->n_waiting && l->n_accepts) {
 		uint32_t f = l->waiting[0];
-		struct eng_flow *fl = &dp->flows[f];
-		struct pcmd_dp_event ev = {.kind = PCMD_DP_EV_ACCEPTED, .token = l->accepts[0],
+		struct eng_flow *fl = &pl->flows[f];
+		struct pcmd_plane_event ev = {.kind = PCMD_PLANE_EV_ACCEPTED, .token = l->accepts[0],
 					   .flow = f};
-		uint32_t peer = dp->flows[f].token >> 32 ? NO_FLOW : (uint32_t)dp->flows[f].token;
+		uint32_t peer = pl->flows[f].token >> 32 ? NO_FLOW : (uint32_t)pl->flows[f].token;
 
 		memmove(l->waiting, l->waiting + 1, --l->n_waiting * sizeof(*l->waiting));
 		memmove(l->accepts, l->accepts + 1, --l->n_accepts * sizeof(*l->accepts));
 		/* until it is known, a backlog flow's token holds its dialer's flow id */
-		if (peer < dp->n_flows && dp->flows[peer].used)
-			snprintf(ev.peer, sizeof(ev.peer), "%s", dp->flows[peer].r->name);
+		if (peer < pl->n_flows && pl->flows[peer].used)
+			snprintf(ev.peer, sizeof(ev.peer), "%s", pl->flows[peer].r->name);
 		fl->token = ev.token;
 		fl->known = true;
-		emit(dp, &ev);
+		emit(pl, &ev);
 	}
-	kick(dp);
+	kick(pl);
 }
 
-static void eng_unlisten(struct pcmd_dp *dp, uint32_t id)
+static void eng_unlisten(struct pcmd_plane *pl, uint32_t id)
 {
-	struct eng_listener *l = listener_of(dp, id);
+	struct eng_listener *l = listener_of(pl, id);
 
 	if (!l)
 		return;
 	for (uint32_t i = 0; i < l->n_accepts; i++)
-		emit_simple(dp, PCMD_DP_EV_ACCEPTED, -ECONNABORTED, l->accepts[i], 0);
+		emit_simple(pl, PCMD_PLANE_EV_ACCEPTED, -ECONNABORTED, l->accepts[i], 0);
 	/* Connections nobody accepted: pcmd never heard of them; their close is silent. */
 	for (uint32_t i = 0; i < l->n_waiting; i++)
-		flow_close(dp, l->waiting[i], true);
+		flow_close(pl, l->waiting[i], true);
 	l->n_accepts = l->n_waiting = 0;
 	l->used = false;
 	free(l->waiting);
 	l->waiting = NULL;
 	l->r->refs--;
-	region_try_release(dp, l->r);
-	kick(dp);
+	region_try_release(pl, l->r);
+	kick(pl);
 }
 
-static int eng_accept(struct pcmd_dp *dp, uint32_t id, uint64_t token)
+static int eng_accept(struct pcmd_plane *pl, uint32_t id, uint64_t token)
 {
-	struct eng_listener *l = listener_of(dp, id);
+	struct eng_listener *l = listener_of(pl, id);
 
 	if (!l)
 		return -EINVAL;
 	if (l->n_accepts == l->cap_accepts)
 		l->accepts = grow(l->accepts, &l->cap_accepts, sizeof(*l->accepts));
 	l->accepts[l->n_accepts++] = token;
-	match_accepts(dp, l);
+	match_accepts(pl, l);
 	return 0;
 }
 
 /* The engine's options for pcmd's choice of packages. */
-static void conn_opts_of(const struct pcmd_dp_flow_opts *o, struct xp_conn_opts *x)
+static void conn_opts_of(const struct pcmd_plane_flow_opts *o, struct xp_conn_opts *x)
 {
 	memset(x, 0, sizeof(*x));
 	if (!o)
@@ -899,31 +899,31 @@ static void conn_opts_of(const struct pcmd_dp_flow_opts *o, struct xp_conn_opts 
 }
 
 /* Open on the dialer's engine, accept on the listener's, bind the dialer. */
-static int setup_pair(struct pcmd_dp *dp, struct pcmd_dp_region *dialer, struct eng_listener *l,
-		      const struct pcmd_dp_flow_opts *opts, uint32_t *a_conn, uint32_t *b_conn)
+static int setup_pair(struct pcmd_plane *pl, struct pcmd_plane_region *dialer, struct eng_listener *l,
+		      const struct pcmd_plane_flow_opts *opts, uint32_t *a_conn, uint32_t *b_conn)
 {
 	struct xp_ctl *a = ctl_new(XP_CTL_CONN_OPEN), *b = ctl_new(XP_CTL_CONN_ACCEPT);
 	int rc = a && b ? 0 : -ENOMEM;
 
 	if (rc == 0) {
 		conn_opts_of(opts, &a->opts);
-		rc = ctl_run(dp, dialer->engine, a);
+		rc = ctl_run(pl, dialer->engine, a);
 	}
 	if (rc == 0) {
 		/* the accepted side runs without a policy until flow_setup() names one */
 		memcpy(b->peer_msg, a->msg, a->msg_len);
 		b->peer_len = a->msg_len;
-		rc = ctl_run(dp, l->r->engine, b);
+		rc = ctl_run(pl, l->r->engine, b);
 		if (rc < 0) {
 			a->op = XP_CTL_CONN_DROP;
-			(void)ctl_run(dp, dialer->engine, a);
+			(void)ctl_run(pl, dialer->engine, a);
 		}
 	}
 	if (rc == 0) {
 		a->op = XP_CTL_CONN_BIND;
 		memcpy(a->peer_msg, b->msg, b->msg_len);
 		a->peer_len = b->msg_len;
-		rc = ctl_run(dp, dialer->engine, a);
+		rc = ctl_run(pl, dialer->engine, a);
 		if (rc < 0) {
 			/* the dialer's side is gone (the engine aborted it); the listener's
 			 * connection is reset by the abort, and closes silently */
@@ -939,42 +939,42 @@ static int setup_pair(struct pcmd_dp *dp, struct pcmd_dp_region *dialer, struct 
 	return rc;
 }
 
-static int eng_connect(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,
-		       const struct pcmd_dp_flow_opts *opts, uint64_t token)
+static int eng_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
+		       const struct pcmd_plane_flow_opts *opts, uint64_t token)
 {
-	struct eng_listener *l = find_listener(dp, addr);
+	struct eng_listener *l = find_listener(pl, addr);
 	uint32_t a_conn = 0, b_conn = UINT32_MAX, a, b;
 	int rc;
 
 	if (!l || l->n_waiting == l->backlog) {
-		emit_simple(dp, PCMD_DP_EV_CONNECTED, -ECONNREFUSED, token, 0);
-		kick(dp);
+		emit_simple(pl, PCMD_PLANE_EV_CONNECTED, -ECONNREFUSED, token, 0);
+		kick(pl);
 		return 0;
 	}
-	rc = setup_pair(dp, r, l, opts, &a_conn, &b_conn);
+	rc = setup_pair(pl, r, l, opts, &a_conn, &b_conn);
 	if (rc < 0) {
 		if (b_conn != UINT32_MAX) {
-			b = flow_new(dp, l->r, b_conn);
-			flow_close(dp, b, true);
+			b = flow_new(pl, l->r, b_conn);
+			flow_close(pl, b, true);
 		}
-		emit_simple(dp, PCMD_DP_EV_CONNECTED, rc, token, 0);
-		kick(dp);
+		emit_simple(pl, PCMD_PLANE_EV_CONNECTED, rc, token, 0);
+		kick(pl);
 		return 0;
 	}
-	a = flow_new(dp, r, a_conn);
-	b = flow_new(dp, l->r, b_conn);
-	dp->flows[a].known = true;
-	dp->flows[a].token = token;
-	dp->flows[b].token = a; /* the dialer, for the peer's name (match_accepts) */
+	a = flow_new(pl, r, a_conn);
+	b = flow_new(pl, l->r, b_conn);
+	pl->flows[a].known = true;
+	pl->flows[a].token = token;
+	pl->flows[b].token = a; /* the dialer, for the peer's name (match_accepts) */
 	l->waiting[l->n_waiting++] = b;
-	emit_simple(dp, PCMD_DP_EV_CONNECTED, 0, token, a);
-	match_accepts(dp, l);
+	emit_simple(pl, PCMD_PLANE_EV_CONNECTED, 0, token, a);
+	match_accepts(pl, l);
 	return 0;
 }
 
-static int set_cc(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts *opts)
+static int set_cc(struct pcmd_plane *pl, uint32_t f, const struct pcmd_plane_flow_opts *opts)
 {
-	struct eng_flow *fl = flow_of(dp, f);
+	struct eng_flow *fl = flow_of(pl, f);
 	struct xp_ctl *ctl;
 	int rc;
 
@@ -987,92 +987,92 @@ static int set_cc(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts
 		return -ENOMEM;
 	ctl->conn = fl->conn;
 	conn_opts_of(opts, &ctl->opts);
-	rc = ctl_run(dp, fl->engine, ctl);
+	rc = ctl_run(pl, fl->engine, ctl);
 	free(ctl);
 	return rc;
 }
 
-static int eng_flow_setup(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts *opts)
+static int eng_flow_setup(struct pcmd_plane *pl, uint32_t f, const struct pcmd_plane_flow_opts *opts)
 {
-	return set_cc(dp, f, opts);
+	return set_cc(pl, f, opts);
 }
 
-static int eng_set_policy(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts *opts)
+static int eng_set_policy(struct pcmd_plane *pl, uint32_t f, const struct pcmd_plane_flow_opts *opts)
 {
-	return set_cc(dp, f, opts);
+	return set_cc(pl, f, opts);
 }
 
 /* ---- data ------------------------------------------------------------------------------------ */
 
-static void eng_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
+static void eng_close(struct pcmd_plane *pl, uint32_t f, bool abort_now)
 {
-	struct eng_flow *fl = flow_of(dp, f);
+	struct eng_flow *fl = flow_of(pl, f);
 
 	if (fl && !fl->closing)
-		flow_close(dp, f, abort_now);
+		flow_close(pl, f, abort_now);
 }
 
-static int grow_queries(struct pcmd_dp *dp)
+static int grow_queries(struct pcmd_plane *pl)
 {
 	struct xp_conn_query *q;
 	uint32_t *qf;
 
-	if (dp->queries_cap >= dp->n_flows)
+	if (pl->queries_cap >= pl->n_flows)
 		return 0;
-	q = realloc(dp->queries, dp->n_flows * sizeof(*q));
+	q = realloc(pl->queries, pl->n_flows * sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	dp->queries = q;
-	qf = realloc(dp->query_flow, dp->n_flows * sizeof(*qf));
+	pl->queries = q;
+	qf = realloc(pl->query_flow, pl->n_flows * sizeof(*qf));
 	if (!qf)
 		return -ENOMEM;
-	dp->query_flow = qf;
-	dp->queries_cap = dp->n_flows;
+	pl->query_flow = qf;
+	pl->queries_cap = pl->n_flows;
 	return 0;
 }
 
 /* Read the core's figures of every flow on @engine in one control request. */
-static int read_figures(struct pcmd_dp *dp, uint32_t engine, uint64_t now_ns)
+static int read_figures(struct pcmd_plane *pl, uint32_t engine, uint64_t now_ns)
 {
 	struct xp_ctl *ctl;
 	uint32_t n = 0;
-	int rc = grow_queries(dp);
+	int rc = grow_queries(pl);
 
 	if (rc < 0)
 		return rc;
-	for (uint32_t f = 0; f < dp->n_flows; f++) {
-		if (!dp->flows[f].used || dp->flows[f].engine != engine)
+	for (uint32_t f = 0; f < pl->n_flows; f++) {
+		if (!pl->flows[f].used || pl->flows[f].engine != engine)
 			continue;
-		dp->queries[n] = (struct xp_conn_query){.conn = dp->flows[f].conn};
-		dp->query_flow[n++] = f;
+		pl->queries[n] = (struct xp_conn_query){.conn = pl->flows[f].conn};
+		pl->query_flow[n++] = f;
 	}
 	ctl = ctl_new(XP_CTL_CONN_INFO);
 	if (!ctl)
 		return -ENOMEM;
-	ctl->addr = dp->queries;
+	ctl->addr = pl->queries;
 	ctl->len = n;
-	rc = ctl_run(dp, engine, ctl);
+	rc = ctl_run(pl, engine, ctl);
 	free(ctl);
 	for (uint32_t i = 0; rc == 0 && i < n; i++) {
-		struct eng_flow *fl = &dp->flows[dp->query_flow[i]];
+		struct eng_flow *fl = &pl->flows[pl->query_flow[i]];
 
 		fl->figures_ns = now_ns;
-		fl->figures_status = dp->queries[i].status;
-		fl->info = dp->queries[i].info;
+		fl->figures_status = pl->queries[i].status;
+		fl->info = pl->queries[i].info;
 	}
 	return rc;
 }
 
-static int eng_flow_stats(struct pcmd_dp *dp, uint32_t f, struct pcmd_flow_measure *out)
+static int eng_flow_stats(struct pcmd_plane *pl, uint32_t f, struct pcmd_flow_measure *out)
 {
-	struct eng_flow *fl = flow_of(dp, f);
+	struct eng_flow *fl = flow_of(pl, f);
 	uint64_t now = xp_mono_ns();
 	int rc;
 
 	if (!fl)
 		return -EINVAL;
 	if (!fl->figures_ns || now - fl->figures_ns >= FIGURES_FRESH_NS) {
-		rc = read_figures(dp, fl->engine, now);
+		rc = read_figures(pl, fl->engine, now);
 		if (rc < 0)
 			return rc;
 	}
@@ -1154,15 +1154,15 @@ static const struct xp_port_ops eng_port_ops = {
 };
 
 /* The fd that wakes whoever runs @r's engine: its thread, or the fabric's. */
-static int runner_doorbell(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+static int runner_doorbell(struct pcmd_plane *pl, struct pcmd_plane_region *r)
 {
-	if (dp->fabric)
-		return pcmd_fabric_doorbell_fd(dp->fabric);
-	return xp_engine_doorbell_fd(dp->engines[r->engine]);
+	if (pl->fabric)
+		return pcmd_fabric_doorbell_fd(pl->fabric);
+	return xp_engine_doorbell_fd(pl->engines[r->engine]);
 }
 
-static int eng_port_add(struct pcmd_dp *dp, struct pcmd_dp_region *r,
-			const struct pcmd_dp_port *port, int *doorbell_fd)
+static int eng_port_add(struct pcmd_plane *pl, struct pcmd_plane_region *r,
+			const struct pcmd_plane_port *port, int *doorbell_fd)
 {
 	struct eng_port *p;
 	struct xp_ctl *ctl;
@@ -1170,7 +1170,7 @@ static int eng_port_add(struct pcmd_dp *dp, struct pcmd_dp_region *r,
 
 	if (r->port)
 		return -EEXIST;
-	fd = runner_doorbell(dp, r);
+	fd = runner_doorbell(pl, r);
 	fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
 	if (fd < 0)
 		return -errno ? -errno : -EBADF;
@@ -1183,10 +1183,10 @@ static int eng_port_add(struct pcmd_dp *dp, struct pcmd_dp_region *r,
 		return -ENOMEM;
 	}
 	*p = (struct eng_port){.xp = {.ops = &eng_port_ops, .arg = p}, .pcmd = *port,
-			       .e = dp->engines[r->engine], .mr = r->mr,
+			       .e = pl->engines[r->engine], .mr = r->mr,
 			       .base = (uint64_t)(uintptr_t)r->base, .bytes = r->bytes};
 	ctl->addr = &p->xp;
-	rc = ctl_run(dp, r->engine, ctl);
+	rc = ctl_run(pl, r->engine, ctl);
 	free(ctl);
 	if (rc < 0) {
 		free(p);
@@ -1198,7 +1198,7 @@ static int eng_port_add(struct pcmd_dp *dp, struct pcmd_dp_region *r,
 	return 0;
 }
 
-static void port_remove(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+static void port_remove(struct pcmd_plane *pl, struct pcmd_plane_region *r)
 {
 	struct xp_ctl *ctl;
 
@@ -1210,14 +1210,14 @@ static void port_remove(struct pcmd_dp *dp, struct pcmd_dp_region *r)
 		abort(); /* the engine would keep serving memory about to be unmapped */
 	}
 	ctl->addr = &r->port->xp;
-	if (ctl_run(dp, r->engine, ctl) < 0)
+	if (ctl_run(pl, r->engine, ctl) < 0)
 		pcmd_err("data plane: engine %u did not hold region %u's port", r->engine, r->mr);
 	free(ctl);
 	free(r->port);
 	r->port = NULL;
 }
 
-static int eng_call(struct pcmd_dp *dp, struct pcmd_dp_region *r, int (*fn)(void *arg),
+static int eng_call(struct pcmd_plane *pl, struct pcmd_plane_region *r, int (*fn)(void *arg),
 		    void *arg)
 {
 	struct xp_ctl *ctl;
@@ -1230,105 +1230,105 @@ static int eng_call(struct pcmd_dp *dp, struct pcmd_dp_region *r, int (*fn)(void
 		return -ENOMEM;
 	ctl->call = fn;
 	ctl->call_arg = arg;
-	rc = ctl_run(dp, r->engine, ctl);
+	rc = ctl_run(pl, r->engine, ctl);
 	free(ctl);
 	return rc;
 }
 
-static uint64_t eng_flow_handle(struct pcmd_dp *dp, uint32_t f)
+static uint64_t eng_flow_handle(struct pcmd_plane *pl, uint32_t f)
 {
-	struct eng_flow *fl = flow_of(dp, f);
+	struct eng_flow *fl = flow_of(pl, f);
 
 	return fl ? fl->conn : UINT32_MAX;
 }
 
 /* ---- completions ------------------------------------------------------------------------------ */
 
-static void on_comp(struct pcmd_dp *dp, uint32_t engine, const struct xp_engine_comp *c)
+static void on_comp(struct pcmd_plane *pl, uint32_t engine, const struct xp_engine_comp *c)
 {
-	uint32_t f = c->conn < dp->max_conns ? dp->conn_flow[engine][c->conn] : NO_FLOW;
-	struct eng_flow *fl = f != NO_FLOW ? &dp->flows[f] : NULL;
+	uint32_t f = c->conn < pl->max_conns ? pl->conn_flow[engine][c->conn] : NO_FLOW;
+	struct eng_flow *fl = f != NO_FLOW ? &pl->flows[f] : NULL;
 
 	/* Control requests are waited for, not notified; sends and receives
 	 * complete through their port: only closes come back here. */
 	if (c->kind != XP_ECOMP_CLOSE || !fl)
 		return;
 	if (fl->known)
-		emit_simple(dp, PCMD_DP_EV_CLOSED, 0, fl->token, f);
-	flow_free(dp, f);
+		emit_simple(pl, PCMD_PLANE_EV_CLOSED, 0, fl->token, f);
+	flow_free(pl, f);
 }
 
-static uint32_t take_completions(struct pcmd_dp *dp)
+static uint32_t take_completions(struct pcmd_plane *pl)
 {
 	struct xp_engine_comp c[COMP_BATCH];
 	uint32_t total = 0;
 
-	for (uint32_t e = 0; e < dp->n_engines; e++) {
+	for (uint32_t e = 0; e < pl->n_engines; e++) {
 		uint32_t n;
 
-		if (!dp->engines[e])
+		if (!pl->engines[e])
 			continue; /* softnic: a free host */
 		do {
-			n = xp_engine_poll(dp->engines[e], c, COMP_BATCH);
+			n = xp_engine_poll(pl->engines[e], c, COMP_BATCH);
 			for (uint32_t i = 0; i < n; i++)
-				on_comp(dp, e, &c[i]);
+				on_comp(pl, e, &c[i]);
 			total += n;
 		} while (n == COMP_BATCH);
 	}
-	if (total && dp->fabric)
-		pcmd_fabric_kick(dp->fabric); /* room in the rings: completions waiting may go */
+	if (total && pl->fabric)
+		pcmd_fabric_kick(pl->fabric); /* room in the rings: completions waiting may go */
 	return total;
 }
 
-static int eng_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
+static int eng_poll(struct pcmd_plane *pl, struct pcmd_plane_event *evs, int max)
 {
 	int n;
 
 	/* The eventfd's count is pcmd's loop's to take (its bell read it): no read() here. */
-	take_completions(dp);
+	take_completions(pl);
 	/* Announce that pcmd will wait for the eventfd, then look again: an
 	 * engine publishing after the look sees `waiting` and writes the
 	 * eventfd (a completion taken by the second look costs at most one
 	 * spurious wake-up): xp_wake.h's protocol. */
-	xp_wake_arm(&dp->waiter.waiting);
-	take_completions(dp);
-	hosts_reap(dp);
-	n = (int)dp->ev_n < max ? (int)dp->ev_n : max;
+	xp_wake_arm(&pl->waiter.waiting);
+	take_completions(pl);
+	hosts_reap(pl);
+	n = (int)pl->ev_n < max ? (int)pl->ev_n : max;
 	if (n > 0)
-		memcpy(evs, dp->evs + dp->ev_head, (size_t)n * sizeof(*evs));
-	dp->ev_head += (uint32_t)n;
-	dp->ev_n -= (uint32_t)n;
-	if (!dp->ev_n)
-		dp->ev_head = 0;
+		memcpy(evs, pl->evs + pl->ev_head, (size_t)n * sizeof(*evs));
+	pl->ev_head += (uint32_t)n;
+	pl->ev_n -= (uint32_t)n;
+	if (!pl->ev_n)
+		pl->ev_head = 0;
 	else
-		kick(dp); /* more wait: poll again */
+		kick(pl); /* more wait: poll again */
 	return n;
 }
 
-static const char *eng_datapath(struct pcmd_dp *dp)
+static const char *eng_datapath(struct pcmd_plane *pl)
 {
-	return dp->dp_ops->name;
+	return pl->dp_ops->name;
 }
 
-static uint64_t eng_max_message_bytes(struct pcmd_dp *dp)
+static uint64_t eng_max_message_bytes(struct pcmd_plane *pl)
 {
-	return dp->max_msg_bytes;
+	return pl->max_msg_bytes;
 }
 
-void pcmd_dp_engine_usage(struct pcmd_dp *dp, struct pcmd_dp_engine_usage *out)
+void pcmd_plane_engine_usage(struct pcmd_plane *pl, struct pcmd_plane_engine_usage *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->regions = dp->regions_live;
-	out->queued_events = dp->ev_n;
-	for (uint32_t f = 0; f < dp->n_flows; f++)
-		out->flows += dp->flows[f].used;
-	for (uint32_t l = 0; l < dp->n_listeners; l++)
-		out->listeners += dp->listeners[l].used;
-	for (uint32_t e = 0; e < dp->n_engines; e++)
-		out->engines += dp->engines[e] != NULL;
+	out->regions = pl->regions_live;
+	out->queued_events = pl->ev_n;
+	for (uint32_t f = 0; f < pl->n_flows; f++)
+		out->flows += pl->flows[f].used;
+	for (uint32_t l = 0; l < pl->n_listeners; l++)
+		out->listeners += pl->listeners[l].used;
+	for (uint32_t e = 0; e < pl->n_engines; e++)
+		out->engines += pl->engines[e] != NULL;
 }
 
-const struct pcmd_dp_ops pcmd_dp_engine = {
+const struct pcmd_plane_ops pcmd_plane_engine = {
     .name = "engine",
     .create = eng_create,
     .destroy = eng_destroy,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * dataplane_loopback.c - pcmd's data-plane seam over memcpy, for tests.
+ * plane_loopback.c - pcmd's data-plane seam over memcpy, for tests.
  *
  * A connect to an address some region listens on makes two linked flows; a
  * send on one is delivered whole into the next posted receive of the other
@@ -23,13 +23,13 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "dataplane_loopback.h"
+#include "plane_loopback.h"
 
 #define NONE UINT32_MAX
 #define CHUNKS_PER_POLL 16
 #define MAX_CHUNKS 4096 /* per message, as the transport's immediate allows */
 
-struct pcmd_dp_region {
+struct pcmd_plane_region {
 	uint8_t *base;
 	size_t bytes;
 	uint64_t token;
@@ -54,7 +54,7 @@ struct lb_flow {
 	bool used;
 	bool closing, graceful;
 	uint32_t peer;
-	struct pcmd_dp_region *r;
+	struct pcmd_plane_region *r;
 	uint64_t token; /* of the connect or accept that made it; 0 until pcmd knows it */
 	bool known;	/* pcmd knows this flow (connected or accepted) */
 	struct lb_fifo sends, recvs;
@@ -66,7 +66,7 @@ struct lb_flow {
 struct lb_listener {
 	bool used;
 	char addr[PCMD_ADDR_MAX];
-	struct pcmd_dp_region *r;
+	struct pcmd_plane_region *r;
 	uint32_t backlog;
 	uint32_t *waiting; /* flows not yet accepted */
 	uint32_t n_waiting;
@@ -74,10 +74,10 @@ struct lb_listener {
 	uint32_t n_accepts, cap_accepts;
 };
 
-struct pcmd_dp {
+struct pcmd_plane {
 	int efd;
 	uint64_t chunk_bytes;
-	struct pcmd_dp_event *evs;
+	struct pcmd_plane_event *evs;
 	uint32_t ev_head, ev_n, ev_cap;
 	struct lb_flow *flows;
 	uint32_t n_flows;
@@ -91,7 +91,7 @@ struct pcmd_dp {
 
 static void die(const char *what)
 {
-	fprintf(stderr, "dataplane_loopback: pcmd broke the seam's contract: %s\n", what);
+	fprintf(stderr, "plane_loopback: pcmd broke the seam's contract: %s\n", what);
 	abort();
 }
 
@@ -106,40 +106,40 @@ static void *grow(void *p, uint32_t *cap, size_t elem)
 	return q;
 }
 
-static void kick(struct pcmd_dp *dp)
+static void kick(struct pcmd_plane *pl)
 {
 	uint64_t one = 1;
 
-	if (write(dp->efd, &one, sizeof(one)) < 0)
+	if (write(pl->efd, &one, sizeof(one)) < 0)
 		die("eventfd write");
 }
 
-static void emit(struct pcmd_dp *dp, const struct pcmd_dp_event *ev)
+static void emit(struct pcmd_plane *pl, const struct pcmd_plane_event *ev)
 {
-	if (dp->ev_n == dp->ev_cap) {
-		struct pcmd_dp_event *n = calloc(dp->ev_cap ? dp->ev_cap * 2 : 64, sizeof(*n));
+	if (pl->ev_n == pl->ev_cap) {
+		struct pcmd_plane_event *n = calloc(pl->ev_cap ? pl->ev_cap * 2 : 64, sizeof(*n));
 
 		if (!n)
 			die("out of memory");
-		for (uint32_t i = 0; i < dp->ev_n; i++)
-			n[i] = dp->evs[(dp->ev_head + i) % dp->ev_cap];
-		free(dp->evs);
-		dp->evs = n;
-		dp->ev_head = 0;
-		dp->ev_cap = dp->ev_cap ? dp->ev_cap * 2 : 64;
+		for (uint32_t i = 0; i < pl->ev_n; i++)
+			n[i] = pl->evs[(pl->ev_head + i) % pl->ev_cap];
+		free(pl->evs);
+		pl->evs = n;
+		pl->ev_head = 0;
+		pl->ev_cap = pl->ev_cap ? pl->ev_cap * 2 : 64;
 	}
-	dp->evs[(dp->ev_head + dp->ev_n) % dp->ev_cap] = *ev;
-	dp->ev_n++;
-	kick(dp);
+	pl->evs[(pl->ev_head + pl->ev_n) % pl->ev_cap] = *ev;
+	pl->ev_n++;
+	kick(pl);
 }
 
-static void emit_simple(struct pcmd_dp *dp, uint32_t kind, int status, uint64_t token,
+static void emit_simple(struct pcmd_plane *pl, uint32_t kind, int status, uint64_t token,
 			uint64_t bytes, uint32_t flow)
 {
-	struct pcmd_dp_event ev = {
+	struct pcmd_plane_event ev = {
 	    .kind = kind, .status = status, .token = token, .bytes = bytes, .flow = flow};
 
-	emit(dp, &ev);
+	emit(pl, &ev);
 }
 
 static void fifo_push(struct lb_fifo *f, const struct lb_op *op)
@@ -172,174 +172,174 @@ static void fifo_pop(struct lb_fifo *f)
 }
 
 /* Complete everything queued on @f with @status. */
-static void fifo_fail(struct pcmd_dp *dp, struct lb_fifo *f, int status)
+static void fifo_fail(struct pcmd_plane *pl, struct lb_fifo *f, int status)
 {
 	while (f->n) {
-		emit_simple(dp, PCMD_DP_EV_COMPLETE, status, fifo_front(f)->token, 0, 0);
+		emit_simple(pl, PCMD_PLANE_EV_COMPLETE, status, fifo_front(f)->token, 0, 0);
 		fifo_pop(f);
 	}
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------- */
 
-static int lb_create(const struct pcmd_config *cfg, struct pcmd_dp **out, char *err, size_t err_len)
+static int lb_create(const struct pcmd_config *cfg, struct pcmd_plane **out, char *err, size_t err_len)
 {
-	struct pcmd_dp *dp = calloc(1, sizeof(*dp));
+	struct pcmd_plane *pl = calloc(1, sizeof(*pl));
 
-	if (!dp)
+	if (!pl)
 		return -ENOMEM;
-	dp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (dp->efd < 0) {
+	pl->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (pl->efd < 0) {
 		snprintf(err, err_len, "eventfd: %s", strerror(errno));
-		free(dp);
+		free(pl);
 		return -errno;
 	}
-	dp->chunk_bytes = cfg->datapath.chunk_bytes;
-	*out = dp;
+	pl->chunk_bytes = cfg->datapath.chunk_bytes;
+	*out = pl;
 	return 0;
 }
 
-static void lb_destroy(struct pcmd_dp *dp)
+static void lb_destroy(struct pcmd_plane *pl)
 {
-	for (uint32_t i = 0; i < dp->n_flows; i++) {
-		free(dp->flows[i].sends.ops);
-		free(dp->flows[i].recvs.ops);
+	for (uint32_t i = 0; i < pl->n_flows; i++) {
+		free(pl->flows[i].sends.ops);
+		free(pl->flows[i].recvs.ops);
 	}
-	for (uint32_t i = 0; i < dp->n_listeners; i++) {
-		free(dp->listeners[i].waiting);
-		free(dp->listeners[i].accepts);
+	for (uint32_t i = 0; i < pl->n_listeners; i++) {
+		free(pl->listeners[i].waiting);
+		free(pl->listeners[i].accepts);
 	}
-	free(dp->flows);
-	free(dp->listeners);
-	free(dp->evs);
-	close(dp->efd);
-	free(dp);
+	free(pl->flows);
+	free(pl->listeners);
+	free(pl->evs);
+	close(pl->efd);
+	free(pl);
 }
 
-static int lb_event_fd(struct pcmd_dp *dp)
+static int lb_event_fd(struct pcmd_plane *pl)
 {
-	return dp->efd;
+	return pl->efd;
 }
 
-static int lb_region_add(struct pcmd_dp *dp, void *base, size_t bytes, const char *host,
-			 uint64_t token, struct pcmd_dp_region **out, char *err, size_t err_len)
+static int lb_region_add(struct pcmd_plane *pl, void *base, size_t bytes, const char *host,
+			 uint64_t token, struct pcmd_plane_region **out, char *err, size_t err_len)
 {
 	(void)err;
 	(void)err_len;
-	struct pcmd_dp_region *r = calloc(1, sizeof(*r));
+	struct pcmd_plane_region *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
 	r->base = base;
 	r->bytes = bytes;
 	r->token = token;
-	r->id = ++dp->next_region_id;
+	r->id = ++pl->next_region_id;
 	if (host[0])
 		snprintf(r->name, sizeof(r->name), "%s", host);
 	else
 		snprintf(r->name, sizeof(r->name), "loopback-%u", r->id);
-	dp->regions++;
+	pl->regions++;
 	*out = r;
 	return 0;
 }
 
-static void lb_region_release(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+static void lb_region_release(struct pcmd_plane *pl, struct pcmd_plane_region *r)
 {
 	if (r->refs)
 		die("region released while flows or listeners still use it");
-	emit_simple(dp, PCMD_DP_EV_REGION_RELEASED, 0, r->token, 0, 0);
-	dp->regions--;
+	emit_simple(pl, PCMD_PLANE_EV_REGION_RELEASED, 0, r->token, 0, 0);
+	pl->regions--;
 	free(r);
 }
 
 /* ---- flows ----------------------------------------------------------------------------- */
 
-static uint32_t new_flow(struct pcmd_dp *dp, struct pcmd_dp_region *r)
+static uint32_t new_flow(struct pcmd_plane *pl, struct pcmd_plane_region *r)
 {
 	uint32_t i;
 
-	for (i = 0; i < dp->n_flows; i++)
-		if (!dp->flows[i].used)
+	for (i = 0; i < pl->n_flows; i++)
+		if (!pl->flows[i].used)
 			break;
-	if (i == dp->n_flows) {
-		struct lb_flow *n = realloc(dp->flows, (dp->n_flows + 1) * sizeof(*n));
+	if (i == pl->n_flows) {
+		struct lb_flow *n = realloc(pl->flows, (pl->n_flows + 1) * sizeof(*n));
 
 		if (!n)
 			die("out of memory");
-		dp->flows = n;
-		memset(&dp->flows[dp->n_flows++], 0, sizeof(*n));
+		pl->flows = n;
+		memset(&pl->flows[pl->n_flows++], 0, sizeof(*n));
 	}
-	free(dp->flows[i].sends.ops);
-	free(dp->flows[i].recvs.ops);
-	memset(&dp->flows[i], 0, sizeof(dp->flows[i]));
-	dp->flows[i].used = true;
-	dp->flows[i].peer = NONE;
-	dp->flows[i].r = r;
+	free(pl->flows[i].sends.ops);
+	free(pl->flows[i].recvs.ops);
+	memset(&pl->flows[i], 0, sizeof(pl->flows[i]));
+	pl->flows[i].used = true;
+	pl->flows[i].peer = NONE;
+	pl->flows[i].r = r;
 	r->refs++;
 	return i;
 }
 
-static struct lb_flow *flow_of(struct pcmd_dp *dp, uint32_t f)
+static struct lb_flow *flow_of(struct pcmd_plane *pl, uint32_t f)
 {
-	if (f >= dp->n_flows || !dp->flows[f].used)
+	if (f >= pl->n_flows || !pl->flows[f].used)
 		die("a flow id the data plane never gave, or already closed");
-	return &dp->flows[f];
+	return &pl->flows[f];
 }
 
 /* Break the link: the peer's outstanding work fails with -ECONNRESET. */
-static void unlink_peer(struct pcmd_dp *dp, struct lb_flow *fl)
+static void unlink_peer(struct pcmd_plane *pl, struct lb_flow *fl)
 {
 	if (fl->peer == NONE)
 		return;
-	struct lb_flow *p = &dp->flows[fl->peer];
+	struct lb_flow *p = &pl->flows[fl->peer];
 
-	fifo_fail(dp, &p->sends, -ECONNRESET);
-	fifo_fail(dp, &p->recvs, -ECONNRESET);
+	fifo_fail(pl, &p->sends, -ECONNRESET);
+	fifo_fail(pl, &p->recvs, -ECONNRESET);
 	p->peer = NONE;
 	fl->peer = NONE;
 }
 
-static void free_flow(struct pcmd_dp *dp, uint32_t f, bool report)
+static void free_flow(struct pcmd_plane *pl, uint32_t f, bool report)
 {
-	struct lb_flow *fl = &dp->flows[f];
+	struct lb_flow *fl = &pl->flows[f];
 
-	unlink_peer(dp, fl);
-	fifo_fail(dp, &fl->sends, -ECONNABORTED);
-	fifo_fail(dp, &fl->recvs, -ECONNABORTED);
+	unlink_peer(pl, fl);
+	fifo_fail(pl, &fl->sends, -ECONNABORTED);
+	fifo_fail(pl, &fl->recvs, -ECONNABORTED);
 	if (report)
-		emit_simple(dp, PCMD_DP_EV_CLOSED, 0, fl->token, 0, f);
+		emit_simple(pl, PCMD_PLANE_EV_CLOSED, 0, fl->token, 0, f);
 	fl->r->refs--;
 	fl->used = false;
 }
 
-static struct lb_listener *find_listener(struct pcmd_dp *dp, const char *addr)
+static struct lb_listener *find_listener(struct pcmd_plane *pl, const char *addr)
 {
-	for (uint32_t i = 0; i < dp->n_listeners; i++)
-		if (dp->listeners[i].used && strcmp(dp->listeners[i].addr, addr) == 0)
-			return &dp->listeners[i];
+	for (uint32_t i = 0; i < pl->n_listeners; i++)
+		if (pl->listeners[i].used && strcmp(pl->listeners[i].addr, addr) == 0)
+			return &pl->listeners[i];
 	return NULL;
 }
 
-static int lb_listen(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,
+static int lb_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
 		     uint32_t backlog, uint32_t *id)
 {
 	uint32_t i;
 
-	if (find_listener(dp, addr))
+	if (find_listener(pl, addr))
 		return -EADDRINUSE;
-	for (i = 0; i < dp->n_listeners; i++)
-		if (!dp->listeners[i].used)
+	for (i = 0; i < pl->n_listeners; i++)
+		if (!pl->listeners[i].used)
 			break;
-	if (i == dp->n_listeners) {
-		struct lb_listener *n = realloc(dp->listeners, (i + 1) * sizeof(*n));
+	if (i == pl->n_listeners) {
+		struct lb_listener *n = realloc(pl->listeners, (i + 1) * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		dp->listeners = n;
+		pl->listeners = n;
 		memset(&n[i], 0, sizeof(*n));
-		dp->n_listeners++;
+		pl->n_listeners++;
 	}
-	struct lb_listener *l = &dp->listeners[i];
+	struct lb_listener *l = &pl->listeners[i];
 
 	free(l->waiting);
 	free(l->accepts);
@@ -356,84 +356,84 @@ static int lb_listen(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *a
 	return 0;
 }
 
-static struct lb_listener *listener_of(struct pcmd_dp *dp, uint32_t id)
+static struct lb_listener *listener_of(struct pcmd_plane *pl, uint32_t id)
 {
-	if (id >= dp->n_listeners || !dp->listeners[id].used)
+	if (id >= pl->n_listeners || !pl->listeners[id].used)
 		die("a listener id the data plane never gave, or already closed");
-	return &dp->listeners[id];
+	return &pl->listeners[id];
 }
 
-static void match_accept(struct pcmd_dp *dp, struct lb_listener *l)
+static void match_accept(struct pcmd_plane *pl, struct lb_listener *l)
 {
 	while (l->n_waiting && l->n_accepts) {
 		uint32_t f = l->waiting[0];
-		struct lb_flow *fl = &dp->flows[f];
-		struct pcmd_dp_event ev = {
-		    .kind = PCMD_DP_EV_ACCEPTED, .token = l->accepts[0], .flow = f};
+		struct lb_flow *fl = &pl->flows[f];
+		struct pcmd_plane_event ev = {
+		    .kind = PCMD_PLANE_EV_ACCEPTED, .token = l->accepts[0], .flow = f};
 
 		memmove(l->waiting, l->waiting + 1, --l->n_waiting * sizeof(*l->waiting));
 		memmove(l->accepts, l->accepts + 1, --l->n_accepts * sizeof(*l->accepts));
 		fl->token = ev.token;
 		fl->known = true;
 		if (fl->peer != NONE)
-			snprintf(ev.peer, sizeof(ev.peer), "%s", dp->flows[fl->peer].r->name);
-		emit(dp, &ev);
+			snprintf(ev.peer, sizeof(ev.peer), "%s", pl->flows[fl->peer].r->name);
+		emit(pl, &ev);
 	}
 }
 
-static void lb_unlisten(struct pcmd_dp *dp, uint32_t id)
+static void lb_unlisten(struct pcmd_plane *pl, uint32_t id)
 {
-	struct lb_listener *l = listener_of(dp, id);
+	struct lb_listener *l = listener_of(pl, id);
 
 	for (uint32_t i = 0; i < l->n_accepts; i++)
-		emit_simple(dp, PCMD_DP_EV_ACCEPTED, -ECONNABORTED, l->accepts[i], 0, 0);
+		emit_simple(pl, PCMD_PLANE_EV_ACCEPTED, -ECONNABORTED, l->accepts[i], 0, 0);
 	/* Flows nobody accepted: pcmd never heard of them, so no CLOSED. */
 	for (uint32_t i = 0; i < l->n_waiting; i++)
-		free_flow(dp, l->waiting[i], false);
+		free_flow(pl, l->waiting[i], false);
 	l->n_accepts = l->n_waiting = 0;
 	l->r->refs--;
 	l->used = false;
 }
 
-static int lb_accept(struct pcmd_dp *dp, uint32_t id, uint64_t token)
+static int lb_accept(struct pcmd_plane *pl, uint32_t id, uint64_t token)
 {
-	struct lb_listener *l = listener_of(dp, id);
+	struct lb_listener *l = listener_of(pl, id);
 
 	if (l->n_accepts == l->cap_accepts)
 		l->accepts = grow(l->accepts, &l->cap_accepts, sizeof(*l->accepts));
 	l->accepts[l->n_accepts++] = token;
-	match_accept(dp, l);
+	match_accept(pl, l);
 	return 0;
 }
 
-static int lb_connect(struct pcmd_dp *dp, struct pcmd_dp_region *r, const char *addr,
-		      const struct pcmd_dp_flow_opts *opts, uint64_t token)
+static int lb_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
+		      const struct pcmd_plane_flow_opts *opts, uint64_t token)
 {
-	struct lb_listener *l = find_listener(dp, addr);
+	struct lb_listener *l = find_listener(pl, addr);
 	uint32_t a, b;
 
 	if (!l || l->n_waiting == l->backlog) {
-		emit_simple(dp, PCMD_DP_EV_CONNECTED, -ECONNREFUSED, token, 0, 0);
+		emit_simple(pl, PCMD_PLANE_EV_CONNECTED, -ECONNREFUSED, token, 0, 0);
 		return 0;
 	}
-	a = new_flow(dp, r);
-	b = new_flow(dp, l->r);
-	dp->flows[a].peer = b;
-	dp->flows[b].peer = a;
-	dp->flows[a].token = token;
-	dp->flows[a].known = true;
-	dp->flows[a].cc = opts->cc;
-	dp->flows[a].lb = opts->lb;
-	dp->flows[a].mode = opts->mode;
+	a = new_flow(pl, r);
+	b = new_flow(pl, l->r);
+	pl->flows[a].peer = b;
+	pl->flows[b].peer = a;
+	pl->flows[a].token = token;
+	pl->flows[a].known = true;
+	pl->flows[a].cc = opts->cc;
+	pl->flows[a].lb = opts->lb;
+	pl->flows[a].mode = opts->mode;
 	l->waiting[l->n_waiting++] = b;
-	emit_simple(dp, PCMD_DP_EV_CONNECTED, 0, token, 0, a);
-	match_accept(dp, l);
+	emit_simple(pl, PCMD_PLANE_EV_CONNECTED, 0, token, 0, a);
+	match_accept(pl, l);
 	return 0;
 }
 
-static int lb_flow_setup(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts *opts)
+static int lb_flow_setup(struct pcmd_plane *pl, uint32_t f, const struct pcmd_plane_flow_opts *opts)
 {
-	struct lb_flow *fl = flow_of(dp, f);
+	struct lb_flow *fl = flow_of(pl, f);
 
 	fl->cc = opts->cc;
 	fl->lb = opts->lb;
@@ -447,123 +447,123 @@ static void check_range(const struct lb_flow *fl, uint64_t off, uint64_t len)
 		die("a buffer outside the flow's region");
 }
 
-static int post(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t len, uint64_t token,
+static int post(struct pcmd_plane *pl, uint32_t f, uint64_t off, uint64_t len, uint64_t token,
 		bool send)
 {
-	struct lb_flow *fl = flow_of(dp, f);
+	struct lb_flow *fl = flow_of(pl, f);
 	struct lb_op op = {.token = token, .off = off, .len = len};
 
 	check_range(fl, off, len);
 	if (fl->closing || !fl->known)
 		die("a post on a flow pcmd is closing or does not know");
 	if (fl->peer == NONE) {
-		emit_simple(dp, PCMD_DP_EV_COMPLETE, -ECONNRESET, token, 0, 0);
+		emit_simple(pl, PCMD_PLANE_EV_COMPLETE, -ECONNRESET, token, 0, 0);
 		return 0;
 	}
 	fifo_push(send ? &fl->sends : &fl->recvs, &op);
 	if (send)
 		fl->st.in_flight_bytes += len;
-	kick(dp);
+	kick(pl);
 	return 0;
 }
 
-static int lb_post_send(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t len, uint64_t token)
+static int lb_post_send(struct pcmd_plane *pl, uint32_t f, uint64_t off, uint64_t len, uint64_t token)
 {
-	return post(dp, f, off, len, token, true);
+	return post(pl, f, off, len, token, true);
 }
 
-static int lb_post_recv(struct pcmd_dp *dp, uint32_t f, uint64_t off, uint64_t cap, uint64_t token)
+static int lb_post_recv(struct pcmd_plane *pl, uint32_t f, uint64_t off, uint64_t cap, uint64_t token)
 {
-	return post(dp, f, off, cap, token, false);
+	return post(pl, f, off, cap, token, false);
 }
 
-static void lb_close(struct pcmd_dp *dp, uint32_t f, bool abort_now)
+static void lb_close(struct pcmd_plane *pl, uint32_t f, bool abort_now)
 {
-	struct lb_flow *fl = flow_of(dp, f);
+	struct lb_flow *fl = flow_of(pl, f);
 
 	fl->closing = true;
 	fl->graceful = !abort_now;
 	if (abort_now || fl->sends.n == 0 || fl->peer == NONE)
-		free_flow(dp, f, true);
+		free_flow(pl, f, true);
 	/* Graceful with sends queued: finished by progress() once they are delivered. */
 }
 
-static int lb_flow_stats(struct pcmd_dp *dp, uint32_t f, struct pcmd_flow_measure *out)
+static int lb_flow_stats(struct pcmd_plane *pl, uint32_t f, struct pcmd_flow_measure *out)
 {
-	struct lb_flow *fl = flow_of(dp, f);
+	struct lb_flow *fl = flow_of(pl, f);
 
 	*out = fl->st;
 	out->valid = PCMD_FIELD_INFLIGHT;
 	return 0;
 }
 
-static int lb_set_policy(struct pcmd_dp *dp, uint32_t f, const struct pcmd_dp_flow_opts *opts)
+static int lb_set_policy(struct pcmd_plane *pl, uint32_t f, const struct pcmd_plane_flow_opts *opts)
 {
-	struct lb_flow *fl = flow_of(dp, f);
+	struct lb_flow *fl = flow_of(pl, f);
 
 	if (!opts->cc)
 		die("a policy change without a CC package");
 	fl->cc = opts->cc;
 	fl->lb = opts->lb;
 	fl->mode = opts->mode;
-	dp->swaps++;
+	pl->swaps++;
 	return 0;
 }
 
 /* ---- moving bytes ---------------------------------------------------------------------- */
 
 /* Move up to @budget chunks from @fl's first send into its peer's first receive. */
-static uint32_t progress_flow(struct pcmd_dp *dp, uint32_t f, uint32_t budget)
+static uint32_t progress_flow(struct pcmd_plane *pl, uint32_t f, uint32_t budget)
 {
-	struct lb_flow *fl = &dp->flows[f], *p;
+	struct lb_flow *fl = &pl->flows[f], *p;
 	uint32_t used = 0;
 
 	while (used < budget && fl->peer != NONE && fl->sends.n) {
 		struct lb_op *s = fifo_front(&fl->sends), *r;
 		uint64_t n;
 
-		p = &dp->flows[fl->peer];
+		p = &pl->flows[fl->peer];
 		r = fifo_front(&p->recvs);
 		if (!r)
 			break;
 		if (s->len > r->len) {
-			emit_simple(dp, PCMD_DP_EV_COMPLETE, -EMSGSIZE, s->token, 0, 0);
-			emit_simple(dp, PCMD_DP_EV_COMPLETE, -EMSGSIZE, r->token, 0, 0);
+			emit_simple(pl, PCMD_PLANE_EV_COMPLETE, -EMSGSIZE, s->token, 0, 0);
+			emit_simple(pl, PCMD_PLANE_EV_COMPLETE, -EMSGSIZE, r->token, 0, 0);
 			fl->st.in_flight_bytes -= s->len - s->done;
 			fifo_pop(&fl->sends);
 			fifo_pop(&p->recvs);
 			continue;
 		}
-		n = s->len - s->done < dp->chunk_bytes ? s->len - s->done : dp->chunk_bytes;
+		n = s->len - s->done < pl->chunk_bytes ? s->len - s->done : pl->chunk_bytes;
 		memcpy(p->r->base + r->off + s->done, fl->r->base + s->off + s->done, n);
 		s->done += n;
 		fl->st.in_flight_bytes -= n;
-		dp->bytes_copied += n;
+		pl->bytes_copied += n;
 		used++;
 		if (s->done < s->len)
 			continue;
-		emit_simple(dp, PCMD_DP_EV_COMPLETE, 0, s->token, s->len, 0);
-		emit_simple(dp, PCMD_DP_EV_COMPLETE, 0, r->token, s->len, 0);
+		emit_simple(pl, PCMD_PLANE_EV_COMPLETE, 0, s->token, s->len, 0);
+		emit_simple(pl, PCMD_PLANE_EV_COMPLETE, 0, r->token, s->len, 0);
 		fifo_pop(&fl->sends);
 		fifo_pop(&p->recvs);
 	}
 	if (fl->closing && fl->graceful && fl->sends.n == 0)
-		free_flow(dp, f, true);
+		free_flow(pl, f, true);
 	return used;
 }
 
-static bool progress(struct pcmd_dp *dp)
+static bool progress(struct pcmd_plane *pl)
 {
 	uint32_t budget = CHUNKS_PER_POLL;
 	bool more = false;
 
-	for (uint32_t f = 0; f < dp->n_flows; f++) {
-		struct lb_flow *fl = &dp->flows[f];
+	for (uint32_t f = 0; f < pl->n_flows; f++) {
+		struct lb_flow *fl = &pl->flows[f];
 
 		if (!fl->used || !fl->sends.n)
 			continue;
-		budget -= progress_flow(dp, f, budget);
-		if (fl->used && fl->sends.n && fl->peer != NONE && dp->flows[fl->peer].recvs.n)
+		budget -= progress_flow(pl, f, budget);
+		if (fl->used && fl->sends.n && fl->peer != NONE && pl->flows[fl->peer].recvs.n)
 			more = true;
 		if (budget == 0)
 			break;
@@ -571,44 +571,44 @@ static bool progress(struct pcmd_dp *dp)
 	return more;
 }
 
-static int lb_poll(struct pcmd_dp *dp, struct pcmd_dp_event *evs, int max)
+static int lb_poll(struct pcmd_plane *pl, struct pcmd_plane_event *evs, int max)
 {
 	uint64_t v;
 	int n = 0;
 
-	if (read(dp->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (read(pl->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
-	if (dp->ev_n < (uint32_t)max && progress(dp))
-		kick(dp);
-	while (n < max && dp->ev_n) {
-		evs[n++] = dp->evs[dp->ev_head];
-		dp->ev_head = (dp->ev_head + 1) % dp->ev_cap;
-		dp->ev_n--;
+	if (pl->ev_n < (uint32_t)max && progress(pl))
+		kick(pl);
+	while (n < max && pl->ev_n) {
+		evs[n++] = pl->evs[pl->ev_head];
+		pl->ev_head = (pl->ev_head + 1) % pl->ev_cap;
+		pl->ev_n--;
 	}
-	if (dp->ev_n)
-		kick(dp);
+	if (pl->ev_n)
+		kick(pl);
 	return n;
 }
 
-void pcmd_dp_loopback_usage(struct pcmd_dp *dp, struct pcmd_dp_loopback_usage *out)
+void pcmd_plane_loopback_usage(struct pcmd_plane *pl, struct pcmd_plane_loopback_usage *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->regions = dp->regions;
-	for (uint32_t i = 0; i < dp->n_flows; i++)
-		out->flows += dp->flows[i].used;
-	for (uint32_t i = 0; i < dp->n_listeners; i++)
-		out->listeners += dp->listeners[i].used;
-	out->queued_events = dp->ev_n;
-	out->bytes_copied = dp->bytes_copied;
-	out->policy_swaps = dp->swaps;
+	out->regions = pl->regions;
+	for (uint32_t i = 0; i < pl->n_flows; i++)
+		out->flows += pl->flows[i].used;
+	for (uint32_t i = 0; i < pl->n_listeners; i++)
+		out->listeners += pl->listeners[i].used;
+	out->queued_events = pl->ev_n;
+	out->bytes_copied = pl->bytes_copied;
+	out->policy_swaps = pl->swaps;
 }
 
-static uint64_t lb_max_message_bytes(struct pcmd_dp *dp)
+static uint64_t lb_max_message_bytes(struct pcmd_plane *pl)
 {
-	return MAX_CHUNKS * dp->chunk_bytes;
+	return MAX_CHUNKS * pl->chunk_bytes;
 }
 
-const struct pcmd_dp_ops pcmd_dp_loopback = {
+const struct pcmd_plane_ops pcmd_plane_loopback = {
     .name = "loopback (tests)",
     .create = lb_create,
     .destroy = lb_destroy,
