@@ -47,7 +47,7 @@ static void conn_sync(struct pcmd_client *c, uint32_t index)
 		return;
 	if (cn->state == PCMD_CONN_ESTABLISHED && !cn->user_closed && cn->has_plane_flow) {
 		bits |= PCMD_INTAKE_USABLE;
-		handle = pcmd_client_flow_handle(c, cn->plane_flow);
+		handle = pcmd_intake_flow_handle(c->intake, cn->plane_flow);
 	}
 	pcmd_intake_conn_set(c->intake, index, cn->gen, bits, handle);
 }
@@ -191,7 +191,7 @@ static int find_listener(struct pcmd_client *c, uint32_t id, uint32_t *index, ch
 static int reserve_completion(struct pcmd_client *c, char *err, size_t err_len)
 {
 	uint32_t outstanding = 0;
-	int rc = pcmd_client_reserve(c, &outstanding);
+	int rc = pcmd_intake_reserve(c->intake, &outstanding);
 
 	if (rc == -ENOBUFS)
 		snprintf(err, err_len,
@@ -239,7 +239,7 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 				pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "connect to '%s': %s", req->addr, strerror(-rc));
-		pcmd_client_unreserve(c);
+		pcmd_intake_unreserve(c->intake);
 		goto err_free;
 	}
 	d->counters.flows_opened++;
@@ -276,7 +276,7 @@ int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, c
 			       pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "accept on '%s': %s", c->listeners[lst].addr, strerror(-rc));
-		pcmd_client_unreserve(c);
+		pcmd_intake_unreserve(c->intake);
 		goto err_free;
 	}
 	return 0;
@@ -368,27 +368,53 @@ static bool event_fits(const struct pcmd_client *c, uint32_t index, uint32_t sta
 	return false;
 }
 
-void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev)
+/* The completion of a conn's CONNECT or ACCEPT, for the caller to post. */
+static void completion(struct pcmd_cqe *done, uint8_t op, uint32_t conn_id, uint64_t cookie,
+		       int status)
+{
+	memset(done, 0, sizeof(*done));
+	done->op = op;
+	done->status = status;
+	done->conn_id = conn_id;
+	done->cookie = cookie;
+}
+
+/* The data plane's flow @ev->flow now carries conn @index. */
+static void establish(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev)
+{
+	struct pcmd_conn *cn = &c->conns[index];
+
+	cn->has_plane_flow = true;
+	cn->plane_flow = ev->flow;
+	cn->state = PCMD_CONN_ESTABLISHED;
+}
+
+/* May a conn that just came up stay up? Not when its client or pcmd is going away. */
+static bool may_stay_up(const struct pcmd_client *c)
+{
+	return c->state == PCMD_CLIENT_ALIVE && c->d->phase == PCMD_PHASE_RUNNING;
+}
+
+bool pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev,
+			    struct pcmd_cqe *done)
 {
 	struct pcmd_conn *cn = &c->conns[index];
 	int status = ev->status;
 
 	if (!event_fits(c, index, PCMD_CONN_CONNECTING, "a connect"))
-		return;
+		return false;
 	if (status == 0) {
-		cn->has_plane_flow = true;
-		cn->plane_flow = ev->flow;
-		cn->state = PCMD_CONN_ESTABLISHED;
+		establish(c, index, ev);
 		conn_sync(c, index);
-		if (cn->user_closed || c->state != PCMD_CLIENT_ALIVE ||
-		    c->d->phase != PCMD_PHASE_RUNNING) {
+		if (cn->user_closed || !may_stay_up(c)) {
 			status = -ECONNABORTED;
 			start_close(c, index, true);
 		}
 	}
-	pcmd_client_complete(c, PCMD_OP_CONNECT, conn_id_of(c, index), cn->cookie, status, 0);
+	completion(done, PCMD_OP_CONNECT, conn_id_of(c, index), cn->cookie, status);
 	if (ev->status < 0)
 		free_conn(c, index);
+	return true;
 }
 
 static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev)
@@ -416,33 +442,32 @@ static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pc
 	return rc;
 }
 
-void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev)
+bool pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev,
+			   struct pcmd_cqe *done)
 {
 	struct pcmd_conn *cn = &c->conns[index];
 	int status = ev->status;
 
 	if (!event_fits(c, index, PCMD_CONN_ACCEPTING, "an accept"))
-		return;
+		return false;
 	if (status < 0) {
-		pcmd_client_complete(c, PCMD_OP_ACCEPT, 0, cn->cookie, status, 0);
+		completion(done, PCMD_OP_ACCEPT, 0, cn->cookie, status);
 		free_conn(c, index);
-		return;
+		return true;
 	}
-	cn->has_plane_flow = true;
-	cn->plane_flow = ev->flow;
-	cn->state = PCMD_CONN_ESTABLISHED;
+	establish(c, index, ev);
 	cn->flow_id = ++c->d->next_flow_id;
 	cn->opened_ns = pcmd_now_ns();
 	c->d->counters.flows_opened++;
 	status = setup_accepted(c, index, ev);
-	if (status == 0 && (c->state != PCMD_CLIENT_ALIVE || c->d->phase != PCMD_PHASE_RUNNING))
+	if (status == 0 && !may_stay_up(c))
 		status = -ECONNABORTED;
 	if (status < 0)
 		start_close(c, index, true);
 	else
 		conn_sync(c, index);
-	pcmd_client_complete(c, PCMD_OP_ACCEPT, status == 0 ? conn_id_of(c, index) : 0, cn->cookie,
-			     status, 0);
+	completion(done, PCMD_OP_ACCEPT, status == 0 ? conn_id_of(c, index) : 0, cn->cookie, status);
+	return true;
 }
 
 static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn,

@@ -32,76 +32,14 @@
 
 #define OWNER(ptr, member) ((struct pcmd *)((char *)(ptr)-offsetof(struct pcmd, member)))
 
-uint64_t pcmd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* ---- totals and status ----------------------------------------------------------------- */
-
-static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_totals *t)
-{
-	if (c->state == PCMD_CLIENT_ALIVE && !c->refused)
-		t->clients++;
-	if (c->chan)
-		t->cq_full_waits += pcmd_channel_cq_full_waits(c->chan);
-	if (c->intake) {
-		t->descriptors_ok += atomic_load_explicit(&c->intake->descriptors_ok,
-							  memory_order_relaxed);
-		t->descriptors_rejected += atomic_load_explicit(&c->intake->descriptors_rejected,
-								memory_order_relaxed);
-		t->completions += atomic_load_explicit(&c->intake->completions,
-						       memory_order_relaxed);
-	}
-	for (uint32_t i = 0; c->listeners && i < c->max_listeners; i++)
-		t->listeners += c->listeners[i].used;
-	for (uint32_t i = 0; c->conns && i < c->max_flows; i++) {
-		const struct pcmd_conn *cn = &c->conns[i];
-		struct pcmd_intake_counters n;
-		struct pcmd_flow_measure st;
-
-		if (cn->state == PCMD_CONN_FREE || cn->state == PCMD_CONN_ACCEPTING)
-			continue;
-		t->flows++;
-		pcmd_intake_conn_counters(c->intake, i, &n);
-		t->tx_bytes += n.tx_bytes;
-		t->rx_bytes += n.rx_bytes;
-		t->tx_msgs += n.tx_msgs;
-		t->rx_msgs += n.rx_msgs;
-		if (cn->state == PCMD_CONN_ESTABLISHED && cn->has_plane_flow &&
-		    d->plane_ops->flow_stats(d->plane, cn->plane_flow, &st) == 0 &&
-		    (st.valid & PCMD_FIELD_RETRANSMITS))
-			t->retransmits += st.retransmits;
-	}
-}
-
-void pcmd_totals(struct pcmd *d, struct pcmd_totals *t)
-{
-	const struct pcmd_counters *k = &d->counters;
-
-	memset(t, 0, sizeof(*t));
-	t->tx_bytes = k->closed_tx_bytes;
-	t->rx_bytes = k->closed_rx_bytes;
-	t->tx_msgs = k->closed_tx_msgs;
-	t->rx_msgs = k->closed_rx_msgs;
-	t->descriptors_ok = k->descriptors_ok;
-	t->descriptors_rejected = k->descriptors_rejected;
-	t->completions = k->completions;
-	t->region_bytes = d->region_bytes;
-	for (uint32_t s = 0; s < d->n_slots; s++)
-		if (d->slots[s])
-			add_client(d, d->slots[s], t);
-}
+/* ---- status ------------------------------------------------------------------------------ */
 
 void pcmd_status_line(struct pcmd *d, char *buf, size_t len)
 {
 	struct pcmd_totals t;
 	char rate[32];
 
-	pcmd_totals(d, &t);
+	pcmd_clients_totals(d, &t);
 	pcmd_format_rate(d->counters.goodput_bps, "bit/s", rate, sizeof(rate));
 	snprintf(buf, len, "%s: %llu clients, %llu flows, goodput %s",
 		 d->phase == PCMD_PHASE_RUNNING ? "running" : "stopping",
@@ -134,7 +72,7 @@ static void accept_done(struct pcmd_op *op, int res)
 
 	if (res >= 0) {
 		if (d->phase == PCMD_PHASE_RUNNING)
-			pcmd_client_accept(d, res);
+			pcmd_control_accept(d, res);
 		else
 			close(res);
 	} else if (res != -ECANCELED && d->phase == PCMD_PHASE_RUNNING) {
@@ -219,7 +157,7 @@ static void status_tick(struct pcmd_op *op, int res)
 
 	if (d->phase == PCMD_PHASE_DONE)
 		return;
-	pcmd_totals(d, &t);
+	pcmd_clients_totals(d, &t);
 	pcmd_stats_goodput_update(&d->counters, t.rx_bytes, pcmd_now_ns());
 	pcmd_clients_expire_refused(d, pcmd_now_ns());
 	pcmd_status_line(d, line, sizeof(line));
@@ -238,7 +176,7 @@ static void stats_tick(struct pcmd_op *op, int res)
 	if (d->phase == PCMD_PHASE_DONE)
 		return;
 	if (pcmd_writer_active(&d->output.stats)) {
-		pcmd_totals(d, &t);
+		pcmd_clients_totals(d, &t);
 		pcmd_stats_json_line(&d->counters, &t, now, now - d->start_ns, line, sizeof(line));
 		pcmd_writer_append(&d->output.stats, line);
 	}
@@ -631,19 +569,9 @@ void pcmd_destroy(struct pcmd *d)
 	if (d->plane)
 		d->plane_ops->destroy(d->plane);
 	d->plane = NULL;
-	for (uint32_t s = 0; d->slots && s < d->n_slots; s++) {
-		struct pcmd_client *c = d->slots[s];
-
-		if (!c)
-			continue;
-		if (c->chan)
-			pcmd_channel_destroy(c->chan);
-		close(c->fd);
-		free(c->conns);
-		free(c->listeners);
-		pcmd_intake_destroy(c->intake);
-		free(c);
-	}
+	for (uint32_t s = 0; d->slots && s < d->n_slots; s++)
+		if (d->slots[s])
+			pcmd_client_destroy(d->slots[s]);
 	pcmd_writer_close(&d->output.stats);
 	pcmd_writer_close(&d->output.records);
 	pcmd_control_close(d);

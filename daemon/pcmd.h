@@ -13,9 +13,11 @@
 #include <stdint.h>
 #include <sys/signalfd.h>
 
+#include "clock.h"
 #include "config.h"
-#include "plane.h"
 #include "loop.h"
+#include "phase.h"
+#include "plane.h"
 #include "policy.h"
 #include "stats.h"
 
@@ -23,13 +25,6 @@
 #define PCMD_SPARE_SLOTS 16
 
 struct pcmd_client;
-
-enum pcmd_phase {
-	PCMD_PHASE_RUNNING = 1,
-	PCMD_PHASE_DRAINING = 2, /* SIGTERM: no new clients or work; posted sends may finish */
-	PCMD_PHASE_ABORTING = 3, /* every flow aborted; waiting for the data plane to close them */
-	PCMD_PHASE_DONE = 4,
-};
 
 struct pcmd {
 	struct pcmd_config *cfg;
@@ -69,9 +64,6 @@ struct pcmd {
 	struct pcmd_counters counters;
 	struct pcmd_output output;
 };
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t pcmd_now_ns(void);
 
 /**
  * pcmd_main() - pcmd's command line: run the daemon, or --check-config.
@@ -137,8 +129,5 @@ void pcmd_plane_drain(struct pcmd *d);
 
 /* The one-line status for sd_notify and the log. */
 void pcmd_status_line(struct pcmd *d, char *buf, size_t len);
-
-/* Totals summed over clients and flows (for STATUS, STATS and the stats file). */
-void pcmd_totals(struct pcmd *d, struct pcmd_totals *t);
 
 #endif /* PCMD_PCMD_H */

@@ -10,9 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "control.h"
-#include "plane_loopback.h"
 #include "inproc.h"
+#include "plane_loopback.h"
+#include "request.h"
 
 int inproc_create(struct inproc *ip, const char *yaml)
 {
@@ -63,14 +63,14 @@ static void fill_hdr(struct inproc_client *cl, void *req, uint16_t type, size_t 
 static size_t handle(struct inproc *ip, struct inproc_client *cl, const void *msg, size_t len,
 		     void *reply, size_t cap, int *fds, int *n_fds)
 {
-	struct pcmd_control_in in = {.msg = msg, .len = len, .cred = &cl->c->cred};
+	struct pcmd_request_in in = {.msg = msg, .len = len, .cred = &cl->c->cred};
 	static _Alignas(8) uint8_t out[PCMD_MSG_MAX_BYTES];
 	size_t n;
 
 	in.truncated = len > PCMD_RECV_BYTES;
 	if (in.truncated)
 		in.len = PCMD_RECV_BYTES;
-	n = pcmd_control_handle(cl->c, &in, out, sizeof(out), fds, n_fds);
+	n = pcmd_request_handle(cl->c, &in, out, sizeof(out), fds, n_fds);
 	memcpy(reply, out, n < cap ? n : cap);
 	/* What the loop does after sending a refusal. */
 	if (cl->c->close_after_send)

@@ -3,7 +3,7 @@
  * inproc.h - pcmd driven in process, for the seeded randomized channel test
  * and the fuzzers: the daemon's core (config, policies, client table, loop,
  * the loopback data plane, or another) without its socket or signals; clients are
- * socketpairs whose requests go straight to pcmd_control_handle() and whose
+ * socketpairs whose requests go straight to pcmd_request_handle() and whose
  * rings the test reads and writes through its own mapping of the memfd. One
  * thread, no timing: the same calls give the same results.
  */
