@@ -163,8 +163,8 @@ int pcmd_client_start_data_path(struct pcmd_client *c, struct pcmd_channel *ch)
 	struct pcmd *d = c->d;
 	int doorbell = -1, rc;
 
-	rc = pcmd_intake_create(ch, c->key, c->max_flows, c->max_outstanding,
-				c->max_message_bytes, &d->phase, d->plane_fd, &c->intake);
+	rc = pcmd_intake_create(ch, c->key, c->max_flows, c->max_outstanding, c->max_message_bytes,
+				&d->phase, d->plane_fd, &c->intake);
 	if (rc < 0)
 		return rc;
 	c->chan = ch;
@@ -342,12 +342,12 @@ static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_
 	if (c->chan)
 		t->cq_full_waits += pcmd_channel_cq_full_waits(c->chan);
 	if (c->intake) {
-		t->descriptors_ok += atomic_load_explicit(&c->intake->descriptors_ok,
-							  memory_order_relaxed);
-		t->descriptors_rejected += atomic_load_explicit(&c->intake->descriptors_rejected,
-								memory_order_relaxed);
-		t->completions += atomic_load_explicit(&c->intake->completions,
-						       memory_order_relaxed);
+		t->descriptors_ok +=
+		    atomic_load_explicit(&c->intake->descriptors_ok, memory_order_relaxed);
+		t->descriptors_rejected +=
+		    atomic_load_explicit(&c->intake->descriptors_rejected, memory_order_relaxed);
+		t->completions +=
+		    atomic_load_explicit(&c->intake->completions, memory_order_relaxed);
 	}
 	for (uint32_t i = 0; c->listeners && i < c->max_listeners; i++)
 		t->listeners += c->listeners[i].used;

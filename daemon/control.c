@@ -322,4 +322,3 @@ static void send_done(struct pcmd_op *op, int res)
 	}
 	arm_recv(c);
 }
-

@@ -95,7 +95,7 @@ static void free_conn(struct pcmd_client *c, uint32_t index)
 }
 
 static void plane_opts_of(const struct pcmd_policy_choice *ch, uint32_t paths, bool rc,
-		       struct pcmd_plane_flow_opts *o)
+			  struct pcmd_plane_flow_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->cc = ch->cc->h.pkg;
@@ -143,7 +143,8 @@ int pcmd_flow_listen(struct pcmd_client *c, const struct pcmd_req_listen *req, u
 
 		if (l->used)
 			continue;
-		rc = d->plane_ops->listen(d->plane, c->region, req->addr, backlog, &l->plane_listener);
+		rc = d->plane_ops->listen(d->plane, c->region, req->addr, backlog,
+					  &l->plane_listener);
 		if (rc < 0) {
 			snprintf(err, err_len, "listen on '%s': %s", req->addr, strerror(-rc));
 			return rc;
@@ -236,7 +237,7 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 	snprintf(cn->peer, sizeof(cn->peer), "%s", req->addr);
 	plane_opts_of(&ch, req->opts.paths, req->opts.reliable_connected, &o);
 	rc = d->plane_ops->connect(d->plane, c->region, req->addr, &o,
-				pcmd_token(c->key, PCMD_TOKEN_CONN | index));
+				   pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "connect to '%s': %s", req->addr, strerror(-rc));
 		pcmd_intake_unreserve(c->intake);
@@ -273,7 +274,7 @@ int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, c
 	c->conns[index].cookie = req->cookie;
 	c->conns[index].listener = lst;
 	rc = d->plane_ops->accept(d->plane, c->listeners[lst].plane_listener,
-			       pcmd_token(c->key, PCMD_TOKEN_CONN | index));
+				  pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "accept on '%s': %s", c->listeners[lst].addr, strerror(-rc));
 		pcmd_intake_unreserve(c->intake);
@@ -395,8 +396,8 @@ static bool may_stay_up(const struct pcmd_client *c)
 	return c->state == PCMD_CLIENT_ALIVE && c->d->phase == PCMD_PHASE_RUNNING;
 }
 
-bool pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev,
-			    struct pcmd_cqe *done)
+bool pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index,
+			    const struct pcmd_plane_event *ev, struct pcmd_cqe *done)
 {
 	struct pcmd_conn *cn = &c->conns[index];
 	int status = ev->status;
@@ -466,7 +467,8 @@ bool pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct p
 		start_close(c, index, true);
 	else
 		conn_sync(c, index);
-	completion(done, PCMD_OP_ACCEPT, status == 0 ? conn_id_of(c, index) : 0, cn->cookie, status);
+	completion(done, PCMD_OP_ACCEPT, status == 0 ? conn_id_of(c, index) : 0, cn->cookie,
+		   status);
 	return true;
 }
 

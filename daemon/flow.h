@@ -101,8 +101,8 @@ int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcm
  * Return: true when @done is to be posted; false when the event did not fit
  * the conn (logged, nothing changed).
  */
-bool pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev,
-			    struct pcmd_cqe *done);
+bool pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index,
+			    const struct pcmd_plane_event *ev, struct pcmd_cqe *done);
 
 /* The same for an ACCEPTED event: @done is the PCMD_OP_ACCEPT completion. */
 bool pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev,

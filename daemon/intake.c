@@ -281,8 +281,11 @@ static bool port_arm(void *arg)
 int pcmd_intake_port_add(struct pcmd_intake *in, const struct pcmd_plane_ops *ops,
 			 struct pcmd_plane *pl, struct pcmd_plane_region *r, int *doorbell_fd)
 {
-	const struct pcmd_plane_port port = {.intake = port_intake, .complete = port_complete,
-					     .flush = port_flush, .arm = port_arm, .arg = in};
+	const struct pcmd_plane_port port = {.intake = port_intake,
+					     .complete = port_complete,
+					     .flush = port_flush,
+					     .arm = port_arm,
+					     .arg = in};
 	int rc = ops->port_add(pl, r, &port, doorbell_fd);
 
 	if (rc < 0)

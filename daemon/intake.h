@@ -112,7 +112,7 @@ struct pcmd_intake {
 	_Atomic uint32_t sends_outstanding;
 	_Atomic uint64_t descriptors_ok, descriptors_rejected, completions;
 	_Atomic int broken; /* the client's ring indices are corrupt: pcmd's loop disconnects it */
-	/* The data plane's port this intake is (pcmd_intake_port_add()); NULL: pcmd's loop runs it. */
+	/* The data plane's port this intake is (pcmd_intake_port_add()); NULL: the loop runs it. */
 	const struct pcmd_plane_ops *port_ops;
 	struct pcmd_plane *port_plane;
 	struct pcmd_plane_region *port_region;

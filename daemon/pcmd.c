@@ -398,11 +398,11 @@ static void note_max_message(const struct pcmd *d)
 	uint64_t given = pcmd_plane_max_message_bytes(d->plane_ops, d->plane, d->cfg);
 
 	if (given < d->cfg->limits.max_message_bytes)
-		pcmd_warn("limits.max_message_bytes (%llu) is above the %llu bytes data plane %s "
-			  "carries (4096 chunks of datapath.chunk_bytes): clients are given %llu",
-			  (unsigned long long)d->cfg->limits.max_message_bytes,
-			  (unsigned long long)given, pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg),
-			  (unsigned long long)given);
+		pcmd_warn(
+		    "limits.max_message_bytes (%llu) is above the %llu bytes data plane %s "
+		    "carries (4096 chunks of datapath.chunk_bytes): clients are given %llu",
+		    (unsigned long long)d->cfg->limits.max_message_bytes, (unsigned long long)given,
+		    pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg), (unsigned long long)given);
 }
 
 static int open_plane(struct pcmd *d, const struct pcmd_plane_ops *plane, char *err, size_t err_len)
@@ -467,7 +467,8 @@ static int created(struct pcmd *d, int rc, struct pcmd **out, char *err, size_t 
 }
 
 int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
-		     const struct pcmd_plane_ops *plane, struct pcmd **out, char *err, size_t err_len)
+		     const struct pcmd_plane_ops *plane, struct pcmd **out, char *err,
+		     size_t err_len)
 {
 	struct pcmd *d = calloc(1, sizeof(*d));
 	int rc;
@@ -528,7 +529,8 @@ int pcmd_run(struct pcmd *d)
 	if (d->watchdog_ns)
 		arm_timer(d, &d->watchdog_timer, watchdog_tick, d->watchdog_ns);
 	pcmd_info("listening on %s (datapath %s, data plane %s, %u rule(s), %u policies)",
-		  d->cfg->socket.path, pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg), d->plane_ops->name, d->cfg->policies.n_rules, d->policies->n);
+		  d->cfg->socket.path, pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg),
+		  d->plane_ops->name, d->cfg->policies.n_rules, d->policies->n);
 	pcmd_status_line(d, line, sizeof(line));
 	pcmd_notify_ready(line);
 	while (d->phase != PCMD_PHASE_DONE) {

@@ -104,7 +104,8 @@ int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
  * Return: 0 or -errno.
  */
 int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
-		     const struct pcmd_plane_ops *plane, struct pcmd **out, char *err, size_t err_len);
+		     const struct pcmd_plane_ops *plane, struct pcmd **out, char *err,
+		     size_t err_len);
 
 /* Run until SIGTERM/SIGINT has drained everything. Return: 0 or -errno. */
 int pcmd_run(struct pcmd *d);

@@ -43,7 +43,7 @@ const char *pcmd_plane_ops_check(const struct pcmd_plane_ops *ops)
 }
 
 const char *pcmd_plane_datapath(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl,
-			     const struct pcmd_config *cfg)
+				const struct pcmd_config *cfg)
 {
 	if (ops && pl && ops->datapath)
 		return ops->datapath(pl);
@@ -51,7 +51,7 @@ const char *pcmd_plane_datapath(const struct pcmd_plane_ops *ops, struct pcmd_pl
 }
 
 uint64_t pcmd_plane_max_message_bytes(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl,
-				   const struct pcmd_config *cfg)
+				      const struct pcmd_config *cfg)
 {
 	uint64_t limit = cfg->limits.max_message_bytes;
 	uint64_t carried = ops && pl && ops->max_message_bytes ? ops->max_message_bytes(pl) : 0;

@@ -65,9 +65,9 @@ struct pcmd_plane_region;
 
 enum pcmd_plane_event_kind {
 	PCMD_PLANE_EV_COMPLETE = 1,    /* a send or receive finished: status, bytes */
-	PCMD_PLANE_EV_CONNECTED,	    /* connect() finished: status, flow */
-	PCMD_PLANE_EV_ACCEPTED,	    /* accept() matched a peer: status, flow, peer */
-	PCMD_PLANE_EV_CLOSED,	    /* flow closed: no more events for it */
+	PCMD_PLANE_EV_CONNECTED,       /* connect() finished: status, flow */
+	PCMD_PLANE_EV_ACCEPTED,	       /* accept() matched a peer: status, flow, peer */
+	PCMD_PLANE_EV_CLOSED,	       /* flow closed: no more events for it */
 	PCMD_PLANE_EV_REGION_RELEASED, /* the region's memory is no longer touched */
 };
 
@@ -92,7 +92,7 @@ struct pcmd_plane_flow_opts {
 
 /* How a port's intake posts a checked descriptor: @handle is flow_handle()'s. */
 typedef int (*pcmd_plane_post_fn)(void *post_arg, uint64_t handle, uint8_t op, uint64_t offset,
-			       uint64_t len, uint64_t token);
+				  uint64_t len, uint64_t token);
 
 /* A client's descriptor path, run by the data plane's thread (intake.h). */
 struct pcmd_plane_port {
@@ -120,7 +120,8 @@ struct pcmd_plane_ops {
 	/* A client's data area. @host: softnic host to attach as ("" any). On
 	 * failure @err may say why, for the client (naming the limit or key). */
 	int (*region_add)(struct pcmd_plane *pl, void *base, size_t bytes, const char *host,
-			  uint64_t token, struct pcmd_plane_region **out, char *err, size_t err_len);
+			  uint64_t token, struct pcmd_plane_region **out, char *err,
+			  size_t err_len);
 	void (*region_release)(struct pcmd_plane *pl, struct pcmd_plane_region *r);
 
 	int (*listen)(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
@@ -130,7 +131,8 @@ struct pcmd_plane_ops {
 	int (*connect)(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
 		       const struct pcmd_plane_flow_opts *opts, uint64_t token);
 	/* The options of a flow that accept() produced, before its first post. */
-	int (*flow_setup)(struct pcmd_plane *pl, uint32_t flow, const struct pcmd_plane_flow_opts *opts);
+	int (*flow_setup)(struct pcmd_plane *pl, uint32_t flow,
+			  const struct pcmd_plane_flow_opts *opts);
 
 	/* Without ports only (a data plane with ports leaves them NULL). */
 	int (*post_send)(struct pcmd_plane *pl, uint32_t flow, uint64_t offset, uint64_t len,
@@ -142,7 +144,8 @@ struct pcmd_plane_ops {
 	/* The flow's figures (pcmd_flow_measure, proto.h); valid says which it measures. */
 	int (*flow_stats)(struct pcmd_plane *pl, uint32_t flow, struct pcmd_flow_measure *out);
 	/* Swap the flow's packages live (the shells' swap): nothing lost or doubled. */
-	int (*set_policy)(struct pcmd_plane *pl, uint32_t flow, const struct pcmd_plane_flow_opts *opts);
+	int (*set_policy)(struct pcmd_plane *pl, uint32_t flow,
+			  const struct pcmd_plane_flow_opts *opts);
 	/* Optional: the datapath it runs ("null", "softnic", "verbs"); NULL: the config's. */
 	const char *(*datapath)(struct pcmd_plane *pl);
 	/* Optional: the longest message its datapath carries; NULL or 0: no limit of its own. */
@@ -166,7 +169,7 @@ struct pcmd_plane_ops {
  * Return: what the data plane says, else the configuration's resolved kind.
  */
 const char *pcmd_plane_datapath(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl,
-			     const struct pcmd_config *cfg);
+				const struct pcmd_config *cfg);
 
 /**
  * pcmd_plane_max_message_bytes() - the longest message pcmd lets a client post.
@@ -179,7 +182,7 @@ const char *pcmd_plane_datapath(const struct pcmd_plane_ops *ops, struct pcmd_pl
  * accepts is refused by the engine afterwards.
  */
 uint64_t pcmd_plane_max_message_bytes(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl,
-				   const struct pcmd_config *cfg);
+				      const struct pcmd_config *cfg);
 
 /**
  * pcmd_plane_ops_check() - check that an ops table is complete.

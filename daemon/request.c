@@ -262,8 +262,8 @@ static size_t on_region(struct req *r)
 		return fail(r, rc, "cannot create the shared region: %s", strerror(-rc));
 	err[0] = '\0';
 	rc = d->plane_ops->region_add(d->plane, ch->base + lay.data_off, lay.data_bytes, q->host,
-				   pcmd_token(c->key, PCMD_TOKEN_REGION), &c->region, err,
-				   sizeof(err));
+				      pcmd_token(c->key, PCMD_TOKEN_REGION), &c->region, err,
+				      sizeof(err));
 	if (rc < 0) {
 		pcmd_channel_destroy(ch);
 		return fail(r, rc, "the data plane cannot use the region%s%s: %s",
@@ -405,7 +405,8 @@ static size_t on_status(struct req *r)
 	p->rules = d->cfg->policies.n_rules;
 	p->state = d->phase == PCMD_PHASE_RUNNING ? PCMD_STATE_RUNNING : PCMD_STATE_DRAINING;
 	p->config_generation = d->generation;
-	snprintf(p->datapath, sizeof(p->datapath), "%s", pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg));
+	snprintf(p->datapath, sizeof(p->datapath), "%s",
+		 pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg));
 	snprintf(p->version, sizeof(p->version), "%s", PCM_VERSION);
 	snprintf(p->config_path, sizeof(p->config_path), "%.*s", (int)sizeof(p->config_path) - 1,
 		 d->config_path);

@@ -24,6 +24,8 @@
 
 #include "config.h"
 #include "plane_loopback.h"
+#include "xp_accept_queue.h"
+#include "xp_range.h"
 
 #define NONE UINT32_MAX
 #define CHUNKS_PER_POLL 16
@@ -67,11 +69,7 @@ struct lb_listener {
 	bool used;
 	char addr[PCMD_ADDR_MAX];
 	struct pcmd_plane_region *r;
-	uint32_t backlog;
-	uint32_t *waiting; /* flows not yet accepted */
-	uint32_t n_waiting;
-	uint64_t *accepts; /* accept tokens not yet matched */
-	uint32_t n_accepts, cap_accepts;
+	struct xp_accept_queue q; /* flows not yet accepted, accept tokens not yet matched */
 };
 
 struct pcmd_plane {
@@ -93,17 +91,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "plane_loopback: pcmd broke the seam's contract: %s\n", what);
 	abort();
-}
-
-static void *grow(void *p, uint32_t *cap, size_t elem)
-{
-	uint32_t n = *cap ? *cap * 2 : 16;
-	void *q = realloc(p, n * elem);
-
-	if (!q)
-		die("out of memory");
-	*cap = n;
-	return q;
 }
 
 static void kick(struct pcmd_plane *pl)
@@ -182,7 +169,8 @@ static void fifo_fail(struct pcmd_plane *pl, struct lb_fifo *f, int status)
 
 /* ---- lifecycle ------------------------------------------------------------------------- */
 
-static int lb_create(const struct pcmd_config *cfg, struct pcmd_plane **out, char *err, size_t err_len)
+static int lb_create(const struct pcmd_config *cfg, struct pcmd_plane **out, char *err,
+		     size_t err_len)
 {
 	struct pcmd_plane *pl = calloc(1, sizeof(*pl));
 
@@ -205,10 +193,8 @@ static void lb_destroy(struct pcmd_plane *pl)
 		free(pl->flows[i].sends.ops);
 		free(pl->flows[i].recvs.ops);
 	}
-	for (uint32_t i = 0; i < pl->n_listeners; i++) {
-		free(pl->listeners[i].waiting);
-		free(pl->listeners[i].accepts);
-	}
+	for (uint32_t i = 0; i < pl->n_listeners; i++)
+		xp_accept_queue_fini(&pl->listeners[i].q);
 	free(pl->flows);
 	free(pl->listeners);
 	free(pl->evs);
@@ -341,15 +327,11 @@ static int lb_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, const c
 	}
 	struct lb_listener *l = &pl->listeners[i];
 
-	free(l->waiting);
-	free(l->accepts);
 	memset(l, 0, sizeof(*l));
-	l->waiting = calloc(backlog, sizeof(*l->waiting));
-	if (!l->waiting)
+	if (xp_accept_queue_init(&l->q, backlog) < 0)
 		return -ENOMEM;
 	l->used = true;
 	l->r = r;
-	l->backlog = backlog;
 	snprintf(l->addr, sizeof(l->addr), "%s", addr);
 	r->refs++;
 	*id = i;
@@ -365,14 +347,13 @@ static struct lb_listener *listener_of(struct pcmd_plane *pl, uint32_t id)
 
 static void match_accept(struct pcmd_plane *pl, struct lb_listener *l)
 {
-	while (l->n_waiting && l->n_accepts) {
-		uint32_t f = l->waiting[0];
+	uint64_t f, token;
+
+	while (xp_accept_queue_match(&l->q, &f, &token)) {
 		struct lb_flow *fl = &pl->flows[f];
 		struct pcmd_plane_event ev = {
-		    .kind = PCMD_PLANE_EV_ACCEPTED, .token = l->accepts[0], .flow = f};
+		    .kind = PCMD_PLANE_EV_ACCEPTED, .token = token, .flow = (uint32_t)f};
 
-		memmove(l->waiting, l->waiting + 1, --l->n_waiting * sizeof(*l->waiting));
-		memmove(l->accepts, l->accepts + 1, --l->n_accepts * sizeof(*l->accepts));
 		fl->token = ev.token;
 		fl->known = true;
 		if (fl->peer != NONE)
@@ -384,13 +365,14 @@ static void match_accept(struct pcmd_plane *pl, struct lb_listener *l)
 static void lb_unlisten(struct pcmd_plane *pl, uint32_t id)
 {
 	struct lb_listener *l = listener_of(pl, id);
+	uint64_t v;
 
-	for (uint32_t i = 0; i < l->n_accepts; i++)
-		emit_simple(pl, PCMD_PLANE_EV_ACCEPTED, -ECONNABORTED, l->accepts[i], 0, 0);
+	while (xp_accept_queue_take_accept(&l->q, &v))
+		emit_simple(pl, PCMD_PLANE_EV_ACCEPTED, -ECONNABORTED, v, 0, 0);
 	/* Flows nobody accepted: pcmd never heard of them, so no CLOSED. */
-	for (uint32_t i = 0; i < l->n_waiting; i++)
-		free_flow(pl, l->waiting[i], false);
-	l->n_accepts = l->n_waiting = 0;
+	while (xp_accept_queue_take_dial(&l->q, &v))
+		free_flow(pl, (uint32_t)v, false);
+	xp_accept_queue_fini(&l->q);
 	l->r->refs--;
 	l->used = false;
 }
@@ -399,9 +381,8 @@ static int lb_accept(struct pcmd_plane *pl, uint32_t id, uint64_t token)
 {
 	struct lb_listener *l = listener_of(pl, id);
 
-	if (l->n_accepts == l->cap_accepts)
-		l->accepts = grow(l->accepts, &l->cap_accepts, sizeof(*l->accepts));
-	l->accepts[l->n_accepts++] = token;
+	if (xp_accept_queue_accept(&l->q, token) < 0)
+		die("out of memory");
 	match_accept(pl, l);
 	return 0;
 }
@@ -412,7 +393,7 @@ static int lb_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, const 
 	struct lb_listener *l = find_listener(pl, addr);
 	uint32_t a, b;
 
-	if (!l || l->n_waiting == l->backlog) {
+	if (!l || xp_accept_queue_full(&l->q)) {
 		emit_simple(pl, PCMD_PLANE_EV_CONNECTED, -ECONNREFUSED, token, 0, 0);
 		return 0;
 	}
@@ -425,7 +406,7 @@ static int lb_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, const 
 	pl->flows[a].cc = opts->cc;
 	pl->flows[a].lb = opts->lb;
 	pl->flows[a].mode = opts->mode;
-	l->waiting[l->n_waiting++] = b;
+	(void)xp_accept_queue_dial(&l->q, b); /* not full: looked at above */
 	emit_simple(pl, PCMD_PLANE_EV_CONNECTED, 0, token, 0, a);
 	match_accept(pl, l);
 	return 0;
@@ -443,7 +424,7 @@ static int lb_flow_setup(struct pcmd_plane *pl, uint32_t f, const struct pcmd_pl
 
 static void check_range(const struct lb_flow *fl, uint64_t off, uint64_t len)
 {
-	if (off > fl->r->bytes || len > fl->r->bytes - off)
+	if (!xp_range_within(off, len, fl->r->bytes))
 		die("a buffer outside the flow's region");
 }
 
@@ -467,12 +448,14 @@ static int post(struct pcmd_plane *pl, uint32_t f, uint64_t off, uint64_t len, u
 	return 0;
 }
 
-static int lb_post_send(struct pcmd_plane *pl, uint32_t f, uint64_t off, uint64_t len, uint64_t token)
+static int lb_post_send(struct pcmd_plane *pl, uint32_t f, uint64_t off, uint64_t len,
+			uint64_t token)
 {
 	return post(pl, f, off, len, token, true);
 }
 
-static int lb_post_recv(struct pcmd_plane *pl, uint32_t f, uint64_t off, uint64_t cap, uint64_t token)
+static int lb_post_recv(struct pcmd_plane *pl, uint32_t f, uint64_t off, uint64_t cap,
+			uint64_t token)
 {
 	return post(pl, f, off, cap, token, false);
 }
