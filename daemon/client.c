@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * client.c - a client's life in pcmd: accepted with its credentials checked,
- * one control request at a time on the loop, its submissions taken from the
- * ring when its doorbell rings, its data-plane events routed back, and, when
+ * client.c - a client's life in pcmd: made with its credentials checked
+ * (access.h; its control requests are control.c's), its submissions taken
+ * from the ring when its doorbell rings, its data-plane events routed back
+ * (a connect's or accept's completion as flow.c returns it), and, when
  * its socket hangs up (exit, crash, SIGKILL), everything it held reclaimed:
  * flows aborted, listeners closed, region released by the data plane and then
  * unmapped, fds closed, tables freed.

@@ -204,6 +204,26 @@ static int reserve_completion(struct pcmd_client *c, char *err, size_t err_len)
 	return rc;
 }
 
+/* A free conn with its completion slot reserved, for a CONNECT or an ACCEPT. */
+static int open_conn(struct pcmd_client *c, uint32_t *index, char *err, size_t err_len)
+{
+	int rc = alloc_conn(c, index, err, err_len);
+
+	if (rc < 0)
+		return rc;
+	rc = reserve_completion(c, err, err_len);
+	if (rc < 0)
+		free_conn(c, *index);
+	return rc;
+}
+
+/* The data plane refused the request: the conn and its slot go back. */
+static void drop_conn(struct pcmd_client *c, uint32_t index)
+{
+	pcmd_intake_unreserve(c->intake);
+	free_conn(c, index);
+}
+
 int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req, uint32_t *conn_id,
 		      char *err, size_t err_len)
 {
@@ -220,12 +240,9 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 		rc = pcmd_policies_choose(d->policies, d->cfg, req->addr, &req->opts, &ch, err,
 					  err_len);
 	if (rc == 0)
-		rc = alloc_conn(c, &index, err, err_len);
+		rc = open_conn(c, &index, err, err_len);
 	if (rc < 0)
 		return rc;
-	rc = reserve_completion(c, err, err_len);
-	if (rc < 0)
-		goto err_free;
 	cn = &c->conns[index];
 	cn->state = PCMD_CONN_CONNECTING;
 	conn_sync(c, index);
@@ -240,16 +257,12 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 				   pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "connect to '%s': %s", req->addr, strerror(-rc));
-		pcmd_intake_unreserve(c->intake);
-		goto err_free;
+		drop_conn(c, index);
+		return rc;
 	}
 	d->counters.flows_opened++;
 	*conn_id = conn_id_of(c, index);
 	return 0;
-
-err_free:
-	free_conn(c, index);
-	return rc;
 }
 
 int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, char *err,
@@ -264,12 +277,9 @@ int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, c
 	if (rc == 0)
 		rc = find_listener(c, req->listener_id, &lst, err, err_len);
 	if (rc == 0)
-		rc = alloc_conn(c, &index, err, err_len);
+		rc = open_conn(c, &index, err, err_len);
 	if (rc < 0)
 		return rc;
-	rc = reserve_completion(c, err, err_len);
-	if (rc < 0)
-		goto err_free;
 	c->conns[index].state = PCMD_CONN_ACCEPTING;
 	c->conns[index].cookie = req->cookie;
 	c->conns[index].listener = lst;
@@ -277,13 +287,8 @@ int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, c
 				  pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "accept on '%s': %s", c->listeners[lst].addr, strerror(-rc));
-		pcmd_intake_unreserve(c->intake);
-		goto err_free;
+		drop_conn(c, index);
 	}
-	return 0;
-
-err_free:
-	free_conn(c, index);
 	return rc;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plane_engine.h - the data plane pcmd ships: the seam (plane.h)
- * bound to the transport engine (plane_engine.c).
+ * bound to the transport engine (plane_engine*.c).
  */
 #ifndef PCMD_PLANE_ENGINE_H
 #define PCMD_PLANE_ENGINE_H
@@ -18,7 +18,7 @@ struct pcmd_plane_engine_usage {
 
 /**
  * pcmd_plane_engine_usage() - count what @pl holds (pcmd's loop thread only).
- * @dp: a data plane from pcmd_plane_engine.create.
+ * @pl: a data plane from pcmd_plane_engine.create.
  * @out: the counts.
  */
 void pcmd_plane_engine_usage(struct pcmd_plane *pl, struct pcmd_plane_engine_usage *out);
