@@ -481,18 +481,27 @@ static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn,
 			 const struct pcmd_intake_counters *n)
 {
 	struct pcmd *d = c->d;
+	struct pcmd_flow_record r = {
+	    .flow_id = cn->flow_id,
+	    .client_id = c->id,
+	    .pid = (uint32_t)c->cred.pid,
+	    .uid = (uint32_t)c->cred.uid,
+	    .peer = cn->peer,
+	    .policy = cn->choice.cc ? cn->choice.cc->h.pkg->name : "",
+	    .lb_policy = cn->choice.lb ? cn->choice.lb->h.pkg->name : "",
+	    .mode = pcmd_shell_mode_name(cn->choice.mode),
+	    .opened_ns = cn->opened_ns,
+	    .duration_ns = pcmd_now_ns() - cn->opened_ns,
+	    .tx_bytes = n->tx_bytes,
+	    .rx_bytes = n->rx_bytes,
+	    .tx_msgs = n->tx_msgs,
+	    .rx_msgs = n->rx_msgs,
+	};
 	char row[1024];
 
 	if (!pcmd_writer_active(&d->output.records))
 		return;
-	snprintf(row, sizeof(row), "%u,%u,%u,%u,%s,%s,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu\n",
-		 cn->flow_id, c->id, (unsigned)c->cred.pid, (unsigned)c->cred.uid, cn->peer,
-		 cn->choice.cc ? cn->choice.cc->h.pkg->name : "",
-		 cn->choice.lb ? cn->choice.lb->h.pkg->name : "",
-		 pcmd_shell_mode_name(cn->choice.mode), (unsigned long long)cn->opened_ns,
-		 (unsigned long long)(pcmd_now_ns() - cn->opened_ns),
-		 (unsigned long long)n->tx_bytes, (unsigned long long)n->rx_bytes,
-		 (unsigned long long)n->tx_msgs, (unsigned long long)n->rx_msgs);
+	pcmd_stats_record_line(&r, row, sizeof(row));
 	pcmd_writer_append(&d->output.records, row);
 }
 
