@@ -50,7 +50,9 @@
 #include "blob.h"
 #include "builtin.h"
 #include "engine.h"
+#include "tp_error.h"
 #include "xp_accept_queue.h"
+#include "xp_range.h"
 
 #define DEFAULT_POLICY "swift"
 #define MAX_ENGINES 64u
@@ -117,7 +119,7 @@ struct ip_ep {
 	struct xp_waiter waiter;
 	struct xp_boot *boot;
 	bool listening;
-	struct xp_accept_queue accepts; /* dials (struct incoming *) and accept() cookies */
+	struct xp_accept_queue accepts;       /* dials (struct incoming *) and accept() cookies */
 	struct ip_mr *mrs;
 	struct qent *q;                       /* ring of completions */
 	uint32_t q_head, q_len, q_cap;
@@ -192,15 +194,6 @@ static int ctl_run(struct ip_ep *ep, uint32_t i, struct xp_ctl *ctl)
 	if (ctl->status < 0 && ctl->diag.msg[0])
 		pcm_tp_set_error(ctl->status, "%s", ctl->diag.msg);
 	return ctl->status;
-}
-
-static struct xp_ctl *ctl_new(uint8_t op)
-{
-	struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
-
-	if (ctl)
-		ctl->op = op;
-	return ctl;
 }
 
 /* ---- policies ---------------------------------------------------------------------------------- */
@@ -546,7 +539,7 @@ static int ip_connect(struct pcm_tp_endpoint *base, const char *addr,
 
 	if (!addr || !addr[0])
 		return pcm_tp_set_error(-EINVAL, "connect: no address");
-	ctl = ctl_new(XP_CTL_CONN_OPEN);
+	ctl = xp_ctl_new(XP_CTL_CONN_OPEN);
 	if (!ctl)
 		return pcm_tp_set_error(-ENOMEM, "connect: out of memory");
 	pthread_mutex_lock(&ep->lock);
@@ -586,7 +579,7 @@ out:
 static void dial_answered(struct ip_ep *ep, const struct xp_boot_event *ev)
 {
 	struct ip_conn *c = (struct ip_conn *)(uintptr_t)ev->token;
-	struct xp_ctl *ctl = ctl_new(XP_CTL_CONN_BIND);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_CONN_BIND);
 	int rc = ev->status;
 
 	if (!ctl)
@@ -617,7 +610,7 @@ static void dial_answered(struct ip_ep *ep, const struct xp_boot_event *ev)
 /* Take dial @in for the oldest accept(): one ACCEPT completion. */
 static void accept_one(struct ip_ep *ep, const struct incoming *in, uint64_t cookie)
 {
-	struct xp_ctl *ctl = ctl_new(XP_CTL_CONN_ACCEPT);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_CONN_ACCEPT);
 	struct xp_conn_blob peer;
 	const char *why = "";
 	uint32_t i = engine_pick(ep);
@@ -726,7 +719,7 @@ static int ip_conn_set_policy(struct pcm_tp_conn *base, const struct pcm_tp_conn
 {
 	struct ip_conn *c = conn_of(base);
 	struct ip_ep *ep = c->ep;
-	struct xp_ctl *ctl = ctl_new(XP_CTL_SET_CC);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_SET_CC);
 	int rc;
 
 	if (!ctl)
@@ -750,7 +743,7 @@ static int ip_conn_set_policy(struct pcm_tp_conn *base, const struct pcm_tp_conn
 static int mr_make(struct ip_ep *ep, void *addr, size_t len, bool owned, struct ip_mr **out)
 {
 	struct ip_mr *m = calloc(1, sizeof(*m) + ep->n_eng * sizeof(uint32_t));
-	struct xp_ctl *ctl = ctl_new(XP_CTL_MR_REG);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_MR_REG);
 	uint32_t i;
 	int rc = 0;
 
@@ -806,7 +799,7 @@ static int ip_mr_reg(struct pcm_tp_endpoint *base, void *addr, size_t len, struc
 /* Unlink @m and deregister it from every engine. */
 static void mr_unmake(struct ip_ep *ep, struct ip_mr *m)
 {
-	struct xp_ctl *ctl = ctl_new(XP_CTL_MR_DEREG);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_MR_DEREG);
 
 	for (struct ip_mr **p = &ep->mrs; *p; p = &(*p)->next)
 		if (*p == m) {
@@ -876,9 +869,7 @@ static void ip_mem_free(struct pcm_tp_endpoint *base, void *p)
 
 static bool within(const struct ip_mr *m, const void *buf, size_t len)
 {
-	uintptr_t a = (uintptr_t)m->addr, b = (uintptr_t)buf;
-
-	return b >= a && len <= m->len && b - a <= m->len - len;
+	return xp_range_within_ptr(m->addr, m->len, buf, len);
 }
 
 /*

@@ -337,7 +337,7 @@ struct xp_boot {
 
 /* The in-process name registry (null, softnic): boot_registry.c. */
 extern const struct xp_boot_ops xp_boot_registry_ops;
-/* TCP ("host:port"; verbs, and null across processes): boot_tcp.c. */
+/* TCP ("host:port"; the verbs datapath's): boot_tcp.c. */
 extern const struct xp_boot_ops xp_boot_tcp_ops;
 
 /**
