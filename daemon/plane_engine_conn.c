@@ -42,8 +42,7 @@ static int setup_pair(struct pcmd_plane *pl, struct pcmd_plane_region *dialer,
 		      struct pcmd_eng_listener *l, const struct pcmd_plane_flow_opts *opts,
 		      uint32_t *a_conn, uint32_t *b_conn)
 {
-	struct xp_ctl *a = pcmd_eng_ctl_new(XP_CTL_CONN_OPEN),
-		      *b = pcmd_eng_ctl_new(XP_CTL_CONN_ACCEPT);
+	struct xp_ctl *a = xp_ctl_new(XP_CTL_CONN_OPEN), *b = xp_ctl_new(XP_CTL_CONN_ACCEPT);
 	int rc = a && b ? 0 : -ENOMEM;
 
 	if (rc == 0) {
@@ -123,7 +122,7 @@ int pcmd_eng_set_cc(struct pcmd_plane *pl, uint32_t f, const struct pcmd_plane_f
 		return -EINVAL;
 	if (fl->closing)
 		return -ESHUTDOWN;
-	ctl = pcmd_eng_ctl_new(XP_CTL_SET_CC);
+	ctl = xp_ctl_new(XP_CTL_SET_CC);
 	if (!ctl)
 		return -ENOMEM;
 	ctl->conn = fl->conn;

@@ -52,12 +52,3 @@ int pcmd_eng_ctl_run(struct pcmd_plane *pl, uint32_t engine, struct xp_ctl *ctl)
 		pcmd_warn("data plane: engine %u: %s", engine, ctl->diag.msg);
 	return ctl->status;
 }
-
-struct xp_ctl *pcmd_eng_ctl_new(uint8_t op)
-{
-	struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
-
-	if (ctl)
-		ctl->op = op;
-	return ctl;
-}

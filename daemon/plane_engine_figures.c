@@ -51,7 +51,7 @@ static int read_figures(struct pcmd_plane *pl, uint32_t engine, uint64_t now_ns)
 		pl->queries[n] = (struct xp_conn_query){.conn = pl->flows[f].conn};
 		pl->query_flow[n++] = f;
 	}
-	ctl = pcmd_eng_ctl_new(XP_CTL_CONN_INFO);
+	ctl = xp_ctl_new(XP_CTL_CONN_INFO);
 	if (!ctl)
 		return -ENOMEM;
 	ctl->addr = pl->queries;

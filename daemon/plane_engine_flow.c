@@ -64,7 +64,7 @@ void pcmd_eng_region_try_release(struct pcmd_plane *pl, struct pcmd_plane_region
 		return;
 	pcmd_eng_port_remove(pl,
 			     r); /* the engine stops serving the client before its memory goes */
-	ctl = pcmd_eng_ctl_new(XP_CTL_MR_DEREG);
+	ctl = xp_ctl_new(XP_CTL_MR_DEREG);
 	if (!ctl) {
 		pcmd_err("data plane: out of memory releasing a region");
 		abort();

@@ -125,8 +125,6 @@ int pcmd_eng_events_take(struct pcmd_plane *pl, struct pcmd_plane_event *evs, in
 void pcmd_eng_submit(struct pcmd_plane *pl, uint32_t engine, const struct xp_cmd *cmd);
 /* Run @ctl on @engine and wait for its answer. Return: its status. */
 int pcmd_eng_ctl_run(struct pcmd_plane *pl, uint32_t engine, struct xp_ctl *ctl);
-/* A zeroed control request of @op, or NULL. */
-struct xp_ctl *pcmd_eng_ctl_new(uint8_t op);
 
 /* ---- plane_engine_start.c -------------------------------------------------------------------- */
 

@@ -105,7 +105,7 @@ int pcmd_eng_port_add(struct pcmd_plane *pl, struct pcmd_plane_region *r,
 	if (fd < 0)
 		return -errno ? -errno : -EBADF;
 	p = calloc(1, sizeof(*p));
-	ctl = pcmd_eng_ctl_new(XP_CTL_PORT_ADD);
+	ctl = xp_ctl_new(XP_CTL_PORT_ADD);
 	if (!p || !ctl) {
 		free(p);
 		free(ctl);
@@ -137,7 +137,7 @@ void pcmd_eng_port_remove(struct pcmd_plane *pl, struct pcmd_plane_region *r)
 
 	if (!r->port)
 		return;
-	ctl = pcmd_eng_ctl_new(XP_CTL_PORT_DEL);
+	ctl = xp_ctl_new(XP_CTL_PORT_DEL);
 	if (!ctl) {
 		pcmd_err("data plane: out of memory removing a port");
 		abort(); /* the engine would keep serving memory about to be unmapped */
@@ -158,7 +158,7 @@ int pcmd_eng_call(struct pcmd_plane *pl, struct pcmd_plane_region *r, int (*fn)(
 
 	if (!r->port)
 		return fn(arg); /* nothing of the region runs on the engine */
-	ctl = pcmd_eng_ctl_new(XP_CTL_CALL);
+	ctl = xp_ctl_new(XP_CTL_CALL);
 	if (!ctl)
 		return -ENOMEM;
 	ctl->call = fn;

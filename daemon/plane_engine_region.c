@@ -129,7 +129,7 @@ int pcmd_eng_region_add(struct pcmd_plane *pl, void *base, size_t bytes, const c
 			uint64_t token, struct pcmd_plane_region **out, char *err, size_t err_len)
 {
 	struct pcmd_plane_region *r = calloc(1, sizeof(*r));
-	struct xp_ctl *ctl = pcmd_eng_ctl_new(XP_CTL_MR_REG);
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_MR_REG);
 	int rc;
 
 	if (!r || !ctl) {

@@ -35,8 +35,9 @@ void pcmd_stats_record_line(const struct pcmd_flow_record *r, char *buf, size_t 
 	snprintf(buf, len,
 		 "%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%s,%s,%s,%s,%" PRIu64 ",%" PRIu64
 		 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-		 r->flow_id, r->client_id, r->pid, r->uid, r->peer, r->policy, r->lb_policy, r->mode,
-		 r->opened_ns, r->duration_ns, r->tx_bytes, r->rx_bytes, r->tx_msgs, r->rx_msgs);
+		 r->flow_id, r->client_id, r->pid, r->uid, r->peer, r->policy, r->lb_policy,
+		 r->mode, r->opened_ns, r->duration_ns, r->tx_bytes, r->rx_bytes, r->tx_msgs,
+		 r->rx_msgs);
 }
 
 void pcmd_stats_goodput_update(struct pcmd_counters *k, uint64_t rx_bytes, uint64_t now_ns)
