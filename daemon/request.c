@@ -53,7 +53,8 @@ static const char *const msg_names[PCMD_MSG_TYPE_END] = {
     [PCMD_MSG_POLICY_SET] = "POLICY_SET",
 };
 
-const char *pcmd_msg_name(uint32_t type, char *buf, size_t len)
+/* Name of a message type for messages ("CONNECT", "type 77"). */
+static const char *msg_name(uint32_t type, char *buf, size_t len)
 {
 	if (type > 0 && type < PCMD_MSG_TYPE_END)
 		return msg_names[type];
@@ -96,8 +97,8 @@ static size_t fail(struct req *r, int status, const char *fmt, ...)
 	va_end(ap);
 	r->c->errors++;
 	r->d->counters.control_errors++;
-	pcmd_debug("client %u: %s refused: %s", r->c->id,
-		   pcmd_msg_name(r->hdr.type, name, sizeof(name)), e->text);
+	pcmd_debug("client %u: %s refused: %s", r->c->id, msg_name(r->hdr.type, name, sizeof(name)),
+		   e->text);
 	return finish(r, sizeof(*e), status);
 }
 
@@ -735,15 +736,15 @@ static size_t check_sender(struct req *r, const struct handler *h, bool *ok)
 		return fail(r, -EPROTO, "send HELLO first");
 	if (r->in->len != h->size)
 		return fail(r, -EBADMSG, "%s is %zu bytes, not %zu",
-			    pcmd_msg_name(r->hdr.type, name, sizeof(name)), r->in->len, h->size);
+			    msg_name(r->hdr.type, name, sizeof(name)), r->in->len, h->size);
 	if ((h->needs & NEED_APP) && c->role != PCMD_ROLE_APP)
 		return fail(r, -EPROTO, "%s needs an app client (HELLO with role 1)",
-			    pcmd_msg_name(r->hdr.type, name, sizeof(name)));
+			    msg_name(r->hdr.type, name, sizeof(name)));
 	if ((h->needs & NEED_ADMIN) && !pcmd_access_admin(r->d->cfg, cred, c->groups, c->n_groups))
 		return fail(r, -EPERM,
 			    "%s is for admins: uid %u is not in socket.admin_uids and "
 			    "gid %u is not in socket.admin_gids",
-			    pcmd_msg_name(r->hdr.type, name, sizeof(name)), (unsigned)cred->uid,
+			    msg_name(r->hdr.type, name, sizeof(name)), (unsigned)cred->uid,
 			    (unsigned)cred->gid);
 	*ok = true;
 	return 0;

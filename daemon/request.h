@@ -41,7 +41,4 @@ struct pcmd_request_in {
 size_t pcmd_request_handle(struct pcmd_client *c, const struct pcmd_request_in *in, uint8_t *reply,
 			   size_t cap, int *fds, int *n_fds);
 
-/* Name of a message type for messages ("CONNECT", "type 77"). */
-const char *pcmd_msg_name(uint32_t type, char *buf, size_t len);
-
 #endif /* PCMD_REQUEST_H */
