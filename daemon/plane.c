@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * plane.c - the completeness check every data plane passes before pcmd
- * uses it, the datapath name pcmd reports, and the longest message it lets
- * clients post.
+ * uses it, the datapath name pcmd reports, the longest message it lets
+ * clients post, and the hosts its regions attach as.
  */
 #include <stddef.h>
 
@@ -57,4 +57,9 @@ uint64_t pcmd_plane_max_message_bytes(const struct pcmd_plane_ops *ops, struct p
 	uint64_t carried = ops && pl && ops->max_message_bytes ? ops->max_message_bytes(pl) : 0;
 
 	return carried && carried < limit ? carried : limit;
+}
+
+uint32_t pcmd_plane_hosts(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl)
+{
+	return ops && pl && ops->hosts ? ops->hosts(pl) : 0;
 }

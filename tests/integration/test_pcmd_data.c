@@ -308,6 +308,7 @@ static int start_limited(void **state)
 				   "datapath: {kind: @DATAPATH@}\n"
 				   "limits:\n"
 				   "  max_clients: 4\n"
+				   "  admin_clients: 0\n" /* the test runs as root, an admin */
 				   "  flows_per_client: 2\n"
 				   "  listeners_per_client: 1\n"
 				   "  memory_per_client_bytes: 4MiB\n"

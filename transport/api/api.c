@@ -92,7 +92,15 @@ void pcm_tp_endpoint_close(struct pcm_tp_endpoint *ep)
 
 int pcm_tp_listen(struct pcm_tp_endpoint *ep, const char *addr)
 {
-	return ep ? ep->ops->listen(ep, addr) : -EINVAL;
+	return pcm_tp_listen_flags(ep, addr, 0);
+}
+
+int pcm_tp_listen_flags(struct pcm_tp_endpoint *ep, const char *addr, uint32_t flags)
+{
+	if (flags & ~PCM_TP_LISTEN_ANY_USER)
+		return pcm_tp_set_error(-EINVAL, "listen: flags %#x (PCM_TP_LISTEN_ANY_USER only)",
+					flags);
+	return ep ? ep->ops->listen(ep, addr, flags) : -EINVAL;
 }
 
 int pcm_tp_connect(struct pcm_tp_endpoint *ep, const char *addr, const struct pcm_tp_conn_opts *o,
@@ -114,6 +122,11 @@ int pcm_tp_conn_close(struct pcm_tp_conn *c)
 int pcm_tp_conn_set_policy(struct pcm_tp_conn *c, const struct pcm_tp_conn_opts *o)
 {
 	return c && o ? c->ep->ops->conn_set_policy(c, o) : -EINVAL;
+}
+
+int pcm_tp_conn_peer(struct pcm_tp_conn *c, struct pcm_tp_peer *out)
+{
+	return c && out ? c->ep->ops->conn_peer(c, out) : -EINVAL;
 }
 
 int pcm_tp_mr_reg(struct pcm_tp_endpoint *ep, void *addr, size_t len, struct pcm_tp_mr **out)

@@ -23,12 +23,13 @@ struct pcm_tp_backend_ops {
 	const char *name;
 	int (*endpoint_open)(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint **out);
 	void (*endpoint_close)(struct pcm_tp_endpoint *ep);
-	int (*listen)(struct pcm_tp_endpoint *ep, const char *addr);
+	int (*listen)(struct pcm_tp_endpoint *ep, const char *addr, uint32_t flags);
 	int (*connect)(struct pcm_tp_endpoint *ep, const char *addr,
 		       const struct pcm_tp_conn_opts *o, uint64_t cookie);
 	int (*accept)(struct pcm_tp_endpoint *ep, uint64_t cookie);
 	int (*conn_close)(struct pcm_tp_conn *c);
 	int (*conn_set_policy)(struct pcm_tp_conn *c, const struct pcm_tp_conn_opts *o);
+	int (*conn_peer)(struct pcm_tp_conn *c, struct pcm_tp_peer *out);
 	int (*mr_reg)(struct pcm_tp_endpoint *ep, void *addr, size_t len, struct pcm_tp_mr **out);
 	int (*mr_dereg)(struct pcm_tp_mr *mr);
 	void *(*mem_alloc)(struct pcm_tp_endpoint *ep, size_t len);
