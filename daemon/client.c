@@ -114,6 +114,35 @@ static int check_peer(struct pcmd *d, struct pcmd_client *c, char *why, size_t w
 	return rc;
 }
 
+#define REFUSALS_LOGGED_PER_S 10
+
+/* Say in the log that refusals went unlogged, and start a new second. */
+static void refusals_summary(struct pcmd *d, uint64_t now_ns)
+{
+	if (d->refusals_quiet)
+		pcmd_warn("refused %u more client(s) in the last second (at most %d are logged one "
+			  "by one)",
+			  d->refusals_quiet, REFUSALS_LOGGED_PER_S);
+	d->refusals_since_ns = now_ns;
+	d->refusals_logged = 0;
+	d->refusals_quiet = 0;
+}
+
+/* A refusal for the log: at most REFUSALS_LOGGED_PER_S a second, so a flood of
+ * connections cannot flood the journal; the rest are counted. */
+static void log_refusal(struct pcmd *d, const struct pcmd_client *c, const char *why)
+{
+	uint64_t now = pcmd_now_ns();
+
+	if (now - d->refusals_since_ns >= 1000000000ull)
+		refusals_summary(d, now);
+	if (d->refusals_logged++ < REFUSALS_LOGGED_PER_S)
+		pcmd_warn("refused a client (pid %d, uid %u, gid %u): %s", (int)c->cred.pid,
+			  (unsigned)c->cred.uid, (unsigned)c->cred.gid, why);
+	else
+		d->refusals_quiet++;
+}
+
 int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why, size_t why_len)
 {
 	struct pcmd_client *c = calloc(1, sizeof(*c));
@@ -130,8 +159,7 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 	c->fd = fd;
 	refused = check_peer(d, c, refusal, sizeof(refusal));
 	if (refused < 0) {
-		pcmd_warn("refused a client (pid %d, uid %u, gid %u): %s", (int)c->cred.pid,
-			  (unsigned)c->cred.uid, (unsigned)c->cred.gid, refusal);
+		log_refusal(d, c, refusal);
 		d->counters.clients_refused++;
 	}
 	/* A refused peer waits in a spare slot to read why; with none free, it is refused now. */
@@ -340,6 +368,8 @@ void pcmd_clients_expire(struct pcmd *d, uint64_t now_ns)
 {
 	uint64_t hello_ns = (uint64_t)d->cfg->limits.hello_timeout_ms * 1000000ull;
 
+	if (d->refusals_quiet && now_ns - d->refusals_since_ns >= 1000000000ull)
+		refusals_summary(d, now_ns);
 	for (uint32_t i = 0; i < d->n_slots; i++) {
 		struct pcmd_client *c = d->slots[i];
 

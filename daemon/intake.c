@@ -253,9 +253,9 @@ int pcmd_intake_arm(struct pcmd_intake *in)
 
 /* ---- as a port ------------------------------------------------------------------------------ */
 
-static uint32_t port_intake(void *arg, pcmd_plane_post_fn post, void *post_arg, uint32_t budget)
+static uint32_t port_intake(void *arg, pcmd_plane_post_fn post, void *post_arg)
 {
-	int n = pcmd_intake_take(arg, post, post_arg, budget);
+	int n = pcmd_intake_take(arg, post, post_arg, PCMD_INTAKE_BUDGET);
 
 	return n > 0 ? (uint32_t)n : 0;
 }

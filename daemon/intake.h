@@ -79,8 +79,7 @@ struct pcmd_intake_counters {
 	uint32_t outstanding, sends;
 };
 
-/* Submissions per turn before other clients get one (pcmd's loop; a port's: plane.h). */
-#define PCMD_INTAKE_BUDGET PCMD_PLANE_PORT_BUDGET
+#define PCMD_INTAKE_BUDGET 256 /* submissions per turn before other clients get one */
 
 struct pcmd_intake_conn {
 	_Atomic uint32_t key;	 /* gen << 16 | PCMD_INTAKE_* ; written by the loop */
@@ -181,7 +180,7 @@ int pcmd_intake_arm(struct pcmd_intake *in);
 /**
  * pcmd_intake_port_add() - hand the intake to the data plane as region @r's
  * port (plane.h, ports): from then on the data plane's thread owns it, each
- * turn taking up to the budget the data plane gives, and pcmd's loop reaches
+ * turn taking up to PCMD_INTAKE_BUDGET submissions, and pcmd's loop reaches
  * it through pcmd_intake_on_owner().
  * @in: the intake.
  * @ops: the data plane's ops table (with port_add).

@@ -52,6 +52,9 @@ struct pcmd {
 	struct pcmd_tenant **tenants; /* the users with live clients (tenant.h) */
 	uint32_t n_tenants;
 	bool trim_memory; /* a region went: give freed memory back at the next tick */
+	/* Refusals logged one by one in the current second, and those only counted. */
+	uint64_t refusals_since_ns;
+	uint32_t refusals_logged, refusals_quiet;
 	uint32_t next_client_id;
 	uint32_t next_flow_id;
 	uint64_t region_bytes;

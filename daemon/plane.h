@@ -97,19 +97,10 @@ struct pcmd_plane_flow_opts {
 typedef int (*pcmd_plane_post_fn)(void *post_arg, uint64_t handle, uint8_t op, uint64_t offset,
 				  uint64_t len, uint64_t token);
 
-/*
- * A port's share of its thread: at most this many submissions per turn, so
- * that every client on the thread gets its turn however much one posts; on
- * an emulated clock (softnic) at most this many per instant of that clock
- * too, so that one client that keeps posting cannot hold the clock still and
- * stall every other client's traffic (plane_engine_port.c).
- */
-#define PCMD_PLANE_PORT_BUDGET 256
-
 /* A client's descriptor path, run by the data plane's thread (intake.h). */
 struct pcmd_plane_port {
-	/* Take and post at most @budget submissions through @post. Return: how many taken. */
-	uint32_t (*intake)(void *arg, pcmd_plane_post_fn post, void *post_arg, uint32_t budget);
+	/* Take and post submissions through @post. Return: how many taken. */
+	uint32_t (*intake)(void *arg, pcmd_plane_post_fn post, void *post_arg);
 	/* A post's completion (the seam's statuses, as PCMD_PLANE_EV_COMPLETE's). */
 	void (*complete)(void *arg, uint64_t token, int status, uint64_t bytes);
 	void (*flush)(void *arg);

@@ -42,9 +42,7 @@ struct pcmd_eng_port {
 	uint32_t mr;
 	uint64_t base;
 	size_t bytes;
-	uint64_t now_ns;	/* of the intake running now */
-	uint64_t instant_ns;	/* softnic: the emulated instant of the last intake */
-	uint32_t instant_taken; /* and what it took at that instant */
+	uint64_t now_ns; /* of the intake running now */
 };
 
 struct pcmd_plane_region {

@@ -8,15 +8,6 @@
  * fd the runner sleeps on (the engine thread's eventfd; on softnic the
  * fabric thread's). call() runs pcmd's loop's work for the port (completion
  * slots, CONNECT and ACCEPT completions) on that runner.
- *
- * Fairness: a port takes at most PCMD_PLANE_PORT_BUDGET submissions per
- * turn, and on softnic at most that many per instant of the emulated clock.
- * The fabric thread runs the engines at one instant until none has work
- * before it moves the clock on; a client that keeps posting (descriptors
- * that complete at once, say) would otherwise keep that instant going for
- * thousands of rounds while every other client's packets wait for the clock.
- * The engines' own clock (null, verbs) is the wall clock, which moves between
- * turns, so there the per-instant budget is the per-turn one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,20 +47,11 @@ static int port_post(void *arg, uint64_t handle, uint8_t op, uint64_t off, uint6
 static uint32_t port_intake(void *arg, struct xp_engine *e, struct xp_port *xp, uint64_t now_ns)
 {
 	struct pcmd_eng_port *p = arg;
-	uint32_t n;
 
 	(void)e;
 	(void)xp;
-	if (now_ns != p->instant_ns) {
-		p->instant_ns = now_ns;
-		p->instant_taken = 0;
-	}
-	if (p->instant_taken >= PCMD_PLANE_PORT_BUDGET)
-		return 0; /* its share of this instant is taken: the clock may move on */
 	p->now_ns = now_ns;
-	n = p->pcmd.intake(p->pcmd.arg, port_post, p, PCMD_PLANE_PORT_BUDGET - p->instant_taken);
-	p->instant_taken += n;
-	return n;
+	return p->pcmd.intake(p->pcmd.arg, port_post, p);
 }
 
 static void port_complete(void *arg, const struct xp_engine_comp *c)

@@ -9,8 +9,10 @@
 #   bob      a third user, whom a shared_names rule lets dial alice's names
 #   oscar    in the socket's group, but refused by socket.allow_uids
 # Each check names what it guards; the users and the group are removed at
-# the end, whatever happens. PCM_TENANCY_FAIR_ROUNDS (default 3) sets how
-# many alone/flooded rounds the fairness check takes the median of.
+# the end, whatever happens. PCM_TENANCY_CHECKS runs some of the checks
+# (descriptors lockout regions memory names visibility fairness health);
+# PCM_TENANCY_FAIR_ROUNDS (default 3) sets how many alone/flooded rounds the
+# fairness check takes the median of.
 set -eu
 PCMD=$1 PCMCTL=$2 TENANT=$3
 FAIR_ROUNDS=${PCM_TENANCY_FAIR_ROUNDS:-3}
@@ -50,16 +52,18 @@ cp "$TENANT" "$DIR/pcm-tenant"
 cp "$PCMCTL" "$DIR/pcmctl"
 SOCK=$DIR/pcmd.sock
 
-# as USER CMD...: CMD as USER (its uid, the group, supplementary groups), nothing inherited
+# as USER CMD...: CMD as USER (its uid, the group, supplementary groups), nothing
+# inherited; with $RT set (the fairness check), under that real-time priority
+RT=''
 as() {
 	u=$1
 	shift
-	setpriv --reuid="$(uid "$u")" --regid="$(id -g "$u")" --init-groups \
+	$RT setpriv --reuid="$(uid "$u")" --regid="$(id -g "$u")" --init-groups \
 		env -i PATH=/usr/bin:/bin PCMD_SOCKET="$SOCK" "$@"
 }
 tenant() { u=$1; shift; as "$u" "$DIR/pcm-tenant" "$SOCK" "$@"; }
 # tenant_bg USER ARGS... &: the same in the background, $! being pcm-tenant's own pid
-tenant_bg() { u=$1; shift; exec setpriv --reuid="$(uid "$u")" --regid="$(id -g "$u")" \
+tenant_bg() { u=$1; shift; exec $RT setpriv --reuid="$(uid "$u")" --regid="$(id -g "$u")" \
 	--init-groups env -i PATH=/usr/bin:/bin "$DIR/pcm-tenant" "$SOCK" "$@"; }
 pctl() { u=$1; shift; as "$u" "$DIR/pcmctl" "$@"; }
 json() { "$@" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))'; }
@@ -127,190 +131,233 @@ RSS0=$(rss_kb)
 echo "pcmd $PCMD_PID: $FD0 fds, RSS $RSS0 kB; users $M $A $B $O ($(uid $M) $(uid $A) $(uid $B) $(uid $O)), group $G"
 
 # ---- 1. descriptors: every fd that arrives is closed, from allowed and refused peers ----
-tenant_bg "$A" pair victim-1 4 65536 4 >"$DIR/victim1.out" 2>&1 &
-V1=$!
-BG="$BG $V1"
-tenant "$M" fdflood 1 400 20 1 >"$DIR/fd1.out"   # 20 fds a message: all in the control buffer
-tenant "$M" fdflood 4 50 250 0 >"$DIR/fd2.out"   # 250: more than fit (MSG_CTRUNC), no HELLO
-tenant "$O" fdflood 100 1 20 0 >"$DIR/fd3.out"   # refused peers, each one message of 20 fds
-SENT=$(awk '/sent_fds/ {s += $2} END {print s}' "$DIR"/fd[123].out)
-wait "$V1" || fail "alice's work failed during the fd flood: $(cat "$DIR/victim1.out")"
-FD1=$(settled_fds)
-[ "$FD1" = "$FD0" ] || fail "descriptors: $SENT sent, pcmd went from $FD0 to $FD1 fds"
-grep -q "goodput_bps" "$DIR/victim1.out" || fail "alice's work: $(cat "$DIR/victim1.out")"
-pass "fd flood: $SENT fds from allowed and refused peers, pcmd $FD0 -> $FD1 fds; alice's work completed"
-healthy "fd flood"
+check_descriptors() {
+	tenant_bg "$A" pair victim-1 4 65536 4 >"$DIR/victim1.out" 2>&1 &
+	V1=$!
+	BG="$BG $V1"
+	tenant "$M" fdflood 1 400 20 1 >"$DIR/fd1.out"   # 20 fds a message: all in the control buffer
+	tenant "$M" fdflood 4 50 250 0 >"$DIR/fd2.out"   # 250: more than fit (MSG_CTRUNC), no HELLO
+	tenant "$O" fdflood 100 1 20 0 >"$DIR/fd3.out"   # refused peers, each one message of 20 fds
+	SENT=$(awk '/sent_fds/ {s += $2} END {print s}' "$DIR"/fd[123].out)
+	wait "$V1" || fail "alice's work failed during the fd flood: $(cat "$DIR/victim1.out")"
+	FD1=$(settled_fds)
+	[ "$FD1" = "$FD0" ] || fail "descriptors: $SENT sent, pcmd went from $FD0 to $FD1 fds"
+	grep -q "goodput_bps" "$DIR/victim1.out" || fail "alice's work: $(cat "$DIR/victim1.out")"
+	pass "fd flood: $SENT fds from allowed and refused peers, pcmd $FD0 -> $FD1 fds; alice's work completed"
+	healthy "fd flood"
+}
 
 # ---- 2. no lock-out: hello-less connections, per-user clients, the admins' reserve ----
-tenant_bg "$M" connflood 400 9000 >"$DIR/flood-m.out" &
-FM=$!
-BG="$BG $FM"
-sleep 1
-"$DIR/pcmctl" --socket "$SOCK" status >/dev/null || fail "root's pcmctl refused while mallory floods"
-tenant "$A" open >"$DIR/open1.out"
-grep -q "open ok" "$DIR/open1.out" || fail "alice locked out by mallory's 400 connections: $(cat "$DIR/open1.out")"
-tenant "$M" open >"$DIR/open2.out"
-grep -q "open refused -87 .*limits.user.clients" "$DIR/open2.out" ||
-	fail "mallory's client beyond limits.user.clients: $(cat "$DIR/open2.out")"
-pass "400 hello-less connections of one user: alice and root still get in; mallory is told limits.user.clients"
-tenant_bg "$B" connflood 16 8000 >"$DIR/flood-b.out" &
-FB=$!
-BG="$BG $FB"
-sleep 1
-tenant "$A" open >"$DIR/open3.out"
-grep -q "open refused -87 .*limits.max_clients = 32" "$DIR/open3.out" ||
-	fail "alice with every client slot taken: $(cat "$DIR/open3.out") (the reason, not a bare ECONNRESET)"
-"$DIR/pcmctl" --socket "$SOCK" status >/dev/null || fail "root's pcmctl refused with max_clients taken"
-pass "max_clients taken by two users: alice reads why (limits.max_clients), root's pcmctl uses the admins' reserve"
-wait "$FM" "$FB"
-grep -q "closed_by_pcmd 400" "$DIR/flood-m.out" || fail "mallory's hello-less connections were not all closed: $(cat "$DIR/flood-m.out")"
-grep -q "closed_by_pcmd 16" "$DIR/flood-b.out" || fail "bob's hello-less connections were not all closed: $(cat "$DIR/flood-b.out")"
-C=$(clients_now)
-[ "$C" -le 1 ] || fail "$C clients left after the floods"
-pass "every hello-less connection closed by the HELLO deadline; $C client(s) left"
-healthy "connection flood"
+check_lockout() {
+	tenant_bg "$M" connflood 400 9000 >"$DIR/flood-m.out" &
+	FM=$!
+	BG="$BG $FM"
+	sleep 1
+	"$DIR/pcmctl" --socket "$SOCK" status >/dev/null || fail "root's pcmctl refused while mallory floods"
+	tenant "$A" open >"$DIR/open1.out"
+	grep -q "open ok" "$DIR/open1.out" || fail "alice locked out by mallory's 400 connections: $(cat "$DIR/open1.out")"
+	tenant "$M" open >"$DIR/open2.out"
+	grep -q "open refused -87 .*limits.user.clients" "$DIR/open2.out" ||
+		fail "mallory's client beyond limits.user.clients: $(cat "$DIR/open2.out")"
+	pass "400 hello-less connections of one user: alice and root still get in; mallory is told limits.user.clients"
+	tenant_bg "$B" connflood 16 8000 >"$DIR/flood-b.out" &
+	FB=$!
+	BG="$BG $FB"
+	sleep 1
+	tenant "$A" open >"$DIR/open3.out"
+	grep -q "open refused -87 .*limits.max_clients = 32" "$DIR/open3.out" ||
+		fail "alice with every client slot taken: $(cat "$DIR/open3.out") (the reason, not a bare ECONNRESET)"
+	"$DIR/pcmctl" --socket "$SOCK" status >/dev/null || fail "root's pcmctl refused with max_clients taken"
+	pass "max_clients taken by two users: alice reads why (limits.max_clients), root's pcmctl uses the admins' reserve"
+	wait "$FM" "$FB"
+	grep -q "closed_by_pcmd 400" "$DIR/flood-m.out" || fail "mallory's hello-less connections were not all closed: $(cat "$DIR/flood-m.out")"
+	grep -q "closed_by_pcmd 16" "$DIR/flood-b.out" || fail "bob's hello-less connections were not all closed: $(cat "$DIR/flood-b.out")"
+	C=$(clients_now)
+	[ "$C" -le 1 ] || fail "$C clients left after the floods"
+	pass "every hello-less connection closed by the HELLO deadline; $C client(s) left"
+	LOGGED=$(grep -c "refused a client" "$DIR/pcmd.log" || true)
+	[ "$LOGGED" -le 80 ] || fail "pcmd logged $LOGGED refusals one by one: a flood of connections floods the journal"
+	pass "$LOGGED refusals logged one by one ($(grep -c "more client(s) in the last second" "$DIR/pcmd.log" || true) summaries): the journal is not flooded"
+	healthy "connection flood"
+}
 
 # ---- 3. regions and hosts: one user's share, not all ----
-tenant_bg "$M" regions 16 4096 30000 >"$DIR/regions.out" &
-RM=$!
-BG="$BG $RM"
-wait_for "$DIR/regions.out" "^regions"
-grep -q "^regions 8$" "$DIR/regions.out" && grep -q "limits.user.hosts" "$DIR/regions.out" ||
-	fail "mallory's 4 KiB regions: $(cat "$DIR/regions.out") (want 8 of 16 hosts, then limits.user.hosts)"
-tenant "$A" pair victim-3 3 65536 4 >"$DIR/victim3.out" 2>&1 ||
-	fail "alice's work with mallory's regions held: $(cat "$DIR/victim3.out")"
-kill "$RM"
-wait "$RM" || true
-wait_idle
-tenant "$M" regions 8 209715200 0 >"$DIR/bytes.out" 2>&1 || true
-grep -q "^regions 5$" "$DIR/bytes.out" && grep -q "limits.user.region_bytes" "$DIR/bytes.out" ||
-	fail "mallory's 200 MiB regions: $(cat "$DIR/bytes.out") (want 5, then limits.user.region_bytes)"
-pass "mallory holds 8 of 16 hosts and 1 GiB of regions at most; alice's work completed"
-healthy "regions"
+check_regions() {
+	tenant_bg "$M" regions 16 4096 30000 >"$DIR/regions.out" &
+	RM=$!
+	BG="$BG $RM"
+	wait_for "$DIR/regions.out" "^regions"
+	grep -q "^regions 8$" "$DIR/regions.out" && grep -q "limits.user.hosts" "$DIR/regions.out" ||
+		fail "mallory's 4 KiB regions: $(cat "$DIR/regions.out") (want 8 of 16 hosts, then limits.user.hosts)"
+	tenant "$A" pair victim-3 3 65536 4 >"$DIR/victim3.out" 2>&1 ||
+		fail "alice's work with mallory's regions held: $(cat "$DIR/victim3.out")"
+	kill "$RM"
+	wait "$RM" 2>/dev/null || true
+	wait_idle
+	tenant "$M" regions 8 209715200 0 >"$DIR/bytes.out" 2>&1 || true
+	grep -q "^regions 5$" "$DIR/bytes.out" && grep -q "limits.user.region_bytes" "$DIR/bytes.out" ||
+		fail "mallory's 200 MiB regions: $(cat "$DIR/bytes.out") (want 5, then limits.user.region_bytes)"
+	pass "mallory holds 8 of 16 hosts and 1 GiB of regions at most; alice's work completed"
+	healthy "regions"
+}
 
 # ---- 4. memory goes back after clients leave ----
-sleep 1.5
-RSS1=$(rss_kb)
-tenant "$A" cycle 6 8 4194304 >"$DIR/cycle.out" || fail "cycles: $(cat "$DIR/cycle.out")"
-sleep 2.5 # the next expiry tick gives freed memory back
-RSS2=$(rss_kb)
-[ $((RSS2 - RSS1)) -le 32768 ] || fail "pcmd's RSS went from $RSS1 to $RSS2 kB over 6 cycles of 8 clients"
-pass "6 attach/detach cycles of 8 clients: pcmd RSS $RSS1 -> $RSS2 kB (at start $RSS0 kB)"
+check_memory() {
+	sleep 1.5
+	RSS1=$(rss_kb)
+	tenant "$A" cycle 6 8 4194304 >"$DIR/cycle.out" || fail "cycles: $(cat "$DIR/cycle.out")"
+	sleep 2.5 # the next expiry tick gives freed memory back
+	RSS2=$(rss_kb)
+	[ $((RSS2 - RSS1)) -le 32768 ] || fail "pcmd's RSS went from $RSS1 to $RSS2 kB over 6 cycles of 8 clients"
+	pass "6 attach/detach cycles of 8 clients: pcmd RSS $RSS1 -> $RSS2 kB (at start $RSS0 kB)"
+}
 
 # ---- 5. names belong to someone: squatting and interception ----
-tenant_bg "$M" serve storage-0 0 1 >"$DIR/squat.out" &
-SQ=$!
-BG="$BG $SQ"
-wait_for "$DIR/squat.out" "listening storage-0"
-tenant_bg "$A" serve storage-0 0 1 >"$DIR/own.out" &
-OWN=$!
-BG="$BG $OWN"
-wait_for "$DIR/own.out" "listen"
-grep -q "listening storage-0" "$DIR/own.out" || fail "alice cannot listen on her name: $(cat "$DIR/own.out")"
-OWNPID=$(awk '/^listening/ {print $4}' "$DIR/own.out")
-tenant "$A" dial storage-0 >"$DIR/dial-own.out"
-wait "$OWN" || fail "alice's server: $(cat "$DIR/own.out")"
-grep -q "dial ok" "$DIR/dial-own.out" || fail "alice's dial: $(cat "$DIR/dial-own.out")"
-grep -q "dial_peer uid $(uid "$A") gid $(id -g "$A") pid $OWNPID" "$DIR/dial-own.out" ||
-	fail "alice's dial reached $(grep dial_peer "$DIR/dial-own.out"), not her server (pid $OWNPID)"
-grep -q "serve_peer uid $(uid "$A") gid $(id -g "$A") pid $(awk '/^dial_pid/ {print $2}' "$DIR/dial-own.out")" "$DIR/own.out" &&
-	grep -q "serve got 4096" "$DIR/own.out" ||
-	fail "alice's server: $(cat "$DIR/own.out")"
-! grep -q "serve got" "$DIR/squat.out" || fail "mallory received alice's data: $(cat "$DIR/squat.out")"
-pass "mallory listens on storage-0 first; alice listens and dials her own storage-0, mallory gets nothing"
-kill "$SQ" 2>/dev/null || true
-tenant_bg "$A" serve storage-1 0 1 >"$DIR/s1.out" &
-S1=$!
-BG="$BG $S1"
-wait_for "$DIR/s1.out" "listening"
-tenant "$B" dial "storage-1@$A" >"$DIR/d1.out"
-grep -q "dial refused -111" "$DIR/d1.out" || fail "bob dialed alice's private storage-1: $(cat "$DIR/d1.out")"
-tenant "$M" dial "storage-1@$(uid "$A")" >"$DIR/d2.out"
-grep -q "dial refused -111" "$DIR/d2.out" || fail "mallory dialed alice's private storage-1: $(cat "$DIR/d2.out")"
-tenant "$A" dial storage-1 >/dev/null || fail "alice's dial of storage-1"
-wait "$S1" || true
-pass "alice's names take no other user's dials unless she says so"
-tenant_bg "$A" serve shared-db 0 2 >"$DIR/sh.out" &
-SH=$!
-BG="$BG $SH"
-wait_for "$DIR/sh.out" "listening"
-SHPID=$(awk '/^listening/ {print $4}' "$DIR/sh.out")
-tenant "$B" dial shared-db >"$DIR/d3.out"
-grep -q "dial_peer uid $(uid "$A") gid $(id -g "$A") pid $SHPID" "$DIR/d3.out" ||
-	fail "bob's dial of shared-db (a shared_names rule): $(cat "$DIR/d3.out")"
-tenant "$M" dial "shared-db@$A" >"$DIR/d4.out"
-grep -q "dial refused -111" "$DIR/d4.out" || fail "mallory dialed alice's shared-db: $(cat "$DIR/d4.out")"
-tenant "$B" dial "shared-db@$A" >"$DIR/d5.out"
-grep -q "dial ok" "$DIR/d5.out" || fail "bob's dial of shared-db@alice: $(cat "$DIR/d5.out")"
-wait "$SH" || fail "alice's shared-db server: $(cat "$DIR/sh.out")"
-[ "$(grep -c "serve_peer uid $(uid "$B")" "$DIR/sh.out")" = 2 ] || fail "shared-db's peers: $(cat "$DIR/sh.out")"
-pass "a shared_names rule lets bob (and not mallory) dial alice's shared-db; both ends read the other's uid, gid, pid"
-tenant_bg "$A" serve open-1 1 1 >"$DIR/open.out" &
-OP=$!
-BG="$BG $OP"
-wait_for "$DIR/open.out" "listening"
-tenant "$M" dial open-1 >"$DIR/d6.out"
-grep -q "dial refused -111" "$DIR/d6.out" || fail "mallory's open-1 is her own name: $(cat "$DIR/d6.out")"
-tenant "$M" dial "open-1@$A" >"$DIR/d7.out"
-grep -q "dial ok" "$DIR/d7.out" || fail "mallory's dial of alice's open-1 (PCM_TP_LISTEN_ANY_USER): $(cat "$DIR/d7.out")"
-wait "$OP" || true
-grep -q "serve_peer uid $(uid "$M")" "$DIR/open.out" || fail "open-1's peer: $(cat "$DIR/open.out")"
-tenant "$M" serve "x@$A" 0 1 >"$DIR/at.out"
-grep -q "listen refused -22" "$DIR/at.out" || fail "listening on a name with '@': $(cat "$DIR/at.out")"
-pass "PCM_TP_LISTEN_ANY_USER opens alice's open-1 to any user as open-1@alice"
-healthy "names"
+check_names() {
+	tenant_bg "$M" serve storage-0 0 1 >"$DIR/squat.out" &
+	SQ=$!
+	BG="$BG $SQ"
+	wait_for "$DIR/squat.out" "listening storage-0"
+	tenant_bg "$A" serve storage-0 0 1 >"$DIR/own.out" &
+	OWN=$!
+	BG="$BG $OWN"
+	wait_for "$DIR/own.out" "listen"
+	grep -q "listening storage-0" "$DIR/own.out" || fail "alice cannot listen on her name: $(cat "$DIR/own.out")"
+	OWNPID=$(awk '/^listening/ {print $4}' "$DIR/own.out")
+	tenant "$A" dial storage-0 >"$DIR/dial-own.out"
+	wait "$OWN" || fail "alice's server: $(cat "$DIR/own.out")"
+	grep -q "dial ok" "$DIR/dial-own.out" || fail "alice's dial: $(cat "$DIR/dial-own.out")"
+	grep -q "dial_peer uid $(uid "$A") gid $(id -g "$A") pid $OWNPID" "$DIR/dial-own.out" ||
+		fail "alice's dial reached $(grep dial_peer "$DIR/dial-own.out"), not her server (pid $OWNPID)"
+	grep -q "serve_peer uid $(uid "$A") gid $(id -g "$A") pid $(awk '/^dial_pid/ {print $2}' "$DIR/dial-own.out")" "$DIR/own.out" &&
+		grep -q "serve got 4096" "$DIR/own.out" ||
+		fail "alice's server: $(cat "$DIR/own.out")"
+	! grep -q "serve got" "$DIR/squat.out" || fail "mallory received alice's data: $(cat "$DIR/squat.out")"
+	pass "mallory listens on storage-0 first; alice listens and dials her own storage-0, mallory gets nothing"
+	kill "$SQ" 2>/dev/null || true
+	wait "$SQ" 2>/dev/null || true
+	tenant_bg "$A" serve storage-1 0 1 >"$DIR/s1.out" &
+	S1=$!
+	BG="$BG $S1"
+	wait_for "$DIR/s1.out" "listening"
+	tenant "$B" dial "storage-1@$A" >"$DIR/d1.out"
+	grep -q "dial refused -111" "$DIR/d1.out" || fail "bob dialed alice's private storage-1: $(cat "$DIR/d1.out")"
+	tenant "$M" dial "storage-1@$(uid "$A")" >"$DIR/d2.out"
+	grep -q "dial refused -111" "$DIR/d2.out" || fail "mallory dialed alice's private storage-1: $(cat "$DIR/d2.out")"
+	tenant "$A" dial storage-1 >/dev/null || fail "alice's dial of storage-1"
+	wait "$S1" || true
+	pass "alice's names take no other user's dials unless she says so"
+	tenant_bg "$A" serve shared-db 0 2 >"$DIR/sh.out" &
+	SH=$!
+	BG="$BG $SH"
+	wait_for "$DIR/sh.out" "listening"
+	SHPID=$(awk '/^listening/ {print $4}' "$DIR/sh.out")
+	tenant "$B" dial shared-db >"$DIR/d3.out"
+	grep -q "dial_peer uid $(uid "$A") gid $(id -g "$A") pid $SHPID" "$DIR/d3.out" ||
+		fail "bob's dial of shared-db (a shared_names rule): $(cat "$DIR/d3.out")"
+	tenant "$M" dial "shared-db@$A" >"$DIR/d4.out"
+	grep -q "dial refused -111" "$DIR/d4.out" || fail "mallory dialed alice's shared-db: $(cat "$DIR/d4.out")"
+	tenant "$B" dial "shared-db@$A" >"$DIR/d5.out"
+	grep -q "dial ok" "$DIR/d5.out" || fail "bob's dial of shared-db@alice: $(cat "$DIR/d5.out")"
+	wait "$SH" || fail "alice's shared-db server: $(cat "$DIR/sh.out")"
+	[ "$(grep -c "serve_peer uid $(uid "$B")" "$DIR/sh.out")" = 2 ] || fail "shared-db's peers: $(cat "$DIR/sh.out")"
+	pass "a shared_names rule lets bob (and not mallory) dial alice's shared-db; both ends read the other's uid, gid, pid"
+	tenant_bg "$A" serve open-1 1 1 >"$DIR/open.out" &
+	OP=$!
+	BG="$BG $OP"
+	wait_for "$DIR/open.out" "listening"
+	tenant "$M" dial open-1 >"$DIR/d6.out"
+	grep -q "dial refused -111" "$DIR/d6.out" || fail "mallory's open-1 is her own name: $(cat "$DIR/d6.out")"
+	tenant "$M" dial "open-1@$A" >"$DIR/d7.out"
+	grep -q "dial ok" "$DIR/d7.out" || fail "mallory's dial of alice's open-1 (PCM_TP_LISTEN_ANY_USER): $(cat "$DIR/d7.out")"
+	wait "$OP" || true
+	grep -q "serve_peer uid $(uid "$M")" "$DIR/open.out" || fail "open-1's peer: $(cat "$DIR/open.out")"
+	tenant "$M" serve "x@$A" 0 1 >"$DIR/at.out"
+	grep -q "listen refused -22" "$DIR/at.out" || fail "listening on a name with '@': $(cat "$DIR/at.out")"
+	pass "PCM_TP_LISTEN_ANY_USER opens alice's open-1 to any user as open-1@alice"
+	healthy "names"
+}
 
 # ---- 6. visibility: one's own flows, clients and stats; an admin sees all ----
-tenant_bg "$A" pair peek-1 30 65536 2 >"$DIR/peek.out" 2>&1 &
-PK=$!
-BG="$BG $PK"
-wait_for "$DIR/peek.out" "ready"
-FM_=$(json pctl "$M" --json flows)
-[ "$FM_" = "[]" ] || fail "mallory sees flows: $FM_"
-SM=$(json pctl "$M" --json status)
-[ "$(field "$SM" flows)" = 0 ] && [ "$(field "$SM" clients)" -le 1 ] || fail "mallory's status counts others: $SM"
-ST=$(json pctl "$M" --json stats)
-[ "$(field "$ST" tx_bytes)" = 0 ] && [ "$(field "$ST" flows)" = 0 ] || fail "mallory's stats count others: $ST"
-FA=$(json pctl "$A" --json flows)
-printf '%s' "$FA" | python3 -c "import json,sys; f=json.load(sys.stdin); assert len(f)==2 and all(x['uid']==$(uid "$A") and x['peer_uid']==$(uid "$A") for x in f), f" ||
-	fail "alice's own flows: $FA"
-[ "$(field "$(json pctl "$A" --json status)" flows)" = 2 ] || fail "alice's status"
-FR=$(json "$DIR/pcmctl" --socket "$SOCK" --json flows)
-printf '%s' "$FR" | python3 -c "import json,sys; f=json.load(sys.stdin); assert sum(x['uid']==$(uid "$A") for x in f)==2, f" ||
-	fail "root's flows: $FR"
-"$DIR/pcmctl" --socket "$SOCK" flows | grep -q "$(uid "$A")/" || fail "pcmctl flows shows no PEER-UID/PID"
-kill "$PK"
-wait "$PK" || true
-pass "mallory sees none of alice's flows, clients or bytes; alice sees her own 2; root sees all"
+check_visibility() {
+	tenant_bg "$A" pair peek-1 30 65536 2 >"$DIR/peek.out" 2>&1 &
+	PK=$!
+	BG="$BG $PK"
+	wait_for "$DIR/peek.out" "ready"
+	FM_=$(json pctl "$M" --json flows)
+	[ "$FM_" = "[]" ] || fail "mallory sees flows: $FM_"
+	SM=$(json pctl "$M" --json status)
+	[ "$(field "$SM" flows)" = 0 ] && [ "$(field "$SM" clients)" -le 1 ] || fail "mallory's status counts others: $SM"
+	ST=$(json pctl "$M" --json stats)
+	[ "$(field "$ST" tx_bytes)" = 0 ] && [ "$(field "$ST" flows)" = 0 ] || fail "mallory's stats count others: $ST"
+	FA=$(json pctl "$A" --json flows)
+	printf '%s' "$FA" | python3 -c "import json,sys; f=json.load(sys.stdin); assert len(f)==2 and all(x['uid']==$(uid "$A") and x['peer_uid']==$(uid "$A") for x in f), f" ||
+		fail "alice's own flows: $FA"
+	[ "$(field "$(json pctl "$A" --json status)" flows)" = 2 ] || fail "alice's status"
+	FR=$(json "$DIR/pcmctl" --socket "$SOCK" --json flows)
+	printf '%s' "$FR" | python3 -c "import json,sys; f=json.load(sys.stdin); assert sum(x['uid']==$(uid "$A") for x in f)==2, f" ||
+		fail "root's flows: $FR"
+	"$DIR/pcmctl" --socket "$SOCK" flows | grep -q "$(uid "$A")/" || fail "pcmctl flows shows no PEER-UID/PID"
+	kill "$PK"
+	wait "$PK" 2>/dev/null || true
+	pass "mallory sees none of alice's flows, clients or bytes; alice sees her own 2; root sees all"
+}
 
 # ---- 7. fairness: a flooding neighbour leaves alice at least 0.8 of her fair share ----
-# Alone, alice's pair gets G; with mallory's pair flooding (64-byte messages, 512 in flight)
-# they share pcmd's data plane, so alice's fair share is G / 2: she must keep 0.4 G.
-round=0
-RATIOS=''
-while [ $round -lt "$FAIR_ROUNDS" ]; do
-	ALONE=$(tenant "$A" pair fair-a$round 3 262144 4 | awk '/goodput_bps/ {print $2}')
-	tenant_bg "$M" pair flood$round 5 64 512 >"$DIR/flood.out" 2>&1 &
-	FL=$!
-	BG="$BG $FL"
-	wait_for "$DIR/flood.out" "ready"
-	WITH=$(tenant "$A" pair fair-b$round 3 262144 4 | awk '/goodput_bps/ {print $2}')
-	wait "$FL" || fail "mallory's flood: $(cat "$DIR/flood.out")"
-	R=$(python3 -c "print('%.3f' % ($WITH / $ALONE))")
-	echo "fairness round $round: alice alone $ALONE bit/s, with mallory flooding $WITH bit/s (ratio $R); mallory $(awk '/goodput_bps/ {print $2}' "$DIR/flood.out") bit/s"
-	RATIOS="$RATIOS $R"
-	round=$((round + 1))
-done
-MED=$(python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" $RATIOS)
-python3 -c "import sys; sys.exit(0 if $MED >= 0.4 else 1)" ||
-	fail "alice kept $MED of her goodput with a flooding neighbour (median of$RATIOS); her fair share is 0.5, 0.8 of it is 0.4"
-pass "with a flooding neighbour alice keeps $MED of her goodput alone (median of$RATIOS; >= 0.4 = 0.8 x her fair share)"
+check_fairness() {
+	# Alone, alice's pair (4 messages of 256 KiB in flight) gets G; with mallory's pair flooding
+	# next to it they share pcmd's data plane, so alice's fair share is G / 2 and she must keep
+	# 0.4 G. Two floods: 64-byte messages, 512 in flight (pcmd's per-descriptor work), and
+	# 1 MiB messages, 64 in flight (its bytes). pcmd and both users run at a real-time
+	# priority, so that what is measured is pcmd's sharing, not the machine's other load
+	# (without it, on a 2-CPU machine at a load of 15, either pair's share is the scheduler's).
+	if chrt -a -f -p 20 "$PCMD_PID" >/dev/null 2>&1; then
+		RT='chrt -f 10'
+	else
+		echo "note: no real-time priority here (chrt): fairness measured at normal priority" >&2
+	fi
+	round=0
+	TINY='' HOG=''
+	while [ $round -lt "$FAIR_ROUNDS" ]; do
+		ALONE=$(tenant "$A" pair fair-a$round 3 262144 4 | awk '/goodput_bps/ {print $2}')
+		for kind in tiny hog; do
+			if [ $kind = tiny ]; then FL_MSG=64 FL_DEPTH=512; else FL_MSG=1048576 FL_DEPTH=64; fi
+			tenant_bg "$M" pair flood-$kind$round 5 $FL_MSG $FL_DEPTH >"$DIR/flood.out" 2>&1 &
+			FL=$!
+			BG="$BG $FL"
+			wait_for "$DIR/flood.out" "ready"
+			WITH=$(tenant "$A" pair fair-$kind$round 3 262144 4 | awk '/goodput_bps/ {print $2}')
+			wait "$FL" || fail "mallory's $kind flood: $(cat "$DIR/flood.out")"
+			R=$(python3 -c "print('%.3f' % ($WITH / $ALONE))")
+			echo "fairness round $round: alice alone $ALONE bit/s, with mallory's $kind flood $WITH bit/s (ratio $R); mallory $(awk '/goodput_bps/ {print $2}' "$DIR/flood.out") bit/s"
+			if [ $kind = tiny ]; then TINY="$TINY $R"; else HOG="$HOG $R"; fi
+		done
+		round=$((round + 1))
+	done
+	RT=''
+	chrt -a -o -p 0 "$PCMD_PID" >/dev/null 2>&1 || true
+	median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+	for kind in tiny hog; do
+		if [ $kind = tiny ]; then LIST=$TINY; else LIST=$HOG; fi
+		# shellcheck disable=SC2086
+		MED=$(median $LIST)
+		python3 -c "import sys; sys.exit(0 if $MED >= 0.4 else 1)" ||
+			fail "alice kept $MED of her goodput next to mallory's $kind flood (median of$LIST); 0.8 of her fair share (0.5) is 0.4"
+		pass "next to mallory's $kind flood alice keeps $MED of her goodput alone (median of$LIST; >= 0.4 = 0.8 x her fair share)"
+	done
+}
 
 # ---- 8. pcmd is healthy and holds nothing of the attacks ----
-healthy "the end"
-FD2=$(settled_fds)
-[ "$FD2" = "$FD0" ] || fail "pcmd holds $FD2 fds at the end, $FD0 at the start"
-kill "$PCMD_PID"
-wait "$PCMD_PID" || fail "pcmd exited with $?"
-PCMD_PID=''
-pass "pcmd healthy to the end: $FD0 fds at start and end, clean exit"
+check_health() {
+	healthy "the end"
+	FD2=$(settled_fds)
+	[ "$FD2" = "$FD0" ] || fail "pcmd holds $FD2 fds at the end, $FD0 at the start"
+	kill "$PCMD_PID"
+	wait "$PCMD_PID" || fail "pcmd exited with $?"
+	PCMD_PID=''
+	pass "pcmd healthy to the end: $FD0 fds at start and end, clean exit"
+}
+# PCM_TENANCY_CHECKS: the checks to run, in this order (default: all of them).
+for c in ${PCM_TENANCY_CHECKS:-descriptors lockout regions memory names visibility fairness health}; do
+	"check_$c"
+done
