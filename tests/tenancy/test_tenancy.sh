@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_tenancy.sh PCMD PCMCTL TENANT - pcmd on a machine shared by users who
+# test_tenancy.sh PCMD PCMCTL TENANT [SANITIZE] - pcmd on a machine shared by users who
 # do not trust each other (issue 23). As root it creates a group and four
 # users, starts pcmd (softnic, 16 hosts) with its socket readable and
 # writable by that group, and runs each attack as those users with setpriv:
@@ -14,7 +14,7 @@
 # PCM_TENANCY_FAIR_ROUNDS (default 3) sets how many alone/flooded rounds the
 # fairness check takes the median of.
 set -eu
-PCMD=$1 PCMCTL=$2 TENANT=$3
+PCMD=$1 PCMCTL=$2 TENANT=$3 SANITIZE=${4:-none}
 FAIR_ROUNDS=${PCM_TENANCY_FAIR_ROUNDS:-3}
 
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root (it creates users and a group)" >&2; exit 77; }
@@ -156,9 +156,16 @@ check_lockout() {
 	"$DIR/pcmctl" --socket "$SOCK" status >/dev/null || fail "root's pcmctl refused while mallory floods"
 	tenant "$A" open >"$DIR/open1.out"
 	grep -q "open ok" "$DIR/open1.out" || fail "alice locked out by mallory's 400 connections: $(cat "$DIR/open1.out")"
-	tenant "$M" open >"$DIR/open2.out"
+	# Refused outright (mallory's refused peers fill the spare slots), with her HELLO sent
+	# before pcmd looks (pcmd stopped meanwhile): pcmd closes a socket it received from.
+	kill -STOP "$PCMD_PID"
+	tenant_bg "$M" open >"$DIR/open2.out" &
+	OP=$!
+	sleep 0.5
+	kill -CONT "$PCMD_PID"
+	wait "$OP"
 	grep -q "open refused -87 .*limits.user.clients" "$DIR/open2.out" ||
-		fail "mallory's client beyond limits.user.clients: $(cat "$DIR/open2.out")"
+		fail "mallory's client beyond limits.user.clients: $(cat "$DIR/open2.out") (the reason, not a bare ECONNRESET)"
 	pass "400 hello-less connections of one user: alice and root still get in; mallory is told limits.user.clients"
 	tenant_bg "$B" connflood 16 8000 >"$DIR/flood-b.out" &
 	FB=$!
@@ -208,6 +215,13 @@ check_memory() {
 	tenant "$A" cycle 6 8 4194304 >"$DIR/cycle.out" || fail "cycles: $(cat "$DIR/cycle.out")"
 	sleep 2.5 # the next expiry tick gives freed memory back
 	RSS2=$(rss_kb)
+	case $SANITIZE in
+	*address*)
+		# ASan's allocator keeps what pcmd frees (malloc_trim is glibc's): no bound to check.
+		pass "6 attach/detach cycles of 8 clients: pcmd RSS $RSS1 -> $RSS2 kB (ASan: not bounded)"
+		return
+		;;
+	esac
 	[ $((RSS2 - RSS1)) -le 32768 ] || fail "pcmd's RSS went from $RSS1 to $RSS2 kB over 6 cycles of 8 clients"
 	pass "6 attach/detach cycles of 8 clients: pcmd RSS $RSS1 -> $RSS2 kB (at start $RSS0 kB)"
 }
