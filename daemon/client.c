@@ -166,6 +166,7 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 	if ((refused < 0 && d->n_refused >= PCMD_SPARE_SLOTS) || free_slot(d, &slot) < 0) {
 		snprintf(why, why_len, "%s",
 			 refused < 0 ? refusal : "no client slot free (a pcmd bug: say so)");
+		pcmd_tenant_leave(d, &c->share);
 		free(c);
 		return refused < 0 ? refused : -EUSERS;
 	}
