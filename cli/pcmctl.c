@@ -363,17 +363,18 @@ static void field(bool valid, uint64_t v, int kind, char *buf, size_t len)
 
 static void print_flow_header(void)
 {
-	printf("%-6s %-6s %-7s %-6s %-20s %-13s %-14s %-10s %-13s %-11s %9s %9s %9s %9s %9s %5s "
+	printf("%-6s %-6s %-7s %-6s %-20s %-18s %-14s %-10s %-13s %-11s %9s %9s %9s %9s %9s %5s "
 	       "%5s %10s %10s\n",
-	       "FLOW", "CLIENT", "PID", "UID", "PEER", "PEER-UID/PID", "POLICY", "LB", "MODE",
+	       "FLOW", "CLIENT", "PID", "UID", "PEER", "PEER-UID:GID/PID", "POLICY", "LB", "MODE",
 	       "STATE", "CWND", "RATE", "SRTT", "RTTVAR", "INFLIGHT", "RETX", "RTO", "TX", "RX");
 }
 
-/* The other end's uid/pid, "-" when pcmd does not know it. */
+/* The other end's uid:gid/pid, "-" when pcmd does not know it. */
 static void peer_ids(const struct pcmd_flow_info *f, char *buf, size_t len)
 {
 	if (f->peer_cred.known)
-		snprintf(buf, len, "%u/%u", f->peer_cred.uid, f->peer_cred.pid);
+		snprintf(buf, len, "%u:%u/%u", f->peer_cred.uid, f->peer_cred.gid,
+			 f->peer_cred.pid);
 	else
 		snprintf(buf, len, "-");
 }
@@ -381,7 +382,7 @@ static void peer_ids(const struct pcmd_flow_info *f, char *buf, size_t len)
 static void print_flow_row(const struct pcmd_flow_info *f)
 {
 	char cwnd[16], rate[16], srtt[16], rttvar[16], infl[16], retx[24], rto[24], tx[16], rx[16];
-	char peer[24];
+	char peer[40];
 	const struct pcmd_flow_measure *m = &f->m;
 
 	field(m->valid & PCMD_FIELD_CWND, m->cwnd_bytes, 'w', cwnd, sizeof(cwnd));
@@ -394,7 +395,7 @@ static void print_flow_row(const struct pcmd_flow_info *f)
 	human_bytes(f->tx_bytes, tx, sizeof(tx));
 	human_bytes(f->rx_bytes, rx, sizeof(rx));
 	peer_ids(f, peer, sizeof(peer));
-	printf("%-6u %-6u %-7u %-6u %-20.20s %-13s %-14.14s %-10.10s %-13s %-11s %9s %9s %9s %9s "
+	printf("%-6u %-6u %-7u %-6u %-20.20s %-18s %-14.14s %-10.10s %-13s %-11s %9s %9s %9s %9s "
 	       "%9s %5s %5s %10s %10s\n",
 	       f->flow_id, f->client_id, f->pid, f->uid, f->peer, peer, f->policy,
 	       f->lb_policy[0] ? f->lb_policy : "-", mode_name(f->mode),

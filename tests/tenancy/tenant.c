@@ -30,6 +30,13 @@
  *                            pcmd rejects at once (a conn id it never had) and takes
  *                            their completions, as fast as it can, for SECONDS;
  *                            "ready", then "rejected N"
+ *   chaos SEED FIRST COUNT VICTIM_UID
+ *                            actions FIRST .. FIRST+COUNT-1 of a seeded hostile client,
+ *                            each drawn from (SEED, its index) alone: garbage messages
+ *                            (with up to 253 descriptors: MSG_CTRUNC), hello-less
+ *                            connections, squatting and dialling names (VICTIM_UID's,
+ *                            shared ones, hostile bytes), random ring descriptors;
+ *                            "chaos seed ..." with the count of each kind
  *   cycle ROUNDS CLIENTS BYTES
  *                            ROUNDS times: CLIENTS endpoints of BYTES regions
  *                            opened, a message through each pair, all closed
@@ -62,7 +69,7 @@ static const char *sock;
 static int usage(void)
 {
 	fprintf(stderr, "usage: pcm-tenant SOCKET open|fdflood|connflood|regions|serve|dial|pair|"
-			"cycle ARGS... (see tenant.c)\n");
+			"badflood|chaos|cycle ARGS... (see tenant.c)\n");
 	return 2;
 }
 
@@ -488,6 +495,198 @@ static int mode_badflood(long seconds)
 	return 0;
 }
 
+/* ---- chaos: seeded hostile clients -------------------------------------------------------- */
+
+/*
+ * Action @i of seed @seed draws from its own sequence (seed, i): any range of
+ * actions replays alone, which is what the script's shrinker relies on.
+ */
+struct chaos {
+	uint64_t state;
+	const char *victim; /* the victim's uid, as text: the names dialled "NAME@victim" */
+	int devnull;
+};
+
+static uint64_t chaos_rand(struct chaos *ch, uint64_t below)
+{
+	uint64_t v;
+
+	harness_fill(&v, sizeof(v), ch->state++);
+	return below ? v % below : v;
+}
+
+/* A reply or a hangup, waited for at most @ms; its bytes are not looked at. */
+static void chaos_drain(int fd, int ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	uint8_t b[PCMD_MSG_MAX_BYTES];
+
+	while (poll(&pfd, 1, ms) > 0 && recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+		ms = 0;
+}
+
+/* A message of random bytes: no header, a header of the wrong length, version or type, or a
+ * well-formed header over random fields; too short, exact, or too long. */
+static size_t chaos_message(struct chaos *ch, uint8_t *m, size_t cap)
+{
+	static const size_t lens[] = {0, 1, sizeof(struct pcmd_msg_hdr) - 1,
+				      sizeof(struct pcmd_msg_hdr), 64, 512, PCMD_MSG_MAX_BYTES,
+				      PCMD_MSG_MAX_BYTES + 1};
+	size_t len = chaos_rand(ch, 4) ? lens[chaos_rand(ch, 8)] : chaos_rand(ch, cap);
+	struct pcmd_msg_hdr h;
+
+	harness_fill(m, len, chaos_rand(ch, 0));
+	if (len >= sizeof(h) && chaos_rand(ch, 4)) {
+		harness_hdr(&h, (uint16_t)chaos_rand(ch, 20), len, (uint32_t)chaos_rand(ch, 0));
+		if (chaos_rand(ch, 4) == 0)
+			h.len = (uint32_t)chaos_rand(ch, 0);
+		if (chaos_rand(ch, 8) == 0)
+			h.version = (uint16_t)chaos_rand(ch, 0);
+		if (chaos_rand(ch, 8) == 0)
+			h.type |= PCMD_MSG_REPLY;
+		memcpy(m, &h, sizeof(h));
+	}
+	return len;
+}
+
+/* Garbage, on a connection that said HELLO or not, each message with descriptors or not
+ * (up to 253: more than pcmd's control buffer, MSG_CTRUNC), replies read or not. */
+static void chaos_garbage(struct chaos *ch)
+{
+	static uint8_t m[PCMD_MSG_MAX_BYTES + 64];
+	int fd = raw_connect();
+	long msgs = 1 + (long)chaos_rand(ch, 8);
+
+	if (fd < 0)
+		return;
+	if (chaos_rand(ch, 2))
+		(void)harness_raw_hello(fd, chaos_rand(ch, 4) ? PCMD_ROLE_APP : PCMD_ROLE_ADMIN);
+	for (long i = 0; i < msgs; i++) {
+		size_t len = chaos_message(ch, m, sizeof(m));
+		int n_fds = chaos_rand(ch, 2) ? 1 + (int)chaos_rand(ch, 253) : 0;
+
+		if (n_fds && len >= sizeof(struct pcmd_req_empty)) {
+			if (send_with_fds(fd, ch->devnull, n_fds, (uint32_t)i) < 0)
+				break;
+		} else if (send(fd, m, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EMSGSIZE) {
+			break;
+		}
+		if (chaos_rand(ch, 2))
+			chaos_drain(fd, 20);
+	}
+	close(fd);
+}
+
+/* Connections that never finish HELLO (some send half of one), held up to 200 ms. */
+static void chaos_hold(struct chaos *ch)
+{
+	int fds[24];
+	long n = 1 + (long)chaos_rand(ch, 24), k = 0;
+
+	for (; k < n && (fds[k] = raw_connect()) >= 0; k++)
+		if (chaos_rand(ch, 4) == 0) {
+			struct pcmd_req_hello q = {0};
+
+			harness_hdr(&q.hdr, PCMD_MSG_HELLO, sizeof(q), 1);
+			(void)send(fds[k], &q, sizeof(q.hdr) / 2, MSG_NOSIGNAL | MSG_DONTWAIT);
+		}
+	usleep((useconds_t)chaos_rand(ch, 200) * 1000);
+	while (k > 0)
+		close(fds[--k]);
+}
+
+/* Squatting and dialling: the victim's names, shared ones, names with '@', control
+ * characters or random bytes, with random listen flags; dials of the victim's names. */
+static void chaos_squat(struct chaos *ch)
+{
+	static const char *const names[] = {"chaos-victim", "storage-0", "shared-db", "open-1",
+					    "shared-", "x@y", "", "\x1b[31mred\x1b[0m\n,\"",
+					    "chaos-victim@0"};
+	struct pcm_tp_endpoint *ep;
+	struct pcm_tp_completion c;
+	char name[160], addr[200];
+
+	if (tp_open(sock, 1u << 20, &ep) < 0)
+		return;
+	if (chaos_rand(ch, 4)) {
+		snprintf(name, sizeof(name), "%s", names[chaos_rand(ch, 9)]);
+	} else {
+		harness_fill(name, sizeof(name) - 1, chaos_rand(ch, 0));
+		name[chaos_rand(ch, sizeof(name))] = '\0';
+	}
+	(void)pcm_tp_listen_flags(ep, name, (uint32_t)chaos_rand(ch, 4));
+	for (long i = 1 + (long)chaos_rand(ch, 3); i > 0; i--) {
+		snprintf(addr, sizeof(addr), "%s@%s", names[chaos_rand(ch, 4)],
+			 chaos_rand(ch, 2) ? ch->victim : "0");
+		if (pcm_tp_connect(ep, chaos_rand(ch, 2) ? addr : name, NULL, (uint64_t)i) == 0)
+			(void)tp_wait_op(ep, PCM_TP_OP_CONNECT, &c, 200);
+	}
+	if (chaos_rand(ch, 2))
+		(void)pcm_tp_accept(ep, 1);
+	pcm_tp_endpoint_close(ep);
+}
+
+/* A client of its own on the rings: random descriptors (any op, flags, conn id, offset,
+ * length), sometimes a scribbled ring index, then gone without a word. */
+static void chaos_ring(struct chaos *ch)
+{
+	struct raw_client rc = {.fd = -1, .sq_efd = -1};
+	long n = 1 + (long)chaos_rand(ch, 64);
+
+	if (raw_client_open(&rc) == 0) {
+		for (long i = 0; i < n && pcmd_ring_used(&rc.sq) < pcmd_ring_size(&rc.sq); i++) {
+			struct pcmd_sqe e;
+
+			harness_fill(&e, sizeof(e), chaos_rand(ch, 0));
+			e.op = (uint8_t)chaos_rand(ch, 6);
+			if (chaos_rand(ch, 2))
+				e.flags = e.reserved = 0;
+			if (chaos_rand(ch, 2))
+				e.len = chaos_rand(ch, 1u << 21);
+			pcmd_ring_put(&rc.sq, &e);
+		}
+		pcmd_ring_publish(&rc.sq);
+		if (chaos_rand(ch, 8) == 0)
+			atomic_store(&rc.sq.ctl->tail.v, (uint32_t)chaos_rand(ch, 0));
+		ring(rc.sq_efd);
+		chaos_drain(rc.fd, (int)chaos_rand(ch, 50));
+	}
+	if (rc.sq_efd >= 0)
+		close(rc.sq_efd);
+	if (rc.fd >= 0)
+		close(rc.fd);
+}
+
+/* Actions @first .. @first + @count - 1 of @seed, each one of the four kinds. */
+static int mode_chaos(uint64_t seed, long first, long count, const char *victim)
+{
+	struct chaos ch = {.victim = victim, .devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)};
+	long kinds[4] = {0};
+
+	if (ch.devnull < 0 || first < 0 || count < 0)
+		return usage();
+	for (long i = first; i < first + count; i++) {
+		uint64_t kind;
+
+		ch.state = seed * 1000003u + (uint64_t)i * 7919u;
+		kind = chaos_rand(&ch, 4);
+		kinds[kind]++;
+		if (kind == 0)
+			chaos_garbage(&ch);
+		else if (kind == 1)
+			chaos_hold(&ch);
+		else if (kind == 2)
+			chaos_squat(&ch);
+		else
+			chaos_ring(&ch);
+	}
+	printf("chaos seed %llu actions %ld..%ld: garbage %ld hold %ld squat %ld ring %ld\n",
+	       (unsigned long long)seed, first, first + count - 1, kinds[0], kinds[1], kinds[2],
+	       kinds[3]);
+	close(ch.devnull);
+	return 0;
+}
+
 /* ---- cycle ------------------------------------------------------------------------------ */
 
 /* Open, waiting out this user's clients that pcmd still reclaims (they hold its share). */
@@ -560,6 +759,9 @@ int main(int argc, char **argv)
 		return mode_pair(argv[3], arg_long(argv[4]), arg_long(argv[5]), arg_long(argv[6]));
 	if (strcmp(mode, "badflood") == 0 && argc == 4)
 		return mode_badflood(arg_long(argv[3]));
+	if (strcmp(mode, "chaos") == 0 && argc == 7)
+		return mode_chaos(strtoull(argv[3], NULL, 0), arg_long(argv[4]), arg_long(argv[5]),
+				  argv[6]);
 	if (strcmp(mode, "cycle") == 0 && argc == 6)
 		return mode_cycle(arg_long(argv[3]), arg_long(argv[4]), arg_long(argv[5]));
 	return usage();

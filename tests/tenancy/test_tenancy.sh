@@ -10,12 +10,18 @@
 #   oscar    in the socket's group, but refused by socket.allow_uids
 # Each check names what it guards; the users and the group are removed at
 # the end, whatever happens. PCM_TENANCY_CHECKS runs some of the checks
-# (descriptors lockout regions memory names visibility fairness health);
+# (descriptors lockout regions memory names visibility fairness chaos health);
 # PCM_TENANCY_FAIR_ROUNDS (default 3) sets how many alone/flooded rounds the
-# fairness check takes the median of.
+# fairness check takes the median of. The chaos check runs seeded hostile
+# clients (pcm-tenant chaos): PCM_TENANCY_SEED (default random, printed with
+# its one-line reproduction), PCM_TENANCY_CHAOS actions (default 120; the
+# slow suite's test_tenancy_slow runs 2000) from PCM_TENANCY_CHAOS_FIRST
+# (default 0); a failing range is shrunk to the smallest that fails alone.
 set -eu
 PCMD=$1 PCMCTL=$2 TENANT=$3 SANITIZE=${4:-none}
 FAIR_ROUNDS=${PCM_TENANCY_FAIR_ROUNDS:-3}
+SEED=${PCM_TENANCY_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+CHAOS=${PCM_TENANCY_CHAOS:-120}
 
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root (it creates users and a group)" >&2; exit 77; }
 for t in useradd userdel groupadd groupdel setpriv; do
@@ -85,10 +91,19 @@ limits:
 shared_names:
   - {name: "shared-*", owner: $A, dial_uids: [$B]}
 YAML
-"$PCMD" -c "$DIR/pcmd.yaml" >"$DIR/pcmd.log" 2>&1 &
-PCMD_PID=$!
-"$DIR/pcmctl" --socket "$SOCK" --wait 10 status >/dev/null || fail "pcmd did not come up"
-[ "$(stat -c %G:%a "$SOCK")" = "$G:660" ] || fail "socket is $(stat -c %G:%a "$SOCK")"
+# start_pcmd: a fresh pcmd (the chaos shrinker starts one per attempt), its log appended
+start_pcmd() {
+	"$PCMD" -c "$DIR/pcmd.yaml" >>"$DIR/pcmd.log" 2>&1 &
+	PCMD_PID=$!
+	"$DIR/pcmctl" --socket "$SOCK" --wait 10 status >/dev/null || fail "pcmd did not come up"
+	[ "$(stat -c %G:%a "$SOCK")" = "$G:660" ] || fail "socket is $(stat -c %G:%a "$SOCK")"
+}
+stop_pcmd() {
+	kill "$PCMD_PID"
+	wait "$PCMD_PID" || fail "pcmd exited with $?"
+	PCMD_PID=''
+}
+start_pcmd
 
 fds() { find "/proc/$PCMD_PID/fd" -mindepth 1 -maxdepth 1 | wc -l; }
 # settled_fds: pcmd's descriptor count once it has not moved for 0.6 s
@@ -311,7 +326,8 @@ check_visibility() {
 	FR=$(json "$DIR/pcmctl" --socket "$SOCK" --json flows)
 	printf '%s' "$FR" | python3 -c "import json,sys; f=json.load(sys.stdin); assert sum(x['uid']==$(uid "$A") for x in f)==2, f" ||
 		fail "root's flows: $FR"
-	"$DIR/pcmctl" --socket "$SOCK" flows | grep -q "$(uid "$A")/" || fail "pcmctl flows shows no PEER-UID/PID"
+	"$DIR/pcmctl" --socket "$SOCK" flows | grep -q " $(uid "$A"):$(id -g "$A")/[0-9]" ||
+		fail "pcmctl flows shows no PEER-UID:GID/PID: $("$DIR/pcmctl" --socket "$SOCK" flows)"
 	kill "$PK"
 	wait "$PK" 2>/dev/null || true
 	pass "mallory sees none of alice's flows, clients or bytes; alice sees her own 2; root sees all"
@@ -361,17 +377,76 @@ check_fairness() {
 	done
 }
 
-# ---- 8. pcmd is healthy and holds nothing of the attacks ----
+# ---- 8. seeded hostile clients: garbage, descriptors, hello-less holds, squatting, rings ----
+# chaos_round FIRST COUNT: actions FIRST.. of seed $SEED as mallory (allowed) and oscar
+# (refused), while alice's pair moves checked bytes on chaos-victim; prints why it failed and
+# returns 1 if pcmd died, leaked a descriptor or a client, or alice's work did not complete.
+chaos_round() {
+	tenant_bg "$A" pair chaos-victim 4 65536 4 >"$DIR/chaos-v.out" 2>&1 &
+	CV=$!
+	BG="$BG $CV"
+	tenant_bg "$O" chaos $((SEED + 1)) "$1" $((($2 + 3) / 4)) "$(uid "$A")" >"$DIR/chaos-o.out" 2>&1 &
+	CO=$!
+	BG="$BG $CO"
+	tenant "$M" chaos "$SEED" "$1" "$2" "$(uid "$A")" >"$DIR/chaos-m.out" 2>&1 ||
+		{ echo "mallory's chaos client failed: $(cat "$DIR/chaos-m.out")"; return 1; }
+	wait "$CO" || { echo "oscar's chaos client failed: $(cat "$DIR/chaos-o.out")"; return 1; }
+	wait "$CV" && grep -q goodput_bps "$DIR/chaos-v.out" ||
+		{ echo "alice's work did not complete: $(cat "$DIR/chaos-v.out")"; return 1; }
+	kill -0 "$PCMD_PID" 2>/dev/null || { echo "pcmd died"; return 1; }
+	"$DIR/pcmctl" --socket "$SOCK" status >/dev/null || { echo "root's pcmctl failed"; return 1; }
+	ci_n=0
+	until [ "$(clients_now)" -le 1 ]; do
+		ci_n=$((ci_n + 1))
+		[ $ci_n -lt 200 ] || { echo "pcmd still holds $(clients_now) clients"; return 1; }
+		sleep 0.05
+	done
+	n=$(settled_fds)
+	[ "$n" = "$FD0" ] || { echo "pcmd holds $n fds, $FD0 before"; return 1; }
+}
+# chaos_shrink FIRST COUNT: halves of a failing range, each on a fresh pcmd, down to the
+# smallest range that still fails alone; prints its one-line reproduction
+chaos_shrink() {
+	f=$1 c=$2
+	while [ "$c" -gt 1 ]; do
+		h=$((c / 2)) found=''
+		for try in "$f $h" "$((f + h)) $((c - h))"; do
+			kill "$PCMD_PID" 2>/dev/null || true
+			wait "$PCMD_PID" 2>/dev/null || true
+			start_pcmd
+			FD0=$(settled_fds)
+			# shellcheck disable=SC2086
+			if ! chaos_round $try >/dev/null; then
+				set -- $try
+				f=$1 c=$2 found=1
+				break
+			fi
+		done
+		[ -n "$found" ] || break # it takes both halves together
+	done
+	echo "smallest failing range: PCM_TENANCY_SEED=$SEED PCM_TENANCY_CHAOS_FIRST=$f PCM_TENANCY_CHAOS=$c PCM_TENANCY_CHECKS=chaos meson test -C build test_tenancy"
+}
+check_chaos() {
+	FIRST=${PCM_TENANCY_CHAOS_FIRST:-0}
+	echo "chaos: seed $SEED, actions $FIRST..$((FIRST + CHAOS - 1)); reproduce: PCM_TENANCY_SEED=$SEED PCM_TENANCY_CHAOS_FIRST=$FIRST PCM_TENANCY_CHAOS=$CHAOS PCM_TENANCY_CHECKS=chaos meson test -C build test_tenancy"
+	if ! WHY=$(chaos_round "$FIRST" "$CHAOS"); then
+		echo "chaos seed $SEED failed: $WHY; shrinking" >&2
+		chaos_shrink "$FIRST" "$CHAOS" >&2
+		fail "chaos seed $SEED: $WHY"
+	fi
+	pass "chaos: mallory $(sed 's/^chaos //' "$DIR/chaos-m.out"); oscar (refused) $(sed 's/^chaos //' "$DIR/chaos-o.out"); alice's work completed, pcmd kept $FD0 fds"
+	healthy "chaos"
+}
+
+# ---- 9. pcmd is healthy and holds nothing of the attacks ----
 check_health() {
 	healthy "the end"
 	FD2=$(settled_fds)
 	[ "$FD2" = "$FD0" ] || fail "pcmd holds $FD2 fds at the end, $FD0 at the start"
-	kill "$PCMD_PID"
-	wait "$PCMD_PID" || fail "pcmd exited with $?"
-	PCMD_PID=''
+	stop_pcmd
 	pass "pcmd healthy to the end: $FD0 fds at start and end, clean exit"
 }
 # PCM_TENANCY_CHECKS: the checks to run, in this order (default: all of them).
-for c in ${PCM_TENANCY_CHECKS:-descriptors lockout regions memory names visibility fairness health}; do
+for c in ${PCM_TENANCY_CHECKS:-descriptors lockout regions memory names visibility fairness chaos health}; do
 	"check_$c"
 done
