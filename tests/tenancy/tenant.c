@@ -30,6 +30,10 @@
  *                            pcmd rejects at once (a conn id it never had) and takes
  *                            their completions, as fast as it can, for SECONDS;
  *                            "ready", then "rejected N"
+ *   limits N                 up to N endpoints listening on four names each until pcmd
+ *                            refuses a listen, then dials from the first to the second's
+ *                            name (a flow at each end) until pcmd refuses one;
+ *                            "listeners K", "flows F", each refusal's text
  *   chaos SEED FIRST COUNT VICTIM_UID
  *                            actions FIRST .. FIRST+COUNT-1 of a seeded hostile client,
  *                            each drawn from (SEED, its index) alone: garbage messages
@@ -69,7 +73,7 @@ static const char *sock;
 static int usage(void)
 {
 	fprintf(stderr, "usage: pcm-tenant SOCKET open|fdflood|connflood|regions|serve|dial|pair|"
-			"badflood|chaos|cycle ARGS... (see tenant.c)\n");
+			"badflood|limits|chaos|cycle ARGS... (see tenant.c)\n");
 	return 2;
 }
 
@@ -385,12 +389,16 @@ static int mode_pair(const char *name, long seconds, long msg, long depth)
 		while ((n = pcm_tp_poll(f.rx, c, 64)) > 0)
 			for (int i = 0; i < n; i++) {
 				uint8_t *r = f.rbuf + (c[i].cookie % (uint64_t)depth) * f.msg;
-				size_t bad;
+				size_t bad = 0;
 
 				if (c[i].status || c[i].bytes != f.msg ||
 				    harness_check(r, f.msg, c[i].cookie, &bad) < 0)
-					return printf("message %llu lost or damaged (%d)\n",
-						      (unsigned long long)c[i].cookie, c[i].status),
+					return printf("message %llu (the %lluth received) lost or "
+						      "damaged: status %d, %llu bytes, first bad "
+						      "byte %zu\n",
+						      (unsigned long long)c[i].cookie,
+						      (unsigned long long)f.received, c[i].status,
+						      (unsigned long long)c[i].bytes, bad),
 					       1;
 				f.received++;
 				f.bytes += c[i].bytes;
@@ -493,6 +501,57 @@ static int mode_badflood(long seconds)
 	}
 	printf("rejected %llu\n", (unsigned long long)n);
 	return 0;
+}
+
+/* ---- limits: a user's listeners and flows ------------------------------------------------ */
+
+/*
+ * Up to @n endpoints, each listening on four names "lim-I-J" (the second on one, so that its
+ * accepts need not name theirs) until pcmd refuses a listen; then dials from the first to
+ * the second's lim-1-0, each accepted, until pcmd refuses one. "listeners K", "flows F"
+ * and each refusal's text. Return: 0 when both were refused with -EDQUOT.
+ */
+static int mode_limits(long n)
+{
+	static struct pcm_tp_endpoint *eps[MAX_ENDPOINTS];
+	long k = 0, listeners = 0, flows = 0;
+	int rc = 0, frc = 0;
+
+	for (; k < n && k < MAX_ENDPOINTS && rc == 0; k++) {
+		if (tp_open(sock, 1u << 20, &eps[k]) < 0)
+			break;
+		for (int j = 0; j < (k == 1 ? 1 : 4) && rc == 0; j++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "lim-%ld-%d", k, j);
+			rc = pcm_tp_listen(eps[k], name);
+			if (rc == 0)
+				listeners++;
+			else
+				printf("listen refused %d %s\n", rc, pcm_tp_last_error());
+		}
+	}
+	printf("listeners %ld\n", listeners);
+	/* eps[0] dials eps[1]'s lim-1-0: a flow at each end */
+	while (k >= 2 && frc == 0 && flows < 4096) {
+		struct pcm_tp_completion c;
+
+		frc = pcm_tp_accept(eps[1], (uint64_t)flows);
+		if (frc == 0)
+			frc = pcm_tp_connect(eps[0], "lim-1-0", NULL, (uint64_t)flows);
+		if (frc == 0 && (frc = tp_wait_op(eps[0], PCM_TP_OP_CONNECT, &c, 10000)) == 0)
+			frc = c.status;
+		if (frc == 0 && (frc = tp_wait_op(eps[1], PCM_TP_OP_ACCEPT, &c, 10000)) == 0)
+			frc = c.status;
+		if (frc == 0)
+			flows += 2;
+		else
+			printf("flow refused %d %s\n", frc, pcm_tp_last_error());
+	}
+	printf("flows %ld\n", flows);
+	while (k > 0)
+		pcm_tp_endpoint_close(eps[--k]);
+	return rc == -EDQUOT && frc == -EDQUOT ? 0 : 1;
 }
 
 /* ---- chaos: seeded hostile clients -------------------------------------------------------- */
@@ -759,6 +818,8 @@ int main(int argc, char **argv)
 		return mode_pair(argv[3], arg_long(argv[4]), arg_long(argv[5]), arg_long(argv[6]));
 	if (strcmp(mode, "badflood") == 0 && argc == 4)
 		return mode_badflood(arg_long(argv[3]));
+	if (strcmp(mode, "limits") == 0 && argc == 4)
+		return mode_limits(arg_long(argv[3]));
 	if (strcmp(mode, "chaos") == 0 && argc == 7)
 		return mode_chaos(strtoull(argv[3], NULL, 0), arg_long(argv[4]), arg_long(argv[5]),
 				  argv[6]);

@@ -10,7 +10,8 @@
 #   oscar    in the socket's group, but refused by socket.allow_uids
 # Each check names what it guards; the users and the group are removed at
 # the end, whatever happens. PCM_TENANCY_CHECKS runs some of the checks
-# (descriptors lockout regions memory names visibility fairness chaos health);
+# (descriptors lockout regions limits memory names visibility fairness chaos
+# health);
 # PCM_TENANCY_FAIR_ROUNDS (default 3) sets how many alone/flooded rounds the
 # fairness check takes the median of. The chaos check runs seeded hostile
 # clients (pcm-tenant chaos): PCM_TENANCY_SEED (default random, printed with
@@ -87,7 +88,7 @@ datapath: {kind: softnic, softnic: {hosts: 16}}
 limits:
   max_clients: 32
   hello_timeout_ms: 5000
-  user: {clients: 16, regions: 16}
+  user: {clients: 16, regions: 16, flows: 24, listeners: 10}
 shared_names:
   - {name: "shared-*", owner: $A, dial_uids: [$B]}
 YAML
@@ -221,6 +222,23 @@ check_regions() {
 		fail "mallory's 200 MiB regions: $(cat "$DIR/bytes.out") (want 5, then limits.user.region_bytes)"
 	pass "mallory holds 8 of 16 hosts and 1 GiB of regions at most; alice's work completed"
 	healthy "regions"
+}
+
+# ---- 3b. listeners and flows: one user's share, not all ----
+check_limits() {
+	tenant "$M" limits 16 >"$DIR/limits.out" || fail "mallory's listeners and flows: $(cat "$DIR/limits.out")"
+	grep -q "^listeners 10$" "$DIR/limits.out" && grep -q "limits.user.listeners is 10" "$DIR/limits.out" &&
+		grep -q "^flows 24$" "$DIR/limits.out" && grep -q "limits.user.flows is 24" "$DIR/limits.out" ||
+		fail "mallory's listeners and flows: $(cat "$DIR/limits.out") (want 10, then limits.user.listeners; 24, then limits.user.flows)"
+	tenant_bg "$M" limits 16 >"$DIR/limits2.out" &
+	LM=$!
+	BG="$BG $LM"
+	tenant "$A" pair limits-a 2 65536 4 >"$DIR/victim-l.out" 2>&1 ||
+		fail "alice's work while mallory holds her listeners and flows: $(cat "$DIR/victim-l.out")"
+	wait "$LM" || true
+	wait_idle
+	pass "mallory gets 10 listeners and 24 flows, then limits.user.listeners and limits.user.flows; alice's work completed"
+	healthy "limits"
 }
 
 # ---- 4. memory goes back after clients leave ----
@@ -447,6 +465,6 @@ check_health() {
 	pass "pcmd healthy to the end: $FD0 fds at start and end, clean exit"
 }
 # PCM_TENANCY_CHECKS: the checks to run, in this order (default: all of them).
-for c in ${PCM_TENANCY_CHECKS:-descriptors lockout regions memory names visibility fairness chaos health}; do
+for c in ${PCM_TENANCY_CHECKS:-descriptors lockout regions limits memory names visibility fairness chaos health}; do
 	"check_$c"
 done
