@@ -51,6 +51,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,18 +329,24 @@ struct flight {
 	size_t msg;
 	uint64_t sent, received, bytes;
 	long depth;
+	/* slot k % depth's send and receive still posted: messages may complete out of order
+	 * (several paths), so a slot is reused only once both of its own completions came */
+	bool send_busy[1024], recv_busy[1024];
 };
 
-/* Post what the window allows: receives ahead of sends. */
+/* Post what the window allows: receives ahead of sends, each in a slot both ends freed. */
 static int refill(struct flight *f)
 {
-	while (f->received + (uint64_t)f->depth > f->sent &&
-	       f->sent < f->received + 2u * f->depth) {
+	for (;;) {
 		uint64_t k = f->sent;
-		uint8_t *r = f->rbuf + (k % (uint64_t)f->depth) * f->msg;
-		uint8_t *s = f->sbuf + (k % (uint64_t)f->depth) * f->msg;
-		int rc = pcm_tp_recv(f->crx, NULL, r, f->msg, k);
+		size_t slot = (size_t)(k % (uint64_t)f->depth);
+		uint8_t *r = f->rbuf + slot * f->msg;
+		uint8_t *s = f->sbuf + slot * f->msg;
+		int rc;
 
+		if (f->send_busy[slot] || f->recv_busy[slot])
+			return 0;
+		rc = pcm_tp_recv(f->crx, NULL, r, f->msg, k);
 		if (rc == -EAGAIN)
 			return 0;
 		harness_fill(s, f->msg, k);
@@ -347,9 +354,27 @@ static int refill(struct flight *f)
 			rc = pcm_tp_send(f->ctx, NULL, s, f->msg, k);
 		if (rc < 0)
 			return rc;
+		f->send_busy[slot] = f->recv_busy[slot] = true;
 		f->sent++;
 	}
-	return 0;
+}
+
+/* Say how message c->cookie, in @r, was lost or damaged: which message's bytes it holds. */
+static int damaged(const struct flight *f, const struct pcm_tp_completion *c, const uint8_t *r,
+		   size_t bad)
+{
+	uint64_t k = c->cookie, span = 2u * (uint64_t)f->depth, from = k > span ? k - span : 0;
+	size_t b;
+
+	printf("message %llu (the %lluth received) lost or damaged: status %d, %llu bytes, first "
+	       "bad byte %zu",
+	       (unsigned long long)k, (unsigned long long)f->received, c->status,
+	       (unsigned long long)c->bytes, bad);
+	for (uint64_t j = from; j <= k + span && c->bytes; j++)
+		if (j != k && harness_check(r, (size_t)c->bytes, j, &b) == 0)
+			printf(", holds message %llu's bytes", (unsigned long long)j);
+	printf("\n");
+	return 1;
 }
 
 static int mode_pair(const char *name, long seconds, long msg, long depth)
@@ -393,20 +418,17 @@ static int mode_pair(const char *name, long seconds, long msg, long depth)
 
 				if (c[i].status || c[i].bytes != f.msg ||
 				    harness_check(r, f.msg, c[i].cookie, &bad) < 0)
-					return printf("message %llu (the %lluth received) lost or "
-						      "damaged: status %d, %llu bytes, first bad "
-						      "byte %zu\n",
-						      (unsigned long long)c[i].cookie,
-						      (unsigned long long)f.received, c[i].status,
-						      (unsigned long long)c[i].bytes, bad),
-					       1;
+					return damaged(&f, &c[i], r, bad);
+				f.recv_busy[c[i].cookie % (uint64_t)depth] = false;
 				f.received++;
 				f.bytes += c[i].bytes;
 			}
 		while ((n = pcm_tp_poll(f.tx, c, 64)) > 0)
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < n; i++) {
 				if (c[i].status)
 					return printf("send failed %d\n", c[i].status), 1;
+				f.send_busy[c[i].cookie % (uint64_t)depth] = false;
+			}
 		poll(pfd, 2, 5);
 	}
 	printf("goodput_bps %.0f\nmessages %llu\n",
