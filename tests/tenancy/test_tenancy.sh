@@ -346,9 +346,12 @@ check_visibility() {
 		fail "root's flows: $FR"
 	"$DIR/pcmctl" --socket "$SOCK" flows | grep -q " $(uid "$A"):$(id -g "$A")/[0-9]" ||
 		fail "pcmctl flows shows no PEER-UID:GID/PID: $("$DIR/pcmctl" --socket "$SOCK" flows)"
+	! pctl "$M" top --iterations 1 --interval 100 | grep -q peek-1 || fail "mallory's top shows alice's flows"
+	pctl "$A" top --iterations 1 --interval 100 | grep -q peek-1 || fail "alice's top lacks her flows"
+	"$DIR/pcmctl" --socket "$SOCK" top --iterations 1 --interval 100 | grep -q peek-1 || fail "root's top lacks alice's flows"
 	kill "$PK"
 	wait "$PK" 2>/dev/null || true
-	pass "mallory sees none of alice's flows, clients or bytes; alice sees her own 2; root sees all"
+	pass "mallory sees none of alice's flows, clients or bytes (status, flows, stats, top); alice sees her own 2; root sees all"
 }
 
 # ---- 7. fairness: a flooding neighbour leaves alice at least 0.8 of her fair share ----
