@@ -225,9 +225,7 @@ int tp_parse_policy(const struct tp_opts *o, struct xp_conn_opts *c)
 	c->paths = 1;
 	c->rc = o->rc;
 	if (strcmp(o->policy, "none") != 0) {
-		for (size_t i = 0; pcm_builtin_policies[i]; i++)
-			if (strcmp(pcm_builtin_policies[i]->name, o->policy) == 0)
-				c->cc = pcm_builtin_policies[i];
+		c->cc = pcm_package_find(pcm_builtin_policies, o->policy);
 		if (!c->cc) {
 			fprintf(stderr, "pcm-bench: --policy %s: no such built-in policy\n",
 				o->policy);
