@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench.h - what pcm-bench's subcommands share: options, the ACK trace every
- * handler benchmark replays, the native Swift baseline loop, and helpers.
+ * handler benchmark replays, the native Swift baseline (bench_native.c), the
+ * helpers (bench_util.c), and each subcommand's entry point.
  */
 #ifndef PCM_BENCH_BENCH_H
 #define PCM_BENCH_BENCH_H
@@ -93,6 +94,8 @@ static inline void make_native_event(const struct trace *t, uint32_t i,
 	ev->rtt_ps = (uint64_t)t->rtt_ns[i] * 1000;
 }
 
+/* bench_util.c: the helpers every subcommand may call; it calls none of them. */
+
 /* The handler benchmarks' simulated clock, ps; it never goes back. */
 extern pcm_uint bench_now_ps;
 
@@ -107,6 +110,10 @@ double bench_thread_cpu_s(void);
 double bench_process_cpu_s(void);
 /* Sorts @v. */
 double bench_median(double *v, unsigned n);
+int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* bench_native.c: the native Swift baseline of the handler benchmarks. */
+
 bool bench_has_native_baseline(const struct pcm_package *pkg);
 /*
  * The native Swift baseline for @pkg: @flows initialised flows and their
@@ -115,12 +122,22 @@ bool bench_has_native_baseline(const struct pcm_package *pkg);
  */
 struct native_swift_flow *bench_native_create(const struct pcm_package *pkg, uint32_t flows,
 					      struct native_swift_params *params, int *err);
+/* @events events of @t over @flows flows, one call per event. */
 struct run_result bench_run_native(struct native_swift_flow *fl,
 				   const struct native_swift_params *p, const struct trace *t,
 				   uint64_t events, uint32_t flows);
-int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* The same, gathered into bursts of @burst events as a datapath's poll would. */
+struct run_result bench_run_native_bursts(struct native_swift_flow *fl,
+					  const struct native_swift_params *p,
+					  const struct trace *t, uint64_t events, uint32_t flows,
+					  uint32_t burst);
 
-/* bench_async.c */
+/* The subcommands: pcm-bench.c's command table names these, and nothing else calls them. */
+
+/* pcm-bench handlers (bench_handlers.c) */
+int bench_handlers(int argc, char **argv);
+
+/* bench_async.c: handlers --mode async-* (called by bench_handlers.c), validate-rtt-injection */
 int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts *o,
 			 const struct trace *t);
 int bench_validate_rtt_injection(int argc, char **argv);
@@ -130,8 +147,8 @@ int bench_validate_arith(int argc, char **argv);
 
 /* pcm-bench goodput / latency (bench_transport.c): the transport engine over a datapath. */
 int bench_goodput(int argc, char **argv);
+int bench_latency(int argc, char **argv);
 /* pcm-bench goodput --via-daemon (bench_via_daemon.c): in process against through pcmd. */
 int bench_goodput_via_daemon(int argc, char **argv);
-int bench_latency(int argc, char **argv);
 
 #endif /* PCM_BENCH_BENCH_H */

@@ -120,7 +120,7 @@ struct async_run {
 	uint64_t idle_polls;
 };
 
-/* The datapath side, as run_pcm() in pcm-bench.c feeds the sync shell. */
+/* The datapath side, as run_pcm() in bench_handlers.c feeds the sync shell. */
 static struct async_run run_async(struct pcm_async *as, const struct trace *t, uint64_t events,
 				  uint32_t flows, uint32_t burst)
 {

@@ -50,10 +50,7 @@ ALLOWED_CIRCLES = {
     ('transport/datapath/verbs.c', 'transport/datapath/verbs_keys.c'): 'to break',
     ('transport/engine/engine.c', 'transport/engine/engine_conn.c',
      'transport/engine/engine_thread.c', 'transport/engine/port.c'): 'to break',
-    ('bench/bench_pair.c', 'bench/bench_transport.c'): 'to break',
     ('transport/api/api.c', 'transport/api/daemon_client.c', 'transport/api/inproc.c'): 'to break',
-    ('bench/bench_arith.c', 'bench/bench_async.c', 'bench/bench_via_daemon.c',
-     'bench/pcm-bench.c'): 'to break',
     ('daemon/client.c', 'daemon/control.c', 'daemon/flow.c', 'daemon/pcmd.c'): 'to break',
 }
 
