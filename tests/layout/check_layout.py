@@ -29,6 +29,7 @@ LAYERS = [
     ('libpcm/', 0),
     ('policies/', 1),
     ('pcmd-abi/', 1),
+    ('libpcmprog/', 1),
     ('transport/base/', 2),
     ('transport/core/', 3), ('transport/uet/', 3),
     ('transport/datapath/', 4),
