@@ -114,23 +114,41 @@ int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max,
 
 /* bench_native.c: the native Swift baseline of the handler benchmarks. */
 
-bool bench_has_native_baseline(const struct pcm_package *pkg);
+#define BENCH_MAX_RUNS 64
+
+/* The baseline of one benchmark: its flows, and its figures run by run. */
+struct bench_baseline {
+	struct native_swift_flow *flows; /* NULL: the package has no baseline */
+	struct native_swift_params params;
+	uint32_t n_flows;
+	uint32_t burst; /* events per burst; 1: one call per event */
+	double ns[BENCH_MAX_RUNS], cpu_ns[BENCH_MAX_RUNS]; /* per event, wall and CPU time */
+};
+
 /*
- * The native Swift baseline for @pkg: @flows initialised flows and their
- * parameters, or NULL with *err = 0 when @pkg has no baseline (*err = -ENOMEM
- * on allocation failure). Free with free().
+ * The baseline of @pkg (only Swift in double has one) over @flows flows, fed
+ * @burst events at a time. Return: 0, -ENOMEM. Release with bench_baseline_fini().
  */
-struct native_swift_flow *bench_native_create(const struct pcm_package *pkg, uint32_t flows,
-					      struct native_swift_params *params, int *err);
-/* @events events of @t over @flows flows, one call per event. */
-struct run_result bench_run_native(struct native_swift_flow *fl,
-				   const struct native_swift_params *p, const struct trace *t,
-				   uint64_t events, uint32_t flows);
-/* The same, gathered into bursts of @burst events as a datapath's poll would. */
-struct run_result bench_run_native_bursts(struct native_swift_flow *fl,
-					  const struct native_swift_params *p,
-					  const struct trace *t, uint64_t events, uint32_t flows,
-					  uint32_t burst);
+int bench_baseline_init(struct bench_baseline *b, const struct pcm_package *pkg, uint32_t flows,
+			uint32_t burst);
+/* One run of @events events of @t, recorded as measured run @run (-1: a warm-up). */
+void bench_baseline_run(struct bench_baseline *b, const struct trace *t, uint64_t events, int run);
+/* The medians of the first @runs runs (sorts them), per event; 0 without a baseline. */
+void bench_baseline_medians(struct bench_baseline *b, unsigned runs, double *ns, double *cpu_ns);
+void bench_baseline_fini(struct bench_baseline *b);
+/* One run of a PCM shell over @events events, recorded as measured run @run (-1: a warm-up). */
+typedef void (*bench_run_fn)(void *ctx, uint64_t events, int run);
+/*
+ * Warm both sides up with @events / 4 events, then alternate @runs runs of
+ * @run and of @native, so that noise hits both alike.
+ */
+void bench_interleave(bench_run_fn run, void *ctx, struct bench_baseline *native,
+		      const struct trace *t, uint64_t events, unsigned runs);
+/* "  native N ns  ratio R" after a figure of @ns per event, when @native_ns > 0. */
+void bench_print_ratio_text(double ns, double native_ns);
+/* ,"@native_key":N,"@ratio_key":R in a JSON line, when @native_ns > 0. */
+void bench_print_ratio_json(const char *native_key, const char *ratio_key, double ns,
+			    double native_ns);
 
 /* The subcommands: pcm-bench.c's command table names these, and nothing else calls them. */
 

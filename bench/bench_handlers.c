@@ -45,11 +45,11 @@ static void trace_fill(struct trace *t)
  * PCM side. burst == 1 calls pcm_shell_feed() per event; otherwise events
  * are gathered into bursts, as a datapath polling a completion queue would,
  * and handed over with pcm_shell_feed_burst(). The native side is fed the
- * same way in each mode (bench_run_native(), bench_run_native_bursts()), so both
+ * same way in each mode (bench_native.c's run_native(), run_native_bursts()), so both
  * pay for their burst array.
  */
 /*
- * burst == 1: one loop of its own, shaped as bench_run_native()'s, and not
+ * burst == 1: one loop of its own, shaped as bench_native.c's run_native(), and not
  * inlined into run_pcm(), whose timing state would otherwise compete with
  * it for registers.
  */
@@ -66,7 +66,7 @@ static __attribute__((noinline)) void feed_each(struct pcm_shell *shell, const s
 	}
 }
 
-/* Shaped as bench_run_native_bursts(): the two differ only in the event and the call. */
+/* Shaped as bench_native.c's run_native_bursts(): the two differ only in the event and the call. */
 static __attribute__((noinline)) void feed_bursts(struct pcm_shell *shell, const struct trace *t,
 						  uint64_t events, uint32_t flows, uint32_t burst)
 {
@@ -108,15 +108,6 @@ static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
 	return r;
 }
 
-static struct run_result run_native(struct native_swift_flow *fl,
-				    const struct native_swift_params *p, const struct trace *t,
-				    uint64_t events, uint32_t flows, uint32_t burst)
-{
-	if (burst == 1)
-		return bench_run_native(fl, p, t, events, flows);
-	return bench_run_native_bursts(fl, p, t, events, flows, burst);
-}
-
 /* Medians over the runs; cpu_*: from the thread's CPU time instead of the wall clock. */
 struct handler_result {
 	double ns_per_event;
@@ -128,55 +119,55 @@ struct handler_result {
 	size_t bytes_per_flow;
 };
 
+/* The synchronous shell's side of bench_interleave(): its figures, run by run. */
+struct sync_side {
+	struct pcm_shell *shell;
+	const struct bench_opts *o;
+	const struct trace *t;
+	double ns[BENCH_MAX_RUNS], rate[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS],
+		cpu_rate[BENCH_MAX_RUNS];
+};
+
+static void sync_run(void *ctx, uint64_t events, int r)
+{
+	struct sync_side *s = ctx;
+	struct run_result pr = run_pcm(s->shell, s->t, events, s->o->flows, s->o->burst);
+
+	if (r < 0)
+		return;
+	s->ns[r] = pr.seconds * 1e9 / (double)events;
+	s->rate[r] = (double)pr.calls / pr.seconds / 1e6;
+	s->cpu[r] = pr.cpu_seconds * 1e9 / (double)events;
+	s->cpu_rate[r] = (double)pr.calls / pr.cpu_seconds / 1e6;
+}
+
 static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
 		     const struct trace *t, struct handler_result *res)
 {
-	double pcm_ns[64], pcm_rate[64], nat_ns[64], pcm_cpu[64], cpu_rate[64], nat_cpu[64];
-	struct native_swift_flow *native = NULL;
-	struct native_swift_params params;
-	struct pcm_shell *shell;
+	struct sync_side side = { .o = o, .t = t };
+	struct bench_baseline native;
 	struct pcm_diag diag;
 	int rc;
 
-	rc = pcm_shell_create(pkg, NULL, o->flows, 0, &shell, &diag);
+	rc = pcm_shell_create(pkg, NULL, o->flows, 0, &side.shell, &diag);
 	if (rc < 0) {
 		fprintf(stderr, "pcm-bench: %s\n", diag.msg);
 		return rc;
 	}
-	native = bench_native_create(pkg, o->flows, &params, &rc);
-	if (rc < 0) {
-		pcm_shell_destroy(shell);
-		return rc;
+	rc = bench_baseline_init(&native, pkg, o->flows, o->burst);
+	if (rc == 0) {
+		bench_interleave(sync_run, &side, &native, t, o->events, o->runs);
+		res->ns_per_event = bench_median(side.ns, o->runs);
+		res->mcalls_per_s = bench_median(side.rate, o->runs);
+		res->cpu_ns_per_event = bench_median(side.cpu, o->runs);
+		res->cpu_mcalls_per_s = bench_median(side.cpu_rate, o->runs);
+		bench_baseline_medians(&native, o->runs, &res->native_ns_per_event,
+				       &res->native_cpu_ns_per_event);
+		res->bytes_per_flow = pcm_shell_bytes_per_flow(side.shell);
+		bench_baseline_fini(&native);
 	}
-	/* Warm both, then interleave PCM and native runs so noise hits both alike. */
-	run_pcm(shell, t, o->events / 4, o->flows, o->burst);
-	if (native)
-		run_native(native, &params, t, o->events / 4, o->flows, o->burst);
-	for (unsigned r = 0; r < o->runs; r++) {
-		struct run_result pr = run_pcm(shell, t, o->events, o->flows, o->burst);
-
-		pcm_ns[r] = pr.seconds * 1e9 / (double)o->events;
-		pcm_rate[r] = (double)pr.calls / pr.seconds / 1e6;
-		pcm_cpu[r] = pr.cpu_seconds * 1e9 / (double)o->events;
-		cpu_rate[r] = (double)pr.calls / pr.cpu_seconds / 1e6;
-		if (native) {
-			struct run_result nr =
-				run_native(native, &params, t, o->events, o->flows, o->burst);
-
-			nat_ns[r] = nr.seconds * 1e9 / (double)o->events;
-			nat_cpu[r] = nr.cpu_seconds * 1e9 / (double)o->events;
-		}
-	}
-	res->ns_per_event = bench_median(pcm_ns, o->runs);
-	res->mcalls_per_s = bench_median(pcm_rate, o->runs);
-	res->native_ns_per_event = native ? bench_median(nat_ns, o->runs) : 0;
-	res->cpu_ns_per_event = bench_median(pcm_cpu, o->runs);
-	res->cpu_mcalls_per_s = bench_median(cpu_rate, o->runs);
-	res->native_cpu_ns_per_event = native ? bench_median(nat_cpu, o->runs) : 0;
-	res->bytes_per_flow = pcm_shell_bytes_per_flow(shell);
-	free(native);
-	pcm_shell_destroy(shell);
-	return 0;
+	pcm_shell_destroy(side.shell);
+	return rc;
 }
 
 static void print_result(const struct pcm_package *pkg, const struct bench_opts *o,
@@ -185,14 +176,10 @@ static void print_result(const struct pcm_package *pkg, const struct bench_opts 
 	if (!o->json) {
 		printf("%-16s sync burst %-3u %8.2f ns/event  %7.2f Mcalls/s  %zu B/flow", pkg->name,
 		       o->burst, r->ns_per_event, r->mcalls_per_s, r->bytes_per_flow);
-		if (r->native_ns_per_event > 0)
-			printf("  native %.2f ns  ratio %.3f", r->native_ns_per_event,
-			       r->ns_per_event / r->native_ns_per_event);
+		bench_print_ratio_text(r->ns_per_event, r->native_ns_per_event);
 		printf("\n%-16s   cpu time %8.2f ns/event  %7.2f Mcalls/s", "", r->cpu_ns_per_event,
 		       r->cpu_mcalls_per_s);
-		if (r->native_cpu_ns_per_event > 0)
-			printf("  native %.2f ns  ratio %.3f", r->native_cpu_ns_per_event,
-			       r->cpu_ns_per_event / r->native_cpu_ns_per_event);
+		bench_print_ratio_text(r->cpu_ns_per_event, r->native_cpu_ns_per_event);
 		putchar('\n');
 		return;
 	}
@@ -201,14 +188,12 @@ static void print_result(const struct pcm_package *pkg, const struct bench_opts 
 	       "\"mcalls_per_s\":%.3f,\"bytes_per_flow\":%zu",
 	       pkg->name, pkg->arith, o->flows, o->burst, (unsigned long long)o->events, o->runs,
 	       r->ns_per_event, r->mcalls_per_s, r->bytes_per_flow);
-	if (r->native_ns_per_event > 0)
-		printf(",\"native_ns_per_event\":%.3f,\"native_ratio\":%.4f",
-		       r->native_ns_per_event, r->ns_per_event / r->native_ns_per_event);
+	bench_print_ratio_json("native_ns_per_event", "native_ratio", r->ns_per_event,
+			       r->native_ns_per_event);
 	printf(",\"cpu_ns_per_event\":%.3f,\"cpu_mcalls_per_s\":%.3f", r->cpu_ns_per_event,
 	       r->cpu_mcalls_per_s);
-	if (r->native_cpu_ns_per_event > 0)
-		printf(",\"native_cpu_ns_per_event\":%.3f,\"cpu_native_ratio\":%.4f",
-		       r->native_cpu_ns_per_event, r->cpu_ns_per_event / r->native_cpu_ns_per_event);
+	bench_print_ratio_json("native_cpu_ns_per_event", "cpu_native_ratio", r->cpu_ns_per_event,
+			       r->native_cpu_ns_per_event);
 	puts("}");
 	fflush(stdout);
 }
@@ -300,7 +285,7 @@ static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
 			o->burst = (uint32_t)v;
 			break;
 		case 'r':
-			if (bench_parse_u64("--runs", optarg, 1, 64, &v) < 0)
+			if (bench_parse_u64("--runs", optarg, 1, BENCH_MAX_RUNS, &v) < 0)
 				return -EINVAL;
 			o->runs = (unsigned)v;
 			break;
