@@ -66,7 +66,10 @@ static __attribute__((noinline)) void feed_each(struct pcm_shell *shell, const s
 	}
 }
 
-/* Shaped as bench_native.c's run_native_bursts(): the two differ only in the event and the call. */
+/*
+ * Shaped as bench_native.c's run_native_bursts(): the two differ only in the
+ * event and the call.
+ */
 static __attribute__((noinline)) void feed_bursts(struct pcm_shell *shell, const struct trace *t,
 						  uint64_t events, uint32_t flows, uint32_t burst)
 {

@@ -154,5 +154,6 @@ void bench_print_ratio_json(const char *native_key, const char *ratio_key, doubl
 			    double native_ns)
 {
 	if (native_ns > 0)
-		printf(",\"%s\":%.3f,\"%s\":%.4f", native_key, native_ns, ratio_key, ns / native_ns);
+		printf(",\"%s\":%.3f,\"%s\":%.4f", native_key, native_ns, ratio_key,
+		       ns / native_ns);
 }

@@ -885,9 +885,10 @@ static void *alloc_items(unsigned count, size_t size, int *ret)
 }
 
 /*
- * A list section of the spec, a row of sections[] below: parse_section()
- * applies the rules every section shares: the list's shape and limit, each item a
- * mapping of the section's keys, and its errors' "section[i].key" prefix.
+ * A list section of the spec, a row of sections[] below. parse_section()
+ * applies the rules every section shares: the list's shape and limit, each
+ * item a mapping of the section's keys, and its errors' "section[i].key"
+ * prefix.
  */
 struct section {
 	const char *name;
