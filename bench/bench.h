@@ -111,6 +111,8 @@ double bench_process_cpu_s(void);
 /* Sorts @v. */
 double bench_median(double *v, unsigned n);
 int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* The same for a 32-bit option (@max <= UINT32_MAX). */
+int bench_parse_u32(const char *flag, const char *s, uint32_t min, uint32_t max, uint32_t *out);
 
 /* bench_native.c: the native Swift baseline of the handler benchmarks. */
 
@@ -136,6 +138,17 @@ void bench_baseline_run(struct bench_baseline *b, const struct trace *t, uint64_
 /* The medians of the first @runs runs (sorts them), per event; 0 without a baseline. */
 void bench_baseline_medians(struct bench_baseline *b, unsigned runs, double *ns, double *cpu_ns);
 void bench_baseline_fini(struct bench_baseline *b);
+/* A PCM shell's figures, run by run: per event (wall and CPU time) and calls per second. */
+struct bench_figures {
+	double ns[BENCH_MAX_RUNS], cpu_ns[BENCH_MAX_RUNS], mcalls[BENCH_MAX_RUNS];
+};
+
+/*
+ * Record measured run @run of @events events, which took @seconds (@cpu_seconds
+ * of the feeding thread's time) and made @calls handler calls.
+ */
+void bench_figures_record(struct bench_figures *f, int run, uint64_t events, double seconds,
+			  double cpu_seconds, uint64_t calls);
 /* One run of a PCM shell over @events events, recorded as measured run @run (-1: a warm-up). */
 typedef void (*bench_run_fn)(void *ctx, uint64_t events, int run);
 /*

@@ -240,8 +240,8 @@ struct async_side {
 	struct pcm_async *as;
 	const struct bench_opts *o;
 	const struct trace *t;
-	double dp_ns[BENCH_MAX_RUNS], rate[BENCH_MAX_RUNS], epc[BENCH_MAX_RUNS],
-		dp_cpu[BENCH_MAX_RUNS], wk_rate[BENCH_MAX_RUNS];
+	struct bench_figures fig; /* the datapath thread's */
+	double epc[BENCH_MAX_RUNS], wk_rate[BENCH_MAX_RUNS];
 	uint64_t idle_polls; /* over the measured runs */
 };
 
@@ -252,10 +252,8 @@ static void async_side_run(void *ctx, uint64_t events, int r)
 
 	if (r < 0)
 		return;
-	s->dp_ns[r] = ar.seconds * 1e9 / (double)events;
-	s->rate[r] = (double)ar.calls / ar.seconds / 1e6;
+	bench_figures_record(&s->fig, r, events, ar.seconds, ar.cpu_seconds, ar.calls);
 	s->epc[r] = ar.calls ? (double)events / (double)ar.calls : 0;
-	s->dp_cpu[r] = ar.cpu_seconds * 1e9 / (double)events;
 	s->wk_rate[r] =
 		ar.worker_cpu_seconds > 0 ? (double)ar.calls / ar.worker_cpu_seconds / 1e6 : 0;
 	s->idle_polls += ar.idle_polls;
@@ -282,10 +280,10 @@ int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts 
 	bench_interleave(async_side_run, &side, &native, t, o->events, o->runs);
 	pcm_async_stop(side.as);
 	pcm_async_stats(side.as, UINT32_MAX, &st);
-	res.ns_per_event = bench_median(side.dp_ns, o->runs);
-	res.mcalls_per_s = bench_median(side.rate, o->runs);
+	res.ns_per_event = bench_median(side.fig.ns, o->runs);
+	res.mcalls_per_s = bench_median(side.fig.mcalls, o->runs);
 	res.events_per_call = bench_median(side.epc, o->runs);
-	res.cpu_ns_per_event = bench_median(side.dp_cpu, o->runs);
+	res.cpu_ns_per_event = bench_median(side.fig.cpu_ns, o->runs);
 	res.worker_cpu_mcalls_per_s = bench_median(side.wk_rate, o->runs) / o->workers;
 	bench_baseline_medians(&native, o->runs, &res.native_ns_per_event,
 			       &res.native_cpu_ns_per_event);
@@ -503,7 +501,6 @@ static int parse_rtt_opts(int argc, char **argv, struct rtt_opts *o)
 		{"csv", required_argument, NULL, 'c'},
 		{NULL, 0, NULL, 0},
 	};
-	uint64_t v;
 	int c;
 
 	optind = 2;
@@ -518,9 +515,8 @@ static int parse_rtt_opts(int argc, char **argv, struct rtt_opts *o)
 				return -EINVAL;
 			break;
 		case 'f':
-			if (bench_parse_u64("--flows", optarg, 1, 1u << 20, &v) < 0)
+			if (bench_parse_u32("--flows", optarg, 1, 1u << 20, &o->flows) < 0)
 				return -EINVAL;
-			o->flows = (uint32_t)v;
 			break;
 		case 'g':
 			if (bench_parse_u64("--gap-ns", optarg, 0, 1000000, &o->gap_ns) < 0)
@@ -531,9 +527,8 @@ static int parse_rtt_opts(int argc, char **argv, struct rtt_opts *o)
 				return -EINVAL;
 			break;
 		case 's':
-			if (bench_parse_u64("--skew-bound", optarg, 0, UINT32_MAX, &v) < 0)
+			if (bench_parse_u32("--skew-bound", optarg, 0, UINT32_MAX, &o->skew_bound) < 0)
 				return -EINVAL;
-			o->skew_bound = (uint32_t)v;
 			break;
 		case 'c':
 			o->csv = optarg;

@@ -127,8 +127,8 @@ struct sync_side {
 	struct pcm_shell *shell;
 	const struct bench_opts *o;
 	const struct trace *t;
-	double ns[BENCH_MAX_RUNS], rate[BENCH_MAX_RUNS], cpu[BENCH_MAX_RUNS],
-		cpu_rate[BENCH_MAX_RUNS];
+	struct bench_figures fig;
+	double cpu_rate[BENCH_MAX_RUNS]; /* calls per second of CPU time */
 };
 
 static void sync_run(void *ctx, uint64_t events, int r)
@@ -138,9 +138,7 @@ static void sync_run(void *ctx, uint64_t events, int r)
 
 	if (r < 0)
 		return;
-	s->ns[r] = pr.seconds * 1e9 / (double)events;
-	s->rate[r] = (double)pr.calls / pr.seconds / 1e6;
-	s->cpu[r] = pr.cpu_seconds * 1e9 / (double)events;
+	bench_figures_record(&s->fig, r, events, pr.seconds, pr.cpu_seconds, pr.calls);
 	s->cpu_rate[r] = (double)pr.calls / pr.cpu_seconds / 1e6;
 }
 
@@ -160,9 +158,9 @@ static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
 	rc = bench_baseline_init(&native, pkg, o->flows, o->burst);
 	if (rc == 0) {
 		bench_interleave(sync_run, &side, &native, t, o->events, o->runs);
-		res->ns_per_event = bench_median(side.ns, o->runs);
-		res->mcalls_per_s = bench_median(side.rate, o->runs);
-		res->cpu_ns_per_event = bench_median(side.cpu, o->runs);
+		res->ns_per_event = bench_median(side.fig.ns, o->runs);
+		res->mcalls_per_s = bench_median(side.fig.mcalls, o->runs);
+		res->cpu_ns_per_event = bench_median(side.fig.cpu_ns, o->runs);
 		res->cpu_mcalls_per_s = bench_median(side.cpu_rate, o->runs);
 		bench_baseline_medians(&native, o->runs, &res->native_ns_per_event,
 				       &res->native_cpu_ns_per_event);
@@ -246,7 +244,6 @@ static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
 		{ "skew-bound", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
 	int c;
 
 	optind = 2;
@@ -264,33 +261,28 @@ static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
 			}
 			break;
 		case 'w':
-			if (bench_parse_u64("--workers", optarg, 1, PCM_ASYNC_MAX_WORKERS, &v) < 0)
+			if (bench_parse_u32("--workers", optarg, 1, PCM_ASYNC_MAX_WORKERS, &o->workers) < 0)
 				return -EINVAL;
-			o->workers = (uint32_t)v;
 			break;
 		case 's':
-			if (bench_parse_u64("--skew-bound", optarg, 0, UINT32_MAX, &v) < 0)
+			if (bench_parse_u32("--skew-bound", optarg, 0, UINT32_MAX, &o->skew_bound) < 0)
 				return -EINVAL;
-			o->skew_bound = (uint32_t)v;
 			break;
 		case 'f':
-			if (bench_parse_u64("--flows", optarg, 1, PCM_SHELL_MAX_FLOWS, &v) < 0)
+			if (bench_parse_u32("--flows", optarg, 1, PCM_SHELL_MAX_FLOWS, &o->flows) < 0)
 				return -EINVAL;
-			o->flows = (uint32_t)v;
 			break;
 		case 'e':
 			if (bench_parse_u64("--events", optarg, 1000, 1ull << 40, &o->events) < 0)
 				return -EINVAL;
 			break;
 		case 'b':
-			if (bench_parse_u64("--burst", optarg, 1, MAX_BURST, &v) < 0)
+			if (bench_parse_u32("--burst", optarg, 1, MAX_BURST, &o->burst) < 0)
 				return -EINVAL;
-			o->burst = (uint32_t)v;
 			break;
 		case 'r':
-			if (bench_parse_u64("--runs", optarg, 1, BENCH_MAX_RUNS, &v) < 0)
+			if (bench_parse_u32("--runs", optarg, 1, BENCH_MAX_RUNS, &o->runs) < 0)
 				return -EINVAL;
-			o->runs = (unsigned)v;
 			break;
 		default:
 			return -EINVAL;

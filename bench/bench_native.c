@@ -133,6 +133,14 @@ void bench_baseline_fini(struct bench_baseline *b)
 	b->flows = NULL;
 }
 
+void bench_figures_record(struct bench_figures *f, int run, uint64_t events, double seconds,
+			  double cpu_seconds, uint64_t calls)
+{
+	f->ns[run] = seconds * 1e9 / (double)events;
+	f->cpu_ns[run] = cpu_seconds * 1e9 / (double)events;
+	f->mcalls[run] = (double)calls / seconds / 1e6;
+}
+
 void bench_interleave(bench_run_fn run, void *ctx, struct bench_baseline *native,
 		      const struct trace *t, uint64_t events, unsigned runs)
 {

@@ -79,3 +79,13 @@ int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max,
 	*out = v;
 	return 0;
 }
+
+int bench_parse_u32(const char *flag, const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	uint64_t v;
+	int rc = bench_parse_u64(flag, s, min, max, &v);
+
+	if (rc == 0)
+		*out = (uint32_t)v;
+	return rc;
+}

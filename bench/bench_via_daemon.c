@@ -602,7 +602,6 @@ static int parse_vd_opts(int argc, char **argv, struct vd_opts *o)
 	    {"datapath", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
 	    {"wait", required_argument, NULL, 'w'},  {NULL, 0, NULL, 0},
 	};
-	uint64_t v;
 	char *end;
 	int c;
 
@@ -640,14 +639,12 @@ static int parse_vd_opts(int argc, char **argv, struct vd_opts *o)
 				return -EINVAL;
 			break;
 		case 'c':
-			if (bench_parse_u64("--chunk-size", optarg, 4096, 1u << 20, &v) < 0)
+			if (bench_parse_u32("--chunk-size", optarg, 4096, 1u << 20, &o->chunk_size) < 0)
 				return -EINVAL;
-			o->chunk_size = (uint32_t)v;
 			break;
 		case 'r':
-			if (bench_parse_u64("--runs", optarg, 1, MAX_RUNS, &v) < 0)
+			if (bench_parse_u32("--runs", optarg, 1, MAX_RUNS, &o->runs) < 0)
 				return -EINVAL;
-			o->runs = (uint32_t)v;
 			break;
 		case 't':
 			o->seconds = strtod(optarg, &end);
