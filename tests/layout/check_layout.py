@@ -171,7 +171,7 @@ def check_circles(root, build):
 
 def main():
     root, build = sys.argv[1], sys.argv[2]
-    files = tracked_files(root)
+    files = sorted(set(tracked_files(root)))
     errors, header_at = check_headers(files)
     errors += check_includes(root, files, header_at)
     circle_errors, comps = check_circles(root, build)
