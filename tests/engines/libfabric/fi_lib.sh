@@ -1,0 +1,35 @@
+# shellcheck shell=sh
+# SPDX-License-Identifier: MIT
+# fi_lib.sh - sourced by the libfabric engine tests (needs PCMD, PCMCTL and
+# PROVDIR set): skips (77) when libpcm-fi.so is not built or libfabric's
+# tools are missing, then pcmctl_lib.sh's scratch directory, pcmd start and
+# cleanup, with FI_PROVIDER_PATH naming the build's provider directory (so
+# libfabric loads this libpcm-fi.so and no installed one).
+if [ -z "$PROVDIR" ] || [ ! -f "$PROVDIR/libpcm-fi.so" ]; then
+	echo "skipped: libpcm-fi.so is not built (meson found no libfabric; Debian: apt-get install libfabric-dev, then reconfigure)"
+	exit 77
+fi
+for tool in fi_info fi_pingpong; do
+	if ! command -v $tool >/dev/null; then
+		echo "skipped: no $tool on PATH (Debian: apt-get install libfabric-bin)"
+		exit 77
+	fi
+done
+TRAFFIC=/nonexistent # pcmctl_lib.sh's start_traffic is not used here
+# shellcheck source-path=SCRIPTDIR source=../../integration/pcmctl_lib.sh
+. "$(dirname "$0")/../../integration/pcmctl_lib.sh"
+export FI_PROVIDER_PATH="$PROVDIR"
+unset FI_PCM_BACKEND FI_PCM_ADDR FI_PCM_POLICY FI_PROVIDER
+
+# start_fabric_pcmd HOSTS: pcmd on its embedded softnic fabric of HOSTS hosts
+# (every process that opens the provider is one of them).
+start_fabric_pcmd() {
+	start_pcmd <<YAML
+datapath: {kind: softnic, softnic: {hosts: $1}}
+YAML
+}
+
+# pcmd_sent: the bytes pcmd's flows have sent so far (pcmctl --json stats).
+pcmd_sent() {
+	"$PCMCTL" --json stats | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["tx_bytes"])'
+}
