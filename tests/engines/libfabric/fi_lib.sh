@@ -33,3 +33,30 @@ YAML
 pcmd_sent() {
 	"$PCMCTL" --json stats | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["tx_bytes"])'
 }
+
+# wait_listening PORT: until a TCP socket listens at PORT (10 s at most):
+# fi_pingpong's server takes its one control connection only once it does.
+wait_listening() {
+	hex=$(printf '%04X' "$1") i=0
+	until awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' \
+		/proc/net/tcp /proc/net/tcp6; do
+		i=$((i + 1)); [ $i -lt 200 ] || fail "nothing listens at TCP port $1"; sleep 0.05
+	done
+}
+
+# pingpong NAME PROVIDER ARGS...: fi_pingpong's server and client on this
+# machine (their control connection on a port of their own), within 240 s,
+# their output in $DIR/NAME.server and $DIR/NAME.client. Return: 0 if both passed.
+pingpong() {
+	name=$1 prov=$2
+	shift 2
+	ctl=$((20000 + ($$ + ${PP_N:-0}) % 20000))
+	PP_N=$((${PP_N:-0} + 1))
+	timeout 240 fi_pingpong -p "$prov" -B "$ctl" "$@" >"$DIR/$name.server" 2>&1 &
+	srv=$!
+	wait_listening "$ctl"
+	rc=0
+	timeout 240 fi_pingpong -p "$prov" -P "$ctl" "$@" 127.0.0.1 >"$DIR/$name.client" 2>&1 || rc=$?
+	wait $srv || rc=$((rc ? rc : $?))
+	return $rc
+}
