@@ -60,3 +60,42 @@ pingpong() {
 	wait $srv || rc=$((rc ? rc : $?))
 	return $rc
 }
+
+# need_mpi PROGRAM: skip (77) without Open MPI's mpirun or PROGRAM; then
+# Open MPI's settings for one machine (as tests/integration/mpi_lib.sh).
+need_mpi() {
+	if [ -z "$1" ] || [ ! -e "$1" ]; then
+		echo "skipped: no MPI program (meson found no MPI; Debian: apt-get install libopenmpi-dev openmpi-bin, then reconfigure)"
+		exit 77
+	fi
+	MPIRUN=$(command -v mpirun || true)
+	if [ -z "$MPIRUN" ]; then
+		echo "skipped: no mpirun on PATH (Debian: apt-get install openmpi-bin)"
+		exit 77
+	fi
+	# CMA single-copy needs ptrace rights that containers often lack
+	export OMPI_MCA_btl_vader_single_copy_mechanism=none
+	# one machine: the isolated launcher needs no ssh/rsh
+	export OMPI_MCA_plm=isolated
+}
+
+# mpi_on PROVIDER OUT NP ARGS...: mpirun -np NP ARGS over libfabric's
+# PROVIDER (pml cm, mtl ofi, only the self BTL: no shared memory or TCP
+# path besides it), output in OUT, within 300 s. Return: mpirun's status.
+mpi_on() {
+	prov=$1 out=$2 np=$3
+	shift 3
+	# As in tests/integration/mpi_lib.sh: Open MPI's exit leaks defeat ASan's leak check.
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		timeout 300 "$MPIRUN" --allow-run-as-root --oversubscribe -np "$np" \
+		--mca btl self --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "$prov" \
+		-x PCMD_SOCKET -x FI_PROVIDER_PATH "$@" >"$out" 2>&1
+}
+
+# wait_reclaimed: pcmd holds no flow and no client but pcmctl's own (10 s at most).
+wait_reclaimed() {
+	i=0
+	until "$PCMCTL" --json status | "$PY" -c 'import json,sys; s=json.load(sys.stdin); sys.exit(not (s["flows"] == 0 and s["clients"] == 1))'; do
+		i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not reclaim: $("$PCMCTL" status)"; sleep 0.05
+	done
+}
