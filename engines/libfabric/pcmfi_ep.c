@@ -163,18 +163,16 @@ static int ep_connect(struct fid_ep *ep_fid, const void *addr, const void *param
 	char name[32];
 	int rc;
 
-	if (len > PCMFI_CM_DATA_MAX || (len && !param))
+	if (len > PCMFI_CM_DATA_MAX || (len && !param) ||
+	    (addr && ((const struct sockaddr *)addr)->sa_family != AF_INET))
 		return -FI_EINVAL;
-	if (addr) {
-		if (((const struct sockaddr *)addr)->sa_family != AF_INET)
-			return -FI_EINVAL;
-		memcpy(&ep->peer, addr, sizeof(ep->peer));
-	} else if (!ep->info->dest_addr) {
-		return -FI_EINVAL;
-	}
-	memset(ep->peer.sin_zero, 0, sizeof(ep->peer.sin_zero));
 	pthread_mutex_lock(&ep->fab->lock);
 	rc = ep->state != PCMFI_EP_IDLE || ep->req ? -FI_EISCONN : enable(ep);
+	if (rc == 0 && !addr && !ep->info->dest_addr)
+		rc = -FI_EINVAL; /* nowhere to go */
+	if (rc == 0 && addr)
+		memcpy(&ep->peer, addr, sizeof(ep->peer));
+	memset(ep->peer.sin_zero, 0, sizeof(ep->peer.sin_zero));
 	if (rc == 0)
 		rc = pcmfi_port_for_dial(ep->fab, &ep->peer, &port);
 	op = rc == 0 ? cm_op(ep, PCMFI_W_CM_REQ, &req, sizeof(req), param, len) : NULL;

@@ -334,6 +334,7 @@ static struct fi_ops_eq eq_ops = {
 static int open_wait_fd(struct pcmfi_eq *eq)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
+	int rc;
 
 	if (eq->fab->n_waitfds >= sizeof(eq->fab->waitfds) / sizeof(eq->fab->waitfds[0]))
 		return -FI_ENOSPC;
@@ -345,7 +346,9 @@ static int open_wait_fd(struct pcmfi_eq *eq)
 		return -errno;
 	eq->bell.sleepers = 1;
 	eq->fab->waitfds[eq->fab->n_waitfds++] = eq->epfd;
-	return eq->fab->arm(eq->fab);
+	rc = eq->fab->arm(eq->fab);
+	/* inline progress in process wakes no fd: fi_trywait() then says -FI_EAGAIN */
+	return rc == -FI_ENOSYS ? 0 : rc;
 }
 
 /**
