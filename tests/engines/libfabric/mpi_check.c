@@ -24,9 +24,11 @@
  * collectives' times, one JSON line each.
  *
  * --die-rank R --die-after K: rank R kills itself (SIGKILL) after K rounds
- * of a ring exchange; every other rank must then get an error from MPI (it
- * runs MPI_ERRORS_RETURN) within --wait-ms, and prints a JSON line saying
- * which call failed, or, if none does, what it was waiting for ("hang").
+ * of a ring exchange (with --fan-in: of taking an 8 KiB message from every
+ * other rank, which all send to it); every other rank must then get an error
+ * from MPI (it runs MPI_ERRORS_RETURN) within --wait-ms, and prints a JSON
+ * line saying which call failed, or, if none does, what it was waiting for
+ * ("hang").
  */
 #include <errno.h>
 #include <getopt.h>
@@ -53,6 +55,7 @@ struct opts {
 	int die_rank;
 	int die_after;
 	int wait_ms;
+	int fan_in; /* --fan-in: every rank sends to the dying rank instead of a ring */
 };
 
 struct run {
@@ -451,6 +454,24 @@ static void bench_coll(struct run *r, uint8_t *buf)
 
 /* ---- a rank that dies ------------------------------------------------------------------------- */
 
+/* No completion and no error by the deadline: say which of the round's two waits. */
+static void report_hang(const struct run *r, MPI_Request *q, int round, int from, int to)
+{
+	int recv_done = 0, send_done = 0;
+
+	MPI_Test(&q[0], &recv_done, MPI_STATUS_IGNORE); /* a null request tests done */
+	MPI_Test(&q[1], &send_done, MPI_STATUS_IGNORE);
+	printf("{\"test\":\"mpi_check\",\"rank\":%d,\"hang\":\"round %d: no completion and no "
+	       "error for %d ms:%s%s\"}\n",
+	       r->me, round, r->o->wait_ms,
+	       recv_done ? "" : (from == r->o->die_rank ? " MPI_Irecv from the killed rank" :
+							  " MPI_Irecv from a living rank"),
+	       send_done ? "" : (to == r->o->die_rank ? " MPI_Isend to the killed rank" :
+							" MPI_Isend to a living rank"));
+	fflush(stdout);
+	_exit(4);
+}
+
 /*
  * Ring rounds until rank die_rank kills itself; the others wait on each
  * round with a deadline: an error from MPI is what they must get.
@@ -458,10 +479,9 @@ static void bench_coll(struct run *r, uint8_t *buf)
 static void die_and_watch(struct run *r, uint8_t *tx, uint8_t *rx)
 {
 	int to = (r->me + 1) % r->n, from = (r->me - 1 + r->n) % r->n;
-	const char *waiting = "nothing";
 
 	for (int round = 0; round < 1000000 && !r->errors; round++) {
-		MPI_Request q[2];
+		MPI_Request q[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 		double deadline = MPI_Wtime() + r->o->wait_ms / 1e3;
 		int done = 0, rc;
 
@@ -470,24 +490,28 @@ static void die_and_watch(struct run *r, uint8_t *tx, uint8_t *rx)
 				r->me, (long)getpid(), round);
 			raise(SIGKILL);
 		}
-		waiting = "the ring round's MPI_Irecv/MPI_Isend";
-		if (!mpi_ok(r, MPI_Irecv(rx, 65536, MPI_BYTE, from, 3, MPI_COMM_WORLD, &q[0]),
-			    "MPI_Irecv") ||
-		    !mpi_ok(r, MPI_Isend(tx, 65536, MPI_BYTE, to, 3, MPI_COMM_WORLD, &q[1]),
+		if (r->o->fan_in && r->me == r->o->die_rank) {
+			/* the dying rank takes one message from every other rank per round */
+			for (int s = 0; s < r->n && !r->errors; s++)
+				if (s != r->me)
+					mpi_ok(r, MPI_Recv(rx, 8192, MPI_BYTE, s, 3, MPI_COMM_WORLD,
+							   MPI_STATUS_IGNORE), "MPI_Recv");
+			continue;
+		}
+		if (!r->o->fan_in &&
+		    !mpi_ok(r, MPI_Irecv(rx, 65536, MPI_BYTE, from, 3, MPI_COMM_WORLD, &q[0]),
+			    "MPI_Irecv"))
+			break;
+		if (!mpi_ok(r, MPI_Isend(tx, r->o->fan_in ? 8192 : 65536, MPI_BYTE,
+					 r->o->fan_in ? r->o->die_rank : to, 3, MPI_COMM_WORLD, &q[1]),
 			    "MPI_Isend"))
 			break;
 		while (!done) {
 			rc = MPI_Testall(2, q, &done, MPI_STATUSES_IGNORE);
 			if (!mpi_ok(r, rc, "MPI_Testall"))
 				break;
-			if (!done && MPI_Wtime() > deadline) {
-				printf("{\"test\":\"mpi_check\",\"rank\":%d,\"hang\":\"no completion "
-				       "and no error for %d ms in round %d, waiting for %s (from rank "
-				       "%d, to rank %d)\"}\n",
-				       r->me, r->o->wait_ms, round, waiting, from, to);
-				fflush(stdout);
-				_exit(4);
-			}
+			if (!done && MPI_Wtime() > deadline)
+				report_hang(r, q, round, from, r->o->fan_in ? r->o->die_rank : to);
 		}
 	}
 	printf("{\"test\":\"mpi_check\",\"rank\":%d,\"mpi_error\":\"%s\"}\n", r->me,
@@ -509,6 +533,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{"die-rank", required_argument, NULL, 'r'},
 		{"die-after", required_argument, NULL, 'k'},
 		{"wait-ms", required_argument, NULL, 't'},
+		{"fan-in", no_argument, NULL, 'f'},
 		{NULL, 0, NULL, 0},
 	};
 	int ch;
@@ -540,6 +565,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 't':
 			o->wait_ms = atoi(optarg);
+			break;
+		case 'f':
+			o->fan_in = 1;
 			break;
 		default:
 			return -EINVAL;
