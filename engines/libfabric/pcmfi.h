@@ -302,6 +302,7 @@ struct pcmfi_conn {
 	void *owner;
 	unsigned outstanding; /* pcm operations posted, not completed */
 	bool close_due;       /* pcm_tp_conn_close() said -EAGAIN: retry */
+	bool rx_retry;        /* pcm_tp_recv() said -EAGAIN: repost at the next progress */
 	bool failed;
 	struct pcmfi_rx_slot *rx;
 	uint32_t rx_first, rx_last; /* posting order of the posted and filled slots */

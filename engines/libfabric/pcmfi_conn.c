@@ -272,8 +272,10 @@ static void post_rx(struct pcmfi_conn *c, uint32_t i)
 	int rc;
 
 	rc = pcm_tp_recv(c->tp, NULL, s->buf, seg_bytes(), (uint64_t)(uintptr_t)&s->wr);
-	if (rc == -EAGAIN)
-		return; /* reposted by the next progress */
+	if (rc == -EAGAIN) {
+		c->rx_retry = true; /* reposted by the next progress */
+		return;
+	}
 	if (rc < 0) {
 		FI_WARN(&pcmfi_prov, FI_LOG_EP_DATA, "pcm_tp_recv: %s\n", pcm_tp_strerror(rc));
 		pcmfi_conn_fail(c, pcmfi_errno(rc));
@@ -288,6 +290,7 @@ static void post_rx(struct pcmfi_conn *c, uint32_t i)
 /* Post every slot that is neither posted nor holding a kept segment. */
 static void refill(struct pcmfi_conn *c)
 {
+	c->rx_retry = false;
 	for (uint32_t i = 0; i < pcmfi_cfg.ring && c->state == PCMFI_CONN_OPEN && !c->failed; i++)
 		if (!c->rx[i].posted && !c->rx[i].kept)
 			post_rx(c, i);
@@ -615,10 +618,10 @@ void pcmfi_conn_progress(struct pcmfi_conn *c)
 {
 	if (c->close_due)
 		close_tp(c);
-	if (c->state == PCMFI_CONN_OPEN && !c->failed) {
+	if (c->state == PCMFI_CONN_OPEN && !c->failed && c->rx_retry)
 		refill(c);
+	if (c->state == PCMFI_CONN_OPEN && !c->failed && c->txq)
 		pump(c);
-	}
 	if (c->state != PCMFI_CONN_DIALING && !c->ops && c->outstanding == 0 && !c->close_due)
 		conn_free(c);
 }
