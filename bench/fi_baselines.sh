@@ -34,6 +34,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 mpi_check=$build/tests/engines/libfabric/mpi_check
 export FI_PROVIDER_PATH=$build/engines/libfabric

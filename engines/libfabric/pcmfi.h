@@ -309,6 +309,7 @@ struct pcmfi_conn {
 	uint32_t stall_first, stall_last; /* MSG segments kept for their receive */
 	struct pcmfi_tx_slot *tx;
 	unsigned tx_busy;
+	size_t tx_seg;  /* bytes per segment sent: ours, or fewer if the peer's receives hold less */
 	struct pcmfi_op *txq, *txq_tail; /* operations still to cut */
 	uint8_t *mem;  /* every slot's buffer, pcm_tp_mem_alloc()'d */
 };
@@ -326,7 +327,7 @@ void pcmfi_conn_progress(struct pcmfi_conn *c);
 void pcmfi_conn_completion(struct pcmfi_wr *wr, const struct pcm_tp_completion *comp);
 void pcmfi_conn_port_dead(struct pcmfi_port *port, int err);
 void pcmfi_conn_forget_all(struct pcmfi_fabric *fab);
-size_t pcmfi_conn_payload_max(void);
+int pcmfi_conn_peer_segment(struct pcmfi_conn *c, uint64_t bytes);
 struct pcmfi_op *pcmfi_op_new(uint8_t type, size_t copy_bytes);
 int pcmfi_op_fill_iov(struct pcmfi_op *op, uint64_t offset, void *dst, size_t len);
 void pcmfi_op_free(struct pcmfi_op *op);

@@ -34,12 +34,21 @@ static size_t seg_bytes(void)
 	return pcmfi_cfg.segment_bytes;
 }
 
+/* The fewest bytes a peer's receives hold (FI_PCM_SEGMENT_SIZE's minimum). */
+#define SEG_MIN 4096u
+
 /**
- * pcmfi_conn_payload_max() - the payload bytes of one segment.
+ * pcmfi_conn_peer_segment() - the peer said its receives hold @bytes: send
+ * segments no longer than that nor than ours.
+ *
+ * Return: 0, or -FI_EIO (fewer than any peer may hold).
  */
-size_t pcmfi_conn_payload_max(void)
+int pcmfi_conn_peer_segment(struct pcmfi_conn *c, uint64_t bytes)
 {
-	return seg_bytes() - PCMFI_WIRE_HDR_BYTES;
+	if (bytes < SEG_MIN)
+		return -FI_EIO;
+	c->tx_seg = bytes < seg_bytes() ? (size_t)bytes : seg_bytes();
+	return 0;
 }
 
 /**
@@ -143,6 +152,7 @@ static int conn_new(struct pcmfi_port *port, const struct pcmfi_conn_ops *ops, v
 	c->ops = ops;
 	c->owner = owner;
 	c->rx_first = c->rx_last = c->stall_first = c->stall_last = NONE;
+	c->tx_seg = SEG_MIN; /* until the peer says how much its receives hold */
 	c->rx = calloc(ring, sizeof(*c->rx));
 	c->tx = calloc(slots, sizeof(*c->tx));
 	c->mem = pcm_tp_mem_alloc(port->tp, (ring + slots) * seg_bytes());
@@ -411,7 +421,8 @@ static int send_segment(struct pcmfi_conn *c, unsigned i)
 	struct pcmfi_tx_slot *s = &c->tx[i];
 	struct pcmfi_wire_hdr *h = (struct pcmfi_wire_hdr *)s->buf;
 	uint64_t left = op->payload - op->cut;
-	size_t len = left < pcmfi_conn_payload_max() ? left : pcmfi_conn_payload_max();
+	size_t max = c->tx_seg - PCMFI_WIRE_HDR_BYTES;
+	size_t len = left < max ? (size_t)left : max;
 	int rc;
 
 	*h = op->hdr;

@@ -56,6 +56,8 @@ static int on_cm(struct pcmfi_ep *ep, const struct pcmfi_wire_hdr *h, const uint
 	if (ep->state != PCMFI_EP_CONNECTING || h->len > PCMFI_CM_DATA_MAX)
 		return -FI_EIO;
 	if (h->type == PCMFI_W_CM_ACCEPT) {
+		if (pcmfi_conn_peer_segment(ep->conn, h->addr))
+			return -FI_EIO;
 		ep->state = PCMFI_EP_CONNECTED;
 		if (ep->eq)
 			pcmfi_eq_push_cm(ep->eq, FI_CONNECTED, &ep->ep.fid, NULL, p, h->len);
@@ -148,6 +150,7 @@ static struct pcmfi_op *cm_op(struct pcmfi_ep *ep, uint8_t type, const void *hea
 	if (len)
 		memcpy(op->copy + hlen, param, len);
 	op->hdr.total = hlen + len;
+	op->hdr.addr = pcmfi_cfg.segment_bytes; /* what our receives hold */
 	op->payload = hlen + len;
 	op->owner = ep;
 	op->done = cm_done;

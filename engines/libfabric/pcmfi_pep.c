@@ -97,7 +97,7 @@ static int req_recv(struct pcmfi_conn *c, const struct pcmfi_wire_hdr *h, const 
 		return -FI_EIO;
 	memcpy(&r, p, sizeof(r));
 	if (r.paramlen > PCMFI_CM_DATA_MAX || r.paramlen > h->len - sizeof(r) ||
-	    r.src.sin_family != AF_INET)
+	    r.src.sin_family != AF_INET || pcmfi_conn_peer_segment(c, h->addr))
 		return -FI_EIO;
 	memset(r.src.sin_zero, 0, sizeof(r.src.sin_zero));
 	return report(req, &r, p + sizeof(r));

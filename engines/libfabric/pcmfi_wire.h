@@ -14,7 +14,9 @@
  *
  * Segments of one operation go out in order and operations go out one after
  * another, so a message's pieces arrive contiguous (other operations' pieces
- * never come between them). Header fields are in the host's byte order: both
+ * never come between them). The connect request and its accept say how
+ * many bytes each side's receives hold; each side then sends segments no
+ * longer than the other's. Header fields are in the host's byte order: both
  * ends run on machines of one byte order (as ofi_rxm above also assumes),
  * and the magic tells a peer of the other order from garbage.
  */
@@ -54,7 +56,8 @@ struct pcmfi_wire_hdr {
 	int32_t status; /* READ_RESP, RMA_ACK: 0 or a negative FI_E* code */
 	uint64_t total;  /* the operation's bytes */
 	uint64_t offset; /* this segment's place in them */
-	uint64_t addr;   /* RMA: the target address of the operation's first byte */
+	uint64_t addr;   /* RMA: the target address of the operation's first byte;
+			  * CM_REQ, CM_ACCEPT: the bytes the sender's receives hold */
 	uint64_t key;    /* RMA: the target region's key */
 	uint64_t data;   /* remote CQ data (PCMFI_WF_CQ_DATA) */
 	uint64_t op_id;  /* RMA: the initiator's operation, echoed in the answer */

@@ -46,13 +46,15 @@ wait_listening() {
 
 # pingpong NAME PROVIDER ARGS...: fi_pingpong's server and client on this
 # machine (their control connection on a port of their own), within 240 s,
-# their output in $DIR/NAME.server and $DIR/NAME.client. Return: 0 if both passed.
+# their output in $DIR/NAME.server and $DIR/NAME.client; the server's
+# environment also has $PP_SERVER_ENV (VAR=VALUE ...). Return: 0 if both passed.
 pingpong() {
 	name=$1 prov=$2
 	shift 2
 	ctl=$((20000 + ($$ + ${PP_N:-0}) % 20000))
 	PP_N=$((${PP_N:-0} + 1))
-	timeout 240 fi_pingpong -p "$prov" -B "$ctl" "$@" >"$DIR/$name.server" 2>&1 &
+	env ${PP_SERVER_ENV:-} timeout 240 fi_pingpong -p "$prov" -B "$ctl" "$@" \
+		>"$DIR/$name.server" 2>&1 &
 	srv=$!
 	wait_listening "$ctl"
 	rc=0

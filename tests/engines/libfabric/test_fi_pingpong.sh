@@ -7,7 +7,9 @@
 # messages and with tagged messages (-e rdm, -m msg|tagged), which ofi_rxm
 # layers on pcm (eager, segmented and, for large sizes, rendezvous by RMA
 # read). Every size must be reported by both sides, and pcmd's counters
-# must show the bytes going through pcm.
+# must show the bytes going through pcm. Last, -e msg again with the two
+# sides' segments of different sizes (FI_PCM_SEGMENT_SIZE 16384 at the
+# server): each sends what the other's receives hold.
 set -eu
 PCMD=$1 PCMCTL=$2 PROVDIR=${3:-}
 # shellcheck source-path=SCRIPTDIR source=fi_lib.sh
@@ -56,3 +58,9 @@ for run in "msg:-e msg" "rdm:-e rdm" "rdm-tagged:-e rdm -m tagged"; do
 	printf 'fi_pingpong -p pcm %s -c -S all: ' "$args"
 	check "$name" "$before" || { cat "$DIR/$name.client" >&2; fail "fi_pingpong $args"; }
 done
+
+before=$(pcmd_sent)
+PP_SERVER_ENV="FI_PCM_SEGMENT_SIZE=16384" pingpong mixed pcm -e msg -c -S all ||
+	{ cat "$DIR/mixed.server" "$DIR/mixed.client" >&2; fail "fi_pingpong with mixed segment sizes"; }
+printf 'fi_pingpong -p pcm -e msg -c -S all, segments of 16 KiB and 64 KiB: '
+check mixed "$before" || { cat "$DIR/mixed.client" >&2; fail "fi_pingpong, mixed segments"; }
