@@ -3,7 +3,8 @@
 # mpi_lib.sh - sourced by the MPI tests (needs PCMD, PCMCTL and EXAMPLE, the
 # MPI program, set): skips (77) when the MPI build or mpirun is absent, then
 # pcmctl_lib.sh's scratch directory, pcmd start and cleanup, and the helpers
-# below (tests/engines/libfabric's MPI tests use it too).
+# below (tests/engines/libfabric's MPI tests use it too, with INTEGRATION_DIR
+# naming this directory).
 if [ -z "$EXAMPLE" ] || [ ! -x "$EXAMPLE" ]; then
 	echo "skipped: no MPI: the MPI program is not built (meson found no MPI; Debian: apt-get install libopenmpi-dev openmpi-bin, then reconfigure)"
 	exit 77
@@ -15,7 +16,7 @@ if [ -z "$MPIRUN" ]; then
 fi
 TRAFFIC=/nonexistent # pcmctl_lib.sh's start_traffic is not used here
 # shellcheck source-path=SCRIPTDIR source=pcmctl_lib.sh
-. "$(dirname "$0")/pcmctl_lib.sh"
+. "${INTEGRATION_DIR:-$(dirname "$0")}/pcmctl_lib.sh"
 # CMA single-copy needs ptrace rights that containers often lack; copies suffice here.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # One machine: the isolated launcher needs no ssh/rsh (a fresh Debian has neither).
