@@ -8,7 +8,8 @@
  * function pointer that the upper layer installs):
  *
  *   pcmfi_provider.c  the struct fi_provider and the settings from FI_PCM_*
- *   pcmfi_util.c      errno mapping, iovec copies, the cross-thread doorbell
+ *   pcmfi_util.c      errno mapping, iovec copies, random keys, the clock
+ *   pcmfi_wait.c      how a queue is waited on: doorbell, sread loop, wait fd
  *   pcmfi_cq.c        completion queues          pcmfi_eq.c  event queues
  *   pcmfi_mr.c        memory regions and the key table of a domain
  *   pcmfi_conn.c      one pcm connection: its ring of receives, its send
@@ -16,6 +17,7 @@
  *   pcmfi_port.c      one libpcmtransport endpoint (in daemon mode: one
  *                     emulated host of pcmd's fabric), its listen name, and
  *                     the dispatch of its completions
+ *   pcmfi_tx.c        an endpoint's transmit operations: checks, count, completion
  *   pcmfi_msg.c       fi_send/fi_recv and friends, message reassembly
  *   pcmfi_rma.c       fi_read/fi_write and friends, the target's side
  *   pcmfi_ep.c        active endpoints: binding, connect, accept, shutdown
@@ -94,19 +96,26 @@ size_t pcmfi_iov_copy_from(const struct iovec *iov, size_t count, uint64_t offse
 uint64_t pcmfi_random64(void);
 int64_t pcmfi_now_ms(void);
 
-/*
- * A doorbell: an eventfd that a thread sleeping in an sread() or on a wait
- * fd is woken by, rung only while someone may sleep on it.
- */
-struct pcmfi_bell {
-	int fd;
-	int sleepers; /* threads in sread(); always-armed bells (FI_WAIT_FD) count one */
+/* ---- pcmfi_wait.c: how a queue is waited on --------------------------------------------- */
+
+struct pcmfi_fabric;
+
+struct pcmfi_wait {
+	enum fi_wait_obj obj;
+	int bell;     /* an eventfd rung when an entry is added while someone may sleep */
+	int sleepers; /* threads in sread(); FI_WAIT_FD counts one for good */
+	int epfd;     /* FI_WAIT_FD: the bell and every port's pcm_tp_fd() */
 };
 
-int pcmfi_bell_open(struct pcmfi_bell *b);
-void pcmfi_bell_close(struct pcmfi_bell *b);
-void pcmfi_bell_ring(struct pcmfi_bell *b);
-void pcmfi_bell_drain(struct pcmfi_bell *b);
+int pcmfi_wait_check(enum fi_wait_obj obj);
+int pcmfi_wait_open(struct pcmfi_fabric *fab, struct pcmfi_wait *w, enum fi_wait_obj obj);
+void pcmfi_wait_close(struct pcmfi_fabric *fab, struct pcmfi_wait *w);
+void pcmfi_wait_ring(struct pcmfi_wait *w);
+void pcmfi_wait_drain(struct pcmfi_wait *w);
+int pcmfi_wait_control(const struct pcmfi_wait *w, int command, void *arg);
+ssize_t pcmfi_wait_read(struct pcmfi_fabric *fab, struct pcmfi_wait *w, int timeout_ms,
+			ssize_t (*take)(void *arg), void *arg, unsigned *signaled);
+const char *pcmfi_strerror(int prov_errno, char *buf, size_t len);
 
 /* ---- pcmfi_fabric.c: the fabric --------------------------------------------------------- */
 
@@ -121,7 +130,7 @@ struct pcmfi_fabric {
 	unsigned refs;            /* domains, peps and eqs open on it */
 	/* installed by pcmfi_fabric.c, called by the queues without naming it */
 	void (*progress)(struct pcmfi_fabric *fab);
-	int (*wait)(struct pcmfi_fabric *fab, struct pcmfi_bell *bell, int timeout_ms);
+	int (*wait)(struct pcmfi_fabric *fab, struct pcmfi_wait *w, int timeout_ms);
 	int (*arm)(struct pcmfi_fabric *fab); /* make the ports' fds wake their waiters */
 	/* the wait fds (epoll) that every port's fd joins */
 	int waitfds[64];
@@ -140,12 +149,11 @@ struct pcmfi_cqe {
 struct pcmfi_cq {
 	struct fid_cq cq;
 	struct pcmfi_fabric *fab;
+	struct pcmfi_domain *dom;
 	enum fi_cq_format format;
-	enum fi_wait_obj wait_obj;
+	struct pcmfi_wait w;
 	struct pcmfi_cqe *q; /* a ring that grows: completions are never dropped */
 	size_t cap, head, count;
-	struct pcmfi_bell bell;
-	int epfd;            /* FI_WAIT_FD: epoll of the bell and the ports' fds */
 	unsigned signaled;   /* fi_cq_signal() calls not yet seen by an sread() */
 	unsigned refs;       /* endpoints bound */
 };
@@ -170,11 +178,9 @@ struct pcmfi_eqe {
 struct pcmfi_eq {
 	struct fid_eq eq;
 	struct pcmfi_fabric *fab;
-	enum fi_wait_obj wait_obj;
+	struct pcmfi_wait w;
 	struct pcmfi_eqe *head, *tail;
 	void *last_err_data;  /* handed out by the last fi_eq_readerr() */
-	struct pcmfi_bell bell;
-	int epfd;
 	unsigned refs;
 };
 
@@ -417,6 +423,23 @@ struct pcmfi_ep {
 	int write_status;
 };
 
+/* A transmit operation as a call asks for it (pcmfi_tx.c). */
+struct pcmfi_tx_req {
+	uint8_t type;                /* PCMFI_W_MSG, PCMFI_W_WRITE or PCMFI_W_READ_REQ */
+	const struct iovec *iov;
+	size_t count;
+	const struct fi_rma_iov *rma; /* the remote range of a read or write */
+	uint64_t flags;              /* the call's: FI_INJECT, FI_COMPLETION, FI_REMOTE_CQ_DATA */
+	uint64_t allowed;            /* the flags the call takes */
+	uint64_t data;
+	void *context;
+	bool silent;                 /* an inject: no completion, not even an error */
+	uint64_t cq_flags;           /* its completion's flags */
+	pcmfi_op_done_fn done;
+};
+
+ssize_t pcmfi_tx_post(struct pcmfi_ep *ep, const struct pcmfi_tx_req *r);
+void pcmfi_tx_complete(struct pcmfi_ep *ep, struct pcmfi_op *op, int status);
 extern struct fi_ops_msg pcmfi_msg_ops;
 extern struct fi_ops_rma pcmfi_rma_ops;
 int pcmfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep_fid,

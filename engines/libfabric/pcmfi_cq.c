@@ -10,16 +10,10 @@
  * connections), then hands out successes up to the first error, which
  * fi_cq_readerr() takes (-FI_EAVAIL says one is at the head).
  *
- * Waiting: fi_cq_sread() lets the fabric sleep on its ports (pcm_tp_wait())
- * or on the queue's doorbell, which another thread's progress or
- * fi_cq_signal() rings. With FI_WAIT_FD the queue has an epoll fd holding
- * the doorbell and every port's pcm_tp_fd(); fi_trywait() arms it.
+ * Waiting (fi_cq_sread(), FI_WAIT_FD, fi_cq_signal()) is pcmfi_wait.c's.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <unistd.h>
 
 #include "pcmfi.h"
 
@@ -75,7 +69,7 @@ static struct pcmfi_cqe *push(struct pcmfi_cq *cq)
 	e = &cq->q[(cq->head + cq->count) % cq->cap];
 	cq->count++;
 	memset(e, 0, sizeof(*e));
-	pcmfi_bell_ring(&cq->bell);
+	pcmfi_wait_ring(&cq->w);
 	return e;
 }
 
@@ -199,37 +193,28 @@ out:
 	return rc;
 }
 
+struct sread_args {
+	struct pcmfi_cq *cq;
+	void *buf;
+	size_t count;
+};
+
+static ssize_t sread_take(void *arg)
+{
+	struct sread_args *a = arg;
+
+	return take(a->cq, a->buf, a->count);
+}
+
 static ssize_t cq_sread(struct fid_cq *cq_fid, void *buf, size_t count, const void *cond,
 			int timeout)
 {
-	struct pcmfi_cq *cq = cq_of(cq_fid);
-	int64_t deadline = timeout < 0 ? -1 : pcmfi_now_ms() + timeout;
+	struct sread_args a = {cq_of(cq_fid), buf, count};
 	ssize_t n;
 
-	if (cq->wait_obj == FI_WAIT_NONE)
-		return -FI_ENOSYS;
-	pthread_mutex_lock(&cq->fab->lock);
-	for (;;) {
-		int left = deadline < 0 ? -1 : (int)(deadline - pcmfi_now_ms());
-
-		cq->fab->progress(cq->fab);
-		n = take(cq, buf, count);
-		if (n != -FI_EAGAIN)
-			break;
-		if (cq->signaled) {
-			cq->signaled--;
-			break;
-		}
-		if (deadline >= 0 && left <= 0)
-			break;
-		cq->bell.sleepers++;
-		n = cq->fab->wait(cq->fab, &cq->bell, left);
-		cq->bell.sleepers--;
-		if (n < 0 && n != -FI_EAGAIN)
-			break;
-		n = -FI_EAGAIN;
-	}
-	pthread_mutex_unlock(&cq->fab->lock);
+	pthread_mutex_lock(&a.cq->fab->lock);
+	n = pcmfi_wait_read(a.cq->fab, &a.cq->w, timeout, sread_take, &a, &a.cq->signaled);
+	pthread_mutex_unlock(&a.cq->fab->lock);
 	return n;
 }
 
@@ -249,7 +234,7 @@ static int cq_signal(struct fid_cq *cq_fid)
 
 	pthread_mutex_lock(&cq->fab->lock);
 	cq->signaled++;
-	pcmfi_bell_ring(&cq->bell);
+	pcmfi_wait_ring(&cq->w);
 	pthread_mutex_unlock(&cq->fab->lock);
 	return 0;
 }
@@ -257,45 +242,17 @@ static int cq_signal(struct fid_cq *cq_fid)
 static const char *cq_strerror(struct fid_cq *cq_fid, int prov_errno, const void *err_data,
 			       char *buf, size_t len)
 {
-	const char *s = pcm_tp_strerror(-prov_errno);
-
-	if (buf && len) {
-		strncpy(buf, s, len - 1);
-		buf[len - 1] = '\0';
-		return buf;
-	}
-	return s;
+	return pcmfi_strerror(prov_errno, buf, len);
 }
 
 static int cq_control(struct fid *fid, int command, void *arg)
 {
-	struct pcmfi_cq *cq = PCMFI_CONTAINER(fid, struct pcmfi_cq, cq.fid);
-
-	switch (command) {
-	case FI_GETWAIT:
-		if (cq->wait_obj != FI_WAIT_FD)
-			return -FI_ENODATA;
-		*(int *)arg = cq->epfd;
-		return 0;
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = cq->wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return pcmfi_wait_control(&PCMFI_CONTAINER(fid, struct pcmfi_cq, cq.fid)->w, command, arg);
 }
 
 static void cq_free(struct pcmfi_cq *cq)
 {
-	if (cq->epfd >= 0) {
-		for (unsigned i = 0; i < cq->fab->n_waitfds; i++)
-			if (cq->fab->waitfds[i] == cq->epfd) {
-				cq->fab->waitfds[i] = cq->fab->waitfds[--cq->fab->n_waitfds];
-				break;
-			}
-		close(cq->epfd);
-	}
-	pcmfi_bell_close(&cq->bell);
+	pcmfi_wait_close(cq->fab, &cq->w);
 	free(cq->q);
 	free(cq);
 }
@@ -310,6 +267,7 @@ static int cq_close(struct fid *fid)
 		pthread_mutex_unlock(&fab->lock);
 		return -FI_EBUSY;
 	}
+	cq->dom->refs--;
 	cq_free(cq);
 	pthread_mutex_unlock(&fab->lock);
 	return 0;
@@ -349,44 +307,9 @@ static int check_attr(const struct fi_cq_attr *attr)
 	default:
 		return -FI_EINVAL;
 	}
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-		break;
-	case FI_WAIT_SET:
-	case FI_WAIT_MUTEX_COND:
-	case FI_WAIT_YIELD:
-	case FI_WAIT_POLLFD:
-		FI_INFO(&pcmfi_prov, FI_LOG_CQ, "wait object %d: not provided\n", attr->wait_obj);
-		return -FI_ENOSYS;
-	default:
-		return -FI_EINVAL;
-	}
 	if (attr->wait_cond != FI_CQ_COND_NONE)
 		return -FI_ENOSYS;
-	return 0;
-}
-
-/* FI_WAIT_FD: the epoll fd of the doorbell, joined by the ports' fds. */
-static int open_wait_fd(struct pcmfi_cq *cq)
-{
-	struct epoll_event ev = {.events = EPOLLIN};
-	int rc;
-
-	if (cq->fab->n_waitfds >= sizeof(cq->fab->waitfds) / sizeof(cq->fab->waitfds[0]))
-		return -FI_ENOSPC;
-	cq->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (cq->epfd < 0)
-		return -errno;
-	ev.data.fd = cq->bell.fd;
-	if (epoll_ctl(cq->epfd, EPOLL_CTL_ADD, cq->bell.fd, &ev) < 0)
-		return -errno;
-	cq->bell.sleepers = 1; /* the app may sleep on the fd at any time */
-	cq->fab->waitfds[cq->fab->n_waitfds++] = cq->epfd;
-	rc = cq->fab->arm(cq->fab);
-	/* inline progress in process wakes no fd: fi_trywait() then says -FI_EAGAIN */
-	return rc == -FI_ENOSYS ? 0 : rc;
+	return pcmfi_wait_check(attr->wait_obj);
 }
 
 /**
@@ -416,21 +339,18 @@ int pcmfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid
 	cq->cq.fid.ops = &cq_fi_ops;
 	cq->cq.ops = &cq_ops;
 	cq->fab = dom->fab;
+	cq->dom = dom;
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
-	cq->wait_obj = attr->wait_obj;
-	cq->epfd = -1;
-	cq->bell.fd = -1;
 	cq->cap = attr->size ? attr->size : CQ_DEFAULT_SIZE;
 	cq->q = calloc(cq->cap, sizeof(*cq->q));
-	rc = cq->q ? pcmfi_bell_open(&cq->bell) : -FI_ENOMEM;
-	pthread_mutex_lock(&cq->fab->lock);
-	if (rc == 0 && cq->wait_obj == FI_WAIT_FD)
-		rc = open_wait_fd(cq);
+	rc = cq->q ? pcmfi_wait_open(cq->fab, &cq->w, attr->wait_obj) : -FI_ENOMEM;
 	if (rc) {
-		cq_free(cq);
-		pthread_mutex_unlock(&dom->fab->lock);
+		free(cq->q);
+		free(cq);
 		return rc;
 	}
+	pthread_mutex_lock(&cq->fab->lock);
+	dom->refs++;
 	pthread_mutex_unlock(&cq->fab->lock);
 	*cq_fid = &cq->cq;
 	return 0;

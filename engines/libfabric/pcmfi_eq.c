@@ -10,11 +10,8 @@
  * events. Reading first lets the fabric make progress, since control
  * progress is FI_PROGRESS_MANUAL.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <unistd.h>
 
 #include "pcmfi.h"
 
@@ -31,7 +28,7 @@ static void append(struct pcmfi_eq *eq, struct pcmfi_eqe *e)
 	else
 		eq->head = e;
 	eq->tail = e;
-	pcmfi_bell_ring(&eq->bell);
+	pcmfi_wait_ring(&eq->w);
 }
 
 static void eqe_free(struct pcmfi_eqe *e)
@@ -164,30 +161,30 @@ static ssize_t eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf, size_t
 	return n;
 }
 
+struct sread_args {
+	struct pcmfi_eq *eq;
+	uint32_t *event;
+	void *buf;
+	size_t len;
+	uint64_t flags;
+};
+
+static ssize_t sread_take(void *arg)
+{
+	struct sread_args *a = arg;
+
+	return take(a->eq, a->event, a->buf, a->len, a->flags);
+}
+
 static ssize_t eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf, size_t len,
 			int timeout, uint64_t flags)
 {
-	struct pcmfi_eq *eq = eq_of(eq_fid);
-	int64_t deadline = timeout < 0 ? -1 : pcmfi_now_ms() + timeout;
+	struct sread_args a = {eq_of(eq_fid), event, buf, len, flags};
 	ssize_t n;
 
-	if (eq->wait_obj == FI_WAIT_NONE)
-		return -FI_ENOSYS;
-	pthread_mutex_lock(&eq->fab->lock);
-	for (;;) {
-		int left = deadline < 0 ? -1 : (int)(deadline - pcmfi_now_ms());
-
-		eq->fab->progress(eq->fab);
-		n = take(eq, event, buf, len, flags);
-		if (n != -FI_EAGAIN || (deadline >= 0 && left <= 0))
-			break;
-		eq->bell.sleepers++;
-		n = eq->fab->wait(eq->fab, &eq->bell, left);
-		eq->bell.sleepers--;
-		if (n < 0 && n != -FI_EAGAIN)
-			break;
-	}
-	pthread_mutex_unlock(&eq->fab->lock);
+	pthread_mutex_lock(&a.eq->fab->lock);
+	n = pcmfi_wait_read(a.eq->fab, &a.eq->w, timeout, sread_take, &a, NULL);
+	pthread_mutex_unlock(&a.eq->fab->lock);
 	return n;
 }
 
@@ -247,32 +244,12 @@ static ssize_t eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf, 
 static const char *eq_strerror(struct fid_eq *eq_fid, int prov_errno, const void *err_data,
 			       char *buf, size_t len)
 {
-	const char *s = pcm_tp_strerror(-prov_errno);
-
-	if (buf && len) {
-		strncpy(buf, s, len - 1);
-		buf[len - 1] = '\0';
-		return buf;
-	}
-	return s;
+	return pcmfi_strerror(prov_errno, buf, len);
 }
 
 static int eq_control(struct fid *fid, int command, void *arg)
 {
-	struct pcmfi_eq *eq = PCMFI_CONTAINER(fid, struct pcmfi_eq, eq.fid);
-
-	switch (command) {
-	case FI_GETWAIT:
-		if (eq->wait_obj != FI_WAIT_FD)
-			return -FI_ENODATA;
-		*(int *)arg = eq->epfd;
-		return 0;
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = eq->wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return pcmfi_wait_control(&PCMFI_CONTAINER(fid, struct pcmfi_eq, eq.fid)->w, command, arg);
 }
 
 static void eq_free(struct pcmfi_eq *eq)
@@ -283,16 +260,7 @@ static void eq_free(struct pcmfi_eq *eq)
 		eq->head = e->next;
 		eqe_free(e);
 	}
-	if (eq->epfd >= 0) {
-		for (unsigned i = 0; i < eq->fab->n_waitfds; i++)
-			if (eq->fab->waitfds[i] == eq->epfd) {
-				eq->fab->waitfds[i] = eq->fab->waitfds[--eq->fab->n_waitfds];
-				break;
-			}
-		close(eq->epfd);
-	}
-	free(eq->last_err_data);
-	pcmfi_bell_close(&eq->bell);
+	pcmfi_wait_close(eq->fab, &eq->w);
 	free(eq);
 }
 
@@ -331,26 +299,6 @@ static struct fi_ops_eq eq_ops = {
 	.strerror = eq_strerror,
 };
 
-static int open_wait_fd(struct pcmfi_eq *eq)
-{
-	struct epoll_event ev = {.events = EPOLLIN};
-	int rc;
-
-	if (eq->fab->n_waitfds >= sizeof(eq->fab->waitfds) / sizeof(eq->fab->waitfds[0]))
-		return -FI_ENOSPC;
-	eq->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (eq->epfd < 0)
-		return -errno;
-	ev.data.fd = eq->bell.fd;
-	if (epoll_ctl(eq->epfd, EPOLL_CTL_ADD, eq->bell.fd, &ev) < 0)
-		return -errno;
-	eq->bell.sleepers = 1;
-	eq->fab->waitfds[eq->fab->n_waitfds++] = eq->epfd;
-	rc = eq->fab->arm(eq->fab);
-	/* inline progress in process wakes no fd: fi_trywait() then says -FI_EAGAIN */
-	return rc == -FI_ENOSYS ? 0 : rc;
-}
-
 /**
  * pcmfi_eq_open() - fi_eq_open() of a pcm fabric.
  *
@@ -363,10 +311,10 @@ int pcmfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid
 	struct pcmfi_fabric *fab = PCMFI_CONTAINER(fabric, struct pcmfi_fabric, fab);
 	enum fi_wait_obj w = attr ? attr->wait_obj : FI_WAIT_NONE;
 	struct pcmfi_eq *eq;
-	int rc;
+	int rc = pcmfi_wait_check(w);
 
-	if (w != FI_WAIT_NONE && w != FI_WAIT_UNSPEC && w != FI_WAIT_FD)
-		return w > FI_WAIT_POLLFD ? -FI_EINVAL : -FI_ENOSYS;
+	if (rc)
+		return rc;
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return -FI_ENOMEM;
@@ -375,17 +323,12 @@ int pcmfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid
 	eq->eq.fid.ops = &eq_fi_ops;
 	eq->eq.ops = &eq_ops;
 	eq->fab = fab;
-	eq->wait_obj = w;
-	eq->epfd = -1;
-	rc = pcmfi_bell_open(&eq->bell);
-	pthread_mutex_lock(&fab->lock);
-	if (rc == 0 && w == FI_WAIT_FD)
-		rc = open_wait_fd(eq);
+	rc = pcmfi_wait_open(fab, &eq->w, w);
 	if (rc) {
-		eq_free(eq);
-		pthread_mutex_unlock(&fab->lock);
+		free(eq);
 		return rc;
 	}
+	pthread_mutex_lock(&fab->lock);
 	fab->refs++;
 	pthread_mutex_unlock(&fab->lock);
 	*eq_fid = &eq->eq;

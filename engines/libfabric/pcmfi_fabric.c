@@ -44,11 +44,11 @@ static int alive_ports(struct pcmfi_fabric *fab, struct pcmfi_port **one)
 }
 
 /*
- * Sleep (the lock released) until a port may have a completion, @bell rang,
- * or a slice of @timeout_ms passed. Return: 0, or -FI_ESHUTDOWN once pcmd is
+ * Sleep (the lock released) until a port may have a completion, the queue's
+ * doorbell rang, or a slice of @timeout_ms passed. Return: 0, or -FI_ESHUTDOWN once pcmd is
  * gone and nothing else can come.
  */
-static int fabric_wait(struct pcmfi_fabric *fab, struct pcmfi_bell *bell, int timeout_ms)
+static int fabric_wait(struct pcmfi_fabric *fab, struct pcmfi_wait *w, int timeout_ms)
 {
 	int slice = timeout_ms < 0 || timeout_ms > WAIT_SLICE_MS ? WAIT_SLICE_MS : timeout_ms;
 	struct pcmfi_port *one = NULL;
@@ -60,7 +60,7 @@ static int fabric_wait(struct pcmfi_fabric *fab, struct pcmfi_bell *bell, int ti
 		pthread_mutex_lock(&fab->lock);
 		pcmfi_port_check(one, rc);
 	} else if (n == 0) {
-		struct pollfd p = {.fd = bell->fd, .events = POLLIN};
+		struct pollfd p = {.fd = w->bell, .events = POLLIN};
 
 		pthread_mutex_unlock(&fab->lock);
 		poll(&p, 1, slice);
@@ -78,7 +78,7 @@ static int fabric_wait(struct pcmfi_fabric *fab, struct pcmfi_bell *bell, int ti
 				break;
 		}
 	}
-	pcmfi_bell_drain(bell);
+	pcmfi_wait_drain(w);
 	return rc == -FI_ESHUTDOWN ? rc : 0;
 }
 
@@ -99,18 +99,18 @@ static int queue_ready(struct fid *fid, bool *ready)
 	if (fid->fclass == FI_CLASS_CQ) {
 		struct pcmfi_cq *cq = PCMFI_CONTAINER(fid, struct pcmfi_cq, cq.fid);
 
-		if (cq->wait_obj != FI_WAIT_FD)
+		if (cq->w.obj != FI_WAIT_FD)
 			return -FI_EINVAL;
-		pcmfi_bell_drain(&cq->bell);
+		pcmfi_wait_drain(&cq->w);
 		*ready = cq->count > 0;
 		return 0;
 	}
 	if (fid->fclass == FI_CLASS_EQ) {
 		struct pcmfi_eq *eq = PCMFI_CONTAINER(fid, struct pcmfi_eq, eq.fid);
 
-		if (eq->wait_obj != FI_WAIT_FD)
+		if (eq->w.obj != FI_WAIT_FD)
 			return -FI_EINVAL;
-		pcmfi_bell_drain(&eq->bell);
+		pcmfi_wait_drain(&eq->w);
 		*ready = eq->head != NULL;
 		return 0;
 	}

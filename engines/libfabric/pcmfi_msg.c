@@ -31,65 +31,27 @@ static struct pcmfi_ep *ep_of(struct fid_ep *ep)
 
 static void send_done(struct pcmfi_op *op, int status)
 {
-	struct pcmfi_ep *ep = op->owner;
-
-	ep->tx_used--;
-	if (status && !op->silent)
-		pcmfi_cq_write_err(ep->tx_cq, op->context, op->cq_flags, status, 0, 0, 0);
-	else if (!status && op->want_comp)
-		pcmfi_cq_write(ep->tx_cq, op->context, op->cq_flags, 0, NULL, 0);
-	pcmfi_op_free(op);
+	pcmfi_tx_complete(op->owner, op, status);
 }
 
-/*
- * Queue a send of @iov (or an inject, FI_INJECT: copied now).
- * Return: 0, -FI_EAGAIN (the tx queue is full, or the connect is not
- * answered yet), -FI_ENOTCONN, -FI_EINVAL, -FI_EBADFLAGS, -FI_ENOMEM.
- */
+/* Queue a send of @iov (an inject, FI_INJECT: copied now). Return: pcmfi_tx_post()'s. */
 static ssize_t post_send(struct pcmfi_ep *ep, const struct iovec *iov, size_t count,
 			 uint64_t data, uint64_t flags, void *context, bool silent)
 {
-	size_t len = pcmfi_iov_len(iov, count);
-	bool inject = flags & FI_INJECT;
-	struct pcmfi_op *op;
-	ssize_t rc;
+	struct pcmfi_tx_req r = {
+		.type = PCMFI_W_MSG,
+		.iov = iov,
+		.count = count,
+		.flags = flags,
+		.allowed = SEND_FLAGS,
+		.data = data,
+		.context = context,
+		.silent = silent,
+		.cq_flags = FI_SEND | FI_MSG,
+		.done = send_done,
+	};
 
-	if (count > PCMFI_IOV_MAX || (count && !iov) || (inject && len > PCMFI_INJECT_MAX))
-		return -FI_EINVAL;
-	if (flags & ~SEND_FLAGS)
-		return -FI_EBADFLAGS;
-	pthread_mutex_lock(&ep->fab->lock);
-	rc = pcmfi_ep_can_send(ep);
-	if (rc == 0 && ep->tx_used >= ep->tx_size)
-		rc = -FI_EAGAIN;
-	op = rc == 0 ? pcmfi_op_new(PCMFI_W_MSG, inject ? len : 0) : NULL;
-	if (rc == 0 && !op)
-		rc = -FI_ENOMEM;
-	if (rc) {
-		pthread_mutex_unlock(&ep->fab->lock);
-		return rc;
-	}
-	if (inject)
-		pcmfi_iov_copy_from(iov, count, 0, op->copy, len);
-	else
-		memcpy(op->iov, iov, count * sizeof(*iov));
-	op->iov_count = count;
-	op->hdr.total = len;
-	op->payload = len;
-	if (flags & FI_REMOTE_CQ_DATA) {
-		op->hdr.flags |= PCMFI_WF_CQ_DATA;
-		op->hdr.data = data;
-	}
-	op->owner = ep;
-	op->context = context;
-	op->cq_flags = FI_SEND | FI_MSG;
-	op->silent = silent;
-	op->want_comp = !silent && (!ep->tx_selective || (flags & FI_COMPLETION));
-	op->done = send_done;
-	ep->tx_used++;
-	pcmfi_conn_send(ep->conn, op);
-	pthread_mutex_unlock(&ep->fab->lock);
-	return 0;
+	return pcmfi_tx_post(ep, &r);
 }
 
 static ssize_t msg_send(struct fid_ep *ep_fid, const void *buf, size_t len, void *desc,

@@ -33,23 +33,13 @@ static struct pcmfi_ep *ep_of(struct fid_ep *ep)
 	return PCMFI_CONTAINER(ep, struct pcmfi_ep, ep);
 }
 
-static void rma_complete(struct pcmfi_ep *ep, struct pcmfi_op *op, int status)
-{
-	ep->tx_used--;
-	if (status && !op->silent)
-		pcmfi_cq_write_err(ep->tx_cq, op->context, op->cq_flags, status, 0, 0, 0);
-	else if (!status && op->want_comp)
-		pcmfi_cq_write(ep->tx_cq, op->context, op->cq_flags, 0, NULL, 0);
-	pcmfi_op_free(op);
-}
-
 /* The request's segments are all at the target: wait for its answer. */
 static void request_sent(struct pcmfi_op *op, int status)
 {
 	struct pcmfi_ep *ep = op->owner;
 
 	if (status) {
-		rma_complete(ep, op, status);
+		pcmfi_tx_complete(ep, op, status);
 		return;
 	}
 	op->next = ep->rma_wait;
@@ -70,58 +60,28 @@ static struct pcmfi_op *take_waiting(struct pcmfi_ep *ep, uint64_t op_id, uint8_
 	return NULL;
 }
 
-/*
- * Queue a read or write of @iov against @rma (one remote range).
- * Return: 0, -FI_EAGAIN, -FI_ENOTCONN, -FI_EINVAL, -FI_EBADFLAGS, -FI_ENOMEM.
- */
+/* Queue a read or write of @iov against @rma (one remote range). Return: pcmfi_tx_post()'s. */
 static ssize_t post_rma(struct pcmfi_ep *ep, uint8_t type, const struct iovec *iov, size_t count,
 			const struct fi_rma_iov *rma, uint64_t data, uint64_t flags, void *context,
 			bool silent)
 {
-	size_t len = pcmfi_iov_len(iov, count);
-	bool inject = type == PCMFI_W_WRITE && (flags & FI_INJECT);
-	struct pcmfi_op *op;
-	ssize_t rc;
+	struct pcmfi_tx_req r = {
+		.type = type,
+		.iov = iov,
+		.count = count,
+		.rma = rma,
+		.flags = type == PCMFI_W_WRITE ? flags : flags & ~FI_INJECT,
+		.allowed = RMA_FLAGS,
+		.data = data,
+		.context = context,
+		.silent = silent,
+		.cq_flags = FI_RMA | (type == PCMFI_W_WRITE ? FI_WRITE : FI_READ),
+		.done = request_sent,
+	};
 
-	if (count > PCMFI_IOV_MAX || (count && !iov) || !rma || rma->len != len ||
-	    (inject && len > PCMFI_INJECT_MAX))
+	if (!rma)
 		return -FI_EINVAL;
-	if (flags & ~RMA_FLAGS)
-		return -FI_EBADFLAGS;
-	pthread_mutex_lock(&ep->fab->lock);
-	rc = pcmfi_ep_can_send(ep);
-	if (rc == 0 && ep->tx_used >= ep->tx_size)
-		rc = -FI_EAGAIN;
-	op = rc == 0 ? pcmfi_op_new(type, inject ? len : 0) : NULL;
-	if (rc == 0 && !op)
-		rc = -FI_ENOMEM;
-	if (rc) {
-		pthread_mutex_unlock(&ep->fab->lock);
-		return rc;
-	}
-	if (inject)
-		pcmfi_iov_copy_from(iov, count, 0, op->copy, len);
-	memcpy(op->iov, iov, count * sizeof(*iov));
-	op->iov_count = count;
-	op->hdr.total = len;
-	op->hdr.addr = rma->addr;
-	op->hdr.key = rma->key;
-	op->hdr.op_id = ++ep->next_op_id;
-	op->payload = type == PCMFI_W_WRITE ? len : 0;
-	if (type == PCMFI_W_WRITE && (flags & FI_REMOTE_CQ_DATA)) {
-		op->hdr.flags |= PCMFI_WF_CQ_DATA;
-		op->hdr.data = data;
-	}
-	op->owner = ep;
-	op->context = context;
-	op->cq_flags = FI_RMA | (type == PCMFI_W_WRITE ? FI_WRITE : FI_READ);
-	op->silent = silent;
-	op->want_comp = !silent && (!ep->tx_selective || (flags & FI_COMPLETION));
-	op->done = request_sent;
-	ep->tx_used++;
-	pcmfi_conn_send(ep->conn, op);
-	pthread_mutex_unlock(&ep->fab->lock);
-	return 0;
+	return pcmfi_tx_post(ep, &r);
 }
 
 static ssize_t rma_read(struct fid_ep *ep_fid, void *buf, size_t len, void *desc,
@@ -307,7 +267,7 @@ static int on_read_resp(struct pcmfi_ep *ep, const struct pcmfi_wire_hdr *h, con
 	take_waiting(ep, h->op_id, PCMFI_W_READ_REQ);
 	if (!op->status && op->received != op->hdr.total)
 		return -FI_EIO;
-	rma_complete(ep, op, op->status);
+	pcmfi_tx_complete(ep, op, op->status);
 	return 0;
 }
 
@@ -340,7 +300,7 @@ int pcmfi_rma_on_segment(struct pcmfi_ep *ep, const struct pcmfi_wire_hdr *h,
 		op = take_waiting(ep, h->op_id, PCMFI_W_WRITE);
 		if (!op)
 			return -FI_EIO;
-		rma_complete(ep, op, h->status);
+		pcmfi_tx_complete(ep, op, h->status);
 		return 0;
 	default:
 		return -FI_EIO;
@@ -357,6 +317,6 @@ void pcmfi_rma_flush(struct pcmfi_ep *ep, int err)
 		struct pcmfi_op *op = ep->rma_wait;
 
 		ep->rma_wait = op->next;
-		rma_complete(ep, op, err);
+		pcmfi_tx_complete(ep, op, err);
 	}
 }

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * pcmfi_util.c - small helpers of the pcm provider: libpcmtransport's codes
- * as libfabric's, copies between iovecs and flat bytes, random keys, and the
- * doorbell (an eventfd) that a sleeping reader of a queue is woken by.
+ * as libfabric's, copies between iovecs and flat bytes, random keys, and
+ * the monotonic clock of timeouts.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,43 +111,6 @@ uint64_t pcmfi_random64(void)
 	while (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
 		;
 	return v;
-}
-
-/**
- * pcmfi_bell_open() - a doorbell, not armed.
- *
- * Return: 0, -FI_EMFILE or -FI_ENOMEM.
- */
-int pcmfi_bell_open(struct pcmfi_bell *b)
-{
-	b->sleepers = 0;
-	b->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	return b->fd < 0 ? -errno : 0;
-}
-
-void pcmfi_bell_close(struct pcmfi_bell *b)
-{
-	if (b->fd >= 0)
-		close(b->fd);
-	b->fd = -1;
-}
-
-/* pcmfi_bell_ring() - wake the bell's sleepers; free when none sleeps. */
-void pcmfi_bell_ring(struct pcmfi_bell *b)
-{
-	uint64_t one = 1;
-
-	if (b->sleepers > 0 && b->fd >= 0 && write(b->fd, &one, sizeof(one)) < 0)
-		(void)0; /* the counter is at its maximum: it is readable anyway */
-}
-
-/* pcmfi_bell_drain() - make the bell unreadable until it rings again. */
-void pcmfi_bell_drain(struct pcmfi_bell *b)
-{
-	uint64_t v;
-
-	if (b->fd >= 0 && read(b->fd, &v, sizeof(v)) < 0)
-		(void)0; /* EAGAIN: nothing rang */
 }
 
 /* pcmfi_now_ms() - the monotonic clock, in ms (timeouts). */

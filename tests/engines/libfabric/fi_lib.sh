@@ -1,10 +1,11 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: MIT
 # fi_lib.sh - sourced by the libfabric engine tests (needs PCMD, PCMCTL and
-# PROVDIR set): skips (77) when libpcm-fi.so is not built or libfabric's
-# tools are missing, then pcmctl_lib.sh's scratch directory, pcmd start and
-# cleanup, with FI_PROVIDER_PATH naming the build's provider directory (so
-# libfabric loads this libpcm-fi.so and no installed one).
+# PROVDIR set, and MPI_PROGRAM for the MPI tests): skips (77) when
+# libpcm-fi.so is not built or libfabric's tools are missing (MPI tests: or
+# MPI), then pcmctl_lib.sh's scratch directory, pcmd start and cleanup (MPI
+# tests: through mpi_lib.sh), with FI_PROVIDER_PATH naming the build's
+# provider directory (so libfabric loads this libpcm-fi.so and no installed one).
 if [ -z "$PROVDIR" ] || [ ! -f "$PROVDIR/libpcm-fi.so" ]; then
 	echo "skipped: libpcm-fi.so is not built (meson found no libfabric; Debian: apt-get install libfabric-dev, then reconfigure)"
 	exit 77
@@ -15,9 +16,18 @@ for tool in fi_info fi_pingpong; do
 		exit 77
 	fi
 done
-TRAFFIC=/nonexistent # pcmctl_lib.sh's start_traffic is not used here
-# shellcheck source-path=SCRIPTDIR source=../../integration/pcmctl_lib.sh
-. "$(dirname "$0")/../../integration/pcmctl_lib.sh"
+if [ -n "${MPI_PROGRAM+set}" ]; then
+	# MPI tests: mpi_lib.sh skips without MPI, sets Open MPI up for one
+	# machine, and sources pcmctl_lib.sh
+	EXAMPLE=$MPI_PROGRAM
+	INTEGRATION_DIR="$(dirname "$0")/../../integration"
+	# shellcheck source-path=SCRIPTDIR source=../../integration/mpi_lib.sh
+	. "$(dirname "$0")/../../integration/mpi_lib.sh"
+else
+	TRAFFIC=/nonexistent # pcmctl_lib.sh's start_traffic is not used here
+	# shellcheck source-path=SCRIPTDIR source=../../integration/pcmctl_lib.sh
+	. "$(dirname "$0")/../../integration/pcmctl_lib.sh"
+fi
 export FI_PROVIDER_PATH="$PROVDIR"
 unset FI_PCM_BACKEND FI_PCM_ADDR FI_PCM_POLICY FI_PROVIDER
 
@@ -63,24 +73,6 @@ pingpong() {
 	return $rc
 }
 
-# need_mpi PROGRAM: skip (77) without Open MPI's mpirun or PROGRAM; then
-# Open MPI's settings for one machine (as tests/integration/mpi_lib.sh).
-need_mpi() {
-	if [ -z "$1" ] || [ ! -e "$1" ]; then
-		echo "skipped: no MPI program (meson found no MPI; Debian: apt-get install libopenmpi-dev openmpi-bin, then reconfigure)"
-		exit 77
-	fi
-	MPIRUN=$(command -v mpirun || true)
-	if [ -z "$MPIRUN" ]; then
-		echo "skipped: no mpirun on PATH (Debian: apt-get install openmpi-bin)"
-		exit 77
-	fi
-	# CMA single-copy needs ptrace rights that containers often lack
-	export OMPI_MCA_btl_vader_single_copy_mechanism=none
-	# one machine: the isolated launcher needs no ssh/rsh
-	export OMPI_MCA_plm=isolated
-}
-
 # mpi_on PROVIDER OUT NP ARGS...: mpirun -np NP ARGS over libfabric's
 # PROVIDER (pml cm, mtl ofi, only the self BTL: no shared memory or TCP
 # path besides it), output in OUT, within 300 s. Return: mpirun's status.
@@ -92,12 +84,4 @@ mpi_on() {
 		timeout 300 "$MPIRUN" --allow-run-as-root --oversubscribe -np "$np" \
 		--mca btl self --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "$prov" \
 		-x PCMD_SOCKET -x FI_PROVIDER_PATH "$@" >"$out" 2>&1
-}
-
-# wait_reclaimed: pcmd holds no flow and no client but pcmctl's own (10 s at most).
-wait_reclaimed() {
-	i=0
-	until "$PCMCTL" --json status | "$PY" -c 'import json,sys; s=json.load(sys.stdin); sys.exit(not (s["flows"] == 0 and s["clients"] == 1))'; do
-		i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not reclaim: $("$PCMCTL" status)"; sleep 0.05
-	done
 }

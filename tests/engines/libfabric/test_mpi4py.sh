@@ -6,10 +6,9 @@
 # `python3 -m mpi4py.bench ringtest` and mpi4py_check.py (collectives and
 # point-to-point from Python, each result checked), pcmd's counters moving.
 set -eu
-PCMD=$1 PCMCTL=$2 PROVDIR=${3:-} MPI_CHECK=${4:-}
+PCMD=$1 PCMCTL=$2 PROVDIR=${3:-} MPI_PROGRAM=${4:-}
 # shellcheck source-path=SCRIPTDIR source=fi_lib.sh
 . "$(dirname "$0")/fi_lib.sh"
-need_mpi "$MPI_CHECK"
 PY3=/usr/bin/python3
 if ! "$PY3" -c 'import mpi4py' 2>/dev/null; then
 	echo "skipped: no mpi4py for $PY3 (Debian: apt-get install python3-mpi4py)"

@@ -21,10 +21,9 @@
 # would wait forever: ofi_rxm fails no posted receive when a connection goes,
 # and Open MPI 4.1's mtl ofi has no fault tolerance; docs/pcm-fi.7.md.)
 set -eu
-PCMD=$1 PCMCTL=$2 PROVDIR=${3:-} MPI_CHECK=${4:-} MODE=${5:-abort} SEEDS=${6:-3}
+PCMD=$1 PCMCTL=$2 PROVDIR=${3:-} MPI_PROGRAM=${4:-} MODE=${5:-abort} SEEDS=${6:-3}
 # shellcheck source-path=SCRIPTDIR source=fi_lib.sh
 . "$(dirname "$0")/fi_lib.sh"
-need_mpi "$MPI_CHECK"
 
 start_fabric_pcmd 16
 failures=0
@@ -35,12 +34,12 @@ while [ $seed -le "$SEEDS" ]; do
 	start=$(date +%s)
 	rc=0
 	if [ "$MODE" = abort ]; then
-		mpi_on pcm "$out" 4 "$MPI_CHECK" --die-rank $rank --die-after $after --wait-ms 60000 ||
+		mpi_on pcm "$out" 4 "$MPI_PROGRAM" --die-rank $rank --die-after $after --wait-ms 60000 ||
 			rc=$?
 	else
 		mpi_on pcm "$out" 4 --mca orte_enable_recovery 1 --mca orte_max_restarts 0 \
 			--mca orte_abort_on_non_zero_status 0 \
-			"$MPI_CHECK" --fan-in --die-rank $rank --die-after $after --wait-ms 15000 || rc=$?
+			"$MPI_PROGRAM" --fan-in --die-rank $rank --die-after $after --wait-ms 15000 || rc=$?
 	fi
 	took=$(($(date +%s) - start))
 	[ $rc -ne 124 ] || { cat "$out" >&2; fail "seed $seed: mpirun hung (killed after 300 s)"; }

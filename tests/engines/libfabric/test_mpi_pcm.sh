@@ -10,15 +10,14 @@
 # exists beside the MTL; pcmd's counters must show at least the bytes the
 # ranks sent each other, and pcmd must reclaim every client and flow after.
 set -eu
-PCMD=$1 PCMCTL=$2 PROVDIR=${3:-} MPI_CHECK=${4:-}
+PCMD=$1 PCMCTL=$2 PROVDIR=${3:-} MPI_PROGRAM=${4:-}
 # shellcheck source-path=SCRIPTDIR source=fi_lib.sh
 . "$(dirname "$0")/fi_lib.sh"
-need_mpi "$MPI_CHECK"
 
 start_fabric_pcmd 16 # 4 ranks, and a loopback host each for their messages to themselves
 before=$(pcmd_sent)
 rc=0
-mpi_on pcm "$DIR/mpi.out" 4 "$MPI_CHECK" --seed 24 || rc=$?
+mpi_on pcm "$DIR/mpi.out" 4 "$MPI_PROGRAM" --seed 24 || rc=$?
 [ $rc -eq 0 ] || { cat "$DIR/mpi.out" >&2; fail "mpirun over pcm exited with $rc"; }
 after=$(pcmd_sent)
 "$PY" - "$DIR/mpi.out" "$before" "$after" <<'PYEOF' || { cat "$DIR/mpi.out" >&2; fail "mpi_check over pcm"; }
