@@ -2,34 +2,16 @@
 /*
  * api.c - libpcmtransport's public calls: pick a backend at endpoint open,
  * then dispatch every call through the endpoint's backend ops (backend.h).
- * The error texts (pcm_tp_strerror(), pcm_tp_last_error()) live here, once
- * for every backend.
+ * The backends are reached only through their ops tables; the error texts
+ * they share are tp_error.c's.
  */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backend.h"
-
-static _Thread_local char last_error[512];
-
-int pcm_tp_set_error(int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-const char *pcm_tp_last_error(void)
-{
-	return last_error;
-}
+#include "tp_error.h"
 
 /* The backends built into this library, by enum pcm_tp_backend. */
 static const struct pcm_tp_backend_ops *backend_of(enum pcm_tp_backend b)
@@ -85,7 +67,7 @@ int pcm_tp_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint
 	const struct pcm_tp_backend_ops *ops;
 	int rc;
 
-	last_error[0] = '\0';
+	pcm_tp_clear_error();
 	if (!out || !cfg)
 		return pcm_tp_set_error(-EINVAL, "no configuration, or no place for the endpoint");
 	if ((unsigned)cfg->backend > PCM_TP_BACKEND_DAEMON)
@@ -180,66 +162,4 @@ int pcm_tp_wait(struct pcm_tp_endpoint *ep, int timeout_ms)
 int pcm_tp_fd(struct pcm_tp_endpoint *ep)
 {
 	return ep ? ep->ops->fd(ep) : -EINVAL;
-}
-
-const char *pcm_tp_strerror(int err)
-{
-	switch (err) {
-	case 0:
-		return "success";
-	case -EAGAIN:
-		return "a queue is full (commands, or the connection's queue of operations): poll "
-		       "completions, then retry";
-	case -ECONNABORTED:
-		return "the connection was closed locally before this finished";
-	case -ECONNRESET:
-		return "the peer closed or reset the connection, or went away";
-	case -ECONNREFUSED:
-		return "nothing listens at that address";
-	case -EADDRINUSE:
-		return "that address is already listened on";
-	case -EMSGSIZE:
-		return "the message is longer than the receive buffer or the largest message "
-		       "(4,096 chunks)";
-	case -ENOTCONN:
-		return "the connection is not established (or already closed)";
-	case -ETIMEDOUT:
-		return "timed out (no progress on the connection, or the wait's timeout)";
-	case -EINVAL:
-		return "an invalid argument (a buffer outside its memory region, a bad option)";
-	case -ENOENT:
-		return "no such policy package, device or connection";
-	case -ENODEV:
-		return "no such datapath or RDMA device";
-	case -EOPNOTSUPP: /* == -ENOTSUP on Linux */
-		return "not supported by this backend or datapath (or the datapath lacks a signal "
-		       "or control the policy needs)";
-	case -ENOSPC:
-		return "an engine table is full (connections, memory regions)";
-	case -ENOMEM:
-		return "out of memory (or, with verbs, the memlock limit is too low)";
-	case -EPERM:
-		return "permission denied (the RDMA device), or the operation needs pcmd admin "
-		       "rights";
-	case -EPROTO:
-		return "the peer or pcmd spoke something this library does not understand";
-	case -EBADMSG:
-		return "a malformed connection blob from the peer";
-	case -ESHUTDOWN:
-		return "the endpoint or pcmd is shutting down";
-	case -EIO:
-		return "the datapath reported a failed write";
-	case -EBADF:
-		return "pcmd does not know this connection";
-	case -EFAULT:
-		return "the buffer is outside the shared region";
-	case -EPROTONOSUPPORT:
-		return "pcmd speaks another protocol version";
-	case -EACCES:
-		return "pcmd's config does not allow this user or group";
-	case -ENAMETOOLONG:
-		return "pcmd's socket path is too long";
-	default:
-		return err < 0 ? strerror(-err) : "not an error code";
-	}
 }

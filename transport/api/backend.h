@@ -7,8 +7,9 @@
  * Every public object starts with the frontend's part: an endpoint with its
  * backend's ops, a connection and a region with their endpoint. A backend
  * embeds these as the first member of its own structs, and api.c calls
- * through ep->ops. A backend sets the thread's last error text with
- * pcm_tp_set_error() (api.c owns it and pcm_tp_strerror()).
+ * through ep->ops: the ops tables below are the only names of a backend that
+ * another file uses. A backend sets the thread's last error text with
+ * pcm_tp_set_error() (tp_error.h, a leaf below api.c and the backends).
  *
  * To plug a backend in: fill a struct pcm_tp_backend_ops (every op), embed
  * the three bases, and list it in api.c's backend table.
@@ -55,14 +56,5 @@ struct pcm_tp_mr {
 
 extern const struct pcm_tp_backend_ops pcm_tp_inproc_ops;
 extern const struct pcm_tp_backend_ops pcm_tp_daemon_ops;
-
-/**
- * pcm_tp_set_error() - set this thread's last error text (pcm_tp_last_error()).
- * @rc: the code, returned.
- * @fmt: printf format.
- *
- * Return: @rc.
- */
-int pcm_tp_set_error(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* PCM_TP_BACKEND_H */

@@ -23,8 +23,8 @@
  * every completion a caller holds names a live object.
  *
  * It is one backend of libpcmtransport's table (backend.h): api.c chooses
- * it (PCM_TP_BACKEND_DAEMON, or AUTO by $PCM_TRANSPORT) and owns the error
- * texts; the in-process backend is inproc.c.
+ * it (PCM_TP_BACKEND_DAEMON, or AUTO by $PCM_TRANSPORT); the error texts are
+ * tp_error.c's; the in-process backend is inproc.c.
  */
 #include <errno.h>
 #include <poll.h>
@@ -42,6 +42,8 @@
 #include "backend.h"
 #include "pcmd_proto.h"
 #include "pcmd_region.h"
+#include "tp_error.h"
+#include "xp_range.h"
 
 #define DEFAULT_REGION_BYTES (64ull << 20)
 #define RPC_TIMEOUT_MS 10000
@@ -623,8 +625,7 @@ static int dc_mr_reg(struct dc_ep *ep, void *addr, size_t len, struct dc_mr **ou
 	uint8_t *p = addr;
 	struct dc_mr *mr;
 
-	if (!ep || !out || p < ep->data || len > ep->lay.data_bytes ||
-	    (uint64_t)(p - ep->data) > ep->lay.data_bytes - len)
+	if (!ep || !out || !xp_range_within_ptr(ep->data, ep->lay.data_bytes, p, len))
 		return pcm_tp_set_error(-EINVAL, "in daemon mode buffers must lie in the shared region: "
 					  "allocate them with pcm_tp_mem_alloc()");
 	mr = calloc(1, sizeof(*mr));
@@ -747,10 +748,8 @@ static int post(struct dc_conn *c, struct dc_mr *mr, const void *buf, size_t len
 				 "%zu bytes is above pcmd's limits.max_message_bytes "
 				 "(%llu)",
 				 len, (unsigned long long)ep->max_message_bytes);
-	if (p < ep->data || len > ep->lay.data_bytes ||
-	    (uint64_t)(p - ep->data) > ep->lay.data_bytes - len ||
-	    (mr && ((uint64_t)(p - ep->data) < mr->off ||
-		    (uint64_t)(p - ep->data) + len > mr->off + mr->len)))
+	if (!xp_range_within_ptr(ep->data, ep->lay.data_bytes, p, len) ||
+	    (mr && !xp_range_within_ptr(ep->data + mr->off, mr->len, p, len)))
 		return pcm_tp_set_error(-EINVAL, "the buffer is not inside %s",
 				 mr ? "its memory region" : "the shared region");
 	memset(&e, 0, sizeof(e));

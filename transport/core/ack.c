@@ -16,10 +16,19 @@
  * opening another flushes the oldest. A packet reserves one action and
  * ctrl_mtu bytes of the batch's ctrl_buf when it opens; a connection whose
  * records no longer fit goes back on the list for the next drain.
+ *
+ * Writing a record changes state at once: a "complete" ACK frees its
+ * receive's slot (so the next receive's CTS goes in the same packet), a
+ * FIN, RESET or ABORT arms its retransmission. So the drain calls into
+ * conn.c, recv.c and send.c; only core.c's drain calls it.
  */
 #include <string.h>
 
-#include "core_int.h"
+#include "xp_ack.h"
+#include "xp_conn.h"
+#include "xp_core_state.h"
+#include "xp_recv.h"
+#include "xp_send.h"
 
 #define XP_OPEN_PACKETS 4
 
@@ -260,7 +269,7 @@ static bool emit_acks(struct batcher *bt, struct xp_conn *c, uint64_t now_ns)
 		c->ack_pend &= (uint16_t)~(1u << s);
 		core->stats.ack_records_tx++;
 		if (r->complete)
-			xp_recv_release(core, c, s, now_ns);
+			xp_conn_act(core, c, xp_recv_release(core, c, s, now_ns), now_ns);
 	}
 	return true;
 }

@@ -19,19 +19,25 @@
  * acknowledged the FIN, or the peer's own FIN showed that it needs nothing
  * from ours (this side posted at least the receives and sends the peer's
  * bounds say).
+ *
+ * conn.c calls send.c, recv.c and recovery.c, never the other way round:
+ * what their functions change on a connection comes back as enum xp_news
+ * bits, and xp_conn_act() (xp_conn.h, inline for the per-chunk and per-ACK
+ * paths) acts on them.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "core_int.h"
+#include "xp_conn.h"
+#include "xp_core_state.h"
+#include "xp_op.h"
+#include "xp_path.h"
+#include "xp_recovery.h"
+#include "xp_recv.h"
+#include "xp_send.h"
 
 #define XP_CLOSE_RTX_MAX 16 /* RESET retransmissions before giving up */
 #define XP_BACKOFF_MAX 30
-
-bool xp_conn_live(const struct xp_conn *c)
-{
-	return c->state == XP_CS_OPEN || c->state == XP_CS_CLOSING;
-}
 
 struct xp_conn *xp_conn_get(struct xp_core *core, uint32_t id)
 {
@@ -40,32 +46,14 @@ struct xp_conn *xp_conn_get(struct xp_core *core, uint32_t id)
 	return &core->conns[id];
 }
 
-int xp_conn_post_check(const struct xp_conn *c)
-{
-	switch (c->state) {
-	case XP_CS_OPEN:
-		return 0;
-	case XP_CS_DEAD:
-		return c->err;
-	default: /* closing or closed */
-		return -ESHUTDOWN;
-	}
-}
-
-void xp_conn_progress(struct xp_conn *c, uint64_t now_ns)
+static void progress(struct xp_conn *c, uint64_t now_ns)
 {
 	c->last_progress_ns = now_ns;
 }
 
-void xp_conn_want_ctrl(struct xp_core *core, struct xp_conn *c)
+static void want_ctrl(struct xp_core *core, struct xp_conn *c)
 {
 	xp_idlist_push(&core->ctrl, c->id);
-}
-
-void xp_conn_want_send(struct xp_core *core, struct xp_conn *c)
-{
-	if (xp_conn_live(c) && c->bound && c->n_smsgs)
-		xp_idlist_push(&core->ready, c->id);
 }
 
 static int check_conn_config(const struct xp_core *core, const struct xp_conn_config *cfg)
@@ -126,7 +114,7 @@ int xp_conn_create(struct xp_core *core, const struct xp_conn_config *cfg, uint6
 	}
 	c->cc.ops->info(c->cc.ctx, &c->cc_info);
 	init_slots(c);
-	xp_rec_init(c);
+	xp_rack_init(c);
 	c->comp_next = XP_NONE;
 	c->last_progress_ns = now_ns;
 	c->state = XP_CS_OPEN;
@@ -156,7 +144,7 @@ int xp_conn_bind(struct xp_core *core, uint32_t id, uint32_t peer_id, uint32_t p
 	c->ctrl_peer = ctrl_peer;
 	c->bound = true;
 	/* Records that arrived before the bind (a CTS, say) may have left answers pending. */
-	xp_conn_want_ctrl(core, c);
+	want_ctrl(core, c);
 	xp_conn_want_send(core, c);
 	xp_conn_rearm(core, c, now_ns);
 	return 0;
@@ -172,14 +160,14 @@ int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info)
 	info->srtt_ns = c->rtt.srtt_ns;
 	info->rttvar_ns = c->rtt.rttvar_ns;
 	info->min_rtt_ns = c->rtt.samples ? c->rtt.min_ns : 0;
-	info->rto_ns = xp_rec_rto_ns(core, c);
-	info->reo_wnd_ns = xp_rec_reo_wnd_ns(c);
+	info->rto_ns = xp_rto_ns(core, c);
+	info->reo_wnd_ns = xp_rack_reo_wnd_ns(c);
 	info->in_flight_bytes = c->in_flight_bytes;
 	info->in_flight_chunks = c->in_flight_chunks;
 	info->lost_chunks = c->lost_chunks;
 	info->send_msgs = c->n_smsgs;
 	info->recv_msgs = c->n_rmsgs;
-	info->rto_backoff = c->rto_backoff;
+	info->rto_backoff = c->rack.rto_backoff;
 	info->cc_flow = c->cc_flow;
 	for (uint32_t p = 0; p < c->n_paths; p++)
 		info->path_rtt_ns[p] = c->paths[p].rtt_ewma_ns;
@@ -190,7 +178,7 @@ int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info)
 	if (xp_conn_live(c)) { /* a quarantined connection's flow is closed in its binding */
 		struct xp_cc_ctl ctl;
 
-		xp_cc_read(core, c, &ctl);
+		xp_cc_read(c, &ctl);
 		info->cwnd_bytes = ctl.cwnd_bytes;
 		info->rate_bps = xp_pacer_rate_bps(ctl.rate, core->cfg.line_rate_bps);
 	}
@@ -238,11 +226,7 @@ int xp_conn_cc_refresh(struct xp_core *core, uint32_t id, uint64_t now_ns)
 
 static void clear_recovery(struct xp_core *core, struct xp_conn *c)
 {
-	c->rto_deadline_ns = 0;
-	c->tlp_deadline_ns = 0;
-	c->reo_deadline_ns = 0;
-	c->probe_pending = false;
-	c->tlp_out = false;
+	xp_rack_stop(&c->rack);
 	c->cc_tick_ns = 0;
 	xp_wheel_remove(&core->wheel, c->id);
 }
@@ -264,7 +248,7 @@ static void to_quarantine(struct xp_core *core, struct xp_conn *c, int status, u
 	core->conns_open--;
 	core->conns_quarantined++;
 	xp_complete_close(core, c, status);
-	xp_conn_want_ctrl(core, c);
+	want_ctrl(core, c);
 	xp_conn_rearm(core, c, now_ns);
 }
 
@@ -305,7 +289,7 @@ static void start_reset(struct xp_core *core, struct xp_conn *c, unsigned reason
 	c->close_backoff = 0;
 	c->close_rtx_ns = 0;
 	c->ctl_pend |= XP_CTL_RESET;
-	xp_conn_want_ctrl(core, c);
+	want_ctrl(core, c);
 }
 
 void xp_conn_fail(struct xp_core *core, struct xp_conn *c, int err, unsigned reset_reason,
@@ -379,7 +363,7 @@ int xp_conn_close(struct xp_core *core, uint32_t id, enum xp_close_mode mode, ui
 	}
 	c->state = XP_CS_CLOSING;
 	c->ctl_pend |= XP_CTL_FIN;
-	xp_conn_want_ctrl(core, c);
+	want_ctrl(core, c);
 	xp_conn_check_closed(core, c, now_ns);
 	xp_conn_rearm(core, c, now_ns);
 	return 0;
@@ -419,7 +403,7 @@ static void on_fin(struct xp_core *core, struct xp_conn *c, const struct xp_rec_
 			return;
 		}
 		c->ctl_pend |= XP_CTL_FIN_ACK; /* our FIN_ACK was lost */
-		xp_conn_want_ctrl(core, c);
+		want_ctrl(core, c);
 		return;
 	}
 	/* Messages we finished receiving were sent; receives that took our sends were posted. */
@@ -432,10 +416,10 @@ static void on_fin(struct xp_core *core, struct xp_conn *c, const struct xp_rec_
 	c->peer_sends_total = fin->sends_total;
 	c->peer_recvs_total = fin->recvs_total;
 	c->ctl_pend |= XP_CTL_FIN_ACK;
-	xp_conn_progress(c, now_ns);
+	progress(c, now_ns);
 	xp_recv_fail_from(core, c, fin->sends_total, -ECONNRESET);
 	xp_send_fail_from(core, c, fin->recvs_total, -ECONNRESET);
-	xp_conn_want_ctrl(core, c);
+	want_ctrl(core, c);
 	xp_conn_check_closed(core, c, now_ns);
 }
 
@@ -447,7 +431,7 @@ static void on_fin_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	}
 	c->fin_acked = true;
 	c->close_rtx_ns = 0;
-	xp_conn_progress(c, now_ns);
+	progress(c, now_ns);
 	xp_conn_check_closed(core, c, now_ns);
 }
 
@@ -456,7 +440,7 @@ static void on_peer_reset(struct xp_core *core, struct xp_conn *c, uint64_t now_
 	xp_conn_fail(core, c, -ECONNRESET, 0, now_ns);
 	c->reset_acked = true;
 	c->ctl_pend |= XP_CTL_RESET_ACK;
-	xp_conn_want_ctrl(core, c);
+	want_ctrl(core, c);
 }
 
 /* A record for a connection that is dead or quarantined. */
@@ -500,7 +484,7 @@ static void answer_closed(struct xp_core *core, struct xp_conn *c, const struct 
 		xp_drop(core, XP_DROP_REC_CLOSED_CONN);
 		return;
 	}
-	xp_conn_want_ctrl(core, c);
+	want_ctrl(core, c);
 }
 
 void xp_conn_on_record(struct xp_core *core, struct xp_conn *c, const struct xp_rec *rec,
@@ -512,18 +496,18 @@ void xp_conn_on_record(struct xp_core *core, struct xp_conn *c, const struct xp_
 	}
 	switch (rec->type) {
 	case XP_REC_ACK:
-		xp_send_on_ack(core, c, &rec->u.ack, now_ns);
+		xp_conn_act(core, c, xp_send_on_ack(core, c, &rec->u.ack, now_ns), now_ns);
 		break;
 	case XP_REC_CTS:
-		xp_send_on_cts(core, c, &rec->u.cts, now_ns);
+		xp_conn_act(core, c, xp_send_on_cts(core, c, &rec->u.cts, now_ns), now_ns);
 		break;
 	case XP_REC_CTS_ACK:
 	case XP_REC_ABORT:
 	case XP_REC_ACK_REQ:
-		xp_recv_on_seq_record(core, c, rec, now_ns);
+		xp_conn_act(core, c, xp_recv_on_seq_record(core, c, rec, now_ns), now_ns);
 		break;
 	case XP_REC_ABORT_ACK:
-		xp_send_on_abort_ack(core, c, rec->u.msg_seq, now_ns);
+		xp_conn_act(core, c, xp_send_on_abort_ack(core, c, rec->u.msg_seq, now_ns), now_ns);
 		break;
 	case XP_REC_FIN:
 		on_fin(core, c, &rec->u.fin, now_ns);
@@ -562,7 +546,7 @@ static void close_rtx_due(struct xp_core *core, struct xp_conn *c, uint64_t now_
 	}
 	if (c->close_backoff < XP_BACKOFF_MAX)
 		c->close_backoff++;
-	xp_conn_want_ctrl(core, c);
+	want_ctrl(core, c);
 }
 
 void xp_conn_on_close_record_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
@@ -573,6 +557,8 @@ void xp_conn_on_close_record_sent(struct xp_core *core, struct xp_conn *c, uint6
 
 void xp_conn_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
+	unsigned news;
+
 	switch (c->state) {
 	case XP_CS_FREE:
 		return;
@@ -597,9 +583,10 @@ void xp_conn_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 			xp_conn_fail(core, c, -ETIMEDOUT, XP_RESET_TIMEOUT, now_ns);
 			return;
 		}
-		xp_rec_on_timer(core, c, now_ns);
-		xp_send_on_timer(core, c, now_ns);
-		xp_recv_on_timer(core, c, now_ns);
+		news = xp_rack_on_timer(core, c, now_ns);
+		news |= xp_send_on_timer(core, c, now_ns);
+		news |= xp_recv_on_timer(core, c, now_ns);
+		xp_conn_act(core, c, news, now_ns);
 		close_rtx_due(core, c, now_ns);
 		if (c->cc_tick_ns && now_ns >= c->cc_tick_ns) {
 			c->cc.ops->tick(c->cc.ctx, c->cc_flow, now_ns);
@@ -641,9 +628,7 @@ void xp_conn_rearm(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		earliest(&d, c->quarantine_until_ns);
 	earliest(&d, c->close_rtx_ns);
 	if (xp_conn_live(c)) {
-		earliest(&d, c->rto_deadline_ns);
-		earliest(&d, c->tlp_deadline_ns);
-		earliest(&d, c->reo_deadline_ns);
+		earliest(&d, xp_rack_deadline(&c->rack));
 		earliest(&d, c->abort_rtx_ns);
 		earliest(&d, xp_recv_cts_deadline(core, c));
 		if (c->no_progress_ns && o)

@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * core.c - the per-engine core object: creation with every pool sized up
- * front, the input entry points that are not a connection's own, the
- * completion FIFO, the drain that turns pending work into actions, timers
- * and accounting.
- *
- * Work lists (ready to send, control records to send, waiting for a pool
- * entry) are FIFOs of connection ids that are unlinked lazily: a consumer
- * pops an id and checks the connection's state, so closing a connection
- * never walks a list. An id is on a list at most once.
+ * core.c - the per-engine core object: creation with every pool and work
+ * list (xp_idlist.h) sized up front, the input entry points that are not a
+ * connection's own, the drain that turns pending work into actions, timers
+ * and accounting. It is the top of the core's files: it calls the others,
+ * none calls it.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core_int.h"
+#include "xp_ack.h"
+#include "xp_conn.h"
+#include "xp_core_state.h"
+#include "xp_op.h"
+#include "xp_path.h"
+#include "xp_recv.h"
+#include "xp_send.h"
 
 void xp_core_config_default(struct xp_core_config *cfg)
 {
@@ -77,105 +79,6 @@ static void idlist_fini(struct xp_idlist *l)
 {
 	free(l->next);
 	free(l->on);
-}
-
-void xp_idlist_push(struct xp_idlist *l, uint32_t id)
-{
-	if (l->on[id])
-		return;
-	l->on[id] = 1;
-	l->next[id] = XP_NONE;
-	if (l->tail == XP_NONE)
-		l->head = id;
-	else
-		l->next[l->tail] = id;
-	l->tail = id;
-}
-
-uint32_t xp_idlist_pop(struct xp_idlist *l)
-{
-	uint32_t id = l->head;
-
-	if (id == XP_NONE)
-		return XP_NONE;
-	l->head = l->next[id];
-	if (l->head == XP_NONE)
-		l->tail = XP_NONE;
-	l->on[id] = 0;
-	return id;
-}
-
-int xp_op_post(struct xp_core *core, struct xp_conn *c, struct xp_idq *q, uint8_t kind,
-	       const struct xp_buf *buf, uint64_t cookie, uint32_t seq)
-{
-	struct xp_op *op;
-	uint32_t i;
-
-	if (q->len >= core->cfg.max_queued)
-		return -EAGAIN;
-	i = xp_pool_get(&core->op_pool);
-	if (i == XP_NONE)
-		return -EAGAIN;
-	op = &core->ops[i];
-	memset(op, 0, sizeof(*op));
-	op->kind = kind;
-	op->addr = buf->addr;
-	op->len = buf->len;
-	op->key = buf->key;
-	op->cookie = cookie;
-	op->conn = c->id;
-	op->seq = seq;
-	xp_opq_append(core, q, i);
-	c->ops_open++;
-	return 0;
-}
-
-void xp_opq_fail_from(struct xp_core *core, struct xp_conn *c, struct xp_idq *q,
-		      struct xp_seqwin *w, uint32_t first_seq, int err,
-		      void (*each)(struct xp_conn *c, const struct xp_op *op))
-{
-	uint32_t prev = XP_NONE, i = q->head;
-
-	while (i != XP_NONE) {
-		struct xp_op *op = &core->ops[i];
-		uint32_t next = op->next;
-
-		if (seq_diff(op->seq, first_seq) < 0) {
-			prev = i;
-			i = next;
-			continue;
-		}
-		xp_opq_unlink(core, q, prev, i);
-		if (each)
-			each(c, op);
-		xp_complete_op(core, c, i, err, 0);
-		xp_seqwin_finish(w, op->seq, 0, XP_OUT_FAILED);
-		i = next;
-	}
-}
-
-void xp_opq_append(struct xp_core *core, struct xp_idq *q, uint32_t op)
-{
-	core->ops[op].next = XP_NONE;
-	if (q->tail == XP_NONE)
-		q->head = op;
-	else
-		core->ops[q->tail].next = op;
-	q->tail = op;
-	q->len++;
-}
-
-void xp_opq_unlink(struct xp_core *core, struct xp_idq *q, uint32_t prev, uint32_t op)
-{
-	uint32_t next = core->ops[op].next;
-
-	if (prev == XP_NONE)
-		q->head = next;
-	else
-		core->ops[prev].next = next;
-	if (q->tail == op)
-		q->tail = prev;
-	q->len--;
 }
 
 static int alloc_state(struct xp_core *core)
@@ -268,96 +171,6 @@ void xp_core_destroy(struct xp_core *core)
 	free(core);
 }
 
-/* splitmix64: nonces and path draws, a function of the seed and the inputs only. */
-uint64_t xp_rand(struct xp_core *core)
-{
-	uint64_t z = (core->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-void xp_drop(struct xp_core *core, enum xp_drop why)
-{
-	core->stats.drops[why]++;
-}
-
-void xp_cc_read(struct xp_core *core, struct xp_conn *c, struct xp_cc_ctl *ctl)
-{
-	c->cc.ops->read(c->cc.ctx, c->cc_flow, ctl);
-}
-
-/* Completions leave in the order they happened. */
-static void comp_append(struct xp_core *core, uint32_t item)
-{
-	if (core->comp_tail == XP_NONE)
-		core->comp_head = item;
-	else if (core->comp_tail & XP_COMP_CONN_TAG)
-		core->conns[core->comp_tail & ~XP_COMP_CONN_TAG].comp_next = item;
-	else
-		core->ops[core->comp_tail].next = item;
-	core->comp_tail = item;
-	core->comp_len++;
-	if (item & XP_COMP_CONN_TAG)
-		core->conns[item & ~XP_COMP_CONN_TAG].comp_next = XP_NONE;
-	else
-		core->ops[item].next = XP_NONE;
-}
-
-void xp_complete_op(struct xp_core *core, struct xp_conn *c, uint32_t op, int status,
-		    uint64_t bytes)
-{
-	core->ops[op].status = status;
-	core->ops[op].bytes = bytes;
-	c->ops_open--;
-	comp_append(core, op);
-}
-
-void xp_complete_close(struct xp_core *core, struct xp_conn *c, int status)
-{
-	c->close_status = status;
-	c->close_comp_pending = true;
-	comp_append(core, XP_COMP_CONN_TAG | c->id);
-}
-
-static uint32_t comp_next(const struct xp_core *core, uint32_t item)
-{
-	return item & XP_COMP_CONN_TAG ? core->conns[item & ~XP_COMP_CONN_TAG].comp_next
-				       : core->ops[item].next;
-}
-
-static void emit_completions(struct xp_core *core, struct xp_batch *b)
-{
-	while (core->comp_head != XP_NONE && b->n < b->cap) {
-		uint32_t item = core->comp_head;
-		struct xp_completion *comp = &b->acts[b->n].u.comp;
-
-		b->acts[b->n++].kind = XP_ACT_COMPLETE;
-		core->comp_head = comp_next(core, item);
-		if (core->comp_head == XP_NONE)
-			core->comp_tail = XP_NONE;
-		core->comp_len--;
-		if (item & XP_COMP_CONN_TAG) {
-			struct xp_conn *c = &core->conns[item & ~XP_COMP_CONN_TAG];
-
-			comp->conn = c->id;
-			comp->kind = XP_COMP_CLOSE;
-			comp->status = c->close_status;
-			comp->cookie = 0;
-			comp->bytes = 0;
-			c->close_comp_pending = false;
-			continue;
-		}
-		comp->conn = core->ops[item].conn;
-		comp->kind = core->ops[item].kind == XP_OP_SEND ? XP_COMP_SEND : XP_COMP_RECV;
-		comp->status = core->ops[item].status;
-		comp->cookie = core->ops[item].cookie;
-		comp->bytes = core->ops[item].bytes;
-		xp_pool_put(&core->op_pool, item);
-	}
-}
-
 /*
  * Connections waiting for a pool entry get one, oldest first, while entries
  * are free. One that still waits has put itself back at the end, and then
@@ -372,14 +185,14 @@ static void retry_waiters(struct xp_core *core, uint64_t now_ns)
 	       (id = xp_idlist_pop(&core->wait_smsg)) != XP_NONE) {
 		struct xp_conn *c = &core->conns[id];
 
-		xp_send_try_start(core, c, now_ns);
+		xp_conn_act(core, c, xp_send_try_start(core, c, now_ns), now_ns);
 		xp_conn_rearm(core, c, now_ns);
 	}
 	while (core->rmsg_pool.used < core->rmsg_pool.n &&
 	       (id = xp_idlist_pop(&core->wait_rmsg)) != XP_NONE) {
 		struct xp_conn *c = &core->conns[id];
 
-		xp_recv_try_advertise(core, c, now_ns);
+		xp_conn_act(core, c, xp_recv_try_advertise(core, c, now_ns), now_ns);
 		xp_conn_rearm(core, c, now_ns);
 	}
 }
@@ -407,12 +220,12 @@ uint32_t xp_core_drain(struct xp_core *core, uint64_t now_ns, struct xp_batch *b
 	uint32_t start = batch->n;
 
 	retry_waiters(core, now_ns);
-	emit_completions(core, batch);
+	xp_complete_emit(core, batch);
 	if (batch->n < batch->cap)
 		xp_ctrl_drain(core, now_ns, batch);
 	push_ready(core, now_ns, batch);
 	/* Emitting records can complete closes; hand those out in the same call. */
-	emit_completions(core, batch);
+	xp_complete_emit(core, batch);
 	return batch->n - start;
 }
 
@@ -440,7 +253,23 @@ uint64_t xp_core_next_deadline(const struct xp_core *core)
 int xp_core_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint32_t path,
 		     bool ecn_ce, uint64_t now_ns)
 {
-	return xp_recv_on_chunk(core, imm, byte_len, path, ecn_ce, now_ns);
+	unsigned news = 0;
+	struct xp_conn *c;
+	struct xp_imm f;
+	enum xp_drop why;
+	int rc;
+
+	xp_imm_decode(imm, &f);
+	c = xp_conn_for_chunk(core, &f, path, &why);
+	if (!c) {
+		xp_drop(core, why);
+		return -EINVAL;
+	}
+	rc = xp_recv_on_chunk(core, c, &f, byte_len, ecn_ce, now_ns, &news);
+	xp_conn_act(core, c, news, now_ns);
+	if (rc == 0)
+		xp_conn_rearm(core, c, now_ns);
+	return rc;
 }
 
 int xp_core_on_ctrl(struct xp_core *core, uint32_t peer, const void *bytes, size_t len,

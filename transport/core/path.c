@@ -10,7 +10,9 @@
  * RTO, so a path that went dark stops winning the draw; RTT samples pull it
  * back once traffic over it is acknowledged again.
  */
-#include "core_int.h"
+#include "xp_conn.h"
+#include "xp_core_state.h"
+#include "xp_path.h"
 
 uint32_t xp_path_choose(struct xp_core *core, struct xp_conn *c, const struct xp_cc_ctl *ctl)
 {
@@ -38,7 +40,7 @@ void xp_path_on_rtt(struct xp_conn *c, uint32_t path, uint64_t rtt_ns)
 	ewma(&c->paths[path], rtt_ns);
 }
 
-void xp_path_on_loss(struct xp_core *core, struct xp_conn *c, uint32_t path)
+void xp_path_on_loss(struct xp_conn *c, uint32_t path, uint64_t penalty_ns)
 {
-	ewma(&c->paths[path], xp_rec_rto_ns(core, c));
+	ewma(&c->paths[path], penalty_ns);
 }

@@ -51,39 +51,39 @@
  * RC mode: the NIC retransmits, so nothing here marks a chunk lost; the RTO
  * still fires (with backoff) to send ACK_REQs for records lost on the
  * control channel.
+ *
+ * Functions are xp_rack_* (RACK, TLP, and the entry points) and xp_rto_*
+ * (the RTO and its samples). What gives the connection something to send
+ * is returned as enum xp_news bits; path.c is the only file called.
  */
-#include "core_int.h"
+#include "xp_conn.h"
+#include "xp_core_state.h"
+#include "xp_path.h"
+#include "xp_recovery.h"
+#include "xp_send.h"
 
-void xp_rec_init(struct xp_conn *c)
+void xp_rack_init(struct xp_conn *c)
 {
 	xp_rtt_init(&c->rtt);
-	c->rack_tx_seq = 0;
-	c->rack_rtt_ns = 0;
-	c->reo_mult = 1;
-	c->reo_persist = 0;
-	c->last_dsack_ns = 0;
-	c->rto_backoff = 0;
-	c->rto_deadline_ns = c->tlp_deadline_ns = c->reo_deadline_ns = 0;
-	c->tlp_out = c->probe_pending = c->rack_dirty = false;
-	c->max_hold_ns = 0;
+	c->rack = (struct xp_rack){ .reo_mult = 1 };
 }
 
-uint64_t xp_rec_rto_ns(const struct xp_core *core, const struct xp_conn *c)
+uint64_t xp_rto_ns(const struct xp_core *core, const struct xp_conn *c)
 {
-	return xp_rtt_rto(&c->rtt, &core->rto, c->rto_backoff);
+	return xp_rtt_rto(&c->rtt, &core->rto, c->rack.rto_backoff);
 }
 
-uint64_t xp_rec_reo_wnd_ns(const struct xp_conn *c)
+uint64_t xp_rack_reo_wnd_ns(const struct xp_conn *c)
 {
-	uint64_t base = c->rtt.samples ? c->rtt.min_ns : c->rack_rtt_ns;
-	uint64_t w = base / 4 * c->reo_mult;
+	uint64_t base = c->rtt.samples ? c->rtt.min_ns : c->rack.rtt_ns;
+	uint64_t w = base / 4 * c->rack.reo_mult;
 
 	if (c->rtt.samples && w > c->rtt.srtt_ns)
 		w = c->rtt.srtt_ns;
 	return w;
 }
 
-void xp_rec_on_delivered(struct xp_conn *c, const struct xp_chunk *ch, uint64_t now_ns)
+void xp_rack_on_delivered(struct xp_conn *c, const struct xp_chunk *ch, uint64_t now_ns)
 {
 	uint64_t since = now_ns - ch->sent_ns;
 
@@ -91,15 +91,15 @@ void xp_rec_on_delivered(struct xp_conn *c, const struct xp_chunk *ch, uint64_t 
 		return; /* delivered by an earlier transmission, sent before the latest */
 	if (ch->tx_count > 1 && c->rtt.samples && since < c->rtt.min_ns)
 		return;
-	if (ch->tx_seq > c->rack_tx_seq) {
-		c->rack_tx_seq = ch->tx_seq;
-		c->rack_rtt_ns = since;
-		c->rack_dirty = true;
+	if (ch->tx_seq > c->rack.tx_seq) {
+		c->rack.tx_seq = ch->tx_seq;
+		c->rack.rtt_ns = since;
+		c->rack.dirty = true;
 	}
 }
 
-bool xp_rec_rtt_sample(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
-		       bool parity, uint64_t hold_ns, uint64_t now_ns, uint64_t *rtt_ns)
+bool xp_rto_sample(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch, bool parity,
+		   uint64_t hold_ns, uint64_t now_ns, uint64_t *rtt_ns)
 {
 	uint64_t elapsed = now_ns - ch->sent_ns;
 
@@ -119,18 +119,18 @@ bool xp_rec_rtt_sample(struct xp_core *core, struct xp_conn *c, struct xp_chunk 
 	return true;
 }
 
-void xp_rec_on_dsack(struct xp_conn *c, uint64_t now_ns)
+void xp_rack_on_dsack(struct xp_conn *c, uint64_t now_ns)
 {
-	if (c->last_dsack_ns && now_ns - c->last_dsack_ns < c->rtt.srtt_ns)
+	if (c->rack.last_dsack_ns && now_ns - c->rack.last_dsack_ns < c->rtt.srtt_ns)
 		return;
-	if (c->reo_mult < XP_MAX_REO_MULT)
-		c->reo_mult++;
-	c->reo_persist = XP_REO_PERSIST;
-	c->last_dsack_ns = now_ns ? now_ns : 1;
+	if (c->rack.reo_mult < XP_MAX_REO_MULT)
+		c->rack.reo_mult++;
+	c->rack.reo_persist = XP_REO_PERSIST;
+	c->rack.last_dsack_ns = now_ns ? now_ns : 1;
 }
 
-void xp_rec_check_spurious(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
-			   bool parity, bool dup_seen, uint64_t now_ns)
+void xp_rack_check_spurious(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch,
+			    bool parity, bool dup_seen, uint64_t now_ns)
 {
 	if (ch->tx_count < 2 || (ch->flags & XP_CH_SPURIOUS) ||
 	    (parity == ((ch->tx_count - 1) & 1) && !dup_seen))
@@ -138,14 +138,14 @@ void xp_rec_check_spurious(struct xp_core *core, struct xp_conn *c, struct xp_ch
 	ch->flags |= XP_CH_SPURIOUS;
 	core->stats.spurious_retx++;
 	c->spurious_retx++;
-	xp_rec_on_dsack(c, now_ns);
+	xp_rack_on_dsack(c, now_ns);
 }
 
 /* A loss episode: a grown reo_wnd lasts XP_REO_PERSIST of them. */
 static void loss_episode(struct xp_conn *c)
 {
-	if (c->reo_persist && !--c->reo_persist)
-		c->reo_mult = 1;
+	if (c->rack.reo_persist && !--c->rack.reo_persist)
+		c->rack.reo_mult = 1;
 }
 
 static void mark_lost(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
@@ -155,7 +155,7 @@ static void mark_lost(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m
 	ch->flags |= XP_CH_LOST;
 	m->n_lost++;
 	c->lost_chunks++;
-	xp_path_on_loss(core, c, ch->path);
+	xp_path_on_loss(c, ch->path, xp_rto_ns(core, c));
 }
 
 static void feed_cc_loss(struct xp_core *core, struct xp_conn *c, uint32_t chunks,
@@ -171,17 +171,17 @@ static void feed_cc_loss(struct xp_core *core, struct xp_conn *c, uint32_t chunk
 	c->cc.ops->on_loss(c->cc.ctx, c->cc_flow, &ev, now_ns);
 }
 
-void xp_rec_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+unsigned xp_rack_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
 	uint64_t reo, earliest = UINT64_MAX, bytes = 0;
 	uint32_t lost = 0, path = 0, n;
 	struct xp_smsg *ms[XP_MSG_SLOTS];
 
-	c->rack_dirty = false;
-	c->reo_deadline_ns = 0;
-	if (c->rc_mode || !c->rack_tx_seq)
-		return;
-	reo = xp_rec_reo_wnd_ns(c);
+	c->rack.dirty = false;
+	c->rack.reo_deadline_ns = 0;
+	if (c->rc_mode || !c->rack.tx_seq)
+		return 0;
+	reo = xp_rack_reo_wnd_ns(c);
 	n = xp_smsgs(core, c, ms);
 	for (uint32_t k = 0; k < n; k++) {
 		struct xp_smsg *m = ms[k];
@@ -190,9 +190,9 @@ void xp_rec_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 			struct xp_chunk *ch = &m->ring[i % XP_WIN];
 			uint64_t deadline;
 
-			if (!(ch->flags & XP_CH_INFLIGHT) || ch->tx_seq >= c->rack_tx_seq)
+			if (!(ch->flags & XP_CH_INFLIGHT) || ch->tx_seq >= c->rack.tx_seq)
 				continue;
-			deadline = ch->sent_ns + c->rack_rtt_ns + reo;
+			deadline = ch->sent_ns + c->rack.rtt_ns + reo;
 			if (now_ns >= deadline) {
 				mark_lost(core, c, m, ch);
 				lost++;
@@ -204,59 +204,60 @@ void xp_rec_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		}
 	}
 	if (earliest != UINT64_MAX)
-		c->reo_deadline_ns = earliest;
+		c->rack.reo_deadline_ns = earliest;
 	if (!lost)
-		return;
+		return 0;
 	core->stats.rack_losses += lost;
 	loss_episode(c);
 	feed_cc_loss(core, c, lost, bytes, path, now_ns);
-	xp_conn_want_send(core, c);
+	return XP_NEWS_SEND;
 }
 
 static void arm_tlp(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
 	uint64_t pto, at;
 
-	c->tlp_deadline_ns = 0;
+	c->rack.tlp_deadline_ns = 0;
 	/* No probe in RTO recovery: the backoff is cleared by the first ACK of new data. */
-	if (c->rc_mode || !c->in_flight_chunks || c->tlp_out || c->rto_backoff)
+	if (c->rc_mode || !c->in_flight_chunks || c->rack.tlp_out || c->rack.rto_backoff)
 		return;
 	pto = c->rtt.samples ? 2 * c->rtt.srtt_ns : core->cfg.rto_initial_ns;
 	if (c->in_flight_chunks == 1)
-		pto += c->max_hold_ns;
+		pto += c->rack.max_hold_ns;
 	at = now_ns + pto;
-	if (!c->rto_deadline_ns || at < c->rto_deadline_ns)
-		c->tlp_deadline_ns = at;
+	if (!c->rack.rto_deadline_ns || at < c->rack.rto_deadline_ns)
+		c->rack.tlp_deadline_ns = at;
 }
 
-void xp_rec_on_new_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+void xp_rack_on_new_ack(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
-	c->rto_backoff = 0;
-	c->tlp_out = false;
-	c->rto_deadline_ns = c->in_flight_chunks ? now_ns + xp_rec_rto_ns(core, c) : 0;
+	c->rack.rto_backoff = 0;
+	c->rack.tlp_out = false;
+	c->rack.rto_deadline_ns = c->in_flight_chunks ? now_ns + xp_rto_ns(core, c) : 0;
 	arm_tlp(core, c, now_ns);
 }
 
-void xp_rec_on_sent(struct xp_core *core, struct xp_conn *c, bool new_data, uint64_t now_ns)
+void xp_rack_on_sent(struct xp_core *core, struct xp_conn *c, bool new_data, uint64_t now_ns)
 {
-	if (!c->rto_deadline_ns)
-		c->rto_deadline_ns = now_ns + xp_rec_rto_ns(core, c);
-	if (!c->tlp_deadline_ns || new_data)
+	if (!c->rack.rto_deadline_ns)
+		c->rack.rto_deadline_ns = now_ns + xp_rto_ns(core, c);
+	if (!c->rack.tlp_deadline_ns || new_data)
 		arm_tlp(core, c, now_ns);
 }
 
-static void on_rto(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+/* Return: the news (lost chunks and ACK requests to send). */
+static unsigned on_rto(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
 	struct xp_smsg *ms[XP_MSG_SLOTS];
 	uint32_t n;
 
 	core->stats.rto_fires++;
 	c->rto_fires++;
-	c->rto_deadline_ns = c->tlp_deadline_ns = c->reo_deadline_ns = 0;
-	c->tlp_out = false;
-	c->probe_pending = false;
-	if (c->rto_backoff < 30)
-		c->rto_backoff++;
+	c->rack.rto_deadline_ns = c->rack.tlp_deadline_ns = c->rack.reo_deadline_ns = 0;
+	c->rack.tlp_out = false;
+	c->rack.probe_pending = false;
+	if (c->rack.rto_backoff < 30)
+		c->rack.rto_backoff++;
 	n = xp_smsgs(core, c, ms);
 	for (uint32_t k = 0; k < n; k++) {
 		struct xp_smsg *m = ms[k];
@@ -274,27 +275,28 @@ static void on_rto(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	loss_episode(c);
 	c->cc.ops->on_rto(c->cc.ctx, c->cc_flow, c->in_flight_bytes, now_ns);
 	if (c->in_flight_chunks)
-		c->rto_deadline_ns = now_ns + xp_rec_rto_ns(core, c);
-	xp_conn_want_ctrl(core, c);
-	xp_conn_want_send(core, c);
+		c->rack.rto_deadline_ns = now_ns + xp_rto_ns(core, c);
+	return XP_NEWS_CTRL | XP_NEWS_SEND;
 }
 
-void xp_rec_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+unsigned xp_rack_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
-	if (c->rto_deadline_ns && now_ns >= c->rto_deadline_ns) {
+	unsigned news = 0;
+
+	if (c->rack.rto_deadline_ns && now_ns >= c->rack.rto_deadline_ns) {
 		if (c->in_flight_chunks)
-			on_rto(core, c, now_ns);
-		else
-			c->rto_deadline_ns = 0; /* what was in flight finished otherwise */
-		return;
+			return on_rto(core, c, now_ns);
+		c->rack.rto_deadline_ns = 0; /* what was in flight finished otherwise */
+		return 0;
 	}
-	if (c->tlp_deadline_ns && now_ns >= c->tlp_deadline_ns) {
+	if (c->rack.tlp_deadline_ns && now_ns >= c->rack.tlp_deadline_ns) {
 		core->stats.tlp_fires++;
-		c->tlp_deadline_ns = 0;
-		c->tlp_out = true;
-		c->probe_pending = true;
-		xp_conn_want_send(core, c);
+		c->rack.tlp_deadline_ns = 0;
+		c->rack.tlp_out = true;
+		c->rack.probe_pending = true;
+		news = XP_NEWS_SEND;
 	}
-	if (c->reo_deadline_ns && now_ns >= c->reo_deadline_ns)
-		xp_rec_detect(core, c, now_ns);
+	if (c->rack.reo_deadline_ns && now_ns >= c->rack.reo_deadline_ns)
+		news |= xp_rack_detect(core, c, now_ns);
+	return news;
 }

@@ -25,8 +25,9 @@
  * the bytes so far. It completes when the last chunk has arrived with no gap
  * before it; its slot is released after the ACK saying so has gone out.
  *
- * Every immediate is checked before it changes anything: connection id,
- * state and path; an advertised receive in the slot; the chunk index inside
+ * Every immediate is checked before it changes anything: connection id and
+ * path (conn.c, xp_conn_for_chunk()), then its state here; an advertised
+ * receive in the slot; the chunk index inside
  * [cum, cum + 64]; the last-chunk flag against what was seen; the length
  * (zero only for an empty message, at most XP_CHUNK_BYTES_MAX, within the
  * capacity). Duplicates are counted and re-ACKed with "duplicate seen".
@@ -34,41 +35,28 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core_int.h"
+#include "xp_conn.h"
+#include "xp_core_state.h"
+#include "xp_op.h"
+#include "xp_recv.h"
 
 bool xp_recv_done_ok(const struct xp_conn *c, uint32_t seq)
 {
 	return xp_seqwin_ended(&c->rw, seq, XP_OUT_OK) && c->rw.last[seq & XP_SLOT_MASK].n_chunks;
 }
 
-int xp_post_recv(struct xp_core *core, uint32_t id, const struct xp_buf *buf, uint64_t cookie,
-		 uint64_t now_ns)
+unsigned xp_recv_queued(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
-	struct xp_conn *c = xp_conn_get(core, id);
-	int rc;
-
-	if (!c)
-		return -ENOENT;
-	rc = xp_conn_post_check(c);
-	if (rc < 0)
-		return rc;
-	if (c->peer_fin && seq_diff(c->recv_posted, c->peer_sends_total) >= 0)
-		return -ECONNRESET; /* the peer will never send it */
-	if (!buf || buf->addr + buf->len < buf->addr)
-		return -EINVAL;
-	rc = xp_op_post(core, c, &c->rq, XP_OP_RECV, buf, cookie, c->recv_posted);
-	if (rc < 0)
-		return rc;
 	c->recv_posted++;
-	xp_recv_try_advertise(core, c, now_ns);
-	xp_conn_rearm(core, c, now_ns);
-	return 0;
+	return xp_recv_try_advertise(core, c, now_ns);
 }
 
-void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+unsigned xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
+	unsigned news = 0;
+
 	if (!xp_conn_live(c))
-		return;
+		return 0;
 	while (c->rq.head != XP_NONE) {
 		uint32_t op_i = c->rq.head;
 		struct xp_op *op = &core->ops[op_i];
@@ -78,12 +66,9 @@ void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now
 		if (!xp_seqwin_slot_free(&c->rw, c->rmsg, op->seq) ||
 		    !xp_seqwin_finished(&c->rw, op->seq - XP_MSG_WINDOW))
 			break;
-		r_i = xp_pool_get(&core->rmsg_pool);
-		if (r_i == XP_NONE) {
-			core->stats.pool_waits++;
-			xp_idlist_push(&core->wait_rmsg, c->id);
+		r_i = xp_pool_get_or_wait(core, &core->rmsg_pool, &core->wait_rmsg, c->id);
+		if (r_i == XP_NONE)
 			break;
-		}
 		xp_opq_unlink(core, &c->rq, XP_NONE, op_i);
 		r = &core->rmsgs[r_i];
 		memset(r, 0, sizeof(*r));
@@ -99,8 +84,9 @@ void xp_recv_try_advertise(struct xp_core *core, struct xp_conn *c, uint64_t now
 		c->n_rmsgs++;
 		c->cts_unconfirmed++;
 		c->cts_pend |= xp_slot_bit(op->seq);
-		xp_conn_want_ctrl(core, c);
+		news = XP_NEWS_CTRL;
 	}
+	return news;
 }
 
 static void confirm_cts(struct xp_conn *c, struct xp_rmsg *r)
@@ -126,13 +112,12 @@ static void release(struct xp_core *core, struct xp_conn *c, struct xp_rmsg *r,
 	xp_seqwin_finish(&c->rw, seq, n_chunks, outcome);
 }
 
-void xp_recv_release(struct xp_core *core, struct xp_conn *c, uint32_t slot, uint64_t now_ns)
+unsigned xp_recv_release(struct xp_core *core, struct xp_conn *c, uint32_t slot, uint64_t now_ns)
 {
 	struct xp_rmsg *r = &core->rmsgs[c->rmsg[slot]];
 
 	release(core, c, r, (uint16_t)(r->last + 1), XP_OUT_OK);
-	xp_recv_try_advertise(core, c, now_ns);
-	xp_conn_check_closed(core, c, now_ns);
+	return xp_recv_try_advertise(core, c, now_ns) | XP_NEWS_FINISHED;
 }
 
 /* Highest chunk index received, or -1. */
@@ -181,24 +166,17 @@ static int drop(struct xp_core *core, enum xp_drop why)
 }
 
 /* A chunk for a slot with no live receive: a re-ACK if it is of the last one that completed. */
-static int chunk_without_receive(struct xp_core *core, struct xp_conn *c, const struct xp_imm *f)
+static int chunk_without_receive(struct xp_core *core, struct xp_conn *c, const struct xp_imm *f,
+				 unsigned *news)
 {
 	const struct xp_slot_done *d = &c->rw.last[f->slot];
 
 	if (d->outcome == XP_OUT_OK && d->n_chunks && f->chunk < d->n_chunks) {
 		c->done_ack_pend |= xp_slot_bit(f->slot);
-		xp_conn_want_ctrl(core, c);
+		*news = XP_NEWS_CTRL;
 		return drop(core, XP_DROP_IMM_DONE);
 	}
 	return drop(core, XP_DROP_IMM_NO_SLOT);
-}
-
-static bool path_known(const struct xp_conn *c, uint32_t path)
-{
-	for (uint32_t p = 0; p < c->n_paths; p++)
-		if (c->paths[p].handle == path)
-			return true;
-	return false;
 }
 
 /* The index, last flag and length rules; Return: 0 or the drop reason. */
@@ -219,66 +197,57 @@ static int check_chunk(const struct xp_rmsg *r, const struct xp_imm *f, uint32_t
 	return 0;
 }
 
-int xp_recv_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint32_t path,
-		     bool ecn_ce, uint64_t now_ns)
+int xp_recv_on_chunk(struct xp_core *core, struct xp_conn *c, const struct xp_imm *f,
+		     uint32_t byte_len, bool ecn_ce, uint64_t now_ns, unsigned *news)
 {
-	struct xp_conn *c;
 	struct xp_rmsg *r;
-	struct xp_imm f;
 	int why;
 
-	xp_imm_decode(imm, &f);
-	if (f.conn >= core->cfg.max_conns || core->conns[f.conn].state == XP_CS_FREE)
-		return drop(core, XP_DROP_IMM_UNKNOWN_CONN);
-	c = &core->conns[f.conn];
-	if (!path_known(c, path))
-		return drop(core, XP_DROP_IMM_WRONG_PATH);
+	*news = 0;
 	if (!xp_conn_live(c)) {
 		if (!c->reset_end)
-			return chunk_without_receive(core, c, &f);
+			return chunk_without_receive(core, c, f, news);
 		c->ctl_pend |= XP_CTL_RESET;
 		if (!c->reset_reason)
 			c->reset_reason = XP_RESET_CLOSED;
-		xp_conn_want_ctrl(core, c);
+		*news = XP_NEWS_CTRL;
 		return drop(core, XP_DROP_IMM_CLOSED_CONN);
 	}
-	if (c->rmsg[f.slot] == XP_NONE)
-		return chunk_without_receive(core, c, &f);
-	r = &core->rmsgs[c->rmsg[f.slot]];
+	if (c->rmsg[f->slot] == XP_NONE)
+		return chunk_without_receive(core, c, f, news);
+	r = &core->rmsgs[c->rmsg[f->slot]];
 	if (r->cts_state == XP_CTS_TO_SEND)
 		return drop(core, XP_DROP_IMM_NO_SLOT); /* not advertised yet: a stale chunk */
 	if (r->complete) {
 		r->dup_seen = true;
-		set_echo(r, &f, ecn_ce, now_ns);
+		set_echo(r, f, ecn_ce, now_ns);
 		c->ack_pend |= xp_slot_bit(r->seq);
-		xp_conn_want_ctrl(core, c);
+		*news = XP_NEWS_CTRL;
 		return drop(core, XP_DROP_IMM_DONE);
 	}
-	why = check_chunk(r, &f, byte_len);
+	why = check_chunk(r, f, byte_len);
 	if (why == XP_DROP_IMM_DUP) {
 		r->dup_seen = true;
-		set_echo(r, &f, ecn_ce, now_ns);
+		set_echo(r, f, ecn_ce, now_ns);
 		c->ack_pend |= xp_slot_bit(r->seq);
-		xp_conn_want_ctrl(core, c);
+		*news = XP_NEWS_CTRL;
 	}
 	if (why)
 		return drop(core, (enum xp_drop)why);
-	mark_received(r, f.chunk);
+	mark_received(r, f->chunk);
 	r->bytes += byte_len;
-	if (f.last)
-		r->last = f.chunk;
-	set_echo(r, &f, ecn_ce, now_ns);
+	if (f->last)
+		r->last = f->chunk;
+	set_echo(r, f, ecn_ce, now_ns);
 	confirm_cts(c, r);
 	c->ack_pend |= xp_slot_bit(r->seq);
 	core->stats.chunks_received++;
-	xp_conn_progress(c, now_ns);
-	xp_conn_want_ctrl(core, c);
+	*news = XP_NEWS_PROGRESS | XP_NEWS_CTRL;
 	if (r->last != XP_NO_LAST && r->cum == r->last + 1u) {
 		r->complete = true;
 		core->stats.msgs_received++;
 		xp_complete_op(core, c, r->op, 0, r->bytes);
 	}
-	xp_conn_rearm(core, c, now_ns);
 	return 0;
 }
 
@@ -287,49 +256,45 @@ bool xp_recv_aborted(const struct xp_conn *c, uint32_t seq)
 	return xp_seqwin_ended(&c->rw, seq, XP_OUT_ABORTED);
 }
 
-static void on_abort(struct xp_core *core, struct xp_conn *c, uint32_t seq, uint64_t now_ns)
+static unsigned on_abort(struct xp_core *core, struct xp_conn *c, uint32_t seq, uint64_t now_ns)
 {
 	struct xp_rmsg *r = xp_rmsg_at(core, c, seq);
 
 	if (xp_recv_aborted(c, seq)) { /* again: our ABORT_ACK was lost */
 		c->abort_ack_pend |= xp_slot_bit(seq);
-		xp_conn_want_ctrl(core, c);
-		return;
+		return XP_NEWS_CTRL;
 	}
 	/* Only a receive that saw nothing: the sender aborts before its first chunk. */
 	if (!r || r->complete || r->cum || r->sack) {
 		xp_drop(core, XP_DROP_SEQ_BAD);
-		return;
+		return 0;
 	}
 	core->stats.msgs_aborted++;
 	xp_complete_op(core, c, r->op, -EMSGSIZE, 0);
 	release(core, c, r, 0, XP_OUT_ABORTED);
 	c->abort_ack_pend |= xp_slot_bit(seq);
-	xp_conn_want_ctrl(core, c);
-	xp_conn_progress(c, now_ns);
-	xp_recv_try_advertise(core, c, now_ns);
-	xp_conn_check_closed(core, c, now_ns);
+	return XP_NEWS_CTRL | XP_NEWS_PROGRESS | xp_recv_try_advertise(core, c, now_ns) |
+	       XP_NEWS_FINISHED;
 }
 
-void xp_recv_on_seq_record(struct xp_core *core, struct xp_conn *c, const struct xp_rec *rec,
-			   uint64_t now_ns)
+unsigned xp_recv_on_seq_record(struct xp_core *core, struct xp_conn *c, const struct xp_rec *rec,
+			       uint64_t now_ns)
 {
 	uint32_t seq = rec->u.msg_seq;
 	struct xp_rmsg *r = xp_rmsg_at(core, c, seq);
+	unsigned news;
 
 	switch (rec->type) {
 	case XP_REC_ABORT:
-		on_abort(core, c, seq, now_ns);
-		return;
+		return on_abort(core, c, seq, now_ns);
 	case XP_REC_CTS_ACK:
 		if (!r || r->cts_state == XP_CTS_TO_SEND) {
 			xp_drop(core, XP_DROP_SEQ_BAD);
-			return;
+			return 0;
 		}
-		if (r->cts_state == XP_CTS_SENT)
-			xp_conn_progress(c, now_ns);
+		news = r->cts_state == XP_CTS_SENT ? XP_NEWS_PROGRESS : 0;
 		confirm_cts(c, r);
-		return;
+		return news;
 	default: /* ACK_REQ */
 		if (r && r->cts_state != XP_CTS_TO_SEND) {
 			confirm_cts(c, r); /* the sender has started it */
@@ -338,10 +303,9 @@ void xp_recv_on_seq_record(struct xp_core *core, struct xp_conn *c, const struct
 			c->done_ack_pend |= xp_slot_bit(seq);
 		} else {
 			xp_drop(core, XP_DROP_SEQ_BAD);
-			return;
+			return 0;
 		}
-		xp_conn_want_ctrl(core, c);
-		return;
+		return XP_NEWS_CTRL;
 	}
 }
 
@@ -384,10 +348,12 @@ uint64_t xp_recv_cts_deadline(struct xp_core *core, const struct xp_conn *c)
 	return d;
 }
 
-void xp_recv_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+unsigned xp_recv_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
+	unsigned news = 0;
+
 	if (!c->cts_unconfirmed)
-		return;
+		return 0;
 	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
 		struct xp_rmsg *r;
 
@@ -401,6 +367,7 @@ void xp_recv_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		if (r->cts_backoff < 30)
 			r->cts_backoff++;
 		c->cts_pend |= xp_slot_bit(r->seq);
-		xp_conn_want_ctrl(core, c);
+		news = XP_NEWS_CTRL;
 	}
+	return news;
 }

@@ -44,39 +44,24 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core_int.h"
 #include "pcm.h"
+#include "xp_conn.h"
+#include "xp_core_state.h"
+#include "xp_op.h"
+#include "xp_path.h"
+#include "xp_recovery.h"
+#include "xp_send.h"
 
 bool xp_send_busy(const struct xp_conn *c)
 {
 	return c->n_smsgs || c->sq.len;
 }
 
-int xp_post_send(struct xp_core *core, uint32_t id, const struct xp_buf *buf, uint64_t cookie,
-		 uint64_t now_ns)
+unsigned xp_send_queued(struct xp_core *core, struct xp_conn *c, uint64_t len, uint64_t now_ns)
 {
-	struct xp_conn *c = xp_conn_get(core, id);
-	int rc;
-
-	if (!c)
-		return -ENOENT;
-	rc = xp_conn_post_check(c);
-	if (rc < 0)
-		return rc;
-	if (c->peer_fin && seq_diff(c->send_posted, c->peer_recvs_total) >= 0)
-		return -ECONNRESET; /* the peer will never post the receive */
-	if (!buf)
-		return -EINVAL;
-	if (buf->len > core->max_msg_bytes)
-		return -EMSGSIZE;
-	rc = xp_op_post(core, c, &c->sq, XP_OP_SEND, buf, cookie, c->send_posted);
-	if (rc < 0)
-		return rc;
 	c->send_posted++;
-	c->backlog_bytes += buf->len;
-	xp_send_try_start(core, c, now_ns);
-	xp_conn_rearm(core, c, now_ns);
-	return 0;
+	c->backlog_bytes += len;
+	return xp_send_try_start(core, c, now_ns);
 }
 
 static uint32_t min_chunk_for(const struct xp_core *core, uint64_t len)
@@ -114,7 +99,8 @@ static void start_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i
 	c->n_smsgs++;
 }
 
-static void abort_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i)
+/* Return: the news (an ABORT to send). */
+static unsigned abort_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i)
 {
 	struct xp_op *op = &core->ops[op_i];
 
@@ -125,15 +111,16 @@ static void abort_message(struct xp_core *core, struct xp_conn *c, uint32_t op_i
 	c->abort_unacked |= xp_slot_bit(op->seq);
 	xp_complete_op(core, c, op_i, -EMSGSIZE, 0);
 	xp_seqwin_finish(&c->sw, op->seq, 0, XP_OUT_ABORTED);
-	xp_conn_want_ctrl(core, c);
+	return XP_NEWS_CTRL;
 }
 
-void xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+unsigned xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
 	uint32_t prev = XP_NONE, i = c->sq.head;
+	unsigned news = 0;
 
 	if (!xp_conn_live(c))
-		return;
+		return 0;
 	while (i != XP_NONE) {
 		struct xp_op *op = &core->ops[i];
 		struct xp_cts *cts = &c->cts[op->seq & XP_SLOT_MASK];
@@ -149,25 +136,23 @@ void xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		}
 		if (op->len > cts->cap) {
 			xp_opq_unlink(core, &c->sq, prev, i);
-			abort_message(core, c, i);
+			news |= abort_message(core, c, i);
 			i = next;
 			continue;
 		}
-		m_i = xp_pool_get(&core->smsg_pool);
-		if (m_i == XP_NONE) {
-			core->stats.pool_waits++;
-			xp_idlist_push(&core->wait_smsg, c->id);
+		m_i = xp_pool_get_or_wait(core, &core->smsg_pool, &core->wait_smsg, c->id);
+		if (m_i == XP_NONE)
 			break;
-		}
 		xp_opq_unlink(core, &c->sq, prev, i);
 		start_message(core, c, i, m_i);
-		xp_conn_want_send(core, c);
+		news |= XP_NEWS_SEND;
 		i = next;
 	}
+	return news;
 }
 
-void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec_cts *cts,
-		    uint64_t now_ns)
+unsigned xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec_cts *cts,
+			uint64_t now_ns)
 {
 	uint32_t seq = cts->msg_seq, s = seq & XP_SLOT_MASK;
 	int32_t d = seq_diff(seq, c->sw.below);
@@ -177,7 +162,7 @@ void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 
 	if (d >= (int32_t)XP_CTS_WINDOW) {
 		xp_drop(core, XP_DROP_CTS_BAD_SEQ);
-		return;
+		return 0;
 	}
 	if (d < 0 || finished || xp_smsg_at(core, c, seq) || (is_held && held->seq == seq)) {
 		/* A retransmitted CTS: the receiver has not heard from us. */
@@ -185,23 +170,21 @@ void xp_send_on_cts(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 			c->abort_pend |= xp_slot_bit(seq);
 		else if (d >= 0 && !finished)
 			c->cts_ack_pend |= xp_slot_bit(seq);
-		xp_conn_want_ctrl(core, c);
 		xp_drop(core, XP_DROP_CTS_DUP);
-		return;
+		return XP_NEWS_CTRL;
 	}
 	/* New: the slot's previous message must be seq - 16, running or finished. */
 	if (is_held || !(c->sw.last[s].seq == seq - XP_MSG_SLOTS ||
 			     xp_smsg_at(core, c, seq - XP_MSG_SLOTS))) {
 		xp_drop(core, XP_DROP_CTS_BAD_SEQ);
-		return;
+		return 0;
 	}
 	c->cts_held |= xp_slot_bit(seq);
 	held->seq = seq;
 	held->raddr = cts->raddr;
 	held->cap = cts->cap;
 	held->rkey = cts->rkey;
-	xp_conn_progress(c, now_ns);
-	xp_send_try_start(core, c, now_ns);
+	return XP_NEWS_PROGRESS | xp_send_try_start(core, c, now_ns);
 }
 
 /* The largest chunk @c may cut of @m now (the cap in the header comment). */
@@ -210,7 +193,7 @@ static uint64_t chunk_cap(const struct xp_core *core, const struct xp_conn *c,
 {
 	uint64_t cap;
 
-	if (!c->rtt.samples || c->rto_backoff)
+	if (!c->rtt.samples || c->rack.rto_backoff)
 		return m->min_chunk;
 	cap = ctl->cwnd_bytes / XP_CHUNKS_PER_CWND;
 	if (cap >= core->cfg.chunk_bytes)
@@ -255,7 +238,7 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 
 	if (c->cc_info.wants_tx) {
 		c->cc.ops->on_tx(c->cc.ctx, c->cc_flow, c->backlog_bytes, c->in_flight_bytes, now_ns);
-		xp_cc_read(core, c, ctl);
+		xp_cc_read(c, ctl);
 	}
 	p = xp_path_choose(core, c, ctl);
 	if (ch->flags & XP_CH_LOST) {
@@ -300,7 +283,7 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 		c->pace_next_ns = from + xp_pacer_gap_ns(ch->len, ctl->rate,
 							 core->cfg.line_rate_bps);
 	}
-	xp_rec_on_sent(core, c, new_data, now_ns);
+	xp_rack_on_sent(core, c, new_data, now_ns);
 }
 
 /* Cut the next chunk of the oldest message that can; Return: false if none may go. */
@@ -396,8 +379,8 @@ static bool send_one(struct xp_core *core, struct xp_conn *c, uint64_t now_ns, s
 	struct xp_smsg *m;
 	uint32_t idx;
 
-	if (c->probe_pending) {
-		c->probe_pending = false;
+	if (c->rack.probe_pending) {
+		c->rack.probe_pending = false;
 		if (send_new(core, c, now_ns, b, ctl, true) ||
 		    send_newest_again(core, c, now_ns, b, ctl))
 			return true;
@@ -420,7 +403,7 @@ bool xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 
 	if (!xp_conn_live(c) || !c->bound || !c->n_smsgs)
 		return false;
-	xp_cc_read(core, c, &ctl);
+	xp_cc_read(c, &ctl);
 	for (uint32_t sent = 0; sent < core->cfg.burst_chunks; sent++) {
 		if (b->n == b->cap || b->n_writes >= b->max_writes)
 			return true;
@@ -505,7 +488,7 @@ static void ack_chunk(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m
 		news->newest_tx = ch->tx_seq;
 		news->newest_path = ch->path;
 	}
-	xp_rec_on_delivered(c, ch, now_ns);
+	xp_rack_on_delivered(c, ch, now_ns);
 }
 
 static void feed_cc_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec_ack *a,
@@ -527,10 +510,11 @@ static void feed_cc_ack(struct xp_core *core, struct xp_conn *c, const struct xp
 	c->cc.ops->on_ack(c->cc.ctx, c->cc_flow, &ev, now_ns);
 }
 
-void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec_ack *a,
-		    uint64_t now_ns)
+unsigned xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec_ack *a,
+			uint64_t now_ns)
 {
 	struct xp_smsg *m = xp_smsg_at(core, c, a->msg_seq);
+	unsigned out = XP_NEWS_SEND;
 	struct ack_news news = { 0 };
 	uint64_t rtt_ns = 0;
 	int echo_path = -1;
@@ -542,23 +526,20 @@ void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 			xp_drop(core, XP_DROP_ACK_STALE);
 		else
 			xp_drop(core, XP_DROP_ACK_UNKNOWN_MSG);
-		return;
+		return 0;
 	}
 	if (!ack_in_range(core, m, a))
-		return;
+		return 0;
 	core->stats.ack_records_rx++;
 	/* The RTT sample first: the echoed chunk's entry is still live. */
 	if (a->echo_valid && a->echo_chunk >= m->cum) {
 		struct xp_chunk *ch = &m->ring[a->echo_chunk % XP_WIN];
 
-		xp_rec_check_spurious(core, c, ch, a->echo_parity, a->dup_seen, now_ns);
-		sampled = xp_rec_rtt_sample(core, c, ch, a->echo_parity, a->hold_ns, now_ns,
-					    &rtt_ns);
+		xp_rack_check_spurious(core, c, ch, a->echo_parity, a->dup_seen, now_ns);
+		sampled = xp_rto_sample(core, c, ch, a->echo_parity, a->hold_ns, now_ns, &rtt_ns);
 		echo_path = ch->path;
 	}
-	c->max_hold_ns = a->hold_ns > c->max_hold_ns
-				 ? a->hold_ns
-				 : c->max_hold_ns - (c->max_hold_ns - a->hold_ns) / 8;
+	xp_rack_on_hold(&c->rack, a->hold_ns);
 	for (uint32_t i = m->cum; i < a->cum; i++)
 		ack_chunk(core, c, m, i, now_ns, &news);
 	for (uint64_t bits = a->sack; bits; bits &= bits - 1) {
@@ -573,40 +554,38 @@ void xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec
 	while (m->cum < m->n_cut && (m->ring[m->cum % XP_WIN].flags & XP_CH_ACKED))
 		m->cum++;
 	if (a->dup_seen)
-		xp_rec_on_dsack(c, now_ns);
+		xp_rack_on_dsack(c, now_ns);
 	if (news.chunks) {
-		xp_conn_progress(c, now_ns);
-		xp_rec_on_new_ack(core, c, now_ns);
+		out |= XP_NEWS_PROGRESS;
+		xp_rack_on_new_ack(core, c, now_ns);
 	}
 	if (news.chunks || sampled || a->ce)
 		feed_cc_ack(core, c, a, &news, rtt_ns, echo_path, now_ns);
 	if (m->last_cut && m->cum == m->n_cut) {
 		finish(core, c, m, 0);
-		xp_send_try_start(core, c, now_ns);
-		xp_conn_check_closed(core, c, now_ns);
+		out |= xp_send_try_start(core, c, now_ns) | XP_NEWS_FINISHED;
 	}
-	if (c->rack_dirty)
-		xp_rec_detect(core, c, now_ns);
-	xp_conn_want_send(core, c);
+	if (c->rack.dirty)
+		out |= xp_rack_detect(core, c, now_ns);
+	return out;
 }
 
-void xp_send_on_abort_ack(struct xp_core *core, struct xp_conn *c, uint32_t seq,
-			  uint64_t now_ns)
+unsigned xp_send_on_abort_ack(struct xp_core *core, struct xp_conn *c, uint32_t seq,
+			      uint64_t now_ns)
 {
 	uint32_t s = seq & XP_SLOT_MASK;
 
 	if (c->sw.last[s].seq != seq || c->sw.last[s].outcome != XP_OUT_ABORTED ||
 	    !(c->abort_unacked & xp_slot_bit(seq))) {
 		xp_drop(core, XP_DROP_SEQ_BAD);
-		return;
+		return 0;
 	}
 	c->abort_unacked &= (uint16_t)~xp_slot_bit(seq);
 	if (!c->abort_unacked) {
 		c->abort_rtx_ns = 0;
 		c->abort_backoff = 0;
 	}
-	xp_conn_progress(c, now_ns);
-	xp_conn_check_closed(core, c, now_ns);
+	return XP_NEWS_PROGRESS | XP_NEWS_FINISHED;
 }
 
 void xp_send_on_abort_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
@@ -615,17 +594,17 @@ void xp_send_on_abort_sent(struct xp_core *core, struct xp_conn *c, uint64_t now
 		c->abort_rtx_ns = now_ns + xp_rtt_rto(&c->rtt, &core->rto, c->abort_backoff);
 }
 
-void xp_send_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+unsigned xp_send_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
 	if (!c->abort_rtx_ns || now_ns < c->abort_rtx_ns)
-		return;
+		return 0;
 	c->abort_rtx_ns = 0;
 	if (!c->abort_unacked)
-		return;
+		return 0;
 	c->abort_pend |= c->abort_unacked;
 	if (c->abort_backoff < 30)
 		c->abort_backoff++;
-	xp_conn_want_ctrl(core, c);
+	return XP_NEWS_CTRL;
 }
 
 /* A queued send goes: its bytes leave the backlog, its CTS (not an earlier one's) is dropped. */

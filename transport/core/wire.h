@@ -75,6 +75,9 @@ enum xp_reset_reason {
 	XP_RESET_REASON_END,
 };
 
+/* Chunks a message may have beyond its cumulative ACK: the ACK record's SACK bitmap. */
+#define XP_WIN 64
+
 struct xp_rec_ack {
 	uint32_t msg_seq;
 	uint16_t cum;        /* 0..4096 */

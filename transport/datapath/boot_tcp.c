@@ -2,7 +2,7 @@
 /*
  * boot_tcp.c - the TCP bootstrap ("tcp", addresses "host:port"): how two
  * endpoints in different processes or hosts exchange their connection
- * blobs before a connection can bind (verbs, and null across processes).
+ * blobs before a connection can bind (the verbs datapath's bootstrap).
  *
  * One short TCP connection per exchange: the dialer connects, sends one
  * request frame with its message, reads one answer frame and closes; the

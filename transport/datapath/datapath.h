@@ -65,18 +65,7 @@
 
 #include "core.h"
 #include "spec.h" /* struct pcm_diag */
-
-/*
- * CLOCK_MONOTONIC in ns: the one clock that datapaths, engines and endpoints
- * read (the core never reads a clock; it is given `now`).
- */
-static inline uint64_t xp_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "xp_clock.h" /* xp_mono_ns(), the clock datapaths and engines read */
 
 /* The largest path or control-address blob. */
 #define XP_DP_BLOB_MAX 32
@@ -337,7 +326,7 @@ struct xp_boot {
 
 /* The in-process name registry (null, softnic): boot_registry.c. */
 extern const struct xp_boot_ops xp_boot_registry_ops;
-/* TCP ("host:port"; verbs, and null across processes): boot_tcp.c. */
+/* TCP ("host:port"; the verbs datapath's): boot_tcp.c. */
 extern const struct xp_boot_ops xp_boot_tcp_ops;
 
 /**

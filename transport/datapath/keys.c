@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "keys.h"
+#include "xp_range.h"
 
 #define GEN_MASK ((1u << (32 - XP_KEY_INDEX_BITS)) - 1)
 
@@ -88,8 +89,8 @@ bool xp_keys_place(struct xp_keys *t, uint32_t word, uint64_t raddr, uint64_t le
 		return false;
 	k = &t->k[i];
 	atomic_fetch_add(&k->writers, 1);
-	if (atomic_load(&k->word) == word && raddr >= k->addr && raddr - k->addr <= k->len &&
-	    len <= k->len - (raddr - k->addr)) {
+	if (atomic_load(&k->word) == word && raddr >= k->addr &&
+	    xp_range_within(raddr - k->addr, len, k->len)) {
 		if (src && len)
 			memcpy((void *)(uintptr_t)raddr, src, len);
 		ok = true;
@@ -123,7 +124,7 @@ int xp_keys_recv_key(struct xp_keys *t, const struct xp_dp_mr *mr, uint64_t addr
 {
 	uint64_t base = (uint64_t)(uintptr_t)mr->addr;
 
-	if (addr < base || len > mr->len || addr - base > mr->len - len)
+	if (addr < base || !xp_range_within(addr - base, len, mr->len))
 		return -EINVAL;
 	return xp_keys_alloc(t, addr, len, rkey);
 }

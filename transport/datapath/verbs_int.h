@@ -5,6 +5,7 @@
  *                 polling, the wait fd
  *   verbs_dev.c   device, port and GID choice; the diagnostics of a failed
  *                 open or registration
+ *   verbs_qp.c    QP state transitions (INIT, then RTR and RTS towards a peer)
  *   verbs_keys.c  memory regions and per-receive keys (memory windows)
  *   verbs_ctrl.c  the control channel: one UD QP, its buffers, the peers
  *   verbs_sq.c    send-queue accounting (signalled every Nth)
@@ -213,10 +214,12 @@ int vb_peer_open(struct xp_dp *dp, const struct xp_dp_blob *addr, uint32_t *peer
 void vb_peer_close(struct xp_dp *dp, uint32_t peer);
 int vb_post_ctrl(struct xp_dp *dp, uint32_t peer, const void *bytes, uint32_t len);
 
-/* Move @qp RESET -> INIT -> RTR -> RTS towards (@gid, @qpn) (verbs.c). */
+/* verbs_qp.c */
+/* Move @qp RESET -> INIT on this instance's port, with remote @access. */
+int vb_qp_init(struct vb_dp *d, struct ibv_qp *qp, int access);
+/* Move @qp INIT -> RTR -> RTS towards (@gid, @lid, @qpn, @psn); RC with its timers. */
 int vb_qp_connect(struct vb_dp *d, struct ibv_qp *qp, bool rc, uint32_t local_psn,
 		  const union ibv_gid *gid, uint16_t lid, uint32_t qpn, uint32_t psn,
 		  enum ibv_mtu mtu);
-int vb_qp_init(struct vb_dp *d, struct ibv_qp *qp, int access);
 
 #endif /* XP_VERBS_INT_H */

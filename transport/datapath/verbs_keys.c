@@ -44,6 +44,7 @@
 #include <time.h>
 
 #include "verbs_int.h"
+#include "xp_range.h"
 
 #define DEFAULT_MAX_KEYS 4096
 #define BIND_WAIT_NS (5ull * 1000 * 1000 * 1000)
@@ -285,7 +286,7 @@ int vb_recv_key(struct xp_dp *dp, const struct xp_dp_mr *mr, uint64_t addr, uint
 	uint32_t i = 0;
 	int rc;
 
-	if (!r || addr < base || len > mr->len || addr - base > mr->len - len)
+	if (!r || addr < base || !xp_range_within(addr - base, len, mr->len))
 		return -EINVAL;
 	if (!k->use_mw || len == 0) {
 		*rkey = mr->rkey; /* a zero-length write places nothing: no window needed */

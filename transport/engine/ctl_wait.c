@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * ctl_wait.c - run a control request on an engine and wait for its answer,
- * for the threads that own no engine (the in-process endpoint, pcmd's loop).
+ * ctl_wait.c - make a control request, run it on an engine and wait for its
+ * answer, for the threads that own no engine (the in-process endpoint,
+ * pcmd's loop).
  *
  * Control requests are rare (setup, regions, a policy swap, a figures read)
  * and the engine answers one within microseconds of taking it, so the
@@ -12,9 +13,19 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "engine_int.h"
+
+struct xp_ctl *xp_ctl_new(uint8_t op)
+{
+	struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
+
+	if (ctl)
+		ctl->op = op;
+	return ctl;
+}
 
 static void wait_turn(struct xp_engine *e)
 {

@@ -249,6 +249,16 @@ void xp_engine_destroy(struct xp_engine *e);
 int xp_engine_submit(struct xp_engine *e, const struct xp_cmd *cmd);
 
 /**
+ * xp_ctl_new() - a control request for @op, every other field zero,
+ * allocated (it holds two connection blobs, over 8 KiB: no stack object).
+ * @op: enum xp_ctl_op.
+ *
+ * Return: the request, to free() once the engine no longer owns it; NULL
+ * when out of memory.
+ */
+struct xp_ctl *xp_ctl_new(uint8_t op);
+
+/**
  * xp_engine_ctl_run() - submit control request @ctl and wait for its answer
  * (any thread but the engine's). While it waits, an INLINE engine is driven
  * (xp_engine_progress()); a THREAD or EXTERNAL one is left to its runner.

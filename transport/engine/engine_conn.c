@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * engine_conn.c - an engine's control requests: memory regions, and a
- * connection's setup and end.
+ * engine_conn.c - an engine's control requests (memory regions, a
+ * connection's setup, policy swaps, figures, ports, calls) and a
+ * connection's end (the application's close, the core's CLOSE).
  *
  * Setup, with the bootstrap in between (the endpoint carries the blobs):
  *   dialer     CONN_OPEN: paths created, the core's connection created
@@ -31,12 +32,6 @@
 
 #include "blob.h"
 #include "engine_int.h"
-
-bool xp_engine_conn_ok(const struct xp_engine *e, uint32_t conn)
-{
-	return conn < e->cfg.core.max_conns && e->conns[conn].state != ECONN_FREE &&
-	       !e->conns[conn].hidden;
-}
 
 static int ctl_fail(struct xp_ctl *ctl, int rc, const char *fmt, const char *arg)
 {
@@ -434,6 +429,27 @@ void xp_engine_ctl(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now_ns)
 }
 
 /* ---- the end --------------------------------------------------------------------------------- */
+
+void xp_engine_close(struct xp_engine *e, const struct xp_cmd *c, uint64_t now)
+{
+	struct xp_engine_comp comp = { .kind = XP_ECOMP_CLOSE, .conn = c->conn,
+				       .cookie = c->cookie };
+	int rc;
+
+	if (!xp_engine_conn_ok(e, c->conn)) {
+		comp.status = -ENOTCONN;
+		xp_engine_complete(e, &comp);
+		return;
+	}
+	if (c->close_mode == XP_CLOSE_ABORT)
+		e->conns[c->conn].aborted = true;
+	rc = xp_conn_close(e->core, c->conn, (enum xp_close_mode)c->close_mode, now);
+	e->conns[c->conn].state = ECONN_CLOSING;
+	if (rc < 0 && rc != -EALREADY) {
+		comp.status = rc;
+		xp_engine_complete(e, &comp);
+	}
+}
 
 static void conn_release(struct xp_engine *e, uint32_t id)
 {

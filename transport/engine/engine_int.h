@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * engine_int.h - what the engine's files share: the engine object, its
- * connection and operation tables, the CC binding table (cc_table.c) and
- * placement (placement.c). Not for use outside transport/engine.
+ * connection and operation tables, the CC binding table (cc_table.c),
+ * placement (placement.c), and each file's functions for the files above
+ * it. Not for use outside transport/engine.
  */
 #ifndef XP_ENGINE_INT_H
 #define XP_ENGINE_INT_H
@@ -168,29 +169,6 @@ struct xp_engine {
 	struct xp_engine_stats st;       /* XP_ENGINE_STAT_ADD() only: other threads read it */
 };
 
-/* engine.c */
-int xp_engine_init_state(struct xp_engine *e, struct pcm_diag *diag);
-void xp_engine_fini_state(struct xp_engine *e);
-void xp_engine_complete(struct xp_engine *e, const struct xp_engine_comp *c);
-/* A send or receive from the command ring (@port NULL) or a port's intake. */
-void xp_engine_post(struct xp_engine *e, const struct xp_cmd *c, struct xp_port *port,
-		    uint64_t now);
-
-/* port.c: the port table, served by the runner. */
-int xp_engine_port_add(struct xp_engine *e, struct xp_port *port);
-int xp_engine_port_del(struct xp_engine *e, struct xp_port *port);
-uint32_t xp_engine_ports_intake(struct xp_engine *e, uint64_t now);
-void xp_engine_ports_flush(struct xp_engine *e);
-
-/* engine_conn.c: control requests and the end of a connection. */
-void xp_engine_ctl(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now_ns);
-void xp_engine_conn_closed(struct xp_engine *e, uint32_t conn, int status);
-void xp_engine_conn_release_all(struct xp_engine *e);
-bool xp_engine_conn_ok(const struct xp_engine *e, uint32_t conn);
-
-/* engine_thread.c */
-void *xp_engine_thread_main(void *arg);
-
 /*
  * Count in an engine's statistics. Only the engine's progressing thread
  * writes them; xp_engine_stats() may read them from any thread, so both go
@@ -200,5 +178,74 @@ void *xp_engine_thread_main(void *arg);
 	__atomic_store_n(&(e)->st.field,                                                   \
 			 __atomic_load_n(&(e)->st.field, __ATOMIC_RELAXED) + (uint64_t)(n),  \
 			 __ATOMIC_RELAXED)
+
+/* Whether @conn names a connection of the application's (not free, not a hidden setup). */
+static inline bool xp_engine_conn_ok(const struct xp_engine *e, uint32_t conn)
+{
+	return conn < e->cfg.core.max_conns && e->conns[conn].state != ECONN_FREE &&
+	       !e->conns[conn].hidden;
+}
+
+/*
+ * The engine's files call each other one way (engine.c's opening comment): a
+ * file calls only those after it in engine.c -> engine_thread.c ->
+ * engine_state.c -> engine_run.c -> engine_conn.c -> port.c -> engine_op.c ->
+ * engine_comp.c. Below, each file's functions for those before it.
+ */
+
+/* engine_thread.c: THREAD progress. */
+/* Start the thread and wait until it opened the engine's state. Return: 0, or its error. */
+int xp_engine_thread_start(struct xp_engine *e, struct pcm_diag *diag);
+/* Stop the thread and join it (its state stays, for xp_engine_fini_state()). */
+void xp_engine_thread_stop(struct xp_engine *e);
+
+/* engine_state.c: what the engine allocates, opened by the thread that will run it. */
+int xp_engine_init_state(struct xp_engine *e, struct pcm_diag *diag);
+void xp_engine_fini_state(struct xp_engine *e);
+
+/* engine_conn.c: control requests, and the end of a connection. */
+void xp_engine_ctl(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now_ns);
+/* An XP_CMD_CLOSE: the core closes the connection; an error completes at once. */
+void xp_engine_close(struct xp_engine *e, const struct xp_cmd *c, uint64_t now);
+void xp_engine_conn_closed(struct xp_engine *e, uint32_t conn, int status);
+void xp_engine_conn_release_all(struct xp_engine *e);
+
+/* port.c: the port table, served by the runner. */
+int xp_engine_port_add(struct xp_engine *e, struct xp_port *port);
+int xp_engine_port_del(struct xp_engine *e, struct xp_port *port);
+uint32_t xp_engine_ports_intake(struct xp_engine *e, uint64_t now);
+void xp_engine_ports_flush(struct xp_engine *e);
+
+/* engine_op.c: operations. */
+void xp_engine_ops_init(struct xp_engine *e);
+/* A send or receive from the command ring (@port NULL) or a port's intake. */
+void xp_engine_post(struct xp_engine *e, const struct xp_cmd *c, struct xp_port *port,
+		    uint64_t now);
+/* The core completed an operation (a send or a receive): release, complete, free. */
+void xp_engine_op_done(struct xp_engine *e, const struct xp_completion *c);
+/* @port is going: its operations' completions go nowhere. */
+void xp_engine_ops_drop_port(struct xp_engine *e, const struct xp_port *port);
+
+/* engine_comp.c: completions to the application, behind the two inline calls below. */
+/* Queue @c in the overflow FIFO (the ring is full, or others wait before it). */
+void xp_engine_complete_later(struct xp_engine *e, const struct xp_engine_comp *c);
+/* Move waiting completions to the ring while it has room. Return: how many. */
+uint32_t xp_engine_overflow_flush_slow(struct xp_engine *e);
+
+/* Publish one completion; it waits in the overflow FIFO while the ring is full. */
+static inline void xp_engine_complete(struct xp_engine *e, const struct xp_engine_comp *c)
+{
+	XP_ENGINE_STAT_ADD(e, completions, 1);
+	if (e->ov_n == 0 && xp_spsc_push(&e->comps, c) == 0)
+		e->published = true;
+	else
+		xp_engine_complete_later(e, c);
+}
+
+/* Move waiting completions to the ring while it has room. Return: how many. */
+static inline uint32_t xp_engine_overflow_flush(struct xp_engine *e)
+{
+	return e->ov_n ? xp_engine_overflow_flush_slow(e) : 0;
+}
 
 #endif /* XP_ENGINE_INT_H */

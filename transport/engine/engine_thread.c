@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * engine_thread.c - an engine's own thread (XP_PROGRESS_THREAD): open
- * everything on the NIC's node, then run the loop body until stopped.
+ * engine_thread.c - an engine's own thread (XP_PROGRESS_THREAD): started by
+ * xp_engine_create() (engine.c), it opens everything on the NIC's node
+ * (engine_state.c), then runs the loop body (engine_run.c) until stopped.
  *
  * Idle backoff: after its last work the thread busy-polls for spin_ns (a
  * command or a chunk arriving then is seen within one loop, well under a
@@ -21,6 +22,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,7 +88,7 @@ static void sleep_until_work(struct xp_engine *e, uint64_t now)
 	}
 }
 
-void *xp_engine_thread_main(void *arg)
+static void *thread_main(void *arg)
 {
 	struct xp_engine *e = arg;
 	uint64_t idle_since = 0;
@@ -115,4 +118,40 @@ void *xp_engine_thread_main(void *arg)
 		idle_since = 0;
 	}
 	return NULL;
+}
+
+int xp_engine_thread_start(struct xp_engine *e, struct pcm_diag *diag)
+{
+	int rc;
+
+	sem_init(&e->started, 0, 0);
+	rc = -pthread_create(&e->thread, NULL, thread_main, e);
+	if (rc < 0) {
+		snprintf(diag->msg, sizeof(diag->msg), "engine %u: pthread_create: %s",
+			 e->cfg.index, strerror(-rc));
+		sem_destroy(&e->started);
+		return rc;
+	}
+	while (sem_wait(&e->started) < 0)
+		;
+	sem_destroy(&e->started);
+	rc = e->start_rc;
+	if (rc < 0) {
+		pthread_join(e->thread, NULL);
+		*diag = e->start_diag;
+		return rc; /* the thread freed its state */
+	}
+	e->has_thread = true;
+	return 0;
+}
+
+void xp_engine_thread_stop(struct xp_engine *e)
+{
+	uint64_t one = 1;
+
+	atomic_store(&e->stop, 1);
+	if (write(e->efd, &one, sizeof(one)) < 0) {
+		/* saturated: the thread wakes anyway */
+	}
+	pthread_join(e->thread, NULL);
 }

@@ -37,11 +37,7 @@ int xp_engine_port_del(struct xp_engine *e, struct xp_port *port)
 	e->ports[s] = e->ports[--e->n_ports];
 	e->ports[s]->slot = s;
 	/* Operations still outstanding complete into nothing: the owner is going away. */
-	for (uint32_t i = 0; i < e->n_ops; i++)
-		if (e->ops[i].via == EOP_PORT && e->ops[i].port == port) {
-			e->ops[i].via = EOP_DROPPED;
-			e->ops[i].port = NULL;
-		}
+	xp_engine_ops_drop_port(e, port);
 	return 0;
 }
 
