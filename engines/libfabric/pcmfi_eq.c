@@ -43,6 +43,18 @@ static void eqe_free(struct pcmfi_eqe *e)
 	free(e);
 }
 
+/* A new entry of @event with room for @len bytes of entry, or NULL. */
+static struct pcmfi_eqe *eqe_new(uint32_t event, size_t len)
+{
+	struct pcmfi_eqe *e = calloc(1, sizeof(*e) + len);
+
+	if (e) {
+		e->event = event;
+		e->len = len;
+	}
+	return e;
+}
+
 /**
  * pcmfi_eq_push() - queue event @event with @len bytes of @buf as its entry.
  *
@@ -50,12 +62,10 @@ static void eqe_free(struct pcmfi_eqe *e)
  */
 int pcmfi_eq_push(struct pcmfi_eq *eq, uint32_t event, const void *buf, size_t len)
 {
-	struct pcmfi_eqe *e = calloc(1, sizeof(*e) + len);
+	struct pcmfi_eqe *e = eqe_new(event, len);
 
 	if (!e)
 		return -FI_ENOMEM;
-	e->event = event;
-	e->len = len;
 	if (len)
 		memcpy(e->buf, buf, len);
 	append(eq, e);
@@ -72,14 +82,11 @@ int pcmfi_eq_push(struct pcmfi_eq *eq, uint32_t event, const void *buf, size_t l
 int pcmfi_eq_push_cm(struct pcmfi_eq *eq, uint32_t event, fid_t fid, struct fi_info *info,
 		     const void *data, size_t datalen)
 {
-	size_t len = sizeof(struct fi_eq_cm_entry) + datalen;
-	struct pcmfi_eqe *e = calloc(1, sizeof(*e) + len);
+	struct pcmfi_eqe *e = eqe_new(event, sizeof(struct fi_eq_cm_entry) + datalen);
 	struct fi_eq_cm_entry *cm;
 
 	if (!e)
 		return -FI_ENOMEM;
-	e->event = event;
-	e->len = len;
 	e->owns_info = info != NULL;
 	cm = (struct fi_eq_cm_entry *)e->buf;
 	cm->fid = fid;

@@ -24,30 +24,34 @@ struct fi_provider pcmfi_prov = {
 
 struct pcmfi_config pcmfi_cfg;
 
+/* The provider's parameters (FI_PCM_*), as fi_info -e lists them. */
+static const struct {
+	const char *name;
+	enum fi_param_type type;
+	const char *help;
+} params[] = {
+	{"backend", FI_PARAM_STRING,
+	 "Where the transport runs: daemon (through pcmd, the default; each process is its own "
+	 "host of pcmd's fabric) or inproc (the process's own engines)."},
+	{"datapath", FI_PARAM_STRING,
+	 "In process (FI_PCM_BACKEND=inproc): the datapath, null (default), softnic or verbs."},
+	{"addr", FI_PARAM_STRING,
+	 "The IPv4 address in this process's endpoint names (default 127.0.0.1); with pcmd on "
+	 "verbs, this host's address."},
+	{"policy", FI_PARAM_STRING,
+	 "The CC package of the connections this process dials (default: pcmd's rules and "
+	 "default)."},
+	{"region_mb", FI_PARAM_SIZE_T, "MiB of pcmd's shared region per endpoint (default 64)."},
+	{"segment_size", FI_PARAM_SIZE_T,
+	 "Bytes per pcm message, header included (4096..1048576, default 65536)."},
+	{"ring", FI_PARAM_SIZE_T, "Receives kept posted per connection (1..8, default 8)."},
+	{"slots", FI_PARAM_SIZE_T, "Sends in flight per connection (1..8, default 8)."},
+};
+
 static void define_params(void)
 {
-	fi_param_define(&pcmfi_prov, "backend", FI_PARAM_STRING,
-			"Where the transport runs: daemon (through pcmd, the default; each "
-			"process is its own host of pcmd's fabric) or inproc (the process's "
-			"own engines).");
-	fi_param_define(&pcmfi_prov, "datapath", FI_PARAM_STRING,
-			"In process (FI_PCM_BACKEND=inproc): the datapath, null (default), "
-			"softnic or verbs.");
-	fi_param_define(&pcmfi_prov, "addr", FI_PARAM_STRING,
-			"The IPv4 address in this process's endpoint names (default "
-			"127.0.0.1); with pcmd on verbs, this host's address.");
-	fi_param_define(&pcmfi_prov, "policy", FI_PARAM_STRING,
-			"The CC package of the connections this process dials (default: "
-			"pcmd's rules and default).");
-	fi_param_define(&pcmfi_prov, "region_mb", FI_PARAM_SIZE_T,
-			"MiB of pcmd's shared region per endpoint (default 64).");
-	fi_param_define(&pcmfi_prov, "segment_size", FI_PARAM_SIZE_T,
-			"Bytes per pcm message, header included (4096..1048576, default "
-			"65536).");
-	fi_param_define(&pcmfi_prov, "ring", FI_PARAM_SIZE_T,
-			"Receives kept posted per connection (1..8, default 8).");
-	fi_param_define(&pcmfi_prov, "slots", FI_PARAM_SIZE_T,
-			"Sends in flight per connection (1..8, default 8).");
+	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++)
+		fi_param_define(&pcmfi_prov, params[i].name, params[i].type, params[i].help);
 }
 
 static size_t clamp_size(size_t v, size_t lo, size_t hi)

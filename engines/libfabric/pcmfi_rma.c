@@ -84,25 +84,39 @@ static ssize_t post_rma(struct pcmfi_ep *ep, uint8_t type, const struct iovec *i
 	return pcmfi_tx_post(ep, &r);
 }
 
+/* One remote range [@addr, + the length of @iov) under @key, for @count local pieces. */
+static ssize_t post_rma_iov(struct fid_ep *ep_fid, uint8_t type, const struct iovec *iov,
+			    size_t count, uint64_t addr, uint64_t key, uint64_t data,
+			    uint64_t flags, void *context, bool silent)
+{
+	struct fi_rma_iov rma = {.addr = addr, .len = pcmfi_iov_len(iov, count), .key = key};
+
+	return post_rma(ep_of(ep_fid), type, iov, count, &rma, data, flags, context, silent);
+}
+
+/* The same for one local buffer. */
+static ssize_t post_rma_buf(struct fid_ep *ep_fid, uint8_t type, const void *buf, size_t len,
+			    uint64_t addr, uint64_t key, uint64_t data, uint64_t flags,
+			    void *context, bool silent)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return post_rma_iov(ep_fid, type, &iov, 1, addr, key, data, flags, context, silent);
+}
+
 static ssize_t rma_read(struct fid_ep *ep_fid, void *buf, size_t len, void *desc,
 			fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
 {
-	struct pcmfi_ep *ep = ep_of(ep_fid);
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct fi_rma_iov rma = {.addr = addr, .len = len, .key = key};
-
-	return post_rma(ep, PCMFI_W_READ_REQ, &iov, 1, &rma, 0, ep->tx_op_flags, context, false);
+	return post_rma_buf(ep_fid, PCMFI_W_READ_REQ, buf, len, addr, key, 0,
+			    ep_of(ep_fid)->tx_op_flags, context, false);
 }
 
 static ssize_t rma_readv(struct fid_ep *ep_fid, const struct iovec *iov, void **desc,
 			 size_t count, fi_addr_t src_addr, uint64_t addr, uint64_t key,
 			 void *context)
 {
-	struct pcmfi_ep *ep = ep_of(ep_fid);
-	struct fi_rma_iov rma = {.addr = addr, .len = pcmfi_iov_len(iov, count), .key = key};
-
-	return post_rma(ep, PCMFI_W_READ_REQ, iov, count, &rma, 0, ep->tx_op_flags, context,
-			false);
+	return post_rma_iov(ep_fid, PCMFI_W_READ_REQ, iov, count, addr, key, 0,
+			    ep_of(ep_fid)->tx_op_flags, context, false);
 }
 
 static ssize_t rma_readmsg(struct fid_ep *ep_fid, const struct fi_msg_rma *msg, uint64_t flags)
@@ -116,21 +130,16 @@ static ssize_t rma_readmsg(struct fid_ep *ep_fid, const struct fi_msg_rma *msg, 
 static ssize_t rma_write(struct fid_ep *ep_fid, const void *buf, size_t len, void *desc,
 			 fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
 {
-	struct pcmfi_ep *ep = ep_of(ep_fid);
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	struct fi_rma_iov rma = {.addr = addr, .len = len, .key = key};
-
-	return post_rma(ep, PCMFI_W_WRITE, &iov, 1, &rma, 0, ep->tx_op_flags, context, false);
+	return post_rma_buf(ep_fid, PCMFI_W_WRITE, buf, len, addr, key, 0,
+			    ep_of(ep_fid)->tx_op_flags, context, false);
 }
 
 static ssize_t rma_writev(struct fid_ep *ep_fid, const struct iovec *iov, void **desc,
 			  size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key,
 			  void *context)
 {
-	struct pcmfi_ep *ep = ep_of(ep_fid);
-	struct fi_rma_iov rma = {.addr = addr, .len = pcmfi_iov_len(iov, count), .key = key};
-
-	return post_rma(ep, PCMFI_W_WRITE, iov, count, &rma, 0, ep->tx_op_flags, context, false);
+	return post_rma_iov(ep_fid, PCMFI_W_WRITE, iov, count, addr, key, 0,
+			    ep_of(ep_fid)->tx_op_flags, context, false);
 }
 
 static ssize_t rma_writemsg(struct fid_ep *ep_fid, const struct fi_msg_rma *msg, uint64_t flags)
@@ -144,32 +153,22 @@ static ssize_t rma_writemsg(struct fid_ep *ep_fid, const struct fi_msg_rma *msg,
 static ssize_t rma_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
 			  fi_addr_t dest_addr, uint64_t addr, uint64_t key)
 {
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	struct fi_rma_iov rma = {.addr = addr, .len = len, .key = key};
-
-	return post_rma(ep_of(ep_fid), PCMFI_W_WRITE, &iov, 1, &rma, 0, FI_INJECT, NULL, true);
+	return post_rma_buf(ep_fid, PCMFI_W_WRITE, buf, len, addr, key, 0, FI_INJECT, NULL, true);
 }
 
 static ssize_t rma_writedata(struct fid_ep *ep_fid, const void *buf, size_t len, void *desc,
 			     uint64_t data, fi_addr_t dest_addr, uint64_t addr, uint64_t key,
 			     void *context)
 {
-	struct pcmfi_ep *ep = ep_of(ep_fid);
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	struct fi_rma_iov rma = {.addr = addr, .len = len, .key = key};
-
-	return post_rma(ep, PCMFI_W_WRITE, &iov, 1, &rma, data,
-			ep->tx_op_flags | FI_REMOTE_CQ_DATA, context, false);
+	return post_rma_buf(ep_fid, PCMFI_W_WRITE, buf, len, addr, key, data,
+			    ep_of(ep_fid)->tx_op_flags | FI_REMOTE_CQ_DATA, context, false);
 }
 
 static ssize_t rma_injectdata(struct fid_ep *ep_fid, const void *buf, size_t len, uint64_t data,
 			      fi_addr_t dest_addr, uint64_t addr, uint64_t key)
 {
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-	struct fi_rma_iov rma = {.addr = addr, .len = len, .key = key};
-
-	return post_rma(ep_of(ep_fid), PCMFI_W_WRITE, &iov, 1, &rma, data,
-			FI_INJECT | FI_REMOTE_CQ_DATA, NULL, true);
+	return post_rma_buf(ep_fid, PCMFI_W_WRITE, buf, len, addr, key, data,
+			    FI_INJECT | FI_REMOTE_CQ_DATA, NULL, true);
 }
 
 struct fi_ops_rma pcmfi_rma_ops = {
