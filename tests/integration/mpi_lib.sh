@@ -73,10 +73,10 @@ print("mpi_exchange: %d ranks, %d connections, %d bytes in %.3f s (%.2f Gbit/s),
 PYEOF
 }
 
-# wait_reclaimed: pcmd holds no flow and no client but pcmctl's own (10 s at most).
+# wait_reclaimed: pcmd holds no flow and no application (10 s at most).
 wait_reclaimed() {
 	i=0
-	until "$PCMCTL" --json status | "$PY" -c 'import json,sys; s=json.load(sys.stdin); sys.exit(not (s["flows"] == 0 and s["clients"] == 1))'; do
+	until "$PCMCTL" --json status | "$PY" -c 'import json,sys; s=json.load(sys.stdin); sys.exit(not (s["flows"] == 0 and s["clients"] == 0))'; do
 		i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not reclaim: $("$PCMCTL" status)"; sleep 0.05
 	done
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "pcmd_proto.h"
 #include "tp_util.h"
 
 #define MSG_BYTES (256u << 10)
@@ -96,9 +97,10 @@ struct pair {
 
 static int connect_pair(const char *sock, struct pair *p, int i)
 {
-	char addr[32];
+	char addr[PCMD_ADDR_MAX];
+	const char *prefix = getenv("PCMD_TEST_ADDR_PREFIX");
 
-	snprintf(addr, sizeof(addr), "traffic-%d", i);
+	snprintf(addr, sizeof(addr), "%s%d", prefix ? prefix : "traffic-", i);
 	if (tp_open(sock, 4u << 20, &p->tx) < 0 || tp_open(sock, 4u << 20, &p->rx) < 0 ||
 	    tp_pair(p->tx, p->rx, addr, NULL, &p->ctx, &p->crx) != 0)
 		return -1;
