@@ -101,6 +101,26 @@ static void start_write(struct pcmd_writer *w)
 }
 
 /*
+ * A header that was never written (the file is still empty) goes first in
+ * the lines queued; lines it has no room for are dropped.
+ */
+static void requeue_header(struct pcmd_writer *w)
+{
+	size_t n = strlen(w->header), len = w->len[w->fill];
+	char *q = w->buf[w->fill];
+
+	if (len >= n && memcmp(q, w->header, n) == 0)
+		return;
+	if (len > PCMD_WRITER_BYTES - n) {
+		w->health.dropped_lines += count_lines(q, len);
+		len = 0;
+	}
+	memmove(q + n, q, len);
+	memcpy(q, w->header, n);
+	w->len[w->fill] = len + n;
+}
+
+/*
  * The in-flight buffer cannot be written (@err): drop the rest of it, and
  * cut the line it wrote in part (buffers hold whole lines) off the file.
  */
@@ -110,6 +130,7 @@ static void drop_in_flight(struct pcmd_writer *w, int err)
 	const char *b = w->buf[out];
 	size_t whole = w->written;
 	struct stat st;
+	bool header_lost;
 
 	while (whole > 0 && b[whole - 1] != '\n')
 		whole--;
@@ -119,7 +140,13 @@ static void drop_in_flight(struct pcmd_writer *w, int err)
 		pcmd_err("cannot cut the part of a line left in %s: %s", w->health.path,
 			 strerror(errno));
 	w->health.dropped_lines += count_lines(b + whole, w->len[out] - whole);
+	header_lost = w->header && whole == 0 && fstat(w->fd, &st) == 0 && st.st_size == 0 &&
+		      strncmp(b, w->header, strlen(w->header)) == 0;
 	w->written = w->len[out];
+	if (header_lost) {
+		w->health.dropped_lines--; /* not lost: it goes first again */
+		requeue_header(w);
+	}
 	health_failed(&w->health, err);
 }
 
@@ -185,6 +212,7 @@ int pcmd_writer_open(struct pcmd_writer *w, struct pcmd_loop *loop, const char *
 	}
 	pcmd_writer_close(w);
 	w->fd = fd;
+	w->header = header;
 	snprintf(w->health.path, sizeof(w->health.path), "%s", path);
 	if (header && fstat(fd, &st) == 0 && st.st_size == 0)
 		pcmd_writer_append(w, header);

@@ -8,7 +8,9 @@
  *             while a write is in flight; when it is full, lines are dropped
  *             and counted. A write that fails (a full disk) drops what it
  *             held, counted in lines; a line it had written in part is cut
- *             off the file again, so the file only ever holds whole lines.
+ *             off the file again, so the file only ever holds whole lines
+ *             (and a header that could not be written is written first
+ *             when it can).
  *             The next lines are tried as they come, so writing resumes by
  *             itself when there is room again.
  *   replaced  the metrics file (the Prometheus text for node_exporter's
@@ -53,6 +55,7 @@ struct pcmd_writer {
 	size_t written; /* of the in-flight buffer */
 	int fill;
 	bool discard; /* the in-flight write belongs to a closed file */
+	const char *header; /* the file's first line, or NULL */
 	struct pcmd_writer_health health;
 };
 

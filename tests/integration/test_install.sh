@@ -66,11 +66,11 @@ n=0
 while IFS= read -r f; do
 	case "$f" in
 	'#'*) continue ;;
-	"$prefix"/*) n=$((n + 1)) ;;
+	"$prefix" | "$prefix"/*) n=$((n + 1)) ;; # files, and the directories made for them
 	*) fail "installed outside the prefix: $f" ;;
 	esac
 done <"$installed"
-echo "$n files, all under the prefix (installed as uid $("${as_user[@]}" id -u)):"
+echo "$n files and directories, all under the prefix (installed as uid $("${as_user[@]}" id -u)):"
 sed "s|^$prefix/||" "$installed" | grep -v '^#' | sort | sed 's/^/  /'
 unit=$prefix/lib/systemd/system/pcmd.service
 [ -f "$unit" ] || fail "no $unit"
