@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "client.h"
 #include "control.h"
 #include "log.h"
@@ -329,6 +330,33 @@ static void shutdown_check(struct pcmd *d)
 
 /* ---- reload ---------------------------------------------------------------------------- */
 
+/*
+ * The allow and admin lists apply to connected clients too: a client the
+ * reloaded config no longer allows is told why and disconnected (its flows
+ * aborted, as for any client that leaves); admin rights follow the lists.
+ */
+static void recheck_access(struct pcmd *d)
+{
+	char why[PCMD_ERRTEXT_MAX], text[PCMD_ERRTEXT_MAX];
+
+	for (uint32_t s = 0; s < d->n_slots; s++) {
+		struct pcmd_client *c = d->slots[s];
+
+		if (!c || c->state != PCMD_CLIENT_ALIVE || c->refused)
+			continue;
+		if (pcmd_access_check(d->cfg, &c->cred, c->groups, c->n_groups, why,
+				      sizeof(why)) == 0) {
+			c->admin = pcmd_access_admin(d->cfg, &c->cred, c->groups, c->n_groups);
+			continue;
+		}
+		snprintf(text, sizeof(text), "the reloaded configuration no longer allows it: %s",
+			 why);
+		pcmd_client_send_notice(c, PCMD_NOTICE_REVOKED, -EACCES, text);
+		pcmd_client_kill(c, "was disconnected: the reloaded configuration no longer allows "
+				    "it");
+	}
+}
+
 /* Keys that need a restart keep their running values; say so. */
 static void keep_restart_only(const struct pcmd_config *old, struct pcmd_config *new)
 {
@@ -420,8 +448,10 @@ int pcmd_reload(struct pcmd *d)
 	if (rc == 0) {
 		pcmd_config_resolve(cfg, d->sysfs_ib);
 		keep_restart_only(d->cfg, cfg);
-		rc = pcmd_policies_prepare(d->policies, cfg, err, sizeof(err));
+		rc = pcmd_preflight(cfg, err, sizeof(err));
 	}
+	if (rc == 0)
+		rc = pcmd_policies_prepare(d->policies, cfg, err, sizeof(err));
 	if (rc < 0) {
 		pcmd_err("reload rejected, the running configuration is unchanged: %s", err);
 		d->counters.reload_failures++;
@@ -434,6 +464,7 @@ int pcmd_reload(struct pcmd *d)
 	d->cfg = cfg;
 	pcmd_policies_gc(d->policies, cfg);
 	refresh_rule_indices(d);
+	recheck_access(d);
 	reload_outputs(d, cfg);
 	pcmd_log_set_level(cfg->log_level);
 	d->generation++;
@@ -467,12 +498,14 @@ static void note_max_message(const struct pcmd *d)
 {
 	uint64_t given = pcmd_plane_max_message_bytes(d->plane_ops, d->plane, d->cfg);
 
+	/* (The data plane says why, when its chunks are smaller than datapath.chunk_bytes.) */
 	if (given < d->cfg->limits.max_message_bytes)
-		pcmd_warn(
-		    "limits.max_message_bytes (%llu) is above the %llu bytes data plane %s "
-		    "carries (4096 chunks of datapath.chunk_bytes): clients are given %llu",
-		    (unsigned long long)d->cfg->limits.max_message_bytes, (unsigned long long)given,
-		    pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg), (unsigned long long)given);
+		pcmd_warn("limits.max_message_bytes (%llu) is above the %llu bytes data plane %s "
+			  "carries: clients are given %llu",
+			  (unsigned long long)d->cfg->limits.max_message_bytes,
+			  (unsigned long long)given,
+			  pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg),
+			  (unsigned long long)given);
 }
 
 static int open_plane(struct pcmd *d, const struct pcmd_plane_ops *plane, char *err, size_t err_len)

@@ -361,10 +361,8 @@ void pcmd_replacer_write(struct pcmd_replacer *r, const char *text, size_t len)
 
 	if (!r->path[0])
 		return;
-	if (r->op.pending) {
-		r->health.errors++; /* the disk is slower than the interval: this version is skipped */
-		return;
-	}
+	if (r->op.pending)
+		return; /* the disk is slower than the interval: the next version comes soon */
 	if (len > r->cap) {
 		char *grown = realloc(r->text, len);
 

@@ -136,7 +136,7 @@ void pcmd_replacer_set(struct pcmd_replacer *r, struct pcmd_loop *loop, const ch
 
 /**
  * pcmd_replacer_write() - write @text as the file's next version; skipped
- * (and counted as an error) while the previous one is still in flight.
+ * while the previous one is still in flight (a newer one follows).
  * @r: the replacer.
  * @text: the whole file.
  * @len: its length.

@@ -402,6 +402,7 @@ struct pcmd_req_log_level {
 enum pcmd_notice_kind {
 	PCMD_NOTICE_SHUTDOWN = 1, /* pcmd is stopping; outstanding work completes with errors */
 	PCMD_NOTICE_ERROR = 2,	  /* the client broke the protocol; pcmd disconnects it */
+	PCMD_NOTICE_REVOKED = 3,  /* a reloaded config no longer allows it; pcmd disconnects it */
 };
 
 struct pcmd_notice {

@@ -8,6 +8,9 @@
  * nothing in flight for IDLE seconds before they close. Exit 0 if every
  * message arrived intact.
  *
+ * An endpoint pcmd disconnects (a reload that no longer allows the user, a
+ * stop) fails the pair, with pcmd's reason.
+ *
  * SECONDS or IDLE given as "-" has no clock: the busy phase lasts until
  * SIGUSR1, the idle one until SIGTERM. SIGTERM (or SIGINT) in any phase ends
  * the run as its clock would: the pairs close and the exit status still says
@@ -113,6 +116,7 @@ static int connect_pair(const char *sock, struct pair *p, int i)
 static int step(struct pair *p)
 {
 	struct pcm_tp_completion c;
+	int before = p->busy;
 	size_t bad;
 
 	if (!p->busy) {
@@ -132,6 +136,12 @@ static int step(struct pair *p)
 	}
 	if (p->busy < 0)
 		return -1;
+	/* No progress: has pcmd disconnected an endpoint (only a wait reads its notice)? */
+	if (p->busy == before && before &&
+	    (pcm_tp_wait(p->tx, 0) == -ESHUTDOWN || pcm_tp_wait(p->rx, 0) == -ESHUTDOWN)) {
+		fprintf(stderr, "traffic: pcmd disconnected an endpoint: %s\n", pcm_tp_last_error());
+		return -1;
+	}
 	if (p->busy == 0)
 		p->k++;
 	return 0;

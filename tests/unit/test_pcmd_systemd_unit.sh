@@ -35,7 +35,11 @@ fi
 mkdir -p "$ROOT/run/pcmd" "$ROOT/var/lib/pcmd"
 "$PCMD" --check-config "$CONFIG" --set socket.group= --set "socket.path=$ROOT/run/pcmd/pcmd.sock" \
 	--set "output.stats_path=$ROOT/var/lib/pcmd/stats.jsonl" \
-	--set "output.records_path=$ROOT/var/lib/pcmd/flows.csv"
+	--set "output.records_path=$ROOT/var/lib/pcmd/flows.csv" >"$ROOT/check.out" 2>&1 ||
+	{ cat "$ROOT/check.out"; exit 1; }
+cat "$ROOT/check.out"
+# Its sizes agree with each other: no warning that messages are cut.
+if grep -q "warn" "$ROOT/check.out"; then echo "the example config warns"; exit 1; fi
 if ! getent group pcm >/dev/null; then
 	if OUT=$("$PCMD" --check-config "$CONFIG" 2>&1); then
 		echo "--check-config passed on a machine without group pcm: $OUT"
