@@ -105,26 +105,26 @@ static bool emit(enum form form, char *dst, size_t len, size_t *at, const char *
 	return true;
 }
 
-size_t pcm_text_visible(char *dst, size_t len, const char *src)
+/* @src in @form, cut where @dst is full. */
+static size_t copy(enum form form, char *dst, size_t len, const char *src)
 {
 	size_t at = 0;
 
 	if (len == 0)
 		return 0;
 	dst[0] = '\0';
-	emit(VISIBLE, dst, len, &at, src);
+	emit(form, dst, len, &at, src);
 	return at;
+}
+
+size_t pcm_text_visible(char *dst, size_t len, const char *src)
+{
+	return copy(VISIBLE, dst, len, src);
 }
 
 size_t pcm_text_json(char *dst, size_t len, const char *src)
 {
-	size_t at = 0;
-
-	if (len == 0)
-		return 0;
-	dst[0] = '\0';
-	emit(JSON, dst, len, &at, src);
-	return at;
+	return copy(JSON, dst, len, src);
 }
 
 size_t pcm_text_csv(char *dst, size_t len, const char *src)
