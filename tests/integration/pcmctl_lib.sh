@@ -37,7 +37,10 @@ start_pcmd() {
 # start_traffic ARGS...: pcmd-test-traffic SOCKET ARGS..., until it says ready.
 # Tests give "-" for its phases (no clock: SIGUSR1 ends the busy one, stop_all
 # the rest), so that checks slowed down by a loaded machine never outlast them.
+# Its output file is emptied first: the redirection happens in the child, and a
+# "ready" left by the last run must not be taken for this one's.
 start_traffic() {
+	: >"$DIR/traffic.out"
 	"$TRAFFIC" "$PCMD_SOCKET" "$@" >"$DIR/traffic.out" 2>&1 &
 	TRAFFIC_PID=$!
 	wait_traffic ready

@@ -86,6 +86,7 @@ export PCMD_SOCKET="$DIR/pcmd.sock"
 if $NOBODY "$PCMCTL" log-level debug 2>"$DIR/err"; then fail "a non-admin set the log level"; fi
 grep -q "LOG_LEVEL is for admins" "$DIR/err" || fail "log-level as nobody: $(cat "$DIR/err")"
 start_traffic - 1 # root's
+: >"$DIR/nobody.out"
 PCMD_TEST_ADDR_PREFIX=nobody- $NOBODY "$TRAFFIC" "$PCMD_SOCKET" - 1 >"$DIR/nobody.out" 2>&1 &
 NOBODY_PID=$!
 i=0
