@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -85,6 +86,26 @@ static int check_dir_of(const struct pcmd_config *cfg, const char *key, const ch
 	return 0;
 }
 
+/*
+ * What is at socket.path now is nothing or a socket: a socket left by a pcmd
+ * that died is replaced at the start, and a live pcmd's is no error here
+ * (`pcmd --check-config` checks a config while pcmd runs, before a reload).
+ */
+static int check_socket_path(const struct pcmd_config *cfg, char *err, size_t err_len)
+{
+	const char *path = cfg->socket.path;
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0
+				       : fail(cfg, "socket.path", -errno, err, err_len, "%s: %s",
+					      path, strerror(errno));
+	if (!S_ISSOCK(st.st_mode))
+		return fail(cfg, "socket.path", -EEXIST, err, err_len,
+			    "%s exists and is not a socket; remove it or set socket.path", path);
+	return 0;
+}
+
 static int check_file(const struct pcmd_config *cfg, const char *key, const char *path,
 		      char *err, size_t err_len)
 {
@@ -110,6 +131,8 @@ int pcmd_preflight(const struct pcmd_config *cfg, char *err, size_t err_len)
 				 "the stats and records files", err, err_len);
 	if (rc == 0)
 		rc = check_dir_of(cfg, "socket.path", cfg->socket.path, err, err_len);
+	if (rc == 0)
+		rc = check_socket_path(cfg, err, err_len);
 	for (size_t i = 0; rc == 0 && i < sizeof(files) / sizeof(files[0]); i++)
 		rc = check_file(cfg, files[i].key, files[i].path, err, err_len);
 	if (rc == 0 && cfg->output.metrics_path[0])

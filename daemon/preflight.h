@@ -3,9 +3,11 @@
  * preflight.h - what a start needs of this machine beyond the config's own
  * checks (config.c) and the data plane's (plane.h, create): the groups the
  * config names exist and pcmd may give its files to them, the socket's
- * directory lets pcmd bind there, and the stats, records and metrics files
- * can be written. A start runs it before it opens anything, and so does
- * `pcmd --check-config`, so the check says OK only for what would start.
+ * directory lets pcmd bind there and nothing but a socket is in the way at
+ * socket.path, and the stats, records and metrics files can be written. A
+ * start runs it before it opens anything, and so does `pcmd --check-config`,
+ * so the check says OK only for what would start (but for a live pcmd on the
+ * socket: the check is for a config that pcmd may be about to reload).
  */
 #ifndef PCMD_PREFLIGHT_H
 #define PCMD_PREFLIGHT_H

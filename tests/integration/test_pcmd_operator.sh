@@ -4,8 +4,8 @@
 # meets (pcmd(8), pcmctl(1)), as root (users made with setpriv; skipped
 # otherwise):
 # - `pcmd --check-config` fails exactly where a start fails: a group that
-#   does not exist, a topology file that does not, a stats file pcmd's user
-#   cannot write;
+#   does not exist, a topology file that does not, a directory at
+#   socket.path, a stats file pcmd's user cannot write;
 # - the size warning says what is true: chunks cut below datapath.chunk_bytes
 #   (here by the engine's 1 MiB, on rdma_rxe by the MTU) are named as such;
 # - SIGHUP: socket.path waits for a restart (the socket stays), the allow
@@ -55,6 +55,9 @@ printf 'socket: {path: "%s/sock/b.sock", group: ""}\ndatapath:\n  kind: softnic\
 expect_both topology "datapath.softnic.topology: .*none.yaml"
 printf 'socket: {path: "%s/sock/c.sock", group: ""}\noutput: {stats_path: "%s/ro/stats.jsonl"}\n' \
 	"$DIR" "$DIR" >"$DIR/stats.yaml"
+mkdir "$DIR/sock/e.sock"
+printf 'socket: {path: "%s/sock/e.sock", group: ""}\n' "$DIR" >"$DIR/notsock.yaml"
+expect_both notsock "socket.path: $DIR/sock/e.sock exists and is not a socket"
 expect_both stats "output.stats_path: cannot create $DIR/ro/stats.jsonl: its directory $DIR/ro: Permission denied" $NOBODY
 
 # ---- the size warning names the chunk the engines carry --------------------------------------
