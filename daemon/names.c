@@ -47,8 +47,9 @@ int pcmd_names_check_listen(const struct pcmd_client *c, const char *name, char 
 	}
 	holder = find(c->d, c->cred.uid, name, &i);
 	if (holder) {
-		snprintf(err, err_len, "uid %u listens on '%s' already (client %u, pid %d)",
-			 (unsigned)c->cred.uid, name, holder->id, (int)holder->cred.pid);
+		snprintf(err, err_len,
+			 "listen on '%s': uid %u listens on it already (client %u, pid %d)", name,
+			 (unsigned)c->cred.uid, holder->id, (int)holder->cred.pid);
 		return -EADDRINUSE;
 	}
 	return 0;
