@@ -16,4 +16,16 @@
  */
 void pcm_prog_dir(char *out, size_t len);
 
+/**
+ * pcm_find_program() - another pcm program: beside this one (an install),
+ * then where the build tree keeps it (../, ../cli/), then at the path or
+ * name environment variable @env gives, then on $PATH.
+ * @name: the program ("pcmc").
+ * @env: the variable that names it ("PCMC"), or NULL.
+ * @out: its path, @len bytes.
+ *
+ * Return: 0, -ENOENT.
+ */
+int pcm_find_program(const char *name, const char *env, char *out, size_t len);
+
 #endif /* PCM_CLI_PROGDIR_H */
