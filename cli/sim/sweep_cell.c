@@ -253,7 +253,7 @@ static void outcome_members(FILE *f, const struct sweep_outcome *o, const char *
 		tail_of(strcmp(status, "ok") ? o->err : "", 1500, err, sizeof(err));
 		fprintf(f, ",\"exit\":%d", WEXITSTATUS(o->wait_status));
 	}
-	fprintf(f, ",\"cell_wall_s\":%.3f,\"error\":", o->wall_s);
+	fprintf(f, ",\"started\":%.3f,\"cell_wall_s\":%.3f,\"error\":", o->started, o->wall_s);
 	json_str(f, err);
 }
 

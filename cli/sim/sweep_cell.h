@@ -16,6 +16,7 @@
 /* How a cell's run ended: its wait status, wall time, and what it printed. */
 struct sweep_outcome {
 	int wait_status;
+	double started;   /* Unix time, s */
 	double wall_s;
 	const char *out;  /* its stdout: the --json line */
 	const char *err;  /* its stderr */
@@ -83,7 +84,8 @@ bool sweep_cell_done(const char *dir, const struct sweep_grid *g, const struct s
 /**
  * sweep_cell_record() - write the cell's record, one JSON line: its
  * parameters, how it ended ("status": ok, incomplete (flows left at the
- * stop time), failed or crashed; "exit", "error", "wall_s"), the command,
+ * stop time), failed or crashed; "exit", "error", "started", "cell_wall_s"),
+ * the command,
  * and the run's --json result. Written to a temporary file and renamed, so
  * a record is whole or absent.
  * @dir: the sweep's directory.

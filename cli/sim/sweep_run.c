@@ -29,7 +29,7 @@
 struct slot {
 	pid_t pid;
 	size_t cell;
-	double t0;
+	double t0, started; /* monotonic, and Unix time */
 };
 
 unsigned sweep_cpus(void)
@@ -41,6 +41,14 @@ unsigned sweep_cpus(void)
 		return (unsigned)CPU_COUNT(&set);
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned)n : 1;
+}
+
+static double unix_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* A file's text (at most OUTPUT_MAX bytes, the last ones), or "" if there is none. */
@@ -106,7 +114,7 @@ static int start_cell(const struct sweep_grid *g, const struct sweep_run_opts *o
 		fprintf(stderr, "pcm-sim sweep: cannot start cell %zu: %s\n", cell, strerror(errno));
 		return -errno;
 	}
-	*s = (struct slot){ .pid = pid, .cell = cell, .t0 = sweep_now_s() };
+	*s = (struct slot){ .pid = pid, .cell = cell, .t0 = sweep_now_s(), .started = unix_s() };
 	return 0;
 }
 
@@ -116,7 +124,8 @@ static int finish_cell(const struct sweep_grid *g, const struct sweep_run_opts *
 		       struct sweep_tally *t)
 {
 	char out_path[4096], err_path[4096], label[512];
-	struct sweep_outcome oc = { .wait_status = status, .wall_s = sweep_now_s() - s->t0 };
+	struct sweep_outcome oc = { .wait_status = status, .started = s->started,
+				    .wall_s = sweep_now_s() - s->t0 };
 	char *out, *err;
 	const char *st = "failed";
 	struct sweep_cell c;

@@ -284,10 +284,10 @@ static bool png(const char *path)
 	return ok && stat(path, &st) == 0 && st.st_size > 4096;
 }
 
-static void test_plot_draws_the_four_figures_from_the_records(void **state)
+static void test_plot_draws_the_five_figures_from_the_records(void **state)
 {
-	static const char *const figs[] = { "cwnd.png", "queues.png", "fct-cdf.png",
-					     "losses.png" };
+	static const char *const figs[] = { "cwnd.png", "goodput.png", "queues.png",
+					     "fct-cdf.png", "losses.png" };
 	char args[600], path[600];
 	struct out o;
 
@@ -298,6 +298,7 @@ static void test_plot_draws_the_four_figures_from_the_records(void **state)
 	snprintf(args, sizeof(args), SCENARIOS "/incast-8.yaml --plot '%s/plots'", scratch);
 	pcm_sim(NULL, args, &o);
 	expect(&o, 0, "cwnd.png: 8 flows, ", NULL);
+	expect(&o, 0, "goodput.png: 8 flows, ", NULL);
 	/* each figure drew something */
 	expect(&o, 0, "fct-cdf.png: 8 messages", NULL);
 	assert_null(strstr(o.stdout_text, ": 0 ports"));
@@ -308,6 +309,50 @@ static void test_plot_draws_the_four_figures_from_the_records(void **state)
 		if (!png(path))
 			fail_msg("%s is not a drawn PNG", path);
 	}
+}
+
+/* The number of data rows of CSV file @path. */
+static size_t csv_rows(const char *path)
+{
+	char text[1 << 16];
+	size_t n = 0;
+
+	slurp(path, text, sizeof(text));
+	for (const char *c = text; *c; c++)
+		n += *c == '\n';
+	return n ? n - 1 : 0;
+}
+
+static void test_plot_baseline_overlays_a_run_and_records_failures(void **state)
+{
+	char args[800], path[600], text[4096];
+	struct out o;
+
+	if (!PCM_PYTHON[0]) {
+		print_message("skip: pcm-sim was built without python3-matplotlib\n");
+		skip();
+	}
+	snprintf(args, sizeof(args), SCENARIOS "/failed-link.yaml --plot '%s/base'", scratch);
+	pcm_sim(NULL, args, &o);
+	expect(&o, 0, "goodput.png: 16 flows, ", NULL);
+	/* the failure pcm-plot shades, and each flow's delivered bytes */
+	snprintf(path, sizeof(path), "%s/base/failures.csv", scratch);
+	slurp(path, text, sizeof(text));
+	assert_string_equal(text, "link_a,link_b,at_ps,until_ps,loss\n"
+				  "agg0.0,core0,20000000,400000000,1\n");
+	snprintf(path, sizeof(path), "%s/base/goodput.csv", scratch);
+	assert_true(csv_rows(path) > 16 * 10);
+	snprintf(args, sizeof(args),
+		 SCENARIOS "/failed-link.yaml --set 'failures[0].reroute=true' --plot '%s/cand' "
+			   "--baseline '%s/base'",
+		 scratch, scratch);
+	pcm_sim(NULL, args, &o);
+	expect(&o, 0, "cwnd.png: 16 flows, ", NULL);
+	snprintf(path, sizeof(path), "%s/cand/fct-cdf.png", scratch);
+	assert_true(png(path));
+	snprintf(args, sizeof(args), SCENARIOS "/failed-link.yaml --baseline '%s/base'", scratch);
+	pcm_sim(NULL, args, &o);
+	expect(&o, 2, NULL, "--baseline RUN_DIR is drawn under this run by --plot DIR");
 }
 
 static int setup(void **state)
@@ -336,7 +381,8 @@ int main(void)
 		cmocka_unit_test(test_mode_and_delay_flags_do_what_the_shell_key_does),
 		cmocka_unit_test(test_degenerate_derived_settings_are_flagged),
 		cmocka_unit_test(test_check_and_dst_reproduce_a_generated_scenario),
-		cmocka_unit_test(test_plot_draws_the_four_figures_from_the_records),
+		cmocka_unit_test(test_plot_draws_the_five_figures_from_the_records),
+		cmocka_unit_test(test_plot_baseline_overlays_a_run_and_records_failures),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
