@@ -279,12 +279,7 @@ static bool is_path(const char *name)
 
 static bool is_builtin(const char *name)
 {
-	if (strcmp(name, "none") == 0)
-		return true;
-	for (size_t i = 0; pcm_builtin_policies[i]; i++)
-		if (strcmp(pcm_builtin_policies[i]->name, name) == 0)
-			return true;
-	return false;
+	return strcmp(name, "none") == 0 || pcm_package_find(pcm_builtin_policies, name);
 }
 
 /* A policy given as one value: a built-in name or a package file. */

@@ -2,10 +2,11 @@
 /*
  * progdir.h - the directory of the running program, from which pcm's
  * programs find what is installed beside them (pcmc its headers, pcm-bench
- * pcmc and the policy sources), so that nothing needs a path compiled in.
+ * pcmc and the policy sources, pcm-sim sweep pcmc), so that nothing needs a
+ * path compiled in.
  */
-#ifndef PCM_CLI_PROGDIR_H
-#define PCM_CLI_PROGDIR_H
+#ifndef PCM_PROG_PROGDIR_H
+#define PCM_PROG_PROGDIR_H
 
 #include <stddef.h>
 
@@ -28,4 +29,4 @@ void pcm_prog_dir(char *out, size_t len);
  */
 int pcm_find_program(const char *name, const char *env, char *out, size_t len);
 
-#endif /* PCM_CLI_PROGDIR_H */
+#endif /* PCM_PROG_PROGDIR_H */
