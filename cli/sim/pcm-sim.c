@@ -251,18 +251,6 @@ static long max_rss_kb(void)
 	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
-static FILE *open_out(const char *dir, const char *name)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f)
-		fprintf(stderr, "pcm-sim: %s: cannot write: %s\n", path, strerror(errno));
-	return f;
-}
-
 /* The scenario, from its file, the built-in default, or the generator. */
 static int load_scenario(const struct opts *o, struct uet_scenario **scn)
 {
@@ -569,7 +557,7 @@ static void print_text(const struct uet_scenario *scn, const struct uet_sim *sim
 
 static int write_fct(const char *dir, const struct uet_sim *sim)
 {
-	FILE *f = open_out(dir, "fct.csv");
+	FILE *f = records_open(dir, "fct.csv");
 
 	if (!f)
 		return -EIO;
@@ -628,11 +616,11 @@ static int open_records(const char *dir, const struct uet_scenario *scn, struct 
 		return -EIO;
 	}
 	rec->transport_stats =
-		scn->nic.transport_stats ? open_out(dir, "uet-transport-stats.csv") : NULL;
-	rec->events = scn->nic.event_logging ? open_out(dir, "uet-events.csv") : NULL;
-	rec->monitor = scn->nic.uet_monitor ? open_out(dir, "uet-monitor.csv") : NULL;
-	rec->flows = open_out(dir, "uet-flows.csv");
-	rec->queues = open_out(dir, "uet-queues.csv");
+		scn->nic.transport_stats ? records_open(dir, "uet-transport-stats.csv") : NULL;
+	rec->events = scn->nic.event_logging ? records_open(dir, "uet-events.csv") : NULL;
+	rec->monitor = scn->nic.uet_monitor ? records_open(dir, "uet-monitor.csv") : NULL;
+	rec->flows = records_open(dir, "uet-flows.csv");
+	rec->queues = records_open(dir, "uet-queues.csv");
 	if ((scn->nic.transport_stats && !rec->transport_stats) ||
 	    (scn->nic.event_logging && !rec->events) || (scn->nic.uet_monitor && !rec->monitor) ||
 	    !rec->flows || !rec->queues)
@@ -717,7 +705,7 @@ static int run(const struct opts *o, const struct uet_scenario *scn,
 
 		if (write_fct(dir, sim) < 0)
 			ret = 1;
-		f = open_out(dir, "summary.json");
+		f = records_open(dir, "summary.json");
 		if (!f)
 			ret = 1;
 		if (f) {

@@ -6,7 +6,7 @@
  * receiver, each byte once) at every sample interval, read from the packet
  * hook as simulated time passes each interval's end, so the run itself is
  * not changed; and failures.csv, the scenario's link failures, which
- * pcm-plot shades.
+ * pcm-plot shades. Every record file of a run is opened here.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -17,7 +17,7 @@
 
 #include "run_records.h"
 
-static FILE *open_in(const char *dir, const char *name)
+FILE *records_open(const char *dir, const char *name)
 {
 	char path[4096];
 	FILE *f;
@@ -92,7 +92,7 @@ int goodput_rec_start(struct goodput_rec *g, const char *dir, const struct uet_s
 	g->sim = sim;
 	g->interval_ps = scn->flow_sample_ps ? scn->flow_sample_ps : scn->nic.stats_interval_ps;
 	g->next_ps = 0;
-	g->f = open_in(dir, "goodput.csv");
+	g->f = records_open(dir, "goodput.csv");
 	if (!g->f)
 		return -EIO;
 	fputs("time_ps,flow,src,dst,delivered_bytes\n", g->f);
@@ -122,7 +122,7 @@ int goodput_rec_finish(struct goodput_rec *g)
 
 int failures_write(const char *dir, const struct uet_scenario *scn)
 {
-	FILE *f = open_in(dir, "failures.csv");
+	FILE *f = records_open(dir, "failures.csv");
 
 	if (!f)
 		return -EIO;

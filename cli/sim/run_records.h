@@ -23,6 +23,15 @@ struct goodput_rec {
 };
 
 /**
+ * records_open() - open record file @name in directory @dir for writing.
+ * @dir: the records' directory.
+ * @name: the file's name.
+ *
+ * Return: the stream, or NULL (said on stderr, with the path and why).
+ */
+FILE *records_open(const char *dir, const char *name);
+
+/**
  * goodput_rec_start() - open @dir/goodput.csv and sample @sim into it every
  * sample interval of @scn (records.flow_sample_interval, else
  * NDStatsReportInterval), through the sim's packet hook.

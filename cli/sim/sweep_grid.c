@@ -246,28 +246,53 @@ static int grid_file(struct gparser *p, const yaml_node_t *n, char **path, uint6
 	return 0;
 }
 
-static int read_scenarios(struct gparser *p, yaml_node_t *vn)
+/*
+ * A list of the grid (or one value, a list of one): @size bytes per item in
+ * a new array at *@array, *@count of them, each read by @item with its key,
+ * "@name[i]", for messages. A name an earlier item has is an error.
+ */
+static int read_list(struct gparser *p, yaml_node_t *vn, const char *name, size_t size,
+		     void **array, size_t *count,
+		     int (*item)(struct gparser *p, yaml_node_t *n, size_t i, void *elem),
+		     const char *(*name_of)(const void *elem))
 {
-	struct sweep_grid *g = p->g;
 	yaml_node_t **items;
 	size_t n = items_of(p, vn, &items);
+	char *a;
 	int rc = 0;
 
 	if (!items)
 		return -ENOMEM;
-	g->scenarios = calloc(n ? n : 1, sizeof(*g->scenarios));
-	if (!g->scenarios || !n)
-		rc = g->scenarios ? gfail(p, vn, "names no scenario") : -ENOMEM;
+	a = calloc(n ? n : 1, size);
+	*array = a;
+	if (!a)
+		rc = -ENOMEM;
+	else if (!n)
+		rc = gfail(p, vn, "an empty list");
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		struct sweep_scenario *s = &g->scenarios[i];
-
-		snprintf(p->key, sizeof(p->key), "scenarios[%zu]", i);
-		s->written = dup_or_null(scalar(items[i]));
-		rc = grid_file(p, items[i], &s->path, &s->hash);
-		g->n_scenarios = i + 1;
+		snprintf(p->key, sizeof(p->key), "%s[%zu]", name, i);
+		*count = i + 1;
+		rc = item(p, items[i], i, a + i * size);
+		for (size_t k = 0; rc == 0 && name_of && k < i; k++)
+			if (strcmp(name_of(a + k * size), name_of(a + i * size)) == 0)
+				rc = gfail(p, items[i], "'%s' is used twice", name_of(a + i * size));
 	}
 	free(items);
 	return rc;
+}
+
+static int read_scenario(struct gparser *p, yaml_node_t *n, size_t i, void *elem)
+{
+	struct sweep_scenario *s = elem;
+
+	s->written = dup_or_null(scalar(n));
+	return grid_file(p, n, &s->path, &s->hash);
+}
+
+static int read_scenarios(struct gparser *p, yaml_node_t *vn)
+{
+	return read_list(p, vn, "scenarios", sizeof(struct sweep_scenario),
+			 (void **)&p->g->scenarios, &p->g->n_scenarios, read_scenario, NULL);
 }
 
 static bool is_path(const char *name)
@@ -347,58 +372,42 @@ static int read_policy_build(struct gparser *p, yaml_node_t *n, struct sweep_pol
 	return rc;
 }
 
+static int read_policy(struct gparser *p, yaml_node_t *n, size_t i, void *elem)
+{
+	if (n->type == YAML_MAPPING_NODE)
+		return read_policy_build(p, n, elem);
+	return read_policy_name(p, n, elem);
+}
+
+static const char *policy_name(const void *elem)
+{
+	const char *name = ((const struct sweep_policy *)elem)->name;
+
+	return name ? name : "";
+}
+
 static int read_policies(struct gparser *p, yaml_node_t *vn)
 {
-	struct sweep_grid *g = p->g;
-	yaml_node_t **items;
-	size_t n = items_of(p, vn, &items);
-	int rc = 0;
+	return read_list(p, vn, "policies", sizeof(struct sweep_policy),
+			 (void **)&p->g->policies, &p->g->n_policies, read_policy, policy_name);
+}
 
-	if (!items)
-		return -ENOMEM;
-	g->policies = calloc(n ? n : 1, sizeof(*g->policies));
-	if (!g->policies)
-		rc = -ENOMEM;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		snprintf(p->key, sizeof(p->key), "policies[%zu]", i);
-		g->n_policies = i + 1;
-		if (items[i]->type == YAML_MAPPING_NODE)
-			rc = read_policy_build(p, items[i], &g->policies[i]);
-		else
-			rc = read_policy_name(p, items[i], &g->policies[i]);
-		for (size_t k = 0; rc == 0 && k < i; k++)
-			if (strcmp(g->policies[k].name, g->policies[i].name) == 0)
-				rc = gfail(p, items[i], "'%s' is listed twice", g->policies[i].name);
-	}
-	free(items);
-	return rc;
+static int read_seed(struct gparser *p, yaml_node_t *n, size_t i, void *elem)
+{
+	const char *s = scalar(n);
+	char *end;
+
+	errno = 0;
+	*(uint64_t *)elem = s ? strtoull(s, &end, 0) : 0;
+	if (!s || !s[0] || *end || errno || s[0] == '-')
+		return gfail(p, n, "a seed is a non-negative integer");
+	return 0;
 }
 
 static int read_seeds(struct gparser *p, yaml_node_t *vn)
 {
-	struct sweep_grid *g = p->g;
-	yaml_node_t **items;
-	size_t n = items_of(p, vn, &items);
-	int rc = 0;
-
-	if (!items)
-		return -ENOMEM;
-	g->seeds = calloc(n ? n : 1, sizeof(*g->seeds));
-	if (!g->seeds)
-		rc = -ENOMEM;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		const char *s = scalar(items[i]);
-		char *end;
-
-		snprintf(p->key, sizeof(p->key), "seeds[%zu]", i);
-		errno = 0;
-		g->seeds[i] = s ? strtoull(s, &end, 0) : 0;
-		if (!s || !s[0] || *end || errno || s[0] == '-')
-			rc = gfail(p, items[i], "a seed is a non-negative integer");
-		g->n_seeds = i + 1;
-	}
-	free(items);
-	return rc;
+	return read_list(p, vn, "seeds", sizeof(uint64_t), (void **)&p->g->seeds,
+			 &p->g->n_seeds, read_seed, NULL);
 }
 
 /* set: each key path's values, in the grid's order. */
@@ -440,14 +449,14 @@ static int read_set(struct gparser *p, yaml_node_t *vn)
 }
 
 /* configurations: a list of {name: N, KEY: VALUE, ...}. */
-static int read_config(struct gparser *p, yaml_node_t *item, size_t index, struct sweep_config *c)
+static int read_config(struct gparser *p, yaml_node_t *item, size_t index, void *elem)
 {
+	struct sweep_config *c = elem;
 	size_t n = item->type == YAML_MAPPING_NODE
 			   ? (size_t)(item->data.mapping.pairs.top - item->data.mapping.pairs.start)
 			   : 0;
 	int rc = 0;
 
-	snprintf(p->key, sizeof(p->key), "configurations[%zu]", index);
 	if (item->type != YAML_MAPPING_NODE)
 		return gfail(p, item, "expected a mapping of scenario keys to values, with an "
 				      "optional name");
@@ -475,27 +484,17 @@ static int read_config(struct gparser *p, yaml_node_t *item, size_t index, struc
 	return rc || c->name ? rc : -ENOMEM;
 }
 
+static const char *config_name(const void *elem)
+{
+	const char *name = ((const struct sweep_config *)elem)->name;
+
+	return name ? name : "";
+}
+
 static int read_configs(struct gparser *p, yaml_node_t *vn)
 {
-	struct sweep_grid *g = p->g;
-	yaml_node_t **items;
-	size_t n = items_of(p, vn, &items);
-	int rc = 0;
-
-	if (!items)
-		return -ENOMEM;
-	g->configs = calloc(n ? n : 1, sizeof(*g->configs));
-	if (!g->configs)
-		rc = -ENOMEM;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		g->n_configs = i + 1;
-		rc = read_config(p, items[i], i, &g->configs[i]);
-		for (size_t k = 0; rc == 0 && k < i; k++)
-			if (strcmp(g->configs[k].name, g->configs[i].name) == 0)
-				rc = gfail(p, items[i], "name '%s' is used twice", g->configs[i].name);
-	}
-	free(items);
-	return rc;
+	return read_list(p, vn, "configurations", sizeof(struct sweep_config),
+			 (void **)&p->g->configs, &p->g->n_configs, read_config, config_name);
 }
 
 static int read_name(struct gparser *p, yaml_node_t *vn)

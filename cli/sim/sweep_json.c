@@ -123,55 +123,39 @@ static int read_member(struct jreader *r, const char *name)
 	return rc;
 }
 
-static int read_object(struct jreader *r)
+/* The members of an object, or the items of a list (named by their index), to its end. */
+static int read_container(struct jreader *r, bool object)
 {
 	skip_ws(r);
-	if (*r->s == '}') {
-		r->s++;
-		return 0;
-	}
-	for (;;) {
-		char *key;
-		int rc;
-
-		skip_ws(r);
-		if (*r->s++ != '"')
-			return -EINVAL;
-		rc = read_string(r, &key);
-		if (rc < 0)
-			return rc;
-		skip_ws(r);
-		rc = *r->s++ == ':' ? read_member(r, key) : -EINVAL;
-		free(key);
-		if (rc)
-			return rc;
-		skip_ws(r);
-		if (*r->s == '}') {
-			r->s++;
-			return 0;
-		}
-		if (*r->s++ != ',')
-			return -EINVAL;
-	}
-}
-
-static int read_list(struct jreader *r)
-{
-	skip_ws(r);
-	if (*r->s == ']') {
+	if (*r->s == (object ? '}' : ']')) {
 		r->s++;
 		return 0;
 	}
 	for (unsigned i = 0;; i++) {
-		char name[16];
+		char index[16], *key = NULL;
 		int rc;
 
-		snprintf(name, sizeof(name), "%u", i);
-		rc = read_member(r, name);
+		skip_ws(r);
+		if (object) {
+			if (*r->s++ != '"')
+				return -EINVAL;
+			rc = read_string(r, &key);
+			if (rc < 0)
+				return rc;
+			skip_ws(r);
+			if (*r->s++ != ':') {
+				free(key);
+				return -EINVAL;
+			}
+		} else {
+			snprintf(index, sizeof(index), "%u", i);
+		}
+		rc = read_member(r, object ? key : index);
+		free(key);
 		if (rc)
 			return rc;
 		skip_ws(r);
-		if (*r->s == ']') {
+		if (*r->s == (object ? '}' : ']')) {
 			r->s++;
 			return 0;
 		}
@@ -215,7 +199,7 @@ static int read_value(struct jreader *r)
 	case '[':
 		if (++r->depth > MAX_DEPTH)
 			return -EINVAL;
-		rc = *r->s++ == '{' ? read_object(r) : read_list(r);
+		rc = read_container(r, *r->s++ == '{');
 		r->depth--;
 		return rc;
 	case '"':

@@ -29,64 +29,28 @@
 #define FABRIC PCM_SOURCE_ROOT "/policies/fabric/default.yaml"
 #define SCENARIOS PCM_SOURCE_ROOT "/scenarios"
 
+#include "cli_run.h"
+
 static char scratch[256];
-
-struct out {
-	int status;
-	char stdout_text[65536];
-	char stderr_text[65536];
-};
-
-static void slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-
-	buf[n] = '\0';
-	if (f)
-		fclose(f);
-}
 
 /* pcm-sim @args, run in the scratch directory. */
 static void pcm_sim(struct out *o, const char *fmt, ...)
 {
-	char args[2048], cmd[4096], so[512], se[512];
+	char args[4096];
 	va_list ap;
-	int st;
 
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
-	snprintf(so, sizeof(so), "%s/stdout", scratch);
-	snprintf(se, sizeof(se), "%s/stderr", scratch);
-	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' %s >'%s' 2>'%s'", scratch, PCM_SIM, args, so,
-		 se);
-	st = system(cmd);
-	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	slurp(so, o->stdout_text, sizeof(o->stdout_text));
-	slurp(se, o->stderr_text, sizeof(o->stderr_text));
-}
-
-static void expect(const struct out *o, int status, const char *in_stdout, const char *in_stderr)
-{
-	if (o->status != status || (in_stdout && !strstr(o->stdout_text, in_stdout)) ||
-	    (in_stderr && !strstr(o->stderr_text, in_stderr)))
-		fail_msg("exit %d (wanted %d)\nstdout:\n%s\nstderr:\n%s\nwanted in stdout: %s\n"
-			 "wanted in stderr: %s",
-			 o->status, status, o->stdout_text, o->stderr_text,
-			 in_stdout ? in_stdout : "-", in_stderr ? in_stderr : "-");
+	cli_run(scratch, scratch, args, o);
 }
 
 static void write_file(const char *name, const char *text)
 {
 	char path[512];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", scratch, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
+	write_text(path, text);
 }
 
 /* The text of @name in the scratch directory ("" if absent), in @buf. */
@@ -506,17 +470,12 @@ static void test_emit_slurm_script_shards_the_grid(void **state)
 
 static int setup(void **state)
 {
-	snprintf(scratch, sizeof(scratch), "%s/pcm-sweep-test.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	return mkdtemp(scratch) ? 0 : -1;
+	return scratch_make(scratch, sizeof(scratch), "pcm-sweep-test");
 }
 
 static int teardown(void **state)
 {
-	char cmd[600];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-	return system(cmd) == 0 ? 0 : -1;
+	return scratch_remove(scratch);
 }
 
 int main(void)

@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_sweep_parallel.sh PCM_SIM - the script of pcm-sim sweep --emit parallel,
+# test_sweep_parallel.sh PCM_SIM SCENARIO - the script of pcm-sim sweep --emit parallel,
 # run by GNU parallel on this machine (no --sshloginfile: no ssh): every shard
 # runs, the records merge in cell order, and running it again does no work
 # (the shards resume). Exit 77 without GNU parallel.
 set -u
 PCM_SIM=$1
+SCENARIO=$2
 
 fail() {
 	echo "FAIL: $*"
@@ -24,12 +25,7 @@ fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir" || exit 1
-cat >one.yaml <<'YAML'
-name: one
-topology: {type: incast, senders: 2, link_rate: 100Gbps, link_delay: 3.3us}
-nic: {DataRate: 100Gbps}
-traffic: {type: incast, bytes: 64KB}
-YAML
+cp "$SCENARIO" one.yaml
 cat >g.yaml <<'YAML'
 scenarios: [one.yaml]
 policies: [swift, dctcp, nscc]

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_sweep_slurm.sh PCM_SIM - the script of pcm-sim sweep --emit slurm, run
+# test_sweep_slurm.sh PCM_SIM SCENARIO - the script of pcm-sim sweep --emit slurm, run
 # as a job array by a real Slurm: this test starts munged, slurmctld and slurmd
 # on this one machine (a munge key, a slurm.conf naming this host as the
 # controller and the only node, proctrack/linuxproc and task/none so that no
@@ -11,6 +11,7 @@
 # that does not come up).
 set -u
 PCM_SIM=$1
+SCENARIO=$2
 
 skip() {
 	echo "skip: $*"
@@ -98,12 +99,7 @@ until [ "$(sinfo -h -N -o %t 2>/dev/null)" = idle ]; do
 done
 
 cd "$dir" || exit 1
-cat >one.yaml <<'YAML'
-name: one
-topology: {type: incast, senders: 2, link_rate: 100Gbps, link_delay: 3.3us}
-nic: {DataRate: 100Gbps}
-traffic: {type: incast, bytes: 64KB}
-YAML
+cp "$SCENARIO" one.yaml
 cat >g.yaml <<'YAML'
 scenarios: [one.yaml]
 set:
