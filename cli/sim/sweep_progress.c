@@ -65,6 +65,7 @@ void sweep_progress_cell(struct sweep_progress *p, size_t index, const char *lab
 			 const char *status, double wall_s)
 {
 	p->done++;
+	p->running -= p->running > 0;
 	p->failed += strcmp(status, "ok") != 0;
 	if (p->quiet)
 		return;

@@ -15,7 +15,8 @@ struct sweep_progress {
 	bool tty;            /* draw a bar (else log lines) */
 	bool quiet;          /* neither */
 	size_t total;        /* cells to run now */
-	size_t done, failed, running;
+	size_t done, failed;
+	size_t running;      /* set by the caller as it starts cells; one less as each ends */
 	double t0;
 };
 

@@ -30,19 +30,29 @@ static inline void slurp(const char *path, char *buf, size_t len)
 		fclose(f);
 }
 
-/* pcm-sim @args in directory @cwd; its output kept in @scratch. */
-static inline void cli_run(const char *scratch, const char *cwd, const char *args, struct out *o)
+/* Shell command @command in directory @cwd; its output kept in @scratch. */
+static inline void cli_shell(const char *scratch, const char *cwd, const char *command,
+			     struct out *o)
 {
-	char cmd[8192], so[512], se[512];
+	char cmd[10240], so[512], se[512];
 	int st;
 
 	snprintf(so, sizeof(so), "%s/stdout", scratch);
 	snprintf(se, sizeof(se), "%s/stderr", scratch);
-	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' %s >'%s' 2>'%s'", cwd, PCM_SIM, args, so, se);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && %s >'%s' 2>'%s'", cwd, command, so, se);
 	st = system(cmd);
 	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	slurp(so, o->stdout_text, sizeof(o->stdout_text));
 	slurp(se, o->stderr_text, sizeof(o->stderr_text));
+}
+
+/* pcm-sim @args in directory @cwd; its output kept in @scratch. */
+static inline void cli_run(const char *scratch, const char *cwd, const char *args, struct out *o)
+{
+	char cmd[8192];
+
+	snprintf(cmd, sizeof(cmd), "'%.1024s' %.7000s", PCM_SIM, args);
+	cli_shell(scratch, cwd, cmd, o);
 }
 
 static inline void write_text(const char *path, const char *text)

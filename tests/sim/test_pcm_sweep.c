@@ -447,6 +447,35 @@ static void test_sweep_draws_comparison_plots(void **state)
 	}
 }
 
+static void test_a_terminal_gets_a_progress_bar_and_a_log_gets_lines(void **state)
+{
+	char cmd[1024];
+	struct out o;
+
+	if (system("command -v script >/dev/null 2>&1") != 0) {
+		print_message("skip: no script(1) to give pcm-sim a terminal (util-linux)\n");
+		skip();
+	}
+	tiny_scenarios();
+	write_file("g.yaml", "scenarios: [one.yaml]\npolicies: [swift, dctcp]\nseeds: [1, 2]\n");
+	/* the listing: each cell's label and command, nothing run */
+	pcm_sim(&o, "sweep g.yaml --list");
+	expect(&o, 0, "3\tone.yaml dctcp seed 2\t", NULL);
+	assert_int_equal(count_lines(o.stdout_text), 4);
+	assert_int_equal(mtime("g.sweep"), 0);
+	/* a log: one line per cell */
+	pcm_sim(&o, "sweep g.yaml -o log -j 1");
+	expect(&o, 0, NULL, "pcm-sim sweep: [4/4] cell 3 ok in ");
+	assert_null(strstr(o.stderr_text, "\r["));
+	/* a terminal (script(1) gives it one): the bar, redrawn in place */
+	snprintf(cmd, sizeof(cmd), "script -qec \"'%s' sweep g.yaml -o tty -j 1\" /dev/null",
+		 PCM_SIM);
+	cli_shell(scratch, scratch, cmd, &o);
+	expect(&o, 0, "\r[##############################] 4/4 cells, 0 failed, 0 running, ", NULL);
+	assert_non_null(strstr(o.stdout_text, "\r[..............................] 0/4 cells"));
+	assert_null(strstr(o.stdout_text, "] cell 3 ok in "));
+}
+
 static void test_emit_slurm_script_shards_the_grid(void **state)
 {
 	char buf[8192];
@@ -501,6 +530,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_set_on_the_command_line_changes_the_run, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_draws_comparison_plots, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_terminal_gets_a_progress_bar_and_a_log_gets_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emit_slurm_script_shards_the_grid, setup,
 						teardown),
 	};
