@@ -476,6 +476,29 @@ static void test_a_terminal_gets_a_progress_bar_and_a_log_gets_lines(void **stat
 	assert_null(strstr(o.stdout_text, "] cell 3 ok in "));
 }
 
+static void test_shipped_grids_read_and_the_paper_grid_runs(void **state)
+{
+	char buf[1 << 16];
+	struct out o;
+
+	pcm_sim(&o, "sweep " SCENARIOS "/sweeps/speed-24.yaml --list");
+	expect(&o, 0, "23\tfattree-k8.yaml traffic.bytes=4MB nscc seed 8\t", NULL);
+	assert_int_equal(count_lines(o.stdout_text), 24);
+	pcm_sim(&o, "sweep " SCENARIOS "/sweeps/paper.yaml --list");
+	expect(&o, 0, "199\tpaper-incast.yaml 64x256KB mprdma-iw4 seed 10\t", NULL);
+	assert_int_equal(count_lines(o.stdout_text), 200);
+	/* one shard of it: the tuned policy is built, and its window is the smaller */
+	pcm_sim(&o, "sweep " SCENARIOS "/sweeps/paper.yaml -o paper --shard 1/10 --quiet");
+	expect(&o, 0, NULL, "building policy 'mprdma-iw4' with pcmc");
+	read_file("paper/cells/000011.json", buf, sizeof(buf));
+	if (!strstr(buf, "\"configuration\":\"4x64KB\",\"policy\":\"mprdma-iw4\",\"seed\":2,") ||
+	    !strstr(buf, "\"status\":\"ok\"") || !strstr(buf, "\"drops\":0,"))
+		fail_msg("cell 11: %s", buf);
+	read_file("paper/cells/000001.json", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"policy\":\"mprdma\",\"seed\":2,"));
+	assert_true(number_after(buf, "\"drops\":") > 0);
+}
+
 static void test_emit_slurm_script_shards_the_grid(void **state)
 {
 	char buf[8192];
@@ -532,6 +555,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sweep_draws_comparison_plots, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_terminal_gets_a_progress_bar_and_a_log_gets_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shipped_grids_read_and_the_paper_grid_runs, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_emit_slurm_script_shards_the_grid, setup,
 						teardown),
 	};
