@@ -21,9 +21,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "builtin.h"
@@ -42,21 +44,43 @@ struct gparser {
 	struct sweep_grid *g;
 };
 
+static int gfail_at(struct gparser *p, size_t line, size_t col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 static int gfail(struct gparser *p, const yaml_node_t *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int gfail(struct gparser *p, const yaml_node_t *n, const char *fmt, ...)
+static int vgfail(struct gparser *p, size_t line, size_t col, const char *fmt, va_list ap)
 {
 	char what[512];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	snprintf(p->err, p->err_len, "%s:%zu:%zu: %s: %s", p->file,
-		 n ? n->start_mark.line + 1 : 1, n ? n->start_mark.column + 1 : 1,
+	snprintf(p->err, p->err_len, "%s:%zu:%zu: %s: %s", p->file, line, col,
 		 p->key[0] ? p->key : "(top)", what);
 	return -EINVAL;
+}
+
+/* The mistake "@what" of the current key, at @line:@col of the grid (1-based). */
+static int gfail_at(struct gparser *p, size_t line, size_t col, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vgfail(p, line, col, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* The mistake "@what" of the current key, at node @n (NULL: the file's start). */
+static int gfail(struct gparser *p, const yaml_node_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vgfail(p, n ? n->start_mark.line + 1 : 1, n ? n->start_mark.column + 1 : 1, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 uint64_t sweep_hash(uint64_t h, const void *p, size_t len)
@@ -247,6 +271,30 @@ static int grid_file(struct gparser *p, const yaml_node_t *n, char **path, uint6
 }
 
 /*
+ * A key that mapping @map (a YAML mapping) gives twice: the second is an
+ * error at its place, naming the first's ("@prefix" before the key in the
+ * message). libyaml keeps both, and the later would silently win or add.
+ */
+static int unique_keys(struct gparser *p, yaml_node_t *map, const char *prefix)
+{
+	for (yaml_node_pair_t *a = map->data.mapping.pairs.start; a < map->data.mapping.pairs.top;
+	     a++) {
+		const yaml_node_t *ka = node(p, a->key);
+
+		for (yaml_node_pair_t *b = map->data.mapping.pairs.start; b < a; b++) {
+			const yaml_node_t *kb = node(p, b->key);
+
+			if (!scalar(ka) || !scalar(kb) || strcmp(scalar(ka), scalar(kb)) != 0)
+				continue;
+			snprintf(p->key, sizeof(p->key), "%s%s", prefix, scalar(ka));
+			return gfail(p, ka, "given twice (first at %zu:%zu)",
+				     kb->start_mark.line + 1, kb->start_mark.column + 1);
+		}
+	}
+	return 0;
+}
+
+/*
  * A list of the grid (or one value, a list of one): @size bytes per item in
  * a new array at *@array, *@count of them, each read by @item with its key,
  * "@name[i]", for messages. A name an earlier item has is an error.
@@ -281,12 +329,27 @@ static int read_list(struct gparser *p, yaml_node_t *vn, const char *name, size_
 	return rc;
 }
 
+/* Are @a and @b one file (by device and inode)? */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 static int read_scenario(struct gparser *p, yaml_node_t *n, size_t i, void *elem)
 {
 	struct sweep_scenario *s = elem;
+	int rc;
 
 	s->written = dup_or_null(scalar(n));
-	return grid_file(p, n, &s->path, &s->hash);
+	rc = grid_file(p, n, &s->path, &s->hash);
+	for (size_t k = 1; rc == 0 && k <= i; k++)
+		if (same_file(s[-(ptrdiff_t)k].path, s->path))
+			rc = gfail(p, n, "'%s' is scenarios[%zu] again", s->written ? s->written : "",
+				   i - k);
+	return rc;
 }
 
 static int read_scenarios(struct gparser *p, yaml_node_t *vn)
@@ -401,6 +464,9 @@ static int read_seed(struct gparser *p, yaml_node_t *n, size_t i, void *elem)
 	*(uint64_t *)elem = s ? strtoull(s, &end, 0) : 0;
 	if (!s || !s[0] || *end || errno || s[0] == '-')
 		return gfail(p, n, "a seed is a non-negative integer");
+	for (size_t k = 1; k <= i; k++)
+		if (((uint64_t *)elem)[-(ptrdiff_t)k] == *(uint64_t *)elem)
+			return gfail(p, n, "seed %s is used twice", s);
 	return 0;
 }
 
@@ -419,6 +485,7 @@ static int read_set(struct gparser *p, yaml_node_t *vn)
 	if (vn->type != YAML_MAPPING_NODE)
 		return gfail(p, vn, "expected a mapping of scenario keys to lists of values "
 				    "(topology.link_rate: [100Gbps, 400Gbps])");
+	rc = unique_keys(p, vn, "set.");
 	for (yaml_node_pair_t *pr = vn->data.mapping.pairs.start;
 	     rc == 0 && pr < vn->data.mapping.pairs.top; pr++) {
 		yaml_node_t *kn = node(p, pr->key), **items;
@@ -441,8 +508,13 @@ static int read_set(struct gparser *p, yaml_node_t *vn)
 			rc = -ENOMEM;
 		else if (!n)
 			rc = gfail(p, node(p, pr->value), "an empty list (give the key's values)");
-		for (size_t i = 0; i < n && rc == 0; i++, ax->n++)
+		for (size_t i = 0; i < n && rc == 0; i++, ax->n++) {
 			rc = make_value(p, k, kn, items[i], &ax->values[i]);
+			for (size_t j = 0; rc == 0 && j < i; j++)
+				if (strcmp(ax->values[j].label, ax->values[i].label) == 0)
+					rc = gfail(p, items[i], "'%s' is used twice",
+						   ax->values[i].label);
+		}
 		free(items);
 	}
 	return rc;
@@ -460,6 +532,9 @@ static int read_config(struct gparser *p, yaml_node_t *item, size_t index, void 
 	if (item->type != YAML_MAPPING_NODE)
 		return gfail(p, item, "expected a mapping of scenario keys to values, with an "
 				      "optional name");
+	rc = unique_keys(p, item, "");
+	if (rc < 0)
+		return rc;
 	c->sets = calloc(n ? n : 1, sizeof(*c->sets));
 	if (!c->sets)
 		return -ENOMEM;
@@ -529,6 +604,8 @@ static int read_root(struct gparser *p, yaml_node_t *root)
 	if (!root || root->type != YAML_MAPPING_NODE)
 		return gfail(p, root, "a grid is a mapping: scenarios, configurations, set, "
 				      "policies, seeds");
+	if (unique_keys(p, root, "") < 0)
+		return -EINVAL;
 	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
 	     pr < root->data.mapping.pairs.top; pr++) {
 		yaml_node_t *kn = node(p, pr->key);
@@ -551,6 +628,52 @@ static int read_root(struct gparser *p, yaml_node_t *root)
 	p->key[0] = '\0';
 	if (!have_scenarios)
 		return gfail(p, root, "no scenarios: (the list of scenario files to run)");
+	return 0;
+}
+
+/* Does setting key path @a touch what @b sets: the same, or one inside the other? */
+static bool keys_overlap(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b), n = na < nb ? na : nb;
+	char next = na < nb ? b[n] : a[n];
+
+	return strncmp(a, b, n) == 0 && (next == '\0' || next == '.' || next == '[');
+}
+
+/*
+ * A set: key that touches what another set: key or a configuration sets:
+ * the one laid over last would replace the other in some cells, so each
+ * scenario key is either one axis of set: or in the configurations.
+ */
+static int check_overlaps(struct gparser *p)
+{
+	const struct sweep_grid *g = p->g;
+
+	for (size_t a = 0; a < g->n_axes; a++) {
+		const struct sweep_value *va = &g->axes[a].values[0];
+
+		snprintf(p->key, sizeof(p->key), "set.%s", va->key);
+		for (size_t b = 0; b < a; b++) {
+			const struct sweep_value *vb = &g->axes[b].values[0];
+
+			if (keys_overlap(va->key, vb->key))
+				return gfail_at(p, va->key_line, va->key_col,
+						"overlaps set.%s (at %u:%u)", vb->key,
+						vb->key_line, vb->key_col);
+		}
+		for (size_t c = 0; c < g->n_configs; c++)
+			for (size_t i = 0; i < g->configs[c].n; i++) {
+				const struct sweep_value *vc = &g->configs[c].sets[i];
+
+				if (keys_overlap(va->key, vc->key))
+					return gfail_at(p, va->key_line, va->key_col,
+							"configurations[%zu] sets %s too (at "
+							"%u:%u); a key is either in set: or in "
+							"the configurations", c, vc->key,
+							vc->key_line, vc->key_col);
+			}
+	}
+	p->key[0] = '\0';
 	return 0;
 }
 
@@ -725,6 +848,8 @@ int sweep_grid_load(const char *path, struct sweep_grid **out, char *err, size_t
 	rc = read_root(&p, yaml_document_get_root_node(&p.doc));
 	yaml_document_delete(&p.doc);
 	yaml_parser_delete(&parser);
+	if (rc == 0)
+		rc = check_overlaps(&p);
 	if (rc == 0)
 		rc = check_settings(&p);
 	if (rc == 0)

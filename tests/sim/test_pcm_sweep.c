@@ -181,6 +181,25 @@ static void test_bad_grid_is_reported_at_file_line_col(void **state)
 		{ "scenarios: [one.yaml]\nseeds: [1, -2]\n",
 		  "g.yaml:2:12: seeds[1]: a seed is a non-negative integer" },
 		{ "scenarios: [one.yaml]\nset:\n  traffic.bytes: [16KB\n", "g.yaml:4:1: YAML:" },
+		/* what would silently give cells twice, or let one setting hide another */
+		{ "scenarios: [one.yaml]\nseeds: [1]\nseeds: [2]\n",
+		  "g.yaml:3:1: seeds: given twice (first at 2:1)" },
+		{ "scenarios: [one.yaml]\nset:\n  traffic.bytes: [16KB]\n  traffic.bytes: [1MB]\n",
+		  "g.yaml:4:3: set.traffic.bytes: given twice (first at 3:3)" },
+		{ "scenarios: [one.yaml]\nconfigurations:\n  - {stop: 1s, stop: 2s}\n",
+		  "g.yaml:3:16: stop: given twice (first at 3:6)" },
+		{ "scenarios: [one.yaml, ./one.yaml]\n",
+		  "g.yaml:1:23: scenarios[1]: './one.yaml' is scenarios[0] again" },
+		{ "scenarios: [one.yaml]\nseeds: [1, 2, 1]\n",
+		  "g.yaml:2:15: seeds[2]: seed 1 is used twice" },
+		{ "scenarios: [one.yaml]\nset:\n  traffic.bytes: [16KB, 1MB, 16KB]\n",
+		  "g.yaml:3:30: set.traffic.bytes: '16KB' is used twice" },
+		{ "scenarios: [one.yaml]\nset:\n  traffic.bytes: [16KB]\n"
+		  "  traffic: ['{type: incast, bytes: 1MB}']\n",
+		  "g.yaml:4:3: set.traffic: overlaps set.traffic.bytes (at 3:3)" },
+		{ "scenarios: [one.yaml]\nset:\n  traffic.bytes: [16KB]\n"
+		  "configurations:\n  - {name: a, traffic.bytes: 1MB}\n",
+		  "g.yaml:3:3: set.traffic.bytes: configurations[0] sets traffic.bytes too (at 5:15)" },
 	};
 	struct out o;
 
