@@ -276,14 +276,19 @@ static int list_cells(const struct sweep_grid *g, const char *self)
 static int emit(const struct sweep_opts *o, const struct sweep_grid *g, const char *self,
 		const char *dir)
 {
-	char grid[PATH_MAX], slurm[PATH_MAX + 8];
+	char grid[PATH_MAX], logins[PATH_MAX], slurm[PATH_MAX + 8];
 	struct sweep_emit e = {
 		.self = self, .grid = grid, .name = g->name, .dir = dir, .cells = g->n_cells,
-		.jobs = o->jobs ? o->jobs : 1, .sshloginfile = o->sshloginfile,
+		.jobs = o->jobs ? o->jobs : 1, .sshloginfile = o->sshloginfile ? logins : NULL,
 	};
 
 	if (!realpath(o->grid, grid))
 		return 2;
+	if (o->sshloginfile && !realpath(o->sshloginfile, logins)) {
+		fprintf(stderr, "pcm-sim sweep: --sshloginfile %s: %s\n", o->sshloginfile,
+			strerror(errno));
+		return 2;
+	}
 	e.shards = o->emit_shards ? o->emit_shards
 				  : g->n_cells < DEFAULT_MAX_SHARDS ? g->n_cells
 								    : DEFAULT_MAX_SHARDS;

@@ -65,7 +65,7 @@ void sweep_emit_parallel(FILE *f, const struct sweep_emit *e)
 	fprintf(f, "#!/bin/sh\n"
 		   "# pcm-sim sweep with GNU parallel: %s, %zu cells in %zu shards,\n"
 		   "# one shard per job, as many jobs at once on each machine as it has cores,\n"
-		   "# %s; then the records are merged and the plots drawn.\n",
+		   "# %s;\n# then the records are merged and the plots drawn.\n",
 		e->grid, e->cells, e->shards,
 		e->sshloginfile ? "on the machines of the --sshloginfile (each must see "
 				  "pcm-sim, the grid\n# and the sweep's directory at these paths)"
