@@ -417,6 +417,12 @@ static void test_policy_sources_are_built_once(void **state)
 	pcm_sim(&o, "sweep g.yaml -o out");
 	expect(&o, 0, "2 of 2 cells recorded: 2 ok", NULL);
 	assert_null(strstr(o.stderr_text, "building"));
+	/* a package file by its path, relative to the grid */
+	write_file("so.yaml", "scenarios: [one.yaml]\npolicies: [out/policies/step.so]\n");
+	pcm_sim(&o, "sweep so.yaml -o so");
+	expect(&o, 0, "1 of 1 cells recorded: 1 ok", NULL);
+	assert_non_null(strstr(read_file("so/results.jsonl", grid, sizeof(grid)),
+			       "\"policy\":\"out/policies/step.so\""));
 }
 
 static void test_set_on_the_command_line_changes_the_run(void **state)
