@@ -76,8 +76,9 @@ static int run_pcmc(const char *pcmc, const struct sweep_policy *pol, const char
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
 
-static int build_one(const char *pcmc, struct sweep_policy *pol, const char *dir)
+static int build_one(const char *pcmc, const struct sweep_grid *g, size_t i, const char *dir)
 {
+	struct sweep_policy *pol = &g->policies[i];
 	char so[PATH_MAX], stamp[PATH_MAX], tmp[PATH_MAX];
 	int rc;
 
@@ -98,7 +99,9 @@ static int build_one(const char *pcmc, struct sweep_policy *pol, const char *dir
 		rc = write_stamp(stamp, pol->hash);
 	if (rc < 0) {
 		unlink(tmp);
-		fprintf(stderr, "pcm-sim sweep: policy '%s': the build failed\n", pol->name);
+		fprintf(stderr, "pcm-sim sweep: %s:%u:%u: policies[%zu]: pcmc could not build "
+				"policy '%s' (its messages are above)\n",
+			g->path, pol->line, pol->col, i, pol->name);
 	}
 	return rc;
 }
@@ -123,6 +126,6 @@ int sweep_build_policies(struct sweep_grid *g, const char *dir)
 		return -errno;
 	for (size_t i = 0; i < g->n_policies && rc == 0; i++)
 		if (g->policies[i].n_build)
-			rc = build_one(pcmc, &g->policies[i], dir);
+			rc = build_one(pcmc, g, i, dir);
 	return rc;
 }

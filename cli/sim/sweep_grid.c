@@ -437,6 +437,10 @@ static int read_policy_build(struct gparser *p, yaml_node_t *n, struct sweep_pol
 
 static int read_policy(struct gparser *p, yaml_node_t *n, size_t i, void *elem)
 {
+	struct sweep_policy *pol = elem;
+
+	pol->line = (uint32_t)n->start_mark.line + 1;
+	pol->col = (uint32_t)n->start_mark.column + 1;
 	if (n->type == YAML_MAPPING_NODE)
 		return read_policy_build(p, n, elem);
 	return read_policy_name(p, n, elem);

@@ -52,6 +52,7 @@ struct sweep_policy {
 	size_t n_build;
 	char *fabric;    /* its --fabric, absolute, or NULL */
 	uint64_t hash;   /* of the file, or of a build's sources; 0 for a built-in */
+	uint32_t line, col; /* of its entry in the grid file */
 };
 
 struct sweep_grid {

@@ -423,6 +423,16 @@ static void test_policy_sources_are_built_once(void **state)
 	expect(&o, 0, "1 of 1 cells recorded: 1 ok", NULL);
 	assert_non_null(strstr(read_file("so/results.jsonl", grid, sizeof(grid)),
 			       "\"policy\":\"out/policies/step.so\""));
+	/* sources pcmc cannot build: the grid's entry is named, nothing runs */
+	write_file("broken.c", "int broken(");
+	snprintf(grid, sizeof(grid),
+		 "scenarios: [one.yaml]\n"
+		 "policies:\n  - swift\n  - {name: broken, build: [%s/step_window.yaml, broken.c]}\n",
+		 PKG);
+	write_file("b.yaml", grid);
+	pcm_sim(&o, "sweep b.yaml -o b");
+	expect(&o, 2, NULL, "b.yaml:4:5: policies[1]: pcmc could not build policy 'broken'");
+	assert_int_equal(mtime("b/results.jsonl"), 0);
 }
 
 static void test_set_on_the_command_line_changes_the_run(void **state)
