@@ -371,6 +371,22 @@ static bool is_builtin(const char *name)
 }
 
 /* A policy given as one value: a built-in name or a package file. */
+/* A package file: it must open as pcm-sim will open it (a pcmc-built .so that validates). */
+static int read_policy_file(struct gparser *p, const yaml_node_t *n, struct sweep_policy *pol)
+{
+	struct pcm_package_handle h;
+	char why[512];
+	int rc = grid_file(p, n, &pol->arg, &pol->hash);
+
+	if (rc < 0)
+		return rc;
+	rc = pcm_package_open(pol->arg, pcm_builtin_policies, &h, why, sizeof(why));
+	if (rc < 0)
+		return gfail(p, n, "%s", why);
+	pcm_package_close(&h);
+	return 0;
+}
+
 static int read_policy_name(struct gparser *p, const yaml_node_t *n, struct sweep_policy *pol)
 {
 	int rc = want_string(p, n, &pol->name);
@@ -378,7 +394,7 @@ static int read_policy_name(struct gparser *p, const yaml_node_t *n, struct swee
 	if (rc < 0)
 		return rc;
 	if (is_path(pol->name))
-		return grid_file(p, n, &pol->arg, &pol->hash);
+		return read_policy_file(p, n, pol);
 	if (!is_builtin(pol->name))
 		return gfail(p, n,
 			     "'%s' is not a built-in policy (pcm-bench list) nor a package file "

@@ -178,6 +178,8 @@ static void test_bad_grid_is_reported_at_file_line_col(void **state)
 		{ "scenarios: [one.yaml, nope.yaml]\n", "g.yaml:1:23: scenarios[1]: " },
 		{ "scenarios: [one.yaml]\npolicies: [swift, swiftt]\n",
 		  "g.yaml:2:19: policies[1]: 'swiftt' is not a built-in policy" },
+		{ "scenarios: [one.yaml]\npolicies: [./one.yaml]\n",
+		  "g.yaml:2:12: policies[0]: cannot load package '" },
 		{ "scenarios: [one.yaml]\nseeds: [1, -2]\n",
 		  "g.yaml:2:12: seeds[1]: a seed is a non-negative integer" },
 		{ "scenarios: [one.yaml]\nset:\n  traffic.bytes: [16KB\n", "g.yaml:4:1: YAML:" },
