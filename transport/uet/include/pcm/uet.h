@@ -221,6 +221,51 @@ int uet_scenario_parse(const char *name, const char *text, size_t len, struct ue
  */
 int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_diag *diag);
 
+/*
+ * A setting laid over a scenario file (pcm-sim --set, pcm-sim sweep's set:):
+ * the value at a key path, as YAML text, and where it was written.
+ */
+struct uet_scenario_set {
+	const char *key;          /* "topology.link_rate", "nic.DataRate", "failures[0].at" */
+	const char *value;        /* YAML; its first character at line @line, column 1 */
+	const char *file;         /* where it was written ("grid.yaml", "--set"), for messages */
+	uint32_t line;            /* 1-based */
+	uint32_t key_line, key_col; /* where the key was written, 1-based */
+};
+
+/**
+ * uet_scenario_parse_set() - uet_scenario_parse() with @sets laid over the
+ * text: each value replaces what the text has at its key path, or is added
+ * with the keys the text lacks there, and is then read and checked as the
+ * text is. A message about a setting's key or value names the setting's
+ * file, line and column.
+ * @name: the file name used in messages.
+ * @text: the YAML, @len bytes.
+ * @sets: the settings, in order (a later one wins), @n_sets of them.
+ * @out: the scenario (free with uet_scenario_free()).
+ * @diag: "file:line:col: key: what is wrong" on failure.
+ *
+ * Return: as uet_scenario_parse(); -EINVAL also for a malformed key path, a
+ * path through something that is not a mapping, or a list item the text
+ * lacks.
+ */
+int uet_scenario_parse_set(const char *name, const char *text, size_t len,
+			   const struct uet_scenario_set *sets, size_t n_sets,
+			   struct uet_scenario **out, struct pcm_diag *diag);
+
+/**
+ * uet_scenario_load_set() - uet_scenario_load() with @sets laid over the
+ * file, as uet_scenario_parse_set() does.
+ * @path: the scenario file, also the name in messages.
+ * @sets: the settings, @n_sets of them.
+ * @out: the scenario.
+ * @diag: what is wrong, on failure.
+ *
+ * Return: as uet_scenario_load() and uet_scenario_parse_set().
+ */
+int uet_scenario_load_set(const char *path, const struct uet_scenario_set *sets, size_t n_sets,
+			  struct uet_scenario **out, struct pcm_diag *diag);
+
 /**
  * uet_scenario_set_lb() - run package @name beside every group's policy (the
  * scenario's `lb:`; pcm-sim --lb), replacing the scenario's own.
