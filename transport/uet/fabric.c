@@ -115,7 +115,7 @@ static void transmit(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *p
 		return;
 	}
 	pkt->node = p->peer;
-	uet_des_arm(f->des, &pkt->ev, end + p->delay_ps, UET_EV_ARRIVE, pkt);
+	uet_des_arm(f->des, pkt, end + p->delay_ps, UET_EV_ARRIVE);
 }
 
 static void drop(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt)
@@ -209,9 +209,9 @@ void uet_port_send(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt
 		if (tc < 0)
 			return;
 	}
-	pkt->ev.next = NULL;
+	pkt->next = NULL;
 	if (p->qtail[tc])
-		p->qtail[tc]->ev.next = &pkt->ev;
+		p->qtail[tc]->next = pkt;
 	else
 		p->qhead[tc] = pkt;
 	p->qtail[tc] = pkt;
@@ -220,7 +220,7 @@ void uet_port_send(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt
 		p->max_qbytes = p->qbytes[tc];
 	if (!p->free_pending) {
 		p->free_pending = true;
-		uet_des_arm(f->des, &p->free_ev, p->busy_until, UET_EV_PORT_FREE, p);
+		uet_des_arm(f->des, p, p->busy_until, UET_EV_PORT_FREE);
 	}
 }
 
@@ -244,7 +244,7 @@ void uet_port_free_event(struct uet_fabric *f, struct uet_port *p)
 	transmit(f, p, pkt, f->des->now_ps);
 	if (p->qhead[0] || p->qhead[1] || p->qhead[2]) {
 		p->free_pending = true;
-		uet_des_arm(f->des, &p->free_ev, p->busy_until, UET_EV_PORT_FREE, p);
+		uet_des_arm(f->des, p, p->busy_until, UET_EV_PORT_FREE);
 	}
 }
 

@@ -38,8 +38,7 @@ struct uet_port {
 	uint64_t limit;
 	uint64_t ecn_kmin, ecn_kmax;
 	uint64_t busy_until;
-	struct uet_ev free_ev;  /* embedded PORT_FREE event */
-	bool free_pending;
+	bool free_pending;      /* its PORT_FREE event (the port is its own event) */
 	uint64_t ps_per_byte_q16;
 	uint64_t delay_ps;
 	uint32_t owner, peer; /* node ids */
@@ -50,7 +49,7 @@ struct uet_port {
 	bool trimming, uet_policy;
 	uint64_t tx_pkts, tx_bytes, drops, trims, marks, max_qbytes;
 	uint64_t sampled_qbytes; /* the total in the last uet-queues row, +1 (0: none yet) */
-};
+} __attribute__((aligned(64))); /* its own DES event */
 
 enum uet_switch_kind {
 	UET_SW_STAR = 0,

@@ -451,7 +451,7 @@ static void fetch_done(struct uet_sim *s, struct uet_pkt *pkt)
 		uet_nic_tx_pass(&s->ns, nic);
 }
 
-static void dispatch(struct uet_sim *s, struct uet_ev *ev)
+static void dispatch(struct uet_sim *s, const struct uet_fired *ev)
 {
 	switch (ev->type) {
 	case UET_EV_ARRIVE:
@@ -539,16 +539,14 @@ static bool out_of_memory(const struct uet_sim *s)
 /* Serve one event. Return: false when nothing is left before @limit_ps. */
 static bool step(struct uet_sim *s, uint64_t limit_ps)
 {
-	struct uet_ev *ev = uet_des_pop_until(&s->des, limit_ps);
-	bool pooled;
+	struct uet_fired ev;
 
-	if (!ev)
+	if (!uet_des_pop_until(&s->des, limit_ps, &ev))
 		return false;
-	/* an embedded event belongs to its owner, which may re-arm or free it */
-	pooled = ev->pooled;
-	dispatch(s, ev);
-	if (pooled)
-		uet_des_free(&s->des, ev);
+	dispatch(s, &ev);
+	/* an object that is its own event may re-arm it; a pooled event goes back */
+	if (ev.ev)
+		uet_des_free(&s->des, ev.ev);
 	return true;
 }
 

@@ -235,9 +235,10 @@ int uet_fabric_build(struct uet_fabric *f, uint64_t host_rate_bps, uint32_t mtu_
 		}
 	}
 	f->sw = calloc(f->n_switches, sizeof(*f->sw));
-	f->ports = calloc(f->n_ports, sizeof(*f->ports));
+	f->ports = aligned_alloc(64, (size_t)f->n_ports * sizeof(*f->ports));
 	if (!f->sw || !f->ports)
 		return -ENOMEM;
+	memset(f->ports, 0, (size_t)f->n_ports * sizeof(*f->ports));
 	b.next_port = f->n_hosts;
 	switch (t->kind) {
 	case UET_TOPO_LEAF_SPINE:

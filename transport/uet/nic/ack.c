@@ -64,7 +64,7 @@ void uet_ack_send(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc,
 	if (ack_t < nic->last_ack_ps)
 		ack_t = nic->last_ack_ps;
 	nic->last_ack_ps = ack_t;
-	uet_des_arm(ns->des, &pkt->ev, ack_t, UET_EV_ACK_RELEASE, pkt);
+	uet_des_arm(ns->des, pkt, ack_t, UET_EV_ACK_RELEASE);
 }
 
 void uet_nic_ack_release(struct uet_nics *ns, struct uet_pkt *pkt)

@@ -44,7 +44,7 @@ enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct
 	pkt->dst = pdc->peer;
 	pkt->pdc = pdc->id;
 	pkt->psn = psn;
-	uet_des_arm(ns->des, &pkt->ev, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE, pkt);
+	uet_des_arm(ns->des, pkt, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE);
 	return UET_TRY_SENT;
 }
 
@@ -76,9 +76,9 @@ bool uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt)
 		return false;
 	}
 	pdc = ns->pdcs[pkt->pdc];
-	pkt->ev.next = NULL;
+	pkt->next = NULL;
 	if (pdc->pf_tail)
-		pdc->pf_tail->ev.next = &pkt->ev;
+		pdc->pf_tail->next = pkt;
 	else
 		pdc->pf_head = pkt;
 	pdc->pf_tail = pkt;

@@ -136,8 +136,7 @@ static enum uet_try pdc_try(struct uet_nics *ns, struct uet_nic *nic, struct uet
 		pdc->next_psn++;
 		backlog_take(g, payload, wire);
 		uet_segment_commit(ns, nic, g, pdc, pkt, psn, false, false);
-		uet_des_arm(ns->des, &pkt->ev, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE,
-			    pkt);
+		uet_des_arm(ns->des, pkt, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE);
 		break;
 	}
 	return UET_TRY_SENT;
