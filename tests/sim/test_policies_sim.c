@@ -173,8 +173,9 @@ static void probe_monitor(void *ctx, const struct uet_pkt_view *v)
 			f->n++;
 		}
 		/* as sender_ack() computes it, before the ACK is processed */
-		if (pdc && v->psn < pdc->npkts && pdc->tx[v->psn].tx_ps) {
-			uint64_t raw = v->t_ps - pdc->tx[v->psn].tx_ps;
+		if (pdc && v->psn < pdc->npkts && uet_tx_kept(pdc, v->psn) &&
+		    uet_tx(pdc, v->psn)->tx_ps) {
+			uint64_t raw = v->t_ps - uet_tx(pdc, v->psn)->tx_ps;
 
 			push(&pr->rtt, v->t_ps, raw > v->service_ps ? raw - v->service_ps : 0,
 			     pdc->grp->cc.ctl.cwnd);

@@ -128,7 +128,14 @@ struct uet_pdc {
 	struct uet_pkt *pf_head, *pf_tail; /* payloads in the prefetch buffer, in PSN order */
 	uint32_t last_payload;
 	bool probe_sent, tx_done_logged;
+	/*
+	 * The sender's record of each PSN, for the latest tx_mask + 1 PSNs below
+	 * next_psn only (a ring, grown to at least twice the span from una to
+	 * next_psn): every older PSN is acknowledged, and a large fabric's
+	 * memory does not grow with message sizes. uet_tx_state() reads any PSN.
+	 */
 	struct uet_txpkt *tx;
+	uint32_t tx_mask;
 	/*
 	 * Retransmission timers, one FIFO of (deadline, PSN) per backoff level:
 	 * every timer of a level has one duration and starts in serialization
@@ -259,6 +266,26 @@ static inline uint64_t uet_now(const struct uet_nics *ns)
 static inline bool uet_rx_has(const struct uet_rxpdc *rx, uint32_t psn)
 {
 	return rx->bits[psn >> 6] >> (psn & 63) & 1;
+}
+
+/* The record of @psn, one of the ring's: in [next_psn - tx_mask - 1, next_psn). */
+static inline struct uet_txpkt *uet_tx(const struct uet_pdc *pdc, uint32_t psn)
+{
+	return &pdc->tx[psn & pdc->tx_mask];
+}
+
+/* Is @psn's record in the ring? */
+static inline bool uet_tx_kept(const struct uet_pdc *pdc, uint32_t psn)
+{
+	return psn < pdc->next_psn && pdc->next_psn - psn <= pdc->tx_mask + 1;
+}
+
+/* The state of any PSN: unsent at or beyond next_psn, acknowledged below the ring. */
+static inline uint8_t uet_tx_state(const struct uet_pdc *pdc, uint32_t psn)
+{
+	if (psn >= pdc->next_psn)
+		return UET_TX_UNSENT;
+	return uet_tx_kept(pdc, psn) ? uet_tx(pdc, psn)->state : UET_TX_ACKED;
 }
 
 /* Payload bytes of @psn of @pdc. */
@@ -408,6 +435,8 @@ int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m);
 void uet_nic_doorbell(struct uet_nics *ns, struct uet_pdc *pdc);
 /* The sender's completion: close @pdc. Return: true if its group lives on. */
 bool uet_pdc_close(struct uet_nics *ns, struct uet_pdc *pdc);
+/* Take PSN next_psn for a new segment, its record cleared. Return: false on ENOMEM. */
+bool uet_pdc_claim_psn(struct uet_nics *ns, struct uet_pdc *pdc);
 /* The receiving side of @pdc on @nic, created by its first packet. Return: false on ENOMEM. */
 bool uet_pdc_rx_create(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc);
 static inline bool uet_pdc_rx_open(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc)

@@ -34,7 +34,10 @@ enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct
 	pkt = uet_pkt_alloc(ns->pkts);
 	if (!pkt)
 		return UET_TRY_BLOCKED;
-	pdc->next_psn++;
+	if (!uet_pdc_claim_psn(ns, pdc)) {
+		uet_pkt_free(ns->pkts, pkt);
+		return UET_TRY_BLOCKED;
+	}
 	g->backlog_bytes -= payload;
 	g->backlog_pkts--;
 	g->credit_used += wire;
@@ -82,7 +85,7 @@ bool uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt)
 	else
 		pdc->pf_head = pkt;
 	pdc->pf_tail = pkt;
-	pdc->tx[pkt->psn].state = UET_TX_PREFETCHED;
+	uet_tx(pdc, pkt->psn)->state = UET_TX_PREFETCHED;
 	uet_gqueue_remove(&nic->pfw, pdc->grp);
 	uet_rq_push_tail(nic, pdc->grp);
 	return true;

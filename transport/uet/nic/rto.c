@@ -53,9 +53,9 @@ static void rto_rearm(struct uet_nics *ns, struct uet_pdc *pdc)
 		struct uet_ring *q = &pdc->rtoq[l];
 
 		while (q->len) {
-			const struct uet_txpkt *t = &pdc->tx[q->v[q->head]];
+			uint32_t psn = q->v[q->head];
 
-			if (t->state == UET_TX_OUT && t->rto_ps == q->t[q->head])
+			if (uet_tx_state(pdc, psn) == UET_TX_OUT && uet_tx(pdc, psn)->rto_ps == q->t[q->head])
 				break;
 			uet_ring_pop(q);
 		}
@@ -88,7 +88,7 @@ void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_
 		ns->oom = true;
 		return;
 	}
-	pdc->tx[psn].rto_ps = deadline;
+	uet_tx(pdc, psn)->rto_ps = deadline;
 	if (!pdc->rto_ev || deadline < pdc->rto_ev->t_ps) {
 		if (pdc->rto_ev)
 			uet_des_cancel(ns->des, pdc->rto_ev);
@@ -110,11 +110,14 @@ void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
 		while (q->len && q->t[q->head] <= now) {
 			uint64_t deadline = q->t[q->head];
 			uint32_t psn = q->v[q->head];
-			struct uet_txpkt *t = &pdc->tx[psn];
+			struct uet_txpkt *t;
 
 			uet_ring_pop(q);
-			if (t->state != UET_TX_OUT || t->rto_ps != deadline)
-				continue; /* acknowledged, NACKed or retransmitted since */
+			if (uet_tx_state(pdc, psn) != UET_TX_OUT)
+				continue; /* acknowledged or NACKed since */
+			t = uet_tx(pdc, psn);
+			if (t->rto_ps != deadline)
+				continue; /* retransmitted since */
 			g->nic->st[UET_ST_TIMEOUTS]++;
 			last_ev = t->entropy;
 			uet_requeue(ns, pdc, psn, true);

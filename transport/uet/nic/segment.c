@@ -82,7 +82,7 @@ void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_gro
 			struct uet_pdc *pdc, struct uet_pkt *pkt, uint32_t psn, bool retx, bool rto)
 {
 	const struct uet_nic_cfg *c = &ns->cfg;
-	struct uet_txpkt *t = &pdc->tx[psn];
+	struct uet_txpkt *t = uet_tx(pdc, psn);
 	uint32_t payload = uet_pdc_payload(ns, pdc, psn);
 	/* a copy resent because no ACK came asks for one (rto.c) */
 	bool ar = ack_requested(c, pdc, pdc->n_sent++, psn) || rto;
