@@ -114,7 +114,7 @@ static void test_events_scheduled_while_running_keep_order(void **state)
 static void test_cancelled_event_in_current_slot_is_skipped(void **state)
 {
 	struct uet_des des;
-	struct uet_fired a;
+	struct uet_fired a = { 0 };
 	struct uet_ev *b;
 
 	assert_int_equal(uet_des_init(&des), 0);

@@ -15,8 +15,6 @@
 #define SLAB_EVENTS 4096
 /* A slot served sorts at most this many entries by insertion; a larger one is merge-sorted. */
 #define SMALL_RUN 16
-/* Events whose object is fetched ahead of their turn while a slot is served. */
-#define PREFETCH_AHEAD 6
 
 int uet_des_init(struct uet_des *des)
 {
@@ -26,6 +24,13 @@ int uet_des_init(struct uet_des *des)
 
 void uet_des_fini(struct uet_des *des)
 {
+	for (unsigned c = 0; c < UET_DES_CLASSES; c++)
+		while (des->spare[c]) {
+			struct uet_qent *a = des->spare[c];
+
+			des->spare[c] = *(struct uet_qent **)a;
+			free(a);
+		}
 	for (size_t i = 0; i < des->n_slabs; i++)
 		free(des->slabs[i]);
 	for (unsigned l = 0; l < UET_LEVELS; l++)
@@ -98,15 +103,44 @@ static int bit_next(const struct uet_wheel_level *lv, unsigned from)
 	return (int)(w * 64 + (unsigned)__builtin_ctzll(lv->bits[w]));
 }
 
-/* Grow @a (of *@cap entries, @len used) to hold at least one more. Return: false on ENOMEM. */
-static bool grow_array(struct uet_des *des, struct uet_qent **a, uint32_t *cap)
+/* The class of an array of @cap entries (a power of two, at least 4). */
+static unsigned cap_class(uint32_t cap)
+{
+	return (unsigned)__builtin_ctz(cap) - 2;
+}
+
+/* Give an array back to the spares of its class. */
+static void array_put(struct uet_des *des, struct uet_qent *a, uint32_t cap)
+{
+	unsigned c = cap_class(cap);
+
+	*(struct uet_qent **)a = des->spare[c];
+	des->spare[c] = a;
+}
+
+/* Double @a (of *@cap entries, @len used), a spare if there is one. Return: false on ENOMEM. */
+static bool grow_array(struct uet_des *des, struct uet_qent **a, uint32_t *cap, uint32_t len)
 {
 	uint32_t n = *cap ? *cap * 2 : 4;
-	struct uet_qent *b = realloc(*a, n * sizeof(*b));
+	unsigned c = cap_class(n);
+	struct uet_qent *b = des->spare[c];
 
-	if (!b) {
+	if (c >= UET_DES_CLASSES) {
 		des->oom = true;
 		return false;
+	}
+	if (b) {
+		des->spare[c] = *(struct uet_qent **)b;
+	} else {
+		b = malloc(n * sizeof(*b));
+		if (!b) {
+			des->oom = true;
+			return false;
+		}
+	}
+	if (*a) {
+		memcpy(b, *a, len * sizeof(*b));
+		array_put(des, *a, *cap);
 	}
 	*a = b;
 	*cap = n;
@@ -115,17 +149,17 @@ static bool grow_array(struct uet_des *des, struct uet_qent **a, uint32_t *cap)
 
 static inline void slot_push(struct uet_des *des, struct uet_slot *sl, const struct uet_qent *e)
 {
-	if (__builtin_expect(sl->len == sl->cap, 0) && !grow_array(des, &sl->e, &sl->cap))
+	if (__builtin_expect(sl->len == sl->cap, 0) && !grow_array(des, &sl->e, &sl->cap, sl->len))
 		return;
 	sl->e[sl->len++] = *e;
 }
 
-/* Empty a slot after its entries were moved; a burst's large array is given back. */
-static void slot_reset(struct uet_slot *sl, uint32_t keep_cap)
+/* Empty a slot after its entries were moved; a burst's large array goes to the spares. */
+static void slot_reset(struct uet_des *des, struct uet_slot *sl, uint32_t keep_cap)
 {
 	sl->len = 0;
 	if (sl->cap > keep_cap) {
-		free(sl->e);
+		array_put(des, sl->e, sl->cap);
 		sl->e = NULL;
 		sl->cap = 0;
 	}
@@ -145,7 +179,7 @@ static void run_insert(struct uet_des *des, const struct uet_qent *e)
 				(des->run_len - des->run_pos) * sizeof(*des->run));
 			des->run_len -= des->run_pos;
 			des->run_pos = 0;
-		} else if (!grow_array(des, &des->run, &des->run_cap)) {
+		} else if (!grow_array(des, &des->run, &des->run_cap, des->run_len)) {
 			return;
 		}
 	}
@@ -185,11 +219,10 @@ static inline void place(struct uet_des *des, const struct uet_qent *e)
 	bit_set(lv, s);
 }
 
-void uet_des_insert(struct uet_des *des, uint64_t t_ps, uintptr_t ref)
+void uet_des_place(struct uet_des *des, uint64_t t_ps, uintptr_t ref)
 {
 	struct uet_qent e = { .t_ps = t_ps, .ref = ref };
 
-	des->n_pending++;
 	place(des, &e);
 }
 
@@ -206,7 +239,7 @@ static void redistribute(struct uet_des *des, unsigned level, unsigned s)
 	for (uint32_t i = 0; i < sl->len; i++)
 		place(des, &sl->e[i]);
 	/* a level-1 slot can hold a whole epoch's worth: keep only small arrays */
-	slot_reset(sl, 16);
+	slot_reset(des, sl, 16);
 }
 
 static void insertion_sort(struct uet_qent *a, uint32_t n)
@@ -297,10 +330,10 @@ static void load_slot(struct uet_des *des, unsigned s)
 	des->run_pos = 0;
 	sl->e = e;
 	sl->cap = cap;
-	slot_reset(sl, 64);
+	slot_reset(des, sl, 64);
 	bit_clear(&des->lv[0], s);
 	sort_run(des);
-	for (uint32_t i = 0; i < des->run_len && i < PREFETCH_AHEAD; i++)
+	for (uint32_t i = 0; i < des->run_len && i < UET_DES_PREFETCH; i++)
 		__builtin_prefetch(ref_obj(des->run[i].ref));
 }
 
@@ -341,12 +374,12 @@ static bool next_slot(struct uet_des *des)
 	des->overflow = (struct uet_slot){ 0 };
 	for (uint32_t i = 0; i < ov.len; i++)
 		place(des, &ov.e[i]);
-	free(ov.e);
+	if (ov.e)
+		array_put(des, ov.e, ov.cap);
 	return true;
 }
 
-/* Make sure the run's next entry is the earliest live one. Return: false if none is pending. */
-static bool prime(struct uet_des *des)
+bool uet_des_prime(struct uet_des *des)
 {
 	for (;;) {
 		while (des->run_pos < des->run_len) {
@@ -363,39 +396,9 @@ static bool prime(struct uet_des *des)
 	}
 }
 
-bool uet_des_pop_until(struct uet_des *des, uint64_t limit_ps, struct uet_fired *out)
-{
-	const struct uet_qent *e;
-	uintptr_t tag;
-
-	if (!prime(des) || des->run[des->run_pos].t_ps > limit_ps)
-		return false;
-	e = &des->run[des->run_pos++];
-	if (des->run_pos + PREFETCH_AHEAD <= des->run_len)
-		__builtin_prefetch(ref_obj(des->run[des->run_pos + PREFETCH_AHEAD - 1].ref));
-	des->now_ps = e->t_ps;
-	des->n_pending--;
-	des->n_processed++;
-	tag = e->ref & UET_DES_TAG_MASK;
-	if (tag) {
-		out->obj = ref_obj(e->ref);
-		out->ev = NULL;
-		out->arg = 0;
-		out->type = (uint16_t)tag;
-	} else {
-		struct uet_ev *ev = (struct uet_ev *)e->ref;
-
-		out->obj = ev->obj;
-		out->ev = ev;
-		out->arg = ev->arg;
-		out->type = ev->type;
-	}
-	return true;
-}
-
 uint64_t uet_des_peek_time(struct uet_des *des)
 {
-	return prime(des) ? des->run[des->run_pos].t_ps : UINT64_MAX;
+	return uet_des_prime(des) ? des->run[des->run_pos].t_ps : UINT64_MAX;
 }
 
 static uint64_t splitmix64(uint64_t *x)

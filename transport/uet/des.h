@@ -42,9 +42,13 @@
 #define UET_WHEEL_SLOTS (1u << UET_WHEEL_BITS)
 #define UET_WHEEL_WORDS (UET_WHEEL_SLOTS / 64)
 #define UET_LEVELS 3
+/* Capacities of slot arrays: 4 << class. */
+#define UET_DES_CLASSES 30
 
 /* Event type 0 marks a cancelled event still queued. */
 #define UET_EV_DEAD 0
+/* Events whose object is fetched ahead of their turn while a slot is served. */
+#define UET_DES_PREFETCH 6
 /* Types of events carried in an entry's low bits (uet_des_arm()): 1 .. 31. */
 #define UET_DES_TAG_MASK 31u
 
@@ -93,6 +97,8 @@ struct uet_des {
 	uint32_t run_pos, run_len, run_cap;
 	struct uet_qent *scratch; /* for sorting a large slot */
 	uint32_t scratch_cap;
+	/* slot arrays given back, by capacity (4 << class): reused, not freed */
+	struct uet_qent *spare[UET_DES_CLASSES];
 	struct uet_wheel_level lv[UET_LEVELS];
 	struct uet_slot overflow;
 	struct uet_ev *free_list;
@@ -113,8 +119,30 @@ void uet_des_fini(struct uet_des *des);
 /* Grow the event pool; the slow path of uet_des_schedule(). */
 int uet_des_grow(struct uet_des *des);
 
+/* uet_des_insert()'s slow path: an entry for any level, the run or the overflow. */
+void uet_des_place(struct uet_des *des, uint64_t t_ps, uintptr_t ref);
+
 /* Queue @ref at @t_ps (>= now); sets des->oom if a slot cannot grow. */
-void uet_des_insert(struct uet_des *des, uint64_t t_ps, uintptr_t ref);
+static inline void uet_des_insert(struct uet_des *des, uint64_t t_ps, uintptr_t ref)
+{
+	uint64_t cur = des->cur;
+
+	des->n_pending++;
+	/* the common case: later in this level-0 epoch, into a slot with room */
+	if ((t_ps >> 22) == (cur >> 12) && (t_ps >> 10) > cur) {
+		struct uet_wheel_level *lv = &des->lv[0];
+		unsigned s = (unsigned)(t_ps >> 10) & (UET_WHEEL_SLOTS - 1);
+		struct uet_slot *sl = &lv->slot[s];
+
+		if (__builtin_expect(sl->len < sl->cap, 1)) {
+			sl->e[sl->len++] = (struct uet_qent){ .t_ps = t_ps, .ref = ref };
+			lv->bits[s >> 6] |= (uint64_t)1 << (s & 63);
+			lv->summary |= (uint64_t)1 << (s >> 6);
+			return;
+		}
+	}
+	uet_des_place(des, t_ps, ref);
+}
 
 /**
  * uet_des_schedule() - schedule a pooled event of @type at @t_ps (earlier
@@ -162,6 +190,9 @@ static inline void uet_des_cancel(struct uet_des *des, struct uet_ev *ev)
 	des->n_pending--;
 }
 
+/* uet_des_pop_until()'s slow path: make run[run_pos] the earliest live entry. Return: false if none. */
+bool uet_des_prime(struct uet_des *des);
+
 /**
  * uet_des_pop_until() - remove the next live event in (time, insertion)
  * order if it is due by @limit_ps, advance now_ps to its time and describe it
@@ -170,7 +201,41 @@ static inline void uet_des_cancel(struct uet_des *des, struct uet_ev *ev)
  *
  * Return: true, or false (and nothing removed) when nothing is due by @limit_ps.
  */
-bool uet_des_pop_until(struct uet_des *des, uint64_t limit_ps, struct uet_fired *out);
+static inline bool uet_des_pop_until(struct uet_des *des, uint64_t limit_ps, struct uet_fired *out)
+{
+	const struct uet_qent *e;
+	uintptr_t tag;
+
+	/* a pooled event may be dead: the slow path skips those */
+	if ((des->run_pos == des->run_len || !(des->run[des->run_pos].ref & UET_DES_TAG_MASK)) &&
+	    !uet_des_prime(des))
+		return false;
+	e = &des->run[des->run_pos];
+	if (e->t_ps > limit_ps)
+		return false;
+	des->run_pos++;
+	if (des->run_pos + UET_DES_PREFETCH <= des->run_len)
+		__builtin_prefetch((void *)(des->run[des->run_pos + UET_DES_PREFETCH - 1].ref &
+					    ~(uintptr_t)UET_DES_TAG_MASK));
+	des->now_ps = e->t_ps;
+	des->n_pending--;
+	des->n_processed++;
+	tag = e->ref & UET_DES_TAG_MASK;
+	if (tag) {
+		out->obj = (void *)(e->ref & ~(uintptr_t)UET_DES_TAG_MASK);
+		out->ev = NULL;
+		out->arg = 0;
+		out->type = (uint16_t)tag;
+	} else {
+		struct uet_ev *ev = (struct uet_ev *)e->ref;
+
+		out->obj = ev->obj;
+		out->ev = ev;
+		out->arg = ev->arg;
+		out->type = ev->type;
+	}
+	return true;
+}
 
 static inline bool uet_des_pop(struct uet_des *des, struct uet_fired *out)
 {
