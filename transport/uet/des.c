@@ -24,7 +24,7 @@ int uet_des_init(struct uet_des *des)
 
 void uet_des_fini(struct uet_des *des)
 {
-	for (unsigned c = 0; c < UET_DES_CLASSES; c++)
+	for (unsigned c = 0; c < UET_DES_SPARE_CLASSES; c++)
 		while (des->spare[c]) {
 			struct uet_qent *a = des->spare[c];
 
@@ -109,11 +109,15 @@ static unsigned cap_class(uint32_t cap)
 	return (unsigned)__builtin_ctz(cap) - 2;
 }
 
-/* Give an array back to the spares of its class. */
+/* Give an array back: to the spares of its class if small, else to malloc. */
 static void array_put(struct uet_des *des, struct uet_qent *a, uint32_t cap)
 {
 	unsigned c = cap_class(cap);
 
+	if (c >= UET_DES_SPARE_CLASSES) {
+		free(a);
+		return;
+	}
 	*(struct uet_qent **)a = des->spare[c];
 	des->spare[c] = a;
 }
@@ -123,24 +127,25 @@ static bool grow_array(struct uet_des *des, struct uet_qent **a, uint32_t *cap, 
 {
 	uint32_t n = *cap ? *cap * 2 : 4;
 	unsigned c = cap_class(n);
-	struct uet_qent *b = des->spare[c];
+	struct uet_qent *b;
 
 	if (c >= UET_DES_CLASSES) {
 		des->oom = true;
 		return false;
 	}
-	if (b) {
+	if (c < UET_DES_SPARE_CLASSES && des->spare[c]) {
+		b = des->spare[c];
 		des->spare[c] = *(struct uet_qent **)b;
+		if (*a) {
+			memcpy(b, *a, len * sizeof(*b));
+			array_put(des, *a, *cap);
+		}
 	} else {
-		b = malloc(n * sizeof(*b));
+		b = realloc(*a, n * sizeof(*b));
 		if (!b) {
 			des->oom = true;
 			return false;
 		}
-	}
-	if (*a) {
-		memcpy(b, *a, len * sizeof(*b));
-		array_put(des, *a, *cap);
 	}
 	*a = b;
 	*cap = n;

@@ -42,8 +42,9 @@
 #define UET_WHEEL_SLOTS (1u << UET_WHEEL_BITS)
 #define UET_WHEEL_WORDS (UET_WHEEL_SLOTS / 64)
 #define UET_LEVELS 3
-/* Capacities of slot arrays: 4 << class. */
+/* Capacities of slot arrays: 4 << class; arrays of up to 256 entries are kept as spares. */
 #define UET_DES_CLASSES 30
+#define UET_DES_SPARE_CLASSES 7
 
 /* Event type 0 marks a cancelled event still queued. */
 #define UET_EV_DEAD 0
@@ -97,8 +98,8 @@ struct uet_des {
 	uint32_t run_pos, run_len, run_cap;
 	struct uet_qent *scratch; /* for sorting a large slot */
 	uint32_t scratch_cap;
-	/* slot arrays given back, by capacity (4 << class): reused, not freed */
-	struct uet_qent *spare[UET_DES_CLASSES];
+	/* small slot arrays given back, by capacity (4 << class): reused, not freed */
+	struct uet_qent *spare[UET_DES_SPARE_CLASSES];
 	struct uet_wheel_level lv[UET_LEVELS];
 	struct uet_slot overflow;
 	struct uet_ev *free_list;

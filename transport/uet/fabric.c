@@ -62,29 +62,29 @@ static inline uint32_t route(const struct uet_fabric *f, const struct uet_switch
 	case UET_SW_LEAF: {
 		uint32_t h = t->hosts_per_leaf;
 
-		if (dst / h == sw->idx)
-			return sw->port_base + dst % h;
+		if (uet_div(&f->per_leaf, dst) == sw->idx)
+			return sw->port_base + uet_mod(&f->per_leaf, dst);
 		return ecmp(f, sw, pkt, sw->port_base + h, t->spines);
 	}
 	case UET_SW_SPINE:
-		return sw->port_base + dst / t->hosts_per_leaf;
+		return sw->port_base + uet_div(&f->per_leaf, dst);
 	case UET_SW_EDGE: {
-		uint32_t half = t->k / 2, pod = dst / (half * half), edge = (dst / half) % half;
+		uint32_t half = f->half.d, edge = uet_div(&f->half, dst); /* pod * half + edge in pod */
 
-		if (pod == sw->pod && edge == sw->idx)
-			return sw->port_base + dst % half;
+		if (edge == sw->pod * half + sw->idx)
+			return sw->port_base + uet_mod(&f->half, dst);
 		return ecmp(f, sw, pkt, sw->port_base + half, half);
 	}
 	case UET_SW_AGG: {
-		uint32_t half = t->k / 2, pod = dst / (half * half), edge = (dst / half) % half;
+		uint32_t half = f->half.d;
 
-		if (pod == sw->pod)
-			return sw->port_base + edge;
+		if (uet_div(&f->per_pod, dst) == sw->pod)
+			return sw->port_base + uet_mod(&f->half, uet_div(&f->half, dst));
 		return ecmp(f, sw, pkt, sw->port_base + half, half);
 	}
 	case UET_SW_CORE:
 	default:
-		return sw->port_base + dst / ((t->k / 2) * (t->k / 2));
+		return sw->port_base + uet_div(&f->per_pod, dst);
 	}
 }
 

@@ -69,6 +69,22 @@ struct uet_switch {
 	char name[32];
 };
 
+/* A divisor fixed when the fabric is built: a shift and a mask when it is a power of two. */
+struct uet_divisor {
+	uint32_t d;
+	int shift; /* -1: not a power of two */
+};
+
+static inline uint32_t uet_div(const struct uet_divisor *v, uint32_t x)
+{
+	return v->shift >= 0 ? x >> v->shift : x / v->d;
+}
+
+static inline uint32_t uet_mod(const struct uet_divisor *v, uint32_t x)
+{
+	return v->shift >= 0 ? x & (v->d - 1) : x % v->d;
+}
+
 /* How the fabric reaches the hosts. */
 struct uet_fabric_ops {
 	/* host @host's port starts serializing @pkt; serialization ends at @end_ps */
@@ -91,6 +107,8 @@ struct uet_fabric {
 	uint32_t n_hosts, n_switches, n_nodes, n_ports;
 	struct uet_switch *sw;
 	struct uet_port *ports;  /* [0, n_hosts) are the hosts' */
+	/* routing's divisors: hosts per leaf; fat tree: k/2 (hosts per edge), hosts per pod */
+	struct uet_divisor per_leaf, half, per_pod;
 	uint64_t host_rate_bps;  /* the lower of DataRate and the link rate */
 	uint64_t unloaded_rtt_ps; /* of the longest path: propagation, an MTU and an ACK per hop */
 	uint64_t bdp_bytes;      /* host rate times that RTT */

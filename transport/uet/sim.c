@@ -533,11 +533,11 @@ static void dispatch(struct uet_sim *s, const struct uet_fired *ev)
 
 static bool out_of_memory(const struct uet_sim *s)
 {
-	return s->ns.oom || s->pkts.oom || s->des.oom;
+	return s->ns.oom | s->pkts.oom | s->des.oom;
 }
 
 /* Serve one event. Return: false when nothing is left before @limit_ps. */
-static bool step(struct uet_sim *s, uint64_t limit_ps)
+static inline __attribute__((always_inline)) bool step(struct uet_sim *s, uint64_t limit_ps)
 {
 	struct uet_fired ev;
 
@@ -557,12 +557,9 @@ int uet_sim_run(struct uet_sim *s, uint64_t stop_ps)
 	if (rc < 0)
 		return rc;
 	s->stop_ps = stop_ps;
-	while (!all_done(s)) {
-		if (!step(s, stop_ps))
-			break;
+	while (!all_done(s) && step(s, stop_ps))
 		if (__builtin_expect(out_of_memory(s), 0))
 			return -ENOMEM;
-	}
 	if (s->ns.rec.transport_stats && s->ns.cfg.transport_stats &&
 	    s->last_stats_ps != s->des.now_ps)
 		uet_nic_stats_rows(&s->ns);

@@ -189,6 +189,16 @@ static uint32_t build_fat_tree(struct uet_fabric *f, struct builder *b)
 	return 6;
 }
 
+static struct uet_divisor divisor(uint32_t d)
+{
+	struct uet_divisor v = { .d = d ? d : 1, .shift = -1 };
+
+	if (v.d & (v.d - 1))
+		return v;
+	v.shift = __builtin_ctz(v.d);
+	return v;
+}
+
 static void set_queue_limits(struct uet_fabric *f, uint32_t mtu_bytes)
 {
 	const struct uet_topo_cfg *t = f->topo;
@@ -234,6 +244,9 @@ int uet_fabric_build(struct uet_fabric *f, uint64_t host_rate_bps, uint32_t mtu_
 			return -EINVAL;
 		}
 	}
+	f->per_leaf = divisor(t->hosts_per_leaf);
+	f->half = divisor(t->k / 2);
+	f->per_pod = divisor((t->k / 2) * (t->k / 2));
 	f->sw = calloc(f->n_switches, sizeof(*f->sw));
 	f->ports = aligned_alloc(64, (size_t)f->n_ports * sizeof(*f->ports));
 	if (!f->sw || !f->ports)
