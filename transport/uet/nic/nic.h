@@ -7,7 +7,7 @@
  *
  *   rx, ack, nack, cnp, credit_grant, wire, audit
  *     -> pdc -> rto, group -> sched -> credit, prefetch, segment, pcie
- *     -> bytepool, gqueue, trace, ring
+ *     -> coalesce, bytepool, gqueue, trace, ring
  *
  * Where a file below must start something above it, it returns what is
  * due instead of calling up: a credit retry or grant names the group to
@@ -109,6 +109,8 @@ struct uet_rxpdc {
 	uint32_t max_psn;      /* highest PSN received + 1 */
 	uint32_t sack_cursor;  /* successive ACKs report successive 64-PSN blocks */
 	uint32_t ce_pending;
+	uint32_t unacked_bytes; /* AckCoalesceBytes: payload since the last ACK */
+	bool ack_request;      /* AckCoalesceBytes: a flagged packet's gap is still open */
 	bool done;
 	struct uet_group *grp;
 };
@@ -266,6 +268,19 @@ static inline uint64_t uet_now(const struct uet_nics *ns)
 static inline bool uet_rx_has(const struct uet_rxpdc *rx, uint32_t psn)
 {
 	return rx->bits[psn >> 6] >> (psn & 63) & 1;
+}
+
+/* The sender's records of a PDC start this small, or as small as the message. */
+#define UET_TX_RING_MIN 16
+
+/* The least power of two >= @n (at most 2^31). */
+static inline uint32_t uet_pow2_at_least(uint64_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n && p < (1u << 31))
+		p <<= 1;
+	return p;
 }
 
 /* The record of @psn, one of the ring's: in [next_psn - tx_mask - 1, next_psn). */
@@ -435,8 +450,6 @@ int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m);
 void uet_nic_doorbell(struct uet_nics *ns, struct uet_pdc *pdc);
 /* The sender's completion: close @pdc. Return: true if its group lives on. */
 bool uet_pdc_close(struct uet_nics *ns, struct uet_pdc *pdc);
-/* Take PSN next_psn for a new segment, its record cleared. Return: false on ENOMEM. */
-bool uet_pdc_claim_psn(struct uet_nics *ns, struct uet_pdc *pdc);
 /* The receiving side of @pdc on @nic, created by its first packet. Return: false on ENOMEM. */
 bool uet_pdc_rx_create(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc);
 static inline bool uet_pdc_rx_open(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc)
@@ -446,6 +459,8 @@ static inline bool uet_pdc_rx_open(struct uet_nics *ns, struct uet_nic *nic, str
 void uet_pdc_free(struct uet_nics *ns, struct uet_pdc *pdc);
 
 /* segment.c */
+/* Take PSN next_psn of @pdc for a new segment, its record cleared. Return: false on ENOMEM. */
+bool uet_segment_claim_psn(struct uet_nics *ns, struct uet_pdc *pdc);
 /* Build data packet @psn of @pdc into @pkt; @retx: a retransmission, after a timeout if @rto. */
 void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g,
 			struct uet_pdc *pdc, struct uet_pkt *pkt, uint32_t psn, bool retx, bool rto);
@@ -455,6 +470,17 @@ struct uet_pkt *uet_control_packet(struct uet_nics *ns, struct uet_nic *nic, uin
 				   uint16_t wire);
 void uet_send_control(struct uet_nics *ns, struct uet_nic *nic, uint32_t peer, uint32_t pdc_id,
 		      enum uet_pkt_kind kind, uint64_t value, uint16_t wire);
+
+/* coalesce.c: receiver ACK coalescing (AckCoalesceBytes, a pcm extension) */
+/* Does data packet @psn of @pdc, just committed by @g, ask for an ACK? */
+bool uet_coalesce_ar(const struct uet_nics *ns, const struct uet_group *g,
+		     const struct uet_pdc *pdc, uint32_t psn, bool retx);
+/*
+ * Does the receiver ACK @pkt now? @first: the PDC's first packet; @dup: a
+ * duplicate. Called after the packet's PSN is recorded.
+ */
+bool uet_coalesce_ack_due(const struct uet_nics *ns, struct uet_rxpdc *rx,
+			  const struct uet_pkt *pkt, bool first, bool dup);
 
 /* pcie.c: a fetch of @payload bytes; return: when the payload has arrived at the NIC */
 uint64_t uet_pcie_fetch(struct uet_nics *ns, struct uet_nic *nic, uint32_t payload);

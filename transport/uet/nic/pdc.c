@@ -26,52 +26,6 @@ void uet_pdc_free(struct uet_nics *ns, struct uet_pdc *pdc)
 	free(pdc);
 }
 
-/* The sender's records start this small, or as small as the message. */
-#define TX_RING_MIN 16
-
-static uint32_t pow2_at_least(uint64_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n && p < (1u << 31))
-		p <<= 1;
-	return p;
-}
-
-/* Double the ring of records, keeping the latest PSNs'. Return: false on ENOMEM. */
-static bool tx_ring_grow(struct uet_nics *ns, struct uet_pdc *pdc)
-{
-	uint32_t cap = pdc->tx_mask + 1, ncap = cap * 2;
-	uint32_t first = pdc->next_psn > cap ? pdc->next_psn - cap : 0;
-	struct uet_txpkt *tx = calloc(ncap, sizeof(*tx));
-
-	if (!tx) {
-		ns->oom = true;
-		return false;
-	}
-	for (uint32_t psn = first; psn < pdc->next_psn; psn++)
-		tx[psn & (ncap - 1)] = *uet_tx(pdc, psn);
-	free(pdc->tx);
-	pdc->tx = tx;
-	pdc->tx_mask = ncap - 1;
-	return true;
-}
-
-bool uet_pdc_claim_psn(struct uet_nics *ns, struct uet_pdc *pdc)
-{
-	uint64_t span = (uint64_t)pdc->next_psn + 1 - pdc->una;
-
-	/* the retransmission FIFO links through records: it is empty when new data goes */
-	UET_CHECK(ns, pdc->retx_head == UET_NONE);
-	/* keep a record of every PSN not acknowledged, and as many behind them */
-	while ((uint64_t)pdc->tx_mask + 1 < 2 * span && pdc->tx_mask + 1 < pow2_at_least(pdc->npkts))
-		if (!tx_ring_grow(ns, pdc))
-			return false;
-	*uet_tx(pdc, pdc->next_psn) = (struct uet_txpkt){ 0 };
-	pdc->next_psn++;
-	return true;
-}
-
 int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m)
 {
 	struct uet_nic *nic = &ns->nics[m->src];
@@ -85,7 +39,7 @@ int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m)
 	pdc = calloc(1, sizeof(*pdc));
 	if (!pdc)
 		return -ENOMEM;
-	pdc->tx_mask = (npkts < TX_RING_MIN ? pow2_at_least(npkts) : TX_RING_MIN) - 1;
+	pdc->tx_mask = (npkts < UET_TX_RING_MIN ? uet_pow2_at_least(npkts) : UET_TX_RING_MIN) - 1;
 	pdc->tx = calloc(pdc->tx_mask + 1, sizeof(*pdc->tx));
 	if (!pdc->tx) {
 		free(pdc);

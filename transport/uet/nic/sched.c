@@ -133,7 +133,7 @@ static enum uet_try pdc_try(struct uet_nics *ns, struct uet_nic *nic, struct uet
 		pkt = uet_pkt_alloc(ns->pkts);
 		if (!pkt)
 			return UET_TRY_BLOCKED;
-		if (!uet_pdc_claim_psn(ns, pdc)) {
+		if (!uet_segment_claim_psn(ns, pdc)) {
 			uet_pkt_free(ns->pkts, pkt);
 			return UET_TRY_BLOCKED;
 		}

@@ -44,6 +44,9 @@
 struct uet_nic_cfg {
 	uint32_t rdma_data_mss;          /* RdmaDataMSS: 4096 */
 	uint32_t ack_every_nth;          /* AckRequestEveryNthPacket: 1 */
+	uint64_t ack_coalesce_bytes;     /* AckCoalesceBytes (pcm extension): 0, off; else the
+					  * receiver coalesces ACKs up to this many payload
+					  * bytes, as uet-htsim's does (nic/coalesce.c) */
 	bool ack_first;                  /* AckRequestFirstPacket: true (pcm) */
 	bool ack_last;                   /* AckRequestLastPacket: true (pcm) */
 	uint64_t initial_rto_ps;         /* InitialRetransmitTimeout: 100 us (pcm) */
