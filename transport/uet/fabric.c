@@ -105,22 +105,19 @@ static void transmit(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *p
 
 	p->busy_until = end;
 	p->tx_pkts++;
-	p->tx_bytes += pkt->wire;
 	if (p->is_nic)
 		f->ops->tx_start(f->ops_ctx, p->owner, pkt, end);
 	if (__builtin_expect(p->failed, 0) && lost_on_failed_link(f, p)) {
-		p->drops++;
 		f->link_drops++;
 		uet_pkt_free(f->pkts, pkt);
 		return;
 	}
 	pkt->node = p->peer;
-	uet_des_arm(f->des, pkt, end + p->delay_ps, UET_EV_ARRIVE);
+	uet_des_arm(f->des, pkt, end + f->link_delay_ps, UET_EV_ARRIVE);
 }
 
-static void drop(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt)
+static void drop(struct uet_fabric *f, struct uet_pkt *pkt)
 {
-	p->drops++;
 	f->sw_drops++;
 	uet_pkt_free(f->pkts, pkt);
 }
@@ -166,11 +163,10 @@ static int admit(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt)
 			if (p->trimming && (pkt->dscp == UET_DSCP_TRIMMABLE ||
 					    pkt->dscp == UET_DSCP_TRIMMABLE_RETX)) {
 				trim(p, pkt);
-				p->trims++;
 				f->sw_trims++;
 				tc = UET_TC_TRIMMED;
 			} else {
-				drop(f, p, pkt);
+				drop(f, pkt);
 				return -1;
 			}
 		} else if (p->ecn_kmax && q > p->ecn_kmin) {
@@ -181,13 +177,12 @@ static int admit(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt)
 				mark = uet_rng_below(f->rng, span) < q - p->ecn_kmin;
 			if (mark) {
 				pkt->flags |= UET_PF_CE;
-				p->marks++;
 				f->sw_marks++;
 			}
 		}
 	}
 	if (tc != UET_TC_DATA && p->qbytes[tc] + pkt->wire > p->limit) {
-		drop(f, p, pkt);
+		drop(f, pkt);
 		return -1;
 	}
 	return (int)tc;
@@ -216,8 +211,6 @@ void uet_port_send(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt
 		p->qhead[tc] = pkt;
 	p->qtail[tc] = pkt;
 	p->qbytes[tc] += pkt->wire;
-	if (p->qbytes[tc] > p->max_qbytes)
-		p->max_qbytes = p->qbytes[tc];
 	if (!p->free_pending) {
 		p->free_pending = true;
 		uet_des_arm(f->des, p, p->busy_until, UET_EV_PORT_FREE);
@@ -269,14 +262,12 @@ static void switch_receive(struct uet_fabric *f, struct uet_pkt *pkt)
 		    (pkt->kind == UET_PKT_DATA || pkt->kind == UET_PKT_RAW) &&
 		    pkt->dscp != UET_DSCP_TRIMMED && pkt->dscp != UET_DSCP_TRIMMED_LAST_HOP) {
 			trim(out, pkt);
-			out->trims++;
 			f->sw_trims++;
 		}
 		if (verdict == UET_FILTER_MARK &&
 		    (pkt->kind == UET_PKT_DATA || pkt->kind == UET_PKT_RAW) &&
 		    !(pkt->flags & UET_PF_CE)) {
 			pkt->flags |= UET_PF_CE;
-			out->marks++;
 			f->sw_marks++;
 		}
 		uet_port_send(f, out, pkt);

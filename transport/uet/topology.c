@@ -48,7 +48,6 @@ static void init_port(struct uet_fabric *f, struct uet_port *p, uint32_t owner, 
 	p->owner = owner;
 	p->peer = peer;
 	p->ps_per_byte_q16 = uet_ps_per_byte_q16(rate_bps);
-	p->delay_ps = t->link_delay_ps;
 	p->is_nic = owner < f->n_hosts;
 	p->faces_nic = !p->is_nic && peer < f->n_hosts;
 	p->uet_policy = t->uet_policy;
@@ -231,6 +230,7 @@ int uet_fabric_build(struct uet_fabric *f, uint64_t host_rate_bps, uint32_t mtu_
 	if (rc < 0)
 		return rc;
 	f->host_rate_bps = host_rate_bps;
+	f->link_delay_ps = t->link_delay_ps;
 	if (t->kind == UET_TOPO_LEAF_SPINE) {
 		if (t->uplink_rate_bps)
 			up_rate = t->uplink_rate_bps;
