@@ -164,6 +164,55 @@ static void test_coalescing_full_window_asks_for_an_ack(void **state)
 	free(scn);
 }
 
+/*
+ * Without the UET policy a switch takes the class from DSCP / 8 (the page's
+ * "Packet marking"): control codepoints are TC2, data TC0, so an ACK on a
+ * port whose data queue is long waits for at most the packet being
+ * serialized. Hosts 0 and 1 send to 2 and hosts 1 and 2 to 0, each with a
+ * 20-packet window, so both ports towards 0 and 2 hold a data queue the
+ * ACKs must cross.
+ */
+static void test_acks_do_not_queue_behind_data_without_the_uet_policy(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	const uint64_t ser_mtu = (MSS + UET_WIRE_HDR_BYTES) * 80, ser_ack = UET_ACK_WIRE_BYTES * 80;
+	uint64_t worst = 0, bound;
+	struct uet_sim *sim;
+	struct capture c;
+
+	scn->topo.senders = 2;
+	scn->topo.uet_policy = false;
+	scn->topo.switch_trimming = false;
+	scn->topo.queue_bytes = 1ull << 20;
+	scn->nic.initial_cwnd_bytes = 20 * (MSS + UET_NOMINAL_HDR_BYTES);
+	sim = make_sim(scn, NULL);
+	capture_init(&c);
+	capture_attach(&c, sim);
+	assert_true(uet_sim_post(sim, 0, 2, 200 * MSS, 0, -1) >= 0);
+	assert_true(uet_sim_post(sim, 1, 2, 200 * MSS, 0, -1) >= 0);
+	assert_true(uet_sim_post(sim, 1, 0, 200 * MSS, 0, -1) >= 0);
+	assert_true(uet_sim_post(sim, 2, 0, 200 * MSS, 0, -1) >= 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	/* each ACK from its receiver's NIC to its sender's: two links, and one MTU ahead of it at most */
+	ROWS_FOREACH(&c, tx) {
+		if (tx->kind != UET_PKT_ACK || tx->rx)
+			continue;
+		for (const struct uet_pkt_view *rx = tx + 1; rx < c.rows + c.n; rx++)
+			if (rx->kind == UET_PKT_ACK && rx->rx && rx->pdc == tx->pdc &&
+			    rx->psn == tx->psn) {
+				worst = rx->t_ps - tx->t_ps > worst ? rx->t_ps - tx->t_ps : worst;
+				break;
+			}
+	}
+	bound = 2 * scn->topo.link_delay_ps + 2 * ser_ack + ser_mtu + 1000;
+	print_message("  slowest ACK, NIC to NIC: %.3f us (two links and one MTU ahead: %.3f us)\n",
+		      worst / 1e6, bound / 1e6);
+	assert_true(worst > 0 && worst <= bound);
+	uet_sim_destroy(sim);
+	free(c.rows);
+	free(scn);
+}
+
 static void test_trim_nack_requeues_ahead_of_new_data(void **state)
 {
 	struct uet_scenario *scn = pair_scenario();
@@ -524,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_ack_request_every_4th_with_first_and_last),
 		cmocka_unit_test(test_coalescing_receiver_acks_once_per_threshold),
 		cmocka_unit_test(test_coalescing_full_window_asks_for_an_ack),
+		cmocka_unit_test(test_acks_do_not_queue_behind_data_without_the_uet_policy),
 		cmocka_unit_test(test_trim_nack_requeues_ahead_of_new_data),
 		cmocka_unit_test(test_lost_ack_recovered_by_rto_with_doubled_timeout),
 		cmocka_unit_test(test_rto_backoff_stops_at_cap_and_never_gives_up),

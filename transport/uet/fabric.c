@@ -7,13 +7,15 @@
  * the node at the other end after the link's delay. Each port has one FIFO per
  * traffic class, served by strict priority (control > trimmed > data), with a
  * byte limit per class. Under the UET policy a switch takes the class from
- * the codepoint; a data packet that does not fit is trimmed to its headers,
- * re-marked (trimmed, or trimmed on the last hop when the port faces a NIC)
- * and offered to the trimmed class if its codepoint is trimmable, and dropped
- * otherwise; a trimmable retransmission may fill 1.5 times the limit. Data is
- * ECN-marked with probability (q - kmin) / (kmax - kmin) on the data queue's
- * bytes at arrival. ECMP hashes the entropy value with the flow's addresses
- * and a per-switch salt over the equal-cost ports.
+ * the codepoint, and without it from the DSCP value divided by 8, which for
+ * pcm's values (uet_dscp_value()) gives the same classes: ACKs and NACKs never
+ * queue behind data. Under the UET policy a data packet that does not fit is
+ * trimmed to its headers, re-marked (trimmed, or trimmed on the last hop when
+ * the port faces a NIC) and offered to the trimmed class if its codepoint is
+ * trimmable, and dropped otherwise; a trimmable retransmission may fill 1.5
+ * times the limit. Data is ECN-marked with probability (q - kmin) / (kmax -
+ * kmin) on the data queue's bytes at arrival. ECMP hashes the entropy value
+ * with the flow's addresses and a per-switch salt over the equal-cost ports.
  *
  * Routing is closed-form per topology (no tables): up/down in a fat tree and
  * a leaf-spine, direct in the single-switch incast. A failed link loses every
@@ -136,8 +138,12 @@ static inline unsigned classify(const struct uet_port *p, const struct uet_pkt *
 				       (pkt->kind == UET_PKT_RAW && pkt->dscp != UET_DSCP_CONTROL)
 			       ? UET_TC_DATA
 			       : UET_TC_CONTROL;
-	if (!p->uet_policy)
-		return UET_TC_DATA;
+	if (!p->uet_policy) {
+		/* as for any traffic: the DSCP value over 8, within the port's classes */
+		unsigned tc = uet_dscp_value(pkt->dscp) / 8;
+
+		return tc < UET_NTC ? tc : UET_NTC - 1;
+	}
 	switch (pkt->dscp) {
 	case UET_DSCP_CONTROL:
 		return UET_TC_CONTROL;
