@@ -753,11 +753,13 @@ static void smartt_step(struct smartt_m *m, const struct wev *e, uint64_t now)
 		m->good_target = m_p2b(M_INIT_PKTS);
 		m->init = true;
 	}
-	if (e->rtos || e->nacks) {
+	if (e->rtos) {
+		m->cwnd = 1.0; /* the authors' code: a timeout resets the window to one packet */
+	} else if (e->nacks) {
 		if (!sm_ignoring(m)) {
 			m->need_qa = true;
 			if (!sm_quick_adapt(m, now))
-				m->cwnd = m->cwnd - 1.0 * (double)(e->rtos ? e->rtos : e->nacks);
+				m->cwnd = m->cwnd - 1.0 * (double)e->nacks;
 		}
 	} else {
 		sm_ack(m, e, now);
@@ -823,6 +825,28 @@ static void test_smartt_quadrants_are_additive_per_rtt(void **state)
 		    c0 - m_min(SM_W * ((rh - SM_TARGET_US) / rh) + share, 1.0));
 	/* a whole window of unmarked ACKs above target: + x packets, not x per packet */
 	assert_true(fabs(smartt_after(&fi, (unsigned)c0) - (c0 + SM_X)) < 0.01);
+}
+
+/* A timeout (authors' code): the window restarts from one packet, wherever it was; a NACK takes one. */
+static void test_smartt_timeout_resets_the_window_to_one_packet(void **state)
+{
+	struct pcm_shell *sh = ph_open("smartt");
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_TRTT + 10 * US };
+	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
+	struct wev rto = { .rtos = 1 };
+	uint64_t now = 0;
+	double before;
+
+	for (unsigned i = 0; i < 200; i++)
+		wev_feed(sh, &ack, now += US / 4);
+	before = ph_var_d(sh, "CWND_PKTS");
+	assert_true(before > 4.0);
+	wev_feed(sh, &nack, now += US / 4);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == before - 1.0);
+	wev_feed(sh, &rto, now += US / 4);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 1.0);
+	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(1.0));
+	pcm_shell_destroy(sh);
 }
 
 /*
@@ -1240,6 +1264,7 @@ int main(void)
 		cmocka_unit_test(test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes),
 		cmocka_unit_test(test_smartt_matches_reference_on_random_trace),
 		cmocka_unit_test(test_smartt_quadrants_are_additive_per_rtt),
+		cmocka_unit_test(test_smartt_timeout_resets_the_window_to_one_packet),
 		cmocka_unit_test(test_smartt_quick_adapt_sets_the_window_to_one_base_rtt_of_delivery),
 		cmocka_unit_test(test_nscc_matches_reference_on_random_trace),
 		cmocka_unit_test(test_nscc_decreases_on_ecn_with_delay_and_grows_without),
