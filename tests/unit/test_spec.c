@@ -541,6 +541,10 @@ static void test_every_policy_in_the_tree_loads(void **state)
 		n_loaded++;
 	}
 	closedir(dir);
+	/* the policies' floor is at least the NIC's own, one full packet's window */
+	assert_true(fabric_entry(tree_fabric, "FABRIC_MIN_CWND")->value.num.i >=
+		    fabric_entry(tree_fabric, "FABRIC_NOMINAL_PKT_BYTES")->value.num.i);
+	assert_int_equal(fabric_entry(tree_fabric, "FABRIC_NOMINAL_PKT_BYTES")->value.num.i, 4184);
 	pcm_fabric_free(tree_fabric);
 	assert_true(n_loaded >= 2);
 }
