@@ -422,6 +422,69 @@ static void test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond(void **st
 	pcm_shell_destroy(sh);
 }
 
+/*
+ * RFC 9438 4.2: the target is clamped to 1.5 cwnd, so however far the cubic
+ * curve has run ahead (here 100 s past K on a 1 s RTT), one ACK of a packet
+ * adds at most half a packet: (1.5 cwnd - cwnd) / cwnd per packet acked.
+ */
+static void test_cubic_target_is_capped_at_one_and_a_half_windows(void **state)
+{
+	const uint64_t gap = 33333 * US, sec = 1000000 * US;
+	struct pcm_shell *sh = ph_open("cubic");
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = sec, .inflight = 40 * F_PKT };
+	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
+	uint64_t now = 0;
+	double before, step, uncapped;
+
+	wev_feed(sh, &ack, now += gap);
+	wev_feed(sh, &nack, now += gap);
+	wev_feed(sh, &ack, now += gap); /* the epoch starts: K seconds to Wmax */
+	before = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &ack, now += 100 * sec);
+	step = ph_var_d(sh, "CWND_PKTS") - before;
+	uncapped = CUBIC_C * pow(101.0 - ph_var_d(sh, "K_S"), 3.0) / before;
+	print_message("cubic: one ACK 100 s past K adds %.6f packets (uncapped: %.1f)\n", step,
+		      uncapped);
+	assert_true(fabs(step - 0.5) < 1e-9); /* half a packet per packet acked */
+	assert_true(uncapped > 100.0);
+	pcm_shell_destroy(sh);
+}
+
+/*
+ * On the 14 us fabric K is seconds and the cubic curve is flat within a
+ * flow, so CUBIC runs in its Reno-friendly region (RFC 9438 4.3): the
+ * window is W_est, which grows by ALPHA_CUBIC = 3 (1 - beta) / (1 + beta)
+ * packets per window of ACKs, not by the cubic target's (W_cubic(t + rtt) -
+ * cwnd) / cwnd.
+ */
+static void test_cubic_runs_reno_friendly_on_a_short_rtt(void **state)
+{
+	struct pcm_shell *sh = ph_open("cubic");
+	struct wev ack = { .acks = 1, .acked_bytes = F_PKT, .rtt_ps = F_BRTT,
+			   .inflight = 40 * F_PKT };
+	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
+	uint64_t now = 0;
+	double start, grown;
+	unsigned n;
+
+	wev_feed(sh, &ack, now += US);
+	wev_feed(sh, &nack, now += US);
+	start = ph_var_d(sh, "CWND_PKTS");
+	assert_true(start == 40.0 * CUBIC_BETA);
+	/* one window of ACKs, one per packet time */
+	for (n = 0; n < (unsigned)start; n++) {
+		wev_feed(sh, &ack, now += US / 3);
+		assert_true(ph_var_d(sh, "CWND_PKTS") == ph_var_d(sh, "W_EST_PKTS"));
+	}
+	grown = ph_var_d(sh, "CWND_PKTS") - start;
+	print_message("cubic: %u ACKs at a 14 us RTT grow the window %.4f packets (ALPHA_CUBIC "
+		      "%.4f), K %.3f s\n",
+		      n, grown, CUBIC_ALPHA, ph_var_d(sh, "K_S"));
+	assert_true(ph_var_d(sh, "K_S") > 1.0);
+	assert_true(fabs(grown - CUBIC_ALPHA) < 0.05 * CUBIC_ALPHA);
+	pcm_shell_destroy(sh);
+}
+
 /* ---- dctcp ------------------------------------------------------------------- */
 
 #define DCTCP_G 0.0625
@@ -1257,6 +1320,8 @@ int main(void)
 			test_newreno_halves_the_flight_once_per_rtt_and_timeout_falls_to_one_packet),
 		cmocka_unit_test(test_cubic_matches_reference_on_random_trace),
 		cmocka_unit_test(test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond),
+		cmocka_unit_test(test_cubic_target_is_capped_at_one_and_a_half_windows),
+		cmocka_unit_test(test_cubic_runs_reno_friendly_on_a_short_rtt),
 		cmocka_unit_test(test_dctcp_matches_reference_on_random_trace),
 		cmocka_unit_test(test_dctcp_alpha_converges_to_the_marked_fraction),
 		cmocka_unit_test(test_dctcp_cuts_by_half_alpha_at_most_once_per_rtt),
