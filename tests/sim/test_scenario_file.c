@@ -28,6 +28,7 @@ static const char good[] = "name: t\n"
 			   "nic:\n"
 			   "  RdmaDataMSS: 4096\n"
 			   "  AckRequestEveryNthPacket: 4\n"
+			   "  AckCoalesceBytes: 16KiB\n"
 			   "  InitialRetransmitTimeout: 50us\n"
 			   "  DataRate: 100 Gbps\n"
 			   "policy: swift\n"
@@ -53,6 +54,7 @@ static void test_valid_file_sets_every_field(void **state)
 	assert_int_equal(scn->topo.k, 4);
 	assert_int_equal(scn->topo.link_delay_ps, 1000000);
 	assert_int_equal(scn->nic.ack_every_nth, 4);
+	assert_int_equal(scn->nic.ack_coalesce_bytes, 16384);
 	assert_int_equal(scn->nic.initial_rto_ps, 50000000);
 	assert_int_equal(scn->nic.data_rate_bps, 100000000000ull);
 	assert_int_equal(scn->n_policies, 3);

@@ -562,6 +562,8 @@ static int parse_items(struct parser *p, const yaml_node_t *list, const char *na
 
 /* NIC attributes, by the document's names (scenario.h). */
 const struct uet_nic_attr uet_nic_attrs[] = {
+	{ "AckCoalesceBytes", UET_ATTR_SIZE, .off = NIC(ack_coalesce_bytes),
+	  .lo = 0, .hi = 1ull << 40 },
 	{ "AckRequestEveryNthPacket", UET_ATTR_U32, .off = NIC(ack_every_nth),
 	  .lo = 1, .hi = 1u << 20 },
 	{ "AckRequestFirstPacket", UET_ATTR_BOOL, .off = NIC(ack_first) },

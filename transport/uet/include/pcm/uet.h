@@ -44,6 +44,9 @@
 struct uet_nic_cfg {
 	uint32_t rdma_data_mss;          /* RdmaDataMSS: 4096 */
 	uint32_t ack_every_nth;          /* AckRequestEveryNthPacket: 1 */
+	uint64_t ack_coalesce_bytes;     /* AckCoalesceBytes (pcm extension): 0, off; else the
+					  * receiver coalesces ACKs up to this many payload
+					  * bytes, as uet-htsim's does (nic/coalesce.c) */
 	bool ack_first;                  /* AckRequestFirstPacket: true (pcm) */
 	bool ack_last;                   /* AckRequestLastPacket: true (pcm) */
 	uint64_t initial_rto_ps;         /* InitialRetransmitTimeout: 100 us (pcm) */
@@ -329,6 +332,7 @@ enum uet_pkt_kind {
 	UET_PKT_KIND_COUNT,
 };
 
+/* A packet's codepoint: its role (uet_dscp_value() gives the DSCP value it carries). */
 enum uet_dscp {
 	UET_DSCP_NO_TRIM = 0,
 	UET_DSCP_TRIMMABLE,
@@ -338,6 +342,28 @@ enum uet_dscp {
 	UET_DSCP_TRIMMED_LAST_HOP,
 	UET_DSCP_COUNT,
 };
+
+/*
+ * The DSCP value each codepoint carries. The UET NIC document names the
+ * roles, not their values; pcm's put the three data codepoints in 0..7,
+ * the two trimmed ones in 8..15 and control (ACKs, NACKs, probes, credit,
+ * CNPs) in 16..23, so that a switch without the UET policy, which takes
+ * the traffic class from the DSCP value divided by 8 as the document says,
+ * gives them the classes the UET policy does: TC0, TC1 and TC2.
+ */
+static inline unsigned uet_dscp_value(enum uet_dscp d)
+{
+	static const unsigned char value[UET_DSCP_COUNT] = {
+		[UET_DSCP_NO_TRIM] = 0,
+		[UET_DSCP_TRIMMABLE] = 1,
+		[UET_DSCP_TRIMMABLE_RETX] = 2,
+		[UET_DSCP_CONTROL] = 16,
+		[UET_DSCP_TRIMMED] = 8,
+		[UET_DSCP_TRIMMED_LAST_HOP] = 9,
+	};
+
+	return (unsigned)d < UET_DSCP_COUNT ? value[d] : 0;
+}
 
 enum uet_nack_code {
 	UET_NACK_TRIMMED = 1,
