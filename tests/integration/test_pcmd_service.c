@@ -460,8 +460,8 @@ static void test_stats_and_records_files_are_written(void **state)
 		assert_non_null(strstr(line, "\"uptime_ns\":"));
 		last = line;
 	}
+	assert_true(lines >= 3 && last);
 	printf("stats file: %d lines at 50 ms; last: %.120s...\n", lines, last);
-	assert_true(lines >= 3);
 	/* Both ends of the pair opened a flow; 5000 bytes went each way's counter. */
 	assert_non_null(strstr(last, "\"flows_opened\":2"));
 	assert_non_null(strstr(last, "\"tx_bytes\":5000"));
