@@ -831,11 +831,19 @@ struct pcmd_cfg_loc pcmd_config_key_loc(const struct pcmd_config *cfg, const cha
 
 /* A problem between two keys: point at the one the file set (the first if both). */
 static int pair_fail(const struct pcmd_config *cfg, const char *a, const char *b, char *err,
-		     size_t err_len, const char *what)
+		     size_t err_len, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static int pair_fail(const struct pcmd_config *cfg, const char *a, const char *b, char *err,
+		     size_t err_len, const char *fmt, ...)
 {
 	struct pcmd_cfg_loc la = pcmd_config_key_loc(cfg, a), lb = pcmd_config_key_loc(cfg, b);
 	bool use_b = !la.line && !la.cli && (lb.line || lb.cli);
+	char what[PCMD_CFG_ERR_MAX];
+	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
 	return check_fail(cfg, use_b ? &lb : &la, use_b ? b : a, err, err_len, "%s", what);
 }
 
@@ -938,8 +946,6 @@ static uint32_t at_least_one(uint64_t v)
 /* Each user's share where the file gave none: a quarter of the totals (pcmd.conf(5)). */
 static int derive_user_limits(struct pcmd_config *cfg, char *err, size_t err_len)
 {
-	char what[160];
-
 	if (!cfg->limits.user.clients)
 		cfg->limits.user.clients = at_least_one(cfg->limits.max_clients / 4);
 	if (!cfg->limits.user.regions)
@@ -951,13 +957,10 @@ static int derive_user_limits(struct pcmd_config *cfg, char *err, size_t err_len
 	if (!cfg->limits.user.listeners)
 		cfg->limits.user.listeners = at_least_one(4ull * cfg->limits.listeners_per_client);
 	if (cfg->limits.user.clients > cfg->limits.max_clients) {
-		snprintf(
-		    what, sizeof(what),
-		    "limits.user.clients (%u) is above limits.max_clients (%u): one user could "
-		    "take every client slot",
-		    cfg->limits.user.clients, cfg->limits.max_clients);
 		return pair_fail(cfg, "limits.user.clients", "limits.max_clients", err, err_len,
-				 what);
+				 "limits.user.clients (%u) is above limits.max_clients (%u): one "
+				 "user could take every client slot",
+				 cfg->limits.user.clients, cfg->limits.max_clients);
 	}
 	return 0;
 }
@@ -966,7 +969,6 @@ static int check_ring_sizes(struct pcmd_config *cfg, char *err, size_t err_len)
 {
 	struct pcmd_cfg_loc sq = pcmd_config_key_loc(cfg, "limits.sq_entries");
 	struct pcmd_cfg_loc cq = pcmd_config_key_loc(cfg, "limits.cq_entries");
-	char what[160];
 
 	if (!pcmd_ring_entries_ok(cfg->limits.sq_entries))
 		return check_fail(cfg, &sq, "limits.sq_entries", err, err_len,
@@ -975,57 +977,52 @@ static int check_ring_sizes(struct pcmd_config *cfg, char *err, size_t err_len)
 		return check_fail(cfg, &cq, "limits.cq_entries", err, err_len,
 				  "%u is not a power of two", cfg->limits.cq_entries);
 	if (cfg->limits.cq_entries < cfg->limits.sq_entries) {
-		snprintf(what, sizeof(what),
-			 "limits.cq_entries (%u) is below limits.sq_entries (%u): every submission "
-			 "needs a completion slot",
-			 cfg->limits.cq_entries, cfg->limits.sq_entries);
-		return pair_fail(cfg, "limits.cq_entries", "limits.sq_entries", err, err_len, what);
+		return pair_fail(
+		    cfg, "limits.cq_entries", "limits.sq_entries", err, err_len,
+		    "limits.cq_entries (%u) is below limits.sq_entries (%u): every submission "
+		    "needs a completion slot",
+		    cfg->limits.cq_entries, cfg->limits.sq_entries);
 	}
 	return 0;
 }
 
 static int check_placement(struct pcmd_config *cfg, char *err, size_t err_len)
 {
-	char what[160];
-
 	if (cfg->engines.n_cpus && cfg->engines.n_cpus != cfg->engines.count) {
-		snprintf(what, sizeof(what),
-			 "%u CPUs listed in engines.cpus for engines.count = %u (list one per "
-			 "engine, or none)",
-			 cfg->engines.n_cpus, cfg->engines.count);
-		return pair_fail(cfg, "engines.count", "engines.cpus", err, err_len, what);
+		return pair_fail(
+		    cfg, "engines.count", "engines.cpus", err, err_len,
+		    "%u CPUs listed in engines.cpus for engines.count = %u (list one per "
+		    "engine, or none)",
+		    cfg->engines.n_cpus, cfg->engines.count);
 	}
 	if (cfg->workers.n_cpus && cfg->workers.n_cpus != cfg->workers.count) {
-		snprintf(what, sizeof(what),
-			 "%u CPUs listed in workers.cpus for workers.count = %u (list one per "
-			 "worker, or none)",
-			 cfg->workers.n_cpus, cfg->workers.count);
-		return pair_fail(cfg, "workers.count", "workers.cpus", err, err_len, what);
+		return pair_fail(
+		    cfg, "workers.count", "workers.cpus", err, err_len,
+		    "%u CPUs listed in workers.cpus for workers.count = %u (list one per "
+		    "worker, or none)",
+		    cfg->workers.n_cpus, cfg->workers.count);
 	}
 	return 0;
 }
 
 static int check_sizes(struct pcmd_config *cfg, char *err, size_t err_len)
 {
-	char what[200];
-
 	if (cfg->limits.memory_per_client_bytes > cfg->limits.memory_total_bytes) {
-		snprintf(what, sizeof(what),
-			 "limits.memory_per_client_bytes (%llu) is above limits.memory_total_bytes "
-			 "(%llu)",
-			 (unsigned long long)cfg->limits.memory_per_client_bytes,
-			 (unsigned long long)cfg->limits.memory_total_bytes);
-		return pair_fail(cfg, "limits.memory_per_client_bytes", "limits.memory_total_bytes",
-				 err, err_len, what);
+		return pair_fail(
+		    cfg, "limits.memory_per_client_bytes", "limits.memory_total_bytes", err,
+		    err_len,
+		    "limits.memory_per_client_bytes (%llu) is above limits.memory_total_bytes "
+		    "(%llu)",
+		    (unsigned long long)cfg->limits.memory_per_client_bytes,
+		    (unsigned long long)cfg->limits.memory_total_bytes);
 	}
 	if (cfg->limits.max_message_bytes > cfg->limits.memory_per_client_bytes) {
-		snprintf(what, sizeof(what),
-			 "limits.max_message_bytes (%llu) is above limits.memory_per_client_bytes "
-			 "(%llu): a message must fit in a client's region",
-			 (unsigned long long)cfg->limits.max_message_bytes,
-			 (unsigned long long)cfg->limits.memory_per_client_bytes);
-		return pair_fail(cfg, "limits.max_message_bytes", "limits.memory_per_client_bytes",
-				 err, err_len, what);
+		return pair_fail(
+		    cfg, "limits.max_message_bytes", "limits.memory_per_client_bytes", err, err_len,
+		    "limits.max_message_bytes (%llu) is above limits.memory_per_client_bytes "
+		    "(%llu): a message must fit in a client's region",
+		    (unsigned long long)cfg->limits.max_message_bytes,
+		    (unsigned long long)cfg->limits.memory_per_client_bytes);
 	}
 	return 0;
 }
