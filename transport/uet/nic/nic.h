@@ -459,8 +459,8 @@ static inline bool uet_pdc_rx_open(struct uet_nics *ns, struct uet_nic *nic, str
 void uet_pdc_free(struct uet_nics *ns, struct uet_pdc *pdc);
 
 /* segment.c */
-/* Take PSN next_psn of @pdc for a new segment, its record cleared. Return: false on ENOMEM. */
-bool uet_segment_claim_psn(struct uet_nics *ns, struct uet_pdc *pdc);
+/* A packet for PSN next_psn of @pdc, that PSN claimed. Return: NULL (no memory: blocked). */
+struct uet_pkt *uet_segment_new(struct uet_nics *ns, struct uet_pdc *pdc);
 /* Build data packet @psn of @pdc into @pkt; @retx: a retransmission, after a timeout if @rto. */
 void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g,
 			struct uet_pdc *pdc, struct uet_pkt *pkt, uint32_t psn, bool retx, bool rto);

@@ -31,13 +31,9 @@ enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct
 
 	if (nic->prefetch_used + wire > ns->cfg.prefetch_bytes)
 		return UET_TRY_PREFETCH_FULL;
-	pkt = uet_pkt_alloc(ns->pkts);
+	pkt = uet_segment_new(ns, pdc);
 	if (!pkt)
 		return UET_TRY_BLOCKED;
-	if (!uet_segment_claim_psn(ns, pdc)) {
-		uet_pkt_free(ns->pkts, pkt);
-		return UET_TRY_BLOCKED;
-	}
 	g->backlog_bytes -= payload;
 	g->backlog_pkts--;
 	g->credit_used += wire;

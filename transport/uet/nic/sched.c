@@ -130,13 +130,9 @@ static enum uet_try pdc_try(struct uet_nics *ns, struct uet_nic *nic, struct uet
 		uet_prefetch_release(ns, nic, wire);
 		break;
 	case K_NEW:
-		pkt = uet_pkt_alloc(ns->pkts);
+		pkt = uet_segment_new(ns, pdc);
 		if (!pkt)
 			return UET_TRY_BLOCKED;
-		if (!uet_segment_claim_psn(ns, pdc)) {
-			uet_pkt_free(ns->pkts, pkt);
-			return UET_TRY_BLOCKED;
-		}
 		backlog_take(g, payload, wire);
 		uet_segment_commit(ns, nic, g, pdc, pkt, psn, false, false);
 		uet_des_arm(ns->des, pkt, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE);

@@ -40,7 +40,8 @@ static bool tx_ring_grow(struct uet_nics *ns, struct uet_pdc *pdc)
 	return true;
 }
 
-bool uet_segment_claim_psn(struct uet_nics *ns, struct uet_pdc *pdc)
+/* Take PSN next_psn of @pdc for a new segment, its record cleared. Return: false on ENOMEM. */
+static bool claim_psn(struct uet_nics *ns, struct uet_pdc *pdc)
 {
 	uint64_t span = (uint64_t)pdc->next_psn + 1 - pdc->una;
 
@@ -54,6 +55,17 @@ bool uet_segment_claim_psn(struct uet_nics *ns, struct uet_pdc *pdc)
 	*uet_tx(pdc, pdc->next_psn) = (struct uet_txpkt){ 0 };
 	pdc->next_psn++;
 	return true;
+}
+
+struct uet_pkt *uet_segment_new(struct uet_nics *ns, struct uet_pdc *pdc)
+{
+	struct uet_pkt *pkt = uet_pkt_alloc(ns->pkts);
+
+	if (pkt && !claim_psn(ns, pdc)) {
+		uet_pkt_free(ns->pkts, pkt);
+		return NULL;
+	}
+	return pkt;
 }
 
 /* Does the @count-th data packet of a PDC (0-based), PSN @psn, ask for an ACK? */
