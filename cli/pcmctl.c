@@ -914,13 +914,13 @@ int main(int argc, char **argv)
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct ctl *c = calloc(1, sizeof(*c));
+	/* static: its buffers are large, and every early return leaves it without a free() */
+	static struct ctl ctl;
+	struct ctl *c = &ctl;
 	bool prometheus = false, per_flow = false;
 	const char *cmd;
 	int o, rc;
 
-	if (!c)
-		return 1;
 	c->sock = getenv("PCMD_SOCKET") ? getenv("PCMD_SOCKET") : PCMD_DEFAULT_SOCKET;
 	/* Options before the command; the command parses its own. */
 	while ((o = getopt_long(argc, argv, "+s:w:jh", opts, NULL)) != -1) {
@@ -998,6 +998,5 @@ int main(int argc, char **argv)
 	else
 		rc = cmd_top(c, argc, argv);
 	close(c->fd);
-	free(c);
 	return rc;
 }

@@ -425,7 +425,7 @@ static void test_rma_writes_and_reads_land_in_the_region(void)
 static void test_rma_outside_what_a_region_allows_fails_the_operation(void)
 {
 	uint8_t target[4096], buf[4096];
-	uint64_t addr;
+	uint64_t addr, key;
 	struct fi_cq_data_entry e;
 	struct fid_mr *ro;
 	struct pair p = {0};
@@ -442,8 +442,9 @@ static void test_rma_outside_what_a_region_allows_fails_the_operation(void)
 	comp_err(p.ccq, buf, FI_EACCES);
 	CHECK(fi_read(p.c, buf, 16, NULL, 0, addr + 8, fi_mr_key(ro), buf), "fi_read");
 	comp_ok(p.ccq, buf, FI_READ, &e);
+	key = fi_mr_key(ro); /* ro is freed by its close */
 	CHECK(fi_close(&ro->fid), "fi_close(mr)");
-	CHECK(fi_read(p.c, buf, 16, NULL, 0, addr + 8, fi_mr_key(ro), buf), "fi_read");
+	CHECK(fi_read(p.c, buf, 16, NULL, 0, addr + 8, key, buf), "fi_read");
 	comp_err(p.ccq, buf, FI_EKEYREJECTED);
 	close_pair(&p);
 }
