@@ -386,7 +386,7 @@ static void tune_core(struct run *R, uint32_t host, struct xp_core_config *cfg)
 	static const uint32_t chunks[] = { 4096, 16384, 65536 };
 
 	xp_core_config_default(cfg);
-	cfg->seed = R->p.seed * 31 + host;
+	cfg->seed = R->p.seed * 31 + host + 1; /* never 0: 0 draws from getrandom() */
 	cfg->max_conns = 64;
 	cfg->max_paths = 4;
 	cfg->chunk_bytes = chunks[below(&r, 3)];
