@@ -432,6 +432,28 @@ static void test_conn_info_reads_the_cores_figures_of_a_batch(void **state)
 	assert_int_equal(q[0].status, 0);
 	assert_int_equal(q[0].info.cwnd_bytes, UINT64_MAX);
 	assert_int_equal(q[0].info.rate_bps, 0);
+	assert_int_equal(q[0].info.no_progress_ns, 5000000000ull); /* the default limit */
+	rig_close(&r);
+}
+
+/* A connection's no-progress limit: set when it opens, changed by a policy swap that names one. */
+static void test_no_progress_limit_follows_the_connection_options(void **state)
+{
+	struct xp_conn_opts o = { .no_progress_ns = 250000000 };
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_SET_CC);
+	struct xp_conn_query q[2];
+	struct rig r;
+
+	rig_open(&r, XP_PROGRESS_INLINE, 1 << 16, &o);
+	conn_info(&r, 0, q);
+	assert_int_equal(q[0].info.no_progress_ns, 250000000);
+	ctl->conn = r.conn[0];
+	ctl->opts.no_progress_ns = 30000000000ull;
+	ctl_run(&r, 0, ctl);
+	assert_int_equal(ctl->status, 0);
+	conn_info(&r, 0, q);
+	assert_int_equal(q[0].info.no_progress_ns, 30000000000ull);
+	free(ctl);
 	rig_close(&r);
 }
 
@@ -865,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_close_completes_after_the_operations_it_cancels),
 		cmocka_unit_test(test_policies_sync_and_async_and_a_live_swap_move_data),
 		cmocka_unit_test(test_conn_info_reads_the_cores_figures_of_a_batch),
+		cmocka_unit_test(test_no_progress_limit_follows_the_connection_options),
 		cmocka_unit_test(test_engine_threads_sleep_when_idle_and_wake_for_work),
 		cmocka_unit_test(test_application_threads_and_engine_threads_share_rings),
 		cmocka_unit_test(test_completions_wait_for_ring_room_without_loss),

@@ -202,6 +202,7 @@ int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info)
 	info->chunks_retx = c->chunks_retx;
 	info->rto_fires = c->rto_fires;
 	info->spurious_retx = c->spurious_retx;
+	info->no_progress_ns = c->no_progress_ns;
 	info->cwnd_bytes = UINT64_MAX;
 	if (xp_conn_live(c)) { /* a quarantined connection's flow is closed in its binding */
 		struct xp_cc_ctl ctl;
@@ -239,6 +240,18 @@ int xp_conn_set_cc(struct xp_core *core, uint32_t id, struct xp_cc_binding cc, u
 	c->cc = cc;
 	c->cc_flow = flow;
 	cc_refresh(core, c, now_ns);
+	return 0;
+}
+
+int xp_conn_set_no_progress(struct xp_core *core, uint32_t id, uint64_t no_progress_ns,
+			    uint64_t now_ns)
+{
+	struct xp_conn *c = xp_conn_get(core, id);
+
+	if (!c || !xp_conn_live(c))
+		return -ENOENT;
+	c->no_progress_ns = no_progress_ns ? no_progress_ns : core->cfg.no_progress_ns;
+	xp_conn_rearm(core, c, now_ns);
 	return 0;
 }
 

@@ -226,6 +226,7 @@ struct xp_conn_info {
 	uint64_t chunks_retx;  /* retransmissions of this connection (RACK, RTO, TLP) */
 	uint64_t rto_fires;    /* its retransmission timeouts */
 	uint64_t spurious_retx; /* its retransmissions the original's delivery showed needless */
+	uint64_t no_progress_ns; /* its no-progress limit; 0: none */
 };
 
 struct xp_core;
@@ -322,6 +323,19 @@ int xp_conn_set_cc(struct xp_core *core, uint32_t id, struct xp_cc_binding cc, u
  * Return: 0, -ENOENT.
  */
 int xp_conn_cc_refresh(struct xp_core *core, uint32_t id, uint64_t now_ns);
+
+/**
+ * xp_conn_set_no_progress() - set connection @id's no-progress limit (docs/transport.md
+ * "Liveness"), from now on.
+ * @core: the core.
+ * @id: the connection.
+ * @no_progress_ns: the limit; 0: the core's default.
+ * @now_ns: the time.
+ *
+ * Return: 0, -ENOENT (no such live connection).
+ */
+int xp_conn_set_no_progress(struct xp_core *core, uint32_t id, uint64_t no_progress_ns,
+			    uint64_t now_ns);
 
 /**
  * xp_post_send() - queue message @buf on connection @id.

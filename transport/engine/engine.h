@@ -62,7 +62,7 @@ struct xp_conn_opts {
 	enum pcm_async_mode async_mode;
 	uint32_t paths;                /* 0: XP_ENGINE_DEFAULT_PATHS */
 	bool rc;
-	uint64_t no_progress_ns;
+	uint64_t no_progress_ns;       /* the no-progress limit; 0: the core's default (5 s) */
 	char cc_name[XP_ENGINE_POLICY_NAME_MAX]; /* what the blob tells the peer */
 	/*
 	 * With native.ops set: this compiled-in binding instead of a PCM
@@ -82,7 +82,7 @@ enum xp_ctl_op {
 	XP_CTL_CONN_BIND = 4,  /* conn, peer_msg: dialer, with the listener's answer */
 	XP_CTL_CONN_ACCEPT = 5,/* opts, peer_msg -> conn, msg: listener */
 	XP_CTL_CONN_DROP = 6,  /* conn: undo an OPEN whose dial failed (no completion follows) */
-	XP_CTL_SET_CC = 7,     /* conn, opts (cc, lb, mode): live swap */
+	XP_CTL_SET_CC = 7,     /* conn, opts (cc, lb, mode; no_progress_ns if set): live swap */
 	XP_CTL_CONN_INFO = 8,  /* addr: len struct xp_conn_query, each filled in */
 	XP_CTL_PORT_ADD = 9,   /* addr: a struct xp_port (port.h), served from the next run */
 	XP_CTL_PORT_DEL = 10,  /* addr: the port; never called again once answered */

@@ -384,6 +384,8 @@ static int ctl_set_cc(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
 	if (!xp_engine_conn_ok(e, ctl->conn))
 		return -ENOENT;
 	c = &e->conns[ctl->conn];
+	if (ctl->opts.no_progress_ns)
+		(void)xp_conn_set_no_progress(e->core, ctl->conn, ctl->opts.no_progress_ns, now);
 	rc = set_cc_in_place(e, ctl, now);
 	if (rc != -EXDEV)
 		return rc;
