@@ -115,6 +115,7 @@ int xp_conn_create(struct xp_core *core, const struct xp_conn_config *cfg, uint6
 		paths[p].handle = cfg->path_handles[p];
 		paths[p].ev = cfg->path_entropy ? cfg->path_entropy[p] : (uint16_t)p;
 		paths[p].rtt_ewma_ns = 0;
+		paths[p].in_flight = 0;
 		paths[p].rack_tx_seq = 0;
 		paths[p].rack_rtt_ns = 0;
 	}
@@ -715,9 +716,12 @@ void xp_conn_rearm(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		xp_timerq_cancel(&core->timers, c->id);
 		return;
 	}
-	/* The clock starts when something becomes owed, or when waiting begins. */
-	if ((w == XP_WATCH_OWED && c->watch != XP_WATCH_OWED) ||
-	    (w == XP_WATCH_IDLE && c->watch == XP_WATCH_NONE))
+	/*
+	 * The clock starts when the watch begins (something owed, or operations waiting). From
+	 * owed to waiting or back it runs on: the peer's silence counts from its last word, so a
+	 * dead peer is found one limit after it went, whatever the connection started meanwhile.
+	 */
+	if (w != XP_WATCH_NONE && c->watch == XP_WATCH_NONE)
 		c->last_progress_ns = now_ns;
 	c->watch = (uint8_t)w;
 	if (c->state == XP_CS_QUARANTINE)

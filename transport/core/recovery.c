@@ -308,16 +308,24 @@ unsigned xp_rack_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns
 }
 
 /*
- * SRTT, or the slowest path's RTT if that is longer: chunks sprayed over paths of different
- * delay come back at the slowest path's pace, and a probe before that would be needless.
+ * SRTT, or the RTT of the slowest path with chunks in flight if that is longer: chunks sprayed
+ * over paths of different delay come back at the slowest one's pace, and a probe before that
+ * would be needless. 0 when a chunk is in flight on a path never sampled: its RTT is unknown.
  */
 static uint64_t slowest_rtt_ns(const struct xp_conn *c)
 {
 	uint64_t r = c->rtt.srtt_ns;
 
-	for (uint32_t p = 0; c->n_paths > 1 && p < c->n_paths; p++)
-		if (c->paths[p].rtt_ewma_ns > r)
-			r = c->paths[p].rtt_ewma_ns;
+	for (uint32_t p = 0; c->n_paths > 1 && p < c->n_paths; p++) {
+		const struct xp_path *path = &c->paths[p];
+
+		if (!path->in_flight)
+			continue;
+		if (!path->rtt_ewma_ns)
+			return 0;
+		if (path->rtt_ewma_ns > r)
+			r = path->rtt_ewma_ns;
+	}
 	return r;
 }
 
@@ -333,7 +341,9 @@ static void arm_tlp(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	/* An RTO already due is the last resort: no probe takes its place (7.3). */
 	if (c->rack.rto_deadline_ns && c->rack.rto_deadline_ns <= now_ns)
 		return;
-	pto = c->rtt.samples ? 2 * slowest_rtt_ns(c) : core->cfg.rto_initial_ns;
+	pto = c->rtt.samples ? 2 * slowest_rtt_ns(c) : 0;
+	if (!pto) /* no sample, or a chunk on a path never sampled */
+		pto = core->cfg.rto_initial_ns;
 	if (c->in_flight_chunks == 1)
 		pto += c->rack.max_hold_ns;
 	at = now_ns + pto;

@@ -250,8 +250,10 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 		m->n_lost--;
 		c->lost_chunks--;
 	}
-	if (!(ch->flags & XP_CH_INFLIGHT))
-		xp_inflight_add(core, c, ch);
+	if (ch->flags & XP_CH_INFLIGHT) /* a probe of a chunk in flight: it moves to path p */
+		xp_inflight_sub(core, c, ch);
+	ch->path = (uint8_t)p;
+	xp_inflight_add(core, c, ch);
 	f.conn = (uint16_t)c->peer_id;
 	f.slot = (uint8_t)(m->seq & XP_SLOT_MASK);
 	f.chunk = (uint16_t)idx;
@@ -270,7 +272,6 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 	ch->prev_sent_ns = ch->sent_ns;
 	ch->sent_ns = now_ns;
 	ch->tx_seq = ++c->tx_seq;
-	ch->path = (uint8_t)p;
 	ch->flags &= (uint8_t)~(XP_CH_SAMPLED | XP_CH_SPURIOUS | XP_CH_PARITY);
 	if (f.parity)
 		ch->flags |= XP_CH_PARITY;

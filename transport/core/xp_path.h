@@ -18,6 +18,7 @@ struct xp_core;
 struct xp_path {
 	uint32_t handle;
 	uint16_t ev;
+	uint16_t in_flight;   /* chunks in flight whose latest transmission took this path */
 	uint64_t rtt_ewma_ns; /* 0: no sample yet */
 	uint64_t rack_tx_seq; /* newest transmission on this path known delivered, 0: none */
 	uint64_t rack_rtt_ns; /* RACK.rtt of that transmission */

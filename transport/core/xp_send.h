@@ -108,12 +108,13 @@ static inline uint32_t xp_smsgs(struct xp_core *core, const struct xp_conn *c,
 }
 
 /**
- * xp_inflight_add() - count @ch in flight, for its connection and the core. The one place it is
- * added.
+ * xp_inflight_add() - count @ch in flight, for its path, its connection and the core. The one
+ * place it is added.
  */
 static inline void xp_inflight_add(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch)
 {
 	ch->flags |= XP_CH_INFLIGHT;
+	c->paths[ch->path].in_flight++;
 	c->in_flight_bytes += ch->len;
 	c->in_flight_chunks++;
 	core->in_flight_bytes += ch->len;
@@ -127,6 +128,7 @@ static inline void xp_inflight_add(struct xp_core *core, struct xp_conn *c, stru
 static inline void xp_inflight_sub(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch)
 {
 	ch->flags &= (uint8_t)~XP_CH_INFLIGHT;
+	c->paths[ch->path].in_flight--;
 	c->in_flight_bytes -= ch->len;
 	c->in_flight_chunks--;
 	core->in_flight_bytes -= ch->len;
