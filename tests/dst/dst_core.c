@@ -15,11 +15,14 @@
  * (to another binding, or in place within one), tiny pools and MTUs,
  * control records dropped, duplicated or delayed by their kind (ACK, CTS,
  * FIN, RESET, ...), forged records (unknown ids, wrong or stale nonces,
- * another peer, a CTS before the bind, bytes that are no packet),
+ * another peer, a CTS before the bind, bytes that are no packet, valid
+ * packets with one byte changed, cut short or grown),
  * connections closed and opened again on a few ids (ids reused after
  * quarantine), drains into tiny batches (few actions, writes and control
- * bytes per drain), posts beyond the limits (too long; -EAGAIN when the
- * queue is full, retried), a host that goes away (its process exits, so
+ * bytes per drain), calls beyond the limits (sends too long; -EAGAIN when
+ * the queue is full, retried; core configs with a field out of range, bad
+ * paths, calls on ids not open, bad PCM bindings and swaps, each refused
+ * with its error), a host that goes away (its process exits, so
  * its engine resets its peers, or it is killed silently) and writes the
  * datapath fails. 15% of runs are calm: links with fixed delays only.
  *
@@ -86,7 +89,7 @@ enum {
 	F_FORGE = 1 << 12,  /* forged records: unknown ids, wrong nonces and peers, before the bind */
 	F_REUSE = 1 << 13,  /* connections closed and opened again: ids reused after quarantine */
 	F_BATCH = 1 << 14,  /* drains into tiny batches: few actions, writes, control bytes */
-	F_LIMITS = 1 << 15, /* posts beyond the limits: too long, queue full (retried) */
+	F_LIMITS = 1 << 15, /* calls beyond the limits: too long, queue full, bad configs and ids */
 	F_KILL = 1 << 16,   /* a host goes away: its process exits (RESET) or is killed */
 	F_WERR = 1 << 17,   /* the datapath fails writes */
 	N_MASK_BITS = 18,
@@ -1042,7 +1045,13 @@ static bool swap_in_place(struct run *R, struct conn *c, struct rng *r)
 
 	if (xp_conn_info(core, c->s[0].id, &info) < 0)
 		return true;
-	rc = xp_cc_pcm_flow_swap(p, info.cc_flow, builtin(to[below(r, 4)]), NULL, now, &diag);
+	/* none of these may change anything: a flow not open, no CC package */
+	if (xp_cc_pcm_flow_swap(p, UINT32_MAX, builtin("newreno"), NULL, now, &diag) != -ENOENT ||
+	    xp_cc_pcm_flow_swap(p, info.cc_flow, NULL, NULL, now, &diag) != -EINVAL)
+		failf(R, "conn %u: a bad in-place swap was not refused", (unsigned)(c - R->conns));
+	/* with an LB package added, kept, or taken away */
+	rc = xp_cc_pcm_flow_swap(p, info.cc_flow, builtin(to[below(r, 4)]),
+				 coin(r, 50) ? builtin("reps") : NULL, now, &diag);
 	if (rc == -E2BIG)
 		return false;
 	if (rc < 0)
@@ -1100,6 +1109,30 @@ static void forge_body(struct rng *r, struct xp_rec *rec)
 		rec->u.msg_seq = (uint32_t)below(r, 40);
 		break;
 	}
+}
+
+/*
+ * A packet made wrong in one place: a byte changed (a header field, a record's type, size or
+ * reserved bits, a field out of range), cut short, or grown by a byte. Return: its length.
+ */
+static uint32_t mutate(struct rng *r, uint8_t *buf, uint32_t len)
+{
+	uint32_t at = (uint32_t)below(r, len);
+
+	switch (below(r, 4)) {
+	case 0:
+		return at;
+	case 1:
+		buf[len] = (uint8_t)next(r);
+		return len + 1;
+	case 2: /* the header, or a record's head */
+		at = (uint32_t)below(r, len < 16 ? len : 16);
+		break;
+	default:
+		break;
+	}
+	buf[at] ^= (uint8_t)between(r, 1, 255);
+	return len;
 }
 
 /* A connection with a side on @host (0 when none: then only the kinds that need none go). */
@@ -1178,6 +1211,8 @@ static void forge(struct run *R, const struct wl_event *e)
 			buf[i] = (uint8_t)next(&r);
 	} else if (xp_wire_put(&w, &rec) == 0) {
 		len = xp_wire_finish(&w);
+		if (coin(&r, 30))
+			len = mutate(&r, buf, len);
 	} else {
 		return;
 	}
@@ -1631,6 +1666,100 @@ static void free_run(struct run *R)
 	free(R->ev);
 }
 
+/* F_LIMITS: calls beyond the limits */
+
+/* A core config with one field out of its range (@k picks which). */
+static void break_config(struct xp_core_config *cfg, unsigned k)
+{
+	switch (k) {
+	case 0: cfg->max_conns = 0; break;
+	case 1: cfg->max_conns = XP_MAX_CONNS + 1; break;
+	case 2: cfg->max_paths = 0; break;
+	case 3: cfg->max_paths = XP_MAX_PATHS + 1; break;
+	case 4: cfg->send_msgs = 0; break;
+	case 5: cfg->recv_msgs = 0; break;
+	case 6: cfg->ops = 0; break;
+	case 7: cfg->ops = UINT32_MAX; break; /* XP_NONE */
+	case 8: cfg->max_queued = 0; break;
+	case 9: cfg->chunk_bytes = 0; break;
+	case 10: cfg->chunk_bytes = XP_CHUNK_BYTES_MAX + 1; break;
+	case 11: cfg->min_chunk_bytes = 0; break;
+	case 12: cfg->min_chunk_bytes = cfg->chunk_bytes + 1; break;
+	case 13: cfg->ctrl_mtu = XP_WIRE_MIN_MTU - 1; break;
+	case 14: cfg->ctrl_mtu = XP_WIRE_MAX_MTU + 1; break;
+	case 15: cfg->burst_chunks = 0; break;
+	case 16: cfg->rto_min_ns = 0; break;
+	case 17: cfg->rto_min_ns = cfg->rto_max_ns + 1; break;
+	case 18: cfg->rto_initial_ns = 0; break;
+	case 19: cfg->quarantine_ns = 4 * cfg->rto_max_ns - 1; break;
+	case 20: cfg->line_rate_bps = 0; break;
+	default: cfg->pacer_tick_ns = 0; break;
+	}
+}
+
+#define N_BROKEN_CONFIGS 22
+
+/*
+ * Calls that must be refused, each with its error and nothing changed: cores with a field out
+ * of range, connections with bad paths, and every per-connection call on an id out of range
+ * or not open (host @h's core, before its connections open).
+ */
+static void misuse(struct run *R, uint32_t h)
+{
+	struct xp_core *core = xp_net_core(R->net, h), *bad = NULL;
+	struct xp_buf b = { 1ull << 40, 1, 1 };
+	uint32_t ids[] = { 0, XP_MAX_CONNS, UINT32_MAX }, handle = 0, id, nonce;
+	struct xp_conn_info info;
+	int rc;
+
+	for (unsigned k = 0; k < N_BROKEN_CONFIGS; k++) {
+		struct xp_core_config cfg;
+
+		tune_core(R, h, &cfg);
+		break_config(&cfg, k);
+		if ((rc = xp_core_create(&cfg, &bad)) != -EINVAL)
+			failf(R, "a core config with field %u out of range: %d", k, rc);
+		if (rc == 0)
+			xp_core_destroy(bad);
+	}
+	{
+		struct xp_cc_pcm_config pc;
+		struct xp_cc_pcm *pcm = NULL;
+		struct pcm_diag diag;
+
+		xp_cc_pcm_config_default(&pc);
+		if (xp_cc_pcm_create(&pc, &pcm, &diag) != -EINVAL) /* no CC package */
+			failf(R, "a PCM binding without a CC package was not refused");
+		pc.cc = pc.lb = builtin("reps"); /* both would drive the same controls */
+		pc.max_flows = 1;
+		if (xp_cc_pcm_create(&pc, &pcm, &diag) != -EINVAL)
+			failf(R, "a PCM binding whose packages share a control was not refused");
+	}
+	for (unsigned k = 0; k < 3; k++) {
+		struct xp_conn_config cc = { .n_paths = k == 0 ? 0 : k == 1 ? XP_MAX_PATHS + 1 : 1,
+					     .path_handles = k == 2 ? NULL : &handle };
+
+		cc.cc = xp_cc_fixed_binding(&R->conns[0].fixed[0]);
+		if ((rc = xp_conn_create(core, &cc, xp_net_now(R->net), &id, &nonce)) != -EINVAL)
+			failf(R, "a connection with bad paths (%u): %d", k, rc);
+	}
+	for (unsigned k = 0; k < 3; k++) {
+		uint64_t now = xp_net_now(R->net);
+		int rcs[7];
+
+		rcs[0] = xp_post_send(core, ids[k], &b, 0, now);
+		rcs[1] = xp_post_recv(core, ids[k], &b, 0, now);
+		rcs[2] = xp_conn_close(core, ids[k], XP_CLOSE_GRACEFUL, now);
+		rcs[3] = xp_conn_bind(core, ids[k], 0, 1, 0, now);
+		rcs[4] = xp_conn_info(core, ids[k], &info);
+		rcs[5] = xp_conn_cc_refresh(core, ids[k], now);
+		rcs[6] = xp_conn_set_no_progress(core, ids[k], MS, now);
+		for (unsigned j = 0; j < 7; j++)
+			if (rcs[j] != -ENOENT)
+				failf(R, "call %u on connection id %u, not open: %d", j, ids[k], rcs[j]);
+	}
+}
+
 /* The wire, as the filter sees it */
 
 /* F_CTRL: a control packet's faults, by the kinds of its records. */
@@ -1780,6 +1909,8 @@ static int run_case(const struct params *p, uint64_t *trace, char *why, size_t w
 		    R->ctrl_faulty[c->s[1].host][c->s[0].host] || c->werr)
 			c->lossless = false;
 	}
+	if (p->mask & F_LIMITS && !R->fail[0])
+		misuse(R, 0);
 	qsort(R->ev, R->n_ev, sizeof(*R->ev), ev_cmp);
 	R->ev_dirty = false;
 	if (!R->fail[0])
