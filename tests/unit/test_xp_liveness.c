@@ -5,8 +5,9 @@
  * with -ETIMEDOUT, retransmitting one chunk per backed-off RTO meanwhile
  * (not the window); an idle connection with a receive posted keeps asking
  * (KEEPALIVE, a quarter of the limit apart) and fails when nothing answers,
- * but stays up for as long as its peer answers; a connection gone at the
- * peer answers a keepalive with RESET.
+ * but stays up for as long as its peer answers, lost answers included (an
+ * unanswered KEEPALIVE goes again after the control RTO); a connection gone
+ * at the peer answers a keepalive with RESET.
  *
  * Pairs at the cores' defaults: 5 us each way, no-progress limit 5 s.
  */
@@ -15,11 +16,16 @@
 #define MS 1000000ull
 #define S 1000000000ull
 
-/* Drops everything host @host sends from @from_ns on; counts KEEPALIVEs from host 0. */
+/*
+ * Drops everything host @host sends from @from_ns on, and the next @lose_ka_acks packets from
+ * host 1 with a KEEPALIVE_ACK; counts KEEPALIVEs from host 0 and KEEPALIVE_ACKs from host 1
+ * (the lost ones too).
+ */
 struct vanish {
 	uint32_t host;
 	uint64_t from_ns;
 	bool on;
+	uint32_t lose_ka_acks;
 	uint32_t keepalives;
 	uint32_t ka_acks;
 };
@@ -44,8 +50,15 @@ static enum xp_net_verdict vanish_filter(void *arg, const struct xp_net_pkt *pkt
 
 	if (v->on && pkt->src == v->host && pkt->now_ns >= v->from_ns)
 		return XP_NET_DROP;
-	if (pkt->is_ctrl)
+	if (pkt->is_ctrl) {
+		uint32_t ka_acks = v->ka_acks;
+
 		count_records(v, pkt);
+		if (v->ka_acks > ka_acks && v->lose_ka_acks) {
+			v->lose_ka_acks--;
+			return XP_NET_DROP;
+		}
+	}
 	return XP_NET_PASS;
 }
 
@@ -98,7 +111,8 @@ static void test_send_to_a_silent_peer_times_out_at_the_default_limit(void **sta
 /*
  * A receive posted on an idle connection: while the peer answers its keepalives (one a
  * quarter of the limit after the last word, 1.25 s), it waits as long as it takes; when the
- * peer goes silent, it fails with -ETIMEDOUT one limit after the last word.
+ * peer goes silent, it keeps asking on the control RTO and fails with -ETIMEDOUT one limit
+ * after the last word.
  */
 static void test_idle_receive_keeps_alive_then_finds_a_silent_peer(void **state)
 {
@@ -107,6 +121,7 @@ static void test_idle_receive_keeps_alive_then_finds_a_silent_peer(void **state)
 	struct vanish v;
 	struct pair p;
 	uint64_t t_gone;
+	uint32_t ka_before;
 
 	vanish_pair(&p, &v);
 	assert_int_equal(pair_recv(&p, 0, dst, sizeof(dst), 1), 0);
@@ -115,6 +130,7 @@ static void test_idle_receive_keeps_alive_then_finds_a_silent_peer(void **state)
 	assert_true(v.keepalives >= 20 && v.keepalives <= 25);
 	assert_int_equal(v.ka_acks, v.keepalives);
 	t_gone = pair_now(&p);
+	ka_before = v.keepalives;
 	v.on = true;
 	v.host = 1;
 	v.from_ns = t_gone;
@@ -124,6 +140,33 @@ static void test_idle_receive_keeps_alive_then_finds_a_silent_peer(void **state)
 	assert_int_equal(c->c.status, -ETIMEDOUT);
 	assert_true(c->t_ns <= t_gone + 5 * S);
 	assert_int_equal(xp_core_stats(pair_core(&p, 0))->conns_timed_out, 1);
+	/* unanswered, asked again on the backed-off control RTO: ~75 at one per 50 ms (rto_max) */
+	assert_true(v.keepalives - ka_before >= 60 && v.keepalives - ka_before <= 90);
+	pair_fini(&p);
+}
+
+/*
+ * The peer is there, but its answers to three keepalives in a row are lost: with a keepalive
+ * only every quarter of the limit that was the whole limit, and the receive failed with
+ * -ETIMEDOUT at 5 s. Each unanswered keepalive goes again after the control RTO, so the fourth
+ * comes within milliseconds of the first, its answer gets through, and the receive waits on.
+ */
+static void test_idle_receive_outlasts_lost_keepalive_answers(void **state)
+{
+	static uint8_t dst[64];
+	struct vanish v;
+	struct pair p;
+
+	vanish_pair(&p, &v);
+	v.lose_ka_acks = 3;
+	assert_int_equal(pair_recv(&p, 0, dst, sizeof(dst), 1), 0);
+	pair_run(&p, 2 * S);
+	assert_int_equal(v.lose_ka_acks, 0);
+	assert_int_equal(v.keepalives, 4); /* at 1.25 s, then three on the RTO, all within 2 s */
+	pair_run(&p, 20 * S);
+	assert_null(pair_find(&p, 0, XP_COMP_RECV, 1)); /* still waiting */
+	assert_int_equal(xp_core_stats(pair_core(&p, 0))->conns_timed_out, 0);
+	assert_int_equal(v.ka_acks, v.keepalives);
 	pair_fini(&p);
 }
 
@@ -172,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_to_a_silent_peer_times_out_at_the_default_limit),
 		cmocka_unit_test(test_idle_receive_keeps_alive_then_finds_a_silent_peer),
+		cmocka_unit_test(test_idle_receive_outlasts_lost_keepalive_answers),
 		cmocka_unit_test(test_idle_connection_without_operations_is_quiet),
 		cmocka_unit_test(test_closed_connection_answers_a_keepalive_with_reset),
 	};

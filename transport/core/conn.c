@@ -608,19 +608,27 @@ static enum xp_watch watch_of(const struct xp_conn *c)
 	return c->ops_open ? XP_WATCH_IDLE : XP_WATCH_NONE;
 }
 
-/* Keepalives go a quarter of the limit apart, and only after that long without a word. */
-static uint64_t keepalive_at(const struct xp_conn *c)
+/*
+ * A keepalive goes a quarter of the limit after the last word from the peer; one unanswered
+ * goes again after the control RTO, backed off, like any control record (a lost KEEPALIVE or
+ * KEEPALIVE_ACK must not cost a quarter of the limit).
+ */
+static uint64_t keepalive_at(const struct xp_core *core, const struct xp_conn *c)
 {
-	uint64_t from = c->ka_sent_ns > c->last_progress_ns ? c->ka_sent_ns : c->last_progress_ns;
-
-	return from + c->no_progress_ns / 4;
+	if (c->ka_sent_ns > c->last_progress_ns)
+		return c->ka_sent_ns + xp_rto_ctl_ns(core, c, c->ka_backoff);
+	return c->last_progress_ns + c->no_progress_ns / 4;
 }
 
 /* An idle connection with operations waiting asks whether its peer is still there. */
 static void keepalive_due(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
-	if (c->watch != XP_WATCH_IDLE || !c->no_progress_ns || now_ns < keepalive_at(c))
+	if (c->watch != XP_WATCH_IDLE || !c->no_progress_ns || now_ns < keepalive_at(core, c))
 		return;
+	if (c->ka_sent_ns <= c->last_progress_ns)
+		c->ka_backoff = 0;
+	else if (c->ka_backoff < XP_BACKOFF_MAX)
+		c->ka_backoff++;
 	c->ka_sent_ns = now_ns;
 	c->ctl_pend |= XP_CTL_KEEPALIVE;
 	want_ctrl(core, c);
@@ -734,7 +742,7 @@ void xp_conn_rearm(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		if (c->no_progress_ns && w)
 			earliest(&d, c->last_progress_ns + c->no_progress_ns);
 		if (c->no_progress_ns && w == XP_WATCH_IDLE)
-			earliest(&d, keepalive_at(c));
+			earliest(&d, keepalive_at(core, c));
 		if (c->cc_info.tick_ns && xp_send_busy(c)) {
 			if (!c->cc_tick_ns)
 				c->cc_tick_ns = now_ns + c->cc_info.tick_ns;

@@ -157,6 +157,7 @@ struct xp_conn {
 	uint64_t no_progress_ns;
 	uint64_t last_progress_ns;
 	uint64_t ka_sent_ns;    /* the last KEEPALIVE */
+	uint8_t ka_backoff;     /* KEEPALIVEs unanswered before the last one */
 	uint8_t watch;          /* enum xp_watch, as of the last rearm */
 
 	/* intrusive links */
