@@ -14,7 +14,8 @@
 
 #include "engine.h"
 
-#define DEPTH 8 /* messages in flight per flow, and receives posted */
+#define DEPTH 8 /* messages in flight per flow, and receives posted (goodput: the default) */
+#define MAX_DEPTH 1024 /* goodput --depth: at most */
 #define MAX_FLOWS 256
 #define MAX_ENGINES 64
 
@@ -34,6 +35,7 @@ struct tp_opts {
 	uint64_t link_gbps;   /* softnic */
 	uint64_t queue_bytes; /* softnic: each switch port's queue; 0: the scenario's (one BDP) */
 	uint32_t iters;       /* latency: round trips per size */
+	uint32_t depth;       /* goodput: sends (and receives) posted per flow, DEPTH default */
 	bool threads;         /* null: engine threads instead of INLINE progress */
 	int64_t spin_ns;      /* threads: busy-poll this long before sleeping (-1: default) */
 	bool json;

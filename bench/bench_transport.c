@@ -200,7 +200,7 @@ static int make_world(struct tp_rig *r)
 
 static void post_op(struct tp_rig *r, struct tp_flow *f, bool recv)
 {
-	uint64_t slot = (recv ? f->recvs_out : f->sends_out) % DEPTH;
+	uint64_t slot = (recv ? f->recvs_out : f->sends_out) % r->o->depth;
 	struct xp_cmd cmd = {
 		.op = recv ? XP_CMD_RECV : XP_CMD_SEND,
 		.conn = recv ? f->rconn : f->sconn,
@@ -217,7 +217,7 @@ static void post_op(struct tp_rig *r, struct tp_flow *f, bool recv)
 		f->sends_out++;
 }
 
-/* Take completions and repost, keeping DEPTH of each in flight. */
+/* Take completions and repost, keeping --depth of each in flight. */
 static bool goodput_step(void *ctx)
 {
 	struct tp_rig *r = ctx;
@@ -258,7 +258,7 @@ static int rig_flows(struct tp_rig *r)
 
 	for (uint32_t i = 0; i < r->o->flows; i++) {
 		struct tp_flow *f = &r->f[i];
-		size_t len = DEPTH * r->o->msg_size;
+		size_t len = (size_t)r->o->depth * r->o->msg_size;
 
 		/* null: flow i on pair i mod E; softnic: host i sends to host F (the incast) */
 		f->se = (int)(r->w ? i : i % pairs);
@@ -269,9 +269,9 @@ static int rig_flows(struct tp_rig *r)
 		if (!f->sbuf || !f->rbuf || tp_reg(r, f->se, f->sbuf, len, &f->smr) < 0 ||
 		    tp_reg(r, f->re, f->rbuf, len, &f->rmr) < 0 || connect_flow(r, f) < 0)
 			return -1;
-		for (int d = 0; d < DEPTH; d++)
+		for (uint32_t d = 0; d < r->o->depth; d++)
 			post_op(r, f, true);
-		for (int d = 0; d < DEPTH; d++)
+		for (uint32_t d = 0; d < r->o->depth; d++)
 			post_op(r, f, false);
 	}
 	return 0;
@@ -358,7 +358,7 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 {
 	struct tp_rig *r = calloc(1, sizeof(*r));
 	static struct native_cc ncc;
-	uint64_t t0, c0, cpu0, t1, c1, cpu1, bytes = 0, proc0, proc1, calls0, calls1;
+	uint64_t t0, c0, cpu0, t1, c1, cpu1, bytes = 0, msgs = 0, proc0, proc1, calls0, calls1;
 	bool virt = strcmp(dp->name, "softnic") == 0;
 	double secs;
 	int rc = -1;
@@ -402,6 +402,7 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 	calls1 = r->pcm ? xp_cc_pcm_handler_calls(r->pcm) : 0;
 	for (uint32_t i = 0; i < r->n_f; i++)
 		bytes += r->f[i].bytes_done;
+	msgs = bytes / o->msg_size;
 	secs = (double)(t1 - t0) / 1e9;
 	*cpu_ns_per_chunk = c1 > c0 ? (double)(cpu1 - cpu0) / (double)(c1 - c0) : 0.0;
 	if (native) {
@@ -410,10 +411,11 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 	}
 	printf("{\"bench\":\"goodput\",\"datapath\":\"%s\",\"policy\":\"%s\",\"mode\":\"%s\","
 	       "\"flows\":%u,\"msg_size\":%" PRIu64 ",\"chunk_size\":%u,\"engines\":%u,"
-	       "\"goodput_gbps\":%.3f,\"chunks_per_s\":%.0f,\"cpu_ns_per_chunk\":%.1f,"
-	       "\"time\":\"%s\",\"seconds\":%.6f",
+	       "\"depth\":%u,\"goodput_gbps\":%.3f,\"msgs_per_s\":%.0f,\"chunks_per_s\":%.0f,"
+	       "\"cpu_ns_per_chunk\":%.1f,\"time\":\"%s\",\"seconds\":%.6f",
 	       dp->name, o->policy, o->mode, o->flows, o->msg_size, o->chunk_size, r->n_e,
-	       (double)bytes * 8 / secs / 1e9, (double)(c1 - c0) / secs,
+	       o->depth, (double)bytes * 8 / secs / 1e9, (double)msgs / secs,
+	       (double)(c1 - c0) / secs,
 	       c1 > c0 ? (double)(cpu1 - cpu0) / (double)(c1 - c0) : 0.0,
 	       virt ? "emulated" : "wall", secs);
 	if (virt)
@@ -659,6 +661,7 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		{ "virtual-us", required_argument, NULL, 'v' },
 		{ "link-gbps", required_argument, NULL, 'l' },
 		{ "iters", required_argument, NULL, 'i' },
+		{ "depth", required_argument, NULL, 'k' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "progress", required_argument, NULL, 'P' },
 		{ "spin-ns", required_argument, NULL, 'S' },
@@ -677,7 +680,8 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 	*o = (struct tp_opts){ .datapath = "null", .policy = "none", .mode = "sync", .flows = 1,
 			       .msg_size = 1 << 20, .chunk_size = 65536, .engines = 1,
 			       .seconds = 1.0, .virtual_us = 2000, .link_gbps = 400,
-			       .iters = 20000, .spin_ns = -1, .gid_index = -1, .seed = 1 };
+			       .iters = 20000, .depth = DEPTH, .spin_ns = -1, .gid_index = -1,
+			       .seed = 1 };
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end = NULL;
@@ -736,6 +740,7 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		case 'f': o->flows = (uint32_t)v; num_ok &= v <= MAX_FLOWS; break;
 		case 'e': o->engines = (uint32_t)v; num_ok &= v <= MAX_ENGINES / 2; break;
 		case 'i': o->iters = (uint32_t)v; break;
+		case 'k': o->depth = (uint32_t)v; num_ok &= v <= MAX_DEPTH; break;
 		case 'w': o->async_workers = (uint32_t)v; num_ok &= v <= PCM_ASYNC_MAX_WORKERS; break;
 		default:
 			fprintf(stderr, "pcm-bench: see pcm-bench --help\n");

@@ -45,7 +45,7 @@ static void usage(FILE *f)
 	      "  pcm-bench validate-arith --policy NAME [--scenario FILE] [--policy-dir DIR]\n"
 	      "                     [--seed N] [--json]\n"
 	      "  pcm-bench goodput [--datapath null|softnic|verbs] [--flows F] [--msg-size S]\n"
-	      "                     [--chunk-size C] [--policy P] [--engines E] [--json]\n"
+	      "                     [--depth D] [--chunk-size C] [--policy P] [--engines E] [--json]\n"
 	      "                     [--mode sync|async-relaxed|async-locked|async-bounded]\n"
 	      "                     [--seconds T] [--virtual-us U] [--link-gbps G]\n"
 	      "                     [--progress inline|thread] [--spin-ns N]\n"

@@ -184,6 +184,7 @@ static const struct key_row rule_rows[] = {
      RULE(lb_loc), 0},
     {"mode", T_MODE, RULE(mode), 0, 0, 0, NULL, NO_LOC, 0},
     {"skew_bound", T_U32, RULE(skew_bound), 0, 1, 1u << 20, NULL, NO_LOC, 0},
+    {"no_progress_ms", T_TIME, RULE(no_progress_ms), 0, 1, PCMD_NO_PROGRESS_MS_MAX, NULL, NO_LOC, 0},
 };
 
 static const struct key_row device_rows[] = {

@@ -81,6 +81,7 @@ struct pcmd_rule {
 	char lb_policy[PCMD_PATH_MAX]; /* "" the default LB; "none" no LB package */
 	uint32_t mode;		       /* enum pcmd_shell_mode */
 	uint32_t skew_bound;
+	uint32_t no_progress_ms;       /* its flows' no-progress limit; 0: the default (5 s) */
 	struct pcmd_cfg_loc loc;
 	struct pcmd_cfg_loc policy_loc;
 	struct pcmd_cfg_loc lb_loc;

@@ -111,6 +111,7 @@ static void plane_opts_of(const struct pcmd_policy_choice *ch, uint32_t paths, b
 	o->lb = ch->lb ? ch->lb->h.pkg : NULL;
 	o->mode = ch->mode;
 	o->skew_bound = ch->skew_bound;
+	o->no_progress_ms = ch->no_progress_ms;
 	o->paths = paths;
 	o->reliable_connected = rc;
 }

@@ -91,6 +91,7 @@ struct pcmd_plane_flow_opts {
 	uint32_t skew_bound;	      /* ASYNC_BOUNDED */
 	uint32_t paths;		      /* 0: default */
 	bool reliable_connected;
+	uint32_t no_progress_ms;      /* 0: the engine's default (5 s) */
 };
 
 /* How a port's intake posts a checked descriptor: @handle is flow_handle()'s. */

@@ -27,6 +27,7 @@ static void conn_opts_of(const struct pcmd_plane_flow_opts *o, struct xp_conn_op
 	x->lb = o->lb;
 	x->paths = o->paths;
 	x->rc = o->reliable_connected;
+	x->no_progress_ns = o->no_progress_ms * 1000000ull;
 	x->mode = o->mode == PCMD_SHELL_SYNC ? XP_CC_PCM_SYNC : XP_CC_PCM_ASYNC;
 	x->async_mode = o->mode == PCMD_SHELL_ASYNC_LOCKED    ? PCM_ASYNC_LOCKED
 			: o->mode == PCMD_SHELL_ASYNC_BOUNDED ? PCM_ASYNC_BOUNDED

@@ -359,6 +359,9 @@ int pcmd_policies_choose(struct pcmd_policies *p, const struct pcmd_config *cfg,
 	out->rule = rule;
 	out->mode = r ? r->mode : cfg->policies.mode;
 	out->skew_bound = r ? r->skew_bound : cfg->policies.skew_bound;
+	out->no_progress_ms = req && req->no_progress_ms ? req->no_progress_ms
+			      : r			 ? r->no_progress_ms
+							 : 0;
 	if (r && r->policy[0])
 		cc = r->policy;
 	if (r && r->lb_policy[0])

@@ -43,6 +43,7 @@ struct pcmd_policy_choice {
 	struct pcmd_policy *lb; /* NULL: none */
 	uint32_t mode;		/* enum pcmd_shell_mode */
 	uint32_t skew_bound;
+	uint32_t no_progress_ms; /* the flow's no-progress limit; 0: the engine's default (5 s) */
 	int rule; /* the rule that chose, -1 none */
 };
 

@@ -130,8 +130,9 @@ static size_t check_opts(struct req *r, const struct pcmd_flow_opts *o, bool *ok
 	if (o->reliable_connected > 1)
 		return fail(r, -EINVAL, "opts.reliable_connected is %u, not 0 or 1",
 			    o->reliable_connected);
-	if (o->reserved)
-		return fail(r, -EINVAL, "opts.reserved is not zero");
+	if (o->no_progress_ms > PCMD_NO_PROGRESS_MS_MAX)
+		return fail(r, -EINVAL, "opts.no_progress_ms %u is above %u (an hour)",
+			    o->no_progress_ms, PCMD_NO_PROGRESS_MS_MAX);
 	*ok = true;
 	return 0;
 }

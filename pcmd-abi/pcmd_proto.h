@@ -37,6 +37,7 @@
 #define PCMD_MSG_MAX_BYTES 16384 /* largest message either side ever sends */
 #define PCMD_ADDR_MAX 64	 /* listen/connect address, NUL included */
 #define PCMD_POLICY_MAX 64	 /* a policy's name, NUL included */
+#define PCMD_NO_PROGRESS_MS_MAX 3600000 /* a flow's longest no-progress limit (pcm_tp_conn_opts') */
 #define PCMD_PATH_MAX 256	 /* a package path for POLICY_LOAD, NUL included */
 #define PCMD_ERRTEXT_MAX 256	 /* an error reply's text, NUL included */
 #define PCMD_CLIENT_NAME_MAX 32	 /* a client's self-chosen label, NUL included */
@@ -180,7 +181,7 @@ struct pcmd_flow_opts {
 	uint32_t mode;			 /* enum pcmd_shell_mode or PCMD_SHELL_DEFAULT */
 	uint32_t paths;			 /* 0: datapath default; else 1..64 */
 	uint32_t reliable_connected;	 /* 0 or 1 */
-	uint32_t reserved;
+	uint32_t no_progress_ms;	 /* 0: the rule's, else 5 s; at most 3,600,000 */
 };
 
 /* CONNECT: the reply gives the new connection's id at once; the outcome

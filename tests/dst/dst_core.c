@@ -9,11 +9,22 @@
  * every link as the mask allows: loss 0-10%, duplication, reordering
  * (jitter), delay spikes, outages (for a connection with a no-progress
  * limit, sometimes of every path for longer than the limit), ECN marks;
- * and, as the mask allows,
- * connections opened and closed (gracefully or not) in the middle of
- * traffic, messages
- * longer than their receive, RC-mode connections, PCM policies (sync and
- * async) and a live CC swap.
+ * and, as the mask allows, connections opened and closed (gracefully or
+ * not) in the middle of traffic, messages longer than their receive,
+ * RC-mode connections, PCM policies (sync and async) and live CC swaps
+ * (to another binding, or in place within one), tiny pools and MTUs,
+ * control records dropped, duplicated or delayed by their kind (ACK, CTS,
+ * FIN, RESET, ...), forged records (unknown ids, wrong or stale nonces,
+ * another peer, a CTS before the bind, bytes that are no packet, valid
+ * packets with one byte changed, cut short or grown),
+ * connections closed and opened again on a few ids (ids reused after
+ * quarantine), drains into tiny batches (few actions, writes and control
+ * bytes per drain), calls beyond the limits (sends too long; -EAGAIN when
+ * the queue is full, retried; core configs with a field out of range, bad
+ * paths, calls on ids not open, bad PCM bindings and swaps, each refused
+ * with its error), a host that goes away (its process exits, so
+ * its engine resets its peers, or it is killed silently) and writes the
+ * datapath fails. 15% of runs are calm: links with fixed delays only.
  *
  * Invariants, on every run:
  *   - a receive that completes with success holds exactly its message:
@@ -21,13 +32,22 @@
  *   - a send that completes with success has its receive completed already;
  *   - every operation posted completes exactly once, with 0 or the error its
  *     situation allows (-EMSGSIZE for a too-long message, -ECANCELED after a
- *     local abort, -ECONNRESET once a side closed or reset, -ETIMEDOUT only
- *     with a no-progress limit); a connection nobody closed early loses
- *     nothing;
+ *     local abort, -ECONNRESET once a side closed or reset, -ETIMEDOUT with a
+ *     no-progress limit or a peer gone, -EIO after a failed write); a
+ *     connection nobody disturbed loses nothing;
+ *   - bounds: on an undisturbed connection every operation completes within
+ *     HEAL_BOUND_NS of the later of its posts and the last fault's end; on a
+ *     connection whose peer's host went away, within its no-progress limit
+ *     of the death (or of the dead host's last packet still on the wire);
+ *   - a connection with no fault on any link (paths of different delays,
+ *     chunks sprayed over them) retransmits nothing;
+ *   - no chunk is sent a third time without an RTO or a probe of its sender
+ *     since its second transmission (RACK never marks a chunk lost again
+ *     while its retransmission is out: dst_watch.h);
  *   - nothing stuck: every connection is closed on both sides within a
  *     bound of virtual time after the last workload event and fault;
- *   - nothing leaked: afterwards every core's accounting is zero (open and
- *     quarantined connections, pools, bytes in flight, timers, pacer,
+ *   - nothing leaked: afterwards every live core's accounting is zero (open
+ *     and quarantined connections, pools, bytes in flight, timers, pacer,
  *     pending completions) and every CC binding's flows are closed;
  *   - the same seed gives the same trace (checked with --determinism).
  *
@@ -36,7 +56,7 @@
  * fails, and prints the smallest failing case's line.
  *
  *   dst_core --seeds 0:2000              sweep (suite dst; 100000 in slow)
- *   dst_core --seed 17 --conns 3 --msgs 5 --mask 0x3ff    one case
+ *   dst_core --seed 17 --conns 3 --msgs 5 --mask 0x3ffff  one case
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,7 +68,9 @@
 #include "builtin.h"
 #include "cc_pcm.h"
 #include "core.h"
+#include "dst_watch.h"
 #include "pcm.h"
+#include "wire.h"
 #include "xp_net.h"
 
 enum {
@@ -63,12 +85,20 @@ enum {
 	F_RC = 1 << 8,      /* RC-mode connections over reliable paths */
 	F_PCM = 1 << 9,     /* PCM policies, sync and async, and a live swap */
 	F_SMALL = 1 << 10,  /* tiny pools, control MTU and chunks */
-	F_ALL = (1 << 11) - 1,
+	F_CTRL = 1 << 11,   /* control records dropped, duplicated or delayed by their kind */
+	F_FORGE = 1 << 12,  /* forged records: unknown ids, wrong nonces and peers, before the bind */
+	F_REUSE = 1 << 13,  /* connections closed and opened again: ids reused after quarantine */
+	F_BATCH = 1 << 14,  /* drains into tiny batches: few actions, writes, control bytes */
+	F_LIMITS = 1 << 15, /* calls beyond the limits: too long, queue full, bad configs and ids */
+	F_KILL = 1 << 16,   /* a host goes away: its process exits (RESET) or is killed */
+	F_WERR = 1 << 17,   /* the datapath fails writes */
+	N_MASK_BITS = 18,
+	F_ALL = (1 << N_MASK_BITS) - 1,
 };
 
-static const char *const mask_names[] = {
+static const char *const mask_names[N_MASK_BITS] = {
 	"loss", "dup", "reorder", "spikes", "outage", "ecn", "open_close", "too_long", "rc", "pcm",
-	"small",
+	"small", "ctrl", "forge", "reuse", "batch", "limits", "kill", "werr",
 };
 
 #define MAX_CONNS 8
@@ -79,7 +109,12 @@ static const char *const mask_names[] = {
 #define MS 1000000ull
 #define WORK_NS (6 * MS)          /* workload events fall in [0, WORK_NS) */
 #define SETTLE_BOUND_NS (3000 * MS) /* done within this after the last event or fault */
+#define HEAL_BOUND_NS (1500 * MS) /* an operation completes within this after its post or the
+				    * last fault's end, whichever is later */
+#define DEFAULT_LIMIT_NS (1000 * MS) /* the longest default no-progress limit of the cores */
+#define KILL_SLACK_NS (2 * MS)    /* a dead peer is reported within its limit and this */
 #define MAX_EVENTS 40000000ull
+#define N_REC_TYPES 13            /* control record types 1..12 */
 
 struct params {
 	uint64_t seed;
@@ -99,6 +134,8 @@ struct msg {
 	uint32_t rkey;     /* the receive's own key, invalidated when it completes */
 	bool send_posted;
 	bool recv_posted;
+	uint64_t send_posted_ns;
+	uint64_t recv_posted_ns;
 	uint8_t send_done; /* completions seen */
 	uint8_t recv_done;
 	int send_status;
@@ -117,6 +154,8 @@ struct side {
 	int binding;       /* -1 fixed */
 	uint32_t close_comps;
 	uint64_t no_progress_ns;
+	uint32_t old_nonce; /* the previous incarnation's (F_REUSE), for forgeries */
+	bool bound;
 };
 
 struct conn {
@@ -133,6 +172,14 @@ struct conn {
 	uint64_t swap_at;
 	bool final_close_scheduled;
 	struct xp_cc_fixed fixed[2];
+	uint32_t gen;      /* incarnation (F_REUSE: opened again after both sides closed) */
+	uint32_t n_gen;
+	bool werr;         /* its paths may fail writes */
+	bool lossless;     /* no fault on any of its links: it must retransmit nothing */
+	bool on_dead_host; /* a side's host went away */
+	uint64_t bind_delay_ns; /* side 0 binds this long after the open (F_FORGE) */
+	bool never;        /* it could not open: a host it joins went away first */
+	uint32_t next_post[2][2]; /* [send/recv][dir]: the next message to post, in order */
 };
 
 enum wl_kind {
@@ -143,6 +190,10 @@ enum wl_kind {
 	WL_SWAP,            /* live CC swap on side 0 */
 	WL_CLOSE_SIDE,      /* one side closes (after its peer did, or was reset) */
 	WL_FINAL_CLOSE,     /* both sides close once every operation finished */
+	WL_BIND,            /* side 0 binds, after its peer (F_FORGE: records before the bind) */
+	WL_FORGE,           /* forged control input to one host */
+	WL_KILL,            /* a host goes away */
+	WL_REOPEN,          /* a connection closed on both sides opens again (F_REUSE) */
 };
 
 struct wl_event {
@@ -151,6 +202,7 @@ struct wl_event {
 	uint8_t dir;
 	uint8_t conn;
 	uint8_t idx;
+	uint8_t gen;  /* the connection's generation it was made for (F_REUSE) */
 };
 
 struct run {
@@ -167,6 +219,22 @@ struct run {
 	bool completed;     /* a completion came since the last look */
 	uint64_t last_fault_ns;
 	uint64_t last_work_ns;
+	struct dst_watch *watch;
+	bool calm;          /* no link faults at all: lossless connections */
+	uint32_t kill_host;
+	uint64_t kill_at;   /* 0: no host goes away */
+	bool kill_exit;     /* its process exits (RESET to its peers), else it is killed */
+	bool killed;
+	uint32_t ctrl_drop_ppm[N_REC_TYPES]; /* F_CTRL: per record type */
+	uint32_t ctrl_dup_ppm[N_REC_TYPES];
+	uint32_t ctrl_delay_ppm[N_REC_TYPES];
+	uint64_t ctrl_delay_ns;
+	uint64_t ctrl_rng;
+	uint64_t worst_heal_ns; /* the latest completion after max(post, last fault end) */
+	uint32_t ghosts[MAX_HOSTS]; /* CLOSE completions of half-opened connections to come */
+	bool ctrl_faulty[MAX_HOSTS][MAX_HOSTS]; /* the control link may lose or reorder a record */
+	uint64_t forged;
+	uint32_t lossless_checked; /* connections checked to retransmit nothing */
 	char fail[512];
 };
 
@@ -227,7 +295,7 @@ static void failf(struct run *R, const char *fmt, ...)
 
 static void add_outages(struct run *R, struct rng *r, struct xp_link *l)
 {
-	if (!(R->p.mask & F_OUTAGE) || !coin(r, 30))
+	if (!(R->p.mask & F_OUTAGE) || !coin(r, 30) || R->calm)
 		return;
 	l->n_outages = (uint32_t)between(r, 1, 2);
 	for (uint32_t k = 0; k < l->n_outages; k++) {
@@ -252,6 +320,10 @@ static struct xp_link make_link(struct run *R, struct rng *r, bool reliable)
 		l.spike_ppm = 5000;
 		l.spike_ns = between(r, 100 * US, 2 * MS);
 	}
+	if (R->calm) { /* a calm run: nothing on any link but its delay (and ECN marks) */
+		l.jitter_ns = 0;
+		l.spike_ppm = 0;
+	}
 	if (reliable) {
 		l.reliable = true;
 		return l;
@@ -260,8 +332,17 @@ static struct xp_link make_link(struct run *R, struct rng *r, bool reliable)
 		l.loss_ppm = (uint32_t)between(r, 0, 100000);
 	if (R->p.mask & F_DUP && coin(r, 50))
 		l.dup_ppm = (uint32_t)between(r, 0, 20000);
+	if (R->calm)
+		l.loss_ppm = l.dup_ppm = 0;
 	add_outages(R, r, &l);
 	return l;
+}
+
+/* Whether @l may lose, duplicate, reorder or delay a packet beyond its fixed delay. */
+static bool link_faulty(const struct xp_link *l)
+{
+	return l->loss_ppm || l->dup_ppm || l->jitter_ns || l->spike_ppm || l->n_outages ||
+	       l->werr_ppm;
 }
 
 /* Messages */
@@ -304,6 +385,12 @@ static void fill(uint8_t *p, uint64_t n, uint64_t seed)
 
 /* Workload events */
 
+/* Events of the workload proper: the settle bound runs from the last one. */
+static bool is_work(uint8_t kind)
+{
+	return kind <= WL_SWAP || kind >= WL_BIND;
+}
+
 static void add_event(struct run *R, uint64_t t, uint8_t kind, uint8_t dir, uint8_t conn,
 		      uint8_t idx)
 {
@@ -313,9 +400,10 @@ static void add_event(struct run *R, uint64_t t, uint8_t kind, uint8_t dir, uint
 		if (!R->ev)
 			abort();
 	}
-	R->ev[R->n_ev++] = (struct wl_event){ t, kind, dir, conn, idx };
+	R->ev[R->n_ev++] = (struct wl_event){ t, kind, dir, conn, idx,
+					      (uint8_t)R->conns[conn].gen };
 	R->ev_dirty = true;
-	if (kind <= WL_SWAP && t > R->last_work_ns)
+	if (is_work(kind) && t > R->last_work_ns)
 		R->last_work_ns = t;
 }
 
@@ -382,11 +470,11 @@ static struct xp_cc_binding binding_of(struct run *R, struct conn *c, int side)
 
 static void tune_core(struct run *R, uint32_t host, struct xp_core_config *cfg)
 {
-	struct rng r = rng_for(R->p.seed, 1, host, 0);
+	struct rng r = rng_for(R->p.seed, 1, host, 0), lim = rng_for(R->p.seed, 24, host, 0);
 	static const uint32_t chunks[] = { 4096, 16384, 65536 };
 
 	xp_core_config_default(cfg);
-	cfg->seed = R->p.seed * 31 + host;
+	cfg->seed = R->p.seed * 31 + host + 1; /* never 0: 0 draws from getrandom() */
 	cfg->max_conns = 64;
 	cfg->max_paths = 4;
 	cfg->chunk_bytes = chunks[below(&r, 3)];
@@ -397,6 +485,8 @@ static void tune_core(struct run *R, uint32_t host, struct xp_core_config *cfg)
 	cfg->rto_initial_ns = 1 * MS;
 	cfg->rto_max_ns = 10 * MS;
 	cfg->quarantine_ns = 500 * MS;
+	/* The default no-progress limit: well inside the settle bound, far beyond any outage. */
+	cfg->no_progress_ns = between(&lim, 200 * MS, 1000 * MS);
 	cfg->send_msgs = 256;
 	cfg->recv_msgs = 256;
 	cfg->ops = 4096;
@@ -414,6 +504,17 @@ static void tune_core(struct run *R, uint32_t host, struct xp_core_config *cfg)
 
 		if (R->p.mask & F_SMALL && coin(&m, 30))
 			cfg->ctrl_mtu = (uint32_t)between(&m, 64, 200);
+	}
+	/* A few ids, a short quarantine: connections opened again reuse ids. */
+	if (R->p.mask & F_REUSE) {
+		cfg->max_conns = 4;
+		cfg->rto_max_ns = 1 * MS;
+		cfg->quarantine_ns = 4 * cfg->rto_max_ns;
+	}
+	if (R->p.mask & F_LIMITS) {
+		struct rng q = rng_for(R->p.seed, 11, host, 0);
+
+		cfg->max_queued = (uint32_t)between(&q, 1, 4);
 	}
 }
 
@@ -445,6 +546,15 @@ static void plan_conn(struct run *R, uint32_t i)
 	}
 	if (R->p.mask & F_PCM && coin(&r, 20))
 		c->swap_at = c->open_at + between(&r, 1, WORK_NS);
+	{
+		struct rng w = rng_for(R->p.seed, 13, i, 0), g = rng_for(R->p.seed, 18, i, 0);
+		struct rng b = rng_for(R->p.seed, 17, i, 0);
+
+		c->werr = R->p.mask & F_WERR && coin(&w, 30) && !R->calm;
+		c->n_gen = R->p.mask & F_REUSE && coin(&g, 50) ? (uint32_t)between(&g, 2, 3) : 1;
+		if (R->p.mask & F_FORGE && coin(&b, 50))
+			c->bind_delay_ns = between(&b, 1, 100 * US);
+	}
 }
 
 static int plan_msgs(struct run *R, uint32_t i)
@@ -501,14 +611,20 @@ static int setup_paths(struct run *R, uint32_t i)
 
 	/* A connection with a no-progress limit may lose every path for longer than it. */
 	bool blackout = R->p.mask & F_OUTAGE && (c->s[0].no_progress_ns || c->s[1].no_progress_ns) &&
-			coin(&r, 30);
+			coin(&r, 30) && !R->calm;
 	uint64_t b_start = c->open_at + below(&r, WORK_NS), b_end = b_start + between(&r, 25 * MS, 40 * MS);
 
 	if (blackout && b_end > R->last_fault_ns)
 		R->last_fault_ns = b_end;
+	c->lossless = !blackout && !c->close_at;
 	for (uint32_t k = 0; k < c->n_paths; k++) {
 		struct xp_link ab = make_link(R, &r, c->rc), ba = make_link(R, &r, c->rc);
+		struct rng w = rng_for(R->p.seed, 13, i, k + 1);
 
+		if (c->werr)
+			ab.werr_ppm = ba.werr_ppm = (uint32_t)between(&w, 100, 3000);
+		if (link_faulty(&ab) || link_faulty(&ba))
+			c->lossless = false;
 		if (blackout) {
 			ab.outage[ab.n_outages].start_ns = ba.outage[ba.n_outages].start_ns = b_start;
 			ab.outage[ab.n_outages++].end_ns = ba.outage[ba.n_outages++].end_ns = b_end;
@@ -521,11 +637,29 @@ static int setup_paths(struct run *R, uint32_t i)
 	return 0;
 }
 
+static int bind_side(struct run *R, struct conn *c, int s)
+{
+	int rc = xp_conn_bind(xp_net_core(R->net, c->s[s].host), c->s[s].id, c->s[!s].id,
+			      c->s[!s].nonce, c->s[!s].host, xp_net_now(R->net));
+
+	if (rc < 0 && rc != -ESHUTDOWN)
+		return rc; /* closed or aborted before its bind: nothing to bind */
+	c->s[s].bound = rc == 0;
+	xp_net_kick(R->net, c->s[s].host);
+	return 0;
+}
+
+/*
+ * Create both sides and bind them (side 0 maybe later: F_FORGE's window for records before the
+ * bind). Return: 0, 1 when a host has no id out of quarantine yet (F_REUSE: try again), -1.
+ */
 static int open_conn(struct run *R, uint32_t i)
 {
 	struct conn *c = &R->conns[i];
 	uint64_t now = xp_net_now(R->net);
 
+	if (xp_net_dead(R->net, c->s[0].host) || xp_net_dead(R->net, c->s[1].host))
+		return 2; /* never: a host it joins is gone */
 	for (int s = 0; s < 2; s++) {
 		struct xp_conn_config cc = { .n_paths = c->n_paths, .path_handles = c->s[s].handles,
 					     .rc_mode = c->rc,
@@ -533,21 +667,33 @@ static int open_conn(struct run *R, uint32_t i)
 		int rc;
 
 		cc.cc = binding_of(R, c, s);
+		c->s[s].old_nonce = c->s[s].nonce;
 		rc = xp_conn_create(xp_net_core(R->net, c->s[s].host), &cc, now, &c->s[s].id,
 				    &c->s[s].nonce);
+		if (rc == -ENOSPC && R->p.mask & F_REUSE) {
+			if (s == 1) /* undo side 0 */
+			{
+				xp_conn_close(xp_net_core(R->net, c->s[0].host), c->s[0].id,
+					      XP_CLOSE_ABORT, now);
+				R->ghosts[c->s[0].host]++;
+				xp_net_kick(R->net, c->s[0].host);
+			}
+			return 1;
+		}
 		if (rc < 0) {
 			failf(R, "conn %u side %d: create: %s", i, s, strerror(-rc));
 			return -1;
 		}
-	}
-	for (int s = 0; s < 2; s++) {
-		if (xp_conn_bind(xp_net_core(R->net, c->s[s].host), c->s[s].id, c->s[!s].id,
-				 c->s[!s].nonce, c->s[!s].host, now) < 0)
-			return -1;
-		xp_net_kick(R->net, c->s[s].host);
+		dst_watch_conn_new(R->watch, i, c->s[s].host, c->s[s].id);
 	}
 	c->opened = true;
-	return 0;
+	if (bind_side(R, c, 1) < 0)
+		return -1;
+	if (c->bind_delay_ns) {
+		add_event(R, now + c->bind_delay_ns, WL_BIND, 0, (uint8_t)i, 0);
+		return 0;
+	}
+	return bind_side(R, c, 0) < 0 ? -1 : 0;
 }
 
 /* Completions */
@@ -567,7 +713,8 @@ static struct conn *find_conn(struct run *R, uint32_t host, uint32_t id, int *si
 
 static bool conn_disturbed(const struct conn *c)
 {
-	return c->s[0].closed || c->s[1].closed || c->s[0].failed || c->s[1].failed;
+	return c->s[0].closed || c->s[1].closed || c->s[0].failed || c->s[1].failed || c->werr ||
+	       c->on_dead_host;
 }
 
 /* May an operation on side @s of @c end with @status? */
@@ -582,20 +729,41 @@ static bool status_allowed(const struct conn *c, int s, const struct msg *m, int
 		return c->s[s].aborted;
 	case -ECONNRESET:
 		return conn_disturbed(c);
-	case -ETIMEDOUT:
-		return c->s[s].no_progress_ns != 0;
+	case -ETIMEDOUT: /* a limit of its own, or a peer that closed or went away (its RESET lost) */
+		return c->s[s].no_progress_ns != 0 || conn_disturbed(c);
+	case -EIO:
+		return c->werr;
 	default:
 		return false;
 	}
 }
 
-static bool all_ops_done(const struct conn *c)
+/* A side whose host went away: its operations never complete, nothing of it is checked. */
+static bool side_gone(const struct run *R, const struct conn *c, int s)
+{
+	return xp_net_dead(R->net, c->s[s].host);
+}
+
+/* The no-progress limit of side @s. */
+static uint64_t limit_of(const struct run *R, const struct conn *c, int s)
+{
+	struct xp_conn_info info;
+
+	if (c->s[s].no_progress_ns)
+		return c->s[s].no_progress_ns;
+	if (xp_conn_info(xp_net_core(R->net, c->s[s].host), c->s[s].id, &info) == 0)
+		return info.no_progress_ns;
+	return DEFAULT_LIMIT_NS;
+}
+
+static bool all_ops_done(const struct run *R, const struct conn *c)
 {
 	for (int d = 0; d < 2; d++)
 		for (uint32_t j = 0; j < c->n_msgs[d]; j++) {
 			const struct msg *m = &c->m[d][j];
 
-			if ((m->send_posted && !m->send_done) || (m->recv_posted && !m->recv_done))
+			if ((m->send_posted && !m->send_done && !side_gone(R, c, d)) ||
+			    (m->recv_posted && !m->recv_done && !side_gone(R, c, !d)))
 				return false;
 		}
 	return true;
@@ -604,7 +772,7 @@ static bool all_ops_done(const struct conn *c)
 static bool workload_posted(const struct run *R, uint32_t i)
 {
 	for (uint32_t k = R->next_ev; k < R->n_ev; k++)
-		if (R->ev[k].conn == i && R->ev[k].kind <= WL_RECV)
+		if (R->ev[k].conn == i && (R->ev[k].kind <= WL_RECV || R->ev[k].kind == WL_BIND))
 			return false;
 	return true;
 }
@@ -634,6 +802,45 @@ static void check_recv(struct run *R, struct conn *c, uint32_t ci, int d, uint32
 			}
 }
 
+/*
+ * The bounds an operation completes within: on a connection whose peer's host went away, one
+ * no-progress limit after the latest of the death, the post and the arrival of the dead host's
+ * last packet; on a connection nobody disturbed, HEAL_BOUND_NS after the later of the
+ * message's posts (both sides) and the end of the run's last fault.
+ */
+static void check_bounds(struct run *R, struct conn *c, uint32_t ci, int s, const struct msg *m,
+			 bool send)
+{
+	uint64_t now = xp_net_now(R->net), posted = send ? m->send_posted_ns : m->recv_posted_ns;
+	uint64_t from;
+
+	if (c->on_dead_host && R->killed && !side_gone(R, c, s)) {
+		/* from its death, or the last of its packets that were still on the wire then */
+		uint64_t last = xp_net_last_arrival(R->net, R->kill_host, c->s[s].host);
+
+		from = posted > R->kill_at ? posted : R->kill_at;
+		if (last > from)
+			from = last;
+		if (now > from + limit_of(R, c, s) + KILL_SLACK_NS)
+			failf(R, "conn %u side %d: a %s finished %" PRIu64 " us after its peer's host "
+				 "went away (or its last packet arrived), beyond the no-progress "
+				 "limit (%" PRIu64 " us)", ci, s,
+			      send ? "send" : "receive", (now - from) / US, limit_of(R, c, s) / US);
+		return;
+	}
+	if (conn_disturbed(c))
+		return; /* closed, reset or failed: its limit bounds it (the settle bound checks) */
+	from = m->send_posted_ns > m->recv_posted_ns ? m->send_posted_ns : m->recv_posted_ns;
+	if (R->last_fault_ns > from)
+		from = R->last_fault_ns;
+	if (now > from && now - from > R->worst_heal_ns)
+		R->worst_heal_ns = now - from;
+	if (now > from + HEAL_BOUND_NS)
+		failf(R, "conn %u side %d: a %s finished %" PRIu64 " ms after the later of its posts "
+			 "and the last fault's end (bound %" PRIu64 " ms)", ci, s,
+		      send ? "send" : "receive", (now - from) / MS, HEAL_BOUND_NS / MS);
+}
+
 static void on_op(struct run *R, struct conn *c, uint32_t ci, int s,
 		  const struct xp_completion *comp)
 {
@@ -642,7 +849,8 @@ static void on_op(struct run *R, struct conn *c, uint32_t ci, int s,
 	int d = send ? s : !s;
 	struct msg *m;
 
-	if ((comp->cookie >> 8) != (uint64_t)ci * 2 + (uint64_t)d || j >= c->n_msgs[d]) {
+	if ((comp->cookie >> 8) != ((uint64_t)c->gen << 8 | ((uint64_t)ci * 2 + (uint64_t)d)) ||
+	    j >= c->n_msgs[d]) {
 		failf(R, "conn %u: completion with a cookie never posted (%" PRIx64 ")", ci,
 		      (uint64_t)comp->cookie);
 		return;
@@ -663,8 +871,13 @@ static void on_op(struct run *R, struct conn *c, uint32_t ci, int s,
 		      comp->status, strerror(-comp->status));
 		return;
 	}
-	if (comp->status == -ECONNRESET || comp->status == -ETIMEDOUT || comp->status == -ECANCELED)
+	if (comp->status == -ECONNRESET || comp->status == -ETIMEDOUT || comp->status == -ECANCELED ||
+	    comp->status == -EIO)
 		c->s[s].failed = true;
+	check_bounds(R, c, ci, s, m, send);
+	if (send) /* its sender is done with it: the slot's next message may go */
+		dst_watch_msg_done(R->watch, ci, c->s[!s].host, c->s[!s].id,
+				   j & (XP_MSG_SLOTS - 1));
 	if (send && comp->status == 0) {
 		if (m->recv_done != 1 || m->recv_status != 0)
 			failf(R, "conn %u dir %d msg %u: send completed before its receive", ci, d, j);
@@ -687,6 +900,10 @@ static void on_complete(void *arg, struct xp_net *net, uint32_t host,
 	int s;
 
 	c = find_conn(R, host, comp->conn, &s);
+	if (!c && comp->kind == XP_COMP_CLOSE && R->ghosts[host]) {
+		R->ghosts[host]--; /* a half-open connection undone (open_conn()) */
+		return;
+	}
 	if (!c) {
 		failf(R, "host %u: completion for connection %u, which is no test connection", host,
 		      comp->conn);
@@ -696,16 +913,21 @@ static void on_complete(void *arg, struct xp_net *net, uint32_t host,
 	if (comp->kind == XP_COMP_CLOSE) {
 		c->s[s].close_done = true;
 		c->s[s].close_comps++;
+		if (c->s[!s].close_done && c->gen + 1 < c->n_gen)
+			add_event(R, xp_net_now(net) + MS, WL_REOPEN, 0, (uint8_t)ci, 0);
 		return;
 	}
 	on_op(R, c, ci, s, comp);
 	R->completed = true;
-	/* A connection whose peer reset it must still be closed by its owner. */
-	if ((comp->status == -ECONNRESET || comp->status == -ETIMEDOUT) && !c->s[s].closed)
+	/* A connection whose peer reset it (or that failed) must still be closed by its owner. */
+	if ((comp->status == -ECONNRESET || comp->status == -ETIMEDOUT || comp->status == -EIO) &&
+	    !c->s[s].closed)
 		add_event(R, xp_net_now(net), WL_CLOSE_SIDE, (uint8_t)s, (uint8_t)ci, 0);
 }
 
 /* Workload */
+
+static void check_conn(struct run *R, uint32_t i);
 
 static void close_side(struct run *R, struct conn *c, int s, bool abort_it)
 {
@@ -716,6 +938,8 @@ static void close_side(struct run *R, struct conn *c, int s, bool abort_it)
 		return;
 	c->s[s].closed = true;
 	c->s[s].aborted = abort_it;
+	if (side_gone(R, c, s))
+		return;
 	rc = xp_conn_close(core, c->s[s].id, abort_it ? XP_CLOSE_ABORT : XP_CLOSE_GRACEFUL,
 			   xp_net_now(R->net));
 	if (rc < 0)
@@ -727,46 +951,126 @@ static bool refusal_allowed(const struct conn *c, int s, int rc)
 {
 	if (rc == -ESHUTDOWN)
 		return c->s[s].closed;
-	if (rc == -ECONNRESET || rc == -ETIMEDOUT)
+	if (rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EIO)
 		return conn_disturbed(c);
 	return false;
 }
 
+/* F_LIMITS: a send longer than the core's largest message is refused at once, and leaves nothing. */
+static void post_too_long(struct run *R, struct conn *c, int s, const struct wl_event *e)
+{
+	struct xp_core *core = xp_net_core(R->net, c->s[s].host);
+	struct xp_buf big = { 1ull << 40, xp_core_max_msg_bytes(core) + 1, 1 };
+	struct rng r = rng_for(R->p.seed, 19, e->conn, (uint64_t)e->dir << 8 | e->idx);
+	int rc;
+
+	if (!(R->p.mask & F_LIMITS) || !coin(&r, 10))
+		return;
+	rc = xp_post_send(core, c->s[s].id, &big, ~0ull, xp_net_now(R->net));
+	if (rc != -EMSGSIZE && !refusal_allowed(c, s, rc))
+		failf(R, "conn %u dir %u: a send of %" PRIu64 " bytes (over the limit) returned %d",
+		      e->conn, e->dir, big.len, rc);
+}
+
+/*
+ * Post message e->idx's send or receive. Posts go in order (receive k takes message k): one
+ * whose predecessor waits goes after it, and one the core refuses with -EAGAIN (its queue or
+ * pool is full) is tried again a little later.
+ */
 static void post(struct run *R, const struct wl_event *e)
 {
 	struct conn *c = &R->conns[e->conn];
 	struct msg *m = &c->m[e->dir][e->idx];
-	int s = e->kind == WL_SEND ? e->dir : !e->dir;
+	bool send = e->kind == WL_SEND;
+	int s = send ? e->dir : !e->dir;
 	struct xp_core *core = xp_net_core(R->net, c->s[s].host);
-	uint64_t cookie = ((uint64_t)e->conn * 2 + e->dir) << 8 | e->idx;
+	uint64_t cookie = ((uint64_t)c->gen << 8 | ((uint64_t)e->conn * 2 + e->dir)) << 8 | e->idx;
+	uint32_t *next = &c->next_post[!send][e->dir];
+	uint64_t now = xp_net_now(R->net);
 	struct xp_buf b;
 	int rc;
 
+	if (side_gone(R, c, s)) {
+		(*next)++;
+		return; /* its host is gone: nothing is posted there any more */
+	}
+	if (e->idx < *next)
+		return; /* posted already (an earlier generation's retry) */
+	if (e->idx > *next) {
+		add_event(R, now + 10 * US, e->kind, e->dir, e->conn, e->idx);
+		return;
+	}
+	if (send)
+		post_too_long(R, c, s, e);
 	/* Virtual addresses: the core (and the trace) never see where malloc put a buffer. */
-	if (e->kind == WL_SEND) {
+	if (send) {
 		b.len = m->len;
 		b.key = xp_net_reg_virtual(R->net, c->s[s].host, m->src, m->len, &b.addr);
-		rc = xp_post_send(core, c->s[s].id, &b, cookie, xp_net_now(R->net));
+		rc = xp_post_send(core, c->s[s].id, &b, cookie, now);
 		m->send_posted = rc == 0;
+		m->send_posted_ns = now;
 	} else {
 		b.len = m->cap;
 		b.key = xp_net_reg_virtual(R->net, c->s[s].host, m->dst, m->cap, &b.addr);
-		rc = xp_post_recv(core, c->s[s].id, &b, cookie, xp_net_now(R->net));
+		rc = xp_post_recv(core, c->s[s].id, &b, cookie, now);
 		m->recv_posted = rc == 0;
+		m->recv_posted_ns = now;
 		m->rkey = b.key;
 	}
+	if (rc == -EAGAIN) {
+		add_event(R, now + 20 * US, e->kind, e->dir, e->conn, e->idx);
+		return;
+	}
+	(*next)++;
 	if (rc < 0 && !refusal_allowed(c, s, rc))
 		failf(R, "conn %u dir %u msg %u: post %s refused: %s", e->conn, e->dir, e->idx,
-		      e->kind == WL_RECV ? "recv" : "send", strerror(-rc));
+		      send ? "send" : "recv", strerror(-rc));
 	xp_net_kick(R->net, c->s[s].host);
+}
+
+/*
+ * A live swap within the connection's PCM binding (xp_cc_pcm_flow_swap(): the flow's state is
+ * handed over); Return: false when the binding has no room for the package (then the swap
+ * moves the connection to another binding instead).
+ */
+static bool swap_in_place(struct run *R, struct conn *c, struct rng *r)
+{
+	static const char *const to[] = { "newreno", "swift", "cubic", "dctcp" };
+	struct xp_core *core = xp_net_core(R->net, c->s[0].host);
+	struct xp_cc_pcm *p = R->bind[c->s[0].host][c->s[0].binding];
+	uint64_t now = xp_net_now(R->net);
+	struct xp_conn_info info;
+	struct pcm_diag diag;
+	int rc;
+
+	if (xp_conn_info(core, c->s[0].id, &info) < 0)
+		return true;
+	/* none of these may change anything: a flow not open, no CC package */
+	if (xp_cc_pcm_flow_swap(p, UINT32_MAX, builtin("newreno"), NULL, now, &diag) != -ENOENT ||
+	    xp_cc_pcm_flow_swap(p, info.cc_flow, NULL, NULL, now, &diag) != -EINVAL)
+		failf(R, "conn %u: a bad in-place swap was not refused", (unsigned)(c - R->conns));
+	/* with an LB package added, kept, or taken away */
+	rc = xp_cc_pcm_flow_swap(p, info.cc_flow, builtin(to[below(r, 4)]),
+				 coin(r, 50) ? builtin("reps") : NULL, now, &diag);
+	if (rc == -E2BIG)
+		return false;
+	if (rc < 0)
+		failf(R, "conn %u: in-place swap: %s", (unsigned)(c - R->conns), diag.msg);
+	else
+		xp_conn_cc_refresh(core, c->s[0].id, now);
+	xp_net_kick(R->net, c->s[0].host);
+	return true;
 }
 
 static void swap_cc(struct run *R, struct conn *c)
 {
 	struct xp_core *core = xp_net_core(R->net, c->s[0].host);
+	struct rng r = rng_for(R->p.seed, 20, (uint64_t)(c - R->conns), c->gen);
 	int rc;
 
-	if (c->s[0].closed || c->s[0].failed)
+	if (c->s[0].closed || c->s[0].failed || side_gone(R, c, 0))
+		return;
+	if (c->s[0].binding >= 0 && coin(&r, 50) && swap_in_place(R, c, &r))
 		return;
 	c->s[0].binding = c->s[0].binding < 0 ? 0 : -1;
 	rc = xp_conn_set_cc(core, c->s[0].id, binding_of(R, c, 0), xp_net_now(R->net));
@@ -775,21 +1079,281 @@ static void swap_cc(struct run *R, struct conn *c)
 	xp_net_kick(R->net, c->s[0].host);
 }
 
+/* F_FORGE: a record body that passes the static checks, so it reaches the identity checks. */
+static void forge_body(struct rng *r, struct xp_rec *rec)
+{
+	switch (rec->type) {
+	case XP_REC_ACK:
+		rec->u.ack.msg_seq = (uint32_t)below(r, 40);
+		rec->u.ack.cum = (uint16_t)below(r, 64);
+		rec->u.ack.sack = coin(r, 50) ? next(r) : 0;
+		rec->u.ack.complete = !rec->u.ack.sack && coin(r, 30);
+		rec->u.ack.echo_valid = coin(r, 50);
+		rec->u.ack.echo_chunk = rec->u.ack.echo_valid ? (uint16_t)below(r, 64) : 0;
+		rec->u.ack.dup_seen = coin(r, 20);
+		break;
+	case XP_REC_CTS:
+		rec->u.cts.msg_seq = (uint32_t)below(r, 40);
+		rec->u.cts.rkey = (uint32_t)next(r);
+		rec->u.cts.raddr = 1ull << 40;
+		rec->u.cts.cap = below(r, 1 << 20);
+		break;
+	case XP_REC_FIN:
+		rec->u.fin.sends_total = (uint32_t)below(r, 40);
+		rec->u.fin.recvs_total = (uint32_t)below(r, 40);
+		break;
+	case XP_REC_RESET:
+		rec->u.reason = (uint32_t)between(r, 1, XP_RESET_REASON_END - 1);
+		break;
+	default:
+		rec->u.msg_seq = (uint32_t)below(r, 40);
+		break;
+	}
+}
+
+/*
+ * A packet made wrong in one place: a byte changed (a header field, a record's type, size or
+ * reserved bits, a field out of range), cut short, or grown by a byte. Return: its length.
+ */
+static uint32_t mutate(struct rng *r, uint8_t *buf, uint32_t len)
+{
+	uint32_t at = (uint32_t)below(r, len);
+
+	switch (below(r, 4)) {
+	case 0:
+		return at;
+	case 1:
+		buf[len] = (uint8_t)next(r);
+		return len + 1;
+	case 2: /* the header, or a record's head */
+		at = (uint32_t)below(r, len < 16 ? len : 16);
+		break;
+	default:
+		break;
+	}
+	buf[at] ^= (uint8_t)between(r, 1, 255);
+	return len;
+}
+
+/* A connection with a side on @host (0 when none: then only the kinds that need none go). */
+static struct conn *forge_victim(struct run *R, struct rng *r, uint32_t host, int *side)
+{
+	uint32_t k0 = (uint32_t)below(r, R->p.conns);
+
+	for (uint32_t k = 0; k < R->p.conns; k++) {
+		struct conn *c = &R->conns[(k0 + k) % R->p.conns];
+
+		for (int s = 0; s < 2 && c->opened; s++)
+			if (c->s[s].host == host) {
+				*side = s;
+				return c;
+			}
+	}
+	return NULL;
+}
+
+/*
+ * F_FORGE: control input to host e->dir that its identity checks must refuse: a record for an
+ * unknown id, one with a live id and a wrong (or the previous incarnation's) nonce, one with
+ * the right id and nonce from another peer (before the bind, a CTS from another peer than the
+ * bind names), or bytes that are no packet. None may change anything: the data invariants
+ * catch one that does.
+ */
+static void forge(struct run *R, const struct wl_event *e)
+{
+	struct rng r = rng_for(R->p.seed, 21, e->idx, e->dir);
+	uint32_t h = e->dir, from = 7; /* no host: another peer */
+	uint8_t buf[XP_WIRE_MAX_MTU];
+	struct xp_wire_writer w;
+	struct xp_rec rec;
+	struct conn *c;
+	uint32_t len;
+	int s = 0;
+
+	if (xp_net_dead(R->net, h))
+		return;
+	c = forge_victim(R, &r, h, &s);
+	memset(&rec, 0, sizeof(rec));
+	rec.type = (uint8_t)between(&r, 1, XP_REC_TYPE_END - 1);
+	forge_body(&r, &rec);
+	rec.conn = (uint16_t)below(&r, XP_MAX_CONNS);
+	rec.nonce = (uint32_t)next(&r) | 1;
+	if (c) {
+		switch (below(&r, 4)) {
+		case 0: /* a wrong nonce */
+			rec.conn = (uint16_t)c->s[s].id;
+			rec.nonce = c->s[s].nonce ^ (uint32_t)between(&r, 1, 0xffff);
+			break;
+		case 1: /* the previous incarnation's nonce */
+			rec.conn = (uint16_t)c->s[s].id;
+			if (c->s[s].old_nonce && c->s[s].old_nonce != c->s[s].nonce)
+				rec.nonce = c->s[s].old_nonce;
+			break;
+		case 2: /* right id and nonce, another peer; a CTS most often (the pre-bind case) */
+			rec.conn = (uint16_t)c->s[s].id;
+			rec.nonce = c->s[s].nonce;
+			if (coin(&r, 60)) {
+				rec.type = XP_REC_CTS;
+				forge_body(&r, &rec);
+			}
+			for (uint32_t k = 0; k < R->n_hosts; k++)
+				if (k != h && k != c->s[!s].host)
+					from = k;
+			break;
+		default: /* an unknown id (or a random one) */
+			break;
+		}
+	}
+	xp_wire_begin(&w, buf, sizeof(buf));
+	if (coin(&r, 10)) { /* not even a packet */
+		len = (uint32_t)below(&r, 64);
+		for (uint32_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)next(&r);
+	} else if (xp_wire_put(&w, &rec) == 0) {
+		len = xp_wire_finish(&w);
+		if (coin(&r, 30))
+			len = mutate(&r, buf, len);
+	} else {
+		return;
+	}
+	xp_core_on_ctrl(xp_net_core(R->net, h), from, buf, len, xp_net_now(R->net));
+	R->forged++;
+	xp_net_kick(R->net, h);
+}
+
+/*
+ * F_KILL: host R->kill_host goes away. Its process exiting aborts its connections first (the
+ * engine's teardown: each peer gets RESET); a killed one just stops. Either way every
+ * operation of its peers must finish within their no-progress limit (check_bounds()).
+ */
+static void kill_host(struct run *R)
+{
+	uint32_t h = R->kill_host;
+
+	for (uint32_t i = 0; i < R->p.conns; i++) {
+		struct conn *c = &R->conns[i];
+
+		for (int s = 0; s < 2; s++) {
+			if (c->s[s].host != h)
+				continue;
+			c->on_dead_host = true;
+			if (R->kill_exit && c->opened && !c->s[s].closed)
+				close_side(R, c, s, true);
+		}
+	}
+	xp_net_kill(R->net, h);
+	R->killed = true;
+}
+
+/* Open connection e->conn, again later while a host has no id out of quarantine. */
+static void open_or_retry(struct run *R, const struct wl_event *e)
+{
+	int rc = open_conn(R, e->conn);
+
+	if (rc == 1)
+		add_event(R, xp_net_now(R->net) + MS, WL_OPEN, 0, e->conn, 0);
+	else if (rc == 2)
+		R->conns[e->conn].never = true;
+	else if (rc < 0)
+		failf(R, "conn %u: open failed", e->conn);
+}
+
+/*
+ * F_REUSE: connection e->conn closed on both sides; its generation is checked, and it opens
+ * again (new ids, maybe reused ones, with new nonces) to carry its messages once more.
+ */
+static void reopen(struct run *R, const struct wl_event *e)
+{
+	struct conn *c = &R->conns[e->conn];
+	uint64_t now = xp_net_now(R->net);
+
+	check_conn(R, e->conn);
+	if (R->fail[0] || c->on_dead_host)
+		return;
+	c->gen++;
+	for (int s = 0; s < 2; s++) {
+		struct side *sd = &c->s[s];
+
+		sd->closed = sd->aborted = sd->close_done = sd->failed = sd->bound = false;
+		sd->close_comps = 0;
+	}
+	for (int d = 0; d < 2; d++) {
+		c->next_post[0][d] = c->next_post[1][d] = 0;
+		for (uint32_t j = 0; j < c->n_msgs[d]; j++) {
+			struct msg *m = &c->m[d][j];
+
+			m->send_posted = m->recv_posted = false;
+			m->send_done = m->recv_done = 0;
+			m->send_status = m->recv_status = 0;
+			memset(m->dst, TAIL_BYTE, m->cap + TAIL_CHECK);
+			add_event(R, now + (m->t_send - c->open_at), WL_SEND, (uint8_t)d, e->conn,
+				  (uint8_t)j);
+			add_event(R, now + (m->t_recv - c->open_at), WL_RECV, (uint8_t)d, e->conn,
+				  (uint8_t)j);
+		}
+	}
+	c->opened = false;
+	c->final_close_scheduled = false;
+	add_event(R, now, WL_OPEN, 0, e->conn, 0);
+}
+
+/*
+ * A connection with no fault on any of its links (paths of different delays, chunks sprayed
+ * over them) retransmits nothing: RACK judges each chunk by its own path, and the probe waits
+ * for the slowest path.
+ */
+static void check_lossless(struct run *R, uint32_t i)
+{
+	struct conn *c = &R->conns[i];
+
+	if (!c->lossless || conn_disturbed(c))
+		return;
+	R->lossless_checked++;
+	for (int s = 0; s < 2; s++) {
+		struct xp_conn_info info;
+
+		if (xp_conn_info(xp_net_core(R->net, c->s[s].host), c->s[s].id, &info) == 0 &&
+		    info.chunks_retx)
+			failf(R, "conn %u side %d: %" PRIu64 " chunks retransmitted over %u lossless "
+				 "paths", i, s, info.chunks_retx, c->n_paths);
+	}
+}
+
 static void run_event(struct run *R, const struct wl_event *e)
 {
 	struct conn *c = &R->conns[e->conn];
 
 	struct rng r = rng_for(R->p.seed, 6, e->conn, 0);
 
+	if (e->kind != WL_FORGE && e->kind != WL_KILL && (e->gen != (uint8_t)c->gen || c->never))
+		return; /* made for an earlier generation, or one that never opens */
+	if (!c->opened && e->kind != WL_OPEN && e->kind != WL_FORGE && e->kind != WL_KILL &&
+	    e->kind != WL_REOPEN) {
+		/* its open waits for an id out of quarantine */
+		add_event(R, xp_net_now(R->net) + 100 * US, e->kind, e->dir, e->conn, e->idx);
+		return;
+	}
 	switch (e->kind) {
 	case WL_OPEN:
-		if (open_conn(R, e->conn) < 0)
-			failf(R, "conn %u: open failed", e->conn);
+		open_or_retry(R, e);
+		break;
+	case WL_BIND:
+		if (c->opened && !c->s[0].bound && !c->s[0].closed && !side_gone(R, c, 0) &&
+		    bind_side(R, c, 0) < 0)
+			failf(R, "conn %u: bind failed", e->conn);
+		break;
+	case WL_FORGE:
+		forge(R, e);
+		break;
+	case WL_KILL:
+		kill_host(R);
+		break;
+	case WL_REOPEN:
+		reopen(R, e);
 		break;
 	case WL_SEND:
 	case WL_RECV:
-		if (c->opened)
-			post(R, e);
+		post(R, e);
 		break;
 	case WL_CLOSE: /* the other side follows a little later */
 		close_side(R, c, c->close_side, c->close_abort);
@@ -803,6 +1367,7 @@ static void run_event(struct run *R, const struct wl_event *e)
 		close_side(R, c, e->dir, false);
 		break;
 	default:
+		check_lossless(R, e->conn);
 		close_side(R, c, 0, false);
 		close_side(R, c, 1, false);
 		break;
@@ -815,7 +1380,7 @@ static void schedule_final_closes(struct run *R)
 		struct conn *c = &R->conns[i];
 
 		if (c->final_close_scheduled || !c->opened || !workload_posted(R, i) ||
-		    !all_ops_done(c))
+		    !all_ops_done(R, c))
 			continue;
 		c->final_close_scheduled = true;
 		add_event(R, xp_net_now(R->net), WL_FINAL_CLOSE, 0, (uint8_t)i, 0);
@@ -824,41 +1389,54 @@ static void schedule_final_closes(struct run *R)
 
 static bool everything_closed(const struct run *R)
 {
-	for (uint32_t i = 0; i < R->p.conns; i++)
-		if (!R->conns[i].s[0].close_done || !R->conns[i].s[1].close_done)
-			return false;
+	for (uint32_t i = 0; i < R->p.conns; i++) {
+		const struct conn *c = &R->conns[i];
+
+		for (int s = 0; s < 2 && !c->never; s++)
+			if (!c->s[s].close_done && !side_gone(R, c, s))
+				return false;
+		if (c->gen + 1 < c->n_gen && !c->never && !c->on_dead_host)
+			return false; /* it opens again */
+	}
 	return true;
 }
 
 /* Checks at the end */
 
+/* One connection's generation: every operation completed once; one close per side. */
+static void check_conn(struct run *R, uint32_t i)
+{
+	struct conn *c = &R->conns[i];
+
+	if (c->never)
+		return;
+	for (int s = 0; s < 2; s++)
+		if (c->s[s].close_comps != 1 && !side_gone(R, c, s))
+			failf(R, "conn %u side %d: %u close completions", i, s, c->s[s].close_comps);
+	for (int d = 0; d < 2; d++)
+		for (uint32_t j = 0; j < c->n_msgs[d]; j++) {
+			struct msg *m = &c->m[d][j];
+
+			if ((m->send_posted != m->send_done && !side_gone(R, c, d)) ||
+			    (m->recv_posted != m->recv_done && !side_gone(R, c, !d)))
+				failf(R, "conn %u dir %d msg %u: posted but not completed", i, d, j);
+			/* A connection left alone loses nothing. */
+			if (!conn_disturbed(c) && m->len <= m->cap &&
+			    (m->send_status || m->recv_status || !m->send_posted))
+				failf(R, "conn %u dir %d msg %u: failed (%d/%d) on an undisturbed "
+					 "connection", i, d, j, m->send_status, m->recv_status);
+		}
+}
+
 static void check_final(struct run *R)
 {
-	for (uint32_t i = 0; i < R->p.conns && !R->fail[0]; i++) {
-		struct conn *c = &R->conns[i];
-
-		for (int s = 0; s < 2; s++)
-			if (c->s[s].close_comps != 1)
-				failf(R, "conn %u side %d: %u close completions", i, s,
-				      c->s[s].close_comps);
-		for (int d = 0; d < 2; d++)
-			for (uint32_t j = 0; j < c->n_msgs[d]; j++) {
-				struct msg *m = &c->m[d][j];
-
-				if (m->send_posted != m->send_done || m->recv_posted != m->recv_done)
-					failf(R, "conn %u dir %d msg %u: posted but not completed", i,
-					      d, j);
-				/* A connection left alone loses nothing. */
-				if (!conn_disturbed(c) && m->len <= m->cap &&
-				    (m->send_status || m->recv_status || !m->send_posted))
-					failf(R, "conn %u dir %d msg %u: failed (%d/%d) on an "
-						 "undisturbed connection", i, d, j, m->send_status,
-					      m->recv_status);
-			}
-	}
+	for (uint32_t i = 0; i < R->p.conns && !R->fail[0]; i++)
+		check_conn(R, i);
 	for (uint32_t h = 0; h < R->n_hosts && !R->fail[0]; h++) {
 		struct xp_core_usage u;
 
+		if (xp_net_dead(R->net, h))
+			continue; /* gone with everything it held */
 		xp_core_usage(xp_net_core(R->net, h), &u);
 		if (u.conns_open || u.conns_quarantined || u.send_msgs || u.recv_msgs || u.ops ||
 		    u.in_flight_bytes || u.in_flight_chunks || u.timers_armed || u.paced ||
@@ -875,7 +1453,7 @@ static void check_final(struct run *R)
 	}
 	for (uint32_t i = 0; i < R->p.conns && !R->fail[0]; i++)
 		for (int s = 0; s < 2; s++)
-			if (R->conns[i].fixed[s].open_flows)
+			if (R->conns[i].fixed[s].open_flows && !side_gone(R, &R->conns[i], s))
 				failf(R, "conn %u side %d: fixed CC flows left open", i, s);
 }
 
@@ -955,6 +1533,14 @@ static void dump(const struct run *R)
 		for (unsigned k = 0; k < XP_DROP_COUNT; k++)
 			if (st->drops[k])
 				printf(" %s=%" PRIu64, xp_drop_name(k), st->drops[k]);
+		{
+			struct xp_core_usage u;
+
+			xp_core_usage(xp_net_core(R->net, h), &u);
+			printf("\n   usage: open %u quarantined %u ops %u timers %u%s", u.conns_open,
+			       u.conns_quarantined, u.ops, u.timers_armed,
+			       xp_net_dead(R->net, h) ? " (gone)" : "");
+		}
 		printf("\n");
 	}
 	printf("  now %" PRIu64 " ns, last work %" PRIu64 ", last fault %" PRIu64 "\n",
@@ -978,6 +1564,13 @@ struct totals {
 	uint64_t duplicated;
 	uint64_t rkey_drops;
 	uint64_t drops;
+	uint64_t forged;
+	uint32_t lossless_checked; /* connections checked to retransmit nothing */
+	uint64_t kills;
+	uint64_t write_errors;
+	uint64_t reincarnations;
+	uint64_t lossless_conns;
+	uint64_t worst_heal_ns;
 	uint64_t digest; /* of every run's trace: equal across builds of the same code */
 };
 
@@ -1022,6 +1615,14 @@ static void count_run(const struct run *R)
 			totals.drops += st->drops[k];
 	}
 	totals.digest = (totals.digest ^ xp_net_trace_hash(R->net)) * 0x100000001b3ull;
+	totals.forged += R->forged;
+	totals.kills += R->killed;
+	totals.write_errors += ns->write_errors;
+	totals.lossless_conns += R->lossless_checked;
+	for (uint32_t i = 0; i < R->p.conns; i++)
+		totals.reincarnations += R->conns[i].gen;
+	if (R->worst_heal_ns > totals.worst_heal_ns)
+		totals.worst_heal_ns = R->worst_heal_ns;
 	totals.lost += ns->lost;
 	totals.duplicated += ns->duplicated;
 	totals.rkey_drops += ns->rkey_drops;
@@ -1040,6 +1641,13 @@ static void print_totals(void)
 	       (double)totals.bytes_received / 1e6, totals.chunks_sent, totals.chunks_retx,
 	       totals.rack, totals.tlp, totals.rto, totals.lost, totals.duplicated,
 	       totals.rkey_drops, totals.drops, totals.digest);
+	printf("dst_core: %" PRIu64 " forged inputs, %" PRIu64 " hosts gone, %" PRIu64
+	       " write errors, %" PRIu64 " connections opened again, %" PRIu64
+	       " lossless connections (none retransmitted); latest completion after the later of "
+	       "its posts and the last fault: %.1f ms (bound %" PRIu64 " ms)\n",
+	       totals.forged, totals.kills, totals.write_errors, totals.reincarnations,
+	       totals.lossless_conns, (double)totals.worst_heal_ns / 1e6,
+	       (uint64_t)(HEAL_BOUND_NS / MS));
 }
 
 static void free_run(struct run *R)
@@ -1051,16 +1659,215 @@ static void free_run(struct run *R)
 				free(R->conns[i].m[d][j].dst);
 			}
 	xp_net_destroy(R->net);
+	dst_watch_destroy(R->watch);
 	for (uint32_t h = 0; h < MAX_HOSTS; h++)
 		for (int k = 0; k < N_BINDINGS; k++)
 			xp_cc_pcm_destroy(R->bind[h][k]);
 	free(R->ev);
 }
 
+/* F_LIMITS: calls beyond the limits */
+
+/* A core config with one field out of its range (@k picks which). */
+static void break_config(struct xp_core_config *cfg, unsigned k)
+{
+	switch (k) {
+	case 0: cfg->max_conns = 0; break;
+	case 1: cfg->max_conns = XP_MAX_CONNS + 1; break;
+	case 2: cfg->max_paths = 0; break;
+	case 3: cfg->max_paths = XP_MAX_PATHS + 1; break;
+	case 4: cfg->send_msgs = 0; break;
+	case 5: cfg->recv_msgs = 0; break;
+	case 6: cfg->ops = 0; break;
+	case 7: cfg->ops = UINT32_MAX; break; /* XP_NONE */
+	case 8: cfg->max_queued = 0; break;
+	case 9: cfg->chunk_bytes = 0; break;
+	case 10: cfg->chunk_bytes = XP_CHUNK_BYTES_MAX + 1; break;
+	case 11: cfg->min_chunk_bytes = 0; break;
+	case 12: cfg->min_chunk_bytes = cfg->chunk_bytes + 1; break;
+	case 13: cfg->ctrl_mtu = XP_WIRE_MIN_MTU - 1; break;
+	case 14: cfg->ctrl_mtu = XP_WIRE_MAX_MTU + 1; break;
+	case 15: cfg->burst_chunks = 0; break;
+	case 16: cfg->rto_min_ns = 0; break;
+	case 17: cfg->rto_min_ns = cfg->rto_max_ns + 1; break;
+	case 18: cfg->rto_initial_ns = 0; break;
+	case 19: cfg->quarantine_ns = 4 * cfg->rto_max_ns - 1; break;
+	case 20: cfg->line_rate_bps = 0; break;
+	default: cfg->pacer_tick_ns = 0; break;
+	}
+}
+
+#define N_BROKEN_CONFIGS 22
+
+/*
+ * Calls that must be refused, each with its error and nothing changed: cores with a field out
+ * of range, connections with bad paths, and every per-connection call on an id out of range
+ * or not open (host @h's core, before its connections open).
+ */
+static void misuse(struct run *R, uint32_t h)
+{
+	struct xp_core *core = xp_net_core(R->net, h), *bad = NULL;
+	struct xp_buf b = { 1ull << 40, 1, 1 };
+	uint32_t ids[] = { 0, XP_MAX_CONNS, UINT32_MAX }, handle = 0, id, nonce;
+	struct xp_conn_info info;
+	int rc;
+
+	for (unsigned k = 0; k < N_BROKEN_CONFIGS; k++) {
+		struct xp_core_config cfg;
+
+		tune_core(R, h, &cfg);
+		break_config(&cfg, k);
+		if ((rc = xp_core_create(&cfg, &bad)) != -EINVAL)
+			failf(R, "a core config with field %u out of range: %d", k, rc);
+		if (rc == 0)
+			xp_core_destroy(bad);
+	}
+	{
+		struct xp_cc_pcm_config pc;
+		struct xp_cc_pcm *pcm = NULL;
+		struct pcm_diag diag;
+
+		xp_cc_pcm_config_default(&pc);
+		if (xp_cc_pcm_create(&pc, &pcm, &diag) != -EINVAL) /* no CC package */
+			failf(R, "a PCM binding without a CC package was not refused");
+		pc.cc = pc.lb = builtin("reps"); /* both would drive the same controls */
+		pc.max_flows = 1;
+		if (xp_cc_pcm_create(&pc, &pcm, &diag) != -EINVAL)
+			failf(R, "a PCM binding whose packages share a control was not refused");
+	}
+	for (unsigned k = 0; k < 3; k++) {
+		struct xp_conn_config cc = { .n_paths = k == 0 ? 0 : k == 1 ? XP_MAX_PATHS + 1 : 1,
+					     .path_handles = k == 2 ? NULL : &handle };
+
+		cc.cc = xp_cc_fixed_binding(&R->conns[0].fixed[0]);
+		if ((rc = xp_conn_create(core, &cc, xp_net_now(R->net), &id, &nonce)) != -EINVAL)
+			failf(R, "a connection with bad paths (%u): %d", k, rc);
+	}
+	for (unsigned k = 0; k < 3; k++) {
+		uint64_t now = xp_net_now(R->net);
+		int rcs[7];
+
+		rcs[0] = xp_post_send(core, ids[k], &b, 0, now);
+		rcs[1] = xp_post_recv(core, ids[k], &b, 0, now);
+		rcs[2] = xp_conn_close(core, ids[k], XP_CLOSE_GRACEFUL, now);
+		rcs[3] = xp_conn_bind(core, ids[k], 0, 1, 0, now);
+		rcs[4] = xp_conn_info(core, ids[k], &info);
+		rcs[5] = xp_conn_cc_refresh(core, ids[k], now);
+		rcs[6] = xp_conn_set_no_progress(core, ids[k], MS, now);
+		for (unsigned j = 0; j < 7; j++)
+			if (rcs[j] != -ENOENT)
+				failf(R, "call %u on connection id %u, not open: %d", j, ids[k], rcs[j]);
+	}
+}
+
+/* The wire, as the filter sees it */
+
+/* F_CTRL: a control packet's faults, by the kinds of its records. */
+static enum xp_net_verdict on_ctrl_pkt(struct run *R, const struct xp_net_pkt *pkt,
+				       uint64_t *extra)
+{
+	uint32_t drop = 0, dup = 0, delay = 0;
+	struct xp_wire_reader rd;
+	struct xp_rec rec;
+	enum xp_drop why;
+	struct rng r;
+
+	if (!(R->p.mask & F_CTRL) ||
+	    xp_wire_open(&rd, pkt->bytes, pkt->len, XP_WIRE_MAX_MTU, &why) < 0)
+		return XP_NET_PASS;
+	while (xp_wire_next(&rd, &rec, &why) != 0) {
+		if (rec.type < N_REC_TYPES) {
+			drop = drop > R->ctrl_drop_ppm[rec.type] ? drop : R->ctrl_drop_ppm[rec.type];
+			dup = dup > R->ctrl_dup_ppm[rec.type] ? dup : R->ctrl_dup_ppm[rec.type];
+			delay = delay > R->ctrl_delay_ppm[rec.type] ? delay
+								   : R->ctrl_delay_ppm[rec.type];
+		}
+	}
+	r.s = R->ctrl_rng++;
+	if (below(&r, 1000000) < drop)
+		return XP_NET_DROP;
+	if (below(&r, 1000000) < delay)
+		*extra = between(&r, 1, R->ctrl_delay_ns);
+	return below(&r, 1000000) < dup ? XP_NET_DUP : XP_NET_PASS;
+}
+
+/* The test connection whose side on @host has path handle @handle (MAX_CONNS: none). */
+static uint32_t sender_of(const struct run *R, uint32_t host, uint32_t handle)
+{
+	for (uint32_t i = 0; i < R->p.conns; i++)
+		for (int s = 0; s < 2; s++)
+			for (uint32_t k = 0; R->conns[i].s[s].host == host && k < R->conns[i].n_paths;
+			     k++)
+				if (R->conns[i].s[s].handles[k] == handle)
+					return i;
+	return MAX_CONNS;
+}
+
+/*
+ * Every packet: a chunk sent a third time must follow an RTO or a probe of its sender since
+ * the second (dst_watch.h: no chunk is marked lost again while its retransmission is out).
+ */
+static enum xp_net_verdict dst_filter(void *arg, const struct xp_net_pkt *pkt, uint64_t *extra)
+{
+	struct run *R = arg;
+	const struct xp_core_stats *st;
+
+	if (pkt->is_ctrl)
+		return on_ctrl_pkt(R, pkt, extra);
+	st = xp_core_stats(xp_net_core(R->net, pkt->src));
+	if (!dst_watch_chunk(R->watch, sender_of(R, pkt->src, pkt->write->path), pkt->dst,
+			     pkt->write->imm, st->rto_fires + st->tlp_fires))
+		failf(R, "host %u: a chunk (imm 0x%08x) went a third time with no RTO or probe since "
+			 "its retransmission", pkt->src, pkt->write->imm);
+	return XP_NET_PASS;
+}
+
+/* The run's own ingredients: calm links, control faults, a host that goes away, forgeries. */
+static void plan_run(struct run *R)
+{
+	struct rng calm = rng_for(R->p.seed, 22, 0, 0), k = rng_for(R->p.seed, 14, 0, 0);
+	struct rng cf = rng_for(R->p.seed, 15, 0, 0), fg = rng_for(R->p.seed, 23, 0, 0);
+
+	R->calm = coin(&calm, 15); /* then no control faults and no write errors either */
+	if (R->p.mask & F_KILL && coin(&k, 40)) {
+		R->kill_host = (uint32_t)below(&k, R->n_hosts);
+		R->kill_at = between(&k, 500 * US, WORK_NS);
+		R->kill_exit = coin(&k, 50);
+		add_event(R, R->kill_at, WL_KILL, 0, 0, 0);
+	}
+	for (unsigned t = 1; t < N_REC_TYPES && !R->calm; t++) {
+		R->ctrl_drop_ppm[t] = coin(&cf, 50) ? (uint32_t)below(&cf, 200000) : 0;
+		R->ctrl_dup_ppm[t] = coin(&cf, 30) ? (uint32_t)below(&cf, 100000) : 0;
+		R->ctrl_delay_ppm[t] = coin(&cf, 30) ? (uint32_t)below(&cf, 200000) : 0;
+	}
+	R->ctrl_delay_ns = between(&cf, 10 * US, 2 * MS);
+	R->ctrl_rng = next(&cf);
+	if (R->p.mask & F_FORGE)
+		for (uint32_t n = 0, t = 0; n < 200; n++) {
+			t += (uint32_t)between(&fg, 1, 60 * US);
+			if (t >= WORK_NS)
+				break;
+			add_event(R, t, WL_FORGE, (uint8_t)below(&fg, R->n_hosts), 0, (uint8_t)n);
+		}
+}
+
+/* F_BATCH: drains into tiny batches (few actions, writes and control bytes at a time). */
+static void tune_net(const struct params *p, struct xp_net_config *ncfg)
+{
+	struct rng b = rng_for(p->seed, 12, 0, 0);
+
+	if (!(p->mask & F_BATCH) || !coin(&b, 70))
+		return;
+	ncfg->batch_actions = (uint32_t)between(&b, 1, 16);
+	ncfg->max_writes = (uint32_t)between(&b, 1, 4);
+	ncfg->ctrl_mtus = (uint32_t)between(&b, 1, 2);
+}
+
 /* Return: 0 if the run held every invariant; fills @trace with its trace hash. */
 static int run_case(const struct params *p, uint64_t *trace, char *why, size_t why_len)
 {
-	struct xp_net_config ncfg = { .seed = p->seed, .on_complete = on_complete };
+	struct xp_net_config ncfg = { .seed = p->seed, .on_complete = on_complete,
+				      .filter = dst_filter };
 	struct run *R = calloc(1, sizeof(*R));
 	struct rng r = rng_for(p->seed, 0, 0, 0);
 	int rc;
@@ -1069,9 +1876,11 @@ static int run_case(const struct params *p, uint64_t *trace, char *why, size_t w
 		abort();
 	R->p = *p;
 	ncfg.arg = R;
+	tune_net(p, &ncfg);
 	R->n_hosts = 2 + (uint32_t)below(&r, 2);
-	if (xp_net_create(&ncfg, &R->net) < 0)
+	if (xp_net_create(&ncfg, &R->net) < 0 || dst_watch_create(&R->watch) < 0)
 		abort();
+	plan_run(R);
 	for (uint32_t h = 0; h < R->n_hosts && !R->fail[0]; h++) {
 		struct xp_core_config cfg;
 
@@ -1086,14 +1895,22 @@ static int run_case(const struct params *p, uint64_t *trace, char *why, size_t w
 			struct rng lr = rng_for(p->seed, 5, a, b);
 			struct xp_link l = make_link(R, &lr, false);
 
+			R->ctrl_faulty[a][b] = link_faulty(&l) || (R->p.mask & F_CTRL && !R->calm);
 			if (a != b)
 				xp_net_set_ctrl(R->net, a, b, &l);
 		}
 	for (uint32_t i = 0; i < p->conns && !R->fail[0]; i++) {
+		struct conn *c = &R->conns[i];
+
 		plan_conn(R, i);
 		if (plan_msgs(R, i) < 0 || setup_paths(R, i) < 0)
 			failf(R, "conn %u: setup failed", i);
+		if (R->ctrl_faulty[c->s[0].host][c->s[1].host] ||
+		    R->ctrl_faulty[c->s[1].host][c->s[0].host] || c->werr)
+			c->lossless = false;
 	}
+	if (p->mask & F_LIMITS && !R->fail[0])
+		misuse(R, 0);
 	qsort(R->ev, R->n_ev, sizeof(*R->ev), ev_cmp);
 	R->ev_dirty = false;
 	if (!R->fail[0])
@@ -1156,7 +1973,7 @@ static struct params shrink(struct params p)
 			if (fails(&q))
 				p = q, progress = true;
 		}
-		for (unsigned b = 0; b < 11 && !progress; b++) {
+		for (unsigned b = 0; b < N_MASK_BITS && !progress; b++) {
 			struct params q = p;
 
 			if (!(p.mask & (1u << b)))

@@ -265,6 +265,7 @@ static int make_engines(struct run *R)
 		cfg.core.chunk_bytes = 4096u << (2 * between(&er, 0, 2));
 		cfg.core.rto_max_ns = 10000000;
 		cfg.core.quarantine_ns = 40000000;
+		cfg.core.seed = R->seed + 1; /* the test hook: the run replays (0: getrandom()) */
 		rc = xp_engine_create(&cfg, &R->e[i], &diag);
 		if (rc < 0) {
 			failf(R, "engine %d: %s", i, diag.msg);

@@ -17,6 +17,7 @@ enum ev_kind {
 	EV_WRITE = 1,
 	EV_CTRL = 2,
 	EV_TIMER = 3,
+	EV_WRITE_FAILED = 4, /* to the sender: its write failed */
 };
 
 struct ev {
@@ -31,6 +32,7 @@ struct ev {
 	uint32_t len;
 	uint32_t rkey;
 	uint64_t gen;     /* TIMER */
+	uint64_t token;   /* WRITE_FAILED */
 	const void *src;  /* WRITE: the sender's bytes */
 	uint64_t raddr;
 	uint8_t *bytes;   /* CTRL: owned copy */
@@ -53,6 +55,8 @@ struct path_end {
 
 struct host {
 	struct xp_core *core;
+	bool dead;
+	uint64_t last_from[XP_NET_MAX_HOSTS]; /* arrival of the last packet from each host */
 	uint64_t timer_at;
 	uint64_t timer_gen;
 	struct xp_link ctrl[XP_NET_MAX_HOSTS];
@@ -366,6 +370,14 @@ static void send_write(struct xp_net *net, uint32_t host, const struct xp_write 
 	pe = &net->paths[w->path];
 	pkt = (struct xp_net_pkt){ .src = host, .dst = net->paths[pe->peer_handle].host,
 				   .now_ns = net->now_ns, .write = w, .len = w->len };
+	if (chance(net, pe->link.werr_ppm)) {
+		struct ev e = { .kind = EV_WRITE_FAILED, .host = host, .token = w->token,
+				.t_ns = net->now_ns };
+
+		net->stats.write_errors++;
+		push(net, &e);
+		return;
+	}
 	n = copies(net, &pe->link, &pkt, &extra);
 	if (!n)
 		net->stats.lost++;
@@ -463,12 +475,16 @@ static void schedule_timer(struct xp_net *net, uint32_t host)
 void xp_net_kick(struct xp_net *net, uint32_t host)
 {
 	struct host *h = &net->hosts[host];
+	uint32_t mtus = net->cfg.ctrl_mtus && net->cfg.ctrl_mtus < net->cfg.batch_actions
+				? net->cfg.ctrl_mtus
+				: net->cfg.batch_actions;
 	struct xp_batch b = { .acts = net->acts, .cap = net->cfg.batch_actions,
-			      .ctrl_buf = net->ctrl_buf,
-			      .ctrl_cap = net->cfg.batch_actions * XP_WIRE_MAX_MTU };
+			      .ctrl_buf = net->ctrl_buf, .ctrl_cap = mtus * XP_WIRE_MAX_MTU };
 
+	if (h->dead)
+		return;
 	for (;;) {
-		xp_batch_reset(&b, UINT32_MAX);
+		xp_batch_reset(&b, net->cfg.max_writes ? net->cfg.max_writes : UINT32_MAX);
 		if (!xp_core_drain(h->core, net->now_ns, &b))
 			break;
 		for (uint32_t i = 0; i < b.n; i++) {
@@ -505,8 +521,13 @@ static void run(struct xp_net *net, struct ev *e)
 
 	net->now_ns = e->t_ns;
 	net->stats.events++;
+	if (h->dead) {
+		free(e->bytes);
+		return;
+	}
 	switch (e->kind) {
 	case EV_WRITE:
+		h->last_from[net->paths[net->paths[e->path].peer_handle].host] = net->now_ns;
 		if (!place(net, e)) {
 			net->stats.rkey_drops++;
 			break;
@@ -515,8 +536,12 @@ static void run(struct xp_net *net, struct ev *e)
 		xp_core_on_chunk(h->core, e->imm, e->len, e->path, e->ce, net->now_ns);
 		break;
 	case EV_CTRL:
+		h->last_from[e->from] = net->now_ns;
 		xp_core_on_ctrl(h->core, e->from, e->bytes, e->len, net->now_ns);
 		free(e->bytes);
+		break;
+	case EV_WRITE_FAILED:
+		xp_core_on_write_done(h->core, e->token, -EIO, net->now_ns);
 		break;
 	default:
 		if (e->gen != h->timer_gen)
@@ -545,6 +570,21 @@ void xp_net_run_until(struct xp_net *net, uint64_t t_ns)
 		xp_net_step(net);
 	if (t_ns > net->now_ns)
 		net->now_ns = t_ns;
+}
+
+void xp_net_kill(struct xp_net *net, uint32_t host)
+{
+	net->hosts[host].dead = true;
+}
+
+bool xp_net_dead(const struct xp_net *net, uint32_t host)
+{
+	return net->hosts[host].dead;
+}
+
+uint64_t xp_net_last_arrival(const struct xp_net *net, uint32_t src, uint32_t dst)
+{
+	return net->hosts[dst].last_from[src];
 }
 
 uint64_t xp_net_now(const struct xp_net *net)

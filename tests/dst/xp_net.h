@@ -15,10 +15,15 @@
  * per-receive rkey, invalidated when the receive completes, is what keeps a
  * late duplicate out of a later receive). Then its bytes are copied from the
  * sender's buffer (through its lkey's region when it has one, else laddr is
- * a real pointer) and the receiving core gets the chunk. Control packets
- * are copied at send time. After every event the host's core is drained and
- * its next timer scheduled. A trace hash folds every action in, for the
- * same-seed-same-trace check.
+ * a real pointer) and the receiving core gets the chunk. A link may fail a
+ * write outright (werr_ppm): the sender's core hears of it as the datapath
+ * would tell it (xp_core_on_write_done(), -EIO). Control packets are copied
+ * at send time. After every event the host's core is drained, in batches as
+ * small as the config says (actions, writes and control bytes per drain), and
+ * its next timer scheduled. A host can be killed: from then on nothing it
+ * sent arrives, nothing reaches it and its timers stop, as when its process
+ * dies. A trace hash folds every action in, for the same-seed-same-trace
+ * check.
  */
 #ifndef XP_NET_H
 #define XP_NET_H
@@ -40,6 +45,7 @@ struct xp_link {
 	uint32_t ecn_ppm;     /* chunks only: arrive CE-marked */
 	uint32_t spike_ppm;   /* delay spike probability */
 	uint64_t spike_ns;    /* extra delay of a spike */
+	uint32_t werr_ppm;    /* chunks only: the write fails at the sender (-EIO) */
 	bool reliable;        /* RC: never lost or duplicated, in order; held through outages */
 	uint32_t n_outages;
 	struct {
@@ -71,6 +77,7 @@ struct xp_net_stats {
 	uint64_t lost;
 	uint64_t duplicated;
 	uint64_t rkey_drops;     /* placement refused: stale or unknown rkey */
+	uint64_t write_errors;   /* writes failed at the sender (werr_ppm) */
 	uint64_t delivered_chunks;
 	uint64_t events;
 };
@@ -89,6 +96,8 @@ struct xp_net_config {
 	xp_net_filter_fn filter; /* NULL: links decide alone */
 	void *arg;
 	uint32_t batch_actions;  /* per drain; 0: 256 */
+	uint32_t max_writes;     /* writes per drain (the datapath's free send slots); 0: no limit */
+	uint32_t ctrl_mtus;      /* control bytes per drain, in XP_WIRE_MAX_MTU (at most batch_actions); 0: one per action */
 };
 
 int xp_net_create(const struct xp_net_config *cfg, struct xp_net **out);
@@ -140,6 +149,15 @@ void xp_net_invalidate(struct xp_net *net, uint32_t host, uint32_t key);
 
 /* Drain @host's core now (after posting operations from a test). */
 void xp_net_kick(struct xp_net *net, uint32_t host);
+
+/* @host dies now: it sends nothing more (what is on the wire still arrives), gets nothing, and its timers stop. */
+void xp_net_kill(struct xp_net *net, uint32_t host);
+
+/* Return: @host was killed. */
+bool xp_net_dead(const struct xp_net *net, uint32_t host);
+
+/* Return: when a packet from @src last reached @dst (0: never). */
+uint64_t xp_net_last_arrival(const struct xp_net *net, uint32_t src, uint32_t dst);
 
 /* Run the next event. Return: false when nothing is scheduled. */
 bool xp_net_step(struct xp_net *net);

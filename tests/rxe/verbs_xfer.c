@@ -482,6 +482,7 @@ static void setup(struct side *s)
 	cfg.dp.device = s->o.dev;
 	cfg.dp.gid_index = s->o.gid_index;
 	cfg.dp.no_recv_keys = s->o.no_recv_keys;
+	cfg.uc_without_recv_keys = s->o.no_recv_keys; /* the experiment: UC with the region's rkey */
 	cfg.progress = XP_PROGRESS_INLINE;
 	if (s->o.chunk_bytes)
 		cfg.core.chunk_bytes = s->o.chunk_bytes;

@@ -23,13 +23,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "blob.h"
 #include "builtin.h"
 #include "engine.h"
+#include "wire.h"
 
 struct rig {
 	struct xp_engine *e[2];
@@ -110,6 +113,10 @@ static void ctl_run(struct rig *r, int side, struct xp_ctl *ctl)
 			      : "a control request's answer from engine 0", 0, 1);
 }
 
+/* The datapath each side's engine opens: null, or a test's variant of it. */
+static const struct xp_dp_ops *rig_dp[2] = { &xp_dp_null_ops, &xp_dp_null_ops };
+static bool rig_uc_without_recv_keys;
+
 static struct xp_engine *engine_new(enum xp_progress progress, uint32_t index, bool copy,
 				    uint32_t comp_slots)
 {
@@ -118,7 +125,8 @@ static struct xp_engine *engine_new(enum xp_progress progress, uint32_t index, b
 	struct pcm_diag diag;
 
 	xp_engine_config_default(&cfg);
-	cfg.dp_ops = &xp_dp_null_ops;
+	cfg.dp_ops = rig_dp[index % 2];
+	cfg.uc_without_recv_keys = rig_uc_without_recv_keys;
 	cfg.dp.copy = copy;
 	cfg.progress = progress;
 	cfg.index = index;
@@ -424,6 +432,28 @@ static void test_conn_info_reads_the_cores_figures_of_a_batch(void **state)
 	assert_int_equal(q[0].status, 0);
 	assert_int_equal(q[0].info.cwnd_bytes, UINT64_MAX);
 	assert_int_equal(q[0].info.rate_bps, 0);
+	assert_int_equal(q[0].info.no_progress_ns, 5000000000ull); /* the default limit */
+	rig_close(&r);
+}
+
+/* A connection's no-progress limit: set when it opens, changed by a policy swap that names one. */
+static void test_no_progress_limit_follows_the_connection_options(void **state)
+{
+	struct xp_conn_opts o = { .no_progress_ns = 250000000 };
+	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_SET_CC);
+	struct xp_conn_query q[2];
+	struct rig r;
+
+	rig_open(&r, XP_PROGRESS_INLINE, 1 << 16, &o);
+	conn_info(&r, 0, q);
+	assert_int_equal(q[0].info.no_progress_ns, 250000000);
+	ctl->conn = r.conn[0];
+	ctl->opts.no_progress_ns = 30000000000ull;
+	ctl_run(&r, 0, ctl);
+	assert_int_equal(ctl->status, 0);
+	conn_info(&r, 0, q);
+	assert_int_equal(q[0].info.no_progress_ns, 30000000000ull);
+	free(ctl);
 	rig_close(&r);
 }
 
@@ -645,6 +675,210 @@ static void test_malformed_blobs_are_refused_naming_the_field(void **state)
 	assert_string_equal(why, "conn_id");
 }
 
+/* Destroying an engine (an endpoint's close) resets its peers: a receive waiting there fails at once. */
+static void test_destroying_an_engine_resets_its_peers(void **state)
+{
+	struct xp_engine_comp c;
+	struct rig r;
+
+	rig_open(&r, XP_PROGRESS_INLINE, 1 << 16, NULL);
+	post(&r, 1, XP_CMD_RECV, 0, 4096, 7);
+	for (int k = 0; k < 100; k++)
+		step(&r);
+	xp_engine_destroy(r.e[0]);
+	r.e[0] = NULL;
+	take(&r, 1, &c, 1);
+	assert_int_equal(c.kind, XP_ECOMP_RECV);
+	assert_int_equal(c.status, -ECONNRESET);
+	rig_close(&r);
+}
+
+/* The null datapath, also writing every control packet it posts to a pipe (length, bytes). */
+static int ctrl_pipe = -1;
+static struct xp_dp_ops ctrl_logged_ops;
+
+static int logged_post_ctrl(struct xp_dp *dp, uint32_t peer, const void *bytes, uint32_t len)
+{
+	if (write(ctrl_pipe, &len, sizeof(len)) != (ssize_t)sizeof(len) ||
+	    write(ctrl_pipe, bytes, len) != (ssize_t)len)
+		abort();
+	return xp_dp_null_ops.post_ctrl(dp, peer, bytes, len);
+}
+
+/* A null instance whose calls come back through ctrl_logged_ops. */
+static int logged_open(const struct xp_dp_config *cfg, struct xp_dp **out, struct pcm_diag *diag)
+{
+	int rc = xp_dp_null_ops.open(cfg, out, diag);
+
+	if (rc == 0)
+		(*out)->ops = &ctrl_logged_ops;
+	return rc;
+}
+
+/* RESET (abort) and RESET_ACK records in the packets logged on @fd until it closes. */
+static uint32_t resets_logged(int fd)
+{
+	uint8_t buf[XP_WIRE_MAX_MTU];
+	uint32_t len, n = 0;
+
+	while (read(fd, &len, sizeof(len)) == (ssize_t)sizeof(len)) {
+		struct xp_wire_reader rd;
+		struct xp_rec rec;
+		enum xp_drop why;
+
+		assert_true(len <= sizeof(buf));
+		assert_int_equal(read(fd, buf, len), (ssize_t)len);
+		assert_int_equal(xp_wire_open(&rd, buf, len, XP_WIRE_MAX_MTU, &why), 0);
+		while (xp_wire_next(&rd, &rec, &why) == 1)
+			n += (rec.type == XP_REC_RESET && rec.u.reason == XP_RESET_ABORT) ||
+			     rec.type == XP_REC_RESET_ACK;
+	}
+	return n;
+}
+
+/*
+ * A process that exits with engines alive (it never closed its endpoint) still resets its
+ * peers: three connections between two engines (with their threads) in a child that calls
+ * exit(); on each, each engine sends RESET, or RESET_ACK when the other's RESET reached it
+ * first.
+ */
+static void test_an_exiting_process_resets_its_peers(void **state)
+{
+	int fds[2], status;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rig r;
+
+		close(fds[0]);
+		ctrl_pipe = fds[1];
+		ctrl_logged_ops = xp_dp_null_ops;
+		ctrl_logged_ops.open = logged_open;
+		ctrl_logged_ops.post_ctrl = logged_post_ctrl;
+		rig_dp[0] = rig_dp[1] = &ctrl_logged_ops;
+		rig_open(&r, XP_PROGRESS_THREAD, 1 << 16, NULL);
+		rig_connect(&r, NULL);
+		rig_connect(&r, NULL);
+		exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(resets_logged(fds[0]), 6);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The null datapath as one whose device has no per-receive keys (no type 1 memory windows). */
+static struct xp_dp_ops no_keys_ops;
+
+static void no_keys_info(struct xp_dp *dp, struct xp_dp_info *info)
+{
+	xp_dp_null_ops.info(dp, info);
+	info->caps &= ~XP_DP_CAP_RECV_KEYS;
+}
+
+static int no_keys_open(const struct xp_dp_config *cfg, struct xp_dp **out,
+			struct pcm_diag *diag)
+{
+	int rc = xp_dp_null_ops.open(cfg, out, diag);
+
+	if (rc == 0)
+		(*out)->ops = &no_keys_ops;
+	return rc;
+}
+
+/* Open engine 0 on @ops0 and 1 on @ops1, with a region each; no connection yet. */
+static void rig_engines(struct rig *r, const struct xp_dp_ops *ops0, const struct xp_dp_ops *ops1)
+{
+	no_keys_ops = xp_dp_null_ops;
+	no_keys_ops.open = no_keys_open;
+	no_keys_ops.info = no_keys_info;
+	memset(r, 0, sizeof(*r));
+	r->progress = XP_PROGRESS_INLINE;
+	r->buf_len = 1 << 16;
+	rig_dp[0] = ops0;
+	rig_dp[1] = ops1;
+	for (int i = 0; i < 2; i++) {
+		struct xp_ctl *ctl = xp_ctl_new(XP_CTL_MR_REG);
+
+		r->e[i] = engine_new(XP_PROGRESS_INLINE, (uint32_t)i, true, 0);
+		r->buf[i] = calloc(1, r->buf_len);
+		ctl->addr = r->buf[i];
+		ctl->len = r->buf_len;
+		ctl_run(r, i, ctl);
+		assert_int_equal(ctl->status, 0);
+		r->mr[i] = ctl->mr;
+		free(ctl);
+	}
+	rig_dp[0] = rig_dp[1] = &xp_dp_null_ops;
+}
+
+/* One message 0 -> 1 arrives. */
+static void one_message(struct rig *r)
+{
+	struct xp_engine_comp c[2];
+
+	post(r, 1, XP_CMD_RECV, 0, 4096, 1);
+	post(r, 0, XP_CMD_SEND, 0, 4096, 2);
+	take(r, 1, &c[0], 1);
+	take(r, 0, &c[1], 1);
+	assert_int_equal(c[0].status, 0);
+	assert_int_equal(c[1].status, 0);
+}
+
+/*
+ * UC needs per-receive keys: on a datapath without them the dialer opens RC instead (and the
+ * listener follows its blob); a listener asked for UC without them refuses, saying why; the
+ * opt-out keeps UC, for experiments.
+ */
+static void test_uc_without_recv_keys_becomes_rc_or_is_refused(void **state)
+{
+	struct xp_ctl *a = xp_ctl_new(XP_CTL_CONN_OPEN), *b = xp_ctl_new(XP_CTL_CONN_ACCEPT);
+	struct rig r;
+
+	rig_engines(&r, &no_keys_ops, &no_keys_ops);
+	ctl_run(&r, 0, a);
+	assert_int_equal(a->status, 0);
+	assert_true(a->opts.rc); /* asked UC, got RC */
+	rig_close(&r);
+
+	/* a dialer with keys asks UC of a listener without: refused, naming the reason */
+	rig_engines(&r, &xp_dp_null_ops, &no_keys_ops);
+	a->op = XP_CTL_CONN_OPEN;
+	a->opts.rc = false;
+	ctl_run(&r, 0, a);
+	assert_int_equal(a->status, 0);
+	assert_false(a->opts.rc);
+	memcpy(b->peer_msg, a->msg, a->msg_len);
+	b->peer_len = a->msg_len;
+	ctl_run(&r, 1, b);
+	assert_int_equal(b->status, -EOPNOTSUPP);
+	assert_non_null(strstr(b->diag.msg, "per-receive keys"));
+	rig_close(&r);
+
+	/* the whole path without keys: RC, and a message goes */
+	rig_engines(&r, &no_keys_ops, &no_keys_ops);
+	rig_connect(&r, NULL);
+	one_message(&r);
+	rig_close(&r);
+
+	/* the opt-out: UC stays */
+	rig_uc_without_recv_keys = true;
+	rig_engines(&r, &no_keys_ops, &no_keys_ops);
+	a->op = XP_CTL_CONN_OPEN;
+	a->opts.rc = false;
+	ctl_run(&r, 0, a);
+	assert_int_equal(a->status, 0);
+	assert_false(a->opts.rc);
+	rig_close(&r);
+	rig_uc_without_recv_keys = false;
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -653,11 +887,15 @@ int main(void)
 		cmocka_unit_test(test_close_completes_after_the_operations_it_cancels),
 		cmocka_unit_test(test_policies_sync_and_async_and_a_live_swap_move_data),
 		cmocka_unit_test(test_conn_info_reads_the_cores_figures_of_a_batch),
+		cmocka_unit_test(test_no_progress_limit_follows_the_connection_options),
 		cmocka_unit_test(test_engine_threads_sleep_when_idle_and_wake_for_work),
 		cmocka_unit_test(test_application_threads_and_engine_threads_share_rings),
 		cmocka_unit_test(test_completions_wait_for_ring_room_without_loss),
 		cmocka_unit_test(test_ten_thousand_connections_fit_one_engine_and_all_state_returns),
 		cmocka_unit_test(test_malformed_blobs_are_refused_naming_the_field),
+		cmocka_unit_test(test_destroying_an_engine_resets_its_peers),
+		cmocka_unit_test(test_an_exiting_process_resets_its_peers),
+		cmocka_unit_test(test_uc_without_recv_keys_becomes_rc_or_is_refused),
 	};
 
 	main_thread = pthread_self();

@@ -84,7 +84,7 @@ static void test_every_section_parses(void **state)
 	    "  load: [/usr/lib/pcm/a.so, /usr/lib/pcm/b.so]\n"
 	    "  rules:\n"
 	    "    - {peer: \"10.0.0.0/8\", policy: dctcp, lb: none, mode: async_bounded, "
-	    "skew_bound: 2}\n"
+	    "skew_bound: 2, no_progress_ms: 2.5s}\n"
 	    "    - {peer: \"rack*\"}\n"
 	    "limits:\n"
 	    "  max_clients: 10\n"
@@ -129,6 +129,8 @@ static void test_every_section_parses(void **state)
 	assert_int_equal(cfg.policies.rules[0].mode, PCMD_SHELL_ASYNC_BOUNDED);
 	assert_int_equal(cfg.policies.rules[0].skew_bound, 2);
 	assert_string_equal(cfg.policies.rules[0].lb_policy, "none");
+	assert_int_equal(cfg.policies.rules[0].no_progress_ms, 2500);
+	assert_int_equal(cfg.policies.rules[1].no_progress_ms, 0); /* the engine's 5 s */
 	/* A rule without a mode or bound takes the section's. */
 	assert_int_equal(cfg.policies.rules[1].mode, PCMD_SHELL_ASYNC_RELAXED);
 	assert_int_equal(cfg.policies.rules[1].skew_bound, 8);
@@ -163,7 +165,9 @@ static void test_errors_name_file_line_column_and_key(void **state)
 	expect_error(
 	    "policies:\n  rules:\n    - {peer: x, polcy: y}\n",
 	    "t.yaml:3:17: policies.rules[0].polcy: unknown key (valid here: peer, policy, lb, "
-	    "mode, skew_bound)");
+	    "mode, skew_bound, no_progress_ms)");
+	expect_error("policies: {rules: [{peer: x, no_progress_ms: 7200s}]}\n",
+		     "policies.rules[0].no_progress_ms: 7200s is outside 1..3600000 ms");
 	expect_error("policies: {rules: [{policy: x}]}\n", "policies.rules[0].peer");
 	expect_error("policies: {rules: [x]}\n", "policies.rules[0]: each entry is a mapping");
 	expect_error("limits: [1]\n", "t.yaml:1:9: limits: needs a mapping of keys");

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_xp_conn.c - the connection table: ids and nonces, quarantine of a
- * closed id, binding rules, and the lifecycle's completions.
+ * test_xp_conn.c - the connection table: ids and nonces (from getrandom(),
+ * or a test's seed), quarantine of a closed id, binding rules, records
+ * before the bind (a CTS, only from the peer the bind names), and the
+ * lifecycle's completions.
  */
 #include "test_xp_pair.h"
 
@@ -164,7 +166,7 @@ static void test_core_config_is_range_checked(void **state)
 	xp_core_destroy(core);
 }
 
-/* The CTS from b reaches a before a is bound: the nonce alone vouches for it, and it is kept. */
+/* The CTS from b reaches a before a is bound: it is held, and used once the bind names b. */
 static void test_records_before_bind_are_kept(void **state)
 {
 	static uint8_t src[1000], dst[1000];
@@ -204,6 +206,100 @@ static void test_records_before_bind_are_kept(void **state)
 	pair_fini(&p);
 }
 
+/* Two fresh cores (two engines, two processes) do not give their first connection one nonce. */
+static void test_nonces_come_from_getrandom_unless_a_test_seeds_them(void **state)
+{
+	struct xp_conn_config cc = conn_cfg();
+	uint32_t id[2], nonce[2];
+	struct xp_core *core[2];
+
+	for (int k = 0; k < 2; k++) {
+		struct xp_core_config cfg;
+
+		xp_core_config_default(&cfg);
+		assert_int_equal(cfg.seed, 0);
+		cfg.max_conns = 4;
+		assert_int_equal(xp_core_create(&cfg, &core[k]), 0);
+		assert_int_equal(xp_conn_create(core[k], &cc, 0, &id[k], &nonce[k]), 0);
+	}
+	assert_int_equal(id[0], id[1]);
+	assert_int_not_equal(nonce[0], nonce[1]);
+	for (int k = 0; k < 2; k++) {
+		struct xp_core_config cfg;
+
+		xp_core_destroy(core[k]);
+		xp_core_config_default(&cfg);
+		cfg.seed = 77; /* the test hook: the same seed, the same nonces */
+		cfg.max_conns = 4;
+		assert_int_equal(xp_core_create(&cfg, &core[k]), 0);
+		assert_int_equal(xp_conn_create(core[k], &cc, 0, &id[k], &nonce[k]), 0);
+	}
+	assert_int_equal(nonce[0], nonce[1]);
+	for (int k = 0; k < 2; k++)
+		xp_core_destroy(core[k]);
+}
+
+static void inject(struct xp_core *core, uint32_t from, const struct xp_rec *rec, uint64_t now)
+{
+	uint8_t buf[XP_WIRE_MAX_MTU];
+	struct xp_wire_writer w;
+
+	xp_wire_begin(&w, buf, sizeof(buf));
+	assert_int_equal(xp_wire_put(&w, rec), 0);
+	xp_core_on_ctrl(core, from, buf, xp_wire_finish(&w), now);
+}
+
+static struct xp_rec cts_rec(uint32_t id, uint32_t nonce, uint64_t raddr)
+{
+	struct xp_rec r = { .type = XP_REC_CTS, .conn = (uint16_t)id, .nonce = nonce };
+
+	r.u.cts = (struct xp_rec_cts){ .msg_seq = 0, .rkey = 5, .raddr = raddr, .cap = 1000 };
+	return r;
+}
+
+/*
+ * Before the bind, anyone who learned the nonce could forge records: a CTS from another peer
+ * than the one the bind names is dropped at the bind (the send never writes where it said), a
+ * CTS from a second peer is refused at once, and a RESET (or anything but a CTS) is refused.
+ */
+static void test_records_before_bind_come_only_from_the_named_peer(void **state)
+{
+	struct xp_core *core = small_core(4, 1000000000);
+	struct xp_conn_config cc = conn_cfg();
+	struct xp_buf b = { 0x5000, 1000, 3 };
+	struct xp_action acts[16];
+	struct xp_rec r;
+	uint32_t id, nonce, n, writes = 0;
+
+	assert_int_equal(xp_conn_create(core, &cc, 0, &id, &nonce), 0);
+	r = cts_rec(id, nonce, 0xbad0000);
+	inject(core, 7, &r, 10);                       /* forged, from peer 7 */
+	r = cts_rec(id, nonce, 0x900d000);
+	inject(core, 1, &r, 20);                       /* the real one: another peer than the first */
+	assert_int_equal(drops(core, XP_DROP_REC_WRONG_PEER), 1);
+	r = (struct xp_rec){ .type = XP_REC_RESET, .conn = (uint16_t)id, .nonce = nonce };
+	r.u.reason = XP_RESET_ABORT;
+	inject(core, 1, &r, 30);
+	assert_int_equal(drops(core, XP_DROP_REC_UNEXPECTED), 1);
+	assert_int_equal(xp_post_send(core, id, &b, 1, 40), 0); /* not reset */
+	assert_int_equal(xp_conn_bind(core, id, 3, 0x1234, 1, 50), 0);
+	assert_int_equal(drops(core, XP_DROP_REC_WRONG_PEER), 2); /* the held forgery */
+	n = drain_all(core, 50, acts, 16);
+	for (uint32_t i = 0; i < n; i++)
+		writes += acts[i].kind == XP_ACT_WRITE;
+	assert_int_equal(writes, 0);
+	r = cts_rec(id, nonce, 0x900d000);
+	inject(core, 1, &r, 60);                       /* the peer retransmits its CTS */
+	n = drain_all(core, 60, acts, 16);
+	for (uint32_t i = 0; i < n; i++)
+		if (acts[i].kind == XP_ACT_WRITE) {
+			assert_int_equal(acts[i].u.write.raddr, 0x900d000);
+			writes++;
+		}
+	assert_int_equal(writes, 1);
+	xp_core_destroy(core);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +309,8 @@ int main(void)
 		cmocka_unit_test(test_create_rejects_bad_paths_and_incomplete_cc),
 		cmocka_unit_test(test_core_config_is_range_checked),
 		cmocka_unit_test(test_records_before_bind_are_kept),
+		cmocka_unit_test(test_nonces_come_from_getrandom_unless_a_test_seeds_them),
+		cmocka_unit_test(test_records_before_bind_come_only_from_the_named_peer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,7 @@ struct pair_comp {
 struct pair_opts {
 	uint32_t n_paths;
 	struct xp_link link;      /* every data path, both ways */
+	const struct xp_link *path_links; /* or: path k's link a->b (b->a keeps link); NULL: link */
 	struct xp_link ctrl;      /* both control links */
 	uint64_t cwnd_bytes;      /* fixed window (0: unlimited) */
 	uint64_t rate;            /* fixed rate (0: line rate) */
@@ -118,6 +119,7 @@ static inline void pair_init(struct pair *p, const struct pair_opts *o)
 	p->n_paths = o->n_paths;
 	assert_int_equal(xp_net_create(&ncfg, &p->net), 0);
 	xp_core_config_default(&cfg);
+	cfg.seed = 1; /* the test hook: nonces and path draws follow from it */
 	cfg.max_conns = 64;
 	cfg.send_msgs = 64;
 	cfg.recv_msgs = 64;
@@ -127,7 +129,8 @@ static inline void pair_init(struct pair *p, const struct pair_opts *o)
 	assert_int_equal(xp_net_add_host(p->net, &cfg), 0);
 	assert_int_equal(xp_net_add_host(p->net, &cfg), 1);
 	for (uint32_t k = 0; k < o->n_paths; k++)
-		assert_int_equal(xp_net_add_path(p->net, 0, 1, &o->link, &o->link,
+		assert_int_equal(xp_net_add_path(p->net, 0, 1,
+						 o->path_links ? &o->path_links[k] : &o->link, &o->link,
 						 &p->handle[0][k], &p->handle[1][k]),
 				 0);
 	xp_net_set_ctrl(p->net, 0, 1, &o->ctrl);
@@ -250,6 +253,13 @@ static inline void pair_close_and_check_clean(struct pair *p)
 	}
 }
 
+/* The end of a pair test: both ends closed, every pool empty, the network freed. */
+static inline void pair_done(struct pair *p)
+{
+	pair_close_and_check_clean(p);
+	pair_fini(p);
+}
+
 /*
  * Solo cores: one core driven by hand, its actions drained into an array and
  * its control packets decoded, for tests that forge what a peer would send.
@@ -274,6 +284,7 @@ static inline void solo_init(struct solo *s, uint64_t cwnd_bytes, void (*tune)(s
 
 	memset(s, 0, sizeof(*s));
 	xp_core_config_default(&cfg);
+	cfg.seed = 1;
 	cfg.max_conns = 16;
 	cfg.send_msgs = 32;
 	cfg.recv_msgs = 32;
@@ -374,6 +385,23 @@ static inline uint32_t solo_writes(const struct solo *s, struct xp_write *out, u
 		if (s->acts[i].kind == XP_ACT_WRITE)
 			out[n++] = s->acts[i].u.write;
 	return n;
+}
+
+/* A solo core whose message 0 was acknowledged at 20 us: SRTT = 20 us, RTTVAR = 10 us. */
+static inline void solo_warm(struct solo *s, uint64_t cwnd_bytes)
+{
+	struct xp_rec ack;
+
+	solo_init(s, cwnd_bytes, NULL);
+	solo_cts(s, 0, 1000, 0);
+	assert_int_equal(xp_post_send(s->core, s->conn, &(struct xp_buf){ 0x5000, 1000, 3 }, 100,
+				      0), 0);
+	assert_int_equal(solo_drain(s, 0), 1);
+	ack = solo_rec(s, XP_REC_ACK);
+	ack.u.ack = (struct xp_rec_ack){ .msg_seq = 0, .cum = 1, .complete = true,
+					 .echo_valid = true, .echo_chunk = 0 };
+	assert_int_equal(solo_inject(s, &ack, 20000), 1);
+	solo_drain(s, 20000);
 }
 
 static inline const struct xp_completion *solo_comp(const struct solo *s, uint8_t kind, uint64_t cookie)

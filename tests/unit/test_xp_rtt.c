@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_xp_rtt.c - the RFC 6298 estimator and the RTO: first-sample rule,
- * the 1/8 and 1/4 gains, the granularity term, backoff, floor and cap.
+ * the 1/8 and 1/4 gains, the variance term bounded below by rto_min (as
+ * Linux keeps it, so a steady path's RTO never settles at SRTT), backoff
+ * and cap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -42,7 +44,7 @@ static void test_later_samples_use_rfc6298_gains(void **state)
 	assert_int_equal(r.latest_ns, 400000);
 }
 
-static void test_granularity_bounds_a_steady_rto(void **state)
+static void test_rto_min_bounds_the_variance_term(void **state)
 {
 	struct xp_rtt r;
 
@@ -50,19 +52,20 @@ static void test_granularity_bounds_a_steady_rto(void **state)
 	for (int i = 0; i < 200; i++)
 		xp_rtt_sample(&r, 300000);
 	assert_true(r.rttvar_ns < 250); /* variance decays away */
-	assert_int_equal(xp_rtt_rto(&r, &params, 0), 300000 + 1000);
+	/* SRTT + max(G, 4 RTTVAR, rto_min): not 301 us, which one late ACK would exceed */
+	assert_int_equal(xp_rtt_rto(&r, &params, 0), 300000 + params.min_ns);
 }
 
-static void test_rto_backs_off_and_is_floored(void **state)
+static void test_rto_backs_off_from_srtt_plus_the_floor(void **state)
 {
 	struct xp_rtt r;
 
 	xp_rtt_init(&r);
 	for (int i = 0; i < 200; i++)
-		xp_rtt_sample(&r, 10000); /* 10 us: SRTT + G is below the floor */
-	assert_int_equal(xp_rtt_rto(&r, &params, 0), params.min_ns);
-	assert_int_equal(xp_rtt_rto(&r, &params, 1), 2 * params.min_ns);
-	assert_int_equal(xp_rtt_rto(&r, &params, 3), 8 * params.min_ns);
+		xp_rtt_sample(&r, 10000); /* 10 us: the variance term is rto_min */
+	assert_int_equal(xp_rtt_rto(&r, &params, 0), 10000 + params.min_ns);
+	assert_int_equal(xp_rtt_rto(&r, &params, 1), 2 * (10000 + params.min_ns));
+	assert_int_equal(xp_rtt_rto(&r, &params, 3), 8 * (10000 + params.min_ns));
 }
 
 static void test_rto_is_capped_after_backoff(void **state)
@@ -94,8 +97,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_sample_sets_srtt_and_half_rttvar),
 		cmocka_unit_test(test_later_samples_use_rfc6298_gains),
-		cmocka_unit_test(test_granularity_bounds_a_steady_rto),
-		cmocka_unit_test(test_rto_backs_off_and_is_floored),
+		cmocka_unit_test(test_rto_min_bounds_the_variance_term),
+		cmocka_unit_test(test_rto_backs_off_from_srtt_plus_the_floor),
 		cmocka_unit_test(test_rto_is_capped_after_backoff),
 		cmocka_unit_test(test_zero_sample_counts_as_one_ns),
 	};

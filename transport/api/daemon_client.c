@@ -456,6 +456,7 @@ static void opts_to_wire(const struct pcm_tp_conn_opts *o, struct pcmd_flow_opts
 	w->mode = (uint32_t)o->mode;
 	w->paths = o->paths;
 	w->reliable_connected = o->reliable_connected ? 1 : 0;
+	w->no_progress_ms = o->no_progress_ms;
 }
 
 static int check_name(const char *s, size_t cap, const char *what)

@@ -291,8 +291,12 @@ static int opts_resolve(struct ip_ep *ep, const struct pcm_tp_conn_opts *po,
 	if (po && po->paths > XP_MAX_PATHS)
 		return pcm_tp_set_error(-EINVAL, "%u paths asked, at most %u", po->paths,
 					XP_MAX_PATHS);
+	if (po && po->no_progress_ms > PCM_TP_NO_PROGRESS_MS_MAX)
+		return pcm_tp_set_error(-EINVAL, "no_progress_ms %u is above %u (an hour)",
+					po->no_progress_ms, PCM_TP_NO_PROGRESS_MS_MAX);
 	o->paths = po ? po->paths : 0;
 	o->rc = po && po->reliable_connected;
+	o->no_progress_ns = po ? po->no_progress_ms * 1000000ull : 0;
 	name_pkg(o->cc_name, o->cc);
 	name_pkg(o->lb_name, o->lb);
 	return 0;

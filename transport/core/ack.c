@@ -27,6 +27,7 @@
 #include "xp_ack.h"
 #include "xp_conn.h"
 #include "xp_core_state.h"
+#include "xp_recovery.h"
 #include "xp_recv.h"
 #include "xp_send.h"
 
@@ -151,7 +152,7 @@ static void rec_head(struct xp_rec *rec, const struct xp_conn *c, uint8_t type)
 	rec->nonce = c->peer_nonce;
 }
 
-/* The connection-wide records (RESET_ACK, RESET, FIN_ACK, FIN). */
+/* The connection-wide records (RESET_ACK, RESET, FIN_ACK, FIN, KEEPALIVE, KEEPALIVE_ACK). */
 static bool emit_flag(struct batcher *bt, struct xp_conn *c, uint8_t flag, uint64_t now_ns)
 {
 	struct xp_rec rec;
@@ -159,6 +160,12 @@ static bool emit_flag(struct batcher *bt, struct xp_conn *c, uint8_t flag, uint6
 	if (!(c->ctl_pend & flag))
 		return true;
 	switch (flag) {
+	case XP_CTL_KEEPALIVE:
+		rec_head(&rec, c, XP_REC_KEEPALIVE);
+		break;
+	case XP_CTL_KEEPALIVE_ACK:
+		rec_head(&rec, c, XP_REC_KEEPALIVE_ACK);
+		break;
 	case XP_CTL_RESET_ACK:
 		rec_head(&rec, c, XP_REC_RESET_ACK);
 		break;
@@ -298,7 +305,9 @@ static bool emit_cts(struct batcher *bt, struct xp_conn *c, uint64_t now_ns)
 		c->cts_pend &= (uint16_t)~(1u << s);
 		if (r->cts_state != XP_CTS_CONFIRMED) {
 			r->cts_state = XP_CTS_SENT;
-			r->cts_deadline_ns = now_ns + xp_rtt_rto(&c->rtt, &core->rto, r->cts_backoff);
+			if (!r->cts_backoff)
+				r->cts_sent_ns = now_ns;
+			r->cts_deadline_ns = now_ns + xp_rto_ctl_ns(core, c, r->cts_backoff);
 		}
 	}
 	return true;
@@ -323,6 +332,8 @@ static bool emit_conn(struct batcher *bt, struct xp_conn *c, uint64_t now_ns)
 	       emit_seq_records(bt, c, &c->abort_ack_pend, XP_REC_ABORT_ACK) &&
 	       emit_acks(bt, c, now_ns) && emit_cts(bt, c, now_ns) &&
 	       emit_seq_records(bt, c, &c->ack_req_pend, XP_REC_ACK_REQ) &&
+	       emit_flag(bt, c, XP_CTL_KEEPALIVE, now_ns) &&
+	       emit_flag(bt, c, XP_CTL_KEEPALIVE_ACK, now_ns) &&
 	       emit_flag(bt, c, XP_CTL_FIN, now_ns);
 }
 

@@ -43,10 +43,17 @@ static void fixed_on_ack(void *ctx, uint32_t flow, const struct xp_cc_ack *ack, 
 static void fixed_on_loss(void *ctx, uint32_t flow, const struct xp_cc_loss *loss,
 			  uint64_t now_ns)
 {
+	struct xp_cc_fixed *f = ctx;
+
+	f->lost_chunks += loss->lost_chunks;
+	f->loss_events++;
 }
 
 static void fixed_on_rto(void *ctx, uint32_t flow, uint64_t in_flight_bytes, uint64_t now_ns)
 {
+	struct xp_cc_fixed *f = ctx;
+
+	f->rto_events++;
 }
 
 static void fixed_on_tx(void *ctx, uint32_t flow, uint64_t backlog_bytes,

@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "xp_conn.h"
 #include "xp_core_state.h"
@@ -54,6 +55,21 @@ static void progress(struct xp_conn *c, uint64_t now_ns)
 static void want_ctrl(struct xp_core *core, struct xp_conn *c)
 {
 	xp_idlist_push(&core->ctrl, c->id);
+}
+
+/*
+ * A connection's nonce, never 0: from getrandom(), so that two engines (two processes) do not
+ * give their first connections the same one; a seed in the core's configuration (tests) makes
+ * them a function of it instead.
+ */
+static uint32_t new_nonce(struct xp_core *core)
+{
+	uint32_t n = 0;
+
+	while (!n)
+		if (core->cfg.seed || getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n))
+			n = (uint32_t)xp_rand(core);
+	return n;
 }
 
 static int check_conn_config(const struct xp_core *core, const struct xp_conn_config *cfg)
@@ -99,13 +115,14 @@ int xp_conn_create(struct xp_core *core, const struct xp_conn_config *cfg, uint6
 		paths[p].handle = cfg->path_handles[p];
 		paths[p].ev = cfg->path_entropy ? cfg->path_entropy[p] : (uint16_t)p;
 		paths[p].rtt_ewma_ns = 0;
+		paths[p].in_flight = 0;
+		paths[p].rack_tx_seq = 0;
+		paths[p].rack_rtt_ns = 0;
 	}
-	do
-		c->nonce = (uint32_t)xp_rand(core);
-	while (!c->nonce);
+	c->nonce = new_nonce(core);
 	c->flow_seed = xp_rand(core) | 1;
 	c->rc_mode = cfg->rc_mode;
-	c->no_progress_ns = cfg->no_progress_ns;
+	c->no_progress_ns = cfg->no_progress_ns ? cfg->no_progress_ns : core->cfg.no_progress_ns;
 	c->cc = cfg->cc;
 	rc = c->cc.ops->flow_open(c->cc.ctx, c->flow_seed, now_ns, &c->cc_flow);
 	if (rc < 0) {
@@ -126,6 +143,17 @@ int xp_conn_create(struct xp_core *core, const struct xp_conn_config *cfg, uint6
 	return 0;
 }
 
+/* CTSs held from before the bind came from another peer than the bootstrap names: forged. */
+static void pre_bind_check(struct xp_core *core, struct xp_conn *c)
+{
+	if (!c->pre_heard || c->pre_peer == c->ctrl_peer)
+		return;
+	core->stats.drops[XP_DROP_REC_WRONG_PEER] += (uint64_t)__builtin_popcount(c->cts_held);
+	c->cts_held = 0;
+	c->cts_ack_pend = 0;
+	c->abort_pend = 0;
+}
+
 int xp_conn_bind(struct xp_core *core, uint32_t id, uint32_t peer_id, uint32_t peer_nonce,
 		 uint32_t ctrl_peer, uint64_t now_ns)
 {
@@ -143,9 +171,10 @@ int xp_conn_bind(struct xp_core *core, uint32_t id, uint32_t peer_id, uint32_t p
 	c->peer_nonce = peer_nonce;
 	c->ctrl_peer = ctrl_peer;
 	c->bound = true;
-	/* Records that arrived before the bind (a CTS, say) may have left answers pending. */
+	pre_bind_check(core, c);
+	/* CTSs that arrived before the bind may start messages, and may have left answers. */
 	want_ctrl(core, c);
-	xp_conn_want_send(core, c);
+	xp_conn_act(core, c, xp_send_try_start(core, c, now_ns) | XP_NEWS_SEND, now_ns);
 	xp_conn_rearm(core, c, now_ns);
 	return 0;
 }
@@ -174,6 +203,7 @@ int xp_conn_info(struct xp_core *core, uint32_t id, struct xp_conn_info *info)
 	info->chunks_retx = c->chunks_retx;
 	info->rto_fires = c->rto_fires;
 	info->spurious_retx = c->spurious_retx;
+	info->no_progress_ns = c->no_progress_ns;
 	info->cwnd_bytes = UINT64_MAX;
 	if (xp_conn_live(c)) { /* a quarantined connection's flow is closed in its binding */
 		struct xp_cc_ctl ctl;
@@ -214,6 +244,18 @@ int xp_conn_set_cc(struct xp_core *core, uint32_t id, struct xp_cc_binding cc, u
 	return 0;
 }
 
+int xp_conn_set_no_progress(struct xp_core *core, uint32_t id, uint64_t no_progress_ns,
+			    uint64_t now_ns)
+{
+	struct xp_conn *c = xp_conn_get(core, id);
+
+	if (!c || !xp_conn_live(c))
+		return -ENOENT;
+	c->no_progress_ns = no_progress_ns ? no_progress_ns : core->cfg.no_progress_ns;
+	xp_conn_rearm(core, c, now_ns);
+	return 0;
+}
+
 int xp_conn_cc_refresh(struct xp_core *core, uint32_t id, uint64_t now_ns)
 {
 	struct xp_conn *c = xp_conn_get(core, id);
@@ -242,7 +284,7 @@ static void to_quarantine(struct xp_core *core, struct xp_conn *c, int status, u
 		c->ack_pend = c->done_ack_pend = c->cts_pend = c->abort_ack_pend = 0;
 	c->cts_ack_pend = c->abort_pend = c->ack_req_pend = c->abort_unacked = 0;
 	c->abort_rtx_ns = 0;
-	c->ctl_pend &= (uint8_t)~XP_CTL_FIN;
+	c->ctl_pend &= (uint8_t)~(XP_CTL_FIN | XP_CTL_KEEPALIVE);
 	if (!c->reset_end)
 		c->close_rtx_ns = 0;
 	core->conns_open--;
@@ -298,7 +340,7 @@ void xp_conn_fail(struct xp_core *core, struct xp_conn *c, int err, unsigned res
 	bool closing = c->state == XP_CS_CLOSING;
 
 	fail_all_ops(core, c, err);
-	c->ctl_pend &= (uint8_t)~(XP_CTL_FIN | XP_CTL_FIN_ACK);
+	c->ctl_pend &= (uint8_t)~(XP_CTL_FIN | XP_CTL_FIN_ACK | XP_CTL_KEEPALIVE);
 	c->close_rtx_ns = 0;
 	start_reset(core, c, reset_reason);
 	c->err = err;
@@ -385,11 +427,28 @@ struct xp_conn *xp_conn_for_record(struct xp_core *core, const struct xp_rec *re
 		*why = XP_DROP_REC_WRONG_NONCE;
 		return NULL;
 	}
-	/* Before the bind the peer is not known yet; the nonce alone vouches. */
-	if (c->bound && peer != c->ctrl_peer) {
+	if (c->bound) {
+		if (peer != c->ctrl_peer) {
+			*why = XP_DROP_REC_WRONG_PEER;
+			return NULL;
+		}
+		return c;
+	}
+	/*
+	 * Before the bind the peer is not known yet: only a CTS is taken (it may beat the bind;
+	 * the rest is retransmitted), only from the peer the first one came from, and only held:
+	 * the bind drops it unless the bootstrap names that peer (pre_bind_check()).
+	 */
+	if (rec->type != XP_REC_CTS) {
+		*why = XP_DROP_REC_UNEXPECTED;
+		return NULL;
+	}
+	if (c->pre_heard && peer != c->pre_peer) {
 		*why = XP_DROP_REC_WRONG_PEER;
 		return NULL;
 	}
+	c->pre_heard = true;
+	c->pre_peer = peer;
 	return c;
 }
 
@@ -462,7 +521,8 @@ static void answer_closed(struct xp_core *core, struct xp_conn *c, const struct 
 		c->close_rtx_ns = 0;
 		return;
 	default:
-		if (c->reset_end) {
+		/* After a reset, and to a keepalive (the prober waits on a connection gone here). */
+		if (c->reset_end || rec->type == XP_REC_KEEPALIVE) {
 			c->ctl_pend |= XP_CTL_RESET;
 			if (!c->reset_reason)
 				c->reset_reason = XP_RESET_CLOSED;
@@ -494,6 +554,9 @@ void xp_conn_on_record(struct xp_core *core, struct xp_conn *c, const struct xp_
 		answer_closed(core, c, rec);
 		return;
 	}
+	/* Waiting, not owed: any word from the peer shows it is there. */
+	if (c->watch == XP_WATCH_IDLE)
+		progress(c, now_ns);
 	switch (rec->type) {
 	case XP_REC_ACK:
 		xp_conn_act(core, c, xp_send_on_ack(core, c, &rec->u.ack, now_ns), now_ns);
@@ -518,17 +581,64 @@ void xp_conn_on_record(struct xp_core *core, struct xp_conn *c, const struct xp_
 	case XP_REC_RESET:
 		on_peer_reset(core, c, now_ns);
 		break;
+	case XP_REC_KEEPALIVE:
+		c->ctl_pend |= XP_CTL_KEEPALIVE_ACK;
+		want_ctrl(core, c);
+		break;
+	case XP_REC_KEEPALIVE_ACK:
+		break; /* heard: that was all it was for */
 	default: /* RESET_ACK while live: we never sent a RESET */
 		xp_drop(core, XP_DROP_REC_UNEXPECTED);
 		break;
 	}
 }
 
+/*
+ * What the liveness clock watches: something the peer owes (chunks unacknowledged, a CTS,
+ * ABORT or FIN unanswered), or, with nothing owed, operations waiting on the peer (receives
+ * posted, sends queued for a CTS). Unbound connections are the bootstrap's to time out.
+ */
+static enum xp_watch watch_of(const struct xp_conn *c)
+{
+	if (!xp_conn_live(c) || !c->bound)
+		return XP_WATCH_NONE;
+	if (c->in_flight_chunks || c->lost_chunks || c->cts_unconfirmed || c->abort_unacked ||
+	    (c->state == XP_CS_CLOSING && fin_needed(c)))
+		return XP_WATCH_OWED;
+	return c->ops_open ? XP_WATCH_IDLE : XP_WATCH_NONE;
+}
+
+/*
+ * A keepalive goes a quarter of the limit after the last word from the peer; one unanswered
+ * goes again after the control RTO, backed off, like any control record (a lost KEEPALIVE or
+ * KEEPALIVE_ACK must not cost a quarter of the limit).
+ */
+static uint64_t keepalive_at(const struct xp_core *core, const struct xp_conn *c)
+{
+	if (c->ka_sent_ns > c->last_progress_ns)
+		return c->ka_sent_ns + xp_rto_ctl_ns(core, c, c->ka_backoff);
+	return c->last_progress_ns + c->no_progress_ns / 4;
+}
+
+/* An idle connection with operations waiting asks whether its peer is still there. */
+static void keepalive_due(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (c->watch != XP_WATCH_IDLE || !c->no_progress_ns || now_ns < keepalive_at(core, c))
+		return;
+	if (c->ka_sent_ns <= c->last_progress_ns)
+		c->ka_backoff = 0;
+	else if (c->ka_backoff < XP_BACKOFF_MAX)
+		c->ka_backoff++;
+	c->ka_sent_ns = now_ns;
+	c->ctl_pend |= XP_CTL_KEEPALIVE;
+	want_ctrl(core, c);
+}
+
 /* Timers */
 
 static uint64_t close_interval_ns(const struct xp_core *core, const struct xp_conn *c)
 {
-	return xp_rtt_rto(&c->rtt, &core->rto, c->close_backoff);
+	return xp_rto_ctl_ns(core, c, c->close_backoff);
 }
 
 /* FIN or RESET retransmission, when its timer is due. */
@@ -577,12 +687,13 @@ void xp_conn_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		close_rtx_due(core, c, now_ns);
 		break;
 	default:
-		if (c->no_progress_ns && c->was_owed &&
+		if (c->no_progress_ns && c->watch &&
 		    now_ns >= c->last_progress_ns + c->no_progress_ns) {
 			core->stats.conns_timed_out++;
 			xp_conn_fail(core, c, -ETIMEDOUT, XP_RESET_TIMEOUT, now_ns);
 			return;
 		}
+		keepalive_due(core, c, now_ns);
 		news = xp_rack_on_timer(core, c, now_ns);
 		news |= xp_send_on_timer(core, c, now_ns);
 		news |= xp_recv_on_timer(core, c, now_ns);
@@ -598,14 +709,6 @@ void xp_conn_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 	xp_conn_rearm(core, c, now_ns);
 }
 
-static bool owed(const struct xp_conn *c)
-{
-	if (!xp_conn_live(c))
-		return false;
-	return c->in_flight_chunks || c->lost_chunks || c->cts_unconfirmed || c->abort_unacked ||
-	       (c->state == XP_CS_CLOSING && fin_needed(c));
-}
-
 static void earliest(uint64_t *d, uint64_t t)
 {
 	if (t && t < *d)
@@ -615,15 +718,20 @@ static void earliest(uint64_t *d, uint64_t t)
 void xp_conn_rearm(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
 	uint64_t d = UINT64_MAX;
-	bool o = owed(c);
+	enum xp_watch w = watch_of(c);
 
 	if (c->state == XP_CS_FREE) {
 		xp_timerq_cancel(&core->timers, c->id);
 		return;
 	}
-	if (o && !c->was_owed)
-		c->last_progress_ns = now_ns; /* the clock starts when something is owed */
-	c->was_owed = o;
+	/*
+	 * The clock starts when the watch begins (something owed, or operations waiting). From
+	 * owed to waiting or back it runs on: the peer's silence counts from its last word, so a
+	 * dead peer is found one limit after it went, whatever the connection started meanwhile.
+	 */
+	if (w != XP_WATCH_NONE && c->watch == XP_WATCH_NONE)
+		c->last_progress_ns = now_ns;
+	c->watch = (uint8_t)w;
 	if (c->state == XP_CS_QUARANTINE)
 		earliest(&d, c->quarantine_until_ns);
 	earliest(&d, c->close_rtx_ns);
@@ -631,8 +739,10 @@ void xp_conn_rearm(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 		earliest(&d, xp_rack_deadline(&c->rack));
 		earliest(&d, c->abort_rtx_ns);
 		earliest(&d, xp_recv_cts_deadline(core, c));
-		if (c->no_progress_ns && o)
+		if (c->no_progress_ns && w)
 			earliest(&d, c->last_progress_ns + c->no_progress_ns);
+		if (c->no_progress_ns && w == XP_WATCH_IDLE)
+			earliest(&d, keepalive_at(core, c));
 		if (c->cc_info.tick_ns && xp_send_busy(c)) {
 			if (!c->cc_tick_ns)
 				c->cc_tick_ns = now_ns + c->cc_info.tick_ns;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "xp_ack.h"
 #include "xp_conn.h"
@@ -21,7 +22,6 @@
 void xp_core_config_default(struct xp_core_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->seed = 1;
 	cfg->max_conns = XP_MAX_CONNS;
 	cfg->max_paths = 8;
 	cfg->send_msgs = 1024;
@@ -37,6 +37,7 @@ void xp_core_config_default(struct xp_core_config *cfg)
 	cfg->rto_max_ns = 50000000;
 	cfg->rto_granularity_ns = 1000;
 	cfg->quarantine_ns = 1000000000;
+	cfg->no_progress_ns = 5000000000ull;
 	cfg->line_rate_bps = 100000000000ull;
 	cfg->pacer_tick_ns = 1024;
 	cfg->pacer_slots = 4096;
@@ -131,6 +132,11 @@ int xp_core_create(const struct xp_core_config *cfg, struct xp_core **out)
 	core->rto.max_ns = cfg->rto_max_ns;
 	core->rto.granularity_ns = cfg->rto_granularity_ns;
 	core->rng = cfg->seed;
+	if (!core->rng && getrandom(&core->rng, sizeof(core->rng), GRND_NONBLOCK) !=
+			      (ssize_t)sizeof(core->rng)) {
+		free(core);
+		return errno ? -errno : -EIO;
+	}
 	core->max_msg_bytes = (uint64_t)XP_MAX_CHUNKS * cfg->chunk_bytes;
 	core->comp_head = core->comp_tail = XP_NONE;
 	rc = alloc_state(core);
@@ -209,8 +215,7 @@ static void push_ready(struct xp_core *core, uint64_t now_ns, struct xp_batch *b
 	while (!batch_full(b) && (id = xp_idlist_pop(&core->ready)) != XP_NONE) {
 		struct xp_conn *c = &core->conns[id];
 
-		if (xp_send_push(core, c, now_ns, b))
-			xp_idlist_push(&core->ready, id);
+		xp_conn_act(core, c, xp_send_push(core, c, now_ns, b), now_ns);
 		xp_conn_rearm(core, c, now_ns);
 	}
 }

@@ -126,7 +126,7 @@ static inline void xp_batch_reset(struct xp_batch *b, uint32_t max_writes)
 }
 
 struct xp_core_config {
-	uint64_t seed;             /* nonces and power-of-two choices */
+	uint64_t seed;             /* 0: nonces and the generator from getrandom(); else a test's */
 	uint32_t max_conns;        /* 1 .. XP_MAX_CONNS */
 	uint32_t max_paths;        /* per connection, 1 .. XP_MAX_PATHS */
 	uint32_t send_msgs;        /* sender messages in flight, core-wide */
@@ -142,6 +142,7 @@ struct xp_core_config {
 	uint64_t rto_max_ns;
 	uint64_t rto_granularity_ns;
 	uint64_t quarantine_ns;    /* a closed id is not reused before this */
+	uint64_t no_progress_ns;   /* the limit of connections that name none; 0: none */
 	uint64_t line_rate_bps;    /* what PCM_RATE_ONE means for the pacer */
 	uint64_t pacer_tick_ns;
 	uint32_t pacer_slots;      /* a power of two >= 64 */
@@ -151,7 +152,8 @@ struct xp_core_config {
 /**
  * xp_core_config_default() - defaults: 16,384 connections of up to 8 paths,
  * 64 KiB chunks with a 4 KiB minimum, 1 KiB control packets, RTO 1 ms
- * initial, 100 us floor, 50 ms cap, 1 s quarantine, 100 Gbit/s line rate.
+ * initial, 100 us floor of its variance term, 50 ms cap, 1 s quarantine,
+ * a 5 s no-progress limit, 100 Gbit/s line rate.
  * @cfg: filled in.
  */
 void xp_core_config_default(struct xp_core_config *cfg);
@@ -161,7 +163,7 @@ struct xp_conn_config {
 	const uint32_t *path_handles;   /* n_paths datapath handles (QPs) */
 	const uint16_t *path_entropy;   /* n_paths entropy values (ACK_EV etc.), or NULL: the index */
 	bool rc_mode;                   /* the NIC is reliable: never retransmit */
-	uint64_t no_progress_ns;        /* fail with -ETIMEDOUT after this long stuck; 0: never */
+	uint64_t no_progress_ns;        /* fail with -ETIMEDOUT after this long stuck; 0: the core's */
 	struct xp_cc_binding cc;
 };
 
@@ -178,6 +180,7 @@ struct xp_core_stats {
 	uint64_t rack_losses;     /* chunks RACK declared lost */
 	uint64_t rto_fires;
 	uint64_t tlp_fires;
+	uint64_t tlp_recoveries;  /* probes that alone repaired a loss (told to the CC) */
 	uint64_t spurious_retx;   /* retransmissions the original's delivery showed needless */
 	uint64_t rtt_samples;
 	uint64_t karn_skipped;    /* echoes that named an ambiguous transmission */
@@ -223,6 +226,7 @@ struct xp_conn_info {
 	uint64_t chunks_retx;  /* retransmissions of this connection (RACK, RTO, TLP) */
 	uint64_t rto_fires;    /* its retransmission timeouts */
 	uint64_t spurious_retx; /* its retransmissions the original's delivery showed needless */
+	uint64_t no_progress_ns; /* its no-progress limit; 0: none */
 };
 
 struct xp_core;
@@ -232,7 +236,8 @@ struct xp_core;
  * @cfg: configuration; copied.
  * @out: the core.
  *
- * Return: 0, -EINVAL (a configuration value out of range), -ENOMEM.
+ * Return: 0, -EINVAL (a configuration value out of range), -ENOMEM, or
+ * getrandom()'s error when cfg->seed is 0 and it has no entropy to give.
  */
 int xp_core_create(const struct xp_core_config *cfg, struct xp_core **out);
 
@@ -318,6 +323,19 @@ int xp_conn_set_cc(struct xp_core *core, uint32_t id, struct xp_cc_binding cc, u
  * Return: 0, -ENOENT.
  */
 int xp_conn_cc_refresh(struct xp_core *core, uint32_t id, uint64_t now_ns);
+
+/**
+ * xp_conn_set_no_progress() - set connection @id's no-progress limit (docs/transport.md
+ * "Liveness"), from now on.
+ * @core: the core.
+ * @id: the connection.
+ * @no_progress_ns: the limit; 0: the core's default.
+ * @now_ns: the time.
+ *
+ * Return: 0, -ENOENT (no such live connection).
+ */
+int xp_conn_set_no_progress(struct xp_core *core, uint32_t id, uint64_t no_progress_ns,
+			    uint64_t now_ns);
 
 /**
  * xp_post_send() - queue message @buf on connection @id.

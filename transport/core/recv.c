@@ -38,6 +38,7 @@
 #include "xp_conn.h"
 #include "xp_core_state.h"
 #include "xp_op.h"
+#include "xp_recovery.h"
 #include "xp_recv.h"
 
 bool xp_recv_done_ok(const struct xp_conn *c, uint32_t seq)
@@ -239,6 +240,9 @@ int xp_recv_on_chunk(struct xp_core *core, struct xp_conn *c, const struct xp_im
 	if (f->last)
 		r->last = f->chunk;
 	set_echo(r, f, ecn_ce, now_ns);
+	/* The first chunk after a CTS sent once: how long a CTS takes to bring data. */
+	if (r->cts_state == XP_CTS_SENT && !r->cts_backoff)
+		xp_rto_adv_sample(c, now_ns - r->cts_sent_ns);
 	confirm_cts(c, r);
 	c->ack_pend |= xp_slot_bit(r->seq);
 	core->stats.chunks_received++;

@@ -33,22 +33,23 @@ void xp_rtt_sample(struct xp_rtt *rtt, uint64_t sample_ns)
 	}
 }
 
-static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
+static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
 {
-	return v < lo ? lo : v > hi ? hi : v;
+	uint64_t m = a > b ? a : b;
+
+	return m > c ? m : c;
 }
 
 uint64_t xp_rtt_rto(const struct xp_rtt *rtt, const struct xp_rto_params *p, unsigned backoff)
 {
-	uint64_t base, var4;
+	uint64_t base;
 
-	if (rtt->samples) {
-		var4 = 4 * rtt->rttvar_ns;
-		base = rtt->srtt_ns + (var4 > p->granularity_ns ? var4 : p->granularity_ns);
-	} else {
+	if (rtt->samples)
+		base = rtt->srtt_ns + max3(4 * rtt->rttvar_ns, p->granularity_ns, p->min_ns);
+	else
 		base = p->initial_ns;
-	}
-	base = clamp(base, p->min_ns, p->max_ns);
+	if (base > p->max_ns)
+		base = p->max_ns;
 	for (unsigned i = 0; i < backoff && base < p->max_ns; i++)
 		base *= 2;
 	return base < p->max_ns ? base : p->max_ns;

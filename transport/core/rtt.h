@@ -4,9 +4,14 @@
  *
  *   first sample R:  SRTT = R, RTTVAR = R/2
  *   then:            RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|,  SRTT = 7/8 SRTT + 1/8 R
- *   RTO = SRTT + max(G, 4 RTTVAR), clamped to [min, max], then doubled per
+ *   RTO = SRTT + max(G, 4 RTTVAR, min), capped at max, then doubled per
  *   backoff step and capped at max; before any sample, the initial RTO,
  *   doubled the same way.
+ *
+ * The minimum bounds the variance term, not the whole RTO, as Linux keeps
+ * it (its rttvar never falls below rto_min): on a steady path RTTVAR decays
+ * to nothing, and an RTO of SRTT + G would make the first ACK late by a
+ * little more than G a spurious timeout.
  *
  * Also keeps the minimum RTT seen (RACK's reordering window is min_RTT/4) and
  * the latest sample. All times are nanoseconds. Which samples are fed here
@@ -27,7 +32,7 @@ struct xp_rtt {
 
 struct xp_rto_params {
 	uint64_t initial_ns;     /* before any sample */
-	uint64_t min_ns;         /* floor */
+	uint64_t min_ns;         /* floor of the variance term (so of RTO - SRTT) */
 	uint64_t max_ns;         /* cap, also of the backed-off value */
 	uint64_t granularity_ns; /* G: the timer's granularity */
 };

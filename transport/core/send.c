@@ -36,10 +36,14 @@
  * its retransmissions, and a message never has a chunk cut more than 63
  * past its cumulative ACK (the receiver's SACK bitmap covers 64).
  *
- * Order: lost chunks go first, and need budget like new ones (a lost chunk
- * may go over the budget only when nothing is in flight); then new chunks of
- * the oldest message that can cut one. A TLP probe sends one new chunk over
- * the budget (one minimum chunk) if there is one, else the newest chunk again.
+ * Order: a TLP probe first: one new chunk over the budget (one minimum
+ * chunk) if there is one, else the newest chunk again. Then lost chunks,
+ * which need budget like new ones (a lost chunk may go over the budget only
+ * when nothing is in flight, or as an RTO's retransmission); then new
+ * chunks of the oldest message that can cut one. A retransmission of a
+ * chunk of a message whose chunks have all been cut queues an ACK_REQ for
+ * that message: its receive may have completed and its rkey died, so the
+ * retransmission is refused, but the ACK_REQ brings the lost final ACK.
  */
 #include <errno.h>
 #include <string.h>
@@ -119,8 +123,8 @@ unsigned xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now
 	uint32_t prev = XP_NONE, i = c->sq.head;
 	unsigned news = 0;
 
-	if (!xp_conn_live(c))
-		return 0;
+	if (!xp_conn_live(c) || !c->bound)
+		return 0; /* before the bind a CTS is only held: the bind checks where it came from */
 	while (i != XP_NONE) {
 		struct xp_op *op = &core->ops[i];
 		struct xp_cts *cts = &c->cts[op->seq & XP_SLOT_MASK];
@@ -226,9 +230,9 @@ static uint64_t budget_of(const struct xp_conn *c, const struct xp_cc_ctl *ctl)
 	return ctl->cwnd_bytes > c->in_flight_bytes ? ctl->cwnd_bytes - c->in_flight_bytes : 0;
 }
 
-/* Put chunk @idx of @m on the wire (first transmission or not). */
+/* Put chunk @idx of @m on the wire (first transmission or not); @probe: as a tail-loss probe. */
 static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m, uint32_t idx,
-		     uint64_t now_ns, struct xp_batch *b, struct xp_cc_ctl *ctl)
+		     uint64_t now_ns, struct xp_batch *b, struct xp_cc_ctl *ctl, bool probe)
 {
 	struct xp_chunk *ch = &m->ring[idx % XP_WIN];
 	struct xp_action *act = &b->acts[b->n++];
@@ -246,23 +250,31 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 		m->n_lost--;
 		c->lost_chunks--;
 	}
-	if (!(ch->flags & XP_CH_INFLIGHT))
-		xp_inflight_add(core, c, ch);
+	if (ch->flags & XP_CH_INFLIGHT) /* a probe of a chunk in flight: it moves to path p */
+		xp_inflight_sub(core, c, ch);
+	ch->path = (uint8_t)p;
+	xp_inflight_add(core, c, ch);
 	f.conn = (uint16_t)c->peer_id;
 	f.slot = (uint8_t)(m->seq & XP_SLOT_MASK);
 	f.chunk = (uint16_t)idx;
 	f.last = m->last_cut && idx + 1 == m->n_cut;
-	f.parity = ch->tx_count & 1;
-	if (ch->tx_count) {
+	/* The parity flips on every transmission: 0 first, then 1, 0, ... however many. */
+	f.parity = !new_data && !xp_chunk_parity(ch);
+	if (!new_data) {
 		core->stats.chunks_retx++;
 		c->chunks_retx++;
+		/* Its receive may be complete and its rkey gone: ask for the ACK record too. */
+		if (m->last_cut)
+			c->ack_req_pend |= xp_slot_bit(m->seq);
 	}
 	if (ch->tx_count < UINT8_MAX)
 		ch->tx_count++;
+	ch->prev_sent_ns = ch->sent_ns;
 	ch->sent_ns = now_ns;
 	ch->tx_seq = ++c->tx_seq;
-	ch->path = (uint8_t)p;
-	ch->flags &= (uint8_t)~(XP_CH_SAMPLED | XP_CH_SPURIOUS);
+	ch->flags &= (uint8_t)~(XP_CH_SAMPLED | XP_CH_SPURIOUS | XP_CH_PARITY);
+	if (f.parity)
+		ch->flags |= XP_CH_PARITY;
 
 	act->kind = XP_ACT_WRITE;
 	act->u.write.path = c->paths[p].handle;
@@ -283,7 +295,7 @@ static void transmit(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m,
 		c->pace_next_ns = from + xp_pacer_gap_ns(ch->len, ctl->rate,
 							 core->cfg.line_rate_bps);
 	}
-	xp_rack_on_sent(core, c, new_data, now_ns);
+	xp_rack_on_sent(core, c, probe ? XP_TX_PROBE : new_data ? XP_TX_NEW : XP_TX_RETX, now_ns);
 }
 
 /* Cut the next chunk of the oldest message that can; Return: false if none may go. */
@@ -314,7 +326,7 @@ static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 		c->backlog_bytes -= len;
 		core->stats.chunks_sent++;
 		core->stats.bytes_sent += len;
-		transmit(core, c, m, idx, now_ns, b, ctl);
+		transmit(core, c, m, idx, now_ns, b, ctl, probe);
 		return true;
 	}
 	return false;
@@ -368,7 +380,8 @@ static bool send_newest_again(struct xp_core *core, struct xp_conn *c, uint64_t 
 	}
 	if (!best)
 		return false;
-	transmit(core, c, best, best_idx, now_ns, b, ctl);
+	transmit(core, c, best, best_idx, now_ns, b, ctl, true);
+	c->rack.tlp_rtx = true; /* 7.4: whether it repaired a loss shows in its ACK */
 	return true;
 }
 
@@ -376,6 +389,7 @@ static bool send_newest_again(struct xp_core *core, struct xp_conn *c, uint64_t 
 static bool send_one(struct xp_core *core, struct xp_conn *c, uint64_t now_ns, struct xp_batch *b,
 		     struct xp_cc_ctl *ctl)
 {
+	bool over_budget = c->rack.rto_rtx; /* an RTO's retransmission goes whatever the window */
 	struct xp_smsg *m;
 	uint32_t idx;
 
@@ -385,24 +399,23 @@ static bool send_one(struct xp_core *core, struct xp_conn *c, uint64_t now_ns, s
 		    send_newest_again(core, c, now_ns, b, ctl))
 			return true;
 	}
+	c->rack.rto_rtx = false;
 	if (c->lost_chunks && first_lost(core, c, &m, &idx)) {
 		const struct xp_chunk *ch = &m->ring[idx % XP_WIN];
 
-		if (ch->len > budget_of(c, ctl) && c->in_flight_bytes)
+		if (!over_budget && ch->len > budget_of(c, ctl) && c->in_flight_bytes)
 			return false; /* retransmissions go first: new chunks wait too */
-		transmit(core, c, m, idx, now_ns, b, ctl);
+		transmit(core, c, m, idx, now_ns, b, ctl, false);
 		return true;
 	}
 	return send_new(core, c, now_ns, b, ctl, false);
 }
 
-bool xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
-		  struct xp_batch *b)
+/* Up to burst_chunks chunks; Return: whether more could go now. */
+static bool push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns, struct xp_batch *b)
 {
 	struct xp_cc_ctl ctl;
 
-	if (!xp_conn_live(c) || !c->bound || !c->n_smsgs)
-		return false;
 	xp_cc_read(c, &ctl);
 	for (uint32_t sent = 0; sent < core->cfg.burst_chunks; sent++) {
 		if (b->n == b->cap || b->n_writes >= b->max_writes)
@@ -416,6 +429,20 @@ bool xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 			return false;
 	}
 	return true;
+}
+
+unsigned xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
+		      struct xp_batch *b)
+{
+	uint16_t asked = c->ack_req_pend;
+	unsigned news;
+
+	if (!xp_conn_live(c) || !c->bound || !c->n_smsgs)
+		return 0;
+	news = push(core, c, now_ns, b) ? XP_NEWS_SEND : 0;
+	if (c->ack_req_pend & (uint16_t)~asked)
+		news |= XP_NEWS_CTRL;
+	return news;
 }
 
 /* Finish message @m: its completion, its slot, and whatever it had in flight. */
@@ -465,6 +492,7 @@ struct ack_news {
 	uint64_t bytes;
 	uint32_t newest_path;
 	uint64_t newest_tx;
+	struct xp_chunk *probed; /* the chunk the outstanding probe resent, acknowledged now */
 };
 
 static void ack_chunk(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m, uint32_t i,
@@ -484,11 +512,21 @@ static void ack_chunk(struct xp_core *core, struct xp_conn *c, struct xp_smsg *m
 	}
 	news->chunks++;
 	news->bytes += ch->len;
+	if (c->rack.tlp_rtx && ch->tx_seq == c->rack.tlp_end_tx)
+		news->probed = ch;
 	if (ch->tx_seq >= news->newest_tx) {
 		news->newest_tx = ch->tx_seq;
 		news->newest_path = ch->path;
 	}
 	xp_rack_on_delivered(c, ch, now_ns);
+}
+
+/* The ACK echoes the probe's own transmission of @ch, with no duplicate seen: the original was lost. */
+static bool probe_repaired(const struct xp_smsg *m, const struct xp_chunk *ch,
+			   const struct xp_rec_ack *a)
+{
+	return a->echo_valid && !a->dup_seen && &m->ring[a->echo_chunk % XP_WIN] == ch &&
+	       a->echo_parity == xp_chunk_parity(ch);
 }
 
 static void feed_cc_ack(struct xp_core *core, struct xp_conn *c, const struct xp_rec_ack *a,
@@ -553,6 +591,9 @@ unsigned xp_send_on_ack(struct xp_core *core, struct xp_conn *c, const struct xp
 			ack_chunk(core, c, m, i, now_ns, &news);
 	while (m->cum < m->n_cut && (m->ring[m->cum % XP_WIN].flags & XP_CH_ACKED))
 		m->cum++;
+	if (news.probed)
+		xp_rack_on_probe_acked(core, c, news.probed, probe_repaired(m, news.probed, a),
+				       now_ns);
 	if (a->dup_seen)
 		xp_rack_on_dsack(c, now_ns);
 	if (news.chunks) {
@@ -591,7 +632,7 @@ unsigned xp_send_on_abort_ack(struct xp_core *core, struct xp_conn *c, uint32_t 
 void xp_send_on_abort_sent(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
 	if (c->abort_unacked && !c->abort_rtx_ns)
-		c->abort_rtx_ns = now_ns + xp_rtt_rto(&c->rtt, &core->rto, c->abort_backoff);
+		c->abort_rtx_ns = now_ns + xp_rto_ctl_ns(core, c, c->abort_backoff);
 }
 
 unsigned xp_send_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)

@@ -44,6 +44,8 @@ uint32_t xp_wire_rec_bytes(unsigned type)
 	case XP_REC_FIN_ACK:
 	case XP_REC_RESET:
 	case XP_REC_RESET_ACK:
+	case XP_REC_KEEPALIVE:
+	case XP_REC_KEEPALIVE_ACK:
 		return XP_WIRE_SMALL_BYTES;
 	default:
 		return 0;
@@ -165,7 +167,7 @@ int xp_wire_put(struct xp_wire_writer *w, const struct xp_rec *rec)
 	case XP_REC_RESET:
 		put32(p + 8, rec->u.reason);
 		break;
-	default: /* FIN_ACK, RESET_ACK: no body */
+	default: /* FIN_ACK, RESET_ACK, KEEPALIVE, KEEPALIVE_ACK: no body */
 		break;
 	}
 	w->len += size;
@@ -276,7 +278,7 @@ static int decode_body(const uint8_t *p, struct xp_rec *rec, enum xp_drop *why)
 	case XP_REC_RESET:
 		rec->u.reason = get32(p + 8);
 		return get32(p + 12) ? fail(why, XP_DROP_REC_RESERVED) : 0;
-	default: /* FIN_ACK, RESET_ACK */
+	default: /* FIN_ACK, RESET_ACK, KEEPALIVE, KEEPALIVE_ACK */
 		return get64(p + 8) ? fail(why, XP_DROP_REC_RESERVED) : 0;
 	}
 }

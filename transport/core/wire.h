@@ -29,6 +29,8 @@
  *   FIN_ACK  16 B  reserved u64
  *   RESET    16 B  reason u32 (enum xp_reset_reason), reserved u32
  *   RESET_ACK 16 B reserved u64
+ *   KEEPALIVE 16 B reserved u64              (are you there? an idle connection waiting)
+ *   KEEPALIVE_ACK 16 B reserved u64          (here)
  *
  * Decoding checks the packet's structure first, as a whole (xp_wire_open):
  * a packet that fails is dropped before any record is looked at. Each record
@@ -64,6 +66,8 @@ enum xp_rec_type {
 	XP_REC_RESET = 8,
 	XP_REC_RESET_ACK = 9,
 	XP_REC_ABORT_ACK = 10,
+	XP_REC_KEEPALIVE = 11,
+	XP_REC_KEEPALIVE_ACK = 12,
 	XP_REC_TYPE_END,
 };
 

@@ -100,6 +100,9 @@ struct xp_cc_fixed {
 	uint64_t cwnd_bytes;
 	uint64_t rate;
 	uint32_t open_flows; /* flows opened and not yet closed: a leak check for tests */
+	uint64_t lost_chunks; /* chunks its flows were told were lost (on_loss), for tests */
+	uint32_t loss_events; /* on_loss calls */
+	uint32_t rto_events;  /* on_rto calls */
 };
 
 extern const struct xp_cc_ops xp_cc_fixed_ops;

@@ -39,6 +39,15 @@ enum {
 	XP_CTL_FIN_ACK = 2,
 	XP_CTL_RESET = 4,
 	XP_CTL_RESET_ACK = 8,
+	XP_CTL_KEEPALIVE = 16,
+	XP_CTL_KEEPALIVE_ACK = 32,
+};
+
+/* What a connection's liveness clock watches (conn.c). */
+enum xp_watch {
+	XP_WATCH_NONE = 0,
+	XP_WATCH_OWED,  /* something owed by the peer: no progress for the limit fails it */
+	XP_WATCH_IDLE,  /* nothing owed, operations waiting: keepalives, and silence fails it */
 };
 
 /*
@@ -70,6 +79,8 @@ struct xp_conn {
 	uint32_t peer_id;
 	uint32_t peer_nonce;
 	uint32_t ctrl_peer;
+	uint32_t pre_peer;   /* before the bind: the control handle CTSs came from */
+	bool pre_heard;      /* ... once one came */
 	uint32_t n_paths;
 	struct xp_path *paths;
 	int32_t err;         /* DEAD: what every later post returns */
@@ -142,10 +153,12 @@ struct xp_conn {
 	uint64_t quarantine_until_ns;
 	bool close_comp_pending;
 
-	/* no-progress timeout */
+	/* liveness: the no-progress limit and keepalives */
 	uint64_t no_progress_ns;
 	uint64_t last_progress_ns;
-	bool was_owed;
+	uint64_t ka_sent_ns;    /* the last KEEPALIVE */
+	uint8_t ka_backoff;     /* KEEPALIVEs unanswered before the last one */
+	uint8_t watch;          /* enum xp_watch, as of the last rearm */
 
 	/* intrusive links */
 	uint32_t comp_next;
@@ -181,8 +194,10 @@ struct xp_conn *xp_conn_get(struct xp_core *core, uint32_t id);
  * @core: the core.
  * @rec: the record.
  * @peer: the control handle it arrived from.
- * @why: the reason when there is none: unknown id, wrong nonce, wrong peer
- *       (checked once the connection is bound).
+ * @why: the reason when there is none: unknown id, wrong nonce, wrong peer;
+ *       before the bind, a record that is not a CTS (unexpected) or a CTS
+ *       from another peer than the first one's (wrong peer), which it
+ *       remembers: the bind drops what came from a peer it does not name.
  *
  * Return: the connection, or NULL.
  */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xp_path.h - a connection's paths (path.c): which one a chunk takes, and
- * the per-path RTT that choice reads.
+ * xp_path.h - a connection's paths (path.c): which one a chunk takes, the
+ * per-path RTT that choice reads, and the path's own RACK state
+ * (recovery.c judges a chunk against deliveries on its path only, so
+ * spraying over paths of different delay is not reordering).
  */
 #ifndef XP_PATH_H
 #define XP_PATH_H
@@ -16,7 +18,10 @@ struct xp_core;
 struct xp_path {
 	uint32_t handle;
 	uint16_t ev;
+	uint16_t in_flight;   /* chunks in flight whose latest transmission took this path */
 	uint64_t rtt_ewma_ns; /* 0: no sample yet */
+	uint64_t rack_tx_seq; /* newest transmission on this path known delivered, 0: none */
+	uint64_t rack_rtt_ns; /* RACK.rtt of that transmission */
 };
 
 /**

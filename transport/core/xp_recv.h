@@ -49,6 +49,7 @@ struct xp_rmsg {
 	uint8_t cts_state;
 	uint8_t cts_backoff;
 	uint64_t cts_deadline_ns;
+	uint64_t cts_sent_ns;  /* its first transmission: the first chunk gives an RTT bound */
 };
 
 /**

@@ -24,18 +24,28 @@ enum {
 	XP_CH_ACKED = 4,
 	XP_CH_SAMPLED = 8,  /* its latest transmission gave an RTT sample already */
 	XP_CH_SPURIOUS = 16, /* an earlier transmission arrived: the latest one was needless */
+	XP_CH_PARITY = 32,  /* the immediate's parity bit of the latest transmission */
 };
 
 /* One chunk of a message being sent; ring[index mod XP_WIN] of its message. */
 struct xp_chunk {
 	uint64_t off;
 	uint64_t sent_ns;  /* latest transmission */
+	uint64_t prev_sent_ns; /* the one before (an echo of the original is a sample from it) */
 	uint64_t tx_seq;   /* connection-wide order of the latest transmission */
 	uint32_t len;
 	uint8_t flags;
-	uint8_t tx_count;  /* transmissions, saturating */
+	uint8_t tx_count;  /* transmissions, saturating at 255 (only "more than 2" matters) */
 	uint8_t path;      /* path index of the latest transmission */
 };
+
+/**
+ * xp_chunk_parity() - the parity bit the latest transmission of @ch carried.
+ */
+static inline bool xp_chunk_parity(const struct xp_chunk *ch)
+{
+	return ch->flags & XP_CH_PARITY;
+}
 
 /* A message being sent: started once its CTS arrived. */
 struct xp_smsg {
@@ -98,12 +108,13 @@ static inline uint32_t xp_smsgs(struct xp_core *core, const struct xp_conn *c,
 }
 
 /**
- * xp_inflight_add() - count @ch in flight, for its connection and the core. The one place it is
- * added.
+ * xp_inflight_add() - count @ch in flight, for its path, its connection and the core. The one
+ * place it is added.
  */
 static inline void xp_inflight_add(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch)
 {
 	ch->flags |= XP_CH_INFLIGHT;
+	c->paths[ch->path].in_flight++;
 	c->in_flight_bytes += ch->len;
 	c->in_flight_chunks++;
 	core->in_flight_bytes += ch->len;
@@ -117,6 +128,7 @@ static inline void xp_inflight_add(struct xp_core *core, struct xp_conn *c, stru
 static inline void xp_inflight_sub(struct xp_core *core, struct xp_conn *c, struct xp_chunk *ch)
 {
 	ch->flags &= (uint8_t)~XP_CH_INFLIGHT;
+	c->paths[ch->path].in_flight--;
 	c->in_flight_bytes -= ch->len;
 	c->in_flight_chunks--;
 	core->in_flight_bytes -= ch->len;
@@ -169,16 +181,20 @@ unsigned xp_send_try_start(struct xp_core *core, struct xp_conn *c, uint64_t now
 
 /**
  * xp_send_push() - let @c send up to burst_chunks chunks into @batch, under its
- * budget and pacing: lost chunks first, then new ones, or a TLP probe.
+ * budget and pacing: a TLP probe or an RTO's retransmission first, then lost
+ * chunks, then new ones. A retransmission of a message whose chunks have all
+ * been sent queues an ACK request for it, so a lost final ACK costs a round
+ * trip even when the receiver's NIC refuses the retransmission.
  * @core: the core.
  * @c: the connection.
  * @now_ns: the time.
  * @batch: where the writes go.
  *
- * Return: true if @c has more it could send now (keep it on the ready list).
+ * Return: what changed (enum xp_news): XP_NEWS_SEND if @c has more it could
+ * send now (keep it on the ready list), XP_NEWS_CTRL for ACK requests.
  */
-bool xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
-		  struct xp_batch *batch);
+unsigned xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
+		      struct xp_batch *batch);
 
 /**
  * xp_send_fail_from() - fail every send of @c with seq >= @first_seq (queued ones first) with

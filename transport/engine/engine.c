@@ -5,7 +5,8 @@
  * to wait), and introspection.
  *
  * The engine's files, one concept each; a file calls only files below it:
- *   engine.c         this file: create, destroy, submit, poll;
+ *   engine.c         this file: create, destroy (and the teardown at process exit), submit,
+ *                    poll;
  *   engine_thread.c  THREAD progress: the engine's own thread and its sleep;
  *   engine_state.c   what an engine allocates (datapath, core, rings, tables);
  *   engine_run.c     the loop body, xp_engine_run_once();
@@ -87,6 +88,64 @@ uint64_t xp_engine_next_deadline(const struct xp_engine *e)
 
 /* ---- lifecycle ------------------------------------------------------------------------------- */
 
+/*
+ * The process's live engines: when it exits with some alive (an application that never
+ * closed its endpoint), each still resets its peers, so that they learn of it at once.
+ */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xp_engine *live_engines;
+static pthread_once_t exit_hook_once = PTHREAD_ONCE_INIT;
+
+/* Stop @e's runner (its thread; an INLINE engine's lock), then reset its peers. */
+static void teardown_at_exit(struct xp_engine *e)
+{
+	if (e->pid != getpid() || e->torn_down || e->cfg.progress == XP_PROGRESS_EXTERNAL)
+		return; /* a fork's copy, done already, or a driver's (softnic: in-process peers) */
+	if (e->has_thread) {
+		xp_engine_thread_stop(e);
+		e->has_thread = false;
+	} else if (pthread_mutex_trylock(&e->run_lock) != 0) {
+		return; /* another thread is running it as the process exits */
+	}
+	xp_engine_reset_peers(e);
+	if (e->cfg.progress == XP_PROGRESS_INLINE)
+		pthread_mutex_unlock(&e->run_lock);
+}
+
+static void at_exit(void)
+{
+	pthread_mutex_lock(&live_lock);
+	for (struct xp_engine *e = live_engines; e; e = e->live_next)
+		teardown_at_exit(e);
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void install_exit_hook(void)
+{
+	atexit(at_exit);
+}
+
+static void live_add(struct xp_engine *e)
+{
+	pthread_once(&exit_hook_once, install_exit_hook);
+	e->pid = getpid();
+	pthread_mutex_lock(&live_lock);
+	e->live_next = live_engines;
+	live_engines = e;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(struct xp_engine *e)
+{
+	pthread_mutex_lock(&live_lock);
+	for (struct xp_engine **p = &live_engines; *p; p = &(*p)->live_next)
+		if (*p == e) {
+			*p = e->live_next;
+			break;
+		}
+	pthread_mutex_unlock(&live_lock);
+}
+
 static int check_config(const struct xp_engine_config *cfg, struct pcm_diag *diag)
 {
 	const char *bad = NULL;
@@ -141,6 +200,7 @@ int xp_engine_create(const struct xp_engine_config *cfg, struct xp_engine **out,
 			goto err_free;
 		}
 	}
+	live_add(e);
 	*out = e;
 	return 0;
 
@@ -156,8 +216,11 @@ void xp_engine_destroy(struct xp_engine *e)
 {
 	if (!e)
 		return;
+	live_remove(e);
 	if (e->has_thread)
 		xp_engine_thread_stop(e);
+	if (e->core)
+		xp_engine_reset_peers(e);
 	xp_engine_fini_state(e);
 	close(e->efd);
 	pthread_mutex_destroy(&e->run_lock);

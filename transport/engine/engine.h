@@ -62,7 +62,7 @@ struct xp_conn_opts {
 	enum pcm_async_mode async_mode;
 	uint32_t paths;                /* 0: XP_ENGINE_DEFAULT_PATHS */
 	bool rc;
-	uint64_t no_progress_ns;
+	uint64_t no_progress_ns;       /* the no-progress limit; 0: the core's default (5 s) */
 	char cc_name[XP_ENGINE_POLICY_NAME_MAX]; /* what the blob tells the peer */
 	/*
 	 * With native.ops set: this compiled-in binding instead of a PCM
@@ -78,11 +78,11 @@ struct xp_conn_opts {
 enum xp_ctl_op {
 	XP_CTL_MR_REG = 1,     /* addr, len -> mr */
 	XP_CTL_MR_DEREG = 2,   /* mr */
-	XP_CTL_CONN_OPEN = 3,  /* opts -> conn, msg (the local blob): dialer, before the dial */
+	XP_CTL_CONN_OPEN = 3,  /* opts -> conn, msg (the local blob), opts.rc: dialer, before the dial */
 	XP_CTL_CONN_BIND = 4,  /* conn, peer_msg: dialer, with the listener's answer */
 	XP_CTL_CONN_ACCEPT = 5,/* opts, peer_msg -> conn, msg: listener */
 	XP_CTL_CONN_DROP = 6,  /* conn: undo an OPEN whose dial failed (no completion follows) */
-	XP_CTL_SET_CC = 7,     /* conn, opts (cc, lb, mode): live swap */
+	XP_CTL_SET_CC = 7,     /* conn, opts (cc, lb, mode; no_progress_ns if set): live swap */
 	XP_CTL_CONN_INFO = 8,  /* addr: len struct xp_conn_query, each filled in */
 	XP_CTL_PORT_ADD = 9,   /* addr: a struct xp_port (port.h), served from the next run */
 	XP_CTL_PORT_DEL = 10,  /* addr: the port; never called again once answered */
@@ -181,6 +181,12 @@ struct xp_engine_config {
 	uint32_t async_workers;  /* per asynchronous binding; 0: run on the engine's thread */
 	/* packages a live swap may move a connection to in place (cc_pcm.h room_for); may be NULL */
 	const struct pcm_package *const *cc_room_for;
+	/*
+	 * UC on a datapath without per-receive keys (no XP_DP_CAP_RECV_KEYS): false (the
+	 * default) makes a dialer use RC instead and a listener refuse UC, saying why; true
+	 * allows it, for experiments (docs/transport.md "Direct placement").
+	 */
+	bool uc_without_recv_keys;
 };
 
 struct xp_engine_stats {
@@ -233,9 +239,13 @@ int xp_engine_create(const struct xp_engine_config *cfg, struct xp_engine **out,
 		     struct pcm_diag *diag);
 
 /**
- * xp_engine_destroy() - stop the thread, drop every connection (without
- * completions), close the datapath. Submitted control requests are answered
- * with -ESHUTDOWN first. NULL is a no-op.
+ * xp_engine_destroy() - stop the thread, abort every connection (each peer
+ * gets RESET at once; no completions reach the application), close the
+ * datapath. Submitted control requests are answered with -ESHUTDOWN first.
+ * NULL is a no-op. An engine still alive when its process exits (through
+ * exit() or a return from main) resets its peers the same way, from an
+ * atexit() handler; a process that is killed sends nothing, and its peers
+ * find out at their no-progress limit.
  */
 void xp_engine_destroy(struct xp_engine *e);
 

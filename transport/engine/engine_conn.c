@@ -117,10 +117,35 @@ static void opts_into_blob(const struct xp_conn_opts *o, struct xp_conn_blob *b)
 }
 
 /*
- * Create connection state: paths, CC flow, the core's connection; fill the
- * local blob into ctl->msg. Return: 0 with ctl->conn set, or -errno.
+ * UC needs per-receive keys: without them a late duplicate chunk can be placed into the
+ * receive that took its slot (docs/transport.md "Direct placement"). Where the datapath has
+ * none, the dialer (@may_switch) takes RC instead (its blob tells the listener), and a
+ * listener asked for UC refuses; uc_without_recv_keys allows UC anyway, for experiments.
+ * Return: 0 (ctl->opts.rc may now be set), -EOPNOTSUPP with the reason in ctl->diag.
  */
-static int conn_open(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
+static int check_recv_keys(struct xp_engine *e, struct xp_ctl *ctl, bool may_switch)
+{
+	if (ctl->opts.rc || (e->info.caps & XP_DP_CAP_RECV_KEYS) || e->cfg.uc_without_recv_keys)
+		return 0;
+	if (may_switch && (e->info.caps & XP_DP_CAP_RC)) {
+		ctl->opts.rc = true;
+		return 0;
+	}
+	snprintf(ctl->diag.msg, sizeof(ctl->diag.msg),
+		 "engine %u: UC refused: datapath '%s' gives no per-receive keys (the device has "
+		 "no type 1 memory windows), so a late duplicate chunk could be placed into a "
+		 "later receive; use RC (reliable_connected), or uc_without_recv_keys for "
+		 "experiments", e->cfg.index, e->info.name);
+	return -EOPNOTSUPP;
+}
+
+/*
+ * Create connection state: paths, CC flow, the core's connection; fill the
+ * local blob into ctl->msg. @dialer: the options are this side's own (not the
+ * peer's blob's), so UC may become RC (check_recv_keys()). Return: 0 with
+ * ctl->conn set, or -errno.
+ */
+static int conn_open(struct xp_engine *e, struct xp_ctl *ctl, bool dialer, uint64_t now)
 {
 	const struct xp_conn_opts *o = &ctl->opts;
 	uint32_t n = o->paths ? o->paths : XP_ENGINE_DEFAULT_PATHS;
@@ -136,6 +161,9 @@ static int conn_open(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
 			 e->cfg.core.max_paths);
 		return -EINVAL;
 	}
+	rc = check_recv_keys(e, ctl, dialer);
+	if (rc < 0)
+		return rc;
 	if (o->rc ? !(e->info.caps & XP_DP_CAP_RC) : !(e->info.caps & XP_DP_CAP_UC))
 		return ctl_fail(ctl, -EOPNOTSUPP, "datapath '%s' has no such data paths (RC/UC)",
 				e->info.name);
@@ -290,7 +318,7 @@ static int ctl_accept(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
 	if (rc == 0) {
 		ctl->opts.paths = peer->n_paths;
 		ctl->opts.rc = peer->rc;
-		rc = conn_open(e, ctl, now);
+		rc = conn_open(e, ctl, false, now);
 	}
 	if (rc == 0) {
 		rc = conn_bind(e, ctl->conn, peer, &ctl->diag, now);
@@ -356,6 +384,8 @@ static int ctl_set_cc(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now)
 	if (!xp_engine_conn_ok(e, ctl->conn))
 		return -ENOENT;
 	c = &e->conns[ctl->conn];
+	if (ctl->opts.no_progress_ns)
+		(void)xp_conn_set_no_progress(e->core, ctl->conn, ctl->opts.no_progress_ns, now);
 	rc = set_cc_in_place(e, ctl, now);
 	if (rc != -EXDEV)
 		return rc;
@@ -395,7 +425,7 @@ void xp_engine_ctl(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now_ns)
 		rc = mr_dereg(e, ctl);
 		break;
 	case XP_CTL_CONN_OPEN:
-		rc = conn_open(e, ctl, now_ns);
+		rc = conn_open(e, ctl, true, now_ns);
 		break;
 	case XP_CTL_CONN_BIND:
 		rc = ctl_bind(e, ctl, now_ns);

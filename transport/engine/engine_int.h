@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <sys/types.h>
 
 #include "xp_cc.h"
 #include "engine.h"
@@ -158,6 +159,9 @@ struct xp_engine {
 	pthread_mutex_t run_lock;        /* INLINE: one runner at a time */
 	pthread_t thread;
 	bool has_thread;
+	bool torn_down;                  /* its peers were reset (xp_engine_reset_peers()) */
+	pid_t pid;                       /* the process that created it (a fork's copy is not it) */
+	struct xp_engine *live_next;     /* the process's engines, for the teardown at exit */
 	_Atomic int stop;
 	_Atomic int sleeping;
 	_Atomic uint64_t asleep_until_ns; /* the thread's own: 0 awake, UINT64_MAX no deadline */
@@ -202,6 +206,14 @@ void xp_engine_thread_stop(struct xp_engine *e);
 /* engine_state.c: what the engine allocates, opened by the thread that will run it. */
 int xp_engine_init_state(struct xp_engine *e, struct pcm_diag *diag);
 void xp_engine_fini_state(struct xp_engine *e);
+
+/* engine_run.c: the loop body (engine.h), and an engine's last words. */
+/*
+ * The engine goes away (destroyed, or the process exits): abort every connection so that each
+ * peer gets RESET now rather than finding out at its no-progress limit. Its runner must be
+ * stopped (or be the caller).
+ */
+void xp_engine_reset_peers(struct xp_engine *e);
 
 /* engine_conn.c: control requests, and the end of a connection. */
 void xp_engine_ctl(struct xp_engine *e, struct xp_ctl *ctl, uint64_t now_ns);

@@ -17,6 +17,10 @@
  *      slots, control packets one by one, completions (an operation's to
  *      engine_op.c, a connection's CLOSE to engine_conn.c);
  *   6. wake the application's waiter if anything was published; flush the ports.
+ *
+ * An engine going away (xp_engine_destroy(), or the process exiting with it
+ * alive: engine.c) aborts its connections and drains once more, so that
+ * every peer gets a RESET at once (xp_engine_reset_peers()).
  */
 
 #include "engine_int.h"
@@ -189,6 +193,25 @@ uint32_t xp_engine_run_once(struct xp_engine *e, uint64_t now_ns)
 	else
 		XP_ENGINE_STAT_ADD(e, idle_polls, 1);
 	return work;
+}
+
+#define XP_ENGINE_LAST_POLLS 16 /* polls after the RESETs went, for the datapath to send them */
+
+void xp_engine_reset_peers(struct xp_engine *e)
+{
+	uint64_t now = xp_dp_now_ns(e->dp);
+
+	if (e->torn_down)
+		return;
+	e->torn_down = true;
+	for (uint32_t i = 0; i < e->cfg.core.max_conns; i++)
+		if (e->conns[i].state != ECONN_FREE)
+			(void)xp_conn_close(e->core, i, XP_CLOSE_ABORT, now); /* -EALREADY: gone */
+	drain(e, now);
+	/* Reap send completions, so that a datapath that needs them (verbs) lets the RESETs go. */
+	for (int k = 0; k < XP_ENGINE_LAST_POLLS; k++)
+		if (xp_dp_poll(e->dp, e->evs, XP_ENGINE_EVENT_BURST) <= 0)
+			break;
 }
 
 uint32_t xp_engine_progress(struct xp_engine *e)

@@ -75,7 +75,10 @@ struct pcm_tp_conn_opts {
 	enum pcm_tp_shell_mode mode;
 	uint32_t paths;          /* data paths (QPs); 0: default */
 	int reliable_connected;  /* 1: RC data QPs, NIC does reliability; 0: UC + pcm's recovery */
+	uint32_t no_progress_ms; /* fail with -ETIMEDOUT after this long without progress; 0: 5 s */
 };
+
+#define PCM_TP_NO_PROGRESS_MS_MAX 3600000u /* the longest no_progress_ms: an hour */
 
 struct pcm_tp_endpoint;
 struct pcm_tp_conn;
@@ -114,7 +117,8 @@ struct pcm_tp_peer {
 int pcm_tp_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint **out);
 
 /**
- * pcm_tp_endpoint_close() - drop every connection (no completions) and free everything.
+ * pcm_tp_endpoint_close() - drop every connection (no completions; each peer gets a reset)
+ * and free everything.
  * @ep: the endpoint; NULL is a no-op.
  */
 void pcm_tp_endpoint_close(struct pcm_tp_endpoint *ep);
@@ -179,7 +183,8 @@ int pcm_tp_conn_close(struct pcm_tp_conn *c);
 /**
  * pcm_tp_conn_set_policy() - swap @c's policy live (pcm_transport(3), "Policy swap").
  * @c: the connection.
- * @o: the new policy, LB policy and shell mode (paths and reliability are ignored).
+ * @o: the new policy, LB policy and shell mode, and a non-zero no_progress_ms (paths and
+ *     reliability are ignored).
  *
  * Return: 0, -ENOTCONN, -EINVAL, -ENOENT, -EOPNOTSUPP; on failure @c keeps its policy.
  */
