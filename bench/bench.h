@@ -12,6 +12,7 @@
 #include "async.h"
 #include "native_swift.h"
 #include "package.h"
+#include "pcm_units.h"
 
 #define TRACE_LEN 65536u /* distinct events, replayed round-robin over the flows */
 #define MAX_BURST 256
@@ -119,6 +120,16 @@ struct run_result bench_run_native(struct native_swift_flow *fl,
 				   const struct native_swift_params *p, const struct trace *t,
 				   uint64_t events, uint32_t flows);
 int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* bench_flags.c */
+/*
+ * A flag's size, rate or duration (pcm-units(7)) as a whole number of @unit,
+ * in @min..@max; a bare number is in @unit. Prints what is wrong.
+ */
+int bench_parse_in(const char *flag, const char *s, enum pcm_unit_kind kind, const char *unit,
+		   uint64_t min, uint64_t max, uint64_t *out);
+/* A flag's duration in seconds, in (0, @max]; a bare number is seconds. Prints what is wrong. */
+int bench_parse_seconds(const char *flag, const char *s, double max, double *out);
 
 /* bench_async.c */
 int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts *o,

@@ -527,11 +527,13 @@ static int parse_rtt_opts(int argc, char **argv, struct rtt_opts *o)
 			o->flows = (uint32_t)v;
 			break;
 		case 'g':
-			if (bench_parse_u64("--gap-ns", optarg, 0, 1000000, &o->gap_ns) < 0)
+			if (bench_parse_in("--gap-ns", optarg, PCM_UNIT_TIME, "ns", 0, 1000000,
+					   &o->gap_ns) < 0)
 				return -EINVAL;
 			break;
 		case 'q':
-			if (bench_parse_u64("--queue-ns", optarg, 0, 10000000, &o->queue_ns) < 0)
+			if (bench_parse_in("--queue-ns", optarg, PCM_UNIT_TIME, "ns", 0, 10000000,
+					   &o->queue_ns) < 0)
 				return -EINVAL;
 			break;
 		case 's':

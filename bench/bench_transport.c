@@ -816,6 +816,7 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 		char *end = NULL;
 		unsigned long long v = optarg ? strtoull(optarg, &end, 0) : 0;
 		bool num_ok = optarg && end && *end == '\0' && v > 0;
+		uint64_t u;
 
 		switch (c) {
 		case 'd': o->datapath = optarg; continue;
@@ -835,20 +836,40 @@ static int parse_tp_opts(int argc, char **argv, struct tp_opts *o)
 			if (parse_either("--progress", optarg, "inline", "thread", &o->threads) < 0)
 				return -EINVAL;
 			continue;
-		case 'S': o->spin_ns = (int64_t)strtoll(optarg, &end, 0);
-			  num_ok = *end == '\0' && o->spin_ns >= 0;
-			  break;
-		case 't': o->seconds = strtod(optarg, &end); num_ok = *end == '\0' && o->seconds > 0;
-			  break;
+		/* sizes, durations and rates (pcm-units(7)), a bare number in the flag's unit */
+		case 'S': if (bench_parse_in("--spin-ns", optarg, PCM_UNIT_TIME, "ns", 0, INT64_MAX,
+					     &u) < 0)
+				  return -EINVAL;
+			  o->spin_ns = (int64_t)u;
+			  continue;
+		case 't': if (bench_parse_seconds("--seconds", optarg, 1e9, &o->seconds) < 0)
+				  return -EINVAL;
+			  continue;
+		case 's': if (bench_parse_in("--msg-size", optarg, PCM_UNIT_SIZE, "B", 1, 1ull << 30,
+					     &o->msg_size) < 0)
+				  return -EINVAL;
+			  continue;
+		case 'c': if (bench_parse_in("--chunk-size", optarg, PCM_UNIT_SIZE, "B", 1, 1u << 20,
+					     &u) < 0)
+				  return -EINVAL;
+			  o->chunk_size = (uint32_t)u;
+			  continue;
+		case 'v': if (bench_parse_in("--virtual-us", optarg, PCM_UNIT_TIME, "us", 1,
+					     UINT64_MAX, &o->virtual_us) < 0)
+				  return -EINVAL;
+			  continue;
+		case 'l': if (bench_parse_in("--link-gbps", optarg, PCM_UNIT_RATE, "Gbps", 1,
+					     UINT64_MAX, &o->link_gbps) < 0)
+				  return -EINVAL;
+			  continue;
+		case 'Q': if (bench_parse_in("--queue-bytes", optarg, PCM_UNIT_SIZE, "B", 1,
+					     1ull << 34, &o->queue_bytes) < 0)
+				  return -EINVAL;
+			  continue;
 		case 'f': o->flows = (uint32_t)v; num_ok &= v <= MAX_FLOWS; break;
-		case 's': o->msg_size = v; num_ok &= v <= (1ull << 30); break;
-		case 'c': o->chunk_size = (uint32_t)v; num_ok &= v <= (1u << 20); break;
 		case 'e': o->engines = (uint32_t)v; num_ok &= v <= MAX_ENGINES / 2; break;
-		case 'v': o->virtual_us = v; break;
-		case 'l': o->link_gbps = v; break;
 		case 'i': o->iters = (uint32_t)v; break;
 		case 'w': o->async_workers = (uint32_t)v; num_ok &= v <= PCM_ASYNC_MAX_WORKERS; break;
-		case 'Q': o->queue_bytes = v; num_ok &= v <= (1ull << 34); break;
 		default:
 			fprintf(stderr, "pcm-bench: see pcm-bench --help\n");
 			return -EINVAL;

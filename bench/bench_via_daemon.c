@@ -603,7 +603,6 @@ static int parse_vd_opts(int argc, char **argv, struct vd_opts *o)
 	    {"wait", required_argument, NULL, 'w'},  {NULL, 0, NULL, 0},
 	};
 	uint64_t v;
-	char *end;
 	int c;
 
 	*o = (struct vd_opts){.msg_size = 1 << 20, .chunk_size = 65536, .seconds = 1.0, .runs = 3,
@@ -636,11 +635,13 @@ static int parse_vd_opts(int argc, char **argv, struct vd_opts *o)
 			}
 			break;
 		case 's':
-			if (bench_parse_u64("--msg-size", optarg, 1, 64ull << 20, &o->msg_size) < 0)
+			if (bench_parse_in("--msg-size", optarg, PCM_UNIT_SIZE, "B", 1, 64ull << 20,
+					   &o->msg_size) < 0)
 				return -EINVAL;
 			break;
 		case 'c':
-			if (bench_parse_u64("--chunk-size", optarg, 4096, 1u << 20, &v) < 0)
+			if (bench_parse_in("--chunk-size", optarg, PCM_UNIT_SIZE, "B", 4096, 1u << 20,
+					   &v) < 0)
 				return -EINVAL;
 			o->chunk_size = (uint32_t)v;
 			break;
@@ -650,12 +651,8 @@ static int parse_vd_opts(int argc, char **argv, struct vd_opts *o)
 			o->runs = (uint32_t)v;
 			break;
 		case 't':
-			o->seconds = strtod(optarg, &end);
-			if (*end || !(o->seconds > 0 && o->seconds <= 600)) {
-				fprintf(stderr, "pcm-bench: --seconds %s: a number in (0, 600]\n",
-					optarg);
+			if (bench_parse_seconds("--seconds", optarg, 600, &o->seconds) < 0)
 				return -EINVAL;
-			}
 			break;
 		default: return -EINVAL;
 		}

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pcm_units.h"
 #include "pcmd_proto.h"
-#include "units.h"
 
 #define RPC_TIMEOUT_MS 10000
 #define MAX_FLOWS_SHOWN 100000
@@ -205,7 +206,7 @@ static void prom_label(const char *s)
 
 static void human_rate(uint64_t bps, char *buf, size_t len)
 {
-	pcmd_format_rate(bps, "", buf, len);
+	pcm_units_format_rate(bps, "", buf, len);
 }
 
 static void human_bytes(uint64_t b, char *buf, size_t len)
@@ -251,7 +252,7 @@ static void print_status_text(const struct pcmd_rep_status *s)
 	char up[32], rate[32];
 
 	human_duration(s->uptime_ns, up, sizeof(up));
-	pcmd_format_rate(s->goodput_bps, "bit/s", rate, sizeof(rate));
+	pcm_units_format_rate(s->goodput_bps, "bit/s", rate, sizeof(rate));
 	printf("pcmd %s (pid %u), %s for %s\n", s->version, s->pid,
 	       s->state == PCMD_STATE_RUNNING ? "running" : "stopping", up);
 	printf("config %s (generation %u), datapath %s\n",
@@ -874,9 +875,19 @@ static int cmd_top(struct ctl *c, int argc, char **argv)
 
 	optind = 0;
 	while ((o = getopt_long(argc, argv, "i:n:", opts, NULL)) != -1) {
-		if (o == 'i')
-			interval_ms = strtol(optarg, NULL, 10);
-		else if (o == 'n')
+		uint64_t ps;
+
+		if (o == 'i') {
+			if (pcm_units_parse(PCM_UNIT_TIME, optarg, "ms", &ps, NULL, 0) < 0) {
+				fprintf(stderr,
+					"pcmctl top: --interval %s: milliseconds (or with a unit: "
+					"2s; pcm-units(7))\n",
+					optarg);
+				return 2;
+			}
+			ps /= PCM_UNITS_PS_PER_MS;
+			interval_ms = ps < INT_MAX ? (long)ps : INT_MAX;
+		} else if (o == 'n')
 			iterations = strtol(optarg, NULL, 10);
 		else
 			return 2;
@@ -942,16 +953,20 @@ int main(int argc, char **argv)
 	c->sock = getenv("PCMD_SOCKET") ? getenv("PCMD_SOCKET") : PCMD_DEFAULT_SOCKET;
 	/* Options before the command; the command parses its own. */
 	while ((o = getopt_long(argc, argv, "+s:w:jh", opts, NULL)) != -1) {
-		char *end;
+		uint64_t ps;
 
 		switch (o) {
 		case 's':
 			c->sock = optarg;
 			break;
 		case 'w':
-			c->wait_s = strtod(optarg, &end);
-			if (*end || !*optarg || !(c->wait_s >= 0 && c->wait_s <= 3600))
-				return die(c, -EINVAL, "--wait %s: seconds, from 0 to 3600", optarg);
+			if (pcm_units_parse(PCM_UNIT_TIME, optarg, "s", &ps, NULL, 0) < 0 ||
+			    ps > 3600 * PCM_UNITS_PS_PER_S)
+				return die(c, -EINVAL,
+					   "--wait %s: seconds, from 0 to 3600 (or with a unit: "
+					   "500ms, 2s; pcm-units(7))",
+					   optarg);
+			c->wait_s = (double)ps / (double)PCM_UNITS_PS_PER_S;
 			break;
 		case 'j':
 			c->json = true;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "xp_range.h"
 
 static void write_header(struct pcmd_channel *ch)
 {
@@ -159,9 +160,7 @@ int pcmd_channel_next(struct pcmd_channel *ch, struct pcmd_sqe *out, uint32_t *w
 
 int pcmd_channel_check_buffer(const struct pcmd_channel *ch, uint64_t offset, uint64_t len)
 {
-	if (offset > ch->lay.data_bytes || len > ch->lay.data_bytes - offset)
-		return -EFAULT;
-	return 0;
+	return xp_range_within(offset, len, ch->lay.data_bytes) ? 0 : -EFAULT;
 }
 
 void pcmd_channel_complete(struct pcmd_channel *ch, const struct pcmd_cqe *cqe)

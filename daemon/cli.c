@@ -142,7 +142,7 @@ static int check_config(const struct args *a)
 	return rc < 0 ? 1 : 0;
 }
 
-int pcmd_main(int argc, char **argv, const struct pcmd_dp_ops *dp)
+int pcmd_main(int argc, char **argv, const struct pcmd_plane_ops *plane)
 {
 	struct args *a = calloc(1, sizeof(*a));
 	char err[PCMD_CFG_ERR_MAX];
@@ -161,7 +161,7 @@ int pcmd_main(int argc, char **argv, const struct pcmd_dp_ops *dp)
 		free(a);
 		return rc;
 	}
-	rc = pcmd_create(a->config, &a->ovr, dp, &d, err, sizeof(err));
+	rc = pcmd_create(a->config, &a->ovr, plane, &d, err, sizeof(err));
 	free(a);
 	if (rc < 0) {
 		pcmd_err("cannot start: %s", err);

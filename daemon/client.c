@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * client.c - a client's life in pcmd: accepted with its credentials checked,
- * one control request at a time on the loop, its submissions taken from the
- * ring when its doorbell rings, its data-plane events routed back, and, when
+ * client.c - a client's life in pcmd: made with its credentials checked
+ * (access.h; its control requests are control.c's), its submissions taken
+ * from the ring when its doorbell rings, its data-plane events routed back
+ * (a connect's or accept's completion as flow.c returns it), and, when
  * its socket hangs up (exit, crash, SIGKILL), everything it held reclaimed:
  * flows aborted, listeners closed, region released by the data plane and then
  * unmapped, fds closed, tables freed.
@@ -16,16 +17,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "client.h"
-#include "control.h"
 #include "log.h"
 #include "pcmd.h"
 
 #define OWNER(ptr, member)                                                                         \
 	((struct pcmd_client *)((char *)(ptr)-offsetof(struct pcmd_client, member)))
 
-static void recv_done(struct pcmd_op *op, int res);
-static void send_done(struct pcmd_op *op, int res);
 static void bell_done(struct pcmd_bell *bell, int res);
 static void advance_reclaim(struct pcmd_client *c);
 
@@ -36,22 +35,6 @@ struct pcmd_client *pcmd_client_by_key(struct pcmd *d, uint32_t key)
 	if (slot >= d->n_slots || !d->slots[slot] || d->slot_gen[slot] != key >> 16)
 		return NULL;
 	return d->slots[slot];
-}
-
-static void send_refusal(int fd, int status, const char *text)
-{
-	struct pcmd_reply_error e;
-
-	memset(&e, 0, sizeof(e));
-	e.st.hdr.magic = PCMD_PROTO_MAGIC;
-	e.st.hdr.version = PCMD_PROTO_VERSION;
-	e.st.hdr.type = PCMD_MSG_HELLO | PCMD_MSG_REPLY;
-	e.st.hdr.len = sizeof(e);
-	e.st.status = status;
-	snprintf(e.text, sizeof(e.text), "%s", text);
-	/* A fresh socket's buffer is empty: this never blocks. */
-	if (send(fd, &e, sizeof(e), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		pcmd_debug("refusal not delivered: %s", strerror(errno));
 }
 
 static uint32_t peer_groups(int fd, uint32_t *groups)
@@ -77,20 +60,6 @@ static int free_slot(struct pcmd *d, uint32_t *slot)
 	return -EUSERS;
 }
 
-static void arm_recv(struct pcmd_client *c)
-{
-	c->riov.iov_base = c->rbuf;
-	c->riov.iov_len = sizeof(c->rbuf);
-	memset(&c->rmsg, 0, sizeof(c->rmsg));
-	c->rmsg.msg_iov = &c->riov;
-	c->rmsg.msg_iovlen = 1;
-	c->rmsg.msg_control = c->rctl.buf;
-	c->rmsg.msg_controllen = sizeof(c->rctl.buf);
-	c->recv_op.done = recv_done;
-	if (pcmd_loop_recvmsg(c->d->loop, &c->recv_op, c->fd, &c->rmsg) < 0)
-		pcmd_client_kill(c, "cannot queue a receive");
-}
-
 int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why, size_t why_len)
 {
 	struct pcmd_client *c;
@@ -106,7 +75,7 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 		return -errno;
 	}
 	n_groups = peer_groups(fd, groups);
-	refused = pcmd_control_check_peer(d, &cred, groups, n_groups, refusal, sizeof(refusal));
+	refused = pcmd_access_check(d->cfg, &cred, groups, n_groups, refusal, sizeof(refusal));
 	/* Over the limit: refused in-band like bad credentials, in one of the spare slots. */
 	if (refused == 0 && d->n_clients - d->n_refused >= d->cfg->limits.max_clients) {
 		snprintf(refusal, sizeof(refusal),
@@ -162,117 +131,6 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 	return 0;
 }
 
-void pcmd_client_accept(struct pcmd *d, int fd)
-{
-	char why[PCMD_ERRTEXT_MAX];
-	struct pcmd_client *c;
-	int rc = pcmd_client_new(d, fd, &c, why, sizeof(why));
-
-	if (rc < 0) {
-		send_refusal(fd, rc, why);
-		close(fd);
-		return;
-	}
-	arm_recv(c);
-}
-
-/* ---- control requests ------------------------------------------------------------------ */
-
-/* Close every descriptor a message carried: pcmd takes none from clients. */
-static int scan_cmsgs(struct pcmd_client *c, struct ucred *msg_cred, bool *has_cred)
-{
-	int stray = 0;
-
-	*has_cred = false;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&c->rmsg); cm; cm = CMSG_NXTHDR(&c->rmsg, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET)
-			continue;
-		if (cm->cmsg_type == SCM_RIGHTS) {
-			size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			int fds[8];
-
-			memcpy(fds, CMSG_DATA(cm), (n > 8 ? 8 : n) * sizeof(int));
-			for (size_t i = 0; i < n && i < 8; i++)
-				close(fds[i]);
-			stray += (int)n;
-		} else if (cm->cmsg_type == SCM_CREDENTIALS &&
-			   cm->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
-			memcpy(msg_cred, CMSG_DATA(cm), sizeof(*msg_cred));
-			*has_cred = true;
-		}
-	}
-	return stray;
-}
-
-static void start_send(struct pcmd_client *c, size_t len, const int *fds, int n_fds)
-{
-	c->siov.iov_base = c->sbuf;
-	c->siov.iov_len = len;
-	memset(&c->smsg, 0, sizeof(c->smsg));
-	c->smsg.msg_iov = &c->siov;
-	c->smsg.msg_iovlen = 1;
-	if (n_fds > 0) {
-		struct cmsghdr *cm;
-
-		c->smsg.msg_control = c->sctl.buf;
-		c->smsg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n_fds);
-		cm = CMSG_FIRSTHDR(&c->smsg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n_fds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)n_fds);
-	}
-	c->send_op.done = send_done;
-	if (pcmd_loop_sendmsg(c->d->loop, &c->send_op, c->fd, &c->smsg) < 0)
-		pcmd_client_kill(c, "cannot queue a reply");
-}
-
-static void recv_done(struct pcmd_op *op, int res)
-{
-	struct pcmd_client *c = OWNER(op, recv_op);
-	struct pcmd_control_in in = {0};
-	struct ucred msg_cred;
-	int fds[PCMD_REGION_FDS], n_fds = 0;
-	size_t reply_len;
-
-	if (c->state != PCMD_CLIENT_ALIVE) {
-		pcmd_client_maybe_free(c);
-		return;
-	}
-	if (res <= 0) {
-		pcmd_client_kill(c,
-				 res == 0 ? "closed its control socket" : "control socket error");
-		return;
-	}
-	in.msg = c->rbuf;
-	in.len = (size_t)res;
-	in.truncated = (c->rmsg.msg_flags & MSG_TRUNC) != 0;
-	in.ctl_truncated = (c->rmsg.msg_flags & MSG_CTRUNC) != 0;
-	in.stray_fds = scan_cmsgs(c, &msg_cred, &in.has_cred);
-	in.cred = in.has_cred ? &msg_cred : &c->cred;
-	reply_len = pcmd_control_handle(c, &in, c->sbuf, sizeof(c->sbuf), fds, &n_fds);
-	start_send(c, reply_len, fds, n_fds);
-}
-
-static void send_done(struct pcmd_op *op, int res)
-{
-	struct pcmd_client *c = OWNER(op, send_op);
-
-	if (c->state != PCMD_CLIENT_ALIVE) {
-		pcmd_client_maybe_free(c);
-		return;
-	}
-	if (res < 0) {
-		pcmd_client_kill(c, "its reply could not be sent");
-		return;
-	}
-	if (c->close_after_send) {
-		pcmd_client_kill(c, "refused");
-		return;
-	}
-	arm_recv(c);
-}
-
 void pcmd_client_send_notice(struct pcmd_client *c, uint32_t kind, int status, const char *text)
 {
 	struct pcmd_notice n;
@@ -301,18 +159,37 @@ static void protocol_error(struct pcmd_client *c, const char *text)
 
 /* ---- the data channel ------------------------------------------------------------------ */
 
+int pcmd_client_start_data_path(struct pcmd_client *c, struct pcmd_channel *ch)
+{
+	struct pcmd *d = c->d;
+	int doorbell = -1, rc;
+
+	rc = pcmd_intake_create(ch, c->key, c->max_flows, c->max_outstanding, c->max_message_bytes,
+				&d->phase, d->plane_fd, &c->intake);
+	if (rc < 0)
+		return rc;
+	c->chan = ch;
+	if (!d->plane_ops->port_add)
+		return 0;
+	rc = pcmd_intake_port_add(c->intake, d->plane_ops, d->plane, c->region, &doorbell);
+	if (rc < 0) {
+		pcmd_intake_destroy(c->intake);
+		c->intake = NULL;
+		c->chan = NULL;
+		return rc;
+	}
+	close(ch->sq_efd);
+	ch->sq_efd = doorbell;
+	return 0;
+}
+
 static void arm_bell(struct pcmd_client *c)
 {
-	if (c->bell.op.pending || c->state != PCMD_CLIENT_ALIVE || !c->chan || c->port)
+	if (c->bell.op.pending || c->state != PCMD_CLIENT_ALIVE || !c->chan ||
+	    pcmd_intake_is_port(c->intake))
 		return;
 	if (pcmd_loop_bell(c->d->loop, &c->bell, c->chan->sq_efd, bell_done) < 0)
 		pcmd_client_kill(c, "cannot queue a doorbell wait");
-}
-
-void pcmd_client_flush(struct pcmd_client *c)
-{
-	if (c->chan)
-		pcmd_channel_flush(c->chan);
 }
 
 /* Without ports: a checked descriptor goes to the data plane from the loop. */
@@ -322,8 +199,8 @@ static int loop_post(void *arg, uint64_t handle, uint8_t op, uint64_t offset, ui
 	struct pcmd *d = arg;
 
 	if (op == PCMD_OP_SEND)
-		return d->dp_ops->post_send(d->dp, (uint32_t)handle, offset, len, token);
-	return d->dp_ops->post_recv(d->dp, (uint32_t)handle, offset, len, token);
+		return d->plane_ops->post_send(d->plane, (uint32_t)handle, offset, len, token);
+	return d->plane_ops->post_recv(d->plane, (uint32_t)handle, offset, len, token);
 }
 
 void pcmd_client_intake(struct pcmd_client *c)
@@ -331,7 +208,7 @@ void pcmd_client_intake(struct pcmd_client *c)
 	uint64_t one = 1;
 	int rc;
 
-	if (!c->intake || c->port || c->state != PCMD_CLIENT_ALIVE)
+	if (!c->intake || pcmd_intake_is_port(c->intake) || c->state != PCMD_CLIENT_ALIVE)
 		return;
 	/*
 	 * The doorbell's count was taken by the bell's read before this look
@@ -377,79 +254,6 @@ static void bell_done(struct pcmd_bell *bell, int res)
 	pcmd_client_intake(c);
 }
 
-int pcmd_client_on_data_path(struct pcmd_client *c, int (*fn)(void *arg), void *arg)
-{
-	if (c->port && c->region)
-		return c->d->dp_ops->call(c->d->dp, c->region, fn, arg);
-	return fn(arg);
-}
-
-struct reserve_call {
-	struct pcmd_intake *in;
-	uint32_t outstanding;
-};
-
-static int reserve_fn(void *arg)
-{
-	struct reserve_call *r = arg;
-	int rc = pcmd_intake_reserve(r->in);
-
-	r->outstanding = pcmd_channel_outstanding(r->in->chan);
-	return rc;
-}
-
-int pcmd_client_reserve(struct pcmd_client *c, uint32_t *outstanding)
-{
-	struct reserve_call r = {.in = c->intake};
-	int rc = pcmd_client_on_data_path(c, reserve_fn, &r);
-
-	*outstanding = r.outstanding;
-	return rc;
-}
-
-static int unreserve_fn(void *arg)
-{
-	pcmd_intake_unreserve(arg);
-	return 0;
-}
-
-void pcmd_client_unreserve(struct pcmd_client *c)
-{
-	(void)pcmd_client_on_data_path(c, unreserve_fn, c->intake);
-}
-
-uint64_t pcmd_client_flow_handle(const struct pcmd_client *c, uint32_t flow)
-{
-	return c->port ? c->d->dp_ops->flow_handle(c->d->dp, flow) : flow;
-}
-
-struct complete_call {
-	struct pcmd_intake *in;
-	struct pcmd_cqe cqe;
-};
-
-static int complete_fn(void *arg)
-{
-	struct complete_call *k = arg;
-
-	pcmd_intake_write(k->in, &k->cqe);
-	pcmd_intake_flush(k->in);
-	return 0;
-}
-
-void pcmd_client_complete(struct pcmd_client *c, uint8_t op, uint32_t conn_id, uint64_t cookie,
-			  int status, uint64_t bytes)
-{
-	struct complete_call k = {.in = c->intake};
-
-	k.cqe.op = op;
-	k.cqe.status = status;
-	k.cqe.conn_id = conn_id;
-	k.cqe.cookie = cookie;
-	k.cqe.bytes = bytes;
-	(void)pcmd_client_on_data_path(c, complete_fn, &k);
-}
-
 /* ---- data-plane events ----------------------------------------------------------------- */
 
 static bool conn_index_ok(const struct pcmd_client *c, uint32_t obj)
@@ -458,31 +262,35 @@ static bool conn_index_ok(const struct pcmd_client *c, uint32_t obj)
 	       (obj & ~PCMD_TOKEN_CONN) < c->max_flows;
 }
 
-void pcmd_client_dp_event(struct pcmd *d, const struct pcmd_dp_event *ev)
+void pcmd_client_plane_event(struct pcmd *d, const struct pcmd_plane_event *ev)
 {
 	struct pcmd_client *c = pcmd_client_by_key(d, (uint32_t)(ev->token >> 32));
 	uint32_t obj = (uint32_t)ev->token;
+	struct pcmd_cqe done;
 
 	if (!c) {
 		pcmd_err("data plane event %u for a client that is gone (token %#llx): dropped",
 			 ev->kind, (unsigned long long)ev->token);
 		return;
 	}
-	if (ev->kind == PCMD_DP_EV_REGION_RELEASED && obj == PCMD_TOKEN_REGION) {
+	if (ev->kind == PCMD_PLANE_EV_REGION_RELEASED && obj == PCMD_TOKEN_REGION) {
 		/* The data plane removed the port first: the loop owns the channel again. */
 		c->region = NULL;
 		c->region_releasing = false;
-		c->port = false;
-	} else if (ev->kind == PCMD_DP_EV_COMPLETE && !(obj & PCMD_TOKEN_CONN) && c->intake) {
+		if (c->intake)
+			pcmd_intake_port_removed(c->intake);
+	} else if (ev->kind == PCMD_PLANE_EV_COMPLETE && !(obj & PCMD_TOKEN_CONN) && c->intake) {
 		if (pcmd_intake_complete(c->intake, ev->token, ev->status, ev->bytes) < 0)
 			pcmd_err("data plane completed descriptor slot %u of client %u, which is "
 				 "not outstanding: dropped",
 				 obj, c->id);
-	} else if (ev->kind == PCMD_DP_EV_CONNECTED && conn_index_ok(c, obj)) {
-		pcmd_flow_on_connected(c, obj & ~PCMD_TOKEN_CONN, ev);
-	} else if (ev->kind == PCMD_DP_EV_ACCEPTED && conn_index_ok(c, obj)) {
-		pcmd_flow_on_accepted(c, obj & ~PCMD_TOKEN_CONN, ev);
-	} else if (ev->kind == PCMD_DP_EV_CLOSED && conn_index_ok(c, obj)) {
+	} else if (ev->kind == PCMD_PLANE_EV_CONNECTED && conn_index_ok(c, obj)) {
+		if (pcmd_flow_on_connected(c, obj & ~PCMD_TOKEN_CONN, ev, &done))
+			pcmd_intake_post_completion(c->intake, &done);
+	} else if (ev->kind == PCMD_PLANE_EV_ACCEPTED && conn_index_ok(c, obj)) {
+		if (pcmd_flow_on_accepted(c, obj & ~PCMD_TOKEN_CONN, ev, &done))
+			pcmd_intake_post_completion(c->intake, &done);
+	} else if (ev->kind == PCMD_PLANE_EV_CLOSED && conn_index_ok(c, obj)) {
 		pcmd_flow_on_closed(c, obj & ~PCMD_TOKEN_CONN);
 	} else {
 		pcmd_err("data plane event %u with token %#llx names nothing: dropped", ev->kind,
@@ -511,7 +319,7 @@ void pcmd_clients_flush_all(struct pcmd *d)
 
 		if (!c || !c->intake || c->state != PCMD_CLIENT_ALIVE)
 			continue;
-		if (c->port) {
+		if (pcmd_intake_is_port(c->intake)) {
 			/* The data path flushes its own; it wakes the loop for a broken ring. */
 			if (pcmd_intake_broken(c->intake))
 				protocol_error(c, "its submission or completion ring indices are "
@@ -526,35 +334,60 @@ void pcmd_clients_flush_all(struct pcmd *d)
 	}
 }
 
-/* ---- credentials ----------------------------------------------------------------------- */
+/* ---- totals ---------------------------------------------------------------------------- */
 
-static bool id_in(uint32_t id, const uint32_t *ids, uint32_t n)
+static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_totals *t)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (ids[i] == id)
-			return true;
-	return false;
+	if (c->state == PCMD_CLIENT_ALIVE && !c->refused)
+		t->clients++;
+	if (c->chan)
+		t->cq_full_waits += pcmd_channel_cq_full_waits(c->chan);
+	if (c->intake) {
+		t->descriptors_ok +=
+		    atomic_load_explicit(&c->intake->descriptors_ok, memory_order_relaxed);
+		t->descriptors_rejected +=
+		    atomic_load_explicit(&c->intake->descriptors_rejected, memory_order_relaxed);
+		t->completions +=
+		    atomic_load_explicit(&c->intake->completions, memory_order_relaxed);
+	}
+	for (uint32_t i = 0; c->listeners && i < c->max_listeners; i++)
+		t->listeners += c->listeners[i].used;
+	for (uint32_t i = 0; c->conns && i < c->max_flows; i++) {
+		const struct pcmd_conn *cn = &c->conns[i];
+		struct pcmd_intake_counters n;
+		struct pcmd_flow_measure st;
+
+		if (cn->state == PCMD_CONN_FREE || cn->state == PCMD_CONN_ACCEPTING)
+			continue;
+		t->flows++;
+		pcmd_intake_conn_counters(c->intake, i, &n);
+		t->tx_bytes += n.tx_bytes;
+		t->rx_bytes += n.rx_bytes;
+		t->tx_msgs += n.tx_msgs;
+		t->rx_msgs += n.rx_msgs;
+		if (cn->state == PCMD_CONN_ESTABLISHED && cn->has_plane_flow &&
+		    d->plane_ops->flow_stats(d->plane, cn->plane_flow, &st) == 0 &&
+		    (st.valid & PCMD_FIELD_RETRANSMITS))
+			t->retransmits += st.retransmits;
+	}
 }
 
-static bool any_group_in(uint32_t gid, const uint32_t *groups, uint32_t n_groups,
-			 const uint32_t *ids, uint32_t n)
+void pcmd_clients_totals(struct pcmd *d, struct pcmd_totals *t)
 {
-	if (id_in(gid, ids, n))
-		return true;
-	for (uint32_t i = 0; i < n_groups; i++)
-		if (id_in(groups[i], ids, n))
-			return true;
-	return false;
-}
+	const struct pcmd_counters *k = &d->counters;
 
-bool pcmd_client_is_admin(const struct pcmd *d, const struct ucred *cred, const uint32_t *groups,
-			  uint32_t n_groups)
-{
-	const struct pcmd_config *cfg = d->cfg;
-
-	return id_in(cred->uid, cfg->socket.admin_uids, cfg->socket.n_admin_uids) ||
-	       any_group_in(cred->gid, groups, n_groups, cfg->socket.admin_gids,
-			    cfg->socket.n_admin_gids);
+	memset(t, 0, sizeof(*t));
+	t->tx_bytes = k->closed_tx_bytes;
+	t->rx_bytes = k->closed_rx_bytes;
+	t->tx_msgs = k->closed_tx_msgs;
+	t->rx_msgs = k->closed_rx_msgs;
+	t->descriptors_ok = k->descriptors_ok;
+	t->descriptors_rejected = k->descriptors_rejected;
+	t->completions = k->completions;
+	t->region_bytes = d->region_bytes;
+	for (uint32_t s = 0; s < d->n_slots; s++)
+		if (d->slots[s])
+			add_client(d, d->slots[s], t);
 }
 
 /* ---- reclaim --------------------------------------------------------------------------- */
@@ -589,10 +422,21 @@ static void advance_reclaim(struct pcmd_client *c)
 	if (c->region && !c->region_releasing) {
 		/* The data plane may still touch the memory until it says otherwise. */
 		c->region_releasing = true;
-		d->dp_ops->region_release(d->dp, c->region);
+		d->plane_ops->region_release(d->plane, c->region);
 		return;
 	}
 	pcmd_client_maybe_free(c);
+}
+
+void pcmd_client_destroy(struct pcmd_client *c)
+{
+	pcmd_intake_destroy(c->intake);
+	if (c->chan)
+		pcmd_channel_destroy(c->chan);
+	close(c->fd);
+	free(c->conns);
+	free(c->listeners);
+	free(c);
 }
 
 void pcmd_client_maybe_free(struct pcmd_client *c)
@@ -608,17 +452,12 @@ void pcmd_client_maybe_free(struct pcmd_client *c)
 		d->counters.descriptors_ok += c->intake->descriptors_ok;
 		d->counters.descriptors_rejected += c->intake->descriptors_rejected;
 		d->counters.completions += c->intake->completions;
-		pcmd_intake_destroy(c->intake);
 	}
 	if (c->chan) {
 		/* Completions written during the reclaim stay readable in the client's mapping. */
 		pcmd_channel_flush(c->chan);
 		d->region_bytes -= c->chan->lay.region_bytes;
-		pcmd_channel_destroy(c->chan);
 	}
-	close(c->fd);
-	free(c->conns);
-	free(c->listeners);
 	d->slots[slot] = NULL;
 	d->slot_gen[slot]++;
 	d->n_clients--;
@@ -626,5 +465,5 @@ void pcmd_client_maybe_free(struct pcmd_client *c)
 		d->n_refused--;
 	d->counters.clients_reclaimed++;
 	pcmd_debug("client %u freed", c->id);
-	free(c);
+	pcmd_client_destroy(c);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * client.h - one connected client of pcmd: its credentials, its control
- * socket I/O on the loop, its channel (region and rings), its flows,
- * listeners and outstanding descriptors, and the reclaim of all of it when
- * the client closes its socket or dies.
+ * client.h - one connected client of pcmd: its credentials, its slot in the
+ * client table, its channel (region and rings) and descriptor path, its
+ * flows, listeners and outstanding descriptors, the data plane's events for
+ * them, and the reclaim of all of it when the client closes its socket or
+ * dies. Its control socket's requests and replies are control.c's; what a
+ * request does is request.c's.
  *
  * Everything a client can name (conn ids, listener ids, descriptor slots) is
  * an index into this client's own tables, checked with a generation; nothing
@@ -24,6 +26,7 @@
 #include "pcmd_proto.h"
 
 struct pcmd;
+struct pcmd_totals;
 
 #define PCMD_RECV_BYTES 1024		     /* larger than any request: a longer one is refused */
 #define PCMD_REFUSED_LINGER_NS 5000000000ull /* a refused peer's time to read why */
@@ -36,7 +39,7 @@ enum pcmd_client_state {
 
 struct pcmd_listener {
 	bool used;
-	uint32_t dp_listener;
+	uint32_t plane_listener;
 	uint32_t gen;
 	char addr[PCMD_ADDR_MAX];
 };
@@ -67,15 +70,14 @@ struct pcmd_client {
 
 	struct pcmd_channel *chan;
 	struct pcmd_intake *intake; /* the descriptor path, with chan */
-	struct pcmd_dp_region *region;
+	struct pcmd_plane_region *region;
 	bool region_releasing;
-	bool port; /* the data plane's thread runs the intake (dataplane.h, ports) */
 
 	struct pcmd_conn *conns; /* max_flows */
 	uint32_t n_conns_used;
 	struct pcmd_listener *listeners; /* max_listeners */
 
-	/* Control socket I/O: one request at a time, its reply, then the next. */
+	/* Control socket I/O (control.c): one request at a time, its reply, then the next. */
 	struct pcmd_op recv_op, send_op;
 	struct pcmd_bell bell; /* the submission doorbell */
 	struct msghdr rmsg, smsg;
@@ -111,17 +113,9 @@ static inline uint64_t pcmd_token(uint32_t key, uint32_t obj)
 }
 
 /**
- * pcmd_client_accept() - take a new connection: credentials, then either the
- * client object with its receive armed, or a refusal sent before closing.
- * @d: the daemon.
- * @fd: the accepted socket.
- */
-void pcmd_client_accept(struct pcmd *d, int fd);
-
-/**
  * pcmd_client_new() - check the peer of @fd and make its client object (no
- * I/O armed). pcmd_client_accept() is this plus the first receive. A peer the
- * uid/gid policy refuses still gets an object, marked refused: its first
+ * I/O armed). pcmd_control_accept() is this plus the first receive. A peer the
+ * access rules (access.h) refuse still gets an object, marked refused: its first
  * request is answered with the reason and it is disconnected (closing at once
  * would make the peer's kernel report ECONNRESET before it reads why).
  * @d: the daemon.
@@ -162,6 +156,18 @@ void pcmd_client_kill(struct pcmd_client *c, const char *why);
 void pcmd_client_send_notice(struct pcmd_client *c, uint32_t kind, int status, const char *text);
 
 /**
+ * pcmd_client_start_data_path() - give the client its channel and start its
+ * descriptor path (intake.h): served by the data plane's thread when it does
+ * ports, the submission doorbell then being one that wakes that thread; else
+ * by pcmd's loop, on the channel's own doorbell.
+ * @c: the client, with its region added to the data plane.
+ * @ch: its channel (the client's from now on, if this succeeds).
+ *
+ * Return: 0, -ENOMEM, or the data plane's port_add() -errno.
+ */
+int pcmd_client_start_data_path(struct pcmd_client *c, struct pcmd_channel *ch);
+
+/**
  * pcmd_client_intake() - without ports: take and post the client's waiting
  * submissions (bounded per call), then flush its completions and re-arm its
  * doorbell. With ports the data plane's thread does this; a no-op here.
@@ -170,63 +176,26 @@ void pcmd_client_send_notice(struct pcmd_client *c, uint32_t kind, int status, c
 void pcmd_client_intake(struct pcmd_client *c);
 
 /**
- * pcmd_client_dp_event() - route one data-plane event to the client it names.
+ * pcmd_client_plane_event() - route one data-plane event to the client it names.
  * @d: the daemon.
  * @ev: the event.
  */
-void pcmd_client_dp_event(struct pcmd *d, const struct pcmd_dp_event *ev);
-
-/* Publish completions written to the client's ring and ring its doorbell. */
-void pcmd_client_flush(struct pcmd_client *c);
+void pcmd_client_plane_event(struct pcmd *d, const struct pcmd_plane_event *ev);
 
 /* Every live client's ring flush after a batch of events. */
 void pcmd_clients_flush_all(struct pcmd *d);
 
-/**
- * pcmd_client_on_data_path() - run @fn where the client's descriptor path
- * runs (the data plane's thread with ports, else here) and wait for it.
- * @c: the client.
- * @fn: the function; its return is returned.
- * @arg: for @fn.
- */
-int pcmd_client_on_data_path(struct pcmd_client *c, int (*fn)(void *arg), void *arg);
-
-/**
- * pcmd_client_reserve() - reserve a completion slot for a request (CONNECT, ACCEPT).
- * @c: the client.
- * @outstanding: the slots reserved now (for the error message).
- *
- * Return: 0, -ENOBUFS, -EPROTO (channel.h).
- */
-int pcmd_client_reserve(struct pcmd_client *c, uint32_t *outstanding);
-
-/* Give back a reservation whose request never started. */
-void pcmd_client_unreserve(struct pcmd_client *c);
-
-/* The data plane's name of flow @flow for the descriptor path (flow_handle, or the id). */
-uint64_t pcmd_client_flow_handle(const struct pcmd_client *c, uint32_t flow);
-
-/**
- * pcmd_client_complete() - write one completion for reserved work (on the
- * descriptor path, which publishes it).
- * @c: the client.
- * @op: enum pcmd_desc_op.
- * @conn_id: the conn id the client sees.
- * @cookie: the client's cookie.
- * @status: 0 or -errno.
- * @bytes: bytes moved.
- */
-void pcmd_client_complete(struct pcmd_client *c, uint8_t op, uint32_t conn_id, uint64_t cookie,
-			  int status, uint64_t bytes);
-
-/* Is the client allowed to act as an admin? (Credentials against the config.) */
-bool pcmd_client_is_admin(const struct pcmd *d, const struct ucred *cred, const uint32_t *groups,
-			  uint32_t n_groups);
+/* Totals summed over clients and flows (for STATUS, STATS and the stats file). */
+void pcmd_clients_totals(struct pcmd *d, struct pcmd_totals *t);
 
 /* Disconnect refused peers that did not read their reason within PCMD_REFUSED_LINGER_NS. */
 void pcmd_clients_expire_refused(struct pcmd *d, uint64_t now_ns);
 
-/* Free a client whose reclaim is complete (called by the client code itself). */
+/* Free everything a client holds at once, with no reclaim (pcmd_destroy(), after the data
+ * plane is gone: nothing touches its region any more). */
+void pcmd_client_destroy(struct pcmd_client *c);
+
+/* Free a client whose reclaim is complete (when its last pending op or event comes back). */
 void pcmd_client_maybe_free(struct pcmd_client *c);
 
 #endif /* PCMD_CLIENT_H */

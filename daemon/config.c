@@ -21,6 +21,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "pcm_units.h"
 #include "pcmd_region.h"
 
 #define CFG_MAX_FILE_BYTES (1u << 20)
@@ -31,7 +32,9 @@ enum key_type {
 	T_STR,
 	T_U32,
 	T_I32,
-	T_SIZE,	   /* u64 bytes, with an optional KiB/MiB/GiB/TiB suffix */
+	T_SIZE,	   /* u64 bytes: a size (pcm_units.h), in bytes when bare */
+	T_TIME,	   /* u32: a duration (pcm_units.h) in the unit the key ends in (_ms) */
+	T_RATE,	   /* u32: a rate (pcm_units.h) in the unit the key ends in (_gbps) */
 	T_OCTAL,   /* a file mode */
 	T_ENUM,	   /* a name from @names, stored as its index (u32) */
 	T_MODE,	   /* a shell mode name (u32) */
@@ -74,6 +77,10 @@ static const char *const mode_names[] = {"sync", "async_relaxed", "async_locked"
 	{                                                                                          \
 		k, T_U32, CFG(m), 0, lo, hi, NULL, NO_LOC, 0                                       \
 	}
+#define DUR(k, m, lo, hi)                                                                          \
+	{                                                                                          \
+		k, T_TIME, CFG(m), 0, lo, hi, NULL, NO_LOC, 0                                      \
+	}
 #define SEC(k)                                                                                     \
 	{                                                                                          \
 		k, T_SECTION, 0, 0, 0, 0, NULL, NO_LOC, 0                                          \
@@ -102,14 +109,15 @@ static const struct key_row config_rows[] = {
     SEC("datapath.softnic"),
     STR("datapath.softnic.topology", datapath.softnic_topology),
     U32("datapath.softnic.hosts", datapath.softnic_hosts, 2, 4096),
-    U32("datapath.softnic.link_gbps", datapath.softnic_link_gbps, 1, 1600),
+    {"datapath.softnic.link_gbps", T_RATE, CFG(datapath.softnic_link_gbps), 0, 1, 1600, NULL,
+     NO_LOC, 0},
     U32("datapath.softnic.seed", datapath.softnic_seed, 0, UINT32_MAX),
     U32("datapath.softnic.dup_ppm", datapath.softnic_dup_ppm, 0, 1000000),
     U32("datapath.softnic.delay_ppm", datapath.softnic_delay_ppm, 0, 1000000),
-    U32("datapath.softnic.delay_us", datapath.softnic_delay_us, 0, 1000000),
+    DUR("datapath.softnic.delay_us", datapath.softnic_delay_us, 0, 1000000),
     SEC("engines"),
     U32("engines.count", engines.count, 1, 256),
-    U32("engines.spin_ns", engines.spin_ns, 0, 10000000),
+    DUR("engines.spin_ns", engines.spin_ns, 0, 10000000),
     {"engines.numa_node", T_I32, CFG(engines.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC, 0},
     {"engines.cpus", T_CPUS, CFG(engines.cpus), CFG(engines.n_cpus), 0, 0, NULL, NO_LOC, 0},
     SEC("workers"),
@@ -141,12 +149,12 @@ static const struct key_row config_rows[] = {
     U32("limits.backlog", limits.backlog, 1, 4096),
     SEC("output"),
     STR("output.stats_path", output.stats_path),
-    U32("output.stats_interval_ms", output.stats_interval_ms, 10, 3600000),
+    DUR("output.stats_interval_ms", output.stats_interval_ms, 10, 3600000),
     STR("output.records_path", output.records_path),
-    U32("output.status_interval_ms", output.status_interval_ms, 10, 3600000),
+    DUR("output.status_interval_ms", output.status_interval_ms, 10, 3600000),
     SEC("shutdown"),
     {"shutdown.mode", T_ENUM, CFG(shutdown.mode), 0, 0, 0, shutdown_names, NO_LOC, 0},
-    U32("shutdown.drain_timeout_ms", shutdown.drain_timeout_ms, 0, 600000),
+    DUR("shutdown.drain_timeout_ms", shutdown.drain_timeout_ms, 0, 600000),
 };
 
 static const struct key_row rule_rows[] = {
@@ -241,37 +249,6 @@ static int parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
-static int parse_size(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *suffix;
-		unsigned shift;
-	} units[] = {{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
-	char num[32];
-	size_t n = strspn(s, "0123456789");
-	uint64_t v;
-
-	if (n == 0 || n >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	if (parse_u64(num, &v) < 0)
-		return -EINVAL;
-	if (s[n] == '\0') {
-		*out = v;
-		return 0;
-	}
-	for (size_t i = 0; i < N_ROWS(units); i++) {
-		if (strcmp(s + n, units[i].suffix) == 0) {
-			if (v > (UINT64_MAX >> units[i].shift))
-				return -ERANGE;
-			*out = v << units[i].shift;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 static int parse_octal(const char *s, uint64_t *out)
 {
 	char *end;
@@ -361,6 +338,28 @@ static void list_children(const struct key_row *rows, size_t n, const char *pref
 	}
 }
 
+/*
+ * A T_TIME or T_RATE value: a duration or a rate (pcm_units.h) in the unit
+ * the key's name ends in (stats_interval_ms, link_gbps), which is also the
+ * unit of a bare number, stored as a whole number of that unit.
+ */
+static int set_unit_value(struct loader *ld, const struct key_row *row, uint8_t *dst,
+			  const char *key, const char *text, const yaml_node_t *node)
+{
+	enum pcm_unit_kind kind = row->type == T_TIME ? PCM_UNIT_TIME : PCM_UNIT_RATE;
+	const char *unit = strrchr(row->key, '_') + 1;
+	char why[PCM_UNITS_WHY_MAX];
+	uint64_t v;
+
+	if (pcm_units_parse_in(kind, text, unit, &v, why, sizeof(why)) < 0)
+		return fail_at(ld, node, key, "%s", why);
+	if (v < row->min || v > row->max)
+		return fail_at(ld, node, key, "%s is outside %llu..%llu %s", text,
+			       (unsigned long long)row->min, (unsigned long long)row->max, unit);
+	*(uint32_t *)dst = (uint32_t)v;
+	return 0;
+}
+
 static int set_scalar(struct loader *ld, const struct key_row *row, void *base, const char *key,
 		      const char *text, const yaml_node_t *node)
 {
@@ -393,20 +392,22 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 		*(int32_t *)dst = (int32_t)i;
 		break;
 	case T_SIZE: {
-		int rc = parse_size(text, &u);
+		char why[PCM_UNITS_WHY_MAX];
 
-		if (rc == -ERANGE)
-			return fail_at(ld, node, key, "'%s' does not fit in 64 bits", text);
-		if (rc < 0)
-			return fail_at(
-			    ld, node, key,
-			    "'%s' is not a size (an integer, optionally followed by KiB, "
-			    "MiB, GiB or TiB)",
-			    text);
+		if (pcm_units_parse(PCM_UNIT_SIZE, text, "B", &u, why, sizeof(why)) < 0)
+			return fail_at(ld, node, key, "%s", why);
 		if (u < row->min || u > row->max)
 			return fail_at(ld, node, key, "%s is outside %llu..%llu bytes", text,
 				       (unsigned long long)row->min, (unsigned long long)row->max);
 		*(uint64_t *)dst = u;
+		break;
+	}
+	case T_TIME:
+	case T_RATE: {
+		int rc = set_unit_value(ld, row, dst, key, text, node);
+
+		if (rc < 0)
+			return rc;
 		break;
 	}
 	case T_OCTAL:

@@ -27,10 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "fabric_softnic.h"
 #include "log.h"
-#include "pcmd.h"
 #include "port.h"
 #include "softnic_driver.h"
 #include "xp_wake.h"

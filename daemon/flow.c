@@ -45,9 +45,9 @@ static void conn_sync(struct pcmd_client *c, uint32_t index)
 
 	if (!c->intake)
 		return;
-	if (cn->state == PCMD_CONN_ESTABLISHED && !cn->user_closed && cn->has_dp_flow) {
+	if (cn->state == PCMD_CONN_ESTABLISHED && !cn->user_closed && cn->has_plane_flow) {
 		bits |= PCMD_INTAKE_USABLE;
-		handle = pcmd_client_flow_handle(c, cn->dp_flow);
+		handle = pcmd_intake_flow_handle(c->intake, cn->plane_flow);
 	}
 	pcmd_intake_conn_set(c->intake, index, cn->gen, bits, handle);
 }
@@ -87,15 +87,15 @@ static void free_conn(struct pcmd_client *c, uint32_t index)
 		pcmd_policy_choice_hold(&cn->choice, -1);
 	cn->choice_held = false;
 	cn->state = PCMD_CONN_FREE;
-	cn->has_dp_flow = false;
+	cn->has_plane_flow = false;
 	/* A new generation: the old id now names nothing. */
 	cn->gen = (uint16_t)(cn->gen + 1);
 	c->n_conns_used--;
 	conn_sync(c, index);
 }
 
-static void dp_opts_of(const struct pcmd_policy_choice *ch, uint32_t paths, bool rc,
-		       struct pcmd_dp_flow_opts *o)
+static void plane_opts_of(const struct pcmd_policy_choice *ch, uint32_t paths, bool rc,
+			  struct pcmd_plane_flow_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->cc = ch->cc->h.pkg;
@@ -143,7 +143,8 @@ int pcmd_flow_listen(struct pcmd_client *c, const struct pcmd_req_listen *req, u
 
 		if (l->used)
 			continue;
-		rc = d->dp_ops->listen(d->dp, c->region, req->addr, backlog, &l->dp_listener);
+		rc = d->plane_ops->listen(d->plane, c->region, req->addr, backlog,
+					  &l->plane_listener);
 		if (rc < 0) {
 			snprintf(err, err_len, "listen on '%s': %s", req->addr, strerror(-rc));
 			return rc;
@@ -191,7 +192,7 @@ static int find_listener(struct pcmd_client *c, uint32_t id, uint32_t *index, ch
 static int reserve_completion(struct pcmd_client *c, char *err, size_t err_len)
 {
 	uint32_t outstanding = 0;
-	int rc = pcmd_client_reserve(c, &outstanding);
+	int rc = pcmd_intake_reserve(c->intake, &outstanding);
 
 	if (rc == -ENOBUFS)
 		snprintf(err, err_len,
@@ -203,11 +204,31 @@ static int reserve_completion(struct pcmd_client *c, char *err, size_t err_len)
 	return rc;
 }
 
+/* A free conn with its completion slot reserved, for a CONNECT or an ACCEPT. */
+static int open_conn(struct pcmd_client *c, uint32_t *index, char *err, size_t err_len)
+{
+	int rc = alloc_conn(c, index, err, err_len);
+
+	if (rc < 0)
+		return rc;
+	rc = reserve_completion(c, err, err_len);
+	if (rc < 0)
+		free_conn(c, *index);
+	return rc;
+}
+
+/* The data plane refused the request: the conn and its slot go back. */
+static void drop_conn(struct pcmd_client *c, uint32_t index)
+{
+	pcmd_intake_unreserve(c->intake);
+	free_conn(c, index);
+}
+
 int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req, uint32_t *conn_id,
 		      char *err, size_t err_len)
 {
 	struct pcmd *d = c->d;
-	struct pcmd_dp_flow_opts o;
+	struct pcmd_plane_flow_opts o;
 	struct pcmd_policy_choice ch;
 	struct pcmd_conn *cn;
 	uint32_t index;
@@ -219,12 +240,9 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 		rc = pcmd_policies_choose(d->policies, d->cfg, req->addr, &req->opts, &ch, err,
 					  err_len);
 	if (rc == 0)
-		rc = alloc_conn(c, &index, err, err_len);
+		rc = open_conn(c, &index, err, err_len);
 	if (rc < 0)
 		return rc;
-	rc = reserve_completion(c, err, err_len);
-	if (rc < 0)
-		goto err_free;
 	cn = &c->conns[index];
 	cn->state = PCMD_CONN_CONNECTING;
 	conn_sync(c, index);
@@ -234,21 +252,17 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 	pcmd_policy_choice_hold(&ch, 1);
 	cn->flow_id = ++d->next_flow_id;
 	snprintf(cn->peer, sizeof(cn->peer), "%s", req->addr);
-	dp_opts_of(&ch, req->opts.paths, req->opts.reliable_connected, &o);
-	rc = d->dp_ops->connect(d->dp, c->region, req->addr, &o,
-				pcmd_token(c->key, PCMD_TOKEN_CONN | index));
+	plane_opts_of(&ch, req->opts.paths, req->opts.reliable_connected, &o);
+	rc = d->plane_ops->connect(d->plane, c->region, req->addr, &o,
+				   pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "connect to '%s': %s", req->addr, strerror(-rc));
-		pcmd_client_unreserve(c);
-		goto err_free;
+		drop_conn(c, index);
+		return rc;
 	}
 	d->counters.flows_opened++;
 	*conn_id = conn_id_of(c, index);
 	return 0;
-
-err_free:
-	free_conn(c, index);
-	return rc;
 }
 
 int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, char *err,
@@ -263,26 +277,18 @@ int pcmd_flow_accept(struct pcmd_client *c, const struct pcmd_req_accept *req, c
 	if (rc == 0)
 		rc = find_listener(c, req->listener_id, &lst, err, err_len);
 	if (rc == 0)
-		rc = alloc_conn(c, &index, err, err_len);
+		rc = open_conn(c, &index, err, err_len);
 	if (rc < 0)
 		return rc;
-	rc = reserve_completion(c, err, err_len);
-	if (rc < 0)
-		goto err_free;
 	c->conns[index].state = PCMD_CONN_ACCEPTING;
 	c->conns[index].cookie = req->cookie;
 	c->conns[index].listener = lst;
-	rc = d->dp_ops->accept(d->dp, c->listeners[lst].dp_listener,
-			       pcmd_token(c->key, PCMD_TOKEN_CONN | index));
+	rc = d->plane_ops->accept(d->plane, c->listeners[lst].plane_listener,
+				  pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "accept on '%s': %s", c->listeners[lst].addr, strerror(-rc));
-		pcmd_client_unreserve(c);
-		goto err_free;
+		drop_conn(c, index);
 	}
-	return 0;
-
-err_free:
-	free_conn(c, index);
 	return rc;
 }
 
@@ -293,7 +299,7 @@ static void start_close(struct pcmd_client *c, uint32_t index, bool abort)
 
 	cn->state = PCMD_CONN_CLOSING;
 	conn_sync(c, index);
-	c->d->dp_ops->close(c->d->dp, cn->dp_flow, abort);
+	c->d->plane_ops->close(c->d->plane, cn->plane_flow, abort);
 }
 
 int pcmd_flow_close(struct pcmd_client *c, const struct pcmd_req_close *req, char *err,
@@ -326,7 +332,7 @@ int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcm
 	struct pcmd *d = c->d;
 	struct pcmd_conn *cn = &c->conns[index];
 	struct pcmd_policy_choice ch;
-	struct pcmd_dp_flow_opts o;
+	struct pcmd_plane_flow_opts o;
 	int rc;
 
 	if (cn->state != PCMD_CONN_ESTABLISHED) {
@@ -336,8 +342,8 @@ int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcm
 	rc = pcmd_policies_choose(d->policies, d->cfg, cn->peer, opts, &ch, err, err_len);
 	if (rc < 0)
 		return rc;
-	dp_opts_of(&ch, opts->paths, opts->reliable_connected, &o);
-	rc = d->dp_ops->set_policy(d->dp, cn->dp_flow, &o);
+	plane_opts_of(&ch, opts->paths, opts->reliable_connected, &o);
+	rc = d->plane_ops->set_policy(d->plane, cn->plane_flow, &o);
 	if (rc < 0) {
 		snprintf(err, err_len, "flow %u: the data plane refused the swap: %s", cn->flow_id,
 			 strerror(-rc));
@@ -368,34 +374,60 @@ static bool event_fits(const struct pcmd_client *c, uint32_t index, uint32_t sta
 	return false;
 }
 
-void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev)
+/* The completion of a conn's CONNECT or ACCEPT, for the caller to post. */
+static void completion(struct pcmd_cqe *done, uint8_t op, uint32_t conn_id, uint64_t cookie,
+		       int status)
+{
+	memset(done, 0, sizeof(*done));
+	done->op = op;
+	done->status = status;
+	done->conn_id = conn_id;
+	done->cookie = cookie;
+}
+
+/* The data plane's flow @ev->flow now carries conn @index. */
+static void establish(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev)
+{
+	struct pcmd_conn *cn = &c->conns[index];
+
+	cn->has_plane_flow = true;
+	cn->plane_flow = ev->flow;
+	cn->state = PCMD_CONN_ESTABLISHED;
+}
+
+/* May a conn that just came up stay up? Not when its client or pcmd is going away. */
+static bool may_stay_up(const struct pcmd_client *c)
+{
+	return c->state == PCMD_CLIENT_ALIVE && c->d->phase == PCMD_PHASE_RUNNING;
+}
+
+bool pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index,
+			    const struct pcmd_plane_event *ev, struct pcmd_cqe *done)
 {
 	struct pcmd_conn *cn = &c->conns[index];
 	int status = ev->status;
 
 	if (!event_fits(c, index, PCMD_CONN_CONNECTING, "a connect"))
-		return;
+		return false;
 	if (status == 0) {
-		cn->has_dp_flow = true;
-		cn->dp_flow = ev->flow;
-		cn->state = PCMD_CONN_ESTABLISHED;
+		establish(c, index, ev);
 		conn_sync(c, index);
-		if (cn->user_closed || c->state != PCMD_CLIENT_ALIVE ||
-		    c->d->phase != PCMD_PHASE_RUNNING) {
+		if (cn->user_closed || !may_stay_up(c)) {
 			status = -ECONNABORTED;
 			start_close(c, index, true);
 		}
 	}
-	pcmd_client_complete(c, PCMD_OP_CONNECT, conn_id_of(c, index), cn->cookie, status, 0);
+	completion(done, PCMD_OP_CONNECT, conn_id_of(c, index), cn->cookie, status);
 	if (ev->status < 0)
 		free_conn(c, index);
+	return true;
 }
 
-static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev)
+static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev)
 {
 	struct pcmd *d = c->d;
 	struct pcmd_conn *cn = &c->conns[index];
-	struct pcmd_dp_flow_opts o;
+	struct pcmd_plane_flow_opts o;
 	char err[PCMD_ERRTEXT_MAX];
 	int rc;
 
@@ -408,59 +440,68 @@ static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pc
 	}
 	pcmd_policy_choice_hold(&cn->choice, 1);
 	cn->choice_held = true;
-	dp_opts_of(&cn->choice, 0, false, &o);
-	rc = d->dp_ops->flow_setup(d->dp, cn->dp_flow, &o);
+	plane_opts_of(&cn->choice, 0, false, &o);
+	rc = d->plane_ops->flow_setup(d->plane, cn->plane_flow, &o);
 	if (rc < 0)
 		pcmd_warn("client %u: accepted flow from '%s': data plane setup failed: %s", c->id,
 			  cn->peer, strerror(-rc));
 	return rc;
 }
 
-void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev)
+bool pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev,
+			   struct pcmd_cqe *done)
 {
 	struct pcmd_conn *cn = &c->conns[index];
 	int status = ev->status;
 
 	if (!event_fits(c, index, PCMD_CONN_ACCEPTING, "an accept"))
-		return;
+		return false;
 	if (status < 0) {
-		pcmd_client_complete(c, PCMD_OP_ACCEPT, 0, cn->cookie, status, 0);
+		completion(done, PCMD_OP_ACCEPT, 0, cn->cookie, status);
 		free_conn(c, index);
-		return;
+		return true;
 	}
-	cn->has_dp_flow = true;
-	cn->dp_flow = ev->flow;
-	cn->state = PCMD_CONN_ESTABLISHED;
+	establish(c, index, ev);
 	cn->flow_id = ++c->d->next_flow_id;
 	cn->opened_ns = pcmd_now_ns();
 	c->d->counters.flows_opened++;
 	status = setup_accepted(c, index, ev);
-	if (status == 0 && (c->state != PCMD_CLIENT_ALIVE || c->d->phase != PCMD_PHASE_RUNNING))
+	if (status == 0 && !may_stay_up(c))
 		status = -ECONNABORTED;
 	if (status < 0)
 		start_close(c, index, true);
 	else
 		conn_sync(c, index);
-	pcmd_client_complete(c, PCMD_OP_ACCEPT, status == 0 ? conn_id_of(c, index) : 0, cn->cookie,
-			     status, 0);
+	completion(done, PCMD_OP_ACCEPT, status == 0 ? conn_id_of(c, index) : 0, cn->cookie,
+		   status);
+	return true;
 }
 
 static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn,
 			 const struct pcmd_intake_counters *n)
 {
 	struct pcmd *d = c->d;
+	struct pcmd_flow_record r = {
+	    .flow_id = cn->flow_id,
+	    .client_id = c->id,
+	    .pid = (uint32_t)c->cred.pid,
+	    .uid = (uint32_t)c->cred.uid,
+	    .peer = cn->peer,
+	    .policy = cn->choice.cc ? cn->choice.cc->h.pkg->name : "",
+	    .lb_policy = cn->choice.lb ? cn->choice.lb->h.pkg->name : "",
+	    .mode = pcmd_shell_mode_name(cn->choice.mode),
+	    .opened_ns = cn->opened_ns,
+	    .duration_ns = pcmd_now_ns() - cn->opened_ns,
+	    .tx_bytes = n->tx_bytes,
+	    .rx_bytes = n->rx_bytes,
+	    .tx_msgs = n->tx_msgs,
+	    .rx_msgs = n->rx_msgs,
+	};
 	char row[1024];
 
 	if (!pcmd_writer_active(&d->output.records))
 		return;
-	snprintf(row, sizeof(row), "%u,%u,%u,%u,%s,%s,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu\n",
-		 cn->flow_id, c->id, (unsigned)c->cred.pid, (unsigned)c->cred.uid, cn->peer,
-		 cn->choice.cc ? cn->choice.cc->h.pkg->name : "",
-		 cn->choice.lb ? cn->choice.lb->h.pkg->name : "",
-		 pcmd_shell_mode_name(cn->choice.mode), (unsigned long long)cn->opened_ns,
-		 (unsigned long long)(pcmd_now_ns() - cn->opened_ns),
-		 (unsigned long long)n->tx_bytes, (unsigned long long)n->rx_bytes,
-		 (unsigned long long)n->tx_msgs, (unsigned long long)n->rx_msgs);
+	pcmd_stats_record_line(&r, row, sizeof(row));
 	pcmd_writer_append(&d->output.records, row);
 }
 
@@ -491,7 +532,7 @@ void pcmd_flow_abort_all(struct pcmd_client *c)
 
 	for (uint32_t i = 0; c->listeners && i < c->max_listeners; i++) {
 		if (c->listeners[i].used) {
-			d->dp_ops->unlisten(d->dp, c->listeners[i].dp_listener);
+			d->plane_ops->unlisten(d->plane, c->listeners[i].plane_listener);
 			c->listeners[i].used = false;
 		}
 	}
@@ -540,7 +581,7 @@ void pcmd_flow_info(struct pcmd_client *c, uint32_t index, struct pcmd_flow_info
 		out->tx_msgs = n.tx_msgs;
 		out->rx_msgs = n.rx_msgs;
 	}
-	if (cn->state != PCMD_CONN_ESTABLISHED || !cn->has_dp_flow ||
-	    d->dp_ops->flow_stats(d->dp, cn->dp_flow, &out->m) < 0)
+	if (cn->state != PCMD_CONN_ESTABLISHED || !cn->has_plane_flow ||
+	    d->plane_ops->flow_stats(d->plane, cn->plane_flow, &out->m) < 0)
 		memset(&out->m, 0, sizeof(out->m));
 }

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dataplane.h"
+#include "plane.h"
 #include "policy.h"
 #include "pcmd_proto.h"
 #include "pcmd_region.h"
@@ -42,9 +42,9 @@ enum pcmd_conn_state {
 struct pcmd_conn {
 	uint32_t state;
 	uint16_t gen;
-	bool has_dp_flow;
+	bool has_plane_flow;
 	bool user_closed; /* the client closed it: no completion of its own */
-	uint32_t dp_flow;
+	uint32_t plane_flow;
 	uint32_t flow_id;     /* daemon-wide, for pcmctl */
 	uint32_t listener;    /* ACCEPTING: listener index, or UINT32_MAX for any */
 	uint64_t cookie;      /* CONNECTING/ACCEPTING: the request's cookie */
@@ -54,29 +54,6 @@ struct pcmd_conn {
 	uint64_t opened_ns;
 	/* Descriptors in flight and byte counts: the descriptor path's (intake.h). */
 };
-
-/* The id a client names a conn (or a listener) by: its generation and index + 1. */
-static inline uint32_t pcmd_conn_id(uint32_t index, uint16_t gen)
-{
-	return (uint32_t)gen << 16 | (index + 1);
-}
-
-/* The index an id (pcmd_conn_id()) names, when it is below @n: true and *@index. */
-static inline bool pcmd_id_index(uint32_t id, uint32_t n, uint32_t *index)
-{
-	uint32_t low = id & 0xffff;
-
-	if (low == 0 || low - 1 >= n)
-		return false;
-	*index = low - 1;
-	return true;
-}
-
-/* The generation an id (pcmd_conn_id()) names. */
-static inline uint16_t pcmd_id_gen(uint32_t id)
-{
-	return (uint16_t)(id >> 16);
-}
 
 /**
  * pcmd_conn_find() - the conn a client-supplied id names.
@@ -112,10 +89,27 @@ int pcmd_flow_close(struct pcmd_client *c, const struct pcmd_req_close *req, cha
 int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcmd_flow_opts *opts,
 			 char *err, size_t err_len);
 
-/* Data-plane events for this client's objects (index from the token); a
- * descriptor's completion goes to the descriptor path (intake.h). */
-void pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev);
-void pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_dp_event *ev);
+/**
+ * pcmd_flow_on_connected() - the data plane finished a connect of conn
+ * @index (from the event's token).
+ * @c: the client.
+ * @index: the conn.
+ * @ev: the CONNECTED event.
+ * @done: the PCMD_OP_CONNECT completion that the caller posts, reserved when
+ *        the connect was asked for (intake.h).
+ *
+ * Return: true when @done is to be posted; false when the event did not fit
+ * the conn (logged, nothing changed).
+ */
+bool pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index,
+			    const struct pcmd_plane_event *ev, struct pcmd_cqe *done);
+
+/* The same for an ACCEPTED event: @done is the PCMD_OP_ACCEPT completion. */
+bool pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev,
+			   struct pcmd_cqe *done);
+
+/* A CLOSED event: the flow's record is written and the conn freed. A
+ * descriptor's completion goes to the descriptor path (intake.h), not here. */
 void pcmd_flow_on_closed(struct pcmd_client *c, uint32_t index);
 
 /* Abort every flow and close every listener (client death, shutdown). */

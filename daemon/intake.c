@@ -8,9 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flow.h"
 #include "intake.h"
-#include "pcmd.h"
+#include "phase.h"
 
 /* Owner-written counters that pcmd's loop reads: one writer, so load + store. */
 #define COUNT(field, n)                                                                            \
@@ -66,6 +65,12 @@ static void wake_loop(struct pcmd_intake *in)
 
 /* ---- the owner's side ---------------------------------------------------------------------- */
 
+static void put_cqe(struct pcmd_intake *in, const struct pcmd_cqe *cqe)
+{
+	pcmd_channel_complete(in->chan, cqe);
+	COUNT(in->completions, 1);
+}
+
 static void write_cqe(struct pcmd_intake *in, uint8_t op, uint32_t conn_id, uint64_t cookie,
 		      int status, uint64_t bytes)
 {
@@ -77,13 +82,7 @@ static void write_cqe(struct pcmd_intake *in, uint8_t op, uint32_t conn_id, uint
 	e.conn_id = conn_id;
 	e.cookie = cookie;
 	e.bytes = bytes;
-	pcmd_intake_write(in, &e);
-}
-
-void pcmd_intake_write(struct pcmd_intake *in, const struct pcmd_cqe *cqe)
-{
-	pcmd_channel_complete(in->chan, cqe);
-	COUNT(in->completions, 1);
+	put_cqe(in, &e);
 }
 
 /* The conn @conn_id names, checked against this client's table: 0, -EBADF, -ENOTCONN. */
@@ -143,7 +142,7 @@ static void slot_free(struct pcmd_intake *in, uint32_t s)
 	in->slot_free = s;
 }
 
-static void post_one(struct pcmd_intake *in, const struct pcmd_sqe *sqe, pcmd_dp_post_fn post,
+static void post_one(struct pcmd_intake *in, const struct pcmd_sqe *sqe, pcmd_plane_post_fn post,
 		     void *post_arg)
 {
 	uint32_t index = 0, s;
@@ -188,7 +187,7 @@ static int mark_broken(struct pcmd_intake *in)
 	return -EPROTO;
 }
 
-int pcmd_intake_take(struct pcmd_intake *in, pcmd_dp_post_fn post, void *post_arg,
+int pcmd_intake_take(struct pcmd_intake *in, pcmd_plane_post_fn post, void *post_arg,
 		     uint32_t budget)
 {
 	struct pcmd_sqe sqe;
@@ -237,16 +236,6 @@ int pcmd_intake_complete(struct pcmd_intake *in, uint64_t token, int status, uin
 	return 0;
 }
 
-int pcmd_intake_reserve(struct pcmd_intake *in)
-{
-	return pcmd_channel_reserve(in->chan);
-}
-
-void pcmd_intake_unreserve(struct pcmd_intake *in)
-{
-	pcmd_channel_unreserve(in->chan);
-}
-
 void pcmd_intake_flush(struct pcmd_intake *in)
 {
 	pcmd_channel_flush(in->chan);
@@ -264,7 +253,7 @@ int pcmd_intake_arm(struct pcmd_intake *in)
 
 /* ---- as a port ------------------------------------------------------------------------------ */
 
-static uint32_t port_intake(void *arg, pcmd_dp_post_fn post, void *post_arg)
+static uint32_t port_intake(void *arg, pcmd_plane_post_fn post, void *post_arg)
 {
 	int n = pcmd_intake_take(arg, post, post_arg, PCMD_INTAKE_BUDGET);
 
@@ -287,13 +276,101 @@ static bool port_arm(void *arg)
 	return pcmd_intake_arm(arg) > 0;
 }
 
-void pcmd_intake_port(struct pcmd_intake *in, struct pcmd_dp_port *out)
+/* ---- pcmd's loop ----------------------------------------------------------------------------- */
+
+int pcmd_intake_port_add(struct pcmd_intake *in, const struct pcmd_plane_ops *ops,
+			 struct pcmd_plane *pl, struct pcmd_plane_region *r, int *doorbell_fd)
 {
-	*out = (struct pcmd_dp_port){.intake = port_intake, .complete = port_complete,
-				     .flush = port_flush, .arm = port_arm, .arg = in};
+	const struct pcmd_plane_port port = {.intake = port_intake,
+					     .complete = port_complete,
+					     .flush = port_flush,
+					     .arm = port_arm,
+					     .arg = in};
+	int rc = ops->port_add(pl, r, &port, doorbell_fd);
+
+	if (rc < 0)
+		return rc;
+	in->port_ops = ops;
+	in->port_plane = pl;
+	in->port_region = r;
+	return 0;
 }
 
-/* ---- pcmd's loop ----------------------------------------------------------------------------- */
+void pcmd_intake_port_removed(struct pcmd_intake *in)
+{
+	in->port_ops = NULL;
+	in->port_plane = NULL;
+	in->port_region = NULL;
+}
+
+int pcmd_intake_on_owner(struct pcmd_intake *in, int (*fn)(void *arg), void *arg)
+{
+	if (pcmd_intake_is_port(in))
+		return in->port_ops->call(in->port_plane, in->port_region, fn, arg);
+	return fn(arg);
+}
+
+struct reserve_call {
+	struct pcmd_intake *in;
+	uint32_t outstanding;
+};
+
+static int reserve_fn(void *arg)
+{
+	struct reserve_call *r = arg;
+	int rc = pcmd_channel_reserve(r->in->chan);
+
+	r->outstanding = pcmd_channel_outstanding(r->in->chan);
+	return rc;
+}
+
+int pcmd_intake_reserve(struct pcmd_intake *in, uint32_t *outstanding)
+{
+	struct reserve_call r = {.in = in};
+	int rc = pcmd_intake_on_owner(in, reserve_fn, &r);
+
+	*outstanding = r.outstanding;
+	return rc;
+}
+
+static int unreserve_fn(void *arg)
+{
+	struct pcmd_intake *in = arg;
+
+	pcmd_channel_unreserve(in->chan);
+	return 0;
+}
+
+void pcmd_intake_unreserve(struct pcmd_intake *in)
+{
+	(void)pcmd_intake_on_owner(in, unreserve_fn, in);
+}
+
+struct post_call {
+	struct pcmd_intake *in;
+	const struct pcmd_cqe *cqe;
+};
+
+static int post_fn(void *arg)
+{
+	struct post_call *k = arg;
+
+	put_cqe(k->in, k->cqe);
+	pcmd_intake_flush(k->in);
+	return 0;
+}
+
+void pcmd_intake_post_completion(struct pcmd_intake *in, const struct pcmd_cqe *cqe)
+{
+	struct post_call k = {.in = in, .cqe = cqe};
+
+	(void)pcmd_intake_on_owner(in, post_fn, &k);
+}
+
+uint64_t pcmd_intake_flow_handle(const struct pcmd_intake *in, uint32_t flow)
+{
+	return pcmd_intake_is_port(in) ? in->port_ops->flow_handle(in->port_plane, flow) : flow;
+}
 
 void pcmd_intake_conn_set(struct pcmd_intake *in, uint32_t index, uint16_t gen, uint32_t bits,
 			  uint64_t handle)

@@ -7,7 +7,7 @@
  * counters).
  *
  * Who runs it: the intake has one owner thread at a time. With a data plane
- * that serves ports (dataplane.h, port_add) it is the data plane's thread
+ * that serves ports (plane.h, port_add) it is the data plane's thread
  * (the engine's, or the softnic fabric's): pcmd's loop is not in the
  * per-descriptor path at all. With one that does not (the integration
  * tests' loopback), it is pcmd's loop, through the same functions: every
@@ -44,7 +44,30 @@
 #include <stdint.h>
 
 #include "channel.h"
-#include "dataplane.h"
+#include "plane.h"
+
+/* The id a client names a conn (or a listener) by: its generation and index + 1. */
+static inline uint32_t pcmd_conn_id(uint32_t index, uint16_t gen)
+{
+	return (uint32_t)gen << 16 | (index + 1);
+}
+
+/* The index an id (pcmd_conn_id()) names, when it is below @n: true and *@index. */
+static inline bool pcmd_id_index(uint32_t id, uint32_t n, uint32_t *index)
+{
+	uint32_t low = id & 0xffff;
+
+	if (low == 0 || low - 1 >= n)
+		return false;
+	*index = low - 1;
+	return true;
+}
+
+/* The generation an id (pcmd_conn_id()) names. */
+static inline uint16_t pcmd_id_gen(uint32_t id)
+{
+	return (uint16_t)(id >> 16);
+}
 
 /* Conn key bits below the generation (bits 16..31). */
 #define PCMD_INTAKE_KNOWN 1u  /* the id names a conn of this client (else -EBADF) */
@@ -89,6 +112,10 @@ struct pcmd_intake {
 	_Atomic uint32_t sends_outstanding;
 	_Atomic uint64_t descriptors_ok, descriptors_rejected, completions;
 	_Atomic int broken; /* the client's ring indices are corrupt: pcmd's loop disconnects it */
+	/* The data plane's port this intake is (pcmd_intake_port_add()); NULL: the loop runs it. */
+	const struct pcmd_plane_ops *port_ops;
+	struct pcmd_plane *port_plane;
+	struct pcmd_plane_region *port_region;
 };
 
 /**
@@ -123,7 +150,7 @@ void pcmd_intake_destroy(struct pcmd_intake *in);
  * Return: how many were taken, or -EPROTO (the client's ring indices are
  * corrupt: @in is marked broken and pcmd's loop is woken to disconnect it).
  */
-int pcmd_intake_take(struct pcmd_intake *in, pcmd_dp_post_fn post, void *post_arg,
+int pcmd_intake_take(struct pcmd_intake *in, pcmd_plane_post_fn post, void *post_arg,
 		     uint32_t budget);
 
 /**
@@ -137,18 +164,6 @@ int pcmd_intake_take(struct pcmd_intake *in, pcmd_dp_post_fn post, void *post_ar
  */
 int pcmd_intake_complete(struct pcmd_intake *in, uint64_t token, int status, uint64_t bytes);
 
-/**
- * pcmd_intake_write() - write one completion into a slot reserved with
- * pcmd_intake_reserve() (CONNECT, ACCEPT).
- * @in: the intake.
- * @cqe: the completion.
- */
-void pcmd_intake_write(struct pcmd_intake *in, const struct pcmd_cqe *cqe);
-
-/* Reserve a completion slot for a request: 0, -ENOBUFS, -EPROTO (channel.h). */
-int pcmd_intake_reserve(struct pcmd_intake *in);
-void pcmd_intake_unreserve(struct pcmd_intake *in);
-
 /* Publish the written completions, release the taken submissions. */
 void pcmd_intake_flush(struct pcmd_intake *in);
 
@@ -160,15 +175,65 @@ void pcmd_intake_flush(struct pcmd_intake *in);
  */
 int pcmd_intake_arm(struct pcmd_intake *in);
 
-/**
- * pcmd_intake_port() - the intake as a data plane's port (dataplane.h): each
- * turn takes up to PCMD_INTAKE_BUDGET submissions.
- * @in: the intake.
- * @out: the port.
- */
-void pcmd_intake_port(struct pcmd_intake *in, struct pcmd_dp_port *out);
-
 /* ---- pcmd's loop ----------------------------------------------------------------------------- */
+
+/**
+ * pcmd_intake_port_add() - hand the intake to the data plane as region @r's
+ * port (plane.h, ports): from then on the data plane's thread owns it, each
+ * turn taking up to PCMD_INTAKE_BUDGET submissions, and pcmd's loop reaches
+ * it through pcmd_intake_on_owner().
+ * @in: the intake.
+ * @ops: the data plane's ops table (with port_add).
+ * @pl: the data plane.
+ * @r: the client's region.
+ * @doorbell_fd: the fd that wakes the port's thread (the caller's).
+ *
+ * Return: 0, or port_add()'s -errno (the loop keeps the intake).
+ */
+int pcmd_intake_port_add(struct pcmd_intake *in, const struct pcmd_plane_ops *ops,
+			 struct pcmd_plane *pl, struct pcmd_plane_region *r, int *doorbell_fd);
+
+/* The data plane removed the port (its region is released): the loop owns the intake again. */
+void pcmd_intake_port_removed(struct pcmd_intake *in);
+
+/* Does the data plane's thread run the intake (a port), rather than pcmd's loop? */
+static inline bool pcmd_intake_is_port(const struct pcmd_intake *in)
+{
+	return in->port_region != NULL;
+}
+
+/**
+ * pcmd_intake_on_owner() - run @fn where the intake runs (the data plane's
+ * thread for a port, else here) and wait for it.
+ * @in: the intake.
+ * @fn: the function; its return is returned.
+ * @arg: for @fn.
+ */
+int pcmd_intake_on_owner(struct pcmd_intake *in, int (*fn)(void *arg), void *arg);
+
+/**
+ * pcmd_intake_reserve() - reserve a completion slot for a request (CONNECT,
+ * ACCEPT), on the owner.
+ * @in: the intake.
+ * @outstanding: the slots reserved now (for the error message).
+ *
+ * Return: 0, -ENOBUFS, -EPROTO (channel.h).
+ */
+int pcmd_intake_reserve(struct pcmd_intake *in, uint32_t *outstanding);
+
+/* Give back a reservation whose request never started (on the owner). */
+void pcmd_intake_unreserve(struct pcmd_intake *in);
+
+/**
+ * pcmd_intake_post_completion() - write one completion into a slot reserved
+ * with pcmd_intake_reserve() and publish it, on the owner.
+ * @in: the intake.
+ * @cqe: the completion.
+ */
+void pcmd_intake_post_completion(struct pcmd_intake *in, const struct pcmd_cqe *cqe);
+
+/* The name the intake posts flow @flow by: the port's flow_handle(), or the flow id itself. */
+uint64_t pcmd_intake_flow_handle(const struct pcmd_intake *in, uint32_t flow);
 
 /**
  * pcmd_intake_conn_set() - what the data path knows of conn @index.

@@ -5,8 +5,8 @@
  */
 #include <stdio.h>
 #include <systemd/sd-daemon.h>
-#include <time.h>
 
+#include "clock.h"
 #include "notify.h"
 
 void pcmd_notify_ready(const char *status)
@@ -21,12 +21,8 @@ void pcmd_notify_status(const char *status)
 
 void pcmd_notify_reloading(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading the configuration",
-		   (unsigned long long)ts.tv_sec * 1000000ull +
-		       (unsigned long long)ts.tv_nsec / 1000ull);
+		   (unsigned long long)(pcmd_now_ns() / 1000ull));
 }
 
 void pcmd_notify_stopping(void)

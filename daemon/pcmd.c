@@ -23,86 +23,24 @@
 #include "control.h"
 #include "log.h"
 #include "notify.h"
+#include "pcm_units.h"
 #include "pcmd.h"
-#include "units.h"
 
-#define DP_EVENT_BATCH 64
-#define DP_EVENT_ROUNDS 16
+#define PLANE_EVENT_BATCH 64
+#define PLANE_EVENT_ROUNDS 16
 #define STOP_GRACE_NS 3000000000ull /* after the abort: longest wait for the data plane */
 
 #define OWNER(ptr, member) ((struct pcmd *)((char *)(ptr)-offsetof(struct pcmd, member)))
 
-uint64_t pcmd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* ---- totals and status ----------------------------------------------------------------- */
-
-static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_totals *t)
-{
-	if (c->state == PCMD_CLIENT_ALIVE && !c->refused)
-		t->clients++;
-	if (c->chan)
-		t->cq_full_waits += pcmd_channel_cq_full_waits(c->chan);
-	if (c->intake) {
-		t->descriptors_ok += atomic_load_explicit(&c->intake->descriptors_ok,
-							  memory_order_relaxed);
-		t->descriptors_rejected += atomic_load_explicit(&c->intake->descriptors_rejected,
-								memory_order_relaxed);
-		t->completions += atomic_load_explicit(&c->intake->completions,
-						       memory_order_relaxed);
-	}
-	for (uint32_t i = 0; c->listeners && i < c->max_listeners; i++)
-		t->listeners += c->listeners[i].used;
-	for (uint32_t i = 0; c->conns && i < c->max_flows; i++) {
-		const struct pcmd_conn *cn = &c->conns[i];
-		struct pcmd_intake_counters n;
-		struct pcmd_flow_measure st;
-
-		if (cn->state == PCMD_CONN_FREE || cn->state == PCMD_CONN_ACCEPTING)
-			continue;
-		t->flows++;
-		pcmd_intake_conn_counters(c->intake, i, &n);
-		t->tx_bytes += n.tx_bytes;
-		t->rx_bytes += n.rx_bytes;
-		t->tx_msgs += n.tx_msgs;
-		t->rx_msgs += n.rx_msgs;
-		if (cn->state == PCMD_CONN_ESTABLISHED && cn->has_dp_flow &&
-		    d->dp_ops->flow_stats(d->dp, cn->dp_flow, &st) == 0 &&
-		    (st.valid & PCMD_FIELD_RETRANSMITS))
-			t->retransmits += st.retransmits;
-	}
-}
-
-void pcmd_totals(struct pcmd *d, struct pcmd_totals *t)
-{
-	const struct pcmd_counters *k = &d->counters;
-
-	memset(t, 0, sizeof(*t));
-	t->tx_bytes = k->closed_tx_bytes;
-	t->rx_bytes = k->closed_rx_bytes;
-	t->tx_msgs = k->closed_tx_msgs;
-	t->rx_msgs = k->closed_rx_msgs;
-	t->descriptors_ok = k->descriptors_ok;
-	t->descriptors_rejected = k->descriptors_rejected;
-	t->completions = k->completions;
-	t->region_bytes = d->region_bytes;
-	for (uint32_t s = 0; s < d->n_slots; s++)
-		if (d->slots[s])
-			add_client(d, d->slots[s], t);
-}
+/* ---- status ------------------------------------------------------------------------------ */
 
 void pcmd_status_line(struct pcmd *d, char *buf, size_t len)
 {
 	struct pcmd_totals t;
 	char rate[32];
 
-	pcmd_totals(d, &t);
-	pcmd_format_rate(d->counters.goodput_bps, "bit/s", rate, sizeof(rate));
+	pcmd_clients_totals(d, &t);
+	pcm_units_format_rate(d->counters.goodput_bps, "bit/s", rate, sizeof(rate));
 	snprintf(buf, len, "%s: %llu clients, %llu flows, goodput %s",
 		 d->phase == PCMD_PHASE_RUNNING ? "running" : "stopping",
 		 (unsigned long long)t.clients, (unsigned long long)t.flows, rate);
@@ -112,7 +50,7 @@ void pcmd_status_line(struct pcmd *d, char *buf, size_t len)
 
 static void accept_done(struct pcmd_op *op, int res);
 static void signal_done(struct pcmd_op *op, int res);
-static void dp_done(struct pcmd_bell *bell, int res);
+static void plane_done(struct pcmd_bell *bell, int res);
 static void status_tick(struct pcmd_op *op, int res);
 static void stats_tick(struct pcmd_op *op, int res);
 static void watchdog_tick(struct pcmd_op *op, int res);
@@ -134,7 +72,7 @@ static void accept_done(struct pcmd_op *op, int res)
 
 	if (res >= 0) {
 		if (d->phase == PCMD_PHASE_RUNNING)
-			pcmd_client_accept(d, res);
+			pcmd_control_accept(d, res);
 		else
 			close(res);
 	} else if (res != -ECANCELED && d->phase == PCMD_PHASE_RUNNING) {
@@ -168,40 +106,40 @@ static void signal_done(struct pcmd_op *op, int res)
 		arm_signal(d);
 }
 
-static void arm_dp(struct pcmd *d)
+static void arm_plane(struct pcmd *d)
 {
-	if (d->dp_fd < 0 || d->phase == PCMD_PHASE_DONE)
+	if (d->plane_fd < 0 || d->phase == PCMD_PHASE_DONE)
 		return;
-	if (pcmd_loop_bell(d->loop, &d->dp_bell, d->dp_fd, dp_done) < 0)
+	if (pcmd_loop_bell(d->loop, &d->plane_bell, d->plane_fd, plane_done) < 0)
 		pcmd_err("cannot queue the data plane's event wait");
 }
 
-void pcmd_dp_drain(struct pcmd *d)
+void pcmd_plane_drain(struct pcmd *d)
 {
-	struct pcmd_dp_event evs[DP_EVENT_BATCH];
+	struct pcmd_plane_event evs[PLANE_EVENT_BATCH];
 
-	for (int round = 0; round < DP_EVENT_ROUNDS; round++) {
-		int n = d->dp_ops->poll(d->dp, evs, DP_EVENT_BATCH);
+	for (int round = 0; round < PLANE_EVENT_ROUNDS; round++) {
+		int n = d->plane_ops->poll(d->plane, evs, PLANE_EVENT_BATCH);
 
 		if (n < 0) {
 			pcmd_err("data plane poll: %s", strerror(-n));
 			break;
 		}
 		for (int i = 0; i < n; i++)
-			pcmd_client_dp_event(d, &evs[i]);
-		if (n < DP_EVENT_BATCH)
+			pcmd_client_plane_event(d, &evs[i]);
+		if (n < PLANE_EVENT_BATCH)
 			break;
 	}
 	pcmd_clients_flush_all(d);
 }
 
-static void dp_done(struct pcmd_bell *bell, int res)
+static void plane_done(struct pcmd_bell *bell, int res)
 {
-	struct pcmd *d = OWNER(bell, dp_bell);
+	struct pcmd *d = OWNER(bell, plane_bell);
 
 	if (res >= 0)
-		pcmd_dp_drain(d);
-	arm_dp(d);
+		pcmd_plane_drain(d);
+	arm_plane(d);
 }
 
 static void arm_timer(struct pcmd *d, struct pcmd_op *op, pcmd_op_fn fn, uint64_t ns)
@@ -219,7 +157,7 @@ static void status_tick(struct pcmd_op *op, int res)
 
 	if (d->phase == PCMD_PHASE_DONE)
 		return;
-	pcmd_totals(d, &t);
+	pcmd_clients_totals(d, &t);
 	pcmd_stats_goodput_update(&d->counters, t.rx_bytes, pcmd_now_ns());
 	pcmd_clients_expire_refused(d, pcmd_now_ns());
 	pcmd_status_line(d, line, sizeof(line));
@@ -238,7 +176,7 @@ static void stats_tick(struct pcmd_op *op, int res)
 	if (d->phase == PCMD_PHASE_DONE)
 		return;
 	if (pcmd_writer_active(&d->output.stats)) {
-		pcmd_totals(d, &t);
+		pcmd_clients_totals(d, &t);
 		pcmd_stats_json_line(&d->counters, &t, now, now - d->start_ns, line, sizeof(line));
 		pcmd_writer_append(&d->output.stats, line);
 	}
@@ -457,31 +395,31 @@ static int open_signals(struct pcmd *d)
 /* Say so when the data plane carries less than limits.max_message_bytes. */
 static void note_max_message(const struct pcmd *d)
 {
-	uint64_t given = pcmd_dp_max_message_bytes(d->dp_ops, d->dp, d->cfg);
+	uint64_t given = pcmd_plane_max_message_bytes(d->plane_ops, d->plane, d->cfg);
 
 	if (given < d->cfg->limits.max_message_bytes)
-		pcmd_warn("limits.max_message_bytes (%llu) is above the %llu bytes data plane %s "
-			  "carries (4096 chunks of datapath.chunk_bytes): clients are given %llu",
-			  (unsigned long long)d->cfg->limits.max_message_bytes,
-			  (unsigned long long)given, pcmd_dp_datapath(d->dp_ops, d->dp, d->cfg),
-			  (unsigned long long)given);
+		pcmd_warn(
+		    "limits.max_message_bytes (%llu) is above the %llu bytes data plane %s "
+		    "carries (4096 chunks of datapath.chunk_bytes): clients are given %llu",
+		    (unsigned long long)d->cfg->limits.max_message_bytes, (unsigned long long)given,
+		    pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg), (unsigned long long)given);
 }
 
-static int open_dataplane(struct pcmd *d, const struct pcmd_dp_ops *dp, char *err, size_t err_len)
+static int open_plane(struct pcmd *d, const struct pcmd_plane_ops *plane, char *err, size_t err_len)
 {
-	const char *missing = pcmd_dp_ops_check(dp);
+	const char *missing = pcmd_plane_ops_check(plane);
 	int rc;
 
 	if (missing) {
-		snprintf(err, err_len, "data plane '%s' lacks %s", dp->name ? dp->name : "?",
+		snprintf(err, err_len, "data plane '%s' lacks %s", plane->name ? plane->name : "?",
 			 missing);
 		return -EINVAL;
 	}
-	d->dp_ops = dp;
-	rc = dp->create(d->cfg, &d->dp, err, err_len);
+	d->plane_ops = plane;
+	rc = plane->create(d->cfg, &d->plane, err, err_len);
 	if (rc < 0)
 		return rc;
-	d->dp_fd = dp->event_fd(d->dp);
+	d->plane_fd = plane->event_fd(d->plane);
 	note_max_message(d);
 	return 0;
 }
@@ -529,7 +467,8 @@ static int created(struct pcmd *d, int rc, struct pcmd **out, char *err, size_t 
 }
 
 int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
-		     const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len)
+		     const struct pcmd_plane_ops *plane, struct pcmd **out, char *err,
+		     size_t err_len)
 {
 	struct pcmd *d = calloc(1, sizeof(*d));
 	int rc;
@@ -537,7 +476,7 @@ int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
 	err[0] = '\0';
 	if (!d)
 		return -ENOMEM;
-	d->listen_fd = d->signal_fd = d->dp_fd = -1;
+	d->listen_fd = d->signal_fd = d->plane_fd = -1;
 	d->output.stats.fd = d->output.stats.retired_fd = -1;
 	d->output.records.fd = d->output.records.retired_fd = -1;
 	d->phase = PCMD_PHASE_RUNNING;
@@ -553,15 +492,15 @@ int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
 	if (rc == 0 && (rc = pcmd_loop_create(256, &d->loop)) < 0)
 		snprintf(err, err_len, "io_uring: %s", strerror(-rc));
 	if (rc == 0)
-		rc = open_dataplane(d, dp, err, err_len);
+		rc = open_plane(d, plane, err, err_len);
 	return created(d, rc, out, err, err_len);
 }
 
 int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
-		const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len)
+		const struct pcmd_plane_ops *plane, struct pcmd **out, char *err, size_t err_len)
 {
 	struct pcmd *d;
-	int rc = pcmd_create_core(config_path, ovr, dp, &d, err, err_len);
+	int rc = pcmd_create_core(config_path, ovr, plane, &d, err, err_len);
 
 	if (rc < 0)
 		return rc;
@@ -581,7 +520,7 @@ int pcmd_run(struct pcmd *d)
 
 	arm_accept(d);
 	arm_signal(d);
-	arm_dp(d);
+	arm_plane(d);
 	arm_timer(d, &d->status_timer, status_tick,
 		  (uint64_t)d->cfg->output.status_interval_ms * 1000000ull);
 	arm_timer(d, &d->stats_timer, stats_tick,
@@ -590,7 +529,8 @@ int pcmd_run(struct pcmd *d)
 	if (d->watchdog_ns)
 		arm_timer(d, &d->watchdog_timer, watchdog_tick, d->watchdog_ns);
 	pcmd_info("listening on %s (datapath %s, data plane %s, %u rule(s), %u policies)",
-		  d->cfg->socket.path, pcmd_dp_datapath(d->dp_ops, d->dp, d->cfg), d->dp_ops->name, d->cfg->policies.n_rules, d->policies->n);
+		  d->cfg->socket.path, pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg),
+		  d->plane_ops->name, d->cfg->policies.n_rules, d->policies->n);
 	pcmd_status_line(d, line, sizeof(line));
 	pcmd_notify_ready(line);
 	while (d->phase != PCMD_PHASE_DONE) {
@@ -608,7 +548,7 @@ int pcmd_run(struct pcmd *d)
 
 static void stop_ops(struct pcmd *d)
 {
-	struct pcmd_op *ops[] = {&d->accept_op,	       &d->signal_op,	&d->dp_bell.op,
+	struct pcmd_op *ops[] = {&d->accept_op,	       &d->signal_op,	&d->plane_bell.op,
 				 &d->status_timer,     &d->stats_timer, &d->watchdog_timer,
 				 &d->drain_timer,      &d->stop_timer,	&d->output.stats.op,
 				 &d->output.records.op};
@@ -628,22 +568,12 @@ void pcmd_destroy(struct pcmd *d)
 	if (d->loop)
 		stop_ops(d);
 	/* The data plane first: after it is gone nothing touches the regions. */
-	if (d->dp)
-		d->dp_ops->destroy(d->dp);
-	d->dp = NULL;
-	for (uint32_t s = 0; d->slots && s < d->n_slots; s++) {
-		struct pcmd_client *c = d->slots[s];
-
-		if (!c)
-			continue;
-		if (c->chan)
-			pcmd_channel_destroy(c->chan);
-		close(c->fd);
-		free(c->conns);
-		free(c->listeners);
-		pcmd_intake_destroy(c->intake);
-		free(c);
-	}
+	if (d->plane)
+		d->plane_ops->destroy(d->plane);
+	d->plane = NULL;
+	for (uint32_t s = 0; d->slots && s < d->n_slots; s++)
+		if (d->slots[s])
+			pcmd_client_destroy(d->slots[s]);
 	pcmd_writer_close(&d->output.stats);
 	pcmd_writer_close(&d->output.records);
 	pcmd_control_close(d);

@@ -13,9 +13,11 @@
 #include <stdint.h>
 #include <sys/signalfd.h>
 
+#include "clock.h"
 #include "config.h"
-#include "dataplane.h"
 #include "loop.h"
+#include "phase.h"
+#include "plane.h"
 #include "policy.h"
 #include "stats.h"
 
@@ -23,13 +25,6 @@
 #define PCMD_SPARE_SLOTS 16
 
 struct pcmd_client;
-
-enum pcmd_phase {
-	PCMD_PHASE_RUNNING = 1,
-	PCMD_PHASE_DRAINING = 2, /* SIGTERM: no new clients or work; posted sends may finish */
-	PCMD_PHASE_ABORTING = 3, /* every flow aborted; waiting for the data plane to close them */
-	PCMD_PHASE_DONE = 4,
-};
 
 struct pcmd {
 	struct pcmd_config *cfg;
@@ -41,8 +36,8 @@ struct pcmd {
 	uint64_t start_ns;
 
 	struct pcmd_loop *loop;
-	const struct pcmd_dp_ops *dp_ops;
-	struct pcmd_dp *dp;
+	const struct pcmd_plane_ops *plane_ops;
+	struct pcmd_plane *plane;
 	struct pcmd_policies *policies;
 
 	/* Clients by slot; a client's key is slot | generation << 16. */
@@ -61,8 +56,8 @@ struct pcmd {
 	int signal_fd;
 	struct pcmd_op signal_op;
 	struct signalfd_siginfo siginfo;
-	int dp_fd;
-	struct pcmd_bell dp_bell; /* the data plane's event fd */
+	int plane_fd;
+	struct pcmd_bell plane_bell; /* the data plane's event fd */
 	struct pcmd_op status_timer, stats_timer, watchdog_timer, drain_timer, stop_timer;
 	uint64_t watchdog_ns;
 
@@ -70,25 +65,22 @@ struct pcmd {
 	struct pcmd_output output;
 };
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t pcmd_now_ns(void);
-
 /**
  * pcmd_main() - pcmd's command line: run the daemon, or --check-config.
  * @argc: argument count.
  * @argv: arguments.
- * @dp: the data plane this binary links.
+ * @plane: the data plane this binary links.
  *
  * Return: the process exit status.
  */
-int pcmd_main(int argc, char **argv, const struct pcmd_dp_ops *dp);
+int pcmd_main(int argc, char **argv, const struct pcmd_plane_ops *plane);
 
 /**
  * pcmd_create() - load and check the config, open the data plane, the socket,
  * the signalfd and the loop.
  * @config_path: the YAML file, or NULL.
  * @ovr: command-line overrides.
- * @dp: the data plane.
+ * @plane: the data plane.
  * @out: the daemon.
  * @err: what failed, for the log.
  * @err_len: its size.
@@ -96,7 +88,7 @@ int pcmd_main(int argc, char **argv, const struct pcmd_dp_ops *dp);
  * Return: 0 or -errno.
  */
 int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
-		const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len);
+		const struct pcmd_plane_ops *plane, struct pcmd **out, char *err, size_t err_len);
 
 /**
  * pcmd_create_core() - pcmd_create() without the service parts (control
@@ -104,7 +96,7 @@ int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
  * data plane. For tests and fuzzers that drive clients in process.
  * @config_path: the YAML file, or NULL.
  * @ovr: command-line overrides, or NULL.
- * @dp: the data plane.
+ * @plane: the data plane.
  * @out: the daemon.
  * @err: what failed.
  * @err_len: its size.
@@ -112,7 +104,8 @@ int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
  * Return: 0 or -errno.
  */
 int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
-		     const struct pcmd_dp_ops *dp, struct pcmd **out, char *err, size_t err_len);
+		     const struct pcmd_plane_ops *plane, struct pcmd **out, char *err,
+		     size_t err_len);
 
 /* Run until SIGTERM/SIGINT has drained everything. Return: 0 or -errno. */
 int pcmd_run(struct pcmd *d);
@@ -133,12 +126,9 @@ void pcmd_shutdown(struct pcmd *d);
 
 /* Route every data-plane event waiting now to its client, then flush the
  * clients' completion rings (the loop calls it when the event fd is readable). */
-void pcmd_dp_drain(struct pcmd *d);
+void pcmd_plane_drain(struct pcmd *d);
 
 /* The one-line status for sd_notify and the log. */
 void pcmd_status_line(struct pcmd *d, char *buf, size_t len);
-
-/* Totals summed over clients and flows (for STATUS, STATS and the stats file). */
-void pcmd_totals(struct pcmd *d, struct pcmd_totals *t);
 
 #endif /* PCMD_PCMD_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * stats.c - formatting pcmd's counters for its stats file and status line.
+ * stats.c - formatting pcmd's counters for its stats file and status line,
+ * and a closed flow's row for the records file.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,6 +28,16 @@ void pcmd_stats_json_line(const struct pcmd_counters *k, const struct pcmd_total
 	    k->clients_refused, k->clients_reclaimed, k->flows_opened, t->descriptors_ok,
 	    t->descriptors_rejected, t->completions, t->cq_full_waits, k->control_requests,
 	    k->control_errors, k->policy_swaps, k->reloads, k->reload_failures);
+}
+
+void pcmd_stats_record_line(const struct pcmd_flow_record *r, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%s,%s,%s,%s,%" PRIu64 ",%" PRIu64
+		 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+		 r->flow_id, r->client_id, r->pid, r->uid, r->peer, r->policy, r->lb_policy,
+		 r->mode, r->opened_ns, r->duration_ns, r->tx_bytes, r->rx_bytes, r->tx_msgs,
+		 r->rx_msgs);
 }
 
 void pcmd_stats_goodput_update(struct pcmd_counters *k, uint64_t rx_bytes, uint64_t now_ns)

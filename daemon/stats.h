@@ -56,6 +56,22 @@ struct pcmd_output {
 	"flow_id,client_id,pid,uid,peer,policy,lb_policy,mode,opened_ns,duration_ns,tx_bytes,"     \
 	"rx_bytes,tx_msgs,rx_msgs\n"
 
+/* One closed flow, as its record row says it (PCMD_RECORDS_HEADER's columns, in order). */
+struct pcmd_flow_record {
+	uint32_t flow_id, client_id, pid, uid;
+	const char *peer, *policy, *lb_policy, *mode; /* "" when none */
+	uint64_t opened_ns, duration_ns;
+	uint64_t tx_bytes, rx_bytes, tx_msgs, rx_msgs;
+};
+
+/**
+ * pcmd_stats_record_line() - the records file's row for one closed flow.
+ * @r: the flow.
+ * @buf: output, newline-terminated.
+ * @len: its size.
+ */
+void pcmd_stats_record_line(const struct pcmd_flow_record *r, char *buf, size_t len);
+
 /**
  * pcmd_stats_json_line() - the stats file's line for one interval.
  * @k: the counters.

@@ -57,6 +57,7 @@ struct opts {
 	int mode;              /* -1: the scenario's; else enum uet_shell_mode */
 	bool have_seed, have_dst, have_delay;
 	bool json, check;
+	bool help;
 };
 
 static void usage(FILE *f)
@@ -158,8 +159,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->write = optarg;
 			break;
 		case 'h':
-			usage(stdout);
-			exit(0);
+			o->help = true;
+			return 0; /* main() prints the usage: nothing else is read */
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -680,9 +681,14 @@ static int run(const struct opts *o, const struct uet_scenario *scn,
 		uet_sim_set_records(sim, &rec);
 	}
 	t0 = now_s();
+	rc = uet_sim_start(sim, &diag);
+	if (rc < 0) {
+		fprintf(stderr, "pcm-sim: %s: the run does not start: %s\n", scn->path, diag.msg);
+		goto out;
+	}
 	rc = uet_sim_run(sim, scn->stop_ps);
 	wall = now_s() - t0;
-	if (rc == -ENOMEM || rc == -ENOSPC) {
+	if (rc == -ENOMEM) {
 		fprintf(stderr, "pcm-sim: %s: out of memory during the run\n", scn->path);
 		goto out;
 	}
@@ -731,6 +737,10 @@ int main(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
+	if (o.help) {
+		usage(stdout);
+		return 0;
+	}
 	if (load_scenario(&o, &scn) < 0)
 		return 2;
 	ret = apply_opts(&o, scn);

@@ -4,7 +4,7 @@
  * input is a sequence of requests from two clients (one that has said HELLO
  * and has a region, one fresh), each built from the input's bytes with a
  * well-formed header unless the input asks for a broken one, and handed to
- * pcmd_control_handle() over pcmd's core in process, with the data plane
+ * pcmd_request_handle() over pcmd's core in process, with the data plane
  * pumped between requests. Oracles besides the sanitizers: every request gets
  * a reply no larger than the protocol's maximum, whose header echoes it; no
  * reply status is positive; and after both clients hang up pcmd holds no
@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane_loopback.h"
 #include "inproc.h"
+#include "plane_loopback.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool ready;
 	struct inproc_client cl[2];
-	struct pcmd_dp_loopback_usage u;
+	struct pcmd_plane_loopback_usage u;
 	size_t at = 0;
 
 	if (!ready) {
@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	require(ip.d->n_clients == 0 && ip.d->region_bytes == 0);
 	for (uint32_t i = 0; i < ip.d->policies->n; i++)
 		require(ip.d->policies->items[i]->flows == 0);
-	pcmd_dp_loopback_usage(ip.d->dp, &u);
+	pcmd_plane_loopback_usage(ip.d->plane, &u);
 	require(!u.regions && !u.flows && !u.listeners && !u.queued_events);
 	return 0;
 }

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane_loopback.h"
+#include "plane_loopback.h"
 #include "inproc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool ready;
 	struct inproc_client cl[2];
-	struct pcmd_dp_loopback_usage u;
+	struct pcmd_plane_loopback_usage u;
 	uint32_t posted[2] = {0, 0};
 
 	if (!ready) {
@@ -144,7 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	inproc_client_kill(&ip, &cl[1]);
 	inproc_pump(&ip, 4);
 	require(ip.d->n_clients == 0 && ip.d->region_bytes == 0);
-	pcmd_dp_loopback_usage(ip.d->dp, &u);
+	pcmd_plane_loopback_usage(ip.d->plane, &u);
 	require(!u.regions && !u.flows && !u.listeners && !u.queued_events);
 	return 0;
 }

@@ -10,16 +10,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "control.h"
-#include "dataplane_loopback.h"
 #include "inproc.h"
+#include "plane_loopback.h"
+#include "request.h"
 
 int inproc_create(struct inproc *ip, const char *yaml)
 {
-	return inproc_create_on(ip, yaml, &pcmd_dp_loopback);
+	return inproc_create_on(ip, yaml, &pcmd_plane_loopback);
 }
 
-int inproc_create_on(struct inproc *ip, const char *yaml, const struct pcmd_dp_ops *dp)
+int inproc_create_on(struct inproc *ip, const char *yaml, const struct pcmd_plane_ops *plane)
 {
 	char err[PCMD_CFG_ERR_MAX];
 	FILE *f;
@@ -37,7 +37,7 @@ int inproc_create_on(struct inproc *ip, const char *yaml, const struct pcmd_dp_o
 	}
 	fputs(yaml, f);
 	fclose(f);
-	rc = pcmd_create_core(ip->config, NULL, dp, &ip->d, err, sizeof(err));
+	rc = pcmd_create_core(ip->config, NULL, plane, &ip->d, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "inproc: %s\n", err);
 	return rc;
@@ -63,14 +63,14 @@ static void fill_hdr(struct inproc_client *cl, void *req, uint16_t type, size_t 
 static size_t handle(struct inproc *ip, struct inproc_client *cl, const void *msg, size_t len,
 		     void *reply, size_t cap, int *fds, int *n_fds)
 {
-	struct pcmd_control_in in = {.msg = msg, .len = len, .cred = &cl->c->cred};
+	struct pcmd_request_in in = {.msg = msg, .len = len, .cred = &cl->c->cred};
 	static _Alignas(8) uint8_t out[PCMD_MSG_MAX_BYTES];
 	size_t n;
 
 	in.truncated = len > PCMD_RECV_BYTES;
 	if (in.truncated)
 		in.len = PCMD_RECV_BYTES;
-	n = pcmd_control_handle(cl->c, &in, out, sizeof(out), fds, n_fds);
+	n = pcmd_request_handle(cl->c, &in, out, sizeof(out), fds, n_fds);
 	memcpy(reply, out, n < cap ? n : cap);
 	/* What the loop does after sending a refusal. */
 	if (cl->c->close_after_send)
@@ -165,7 +165,7 @@ void inproc_pump(struct inproc *ip, int rounds)
 	struct pcmd *d = ip->d;
 
 	for (int i = 0; i < rounds; i++) {
-		pcmd_dp_drain(d);
+		pcmd_plane_drain(d);
 		for (uint32_t s = 0; s < d->n_slots; s++)
 			if (d->slots[s])
 				pcmd_client_intake(d->slots[s]);

@@ -3,7 +3,7 @@
  * inproc.h - pcmd driven in process, for the seeded randomized channel test
  * and the fuzzers: the daemon's core (config, policies, client table, loop,
  * the loopback data plane, or another) without its socket or signals; clients are
- * socketpairs whose requests go straight to pcmd_control_handle() and whose
+ * socketpairs whose requests go straight to pcmd_request_handle() and whose
  * rings the test reads and writes through its own mapping of the memfd. One
  * thread, no timing: the same calls give the same results.
  */
@@ -40,9 +40,9 @@ struct inproc_client {
 /* @yaml: a whole config (its socket is never bound). Return: 0 or -errno. */
 int inproc_create(struct inproc *ip, const char *yaml);
 
-/* As inproc_create() on data plane @dp instead of the loopback (its own threads: no
+/* As inproc_create() on data plane @plane instead of the loopback (its own threads: no
  * longer deterministic). */
-int inproc_create_on(struct inproc *ip, const char *yaml, const struct pcmd_dp_ops *dp);
+int inproc_create_on(struct inproc *ip, const char *yaml, const struct pcmd_plane_ops *plane);
 void inproc_destroy(struct inproc *ip);
 
 /* A client that said HELLO as @role and, for apps with @data_bytes > 0, got a region. */

@@ -3,10 +3,10 @@
  * pcmd_loopback.c - pcmd over the tests' loopback data plane: the daemon the
  * integration tests start (the same code as pcmd, only the data plane differs).
  */
-#include "dataplane_loopback.h"
+#include "plane_loopback.h"
 #include "pcmd.h"
 
 int main(int argc, char **argv)
 {
-	return pcmd_main(argc, argv, &pcmd_dp_loopback);
+	return pcmd_main(argc, argv, &pcmd_plane_loopback);
 }

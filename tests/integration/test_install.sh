@@ -66,8 +66,8 @@ pc=$(find "$prefix" -name pcm.pc | head -n1)
 [ -n "$pc" ] || fail "no pcm.pc"
 if command -v pandoc >/dev/null; then
 	[ "$man_built" = yes ] || fail "pandoc is installed but no man pages were built"
-	for m in man1/pcmc.1 man1/pcm-sim.1 man1/pcm-bench.1 man3/pcm_transport.3 \
-		man7/pcm-handler.7; do
+	for m in man1/pcmc.1 man1/pcm-sim.1 man1/pcm-bench.1 man1/pcmctl.1 \
+		man3/pcm_transport.3 man5/pcmd.conf.5 man7/pcm-handler.7 man8/pcmd.8; do
 		[ -e "$prefix/share/man/$m" ] || fail "man page $m is not installed"
 	done
 fi

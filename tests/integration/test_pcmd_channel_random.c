@@ -51,17 +51,17 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "dataplane_loopback.h"
+#include "plane_loopback.h"
 #include "harness.h"
 #include "inproc.h"
 #if defined(PCMD_RANDOM_SOFTNIC)
-#include "dataplane_engine.h"
+#include "plane_engine.h"
 #define PCMD_RANDOM_ENGINE 1
 #define DATAPATH_YAML "datapath: {kind: softnic, chunk_bytes: 4096, softnic: {hosts: 8}}\n"
 #define BINARY "test_pcmd_channel_random_softnic"
 #define HOSTS_DETACH 1 /* every host is detached at the end */
 #elif defined(PCMD_RANDOM_NULL)
-#include "dataplane_engine.h"
+#include "plane_engine.h"
 #define PCMD_RANDOM_ENGINE 1
 #define DATAPATH_YAML                                                                              \
 	"datapath: {kind: null, chunk_bytes: 4096}\nengines: {count: 2, spin_ns: 0}\n"
@@ -625,10 +625,10 @@ static bool all_done(const struct run *r)
 /* Every region released and, on softnic, every host detached (the last ones a few turns later). */
 static int data_plane_leaks(struct run *r)
 {
-	struct pcmd_dp_engine_usage u;
+	struct pcmd_plane_engine_usage u;
 
 	for (int i = 0; i < 5000; i++) {
-		pcmd_dp_engine_usage(r->ip.d->dp, &u);
+		pcmd_plane_engine_usage(r->ip.d->plane, &u);
 		if (!u.regions && !u.flows && !u.listeners && !u.queued_events &&
 		    (!HOSTS_DETACH || !u.engines))
 			return 0;
@@ -643,9 +643,9 @@ static int data_plane_leaks(struct run *r)
 #else
 static int data_plane_leaks(struct run *r)
 {
-	struct pcmd_dp_loopback_usage u;
+	struct pcmd_plane_loopback_usage u;
 
-	pcmd_dp_loopback_usage(r->ip.d->dp, &u);
+	pcmd_plane_loopback_usage(r->ip.d->plane, &u);
 	if (u.regions || u.flows || u.listeners || u.queued_events)
 		return failf(r,
 			     "leak: the data plane holds %u regions, %u flows, %u listeners, "
@@ -658,7 +658,7 @@ static int data_plane_leaks(struct run *r)
 static int create(struct inproc *ip)
 {
 #ifdef PCMD_RANDOM_ENGINE
-	return inproc_create_on(ip, config_yaml, &pcmd_dp_engine);
+	return inproc_create_on(ip, config_yaml, &pcmd_plane_engine);
 #else
 	return inproc_create(ip, config_yaml);
 #endif

@@ -34,20 +34,16 @@ LAYERS = [
     ('transport/datapath/', 4),
     ('transport/engine/', 5),
     ('transport/api/', 6),
-    ('daemon/', 7), ('examples/', 7),
+    ('daemon/', 7), ('examples/', 7), ('engines/', 7),
     ('cli/', 8), ('bench/', 8),
 ]
 
 # Circles that remain, each one concept (see the directory's README).
 ALLOWED_CIRCLES = {
     # Still to break (issue 20, [structure]); each entry goes when its circle does.
-    ('transport/uet/nic/audit.c', 'transport/uet/nic/credit.c', 'transport/uet/nic/group.c',
-     'transport/uet/nic/pdc.c', 'transport/uet/nic/prefetch.c', 'transport/uet/nic/rto.c',
-     'transport/uet/nic/sched.c', 'transport/uet/nic/segment.c'): 'to break',
     ('bench/bench_pair.c', 'bench/bench_transport.c'): 'to break',
     ('bench/bench_arith.c', 'bench/bench_async.c', 'bench/bench_via_daemon.c',
      'bench/pcm-bench.c'): 'to break',
-    ('daemon/client.c', 'daemon/control.c', 'daemon/flow.c', 'daemon/pcmd.c'): 'to break',
 }
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

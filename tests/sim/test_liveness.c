@@ -55,6 +55,29 @@ static void run_and_audit(struct uet_sim *sim, uint64_t stop_ps)
 		fail_msg("audit: %s", diag.msg);
 }
 
+/*
+ * uet_sim_start(): once, explicit or from either run function, with its
+ * result kept; the run it starts is the one run and run_until go on with.
+ */
+static void test_run_starts_once_whoever_starts_it(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct uet_sim *sim = make_sim(scn, NULL);
+	struct pcm_diag diag = { .msg = "stale" };
+
+	assert_int_equal(uet_sim_post(sim, 0, 1, 64 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_start(sim, &diag), 0);
+	assert_string_equal(diag.msg, "");
+	assert_int_equal(uet_sim_start(sim, NULL), 0);
+	assert_int_equal(uet_sim_post(sim, 0, 1, MSS, 0, -1), -EBUSY);
+	assert_int_equal(uet_sim_run_until(sim, 5 * US), 0);
+	assert_int_equal(uet_sim_n_msgs(sim), 1);
+	run_and_audit(sim, STOP_PS);
+	assert_true(uet_sim_msg(sim, 0)->done_ps > 0);
+	uet_sim_destroy(sim);
+	free(scn);
+}
+
 static void test_group_resumes_after_one_of_its_pdcs_completes(void **state)
 {
 	struct uet_scenario *scn = pair_scenario();
@@ -378,6 +401,7 @@ static void test_window_below_one_packet_sends_one_packet_at_a_time(void **state
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_run_starts_once_whoever_starts_it),
 		cmocka_unit_test(test_group_resumes_after_one_of_its_pdcs_completes),
 		cmocka_unit_test(test_incast16_with_two_messages_per_sender_completes_every_message),
 		cmocka_unit_test(test_32_senders_with_four_messages_each_complete_every_message),

@@ -122,6 +122,24 @@ static const struct bad_case bad[] = {
 	{ "traffic: {type: incast, bytes: 5XB}\n", "b.yaml:1:32: traffic.bytes", "unknown unit" },
 };
 
+/* Sizes, rates and times take pcm-units(7)'s spellings, those of pcmd.conf(5) too. */
+static void test_units_are_read_as_pcmd_conf_reads_them(void **state)
+{
+	static const char y[] = "traffic: {type: incast, bytes: 2 TiB}\n"
+				"nic: {CreditSpeculativeBytes: 1TB, DataRate: 400gbps}\n"
+				"stop: 9007199254740993ps\n";
+	struct uet_scenario *scn = NULL;
+	struct pcm_diag diag;
+
+	assert_int_equal(uet_scenario_parse("u.yaml", y, strlen(y), &scn, &diag), 0);
+	assert_int_equal(scn->traffic_bytes, 2ull << 40);
+	assert_int_equal(scn->nic.credit_speculative_bytes, 1000000000000ull);
+	assert_int_equal(scn->nic.data_rate_bps, 400000000000ull);
+	/* exact beyond a double's 53 bits */
+	assert_int_equal(scn->stop_ps, 9007199254740993ull);
+	uet_scenario_free(scn);
+}
+
 static void test_bad_input_names_file_line_col_and_key(void **state)
 {
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -245,6 +263,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_file_sets_every_field),
+		cmocka_unit_test(test_units_are_read_as_pcmd_conf_reads_them),
 		cmocka_unit_test(test_bad_input_names_file_line_col_and_key),
 		cmocka_unit_test(test_inconsistent_scenario_is_rejected_at_creation),
 		cmocka_unit_test(test_lb_gets_its_own_package_entry_apart_from_rules),

@@ -236,16 +236,49 @@ static void test_overrides_use_the_same_keys_and_say_command_line(void **state)
 	assert_string_equal(err, "command line: limits.sq_entries: 100 is not a power of two");
 }
 
-static void test_sizes_take_binary_suffixes_and_reject_overflow(void **state)
+/* Sizes are read as scenario files read them (pcm_units.h, tests/unit/test_units.c). */
+static void test_sizes_take_unit_spellings_and_reject_overflow(void **state)
 {
 	assert_int_equal(load("limits: {memory_total_bytes: 8GiB, memory_per_client_bytes: 4096, "
 			      "max_message_bytes: 4096}\n"),
 			 0);
 	assert_int_equal(cfg.limits.memory_total_bytes, 8ull << 30);
 	assert_int_equal(cfg.limits.memory_per_client_bytes, 4096);
+	assert_int_equal(load("limits: {memory_total_bytes: 1 GiB, memory_per_client_bytes: 64 MB, "
+			      "max_message_bytes: 1.5MiB}\n"),
+			 0);
+	assert_int_equal(cfg.limits.memory_total_bytes, 1ull << 30);
+	assert_int_equal(cfg.limits.memory_per_client_bytes, 64000000);
+	assert_int_equal(cfg.limits.max_message_bytes, 3ull << 19);
 	expect_error("limits: {memory_total_bytes: 99999999999TiB}\n", "does not fit in 64 bits");
 	expect_error("limits: {memory_per_client_bytes: 100}\n", "is outside 4096..");
-	expect_error("limits: {memory_total_bytes: \"1 GiB\"}\n", "is not a size");
+	expect_error("limits: {max_message_bytes: 0.5KiB0}\n",
+		     "limits.max_message_bytes: '0.5KiB0' is not a size: unknown unit 'KiB0'");
+	expect_error("limits: {max_message_bytes: 1.5}\n", "is not a whole number of bytes");
+}
+
+/* A key named for its unit (_ms, _us, _ns, _gbps) takes a bare number in it, or a unit. */
+static void test_durations_and_rates_take_their_key_unit_or_another(void **state)
+{
+	assert_int_equal(load("output: {stats_interval_ms: 2s, status_interval_ms: 250}\n"
+			      "shutdown: {drain_timeout_ms: 1.5 s}\n"
+			      "engines: {spin_ns: 2us}\n"
+			      "datapath: {softnic: {delay_us: 40, link_gbps: 25Gbps}}\n"),
+			 0);
+	assert_int_equal(cfg.output.stats_interval_ms, 2000);
+	assert_int_equal(cfg.output.status_interval_ms, 250);
+	assert_int_equal(cfg.shutdown.drain_timeout_ms, 1500);
+	assert_int_equal(cfg.engines.spin_ns, 2000);
+	assert_int_equal(cfg.datapath.softnic_delay_us, 40);
+	assert_int_equal(cfg.datapath.softnic_link_gbps, 25);
+	expect_error("output: {stats_interval_ms: 1500us}\n",
+		     "output.stats_interval_ms: '1500us' is not a whole number of ms");
+	expect_error("output: {stats_interval_ms: 5}\n",
+		     "output.stats_interval_ms: 5 is outside 10..3600000 ms");
+	expect_error("shutdown: {drain_timeout_ms: 5 parsecs}\n",
+		     "shutdown.drain_timeout_ms: '5 parsecs' is not a duration: unknown unit");
+	expect_error("datapath: {softnic: {link_gbps: 100Mbps}}\n",
+		     "datapath.softnic.link_gbps: '100Mbps' is not a whole number of Gbps");
 }
 
 static void test_rules_match_exact_prefix_and_networks(void **state)
@@ -317,7 +350,8 @@ int main(void)
 	    cmocka_unit_test(test_errors_name_file_line_column_and_key),
 	    cmocka_unit_test(test_cross_key_errors_point_at_the_key_that_was_set),
 	    cmocka_unit_test(test_overrides_use_the_same_keys_and_say_command_line),
-	    cmocka_unit_test(test_sizes_take_binary_suffixes_and_reject_overflow),
+	    cmocka_unit_test(test_sizes_take_unit_spellings_and_reject_overflow),
+	    cmocka_unit_test(test_durations_and_rates_take_their_key_unit_or_another),
 	    cmocka_unit_test(test_rules_match_exact_prefix_and_networks),
 	    cmocka_unit_test(test_auto_datapath_is_softnic_without_rdma_devices),
 	    cmocka_unit_test(test_example_config_loads),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_pcmd_ring.c - the shared ring layout and operations (daemon/ring.h)
+ * test_pcmd_ring.c - the shared ring layout and operations (pcmd-abi/pcmd_region.h)
  * and pcmd's side of a channel (daemon/channel.c): FIFO order across index
  * wrap-around, corrupt peer indices detected, doorbell flags (rung only when
  * armed, or always), the producer's wait for space, the region layout and its

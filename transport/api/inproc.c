@@ -51,6 +51,7 @@
 #include "builtin.h"
 #include "engine.h"
 #include "tp_error.h"
+#include "xp_accept_queue.h"
 #include "xp_range.h"
 
 #define DEFAULT_POLICY "swift"
@@ -92,7 +93,6 @@ struct incoming {
 	uint32_t len;
 	char from[64];
 	uint8_t msg[XP_BOOT_MSG_MAX];
-	struct incoming *next;
 };
 
 struct pkg_ref {
@@ -119,10 +119,7 @@ struct ip_ep {
 	struct xp_waiter waiter;
 	struct xp_boot *boot;
 	bool listening;
-	uint64_t *accepts;                    /* accept() cookies waiting for a dial */
-	uint32_t n_accepts, cap_accepts;
-	struct incoming *in_head, *in_tail;   /* dials waiting for an accept() */
-	uint32_t n_incoming;
+	struct xp_accept_queue accepts;       /* dials (struct incoming *) and accept() cookies */
 	struct ip_mr *mrs;
 	struct qent *q;                       /* ring of completions */
 	uint32_t q_head, q_len, q_cap;
@@ -354,12 +351,9 @@ static void ep_free(struct ip_ep *ep)
 			free(m->addr);
 		free(m);
 	}
-	while (ep->in_head) {
-		struct incoming *in = ep->in_head;
-
-		ep->in_head = in->next;
-		free(in);
-	}
+	for (uint64_t in = 0; xp_accept_queue_take_dial(&ep->accepts, &in);)
+		free((struct incoming *)(uintptr_t)in);
+	xp_accept_queue_fini(&ep->accepts);
 	if (ep->boot)
 		ep->boot->ops->destroy(ep->boot);
 	while (ep->pkgs) {
@@ -371,7 +365,6 @@ static void ep_free(struct ip_ep *ep)
 	}
 	if (ep->waiter.efd >= 0)
 		close(ep->waiter.efd);
-	free(ep->accepts);
 	free(ep->q);
 	pthread_mutex_destroy(&ep->lock);
 	free(ep);
@@ -489,9 +482,12 @@ static int ip_listen(struct pcm_tp_endpoint *base, const char *addr)
 	if (ep->listening)
 		rc = pcm_tp_set_error(-EADDRINUSE, "listen '%s': this endpoint listens already",
 				      addr);
-	else if ((rc = ep->boot->ops->listen(ep->boot, addr, &diag)) < 0)
+	else if ((rc = xp_accept_queue_init(&ep->accepts, MAX_INCOMING)) < 0)
+		pcm_tp_set_error(rc, "listen '%s': out of memory", addr);
+	else if ((rc = ep->boot->ops->listen(ep->boot, addr, &diag)) < 0) {
 		pcm_tp_set_error(rc, "listen '%s': %s", addr, diag.msg[0] ? diag.msg : strerror(-rc));
-	else
+		xp_accept_queue_fini(&ep->accepts);
+	} else
 		ep->listening = true;
 	pthread_mutex_unlock(&ep->lock);
 	return rc;
@@ -656,21 +652,14 @@ static void accept_one(struct ip_ep *ep, const struct incoming *in, uint64_t coo
 	q_complete(ep, PCM_TP_OP_ACCEPT, rc, c, cookie, 0);
 }
 
-/* Pair waiting dials with waiting accept()s. */
+/* Pair waiting dials with waiting accept()s, oldest first (xp_accept_queue.h). */
 static void accepts_match(struct ip_ep *ep)
 {
-	while (ep->n_accepts && ep->in_head) {
-		struct incoming *in = ep->in_head;
-		uint64_t cookie = ep->accepts[0];
+	uint64_t in, cookie;
 
-		ep->in_head = in->next;
-		if (!ep->in_head)
-			ep->in_tail = NULL;
-		ep->n_incoming--;
-		memmove(ep->accepts, ep->accepts + 1, (size_t)(ep->n_accepts - 1) * sizeof(uint64_t));
-		ep->n_accepts--;
-		accept_one(ep, in, cookie);
-		free(in);
+	while (xp_accept_queue_match(&ep->accepts, &in, &cookie)) {
+		accept_one(ep, (struct incoming *)(uintptr_t)in, cookie);
+		free((struct incoming *)(uintptr_t)in);
 	}
 }
 
@@ -678,7 +667,7 @@ static void dial_arrived(struct ip_ep *ep, const struct xp_boot_event *ev)
 {
 	struct incoming *in;
 
-	if (!ep->listening || ep->n_incoming >= MAX_INCOMING || ev->len > XP_BOOT_MSG_MAX ||
+	if (!ep->listening || xp_accept_queue_full(&ep->accepts) || ev->len > XP_BOOT_MSG_MAX ||
 	    !(in = calloc(1, sizeof(*in)))) {
 		ep->boot->ops->answer(ep->boot, ev->req, -ECONNREFUSED, NULL, 0);
 		return;
@@ -687,12 +676,7 @@ static void dial_arrived(struct ip_ep *ep, const struct xp_boot_event *ev)
 	in->len = ev->len;
 	memcpy(in->msg, ev->msg, ev->len);
 	snprintf(in->from, sizeof(in->from), "%s", ev->from);
-	if (ep->in_tail)
-		ep->in_tail->next = in;
-	else
-		ep->in_head = in;
-	ep->in_tail = in;
-	ep->n_incoming++;
+	(void)xp_accept_queue_dial(&ep->accepts, (uintptr_t)in); /* not full: looked at above */
 }
 
 static int ip_accept(struct pcm_tp_endpoint *base, uint64_t cookie)
@@ -701,23 +685,12 @@ static int ip_accept(struct pcm_tp_endpoint *base, uint64_t cookie)
 	int rc = 0;
 
 	pthread_mutex_lock(&ep->lock);
-	if (!ep->listening) {
+	if (!ep->listening)
 		rc = pcm_tp_set_error(-EINVAL, "accept: the endpoint does not listen");
-	} else if (ep->n_accepts == ep->cap_accepts) {
-		uint32_t cap = ep->cap_accepts ? 2 * ep->cap_accepts : 16;
-		uint64_t *n = realloc(ep->accepts, cap * sizeof(*n));
-
-		if (!n)
-			rc = pcm_tp_set_error(-ENOMEM, "accept: out of memory");
-		else {
-			ep->accepts = n;
-			ep->cap_accepts = cap;
-		}
-	}
-	if (rc == 0) {
-		ep->accepts[ep->n_accepts++] = cookie;
+	else if (xp_accept_queue_accept(&ep->accepts, cookie) < 0)
+		rc = pcm_tp_set_error(-ENOMEM, "accept: out of memory");
+	else
 		accepts_match(ep);
-	}
 	pthread_mutex_unlock(&ep->lock);
 	return rc;
 }

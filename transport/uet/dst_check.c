@@ -192,6 +192,11 @@ static int run_once(const struct uet_scenario *scn, const struct pcm_package *co
 	uet_sim_set_checks(sim, true);
 	uet_sim_set_hooks(sim, &hooks);
 	uet_sim_set_records(sim, &rec);
+	rc = uet_sim_start(sim, &diag);
+	if (rc < 0) {
+		fail(res, "the run does not start: %s", diag.msg);
+		goto out;
+	}
 	rc = uet_sim_run(sim, scn->stop_ps);
 	uet_sim_results(sim, &run->r);
 	res->msgs = run->r.flows;

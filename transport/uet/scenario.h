@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * scenario.h - what the scenario reader (scenario.c) and writer
+ * scenario.h - what the scenario reader (scenario_read.c) and writer
  * (scenario_write.c) share: the NIC attributes by the UET NIC document's
  * names, written once.
  */

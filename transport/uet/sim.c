@@ -68,7 +68,7 @@ static int add_msg(struct uet_sim *s, uint32_t src, uint32_t dst, uint64_t bytes
 int uet_sim_post(struct uet_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t at_ps,
 		 int policy)
 {
-	if (s->started)
+	if (s->started || s->start_rc)
 		return -EBUSY;
 	if (src >= s->fab.n_hosts || dst >= s->fab.n_hosts || src == dst ||
 	    (policy >= 0 && (uint32_t)policy >= s->scn->n_policies) ||
@@ -420,8 +420,20 @@ static int start(struct uet_sim *s, struct pcm_diag *diag)
 		s->flow_sample_ps = dt;
 		uet_des_schedule(&s->des, 0, UET_EV_FLOW_SAMPLE, NULL, 0);
 	}
-	s->started = true;
 	return 0;
+}
+
+int uet_sim_start(struct uet_sim *s, struct pcm_diag *diag)
+{
+	if (!s->started && !s->start_rc) {
+		s->start_rc = start(s, &s->start_diag);
+		if (s->start_rc < 0 && !s->start_diag.msg[0])
+			uet_diag_set(&s->start_diag, "%s", strerror(-s->start_rc));
+		s->started = s->start_rc == 0;
+	}
+	if (diag)
+		*diag = s->start_diag;
+	return s->start_rc;
 }
 
 static bool all_done(const struct uet_sim *s)
@@ -431,10 +443,12 @@ static bool all_done(const struct uet_sim *s)
 
 static void fetch_done(struct uet_sim *s, struct uet_pkt *pkt)
 {
+	struct uet_nic *nic = &s->ns.nics[pkt->src];
+
 	if (pkt->kind == UET_PKT_RAW)
-		uet_port_send(&s->fab, s->ns.nics[pkt->src].port, pkt);
-	else
-		uet_nic_fetch_done(&s->ns, pkt);
+		uet_port_send(&s->fab, nic->port, pkt);
+	else if (uet_nic_fetch_done(&s->ns, pkt))
+		uet_nic_tx_pass(&s->ns, nic);
 }
 
 static void dispatch(struct uet_sim *s, struct uet_ev *ev)
@@ -476,7 +490,8 @@ static void dispatch(struct uet_sim *s, struct uet_ev *ev)
 		uet_nic_doorbell(&s->ns, ev->obj);
 		break;
 	case UET_EV_CREDIT_RETRY:
-		uet_nic_credit_retry(&s->ns, ev->obj);
+		if (uet_nic_credit_retry(&s->ns, ev->obj))
+			uet_nic_kick(&s->ns, ev->obj);
 		break;
 	case UET_EV_RAW_WAKE:
 		uet_raw_wake(&s->raw, &s->ns, ev->obj);
@@ -539,15 +554,10 @@ static bool step(struct uet_sim *s, uint64_t limit_ps)
 
 int uet_sim_run(struct uet_sim *s, uint64_t stop_ps)
 {
-	int rc;
+	int rc = uet_sim_start(s, NULL);
 
-	if (!s->started) {
-		struct pcm_diag diag;
-
-		rc = start(s, &diag);
-		if (rc < 0)
-			return rc;
-	}
+	if (rc < 0)
+		return rc;
 	s->stop_ps = stop_ps;
 	while (!all_done(s)) {
 		if (!step(s, stop_ps))
@@ -723,15 +733,10 @@ int uet_sim_raw_qp_set_rate(struct uet_sim *s, uint32_t qp, uint64_t rate_bps)
 
 int uet_sim_run_until(struct uet_sim *s, uint64_t t_ps)
 {
-	int rc;
+	int rc = uet_sim_start(s, NULL);
 
-	if (!s->started) {
-		struct pcm_diag diag;
-
-		rc = start(s, &diag);
-		if (rc < 0)
-			return rc;
-	}
+	if (rc < 0)
+		return rc;
 	while (step(s, t_ps))
 		if (__builtin_expect(out_of_memory(s), 0))
 			return -ENOMEM;

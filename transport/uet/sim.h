@@ -25,6 +25,8 @@ struct uet_sim {
 	struct uet_msg_info *msgs;
 	uint32_t n_msgs, cap_msgs;
 	bool started;
+	int start_rc;                 /* uet_sim_start()'s, kept with its diagnostic */
+	struct pcm_diag start_diag;
 	uint64_t stop_ps;
 	uint64_t last_stats_ps;
 	uint64_t flow_sample_ps;

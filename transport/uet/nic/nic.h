@@ -1,27 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nic.h - the UET NIC model: its state, and the functions its files share.
- * Each file of nic/ is one section of seeds/uet-nic-datapath.txt:
+ * Each file of nic/ is one section of seeds/uet-nic-datapath.txt (or a pcm
+ * extension); README.md lists them from the top down, and a file calls only
+ * files below it:
  *
- *   pdc.c       Messages and packet delivery contexts; Completion
- *   segment.c   Segmentation; Packet marking (building data and control packets)
- *   pcie.c      Fetching the payload over PCIe, and the receiver's writes
- *   wire.c      Packets on the wire (serialization starts: release, timer)
- *   rx.c        Receiving a packet
- *   ack.c       Acknowledgements; Selective acknowledgements; the base-RTT probe
- *   nack.c      Trimmed packets and NACKs
- *   rto.c       Retransmission timer
- *   sched.c     The transmit scheduler: ready queue, turns, window and pool checks
- *   group.c     PDC groups: their life, and the packages (policy, LB) they feed
- *   prefetch.c  Prefetch buffer
- *   bytepool.c  the egress and receive pools (Buffers), on ring.c's FIFOs
- *   credit.c    receiver credit (EQDS), a pcm extension
- *   cnp.c       congestion notifications (DCQCN's notification point), a pcm extension
- *   audit.c     the leak audit, and the records the NIC writes
+ *   rx, ack, nack, cnp, credit_grant, wire, audit
+ *     -> pdc -> rto, group -> sched -> credit, prefetch, segment, pcie
+ *     -> bytepool, gqueue, trace, ring
  *
- * Dependencies point one way: the NIC puts packets on its port and runs its
- * packages by name (fabric.h, uet_cc.h); the fabric reaches the NIC only through
- * its ops table, and the run (sim.c) dispatches the NIC's events.
+ * Where a file below must start something above it, it returns what is
+ * due instead of calling up: a credit retry or grant names the group to
+ * kick, a prefetched payload's arrival says a transmit pass is due, and
+ * the caller (rx.c, or the run's event dispatch in sim.c) does it.
+ *
+ * Beyond nic/, dependencies point one way too: the NIC puts packets on its
+ * port and runs its packages by name (fabric.h, uet_cc.h); the fabric
+ * reaches the NIC only through its ops table, and the run (sim.c)
+ * dispatches the NIC's events.
  */
 #ifndef PCM_UET_NIC_H
 #define PCM_UET_NIC_H
@@ -42,8 +38,8 @@ struct uet_nics;
 /*
  * UET_CHECK(): an invariant of the PSN and SACK state, checked when the run
  * asks for it (uet_sim_set_checks(): the randomized suite, pcm-sim --check).
- * A failure is counted and reported by the leak audit, with the first one's
- * place. Unchecked runs pay one predicted branch.
+ * A failure is counted (trace.c) and reported by the leak audit, with the
+ * first one's place. Unchecked runs pay one predicted branch.
  */
 void uet_check_fail(struct uet_nics *ns, const char *file, int line, const char *what);
 #define UET_CHECKING(ns) __builtin_expect((ns)->checking, 0)
@@ -394,16 +390,18 @@ static inline bool uet_group_credit_gated(const struct uet_group *g)
 	return g->cc.pol.cc && g->cc.pol.cc->receiver_credit;
 }
 
-/* audit.c: NICs, records, audit */
+/* audit.c: the NICs' life, and the audit */
 int uet_nics_init(struct uet_nics *ns, uint32_t n_hosts);
 void uet_nics_fini(struct uet_nics *ns);
+/* Leak audit of PDCs, groups and pools, after a drained run. Return: 0, -EFAULT. */
+int uet_nic_audit(struct uet_nics *ns, struct pcm_diag *diag);
+
+/* trace.c: what the NICs show (and uet_check_fail() above) */
 void uet_nic_monitor(struct uet_nics *ns, const struct uet_pkt *pkt, uint32_t at, bool rx);
 void uet_nic_log(struct uet_nics *ns, uint32_t nic, const char *what, uint32_t pdc,
 		 uint32_t peer, uint64_t bytes);
 void uet_nic_stats_rows(struct uet_nics *ns);
 void uet_nic_flow_rows(struct uet_nics *ns);
-/* Leak audit of PDCs, groups and pools, after a drained run. Return: 0, -EFAULT. */
-int uet_nic_audit(struct uet_nics *ns, struct pcm_diag *diag);
 
 /* pdc.c */
 int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m);
@@ -480,12 +478,14 @@ void uet_arm_pool_wake(struct uet_nics *ns, struct uet_nic *nic);
 /* A NACK or (@timeout) a timeout lost @psn: out of flight, queued ahead of new data. */
 void uet_requeue(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, bool timeout);
 
-/* group.c */
+/* gqueue.c */
 void uet_gqueue_push(struct uet_gqueue *q, struct uet_group *g);
 struct uet_group *uet_gqueue_pop(struct uet_gqueue *q);
 /* Take @g out of @q if it is there. */
 void uet_gqueue_remove(struct uet_gqueue *q, struct uet_group *g);
 bool uet_gqueue_has(const struct uet_gqueue *q, const struct uet_group *g);
+
+/* group.c */
 /* The scenario's rules: the first matching (src, dst) rule's policy, else policy 0. */
 uint32_t uet_policy_for(const struct uet_scenario *scn, uint32_t src, uint32_t dst);
 struct uet_group *uet_group_find(struct uet_nic *nic, uint32_t peer);
@@ -529,7 +529,12 @@ enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct
 void uet_prefetch_release(struct uet_nics *ns, struct uet_nic *nic, uint32_t wire);
 /* @g can send nothing until the prefetch buffer drains: it waits off the ready queue. */
 void uet_prefetch_wait(struct uet_nic *nic, struct uet_group *g);
-void uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt);
+/*
+ * A payload fetched over PCIe arrived at the NIC: to the port, or (with the
+ * prefetch buffer) to its PDC. Return: true if the NIC's transmit process
+ * must run now (uet_nic_tx_pass()).
+ */
+bool uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt);
 
 /* cnp.c */
 /* Turn the receivers' notification points on if a package of the run reads PCM_SIG_CNP. */
@@ -539,14 +544,19 @@ void uet_cnp_marked(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pd
 void uet_nic_cnp_interval_end(struct uet_nics *ns, struct uet_group *g);
 void uet_cnp_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
 
-/* credit.c */
+/* credit.c: the sender's side */
 /* @g must put @wire more bytes on the wire (a message posted, a packet lost): ask for them. */
 void uet_credit_need(struct uet_nics *ns, struct uet_group *g, uint32_t pdc_id, uint64_t wire);
 /* @g is stopped for want of credit: ask again if nothing answers. */
 void uet_credit_blocked(struct uet_nics *ns, struct uet_group *g);
-void uet_nic_credit_retry(struct uet_nics *ns, struct uet_group *g);
+/* The retry timer of @g. Return: true if @g must be kicked (uet_nic_kick()). */
+bool uet_nic_credit_retry(struct uet_nics *ns, struct uet_group *g);
+/* A grant arrived. Return: the group it raised, to be kicked (uet_nic_kick()), or NULL. */
+struct uet_group *uet_credit_grant_receive(struct uet_nics *ns, struct uet_nic *nic,
+					   const struct uet_pkt *pkt);
+
+/* credit_grant.c: the receiver's side */
 void uet_credit_request_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
-void uet_credit_grant_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
 void uet_nic_credit_tick(struct uet_nics *ns, struct uet_nic *nic);
 
 #endif /* PCM_UET_NIC_H */

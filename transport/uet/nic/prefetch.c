@@ -16,6 +16,9 @@
  * (no retransmission, no prefetched payload) waits off the ready queue, and
  * the others go on committing what they prefetched, which is what drains the
  * buffer; the waiters come back at the tail when it is half empty.
+ *
+ * The scheduler calls down into this file; what a prefetched payload starts
+ * (a transmit pass) is left to the caller, as uet_nic_fetch_done() says.
  */
 #include "nic.h"
 
@@ -63,14 +66,14 @@ void uet_prefetch_release(struct uet_nics *ns, struct uet_nic *nic, uint32_t wir
 		nic->pass_ev = uet_nic_schedule(ns, uet_now(ns), UET_EV_TX_PASS, nic, 0);
 }
 
-void uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt)
+bool uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt)
 {
 	struct uet_nic *nic = &ns->nics[pkt->src];
 	struct uet_pdc *pdc;
 
 	if (!ns->cfg.prefetch_enable) {
 		uet_port_send(ns->fab, nic->port, pkt);
-		return;
+		return false;
 	}
 	pdc = ns->pdcs[pkt->pdc];
 	pkt->ev.next = NULL;
@@ -82,5 +85,5 @@ void uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt)
 	pdc->tx[pkt->psn].state = UET_TX_PREFETCHED;
 	uet_gqueue_remove(&nic->pfw, pdc->grp);
 	uet_rq_push_tail(nic, pdc->grp);
-	uet_nic_tx_pass(ns, nic);
+	return true;
 }

@@ -122,9 +122,13 @@ void uet_nic_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *p
 	case UET_PKT_CREDIT_REQ:
 		uet_credit_request_receive(ns, nic, pkt);
 		break;
-	case UET_PKT_CREDIT:
-		uet_credit_grant_receive(ns, nic, pkt);
+	case UET_PKT_CREDIT: {
+		struct uet_group *g = uet_credit_grant_receive(ns, nic, pkt);
+
+		if (g)
+			uet_nic_kick(ns, g);
 		break;
+	}
 	case UET_PKT_CNP:
 		uet_cnp_receive(ns, nic, pkt);
 		break;

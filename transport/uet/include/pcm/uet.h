@@ -414,7 +414,7 @@ void uet_sim_destroy(struct uet_sim *sim);
  *          rules.
  *
  * Return: the message id (>= 0), -EINVAL (bad hosts or policy), -EBUSY
- * (already running), -ENOMEM.
+ * (the run has started, or failed to), -ENOMEM.
  */
 int uet_sim_post(struct uet_sim *sim, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t at_ps,
 		 int policy);
@@ -446,14 +446,28 @@ void uet_sim_set_checks(struct uet_sim *sim, bool on);
 void uet_sim_set_records(struct uet_sim *sim, const struct uet_records *rec);
 
 /**
+ * uet_sim_start() - start the run: the packages' shells, the messages' PDC
+ * table, the traffic, failure and record events. uet_sim_run() and
+ * uet_sim_run_until() start it themselves if it has not started; a start
+ * happens once, and its result is kept.
+ * @sim: the sim.
+ * @diag: why the start failed (the same on every call after); may be NULL.
+ *
+ * Return: 0 (started now or before), -ENOMEM, -ENOSPC (more concurrent
+ * groups than shell records), or a package shell's error, the same on every
+ * call after a failure.
+ */
+int uet_sim_start(struct uet_sim *sim, struct pcm_diag *diag);
+
+/**
  * uet_sim_run() - run until every message has completed or @stop_ps passes.
  * @sim: the sim.
  * @stop_ps: the simulated time to give up at.
  *
  * Return: 0 when every message completed (and every raw packet arrived or was
  * dropped), -ETIMEDOUT at the stop time, -EDEADLK when nothing is left to
- * happen but messages are open, -ENOMEM, -ENOSPC (more concurrent groups than
- * shell records).
+ * happen but messages are open, -ENOMEM, or uet_sim_start()'s error (whose
+ * diagnostic it gives).
  */
 int uet_sim_run(struct uet_sim *sim, uint64_t stop_ps);
 
@@ -624,7 +638,7 @@ int uet_sim_raw_post(struct uet_sim *sim, uint32_t qp, uint64_t bytes, uint64_t 
  * @sim: the sim.
  * @t_ps: the time to run to.
  *
- * Return: 0, -ENOMEM.
+ * Return: 0, -ENOMEM, or uet_sim_start()'s error (whose diagnostic it gives).
  */
 int uet_sim_run_until(struct uet_sim *sim, uint64_t t_ps);
 

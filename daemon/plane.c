@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * dataplane.c - the completeness check every data plane passes before pcmd
+ * plane.c - the completeness check every data plane passes before pcmd
  * uses it, the datapath name pcmd reports, and the longest message it lets
  * clients post.
  */
 #include <stddef.h>
 
 #include "config.h"
-#include "dataplane.h"
+#include "plane.h"
 
-const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops)
+const char *pcmd_plane_ops_check(const struct pcmd_plane_ops *ops)
 {
 #define NEED(m)                                                                                    \
 	do {                                                                                       \
@@ -42,19 +42,19 @@ const char *pcmd_dp_ops_check(const struct pcmd_dp_ops *ops)
 	return NULL;
 }
 
-const char *pcmd_dp_datapath(const struct pcmd_dp_ops *ops, struct pcmd_dp *dp,
-			     const struct pcmd_config *cfg)
+const char *pcmd_plane_datapath(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl,
+				const struct pcmd_config *cfg)
 {
-	if (ops && dp && ops->datapath)
-		return ops->datapath(dp);
+	if (ops && pl && ops->datapath)
+		return ops->datapath(pl);
 	return pcmd_datapath_name(cfg->datapath.resolved);
 }
 
-uint64_t pcmd_dp_max_message_bytes(const struct pcmd_dp_ops *ops, struct pcmd_dp *dp,
-				   const struct pcmd_config *cfg)
+uint64_t pcmd_plane_max_message_bytes(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl,
+				      const struct pcmd_config *cfg)
 {
 	uint64_t limit = cfg->limits.max_message_bytes;
-	uint64_t carried = ops && dp && ops->max_message_bytes ? ops->max_message_bytes(dp) : 0;
+	uint64_t carried = ops && pl && ops->max_message_bytes ? ops->max_message_bytes(pl) : 0;
 
 	return carried && carried < limit ? carried : limit;
 }
