@@ -106,6 +106,7 @@ int pcmd_eng_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, const c
 	pl->flows[a].known = true;
 	pl->flows[a].token = token;
 	pl->flows[b].token = a; /* the dialer, for the peer's name (pcmd_eng_listener_match()) */
+	pcmd_plane_opts_names(opts, &pl->flows[b].dialer);
 	(void)xp_accept_queue_dial(&l->q, b); /* not full: looked at above, nothing since */
 	pcmd_eng_emit_simple(pl, PCMD_PLANE_EV_CONNECTED, 0, token, a);
 	pcmd_eng_listener_match(pl, l);

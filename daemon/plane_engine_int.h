@@ -65,6 +65,7 @@ struct pcmd_eng_flow {
 	uint32_t conn;
 	uint64_t token;
 	struct pcmd_plane_region *r;
+	struct pcmd_flow_opts dialer; /* an accepted flow: what its dialer runs */
 	uint64_t figures_ns; /* when info was read; 0: never */
 	int figures_status;  /* of that read: 0, -ENOENT */
 	struct xp_conn_info info;

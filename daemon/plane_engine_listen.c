@@ -76,6 +76,7 @@ void pcmd_eng_listener_match(struct pcmd_plane *pl, struct pcmd_eng_listener *l)
 		/* until it is known, a backlog flow's token holds its dialer's flow id */
 		if (peer < pl->n_flows && pl->flows[peer].used)
 			snprintf(ev.peer, sizeof(ev.peer), "%s", pl->flows[peer].r->name);
+		ev.peer_opts = fl->dialer;
 		fl->token = ev.token;
 		fl->known = true;
 		pcmd_eng_emit(pl, &ev);

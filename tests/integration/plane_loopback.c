@@ -356,8 +356,13 @@ static void match_accept(struct pcmd_plane *pl, struct lb_listener *l)
 
 		fl->token = ev.token;
 		fl->known = true;
-		if (fl->peer != NONE)
-			snprintf(ev.peer, sizeof(ev.peer), "%s", pl->flows[fl->peer].r->name);
+		if (fl->peer != NONE) {
+			const struct lb_flow *d = &pl->flows[fl->peer];
+			struct pcmd_plane_flow_opts o = {.cc = d->cc, .lb = d->lb, .mode = d->mode};
+
+			snprintf(ev.peer, sizeof(ev.peer), "%s", d->r->name);
+			pcmd_plane_opts_names(&o, &ev.peer_opts);
+		}
 		emit(pl, &ev);
 	}
 }

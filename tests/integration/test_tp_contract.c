@@ -104,19 +104,20 @@ static void pair(struct pcm_tp_endpoint *a, struct pcm_tp_endpoint *b, const cha
 #define FLOOD 1500u
 #define FLOOD_BYTES 64u
 
+/* Take @ep's completions of @op (up to @n posts), checking each once, in order, byte-exact. */
 static void take_flood(struct pcm_tp_endpoint *ep, enum pcm_tp_op op, uint8_t *seen,
-		       const uint8_t *rbuf, uint32_t *done)
+		       const uint8_t *rbuf, uint32_t n, uint32_t *done)
 {
 	struct pcm_tp_completion c[64];
-	int n = pcm_tp_poll(ep, c, 64);
+	int got = pcm_tp_poll(ep, c, 64);
 
-	assert_true(n >= 0);
-	for (int i = 0; i < n; i++) {
+	assert_true(got >= 0);
+	for (int i = 0; i < got; i++) {
 		uint64_t k = c[i].cookie;
 
 		if (c[i].op != op)
 			continue; /* a close's own completion */
-		assert_true(k < FLOOD);
+		assert_true(k < n);
 		if (c[i].status != 0)
 			fail_msg("%s %llu was accepted and then failed: %s",
 				 op == PCM_TP_OP_SEND ? "send" : "receive", (unsigned long long)k,
@@ -136,56 +137,73 @@ static void take_flood(struct pcm_tp_endpoint *ep, enum pcm_tp_op op, uint8_t *s
 }
 
 /*
- * The receiver posts its 1,500 receives in order and the sender its 1,500
- * sends, neither polling while its posts are taken; a post refused with
- * -EAGAIN is retried (after a poll of both) before any later one.
+ * One way, past the limits: the receiver posts receives without polling until
+ * one is refused, which is exactly the one past recvs_per_conn (-EAGAIN at
+ * once, the last error naming the limit); then 1,000 more than the limit flow,
+ * each refused post retried in order: every accepted post completes once
+ * with status 0 and receive k holds message k.
  */
-static void test_accepted_posts_complete_once_and_keep_fifo(void **state)
+static void test_a_post_past_the_limits_is_refused_at_once_and_fifo_holds(void **state)
 {
 	struct backend *b = *state;
 	struct pcm_tp_endpoint *tx = open_ep(b), *rx = open_ep(b);
-	uint8_t *sbuf = pcm_tp_mem_alloc(tx, FLOOD * FLOOD_BYTES);
-	uint8_t *rbuf = pcm_tp_mem_alloc(rx, FLOOD * FLOOD_BYTES);
-	uint8_t *seen_s = calloc(FLOOD, 1), *seen_r = calloc(FLOOD, 1);
-	uint32_t posted_s = 0, posted_r = 0, done_s = 0, done_r = 0, refused = 0;
+	struct pcm_tp_limits lim;
+	uint32_t n, posted_s = 0, posted_r = 0, done_s = 0, done_r = 0, refused = 0;
 	uint64_t until = harness_now_ms() + 60000;
+	uint8_t *sbuf, *rbuf, *seen_s, *seen_r;
 	struct pcm_tp_conn *ct, *cr;
+	int rc = 0;
 
+	assert_int_equal(pcm_tp_endpoint_limits(rx, &lim), 0);
+	assert_true(lim.recvs_per_conn >= 1024 && lim.recvs_per_conn <= lim.posts_per_endpoint);
+	n = lim.recvs_per_conn + 1000;
+	sbuf = pcm_tp_mem_alloc(tx, (size_t)n * FLOOD_BYTES);
+	rbuf = pcm_tp_mem_alloc(rx, (size_t)n * FLOOD_BYTES);
+	seen_s = calloc(n, 1);
+	seen_r = calloc(n, 1);
 	assert_non_null(sbuf);
 	assert_non_null(rbuf);
 	pair(tx, rx, "contract-flood", &ct, &cr);
-	for (uint32_t k = 0; k < FLOOD; k++) {
-		memset(sbuf + k * FLOOD_BYTES, 0, FLOOD_BYTES);
-		sbuf[k * FLOOD_BYTES] = (uint8_t)k;
-		sbuf[k * FLOOD_BYTES + 1] = (uint8_t)(k >> 8);
+	for (uint32_t k = 0; k < n; k++) {
+		memset(sbuf + (size_t)k * FLOOD_BYTES, 0, FLOOD_BYTES);
+		sbuf[(size_t)k * FLOOD_BYTES] = (uint8_t)k;
+		sbuf[(size_t)k * FLOOD_BYTES + 1] = (uint8_t)(k >> 8);
 	}
-	memset(rbuf, 0xee, FLOOD * FLOOD_BYTES);
-	while (done_s < FLOOD || done_r < FLOOD) {
-		int rc = 0;
-
+	memset(rbuf, 0xee, (size_t)n * FLOOD_BYTES);
+	while (posted_r < n && (rc = pcm_tp_recv(cr, NULL, rbuf + (size_t)posted_r * FLOOD_BYTES,
+						  FLOOD_BYTES, posted_r)) == 0)
+		posted_r++;
+	assert_int_equal(rc, -EAGAIN);
+	assert_int_equal(posted_r, lim.recvs_per_conn);
+	assert_non_null(strstr(pcm_tp_last_error(), "limit"));
+	while (done_s < n || done_r < n) {
 		if (harness_now_ms() > until)
 			fail_msg("%s: stuck: %u/%u receives and %u/%u sends posted, %u and %u done",
-				 b->name, posted_r, FLOOD, posted_s, FLOOD, done_r, done_s);
-		while (posted_r < FLOOD &&
-		       (rc = pcm_tp_recv(cr, NULL, rbuf + posted_r * FLOOD_BYTES, FLOOD_BYTES,
-					 posted_r)) == 0)
+				 b->name, posted_r, n, posted_s, n, done_r, done_s);
+		rc = 0;
+		while (posted_r < n &&
+		       (rc = pcm_tp_recv(cr, NULL, rbuf + (size_t)posted_r * FLOOD_BYTES,
+					 FLOOD_BYTES, posted_r)) == 0)
 			posted_r++;
 		if (rc != 0 && rc != -EAGAIN)
 			fail_msg("receive %u: %d (%s)", posted_r, rc, pcm_tp_last_error());
 		refused += rc == -EAGAIN;
 		rc = 0;
-		while (posted_s < FLOOD &&
-		       (rc = pcm_tp_send(ct, NULL, sbuf + posted_s * FLOOD_BYTES, FLOOD_BYTES,
-					 posted_s)) == 0)
+		while (posted_s < n &&
+		       (rc = pcm_tp_send(ct, NULL, sbuf + (size_t)posted_s * FLOOD_BYTES,
+					 FLOOD_BYTES, posted_s)) == 0)
 			posted_s++;
 		if (rc != 0 && rc != -EAGAIN)
 			fail_msg("send %u: %d (%s)", posted_s, rc, pcm_tp_last_error());
 		refused += rc == -EAGAIN;
-		take_flood(rx, PCM_TP_OP_RECV, seen_r, rbuf, &done_r);
-		take_flood(tx, PCM_TP_OP_SEND, seen_s, NULL, &done_s);
+		assert_true(posted_r - done_r <= lim.recvs_per_conn);
+		assert_true(posted_s - done_s <= lim.sends_per_conn);
+		take_flood(rx, PCM_TP_OP_RECV, seen_r, rbuf, n, &done_r);
+		take_flood(tx, PCM_TP_OP_SEND, seen_s, NULL, n, &done_s);
 	}
-	printf("%s: %u posts refused with -EAGAIN and retried; every accepted post completed once\n",
-	       b->name, refused);
+	printf("%s: limit %u per connection; %u posts refused with -EAGAIN and retried; every "
+	       "accepted post completed once\n",
+	       b->name, lim.recvs_per_conn, refused);
 	free(seen_s);
 	free(seen_r);
 	pcm_tp_endpoint_close(tx);
@@ -306,7 +324,7 @@ int main(void)
 	cmocka_unit_test_prestate_setup_teardown(fn, start, stop, &inproc),                        \
 	    cmocka_unit_test_prestate_setup_teardown(fn, start, stop, &daemon_be)
 	    BOTH(test_1500_receives_then_1500_sends_each_side),
-	    BOTH(test_accepted_posts_complete_once_and_keep_fifo),
+	    BOTH(test_a_post_past_the_limits_is_refused_at_once_and_fifo_holds),
 #undef BOTH
 	};
 
