@@ -1,14 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_tp_contract.c - libpcmtransport keeps its word in both backends
- * (pcm_transport(3), "The contract"): every case runs in process (datapath
+ * (pcm_transport(3), "The contract"): each case runs in process (datapath
  * null) and through a pcmd this test starts (the datapath of
- * $PCMD_TEST_DATAPATH, default softnic), with the same expectations.
+ * $PCMD_TEST_DATAPATH, default softnic), with the same expectations, except
+ * the cases only one backend has.
  *
- *   the post contract   1,500 receives and 1,500 sends posted without polling,
- *                       each refused post retried in order: every post that
- *                       returned 0 completes exactly once with status 0, and
- *                       receive k holds message k.
+ *   the post contract   each side posts 1,500 receives then 1,500 sends
+ *                       without polling, a refused post retried in order:
+ *                       every post that returned 0 completes once with
+ *                       status 0, and receive k holds message k; past the
+ *                       limits a post is refused at once, exactly at the
+ *                       limit pcm_tp_endpoint_limits() gives.
+ *   misuse              NULLs, foreign and stale handles, double close and
+ *                       deregistration, a region in use (-EBUSY), posts on
+ *                       closed, gone and dead connections: one code in both
+ *                       backends, the last error naming the argument.
+ *   policies            the dialer's options decide both sides, as
+ *                       pcm_tp_conn_query() reads; cfg.policy names an
+ *                       endpoint's connects; a .so path (daemon: -EPERM).
+ *   a dead pcmd         kill -9 under a busy poller: everything outstanding
+ *                       ends with -ESHUTDOWN in post order, then poll and
+ *                       wait say so; a new endpoint works on a new pcmd. A
+ *                       stopping pcmd's own completions come before that.
+ *   one behaviour       AUTO's rule; softnic in process refused with advice.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <cmocka.h>
 
 #include "harness.h"
@@ -317,6 +334,390 @@ static void test_1500_receives_then_1500_sends_each_side(void **state)
 	}
 }
 
+/* ---- misuse ----------------------------------------------------------------------------- */
+
+/* @rc is @want, and the last error is this call's: it names @what. */
+#define EXPECT(rc, want, what)                                                                     \
+	do {                                                                                       \
+		int rc_ = (rc);                                                                    \
+		if (rc_ != (want) || !strstr(pcm_tp_last_error(), (what)))                         \
+			fail_msg("%s: %s gave %d (%s), want %d naming '%s'", b->name, #rc, rc_,   \
+				 pcm_tp_last_error(), (int)(want), (what));                        \
+	} while (0)
+
+/* The next completion of @ep that is @op; others (a CLOSE) are skipped. */
+static struct pcm_tp_completion next_op(struct pcm_tp_endpoint *ep, struct pcm_tp_endpoint *other,
+					enum pcm_tp_op op)
+{
+	struct pcm_tp_completion c;
+
+	do
+		c = next_of(ep, other);
+	while (c.op != op);
+	return c;
+}
+
+/*
+ * Every misuse pcm_transport(3) lists, on a live pair: the same code in both
+ * backends, the last error naming the argument or object, nothing crashes
+ * (the suite runs under ASan too), nothing is written after the call.
+ */
+static void test_misuse_is_an_error_with_the_same_code_in_both_backends(void **state)
+{
+	struct backend *b = *state;
+	struct pcm_tp_endpoint *a = open_ep(b), *z = open_ep(b);
+	struct pcm_tp_conn_opts bad_mode = {.mode = (enum pcm_tp_shell_mode)99};
+	struct pcm_tp_completion c;
+	struct pcm_tp_conn *ca, *cz;
+	struct pcm_tp_conn_info info;
+	struct pcm_tp_mr *mr, *mr2;
+	char long_addr[80];
+	uint8_t heap[64], *buf, *freed;
+
+	pair(a, z, "contract-misuse", &ca, &cz);
+	buf = pcm_tp_mem_alloc(a, 8192);
+	assert_non_null(buf);
+	memset(long_addr, 'x', sizeof(long_addr) - 1);
+	long_addr[sizeof(long_addr) - 1] = '\0';
+
+	/* NULL and foreign objects, out-of-range arguments */
+	EXPECT(pcm_tp_send(NULL, NULL, buf, 1, 0), -EINVAL, "connection is NULL");
+	EXPECT(pcm_tp_recv((struct pcm_tp_conn *)heap, NULL, buf, 1, 0), -EINVAL,
+	       "is not a connection");
+	EXPECT(pcm_tp_send(ca, (struct pcm_tp_mr *)ca, buf, 1, 0), -EINVAL,
+	       "is not a memory region");
+	EXPECT(pcm_tp_send(ca, NULL, NULL, 5, 0), -EINVAL, "buffer is NULL");
+	EXPECT(pcm_tp_send(ca, NULL, (void *)(UINTPTR_MAX - 10), 100, 0), -EINVAL, "wraps");
+	EXPECT(pcm_tp_send(ca, NULL, heap, sizeof(heap), 0), -EINVAL, "is not inside");
+	EXPECT(pcm_tp_conn_set_policy(ca, NULL), -EINVAL, "options are NULL");
+	EXPECT(pcm_tp_conn_set_policy(ca, &bad_mode), -EINVAL, "o->mode");
+	EXPECT(pcm_tp_conn_query(ca, NULL), -EINVAL, "out is NULL");
+	EXPECT(pcm_tp_connect(a, NULL, NULL, 0), -EINVAL, "no address");
+	EXPECT(pcm_tp_connect(a, long_addr, NULL, 0), -ENAMETOOLONG, "longer than 63");
+	EXPECT(pcm_tp_listen(z, "contract-misuse-2"), -EADDRINUSE, "listens already");
+	EXPECT(pcm_tp_accept(a, 0), -EINVAL, "does not listen");
+	EXPECT(pcm_tp_poll(NULL, &c, 1), -EINVAL, "endpoint is NULL");
+	EXPECT(pcm_tp_poll(a, NULL, 1), -EINVAL, "out NULL");
+	EXPECT(pcm_tp_wait(NULL, 0), -EINVAL, "wait: the endpoint is NULL");
+	EXPECT(pcm_tp_mr_reg(a, NULL, 10, &mr), -EINVAL, "addr NULL");
+	EXPECT(pcm_tp_mr_reg(a, buf, 0, &mr), -EINVAL, "len 0");
+	EXPECT(pcm_tp_mr_dereg(NULL), -EINVAL, "memory region is NULL");
+	EXPECT(pcm_tp_endpoint_limits(a, NULL), -EINVAL, "endpoint_limits: out is NULL");
+	pcm_tp_mem_free(a, heap);
+	assert_non_null(strstr(pcm_tp_last_error(), "is not memory pcm_tp_mem_alloc() gave"));
+
+	/* double deregistration; deregistration of a region in use (-EBUSY: nothing changed) */
+	assert_int_equal(pcm_tp_mr_reg(a, buf, 4096, &mr), 0);
+	assert_int_equal(pcm_tp_mr_dereg(mr), 0);
+	EXPECT(pcm_tp_mr_dereg(mr), -EINVAL, "is deregistered");
+	EXPECT(pcm_tp_send(ca, mr, buf, 1, 0), -EINVAL, "is deregistered");
+	assert_int_equal(pcm_tp_mr_reg(a, buf, 4096, &mr2), 0);
+	assert_int_equal(pcm_tp_recv(ca, mr2, buf, 4096, 41), 0);
+	EXPECT(pcm_tp_mr_dereg(mr2), -EBUSY, "posted operations use");
+	/* memory freed while a receive uses it goes when that receive's completion is taken */
+	freed = pcm_tp_mem_alloc(a, 4096);
+	assert_non_null(freed);
+	assert_int_equal(pcm_tp_recv(ca, NULL, freed, 4096, 42), 0);
+	pcm_tp_mem_free(a, freed);
+	EXPECT(pcm_tp_send(ca, NULL, freed, 1, 0), -EINVAL, "is not inside");
+
+	/* double close; posts on a closed connection; its CLOSE; a gone handle */
+	assert_int_equal(pcm_tp_conn_close(ca), 0);
+	EXPECT(pcm_tp_conn_close(ca), -ENOTCONN, "closed already");
+	EXPECT(pcm_tp_send(ca, NULL, buf, 1, 0), -ENOTCONN, "send: the connection is closed");
+	EXPECT(pcm_tp_recv(ca, NULL, buf, 1, 0), -ENOTCONN, "recv: the connection is closed");
+	EXPECT(pcm_tp_conn_set_policy(ca, &(struct pcm_tp_conn_opts){0}), -ENOTCONN,
+	       "set_policy: the connection is closed");
+	EXPECT(pcm_tp_conn_query(ca, &info), -ENOTCONN, "conn_query: the connection is closed");
+	c = next_op(a, z, PCM_TP_OP_RECV);
+	assert_int_equal(c.status, -ECONNABORTED);
+	assert_int_equal(c.cookie, 41);
+	c = next_op(a, z, PCM_TP_OP_RECV);
+	assert_int_equal(c.status, -ECONNABORTED);
+	assert_int_equal(c.cookie, 42);
+	c = next_op(a, z, PCM_TP_OP_CLOSE);
+	assert_ptr_equal(c.conn, ca);
+	assert_int_equal(pcm_tp_mr_dereg(mr2), 0); /* its receive's completion was taken */
+	assert_int_equal(pcm_tp_poll(a, NULL, 0), 0); /* the poll after the CLOSE frees it */
+	EXPECT(pcm_tp_conn_close(ca), -ENOTCONN, "is gone");
+	EXPECT(pcm_tp_send(ca, NULL, buf, 1, 0), -ENOTCONN, "is gone");
+
+	/* a dead connection: the peer's close reset it; once a completion said so, posts fail */
+	assert_int_equal(pcm_tp_recv(cz, NULL, pcm_tp_mem_alloc(z, 64), 64, 51), 0);
+	c = next_op(z, a, PCM_TP_OP_RECV);
+	assert_int_equal(c.status, -ECONNRESET);
+	EXPECT(pcm_tp_send(cz, NULL, pcm_tp_mem_alloc(z, 64), 1, 52), -ECONNRESET,
+	       "the connection failed");
+	assert_int_equal(pcm_tp_conn_close(cz), 0);
+
+	/* an endpoint closed: its handles are refused, not read */
+	assert_int_equal(pcm_tp_mr_reg(a, buf, 64, &mr), 0);
+	pcm_tp_endpoint_close(a);
+	EXPECT(pcm_tp_mr_dereg(mr), -EINVAL, "is deregistered");
+	pcm_tp_endpoint_close(z);
+	EXPECT(pcm_tp_conn_close(cz), -ENOTCONN, "is gone");
+}
+
+/* ---- policies ---------------------------------------------------------------------------- */
+
+/* The dialer's options decide both sides; the acceptor's own default is no override. */
+static void test_the_dialers_options_decide_and_conn_query_says_so(void **state)
+{
+	struct backend *b = *state;
+	struct pcm_tp_conn_opts dctcp = {.policy = "dctcp", .mode = PCM_TP_SHELL_ASYNC_LOCKED};
+	struct pcm_tp_conn_opts swift = {.policy = "swift", .mode = PCM_TP_SHELL_SYNC};
+	struct pcm_tp_config cfg = {.datapath = "null", .progress = PCM_TP_PROGRESS_INLINE,
+				    .policy = "newreno"};
+	struct pcm_tp_endpoint *a = open_ep(b), *z;
+	struct pcm_tp_conn_info ia, iz;
+	struct pcm_tp_completion c;
+	struct pcm_tp_conn *ca, *cz;
+
+	cfg.backend = b->daemon ? PCM_TP_BACKEND_DAEMON : PCM_TP_BACKEND_INPROC;
+	cfg.daemon_socket = b->daemon ? b->pcmd.sock : NULL;
+	cfg.daemon_region_bytes = 1u << 20;
+	assert_int_equal(pcm_tp_endpoint_open(&cfg, &z), 0);
+	assert_int_equal(pcm_tp_listen(z, "contract-policy"), 0);
+	assert_int_equal(pcm_tp_accept(z, 1), 0);
+	assert_int_equal(pcm_tp_connect(a, "contract-policy", &dctcp, 2), 0);
+	ca = next_op(a, z, PCM_TP_OP_CONNECT).conn;
+	c = next_op(z, a, PCM_TP_OP_ACCEPT);
+	assert_int_equal(c.status, 0);
+	cz = c.conn;
+	assert_int_equal(pcm_tp_conn_query(ca, &ia), 0);
+	assert_int_equal(pcm_tp_conn_query(cz, &iz), 0);
+	printf("%s: dialer runs %s mode %d, acceptor %s mode %d\n", b->name, ia.policy, ia.mode,
+	       iz.policy, iz.mode);
+	assert_string_equal(ia.policy, "dctcp");
+	assert_string_equal(iz.policy, "dctcp");
+	assert_int_equal(ia.mode, PCM_TP_SHELL_ASYNC_LOCKED);
+	assert_int_equal(iz.mode, PCM_TP_SHELL_ASYNC_LOCKED);
+	/* a swap is seen by the query */
+	assert_int_equal(pcm_tp_conn_set_policy(ca, &swift), 0);
+	assert_int_equal(pcm_tp_conn_query(ca, &ia), 0);
+	assert_string_equal(ia.policy, "swift");
+	assert_int_equal(ia.mode, PCM_TP_SHELL_SYNC);
+	/* the endpoint's cfg.policy names its own connects' policy */
+	assert_int_equal(pcm_tp_listen(a, "contract-policy-2"), 0);
+	assert_int_equal(pcm_tp_accept(a, 3), 0);
+	assert_int_equal(pcm_tp_connect(z, "contract-policy-2", NULL, 4), 0);
+	ca = next_op(z, a, PCM_TP_OP_CONNECT).conn;
+	cz = next_op(a, z, PCM_TP_OP_ACCEPT).conn;
+	assert_int_equal(pcm_tp_conn_query(ca, &ia), 0);
+	assert_int_equal(pcm_tp_conn_query(cz, &iz), 0);
+	assert_string_equal(ia.policy, "newreno");
+	assert_string_equal(iz.policy, "newreno");
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(z);
+}
+
+/* ---- a dead pcmd ----------------------------------------------------------------------- */
+
+/*
+ * kill -9 of pcmd under a busy-polling client with work outstanding: within a
+ * bounded time every outstanding post (receives, a send, an accept) completes
+ * once with -ESHUTDOWN, in post order, closed connections give their CLOSE,
+ * then poll and wait say -ESHUTDOWN and so does every later call; once a new
+ * pcmd runs on the same socket, a new endpoint carries messages again.
+ */
+static void test_a_killed_pcmd_ends_everything_and_a_new_endpoint_works(void **state)
+{
+	struct backend *b = *state;
+	struct pcm_tp_endpoint *a = open_ep(b), *z = open_ep(b);
+	struct pcm_tp_completion c[8];
+	struct pcm_tp_conn *ca, *cz;
+	uint64_t t0, learned_ms, want = 10, got = 0;
+	uint8_t *buf;
+	int n, rc;
+
+	pair(a, z, "contract-kill", &ca, &cz);
+	buf = pcm_tp_mem_alloc(a, 4096);
+	for (uint64_t k = 10; k < 13; k++)
+		assert_int_equal(pcm_tp_recv(ca, NULL, buf, 4096, k), 0);
+	assert_int_equal(pcm_tp_listen(a, "contract-kill-2"), 0);
+	assert_int_equal(pcm_tp_accept(a, 13), 0);
+	assert_int_equal(kill(b->pcmd.pid, SIGKILL), 0);
+	waitpid(b->pcmd.pid, NULL, 0);
+	b->pcmd.pid = 0;
+	/* a busy poller: pcm_tp_poll() only, no wait */
+	t0 = harness_now_ms();
+	for (;;) {
+		n = pcm_tp_poll(a, c, 8);
+		if (n == -ESHUTDOWN)
+			break;
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++, got++) {
+			assert_int_equal(c[i].status, -ESHUTDOWN);
+			assert_int_equal(c[i].cookie, want++); /* in post order */
+			assert_int_equal(c[i].op, c[i].cookie < 13 ? PCM_TP_OP_RECV : PCM_TP_OP_ACCEPT);
+		}
+		if (harness_now_ms() - t0 > 5000)
+			fail_msg("the poller learned nothing of pcmd's death in 5 s (%llu of 4 ended)",
+				 (unsigned long long)got);
+	}
+	learned_ms = harness_now_ms() - t0;
+	assert_int_equal(got, 4);
+	assert_non_null(strstr(pcm_tp_last_error(), "pcmd is gone"));
+	assert_int_equal(pcm_tp_poll(a, c, 8), -ESHUTDOWN);
+	assert_int_equal(pcm_tp_wait(a, 100), -ESHUTDOWN);
+	assert_int_equal(pcm_tp_send(ca, NULL, buf, 1, 20), -ESHUTDOWN);
+	assert_int_equal(pcm_tp_connect(a, "anywhere", NULL, 21), -ESHUTDOWN);
+	/* a closed connection's CLOSE still comes, then -ESHUTDOWN again */
+	assert_int_equal(pcm_tp_conn_close(ca), 0);
+	assert_int_equal(pcm_tp_poll(a, c, 8), 1);
+	assert_int_equal(c[0].op, PCM_TP_OP_CLOSE);
+	assert_int_equal(pcm_tp_poll(a, c, 8), -ESHUTDOWN);
+	assert_int_equal(pcm_tp_wait(z, 100), -ESHUTDOWN);
+	assert_int_equal(pcm_tp_conn_close(cz), 0);
+	printf("a busy poller learned of pcmd's death in %llu ms: 3 receives and an accept "
+	       "ended with -ESHUTDOWN in post order\n",
+	       (unsigned long long)learned_ms);
+	assert_true(learned_ms < 1000);
+	/* reopen once pcmd runs again */
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(z);
+	rc = pcm_tp_endpoint_open(&(struct pcm_tp_config){.backend = PCM_TP_BACKEND_DAEMON,
+							   .daemon_socket = b->pcmd.sock},
+				  &a);
+	assert_true(rc == -ECONNREFUSED || rc == -ENOENT);
+	assert_int_equal(harness_restart(&b->pcmd, NULL), 0);
+	a = open_ep(b);
+	z = open_ep(b);
+	pair(a, z, "contract-kill", &ca, &cz);
+	assert_int_equal(pcm_tp_recv(cz, NULL, pcm_tp_mem_alloc(z, 64), 64, 30), 0);
+	assert_int_equal(pcm_tp_send(ca, NULL, pcm_tp_mem_alloc(a, 64), 64, 31), 0);
+	assert_int_equal(next_op(z, a, PCM_TP_OP_RECV).status, 0);
+	assert_int_equal(next_op(a, z, PCM_TP_OP_SEND).status, 0);
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(z);
+}
+
+/*
+ * pcmd stopping (abort mode) hands over what it aborts before it hangs up:
+ * the receives end with pcmd's -ECONNABORTED, none with the library's
+ * -ESHUTDOWN, and only then do poll and wait say -ESHUTDOWN.
+ */
+#define STOP_RECVS 1000u
+
+static void test_a_stopping_pcmd_hands_over_its_completions_before_eshutdown(void **state)
+{
+	static const char yaml[] = "socket: {path: \"@DIR@/pcmd.sock\", group: \"\"}\n"
+				   "datapath: {kind: @DATAPATH@}\n"
+				   "shutdown: {mode: abort}\n";
+	struct backend *b = *state;
+	struct pcm_tp_endpoint *a, *z;
+	struct pcm_tp_completion c[8];
+	struct pcm_tp_conn *ca, *cz;
+	uint32_t aborted = 0;
+	uint8_t *buf;
+	int n;
+
+	harness_finish(&b->pcmd);
+	assert_int_equal(harness_start(&b->pcmd, yaml, 0, NULL), 0);
+	a = open_ep(b);
+	z = open_ep(b);
+	pair(a, z, "contract-stop", &ca, &cz);
+	buf = pcm_tp_mem_alloc(a, 4096);
+	for (uint64_t k = 0; k < STOP_RECVS; k++)
+		assert_int_equal(pcm_tp_recv(ca, NULL, buf, 4096, k), 0);
+	/* pcmd has them all once a send through the same ring came back */
+	assert_int_equal(pcm_tp_recv(cz, NULL, pcm_tp_mem_alloc(z, 64), 64, 99), 0);
+	assert_int_equal(pcm_tp_send(ca, NULL, buf, 8, 100), 0);
+	assert_int_equal(next_op(a, z, PCM_TP_OP_SEND).status, 0);
+	kill(b->pcmd.pid, SIGTERM);
+	/* asleep in wait, the client hears the hang-up at once: it must come last */
+	while (pcm_tp_wait(a, 5000) == 0 && (n = pcm_tp_poll(a, c, 8)) != -ESHUTDOWN) {
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++) {
+			assert_int_equal(c[i].op, PCM_TP_OP_RECV);
+			if (c[i].status != -ECONNABORTED)
+				fail_msg("receive %llu ended with %s, not pcmd's -ECONNABORTED",
+					 (unsigned long long)c[i].cookie, pcm_tp_strerror(c[i].status));
+			aborted++;
+		}
+	}
+	assert_int_equal(aborted, STOP_RECVS);
+	assert_int_equal(pcm_tp_wait(a, 0), -ESHUTDOWN);
+	assert_int_equal(pcm_tp_poll(a, c, 8), -ESHUTDOWN);
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(z);
+}
+
+/* ---- one behaviour, one doc -------------------------------------------------------------- */
+
+/*
+ * PCM_TP_BACKEND_AUTO: a program with $PCMD_SOCKET set (and a pcmd there)
+ * stays in process unless $PCM_TRANSPORT says daemon (or auto). In process,
+ * malloc'd memory registers; in daemon mode it cannot.
+ */
+static void test_auto_goes_to_pcmd_only_when_told(void **state)
+{
+	struct backend *b = *state;
+	struct pcm_tp_config cfg = {.backend = PCM_TP_BACKEND_AUTO, .datapath = "null",
+				    .daemon_region_bytes = 1u << 20};
+	struct pcm_tp_endpoint *ep;
+	struct pcm_tp_mr *mr;
+	static uint8_t heap[4096];
+	static const struct {
+		const char *env; /* NULL: unset */
+		int daemon;
+	} cases[] = {{NULL, 0}, {"", 0}, {"inproc", 0}, {"daemon", 1}, {"auto", 1}};
+
+	setenv("PCMD_SOCKET", b->pcmd.sock, 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].env)
+			setenv("PCM_TRANSPORT", cases[i].env, 1);
+		else
+			unsetenv("PCM_TRANSPORT");
+		assert_int_equal(pcm_tp_endpoint_open(&cfg, &ep), 0);
+		assert_int_equal(pcm_tp_mr_reg(ep, heap, sizeof(heap), &mr),
+				 cases[i].daemon ? -EINVAL : 0);
+		if (!cases[i].daemon)
+			assert_int_equal(pcm_tp_mr_dereg(mr), 0);
+		pcm_tp_endpoint_close(ep);
+	}
+	setenv("PCM_TRANSPORT", "carrier-pigeon", 1);
+	assert_int_equal(pcm_tp_endpoint_open(&cfg, &ep), -EINVAL);
+	assert_non_null(strstr(pcm_tp_last_error(), "PCM_TRANSPORT='carrier-pigeon'"));
+	unsetenv("PCM_TRANSPORT");
+	unsetenv("PCMD_SOCKET");
+}
+
+/* softnic in process is refused, saying where it runs; through pcmd it runs. */
+static void test_softnic_in_process_is_refused_with_advice(void **state)
+{
+	struct pcm_tp_config cfg = {.backend = PCM_TP_BACKEND_INPROC, .datapath = "softnic"};
+	struct pcm_tp_endpoint *ep;
+
+	(void)state;
+	assert_int_equal(pcm_tp_endpoint_open(&cfg, &ep), -EOPNOTSUPP);
+	assert_non_null(strstr(pcm_tp_last_error(), "pcmd"));
+	assert_null(strstr(pcm_tp_last_error(), "xp_dp_config"));
+}
+
+/* A .so path: in process a file this program opens; through pcmd, -EPERM with advice. */
+static void test_a_so_policy_opens_in_process_and_is_refused_with_advice_by_pcmd(void **state)
+{
+	struct backend *b = *state;
+	struct pcm_tp_conn_opts so = {.policy = PCMD_TEST_PKG_SO};
+	struct pcm_tp_endpoint *a = open_ep(b), *z = open_ep(b);
+	struct pcm_tp_conn_info info;
+	struct pcm_tp_conn *ca, *cz;
+
+	pair(a, z, "contract-so", &ca, &cz);
+	if (b->daemon) {
+		assert_int_equal(pcm_tp_conn_set_policy(ca, &so), -EPERM);
+		assert_non_null(strstr(pcm_tp_last_error(), "pcmctl policies load"));
+		assert_int_equal(pcm_tp_connect(a, "contract-so", &so, 3), -EPERM);
+	} else {
+		assert_int_equal(pcm_tp_conn_set_policy(ca, &so), 0);
+		assert_int_equal(pcm_tp_conn_query(ca, &info), 0);
+		assert_string_equal(info.policy, "fixed_window");
+	}
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +726,18 @@ int main(void)
 	    cmocka_unit_test_prestate_setup_teardown(fn, start, stop, &daemon_be)
 	    BOTH(test_1500_receives_then_1500_sends_each_side),
 	    BOTH(test_a_post_past_the_limits_is_refused_at_once_and_fifo_holds),
+	    BOTH(test_misuse_is_an_error_with_the_same_code_in_both_backends),
+	    BOTH(test_the_dialers_options_decide_and_conn_query_says_so),
+	    BOTH(test_a_so_policy_opens_in_process_and_is_refused_with_advice_by_pcmd),
+	    cmocka_unit_test_prestate_setup_teardown(
+		test_a_killed_pcmd_ends_everything_and_a_new_endpoint_works, start, stop,
+		&daemon_be),
+	    cmocka_unit_test_prestate_setup_teardown(
+		test_a_stopping_pcmd_hands_over_its_completions_before_eshutdown, start, stop,
+		&daemon_be),
+	    cmocka_unit_test_prestate_setup_teardown(test_auto_goes_to_pcmd_only_when_told, start,
+						     stop, &daemon_be),
+	    cmocka_unit_test(test_softnic_in_process_is_refused_with_advice),
 #undef BOTH
 	};
 

@@ -38,6 +38,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@
 #define RPC_TIMEOUT_MS 10000
 #define ALLOC_ALIGN 64u
 #define DEAD_CHECK_NS 10000000ull /* a busy poller looks at pcmd's socket this often */
+#define SQ_TAKEN_WAIT_NS 1000000000ull
 
 struct dc_conn {
 	struct tp_conn base;
@@ -583,12 +585,41 @@ static int dc_accept(struct dc_ep *ep, uint64_t slot)
 	return rpc(ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
 }
 
+/*
+ * Wait until pcmd has taken every submission published so far (at most
+ * SQ_TAKEN_WAIT_NS: it takes them at once, having a completion slot for
+ * each). A close then follows the posts before it, as in process: they end
+ * with -ECONNABORTED, not as posts on a connection pcmd no longer has.
+ */
+static void sq_taken(struct dc_ep *ep)
+{
+	struct timespec ts;
+	uint64_t until = 0, now;
+	uint32_t tail;
+
+	pthread_mutex_lock(&ep->sq_lock);
+	tail = ep->sq.local;
+	pthread_mutex_unlock(&ep->sq_lock);
+	while ((int32_t)(atomic_load_explicit(&ep->sq.ctl->head.v, memory_order_acquire) - tail) <
+		   0 &&
+	       !atomic_load(&ep->gone)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (!until)
+			until = now + SQ_TAKEN_WAIT_NS;
+		else if (now > until)
+			return;
+		sched_yield();
+	}
+}
+
 static int dc_conn_close(struct dc_conn *c)
 {
 	struct pcmd_req_close q = {.hdr.type = PCMD_MSG_CLOSE};
 	struct pcmd_reply_status p;
 	int rc;
 
+	sq_taken(c->ep);
 	q.conn_id = c->id;
 	q.flags = PCMD_CLOSE_ABORT;
 	rc = rpc(c->ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
