@@ -151,9 +151,13 @@ struct tp_region *tp_region_find(struct pcm_tp_endpoint *ep, struct tp_region *r
 
 void tp_region_link(struct pcm_tp_endpoint *ep, struct tp_region *r)
 {
+	struct tp_region **p = &ep->regions;
+
+	while (*p) /* oldest first: a post without a region takes the oldest that holds it */
+		p = &(*p)->next;
 	r->ep = ep;
-	r->next = ep->regions;
-	ep->regions = r;
+	r->next = NULL;
+	*p = r;
 }
 
 void tp_region_remove(struct pcm_tp_endpoint *ep, struct tp_region *r)

@@ -94,7 +94,9 @@ void tp_post_end(struct pcm_tp_endpoint *ep, struct tp_slot *s);
 
 /**
  * tp_region_find() - the region for a post: @r if [buf, buf + len) is in it,
- * or (@r NULL) the first region holding it; an empty message without a
+ * or (@r NULL) the oldest region holding it (registered or allocated first:
+ * registering and deregistering pieces of allocated memory then never
+ * touches the posts that name no region); an empty message without a
  * buffer takes any region.
  *
  * Return: the region, or NULL.
