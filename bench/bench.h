@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench.h - what pcm-bench's subcommands share: options, the ACK trace every
- * handler benchmark replays, the native Swift baseline loop, and helpers.
+ * handler benchmark replays, the native Swift baseline (bench_native.c), the
+ * helpers (bench_util.c), and each subcommand's entry point.
  */
 #ifndef PCM_BENCH_BENCH_H
 #define PCM_BENCH_BENCH_H
@@ -94,6 +95,8 @@ static inline void make_native_event(const struct trace *t, uint32_t i,
 	ev->rtt_ps = (uint64_t)t->rtt_ns[i] * 1000;
 }
 
+/* bench_util.c: the helpers every subcommand may call; it calls none of them. */
+
 /* The handler benchmarks' simulated clock, ps; it never goes back. */
 extern pcm_uint bench_now_ps;
 
@@ -108,18 +111,9 @@ double bench_thread_cpu_s(void);
 double bench_process_cpu_s(void);
 /* Sorts @v. */
 double bench_median(double *v, unsigned n);
-bool bench_has_native_baseline(const struct pcm_package *pkg);
-/*
- * The native Swift baseline for @pkg: @flows initialised flows and their
- * parameters, or NULL with *err = 0 when @pkg has no baseline (*err = -ENOMEM
- * on allocation failure). Free with free().
- */
-struct native_swift_flow *bench_native_create(const struct pcm_package *pkg, uint32_t flows,
-					      struct native_swift_params *params, int *err);
-struct run_result bench_run_native(struct native_swift_flow *fl,
-				   const struct native_swift_params *p, const struct trace *t,
-				   uint64_t events, uint32_t flows);
 int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* The same for a 32-bit option (@max <= UINT32_MAX). */
+int bench_parse_u32(const char *flag, const char *s, uint32_t min, uint32_t max, uint32_t *out);
 
 /* bench_flags.c */
 /*
@@ -131,7 +125,61 @@ int bench_parse_in(const char *flag, const char *s, enum pcm_unit_kind kind, con
 /* A flag's duration in seconds, in (0, @max]; a bare number is seconds. Prints what is wrong. */
 int bench_parse_seconds(const char *flag, const char *s, double max, double *out);
 
-/* bench_async.c */
+/* bench_native.c: the native Swift baseline of the handler benchmarks. */
+
+#define BENCH_MAX_RUNS 64
+
+/* The baseline of one benchmark: its flows, and its figures run by run. */
+struct bench_baseline {
+	struct native_swift_flow *flows; /* NULL: the package has no baseline */
+	struct native_swift_params params;
+	uint32_t n_flows;
+	uint32_t burst; /* events per burst; 1: one call per event */
+	double ns[BENCH_MAX_RUNS], cpu_ns[BENCH_MAX_RUNS]; /* per event, wall and CPU time */
+};
+
+/*
+ * The baseline of @pkg (only Swift in double has one) over @flows flows, fed
+ * @burst events at a time. Return: 0, -ENOMEM. Release with bench_baseline_fini().
+ */
+int bench_baseline_init(struct bench_baseline *b, const struct pcm_package *pkg, uint32_t flows,
+			uint32_t burst);
+/* One run of @events events of @t, recorded as measured run @run (-1: a warm-up). */
+void bench_baseline_run(struct bench_baseline *b, const struct trace *t, uint64_t events, int run);
+/* The medians of the first @runs runs (sorts them), per event; 0 without a baseline. */
+void bench_baseline_medians(struct bench_baseline *b, unsigned runs, double *ns, double *cpu_ns);
+void bench_baseline_fini(struct bench_baseline *b);
+/* A PCM shell's figures, run by run: per event (wall and CPU time) and calls per second. */
+struct bench_figures {
+	double ns[BENCH_MAX_RUNS], cpu_ns[BENCH_MAX_RUNS], mcalls[BENCH_MAX_RUNS];
+};
+
+/*
+ * Record measured run @run of @events events, which took @seconds (@cpu_seconds
+ * of the feeding thread's time) and made @calls handler calls.
+ */
+void bench_figures_record(struct bench_figures *f, int run, uint64_t events, double seconds,
+			  double cpu_seconds, uint64_t calls);
+/* One run of a PCM shell over @events events, recorded as measured run @run (-1: a warm-up). */
+typedef void (*bench_run_fn)(void *ctx, uint64_t events, int run);
+/*
+ * Warm both sides up with @events / 4 events, then alternate @runs runs of
+ * @run and of @native, so that noise hits both alike.
+ */
+void bench_interleave(bench_run_fn run, void *ctx, struct bench_baseline *native,
+		      const struct trace *t, uint64_t events, unsigned runs);
+/* "  native N ns  ratio R" after a figure of @ns per event, when @native_ns > 0. */
+void bench_print_ratio_text(double ns, double native_ns);
+/* ,"@native_key":N,"@ratio_key":R in a JSON line, when @native_ns > 0. */
+void bench_print_ratio_json(const char *native_key, const char *ratio_key, double ns,
+			    double native_ns);
+
+/* The subcommands: pcm-bench.c's command table names these, and nothing else calls them. */
+
+/* pcm-bench handlers (bench_handlers.c) */
+int bench_handlers(int argc, char **argv);
+
+/* bench_async.c: handlers --mode async-* (called by bench_handlers.c), validate-rtt-injection */
 int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts *o,
 			 const struct trace *t);
 int bench_validate_rtt_injection(int argc, char **argv);
@@ -141,8 +189,8 @@ int bench_validate_arith(int argc, char **argv);
 
 /* pcm-bench goodput / latency (bench_transport.c): the transport engine over a datapath. */
 int bench_goodput(int argc, char **argv);
+int bench_latency(int argc, char **argv);
 /* pcm-bench goodput --via-daemon (bench_via_daemon.c): in process against through pcmd. */
 int bench_goodput_via_daemon(int argc, char **argv);
-int bench_latency(int argc, char **argv);
 
 #endif /* PCM_BENCH_BENCH_H */

@@ -125,7 +125,7 @@ static int handler_of(const char *spec, char *out, size_t len)
 /* The policy's spec and handler. Return: 0, -ENOENT (what was tried is printed). */
 static int find_sources(const struct arith_opts *o, char *spec, char *handler, size_t len)
 {
-	const struct pcm_package *pkg = NULL;
+	const struct pcm_package *pkg;
 	char dir[PATH_MAX];
 
 	if (o->policy_dir) {
@@ -136,9 +136,7 @@ static int find_sources(const struct arith_opts *o, char *spec, char *handler, s
 		fprintf(stderr, "pcm-bench: validate-arith: no %s and %s\n", spec, handler);
 		return -ENOENT;
 	}
-	for (size_t i = 0; pcm_builtin_policies[i]; i++)
-		if (strcmp(pcm_builtin_policies[i]->name, o->policy) == 0)
-			pkg = pcm_builtin_policies[i];
+	pkg = pcm_package_find(pcm_builtin_policies, o->policy);
 	if (!pkg) {
 		fprintf(stderr,
 			"pcm-bench: validate-arith: '%s' is not a built-in policy (see pcm-bench "

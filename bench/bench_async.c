@@ -120,7 +120,7 @@ struct async_run {
 	uint64_t idle_polls;
 };
 
-/* The datapath side, as run_pcm() in pcm-bench.c feeds the sync shell. */
+/* The datapath side, as run_pcm() in bench_handlers.c feeds the sync shell. */
 static struct async_run run_async(struct pcm_async *as, const struct trace *t, uint64_t events,
 				  uint32_t flows, uint32_t burst)
 {
@@ -202,14 +202,10 @@ static void print_async_result(const struct pcm_package *pkg, const struct bench
 		       "%.2f events/call  %zu B/flow",
 		       pkg->name, mode, o->burst, r->ns_per_event, r->mcalls_per_s, o->workers,
 		       o->workers == 1 ? "" : "s", r->events_per_call, r->bytes_per_flow);
-		if (r->native_ns_per_event > 0)
-			printf("  native %.2f ns  ratio %.3f", r->native_ns_per_event,
-			       r->ns_per_event / r->native_ns_per_event);
+		bench_print_ratio_text(r->ns_per_event, r->native_ns_per_event);
 		printf("\n%-16s   cpu time %8.2f ns/event  %7.2f Mcalls/s per worker", "",
 		       r->cpu_ns_per_event, r->worker_cpu_mcalls_per_s);
-		if (r->native_cpu_ns_per_event > 0)
-			printf("  native %.2f ns  ratio %.3f", r->native_cpu_ns_per_event,
-			       r->cpu_ns_per_event / r->native_cpu_ns_per_event);
+		bench_print_ratio_text(r->cpu_ns_per_event, r->native_cpu_ns_per_event);
 		putchar('\n');
 		fflush(stdout);
 		return;
@@ -221,14 +217,12 @@ static void print_async_result(const struct pcm_package *pkg, const struct bench
 	       pkg->name, pkg->arith, mode, o->flows, o->burst, (unsigned long long)o->events,
 	       o->runs, o->workers, r->ns_per_event, r->mcalls_per_s, r->mcalls_per_s / o->workers,
 	       r->events_per_call, (unsigned long long)r->idle_polls, r->bytes_per_flow);
-	if (r->native_ns_per_event > 0)
-		printf(",\"native_ns_per_event\":%.3f,\"native_ratio\":%.4f",
-		       r->native_ns_per_event, r->ns_per_event / r->native_ns_per_event);
+	bench_print_ratio_json("native_ns_per_event", "native_ratio", r->ns_per_event,
+			       r->native_ns_per_event);
 	printf(",\"cpu_ns_per_event\":%.3f,\"worker_cpu_mcalls_per_s\":%.3f", r->cpu_ns_per_event,
 	       r->worker_cpu_mcalls_per_s);
-	if (r->native_cpu_ns_per_event > 0)
-		printf(",\"native_cpu_ns_per_event\":%.3f,\"cpu_native_ratio\":%.4f",
-		       r->native_cpu_ns_per_event, r->cpu_ns_per_event / r->native_cpu_ns_per_event);
+	bench_print_ratio_json("native_cpu_ns_per_event", "cpu_native_ratio", r->cpu_ns_per_event,
+			       r->native_cpu_ns_per_event);
 	if (o->async_mode == PCM_ASYNC_BOUNDED) {
 		printf(",\"skew_bound\":%u,\"retakes\":%llu,\"deferrals\":%llu,"
 		       "\"skew_max_accepted\":%llu",
@@ -241,63 +235,63 @@ static void print_async_result(const struct pcm_package *pkg, const struct bench
 	fflush(stdout);
 }
 
+/* The asynchronous shell's side of bench_interleave(): its figures, run by run. */
+struct async_side {
+	struct pcm_async *as;
+	const struct bench_opts *o;
+	const struct trace *t;
+	struct bench_figures fig; /* the datapath thread's */
+	double epc[BENCH_MAX_RUNS], wk_rate[BENCH_MAX_RUNS];
+	uint64_t idle_polls; /* over the measured runs */
+};
+
+static void async_side_run(void *ctx, uint64_t events, int r)
+{
+	struct async_side *s = ctx;
+	struct async_run ar = run_async(s->as, s->t, events, s->o->flows, s->o->burst);
+
+	if (r < 0)
+		return;
+	bench_figures_record(&s->fig, r, events, ar.seconds, ar.cpu_seconds, ar.calls);
+	s->epc[r] = ar.calls ? (double)events / (double)ar.calls : 0;
+	s->wk_rate[r] =
+		ar.worker_cpu_seconds > 0 ? (double)ar.calls / ar.worker_cpu_seconds / 1e6 : 0;
+	s->idle_polls += ar.idle_polls;
+}
+
 int bench_async_handlers(const struct pcm_package *pkg, const struct bench_opts *o,
 			 const struct trace *t)
 {
-	double dp_ns[64], rate[64], epc[64], nat_ns[64], dp_cpu[64], wk_rate[64], nat_cpu[64];
-	struct native_swift_flow *native = NULL;
-	struct native_swift_params params;
+	struct async_side side = { .o = o, .t = t };
+	struct bench_baseline native;
 	struct pcm_async_stats st;
 	struct async_result res;
-	uint64_t idle_polls = 0;
-	struct pcm_async *as;
 	int rc;
 
-	rc = create_async(pkg, o->flows, o->async_mode, o->workers, o->skew_bound, &as);
+	rc = create_async(pkg, o->flows, o->async_mode, o->workers, o->skew_bound, &side.as);
 	if (rc < 0)
 		return rc;
-	native = bench_native_create(pkg, o->flows, &params, &rc);
+	/* native runs per event: what the datapath thread would do without PCM */
+	rc = bench_baseline_init(&native, pkg, o->flows, 1);
 	if (rc < 0) {
-		pcm_async_destroy(as);
+		pcm_async_destroy(side.as);
 		return rc;
 	}
-	/* Warm both, then interleave PCM and native runs so noise hits both alike. */
-	run_async(as, t, o->events / 4, o->flows, o->burst);
-	if (native)
-		bench_run_native(native, &params, t, o->events / 4, o->flows);
-	for (unsigned r = 0; r < o->runs; r++) {
-		struct async_run ar = run_async(as, t, o->events, o->flows, o->burst);
-
-		dp_ns[r] = ar.seconds * 1e9 / (double)o->events;
-		rate[r] = (double)ar.calls / ar.seconds / 1e6;
-		epc[r] = ar.calls ? (double)o->events / (double)ar.calls : 0;
-		dp_cpu[r] = ar.cpu_seconds * 1e9 / (double)o->events;
-		wk_rate[r] = ar.worker_cpu_seconds > 0 ?
-				     (double)ar.calls / ar.worker_cpu_seconds / 1e6 :
-				     0;
-		idle_polls += ar.idle_polls;
-		if (native) {
-			struct run_result nr =
-				bench_run_native(native, &params, t, o->events, o->flows);
-
-			nat_ns[r] = nr.seconds * 1e9 / (double)o->events;
-			nat_cpu[r] = nr.cpu_seconds * 1e9 / (double)o->events;
-		}
-	}
-	pcm_async_stop(as);
-	pcm_async_stats(as, UINT32_MAX, &st);
-	res.ns_per_event = bench_median(dp_ns, o->runs);
-	res.mcalls_per_s = bench_median(rate, o->runs);
-	res.events_per_call = bench_median(epc, o->runs);
-	res.native_ns_per_event = native ? bench_median(nat_ns, o->runs) : 0;
-	res.cpu_ns_per_event = bench_median(dp_cpu, o->runs);
-	res.worker_cpu_mcalls_per_s = bench_median(wk_rate, o->runs) / o->workers;
-	res.native_cpu_ns_per_event = native ? bench_median(nat_cpu, o->runs) : 0;
-	res.idle_polls = idle_polls;
-	res.bytes_per_flow = pcm_async_bytes_per_flow(as);
+	bench_interleave(async_side_run, &side, &native, t, o->events, o->runs);
+	pcm_async_stop(side.as);
+	pcm_async_stats(side.as, UINT32_MAX, &st);
+	res.ns_per_event = bench_median(side.fig.ns, o->runs);
+	res.mcalls_per_s = bench_median(side.fig.mcalls, o->runs);
+	res.events_per_call = bench_median(side.epc, o->runs);
+	res.cpu_ns_per_event = bench_median(side.fig.cpu_ns, o->runs);
+	res.worker_cpu_mcalls_per_s = bench_median(side.wk_rate, o->runs) / o->workers;
+	bench_baseline_medians(&native, o->runs, &res.native_ns_per_event,
+			       &res.native_cpu_ns_per_event);
+	res.idle_polls = side.idle_polls;
+	res.bytes_per_flow = pcm_async_bytes_per_flow(side.as);
 	print_async_result(pkg, o, &res, &st);
-	free(native);
-	pcm_async_destroy(as);
+	bench_baseline_fini(&native);
+	pcm_async_destroy(side.as);
 	return 0;
 }
 
@@ -507,7 +501,6 @@ static int parse_rtt_opts(int argc, char **argv, struct rtt_opts *o)
 		{"csv", required_argument, NULL, 'c'},
 		{NULL, 0, NULL, 0},
 	};
-	uint64_t v;
 	int c;
 
 	optind = 2;
@@ -522,9 +515,8 @@ static int parse_rtt_opts(int argc, char **argv, struct rtt_opts *o)
 				return -EINVAL;
 			break;
 		case 'f':
-			if (bench_parse_u64("--flows", optarg, 1, 1u << 20, &v) < 0)
+			if (bench_parse_u32("--flows", optarg, 1, 1u << 20, &o->flows) < 0)
 				return -EINVAL;
-			o->flows = (uint32_t)v;
 			break;
 		case 'g':
 			if (bench_parse_in("--gap-ns", optarg, PCM_UNIT_TIME, "ns", 0, 1000000,
@@ -537,9 +529,8 @@ static int parse_rtt_opts(int argc, char **argv, struct rtt_opts *o)
 				return -EINVAL;
 			break;
 		case 's':
-			if (bench_parse_u64("--skew-bound", optarg, 0, UINT32_MAX, &v) < 0)
+			if (bench_parse_u32("--skew-bound", optarg, 0, UINT32_MAX, &o->skew_bound) < 0)
 				return -EINVAL;
-			o->skew_bound = (uint32_t)v;
 			break;
 		case 'c':
 			o->csv = optarg;

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_transport.h"
+#include "bench_pair.h"
 
 #define PAT_SHIFTS (DEPTH + 1)    /* > any depth: k and k - depth start apart */
 #define IN_FLIGHT_BYTES (8u << 20) /* the depth: this much in flight, 2 to DEPTH messages */

@@ -28,67 +28,15 @@
 #include <time.h>
 
 #include "bench.h"
-#include "bench_transport.h"
+#include "bench_pair.h"
+#include "bench_rig.h"
 #include "xp_cc.h"
 #include "cc_pcm.h"
 #include "pcm.h"
-#include "builtin.h"
 #include "engine.h"
 #include "softnic.h"
 #include "softnic_driver.h"
 #include "uet.h"
-
-uint64_t tp_clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t rig_now(const struct tp_rig *r)
-{
-	return r->w ? xp_softnic_now_ns(r->w) : tp_clock_ns(CLOCK_MONOTONIC);
-}
-
-void tp_rig_step(struct tp_rig *r)
-{
-	if (r->o->threads)
-		return; /* the engines' own threads progress them */
-	for (uint32_t i = 0; i < r->n_e; i++)
-		if (r->w)
-			xp_engine_run_once(r->e[i], xp_softnic_now_ns(r->w));
-		else
-			xp_engine_progress(r->e[i]);
-}
-
-int tp_ctl_sync(struct tp_rig *r, int e, struct xp_ctl *ctl)
-{
-	struct xp_cmd cmd = { .op = XP_CMD_CTL, .ctl = ctl };
-
-	atomic_store(&ctl->done, 0);
-	while (xp_engine_submit(r->e[e], &cmd) == -EAGAIN)
-		tp_rig_step(r);
-	while (!atomic_load_explicit(&ctl->done, memory_order_acquire))
-		tp_rig_step(r);
-	if (ctl->status < 0)
-		fprintf(stderr, "pcm-bench: engine %d: %s\n", e, ctl->diag.msg);
-	return ctl->status;
-}
-
-int tp_reg(struct tp_rig *r, int e, void *addr, size_t len, uint32_t *mr)
-{
-	struct xp_ctl *ctl = calloc(1, sizeof(*ctl));
-	int rc;
-
-	ctl->op = XP_CTL_MR_REG;
-	ctl->addr = addr;
-	ctl->len = len;
-	rc = tp_ctl_sync(r, e, ctl);
-	*mr = ctl->mr;
-	free(ctl);
-	return rc;
-}
 
 static int connect_flow(struct tp_rig *r, struct tp_flow *f)
 {
@@ -219,37 +167,6 @@ static const struct xp_cc_ops native_cc_ops = {
 	.read = ncc_read,
 };
 
-int tp_parse_policy(const struct tp_opts *o, struct xp_conn_opts *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->paths = 1;
-	c->rc = o->rc;
-	if (strcmp(o->policy, "none") != 0) {
-		for (size_t i = 0; pcm_builtin_policies[i]; i++)
-			if (strcmp(pcm_builtin_policies[i]->name, o->policy) == 0)
-				c->cc = pcm_builtin_policies[i];
-		if (!c->cc) {
-			fprintf(stderr, "pcm-bench: --policy %s: no such built-in policy\n",
-				o->policy);
-			return -EINVAL;
-		}
-		snprintf(c->cc_name, sizeof(c->cc_name), "%s", o->policy);
-	}
-	if (strcmp(o->mode, "sync") == 0) {
-		c->mode = XP_CC_PCM_SYNC;
-	} else if (strncmp(o->mode, "async-", 6) == 0 &&
-		   pcm_async_mode_parse(o->mode + 6, &c->async_mode) == 0) {
-		c->mode = XP_CC_PCM_ASYNC;
-	} else {
-		fprintf(stderr,
-			"pcm-bench: --mode %s: one of sync, async-relaxed, async-locked, "
-			"async-bounded\n",
-			o->mode);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int make_world(struct tp_rig *r)
 {
 	struct uet_scenario *scn = calloc(1, sizeof(*scn));
@@ -279,45 +196,6 @@ static int make_world(struct tp_rig *r)
 		fprintf(stderr, "pcm-bench: softnic: %s\n", diag.msg);
 	uet_scenario_free(scn);
 	return rc;
-}
-
-int tp_make_engines(struct tp_rig *r, uint32_t n, bool copy)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		struct xp_engine_config cfg;
-		struct pcm_diag diag;
-		int rc;
-
-		xp_engine_config_default(&cfg);
-		cfg.dp_ops = r->dp;
-		cfg.dp.copy = copy;
-		cfg.dp.world = r->w;
-		cfg.dp.host = i;
-		cfg.dp.device = r->o->device;
-		cfg.dp.gid_index = r->o->gid_index;
-		cfg.progress = r->w ? XP_PROGRESS_EXTERNAL :
-			       r->o->threads ? XP_PROGRESS_THREAD : XP_PROGRESS_INLINE;
-		if (r->o->threads && r->o->spin_ns >= 0)
-			cfg.spin_ns = (uint64_t)r->o->spin_ns;
-		cfg.index = i;
-		cfg.async_workers = 0;
-		cfg.core.chunk_bytes = r->o->chunk_size;
-		if (cfg.core.min_chunk_bytes > cfg.core.chunk_bytes)
-			cfg.core.min_chunk_bytes = cfg.core.chunk_bytes;
-		rc = xp_engine_create(&cfg, &r->e[i], &diag);
-		if (rc < 0) {
-			fprintf(stderr, "pcm-bench: engine %u: %s\n", i, diag.msg);
-			return rc;
-		}
-		r->n_e = i + 1;
-	}
-	return 0;
-}
-
-void tp_submit(struct tp_rig *r, int e, const struct xp_cmd *cmd)
-{
-	while (xp_engine_submit(r->e[e], cmd) == -EAGAIN)
-		tp_rig_step(r);
 }
 
 static void post_op(struct tp_rig *r, struct tp_flow *f, bool recv)
@@ -362,7 +240,7 @@ static bool goodput_step(void *ctx)
 			}
 		}
 	}
-	return rig_now(r) >= r->stop_ns;
+	return tp_rig_now(r) >= r->stop_ns;
 }
 
 static uint64_t chunks_received(struct tp_rig *r)
@@ -372,17 +250,6 @@ static uint64_t chunks_received(struct tp_rig *r)
 	for (uint32_t i = 0; i < r->n_e; i++)
 		n += xp_core_stats(xp_engine_core(r->e[i]))->chunks_received;
 	return n;
-}
-
-void tp_rig_free(struct tp_rig *r)
-{
-	for (uint32_t i = 0; i < r->n_e; i++)
-		xp_engine_destroy(r->e[i]);
-	for (uint32_t i = 0; i < r->n_f; i++) {
-		free(r->f[i].sbuf);
-		free(r->f[i].rbuf);
-	}
-	xp_softnic_world_destroy(r->w);
 }
 
 static int rig_flows(struct tp_rig *r)
@@ -444,7 +311,7 @@ static int make_worker_binding(struct tp_rig *r)
 	cfg.async.n_workers = r->o->async_workers;
 	cfg.async_inline = false;
 	cfg.max_flows = 2 * MAX_FLOWS;
-	cfg.now_ns = rig_now(r);
+	cfg.now_ns = tp_rig_now(r);
 	rc = xp_cc_pcm_create(&cfg, &r->pcm, &diag);
 	if (rc == 0)
 		rc = xp_cc_pcm_start(r->pcm);
@@ -510,14 +377,14 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 	    (!native && o->async_workers && make_worker_binding(r) < 0) || rig_flows(r) < 0)
 		goto out;
 	/* warm up for a tenth of the run, then measure */
-	r->stop_ns = rig_now(r) + (virt ? o->virtual_us * 100 : (uint64_t)(o->seconds * 1e8));
+	r->stop_ns = tp_rig_now(r) + (virt ? o->virtual_us * 100 : (uint64_t)(o->seconds * 1e8));
 	if (virt)
 		xp_softnic_drive(r->w, r->e, r->n_e, UINT64_MAX, goodput_step, r);
 	else
 		while (!goodput_step(r))
 			tp_rig_step(r);
 	r->measuring = true;
-	t0 = rig_now(r);
+	t0 = tp_rig_now(r);
 	c0 = chunks_received(r);
 	calls0 = r->pcm ? xp_cc_pcm_handler_calls(r->pcm) : 0;
 	proc0 = tp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -528,7 +395,7 @@ static int goodput_once(const struct tp_opts *o, const struct xp_dp_ops *dp, boo
 	else
 		while (!goodput_step(r))
 			tp_rig_step(r);
-	t1 = rig_now(r);
+	t1 = tp_rig_now(r);
 	c1 = chunks_received(r);
 	cpu1 = tp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	proc1 = tp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);

@@ -646,9 +646,8 @@ static int parse_vd_opts(int argc, char **argv, struct vd_opts *o)
 			o->chunk_size = (uint32_t)v;
 			break;
 		case 'r':
-			if (bench_parse_u64("--runs", optarg, 1, MAX_RUNS, &v) < 0)
+			if (bench_parse_u32("--runs", optarg, 1, MAX_RUNS, &o->runs) < 0)
 				return -EINVAL;
-			o->runs = (uint32_t)v;
 			break;
 		case 't':
 			if (bench_parse_seconds("--seconds", optarg, 600, &o->seconds) < 0)

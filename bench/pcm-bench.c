@@ -13,514 +13,19 @@
  *   pcm-bench validate-arith --policy NAME [--scenario FILE] [--policy-dir DIR] [--seed N]
  *                      [--json]
  *   pcm-bench list
+ *   pcm-bench goodput ... | latency ... (usage() below)
  *
- * The asynchronous-shell benchmarks live in bench_async.c, the numerical
- * validation across fixed-point formats in bench_arith.c.
+ * This file is the command table and pcm-bench list; each subcommand lives
+ * in its own file (bench.h), and what they share in bench_util.c and
+ * bench_native.c, which call none of them.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <sched.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 #include "builtin.h"
-#include "native_swift.h"
-#include "shell.h"
 
-uint64_t bench_xorshift64(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
-/*
- * RTTs around the fabric's 14 us base with queueing of 0-24 us, a few long
- * samples; 5% ECN-marked, 0.2% NACKs, 0.01% timeouts. Each event also
- * reports one transmit event and one packet ready to send (LB demand).
- */
-static void trace_fill(struct trace *t)
-{
-	uint64_t s = 0x9e3779b97f4a7c15ull;
-
-	for (uint32_t i = 0; i < TRACE_LEN; i++) {
-		uint64_t r = bench_xorshift64(&s);
-		uint32_t q = (uint32_t)(r % 24000);
-
-		t->rtt_ns[i] = 14022 + q + ((r >> 20) % 100 == 0 ? 200000 : 0);
-		t->flags[i] = 0;
-		if ((r >> 32) % 100 < 5)
-			t->flags[i] |= TRACE_ECN;
-		if ((r >> 40) % 1000 < 2)
-			t->flags[i] |= TRACE_NACK;
-		if ((r >> 48) % 10000 < 1)
-			t->flags[i] |= TRACE_RTO;
-	}
-}
-
-static double clock_s(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-double bench_now_s(void)
-{
-	return clock_s(CLOCK_MONOTONIC);
-}
-
-double bench_thread_cpu_s(void)
-{
-	return clock_s(CLOCK_THREAD_CPUTIME_ID);
-}
-
-double bench_process_cpu_s(void)
-{
-	return clock_s(CLOCK_PROCESS_CPUTIME_ID);
-}
-
-/*
- * The benchmarks' clock, ps: one event per ns. It only moves forward, across
- * runs and shells too, so ELAPSED_TIME timers never see time go back.
- */
-pcm_uint bench_now_ps = 1000000;
-
-/*
- * PCM side. burst == 1 calls pcm_shell_feed() per event; otherwise events
- * are gathered into bursts, as a datapath polling a completion queue would,
- * and handed over with pcm_shell_feed_burst(). The native side is fed the
- * same way in each mode (bench_run_native(), run_native_bursts()), so both
- * pay for their burst array.
- */
-/*
- * burst == 1: one loop of its own, shaped as bench_run_native()'s, and not
- * inlined into run_pcm(), whose timing state would otherwise compete with
- * it for registers.
- */
-static __attribute__((noinline)) void feed_each(struct pcm_shell *shell, const struct trace *t, uint64_t events,
-		      uint32_t flows)
-{
-	struct pcm_event ev = { 0 };
-	uint32_t flow = 0;
-
-	for (uint64_t n = 0; n < events; n++) {
-		make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
-		pcm_shell_feed(shell, flow, &ev, bench_now_ps += 1000);
-		flow = flow + 1 == flows ? 0 : flow + 1;
-	}
-}
-
-/* Shaped as run_native_bursts(): the two differ only in the event and the call. */
-static __attribute__((noinline)) void feed_bursts(struct pcm_shell *shell, const struct trace *t,
-						  uint64_t events, uint32_t flows, uint32_t burst)
-{
-	static struct pcm_flow_event batch[MAX_BURST];
-	uint32_t flow = 0, fill = 0;
-
-	for (uint64_t n = 0; n < events; n++) {
-		batch[fill].flow = flow;
-		batch[fill].now_ps = bench_now_ps += 1000;
-		make_event(t, (uint32_t)n & (TRACE_LEN - 1), &batch[fill].ev);
-		if (++fill == burst) {
-			pcm_shell_feed_burst(shell, batch, fill);
-			fill = 0;
-		}
-		flow = flow + 1 == flows ? 0 : flow + 1;
-	}
-	if (fill)
-		pcm_shell_feed_burst(shell, batch, fill);
-}
-
-static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,
-				 uint64_t events, uint32_t flows, uint32_t burst)
-{
-	struct pcm_shell_stats st0, st1;
-	struct run_result r;
-	double t0, c0;
-
-	pcm_shell_stats(shell, &st0);
-	t0 = bench_now_s();
-	c0 = bench_thread_cpu_s();
-	if (burst == 1)
-		feed_each(shell, t, events, flows);
-	else
-		feed_bursts(shell, t, events, flows, burst);
-	r.seconds = bench_now_s() - t0;
-	r.cpu_seconds = bench_thread_cpu_s() - c0;
-	pcm_shell_stats(shell, &st1);
-	r.calls = st1.handler_calls - st0.handler_calls;
-	return r;
-}
-
-/* Native side: the hand-written Swift is called per event, as a transport calls it. */
-struct run_result bench_run_native(struct native_swift_flow *fl,
-				   const struct native_swift_params *p, const struct trace *t,
-				   uint64_t events, uint32_t flows)
-{
-	struct native_swift_event ev;
-	struct run_result r = { 0 };
-	uint32_t flow = 0;
-	double t0 = bench_now_s(), c0 = bench_thread_cpu_s();
-
-	for (uint64_t n = 0; n < events; n++) {
-		make_native_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
-		r.calls += native_swift_on_event(&fl[flow], p, &ev, bench_now_ps += 1000);
-		flow = flow + 1 == flows ? 0 : flow + 1;
-	}
-	r.seconds = bench_now_s() - t0;
-	r.cpu_seconds = bench_thread_cpu_s() - c0;
-	return r;
-}
-
-/* An event of a native burst: what a hand-written transport's completion-queue poll gathers. */
-struct native_flow_event {
-	uint32_t flow;
-	uint64_t now_ps;
-	struct native_swift_event ev;
-};
-
-/* The native counterpart of pcm_shell_feed_burst(), out of line as that one is. */
-static __attribute__((noinline)) uint64_t native_feed_burst(struct native_swift_flow *fl,
-							    const struct native_swift_params *p,
-							    const struct native_flow_event *evs,
-							    uint32_t n)
-{
-	uint64_t calls = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		calls += native_swift_on_event(&fl[evs[i].flow], p, &evs[i].ev, evs[i].now_ps);
-	return calls;
-}
-
-/*
- * Native side in bursts: the events are gathered into a burst array of the
- * native event, then handled one by one, as feed_bursts() does with PCM's.
- */
-static __attribute__((noinline)) struct run_result
-run_native_bursts(struct native_swift_flow *fl, const struct native_swift_params *p,
-		  const struct trace *t, uint64_t events, uint32_t flows, uint32_t burst)
-{
-	static struct native_flow_event batch[MAX_BURST];
-	struct run_result r = { 0 };
-	uint32_t flow = 0, fill = 0;
-	double t0 = bench_now_s(), c0 = bench_thread_cpu_s();
-
-	for (uint64_t n = 0; n < events; n++) {
-		batch[fill].flow = flow;
-		batch[fill].now_ps = bench_now_ps += 1000;
-		make_native_event(t, (uint32_t)n & (TRACE_LEN - 1), &batch[fill].ev);
-		if (++fill == burst) {
-			r.calls += native_feed_burst(fl, p, batch, fill);
-			fill = 0;
-		}
-		flow = flow + 1 == flows ? 0 : flow + 1;
-	}
-	if (fill)
-		r.calls += native_feed_burst(fl, p, batch, fill);
-	r.seconds = bench_now_s() - t0;
-	r.cpu_seconds = bench_thread_cpu_s() - c0;
-	return r;
-}
-
-static struct run_result run_native(struct native_swift_flow *fl,
-				    const struct native_swift_params *p, const struct trace *t,
-				    uint64_t events, uint32_t flows, uint32_t burst)
-{
-	if (burst == 1)
-		return bench_run_native(fl, p, t, events, flows);
-	return run_native_bursts(fl, p, t, events, flows, burst);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-double bench_median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Medians over the runs; cpu_*: from the thread's CPU time instead of the wall clock. */
-struct handler_result {
-	double ns_per_event;
-	double mcalls_per_s;
-	double native_ns_per_event; /* 0 when no native baseline */
-	double cpu_ns_per_event;
-	double cpu_mcalls_per_s;
-	double native_cpu_ns_per_event;
-	size_t bytes_per_flow;
-};
-
-bool bench_has_native_baseline(const struct pcm_package *pkg)
-{
-	return strcmp(pkg->name, "swift") == 0 && strcmp(pkg->arith, "double") == 0;
-}
-
-struct native_swift_flow *bench_native_create(const struct pcm_package *pkg, uint32_t flows,
-					      struct native_swift_params *params, int *err)
-{
-	struct native_swift_flow *native;
-
-	*err = 0;
-	if (!bench_has_native_baseline(pkg))
-		return NULL;
-	native_swift_default_params(params);
-	native = calloc(flows, sizeof(*native));
-	if (!native) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	for (uint32_t f = 0; f < flows; f++)
-		native_swift_init(&native[f], params, 0);
-	return native;
-}
-
-static int bench_one(const struct pcm_package *pkg, const struct bench_opts *o,
-		     const struct trace *t, struct handler_result *res)
-{
-	double pcm_ns[64], pcm_rate[64], nat_ns[64], pcm_cpu[64], cpu_rate[64], nat_cpu[64];
-	struct native_swift_flow *native = NULL;
-	struct native_swift_params params;
-	struct pcm_shell *shell;
-	struct pcm_diag diag;
-	int rc;
-
-	rc = pcm_shell_create(pkg, NULL, o->flows, 0, &shell, &diag);
-	if (rc < 0) {
-		fprintf(stderr, "pcm-bench: %s\n", diag.msg);
-		return rc;
-	}
-	native = bench_native_create(pkg, o->flows, &params, &rc);
-	if (rc < 0) {
-		pcm_shell_destroy(shell);
-		return rc;
-	}
-	/* Warm both, then interleave PCM and native runs so noise hits both alike. */
-	run_pcm(shell, t, o->events / 4, o->flows, o->burst);
-	if (native)
-		run_native(native, &params, t, o->events / 4, o->flows, o->burst);
-	for (unsigned r = 0; r < o->runs; r++) {
-		struct run_result pr = run_pcm(shell, t, o->events, o->flows, o->burst);
-
-		pcm_ns[r] = pr.seconds * 1e9 / (double)o->events;
-		pcm_rate[r] = (double)pr.calls / pr.seconds / 1e6;
-		pcm_cpu[r] = pr.cpu_seconds * 1e9 / (double)o->events;
-		cpu_rate[r] = (double)pr.calls / pr.cpu_seconds / 1e6;
-		if (native) {
-			struct run_result nr =
-				run_native(native, &params, t, o->events, o->flows, o->burst);
-
-			nat_ns[r] = nr.seconds * 1e9 / (double)o->events;
-			nat_cpu[r] = nr.cpu_seconds * 1e9 / (double)o->events;
-		}
-	}
-	res->ns_per_event = bench_median(pcm_ns, o->runs);
-	res->mcalls_per_s = bench_median(pcm_rate, o->runs);
-	res->native_ns_per_event = native ? bench_median(nat_ns, o->runs) : 0;
-	res->cpu_ns_per_event = bench_median(pcm_cpu, o->runs);
-	res->cpu_mcalls_per_s = bench_median(cpu_rate, o->runs);
-	res->native_cpu_ns_per_event = native ? bench_median(nat_cpu, o->runs) : 0;
-	res->bytes_per_flow = pcm_shell_bytes_per_flow(shell);
-	free(native);
-	pcm_shell_destroy(shell);
-	return 0;
-}
-
-static void print_result(const struct pcm_package *pkg, const struct bench_opts *o,
-			 const struct handler_result *r)
-{
-	if (!o->json) {
-		printf("%-16s sync burst %-3u %8.2f ns/event  %7.2f Mcalls/s  %zu B/flow", pkg->name,
-		       o->burst, r->ns_per_event, r->mcalls_per_s, r->bytes_per_flow);
-		if (r->native_ns_per_event > 0)
-			printf("  native %.2f ns  ratio %.3f", r->native_ns_per_event,
-			       r->ns_per_event / r->native_ns_per_event);
-		printf("\n%-16s   cpu time %8.2f ns/event  %7.2f Mcalls/s", "", r->cpu_ns_per_event,
-		       r->cpu_mcalls_per_s);
-		if (r->native_cpu_ns_per_event > 0)
-			printf("  native %.2f ns  ratio %.3f", r->native_cpu_ns_per_event,
-			       r->cpu_ns_per_event / r->native_cpu_ns_per_event);
-		putchar('\n');
-		return;
-	}
-	printf("{\"bench\":\"handlers\",\"policy\":\"%s\",\"arith\":\"%s\",\"mode\":\"sync\","
-	       "\"flows\":%u,\"burst\":%u,\"events\":%llu,\"runs\":%u,\"ns_per_event\":%.3f,"
-	       "\"mcalls_per_s\":%.3f,\"bytes_per_flow\":%zu",
-	       pkg->name, pkg->arith, o->flows, o->burst, (unsigned long long)o->events, o->runs,
-	       r->ns_per_event, r->mcalls_per_s, r->bytes_per_flow);
-	if (r->native_ns_per_event > 0)
-		printf(",\"native_ns_per_event\":%.3f,\"native_ratio\":%.4f",
-		       r->native_ns_per_event, r->ns_per_event / r->native_ns_per_event);
-	printf(",\"cpu_ns_per_event\":%.3f,\"cpu_mcalls_per_s\":%.3f", r->cpu_ns_per_event,
-	       r->cpu_mcalls_per_s);
-	if (r->native_cpu_ns_per_event > 0)
-		printf(",\"native_cpu_ns_per_event\":%.3f,\"cpu_native_ratio\":%.4f",
-		       r->native_cpu_ns_per_event, r->cpu_ns_per_event / r->native_cpu_ns_per_event);
-	puts("}");
-	fflush(stdout);
-}
-
-static void pin_to_current_cpu(void)
-{
-	cpu_set_t set;
-	int cpu = sched_getcpu();
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
-static int bench_policy(const char *name, const struct bench_opts *o, const struct trace *t)
-{
-	struct pcm_package_handle h;
-	struct handler_result r;
-	char err[512];
-	int rc;
-
-	rc = pcm_package_open(name, pcm_builtin_policies, &h, err, sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "pcm-bench: %s\n", err);
-		return rc;
-	}
-	if (o->async) {
-		rc = bench_async_handlers(h.pkg, o, t);
-	} else {
-		rc = bench_one(h.pkg, o, t, &r);
-		if (rc == 0)
-			print_result(h.pkg, o, &r);
-	}
-	pcm_package_close(&h);
-	return rc;
-}
-
-int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "pcm-bench: %s: '%s' is not a number in %llu..%llu\n", flag, s,
-			(unsigned long long)min, (unsigned long long)max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_handlers_opts(int argc, char **argv, struct bench_opts *o)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },     { "policy", required_argument, NULL, 'p' },
-		{ "flows", required_argument, NULL, 'f' }, { "events", required_argument, NULL, 'e' },
-		{ "runs", required_argument, NULL, 'r' }, { "mode", required_argument, NULL, 'm' },
-		{ "burst", required_argument, NULL, 'b' }, { "workers", required_argument, NULL, 'w' },
-		{ "skew-bound", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t v;
-	int c;
-
-	optind = 2;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': o->json = true; break;
-		case 'p': o->policy = optarg; break;
-		case 'm':
-			o->async = strcmp(optarg, "sync") != 0;
-			if (o->async && (strncmp(optarg, "async-", 6) != 0 ||
-					 pcm_async_mode_parse(optarg + 6, &o->async_mode) < 0)) {
-				fprintf(stderr, "pcm-bench: --mode: '%s' is not one of sync, "
-						"async-relaxed, async-locked, async-bounded\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'w':
-			if (bench_parse_u64("--workers", optarg, 1, PCM_ASYNC_MAX_WORKERS, &v) < 0)
-				return -EINVAL;
-			o->workers = (uint32_t)v;
-			break;
-		case 's':
-			if (bench_parse_u64("--skew-bound", optarg, 0, UINT32_MAX, &v) < 0)
-				return -EINVAL;
-			o->skew_bound = (uint32_t)v;
-			break;
-		case 'f':
-			if (bench_parse_u64("--flows", optarg, 1, PCM_SHELL_MAX_FLOWS, &v) < 0)
-				return -EINVAL;
-			o->flows = (uint32_t)v;
-			break;
-		case 'e':
-			if (bench_parse_u64("--events", optarg, 1000, 1ull << 40, &o->events) < 0)
-				return -EINVAL;
-			break;
-		case 'b':
-			if (bench_parse_u64("--burst", optarg, 1, MAX_BURST, &v) < 0)
-				return -EINVAL;
-			o->burst = (uint32_t)v;
-			break;
-		case 'r':
-			if (bench_parse_u64("--runs", optarg, 1, 64, &v) < 0)
-				return -EINVAL;
-			o->runs = (unsigned)v;
-			break;
-		default:
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "pcm-bench handlers: unexpected argument '%s'\n", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int cmd_handlers(int argc, char **argv)
-{
-	struct bench_opts o = { .flows = 4096, .events = 20000000, .runs = 5, .burst = 0,
-				.workers = 1, .skew_bound = 2 };
-	struct trace *t;
-	int rc = 0;
-
-	if (parse_handlers_opts(argc, argv, &o) < 0)
-		return 2;
-	/*
-	 * Default feeding: per event for the synchronous shell (as a transport
-	 * calls its CC on each ACK), bursts of 32 for the asynchronous one, whose
-	 * datapath side prefetches a burst's records.
-	 */
-	if (!o.burst)
-		o.burst = o.async ? 32 : 1;
-	t = malloc(sizeof(*t));
-	if (!t)
-		return 1;
-	trace_fill(t);
-	if (!o.async) /* bench_async_handlers() places the datapath and the workers itself */
-		pin_to_current_cpu();
-	if (o.policy)
-		rc = bench_policy(o.policy, &o, t);
-	for (size_t i = 0; !o.policy && pcm_builtin_policies[i] && rc == 0; i++)
-		rc = bench_policy(pcm_builtin_policies[i]->name, &o, t);
-	free(t);
-	return rc < 0 ? 1 : 0;
-}
-
-static int cmd_list(void)
+static int cmd_list(int argc, char **argv)
 {
 	for (size_t i = 0; pcm_builtin_policies[i]; i++)
 		printf("%-16s %s\n", pcm_builtin_policies[i]->name,
@@ -558,28 +63,40 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* "goodput", or "goodput --via-daemon" (bench_via_daemon.c). */
+static int cmd_goodput(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++)
+		if (strcmp(argv[i], "--via-daemon") == 0)
+			return bench_goodput_via_daemon(argc, argv);
+	return bench_goodput(argc, argv);
+}
+
+/*
+ * The subcommands, each the entry point of its own file (bench.h); main()
+ * only looks its first argument up here.
+ */
+static const struct bench_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "handlers", bench_handlers },
+	{ "validate-rtt-injection", bench_validate_rtt_injection },
+	{ "validate-arith", bench_validate_arith },
+	{ "list", cmd_list },
+	{ "goodput", cmd_goodput },
+	{ "latency", bench_latency },
+};
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "handlers") == 0)
-		return cmd_handlers(argc, argv);
-	if (strcmp(argv[1], "validate-rtt-injection") == 0)
-		return bench_validate_rtt_injection(argc, argv);
-	if (strcmp(argv[1], "validate-arith") == 0)
-		return bench_validate_arith(argc, argv);
-	if (strcmp(argv[1], "list") == 0)
-		return cmd_list();
-	if (strcmp(argv[1], "goodput") == 0) {
-		for (int i = 2; i < argc; i++)
-			if (strcmp(argv[i], "--via-daemon") == 0)
-				return bench_goodput_via_daemon(argc, argv);
-		return bench_goodput(argc, argv);
-	}
-	if (strcmp(argv[1], "latency") == 0)
-		return bench_latency(argc, argv);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc, argv);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
 		return 0;

@@ -10,15 +10,13 @@
 #define PCMD_CLOCK_H
 
 #include <stdint.h>
-#include <time.h>
 
-/* CLOCK_MONOTONIC in nanoseconds. */
+#include "xp_clock.h"
+
+/* CLOCK_MONOTONIC in nanoseconds (the transport's clock, so both name one time). */
 static inline uint64_t pcmd_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return xp_mono_ns();
 }
 
 #endif /* PCMD_CLOCK_H */

@@ -1333,14 +1333,17 @@ const struct pcm_package *pcm_async_flow_package(struct pcm_async *as, uint32_t 
 
 void pcm_async_config_default(struct pcm_async_config *cfg)
 {
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->mode = PCM_ASYNC_RELAXED;
-	cfg->n_workers = 1;
-	cfg->skew_bound = 0;
-	cfg->max_retries = 16;
-	cfg->batch = 16;
-	cfg->idle_spins = 20000;
-	cfg->max_flows = 1u << 20;
+	static const struct pcm_async_config defaults = {
+		.mode = PCM_ASYNC_RELAXED,
+		.n_workers = 1,
+		.skew_bound = 0,
+		.max_retries = 16,
+		.batch = 16,
+		.idle_spins = 20000,
+		.max_flows = 1u << 20,
+	};
+
+	*cfg = defaults;
 }
 
 const char *pcm_async_mode_name(enum pcm_async_mode mode)

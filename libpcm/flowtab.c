@@ -357,22 +357,29 @@ void pcm_flowtab_for_each(struct pcm_flowtab *tab, pcm_flowtab_visit_fn fn, void
 	pthread_mutex_unlock(&tab->lock);
 }
 
+/* The table's size and live flows, read together under its lock. */
+static void read_counts(struct pcm_flowtab *tab, size_t *bytes, uint32_t *live)
+{
+	pthread_mutex_lock(&tab->lock);
+	*bytes = tab->bytes;
+	*live = tab->live;
+	pthread_mutex_unlock(&tab->lock);
+}
+
 size_t pcm_flowtab_bytes(struct pcm_flowtab *tab)
 {
-	size_t b;
+	size_t bytes;
+	uint32_t live;
 
-	pthread_mutex_lock(&tab->lock);
-	b = tab->bytes;
-	pthread_mutex_unlock(&tab->lock);
-	return b;
+	read_counts(tab, &bytes, &live);
+	return bytes;
 }
 
 uint32_t pcm_flowtab_n_live(struct pcm_flowtab *tab)
 {
-	uint32_t n;
+	size_t bytes;
+	uint32_t live;
 
-	pthread_mutex_lock(&tab->lock);
-	n = tab->live;
-	pthread_mutex_unlock(&tab->lock);
-	return n;
+	read_counts(tab, &bytes, &live);
+	return live;
 }

@@ -119,15 +119,24 @@ static bool looks_like_path(const char *s)
 	return strchr(s, '/') || (n > 3 && strcmp(s + n - 3, ".so") == 0);
 }
 
+const struct pcm_package *pcm_package_find(const struct pcm_package *const *table,
+					   const char *name)
+{
+	for (size_t i = 0; table && table[i]; i++)
+		if (strcmp(table[i]->name, name) == 0)
+			return table[i];
+	return NULL;
+}
+
 static int open_builtin(const char *name, const struct pcm_package *const *builtins,
 			struct pcm_package_handle *out, char *err, size_t err_len)
 {
-	for (size_t i = 0; builtins && builtins[i]; i++) {
-		if (strcmp(builtins[i]->name, name) == 0) {
-			out->pkg = builtins[i];
-			out->dl = NULL;
-			return 0;
-		}
+	const struct pcm_package *pkg = pcm_package_find(builtins, name);
+
+	if (pkg) {
+		out->pkg = pkg;
+		out->dl = NULL;
+		return 0;
 	}
 	snprintf(err, err_len, "no built-in policy named '%s' (try `pcm-bench list` or a .so path)",
 		 name);

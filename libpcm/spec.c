@@ -9,7 +9,11 @@
  * then builds the node tree, whose marks give every diagnostic its line and
  * column. The walk follows the spec's fixed schema, so its depth never
  * depends on the input, and each list is checked against its limit before
- * anything is allocated for it.
+ * anything is allocated for it. The list sections (constants, signals,
+ * controls, variables) are rows of one table, sections[]: parse_section()
+ * applies the rules they share once, and each row's item parser only its own.
+ * A spec and a fabric profile are two document types of one loader
+ * (parse_document(), load_document()).
  *
  * Nothing is published until the whole file is valid: on error the caller's
  * pointer is left alone and everything built so far is freed.
@@ -21,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,6 +420,14 @@ static int unknown_key(struct loader *ld, const yaml_node_t *key_node, const cha
 	return diag_at(ld, node_loc(key_node), key, "unknown key (expected %s)", expected);
 }
 
+/* One item of a list section (parse_section()), as the section's parser sees it. */
+struct item {
+	yaml_node_t *node; /* its mapping */
+	unsigned index;
+	char where[KEY_MAX]; /* "signals[3]": what its keys' diagnostics start with */
+	struct fields f;     /* its fields, by the section's keys */
+};
+
 /* Sort a mapping's pairs into @f by key; unknown and repeated keys are errors. */
 static int collect_fields(struct loader *ld, yaml_node_t *map, const char *where,
 			  struct fields *f)
@@ -523,18 +536,25 @@ static int remember_name(struct loader *ld, const char *name, struct pcm_srcloc 
 	return 0;
 }
 
+/* A field of @it that must be present and not empty, with its "where.key" for diagnostics. */
+static int item_field(struct loader *ld, const struct item *it, unsigned k, char key[KEY_MAX],
+		      yaml_node_t **node)
+{
+	field_key(key, it->where, it->f.keys[k]);
+	return required_field(ld, it->node, &it->f, k, it->where, node);
+}
+
 /* The `name` of a constant, signal, control or variable: unique and not reserved. */
-static int spec_name_field(struct loader *ld, const yaml_node_t *item, const struct fields *f,
-			   unsigned k, const char *where, char name[PCM_NAME_MAX])
+static int spec_name_field(struct loader *ld, const struct item *it, unsigned k,
+			   char name[PCM_NAME_MAX])
 {
 	char key[KEY_MAX], why[160];
 	yaml_node_t *node;
 	struct pcm_srcloc loc;
-	int ret = required_field(ld, item, f, k, where, &node);
+	int ret = item_field(ld, it, k, key, &node);
 
 	if (ret)
 		return ret;
-	field_key(key, where, f->keys[k]);
 	ret = identifier_field(ld, node, key, name);
 	if (ret)
 		return ret;
@@ -786,15 +806,14 @@ static int value_field(struct loader *ld, const yaml_node_t *node, const char *k
 }
 
 /* An optional value field, or the default "0" of @type at @loc. */
-static int value_field_or_zero(struct loader *ld, const struct fields *f, unsigned k,
-			       const char *where, enum pcm_num_type type, struct pcm_srcloc loc,
-			       struct pcm_value *out)
+static int value_field_or_zero(struct loader *ld, const struct item *it, unsigned k,
+			       enum pcm_num_type type, struct pcm_srcloc loc, struct pcm_value *out)
 {
 	char key[KEY_MAX];
 
-	if (f->value[k]) {
-		field_key(key, where, f->keys[k]);
-		return value_field(ld, f->value[k], key, (int)type, out);
+	if (it->f.value[k]) {
+		field_key(key, it->where, it->f.keys[k]);
+		return value_field(ld, it->f.value[k], key, (int)type, out);
 	}
 	out->c_expr = strdup("0");
 	if (!out->c_expr)
@@ -865,16 +884,96 @@ static void *alloc_items(unsigned count, size_t size, int *ret)
 	return items;
 }
 
-/* algorithm ------------------------------------------------------------------ */
+/*
+ * A list section of the spec, a row of sections[] below. parse_section()
+ * applies the rules every section shares: the list's shape and limit, each
+ * item a mapping of the section's keys, and its errors' "section[i].key"
+ * prefix.
+ */
+struct section {
+	const char *name;
+	unsigned limit;
+	const char *limit_text; /* what "N <name> exceed ..." exceeds */
+	const char *const *keys;
+	unsigned n_keys;
+	size_t item_size;
+	/* Optional: before the first item, and after the last (@ret: how the items went). */
+	int (*begin)(struct loader *ld, struct pcm_spec *spec);
+	int (*end)(struct loader *ld, struct pcm_spec *spec, int ret);
+	/* The item's fields, already sorted by key, into @out. */
+	int (*parse)(struct loader *ld, const struct item *it, void *out);
+};
+
+static int parse_section_item(struct loader *ld, const struct section *s, const yaml_node_t *list,
+			      unsigned i, void *out)
+{
+	struct item it = { .index = i, .f = { .keys = s->keys, .n_keys = s->n_keys } };
+	int ret = list_item(ld, list, i, s->name, &it.node);
+
+	if (ret)
+		return ret;
+	item_key(it.where, s->name, i);
+	ret = collect_fields(ld, it.node, it.where, &it.f);
+	return ret ? ret : s->parse(ld, &it, out);
+}
+
+/* A field of an item that must be present: one of the names of @kind. */
+static int required_enum(struct loader *ld, const struct item *it, unsigned k,
+			 enum pcm_name_kind kind, const char *what, unsigned *value)
+{
+	char key[KEY_MAX];
+	yaml_node_t *node;
+	int ret = item_field(ld, it, k, key, &node);
+
+	return ret ? ret : enum_field(ld, node, key, kind, what, value);
+}
+
+/* The schema: each mapping's keys, in the order "expected ..." lists them. ---- */
 
 enum { ALGO_NAME, ALGO_DESCRIPTION, ALGO_N_FIELDS };
 static const char *const algorithm_keys[ALGO_N_FIELDS] = { "name", "description" };
+
+enum { CONST_NAME, CONST_TYPE, CONST_VALUE, CONST_DESCRIPTION, CONST_N_FIELDS };
+static const char *const constant_keys[CONST_N_FIELDS] = { "name", "type", "value",
+							   "description" };
+
+enum {
+	SIG_NAME,
+	SIG_TYPE,
+	SIG_ACCUM,
+	SIG_TRIGGER_TYPE,
+	SIG_TRIGGER_OP,
+	SIG_THRESHOLD,
+	SIG_RESET,
+	SIG_INITIAL,
+	SIG_DESCRIPTION,
+	SIG_N_FIELDS,
+};
+
+static const char *const signal_keys[SIG_N_FIELDS] = {
+	"name",		  "type",	       "accumulation",	     "trigger_type",
+	"trigger_op",	  "trigger_threshold", "reset_upon_trigger", "initial_value",
+	"description",
+};
+
+enum { CTRL_NAME, CTRL_TYPE, CTRL_INITIAL, CTRL_DESCRIPTION, CTRL_N_FIELDS };
+static const char *const control_keys[CTRL_N_FIELDS] = { "name", "type", "initial_value",
+							 "description" };
+
+enum { VAR_NAME, VAR_TYPE, VAR_INITIAL, VAR_ARR_LEN, VAR_DESCRIPTION, VAR_N_FIELDS };
+static const char *const variable_keys[VAR_N_FIELDS] = { "name", "type", "initial_value",
+							 "arr_len", "description" };
+
+enum { TOP_ALGORITHM, TOP_CONSTANTS, TOP_SIGNALS, TOP_CONTROLS, TOP_VARIABLES, TOP_N_FIELDS };
+static const char *const top_keys[TOP_N_FIELDS] = { "algorithm", "constants", "signals",
+						    "controls", "variables" };
+
+/* algorithm ------------------------------------------------------------------ */
 
 static int parse_algorithm(struct loader *ld, const yaml_node_t *root, const struct fields *top,
 			   unsigned k, struct pcm_spec *spec)
 {
 	struct fields f = { .keys = algorithm_keys, .n_keys = ALGO_N_FIELDS };
-	const char *text;
 	yaml_node_t *node;
 	int ret = required_field(ld, root, top, k, "", &node);
 
@@ -889,45 +988,32 @@ static int parse_algorithm(struct loader *ld, const yaml_node_t *root, const str
 		ret = required_field(ld, node, &f, ALGO_NAME, "algorithm", &node);
 	if (ret == 0)
 		ret = identifier_field(ld, node, "algorithm.name", spec->name);
-	if (ret || !f.value[ALGO_DESCRIPTION])
-		return ret;
-	ret = scalar_text(ld, f.value[ALGO_DESCRIPTION], "algorithm.description", &text);
-	if (ret)
-		return ret;
-	spec->description = strdup(text);
-	return spec->description ? 0 : -ENOMEM;
+	if (ret == 0)
+		ret = description_field(ld, &f, ALGO_DESCRIPTION, "algorithm", &spec->description);
+	return ret;
 }
 
 /* constants ------------------------------------------------------------------ */
 
-enum { CONST_NAME, CONST_TYPE, CONST_VALUE, CONST_DESCRIPTION, CONST_N_FIELDS };
-static const char *const constant_keys[CONST_N_FIELDS] = { "name", "type", "value",
-							   "description" };
-
 /* Everything but the value, which may name constants further down. */
-static int parse_constant(struct loader *ld, yaml_node_t *item, unsigned i,
-			  struct pcm_spec_constant *c)
+static int parse_constant(struct loader *ld, const struct item *it, void *out)
 {
-	struct fields f = { .keys = constant_keys, .n_keys = CONST_N_FIELDS };
-	char where[KEY_MAX], key[KEY_MAX];
+	struct pcm_spec_constant *c = out;
+	char key[KEY_MAX];
 	yaml_node_t *node;
 	int ret;
 
-	item_key(where, "constants", i);
-	c->loc = node_loc(item);
-	ret = collect_fields(ld, item, where, &f);
+	c->loc = node_loc(it->node);
+	ret = spec_name_field(ld, it, CONST_NAME, c->name);
 	if (ret == 0)
-		ret = spec_name_field(ld, item, &f, CONST_NAME, where, c->name);
+		ret = item_field(ld, it, CONST_TYPE, key, &node);
 	if (ret == 0)
-		ret = required_field(ld, item, &f, CONST_TYPE, where, &node);
-	if (ret == 0) {
-		field_key(key, where, "type");
 		ret = num_type_field(ld, node, key, &c->type);
-	}
 	if (ret == 0)
-		ret = description_field(ld, &f, CONST_DESCRIPTION, where, &c->description);
+		ret = description_field(ld, &it->f, CONST_DESCRIPTION, it->where, &c->description);
 	if (ret == 0)
-		ret = required_field(ld, item, &f, CONST_VALUE, where, &ld->const_value_nodes[i]);
+		ret = required_field(ld, it->node, &it->f, CONST_VALUE, it->where,
+				     &ld->const_value_nodes[it->index]);
 	return ret;
 }
 
@@ -1039,28 +1125,16 @@ static void free_constant_state(struct loader *ld)
 	ld->const_value_nodes = NULL;
 }
 
-static int parse_constants(struct loader *ld, const yaml_node_t *list, struct pcm_spec *spec)
+static int constants_begin(struct loader *ld, struct pcm_spec *spec)
 {
-	unsigned n;
-	int ret = open_list(ld, list, "constants", PCM_SPEC_MAX_CONSTANTS,
-			    "the limit of " STR(PCM_SPEC_MAX_CONSTANTS), &n);
-
-	if (ret || n == 0)
-		return ret;
-	spec->constants = alloc_items(n, sizeof(*spec->constants), &ret);
-	if (ret)
-		return ret;
-	spec->n_constants = n;
 	ld->constants = spec->constants;
-	ld->n_constants = n;
-	ret = alloc_constant_state(ld, n);
-	for (unsigned i = 0; i < n && ret == 0; i++) {
-		yaml_node_t *item;
+	ld->n_constants = spec->n_constants;
+	return spec->n_constants ? alloc_constant_state(ld, spec->n_constants) : 0;
+}
 
-		ret = list_item(ld, list, i, "constants", &item);
-		if (ret == 0)
-			ret = parse_constant(ld, item, i, &spec->constants[i]);
-	}
+/* The values, once every constant's name is known. */
+static int constants_end(struct loader *ld, struct pcm_spec *spec, int ret)
+{
 	if (ret == 0)
 		ret = resolve_constants(ld, spec);
 	free_constant_state(ld);
@@ -1069,66 +1143,33 @@ static int parse_constants(struct loader *ld, const yaml_node_t *list, struct pc
 
 /* signals -------------------------------------------------------------------- */
 
-enum {
-	SIG_NAME,
-	SIG_TYPE,
-	SIG_ACCUM,
-	SIG_TRIGGER_TYPE,
-	SIG_TRIGGER_OP,
-	SIG_THRESHOLD,
-	SIG_RESET,
-	SIG_INITIAL,
-	SIG_DESCRIPTION,
-	SIG_N_FIELDS,
-};
-
-static const char *const signal_keys[SIG_N_FIELDS] = {
-	"name",		  "type",	       "accumulation",	     "trigger_type",
-	"trigger_op",	  "trigger_threshold", "reset_upon_trigger", "initial_value",
-	"description",
-};
-
-static int signal_enum(struct loader *ld, const yaml_node_t *item, const struct fields *f,
-		       unsigned k, const char *where, enum pcm_name_kind kind, const char *what,
-		       unsigned *value)
-{
-	char key[KEY_MAX];
-	yaml_node_t *node;
-	int ret = required_field(ld, item, f, k, where, &node);
-
-	if (ret)
-		return ret;
-	field_key(key, where, f->keys[k]);
-	return enum_field(ld, node, key, kind, what, value);
-}
-
 /* trigger_type, trigger_op and trigger_threshold; a threshold alone means RAW (SDK). */
-static int parse_trigger(struct loader *ld, const yaml_node_t *item, const struct fields *f,
-			 const char *where, struct pcm_spec_signal *sig)
+static int parse_trigger(struct loader *ld, const struct item *it, struct pcm_spec_signal *sig)
 {
+	const struct fields *f = &it->f;
 	char key[KEY_MAX];
 	unsigned value = PCM_TRIG_OP_GE;
 	int ret = 0;
 
 	sig->trigger = f->value[SIG_THRESHOLD] ? PCM_SIG_TRIGGER_RAW : PCM_SIG_TRIGGER_NONE;
 	if (f->value[SIG_TRIGGER_TYPE]) {
-		field_key(key, where, "trigger_type");
+		field_key(key, it->where, "trigger_type");
 		if (!f->value[SIG_THRESHOLD])
 			return diag_at(ld, node_loc(f->value[SIG_TRIGGER_TYPE]), key,
 				       "a trigger_type needs a trigger_threshold");
-		ret = signal_enum(ld, item, f, SIG_TRIGGER_TYPE, where, PCM_NAMES_TRIGGER,
-				  "trigger type", &value);
+		ret = required_enum(ld, it, SIG_TRIGGER_TYPE, PCM_NAMES_TRIGGER, "trigger type",
+				    &value);
 		sig->trigger = (pcm_signal_trigger_t)value;
 	}
 	value = PCM_TRIG_OP_GE;
 	if (ret == 0 && f->value[SIG_TRIGGER_OP])
-		ret = signal_enum(ld, item, f, SIG_TRIGGER_OP, where, PCM_NAMES_TRIGGER_OP,
-				  "trigger operator", &value);
+		ret = required_enum(ld, it, SIG_TRIGGER_OP, PCM_NAMES_TRIGGER_OP,
+				    "trigger operator", &value);
 	sig->op = (pcm_trigger_op_t)value;
 	if (ret)
 		return ret;
 	if (f->value[SIG_THRESHOLD]) {
-		field_key(key, where, "trigger_threshold");
+		field_key(key, it->where, "trigger_threshold");
 		ret = value_field(ld, f->value[SIG_THRESHOLD], key, PCM_NUM_UINT,
 				  &sig->threshold);
 		/* pcm.h: this threshold means "no trigger", whatever the trigger_type. */
@@ -1149,148 +1190,79 @@ static int parse_trigger(struct loader *ld, const yaml_node_t *item, const struc
  * MIN keeps the smallest sample, so from 0 it can never change: the SDK's
  * default initial value makes a MIN signal that silently stays 0.
  */
-static int check_min_initial(struct loader *ld, const struct fields *f, const char *where,
+static int check_min_initial(struct loader *ld, const struct item *it,
 			     const struct pcm_spec_signal *sig)
 {
-	unsigned k = f->value[SIG_INITIAL] ? SIG_INITIAL : SIG_ACCUM;
+	unsigned k = it->f.value[SIG_INITIAL] ? SIG_INITIAL : SIG_ACCUM;
 	char key[KEY_MAX];
 
 	if (sig->accum != PCM_SIG_ACCUM_MIN || sig->initial.num.u != 0)
 		return 0;
-	field_key(key, where, f->keys[k]);
-	return diag_at(ld, node_loc(f->value[k]), key,
+	field_key(key, it->where, it->f.keys[k]);
+	return diag_at(ld, node_loc(it->f.value[k]), key,
 		       "a MIN accumulator starting at 0 never changes; give signal '%s' an "
 		       "initial_value above every sample it will see, e.g. 0xFFFFFFFFFFFFFFFF",
 		       sig->name);
 }
 
-static int parse_signal(struct loader *ld, yaml_node_t *item, unsigned i,
-			struct pcm_spec_signal *sig)
+static int parse_signal(struct loader *ld, const struct item *it, void *out)
 {
-	struct fields f = { .keys = signal_keys, .n_keys = SIG_N_FIELDS };
-	char where[KEY_MAX], key[KEY_MAX];
+	struct pcm_spec_signal *sig = out;
+	char key[KEY_MAX];
 	unsigned value;
 	int ret;
 
-	item_key(where, "signals", i);
-	sig->loc = node_loc(item);
+	sig->loc = node_loc(it->node);
 	sig->reset_upon_trigger = true;
-	ret = collect_fields(ld, item, where, &f);
+	ret = spec_name_field(ld, it, SIG_NAME, sig->name);
 	if (ret == 0)
-		ret = spec_name_field(ld, item, &f, SIG_NAME, where, sig->name);
-	if (ret == 0)
-		ret = signal_enum(ld, item, &f, SIG_TYPE, where, PCM_NAMES_SIGNAL, "signal type",
-				  &value);
+		ret = required_enum(ld, it, SIG_TYPE, PCM_NAMES_SIGNAL, "signal type", &value);
 	if (ret)
 		return ret;
 	sig->type = (pcm_signal_t)value;
-	sig->type_loc = node_loc(f.value[SIG_TYPE]);
-	ret = signal_enum(ld, item, &f, SIG_ACCUM, where, PCM_NAMES_ACCUM, "accumulation",
-			  &value);
+	sig->type_loc = node_loc(it->f.value[SIG_TYPE]);
+	ret = required_enum(ld, it, SIG_ACCUM, PCM_NAMES_ACCUM, "accumulation", &value);
 	if (ret)
 		return ret;
 	sig->accum = (pcm_signal_accum_t)value;
-	ret = parse_trigger(ld, item, &f, where, sig);
-	if (ret == 0 && f.value[SIG_RESET]) {
-		field_key(key, where, "reset_upon_trigger");
-		ret = bool_field(ld, f.value[SIG_RESET], key, &sig->reset_upon_trigger);
+	ret = parse_trigger(ld, it, sig);
+	if (ret == 0 && it->f.value[SIG_RESET]) {
+		field_key(key, it->where, "reset_upon_trigger");
+		ret = bool_field(ld, it->f.value[SIG_RESET], key, &sig->reset_upon_trigger);
 	}
 	if (ret == 0)
-		ret = value_field_or_zero(ld, &f, SIG_INITIAL, where, PCM_NUM_UINT, sig->loc,
+		ret = value_field_or_zero(ld, it, SIG_INITIAL, PCM_NUM_UINT, sig->loc,
 					  &sig->initial);
 	if (ret == 0)
-		ret = description_field(ld, &f, SIG_DESCRIPTION, where, &sig->description);
+		ret = description_field(ld, &it->f, SIG_DESCRIPTION, it->where, &sig->description);
 	if (ret == 0)
-		ret = check_min_initial(ld, &f, where, sig);
-	return ret;
-}
-
-static int parse_signals(struct loader *ld, const yaml_node_t *list, struct pcm_spec *spec)
-{
-	unsigned n;
-	int ret = open_list(ld, list, "signals", PCM_SPEC_MAX_SIGNALS,
-			    "the " STR(PCM_SPEC_MAX_SIGNALS) "-bit trigger mask", &n);
-
-	if (ret)
-		return ret;
-	spec->signals = alloc_items(n, sizeof(*spec->signals), &ret);
-	if (ret)
-		return ret;
-	spec->n_signals = n;
-	for (unsigned i = 0; i < n && ret == 0; i++) {
-		yaml_node_t *item;
-
-		ret = list_item(ld, list, i, "signals", &item);
-		if (ret == 0)
-			ret = parse_signal(ld, item, i, &spec->signals[i]);
-	}
+		ret = check_min_initial(ld, it, sig);
 	return ret;
 }
 
 /* controls ------------------------------------------------------------------- */
 
-enum { CTRL_NAME, CTRL_TYPE, CTRL_INITIAL, CTRL_DESCRIPTION, CTRL_N_FIELDS };
-static const char *const control_keys[CTRL_N_FIELDS] = { "name", "type", "initial_value",
-							 "description" };
-
-static int parse_control(struct loader *ld, yaml_node_t *item, unsigned i,
-			 struct pcm_spec_control *ctrl)
+static int parse_control(struct loader *ld, const struct item *it, void *out)
 {
-	struct fields f = { .keys = control_keys, .n_keys = CTRL_N_FIELDS };
-	char where[KEY_MAX], key[KEY_MAX];
-	yaml_node_t *node;
+	struct pcm_spec_control *ctrl = out;
 	unsigned value;
 	int ret;
 
-	item_key(where, "controls", i);
-	ctrl->loc = node_loc(item);
-	ret = collect_fields(ld, item, where, &f);
+	ctrl->loc = node_loc(it->node);
+	ret = spec_name_field(ld, it, CTRL_NAME, ctrl->name);
 	if (ret == 0)
-		ret = spec_name_field(ld, item, &f, CTRL_NAME, where, ctrl->name);
-	if (ret == 0)
-		ret = required_field(ld, item, &f, CTRL_TYPE, where, &node);
-	if (ret)
-		return ret;
-	field_key(key, where, "type");
-	ret = enum_field(ld, node, key, PCM_NAMES_CONTROL, "control type", &value);
+		ret = required_enum(ld, it, CTRL_TYPE, PCM_NAMES_CONTROL, "control type", &value);
 	if (ret)
 		return ret;
 	ctrl->type = (pcm_control_t)value;
-	ctrl->type_loc = node_loc(node);
-	ret = description_field(ld, &f, CTRL_DESCRIPTION, where, &ctrl->description);
+	ctrl->type_loc = node_loc(it->f.value[CTRL_TYPE]);
+	ret = description_field(ld, &it->f, CTRL_DESCRIPTION, it->where, &ctrl->description);
 	if (ret)
 		return ret;
-	return value_field_or_zero(ld, &f, CTRL_INITIAL, where, PCM_NUM_UINT, ctrl->loc,
-				   &ctrl->initial);
-}
-
-static int parse_controls(struct loader *ld, const yaml_node_t *list, struct pcm_spec *spec)
-{
-	unsigned n;
-	int ret = open_list(ld, list, "controls", PCM_SPEC_MAX_CONTROLS,
-			    "the limit of " STR(PCM_SPEC_MAX_CONTROLS), &n);
-
-	if (ret)
-		return ret;
-	spec->controls = alloc_items(n, sizeof(*spec->controls), &ret);
-	if (ret)
-		return ret;
-	spec->n_controls = n;
-	for (unsigned i = 0; i < n && ret == 0; i++) {
-		yaml_node_t *item;
-
-		ret = list_item(ld, list, i, "controls", &item);
-		if (ret == 0)
-			ret = parse_control(ld, item, i, &spec->controls[i]);
-	}
-	return ret;
+	return value_field_or_zero(ld, it, CTRL_INITIAL, PCM_NUM_UINT, ctrl->loc, &ctrl->initial);
 }
 
 /* variables ------------------------------------------------------------------ */
-
-enum { VAR_NAME, VAR_TYPE, VAR_INITIAL, VAR_ARR_LEN, VAR_DESCRIPTION, VAR_N_FIELDS };
-static const char *const variable_keys[VAR_N_FIELDS] = { "name", "type", "initial_value",
-							 "arr_len", "description" };
 
 static int parse_arr_len(struct loader *ld, const yaml_node_t *node, const char *where,
 			 uint32_t *arr_len)
@@ -1313,77 +1285,115 @@ static int parse_arr_len(struct loader *ld, const yaml_node_t *node, const char 
 	return 0;
 }
 
-static int parse_variable(struct loader *ld, yaml_node_t *item, unsigned i,
-			  struct pcm_spec_variable *var)
+static int parse_variable(struct loader *ld, const struct item *it, void *out)
 {
-	struct fields f = { .keys = variable_keys, .n_keys = VAR_N_FIELDS };
-	char where[KEY_MAX], key[KEY_MAX];
-	yaml_node_t *node;
+	struct pcm_spec_variable *var = out;
+	yaml_node_t *node, *len_node = it->f.value[VAR_ARR_LEN];
+	char key[KEY_MAX];
 	int ret;
 
-	item_key(where, "variables", i);
-	var->loc = node_loc(item);
+	var->loc = node_loc(it->node);
 	var->arr_len = 1;
-	ret = collect_fields(ld, item, where, &f);
+	ret = spec_name_field(ld, it, VAR_NAME, var->name);
 	if (ret == 0)
-		ret = spec_name_field(ld, item, &f, VAR_NAME, where, var->name);
+		ret = item_field(ld, it, VAR_TYPE, key, &node);
 	if (ret == 0)
-		ret = required_field(ld, item, &f, VAR_TYPE, where, &node);
-	if (ret == 0) {
-		field_key(key, where, "type");
 		ret = num_type_field(ld, node, key, &var->type);
-	}
-	if (ret == 0 && f.value[VAR_ARR_LEN]) {
+	if (ret == 0 && len_node) {
 		var->is_array = true;
-		ret = parse_arr_len(ld, f.value[VAR_ARR_LEN], where, &var->arr_len);
+		ret = parse_arr_len(ld, len_node, it->where, &var->arr_len);
 	}
 	if (ret == 0)
-		ret = description_field(ld, &f, VAR_DESCRIPTION, where, &var->description);
+		ret = description_field(ld, &it->f, VAR_DESCRIPTION, it->where, &var->description);
 	if (ret)
 		return ret;
 	var->slot = ld->n_var_slots;
-	if (var->arr_len > PCM_SPEC_MAX_VAR_SLOTS - ld->n_var_slots) {
-		node = f.value[VAR_ARR_LEN] ? f.value[VAR_ARR_LEN] : item;
-		return diag_at(ld, node_loc(node), where,
+	if (var->arr_len > PCM_SPEC_MAX_VAR_SLOTS - ld->n_var_slots)
+		return diag_at(ld, node_loc(len_node ? len_node : it->node), it->where,
 			       "variables need %u slots, over the limit of %d",
 			       ld->n_var_slots + var->arr_len, PCM_SPEC_MAX_VAR_SLOTS);
-	}
 	ld->n_var_slots += var->arr_len;
-	return value_field_or_zero(ld, &f, VAR_INITIAL, where, var->type, var->loc,
-				   &var->initial);
+	return value_field_or_zero(ld, it, VAR_INITIAL, var->type, var->loc, &var->initial);
 }
 
-static int parse_variables(struct loader *ld, const yaml_node_t *list, struct pcm_spec *spec)
+static int variables_end(struct loader *ld, struct pcm_spec *spec, int ret)
 {
-	unsigned n;
-	int ret = open_list(ld, list, "variables", PCM_SPEC_MAX_VAR_SLOTS,
-			    "the limit of " STR(PCM_SPEC_MAX_VAR_SLOTS) " variable slots", &n);
-
-	if (ret)
-		return ret;
-	spec->variables = alloc_items(n, sizeof(*spec->variables), &ret);
-	if (ret)
-		return ret;
-	spec->n_variables = n;
-	for (unsigned i = 0; i < n && ret == 0; i++) {
-		yaml_node_t *item;
-
-		ret = list_item(ld, list, i, "variables", &item);
-		if (ret == 0)
-			ret = parse_variable(ld, item, i, &spec->variables[i]);
-	}
 	spec->n_var_slots = ld->n_var_slots;
 	return ret;
 }
 
 /* The spec ------------------------------------------------------------------- */
 
-enum { TOP_ALGORITHM, TOP_CONSTANTS, TOP_SIGNALS, TOP_CONTROLS, TOP_VARIABLES, TOP_N_FIELDS };
-static const char *const top_keys[TOP_N_FIELDS] = { "algorithm", "constants", "signals",
-						    "controls", "variables" };
+/* The list sections by top-level key, in the order they are parsed. */
+static const struct section sections[TOP_N_FIELDS] = {
+	[TOP_CONSTANTS] = { .name = "constants", .limit = PCM_SPEC_MAX_CONSTANTS,
+			    .limit_text = "the limit of " STR(PCM_SPEC_MAX_CONSTANTS),
+			    .keys = constant_keys, .n_keys = CONST_N_FIELDS,
+			    .item_size = sizeof(struct pcm_spec_constant), .begin = constants_begin,
+			    .end = constants_end, .parse = parse_constant },
+	[TOP_SIGNALS] = { .name = "signals", .limit = PCM_SPEC_MAX_SIGNALS,
+			  .limit_text = "the " STR(PCM_SPEC_MAX_SIGNALS) "-bit trigger mask",
+			  .keys = signal_keys, .n_keys = SIG_N_FIELDS,
+			  .item_size = sizeof(struct pcm_spec_signal), .parse = parse_signal },
+	[TOP_CONTROLS] = { .name = "controls", .limit = PCM_SPEC_MAX_CONTROLS,
+			   .limit_text = "the limit of " STR(PCM_SPEC_MAX_CONTROLS),
+			   .keys = control_keys, .n_keys = CTRL_N_FIELDS,
+			   .item_size = sizeof(struct pcm_spec_control), .parse = parse_control },
+	[TOP_VARIABLES] = { .name = "variables", .limit = PCM_SPEC_MAX_VAR_SLOTS,
+			    .limit_text = "the limit of " STR(PCM_SPEC_MAX_VAR_SLOTS)
+					  " variable slots",
+			    .keys = variable_keys, .n_keys = VAR_N_FIELDS,
+			    .item_size = sizeof(struct pcm_spec_variable), .end = variables_end,
+			    .parse = parse_variable },
+};
 
-static int parse_spec_root(struct loader *ld, struct pcm_spec *spec)
+/* Hand @spec the @n zeroed items of the section under top-level key @k. */
+static void publish_items(struct pcm_spec *spec, unsigned k, void *items, unsigned n)
 {
+	switch (k) {
+	case TOP_CONSTANTS:
+		spec->constants = items;
+		spec->n_constants = n;
+		break;
+	case TOP_SIGNALS:
+		spec->signals = items;
+		spec->n_signals = n;
+		break;
+	case TOP_CONTROLS:
+		spec->controls = items;
+		spec->n_controls = n;
+		break;
+	default:
+		spec->variables = items;
+		spec->n_variables = n;
+		break;
+	}
+}
+
+static int parse_section(struct loader *ld, unsigned k, const yaml_node_t *list,
+			 struct pcm_spec *spec)
+{
+	const struct section *s = &sections[k];
+	unsigned n;
+	char *items;
+	int ret = open_list(ld, list, s->name, s->limit, s->limit_text, &n);
+
+	if (ret)
+		return ret;
+	items = alloc_items(n, s->item_size, &ret);
+	if (ret)
+		return ret;
+	publish_items(spec, k, items, n);
+	if (s->begin)
+		ret = s->begin(ld, spec);
+	for (unsigned i = 0; i < n && ret == 0; i++)
+		ret = parse_section_item(ld, s, list, i, items + i * s->item_size);
+	return s->end ? s->end(ld, spec, ret) : ret;
+}
+
+static int parse_spec_root(struct loader *ld, void *obj)
+{
+	struct pcm_spec *spec = obj;
 	struct fields f = { .keys = top_keys, .n_keys = TOP_N_FIELDS };
 	yaml_node_t *root = yaml_document_get_root_node(&ld->doc);
 	struct pcm_srcloc start = { 1, 1 };
@@ -1399,38 +1409,8 @@ static int parse_spec_root(struct loader *ld, struct pcm_spec *spec)
 	ret = collect_fields(ld, root, "", &f);
 	if (ret == 0)
 		ret = parse_algorithm(ld, root, &f, TOP_ALGORITHM, spec);
-	if (ret == 0)
-		ret = parse_constants(ld, f.value[TOP_CONSTANTS], spec);
-	if (ret == 0)
-		ret = parse_signals(ld, f.value[TOP_SIGNALS], spec);
-	if (ret == 0)
-		ret = parse_controls(ld, f.value[TOP_CONTROLS], spec);
-	if (ret == 0)
-		ret = parse_variables(ld, f.value[TOP_VARIABLES], spec);
-	return ret;
-}
-
-static void loader_init(struct loader *ld, const char *label, struct pcm_diag *diag)
-{
-	memset(ld, 0, sizeof(*ld));
-	ld->label = label ? label : "<buffer>";
-	ld->diag = diag;
-	diag->msg[0] = '\0';
-}
-
-static int invalid_arguments(struct loader *ld)
-{
-	snprintf(ld->diag->msg, sizeof(ld->diag->msg), "%s: invalid arguments", ld->label);
-	return -EINVAL;
-}
-
-static int loader_finish(struct loader *ld, int ret)
-{
-	if (ld->have_doc)
-		yaml_document_delete(&ld->doc);
-	free(ld->names);
-	if (ret == -ENOMEM && ld->diag->msg[0] == '\0')
-		snprintf(ld->diag->msg, sizeof(ld->diag->msg), "%s: out of memory", ld->label);
+	for (unsigned k = TOP_CONSTANTS; k < TOP_N_FIELDS && ret == 0; k++)
+		ret = parse_section(ld, k, f.value[k], spec);
 	return ret;
 }
 
@@ -1464,35 +1444,6 @@ void pcm_spec_free(struct pcm_spec *spec)
 	free(spec);
 }
 
-int pcm_spec_parse(const char *name, const char *buf, size_t len, const struct pcm_fabric *fabric,
-		   struct pcm_spec **out, struct pcm_diag *diag)
-{
-	struct pcm_diag scratch;
-	struct pcm_spec *spec;
-	struct loader ld;
-	int ret;
-
-	loader_init(&ld, name, diag ? diag : &scratch);
-	ld.fabric = fabric;
-	ld.no_fabric_profile = !fabric;
-	if (!out || (!buf && len))
-		return invalid_arguments(&ld);
-	spec = calloc(1, sizeof(*spec));
-	if (!spec)
-		return loader_finish(&ld, -ENOMEM);
-	spec->path = strdup(ld.label);
-	ret = spec->path ? yaml_load(&ld, buf ? buf : "", len) : -ENOMEM;
-	if (ret == 0)
-		ret = parse_spec_root(&ld, spec);
-	ret = loader_finish(&ld, ret);
-	if (ret) {
-		pcm_spec_free(spec);
-		return ret;
-	}
-	*out = spec;
-	return 0;
-}
-
 /* The fabric profile ------------------------------------------------------------ */
 
 static int fabric_name(struct loader *ld, const yaml_node_t *key_node,
@@ -1521,12 +1472,15 @@ static int fabric_name(struct loader *ld, const yaml_node_t *key_node,
 	return 0;
 }
 
-static int parse_fabric_root(struct loader *ld, struct pcm_fabric *fabric)
+static int parse_fabric_root(struct loader *ld, void *obj)
 {
 	struct pcm_srcloc key_locs[PCM_FABRIC_MAX_ENTRIES];
 	yaml_node_t *root = yaml_document_get_root_node(&ld->doc);
+	struct pcm_fabric *fabric = obj;
 	yaml_node_pair_t *pairs;
 	size_t n;
+
+	ld->fabric = fabric; /* its values see the entries before them */
 
 	if (!root || is_null(root))
 		return 0;
@@ -1553,7 +1507,6 @@ static int parse_fabric_root(struct loader *ld, struct pcm_fabric *fabric)
 		ret = fabric_name(ld, key_node, fabric, key_locs, entry->name);
 		if (ret == 0 && is_null(value_node))
 			ret = diag_at(ld, node_loc(key_node), entry->name, "empty value");
-		/* Values see the entries before them: ld->fabric is this profile. */
 		if (ret == 0)
 			ret = value_field(ld, value_node, entry->name, WANT_ANY_TYPE,
 					  &entry->value);
@@ -1574,32 +1527,122 @@ void pcm_fabric_free(struct pcm_fabric *fabric)
 	free(fabric);
 }
 
-int pcm_fabric_parse(const char *name, const char *buf, size_t len, struct pcm_fabric **out,
-		     struct pcm_diag *diag)
+static void loader_init(struct loader *ld, const char *label, struct pcm_diag *diag)
+{
+	memset(ld, 0, sizeof(*ld));
+	ld->label = label ? label : "<buffer>";
+	ld->diag = diag;
+	diag->msg[0] = '\0';
+}
+
+static int invalid_arguments(struct loader *ld)
+{
+	snprintf(ld->diag->msg, sizeof(ld->diag->msg), "%s: invalid arguments", ld->label);
+	return -EINVAL;
+}
+
+static int loader_finish(struct loader *ld, int ret)
+{
+	if (ld->have_doc)
+		yaml_document_delete(&ld->doc);
+	free(ld->names);
+	if (ret == -ENOMEM && ld->diag->msg[0] == '\0')
+		snprintf(ld->diag->msg, sizeof(ld->diag->msg), "%s: out of memory", ld->label);
+	return ret;
+}
+
+/* Documents ------------------------------------------------------------------ */
+
+static void spec_free(void *obj)
+{
+	pcm_spec_free(obj);
+}
+
+static void fabric_free(void *obj)
+{
+	pcm_fabric_free(obj);
+}
+
+/* What a document is loaded into: a spec or a fabric profile. */
+struct doc_type {
+	size_t size;
+	size_t path_at; /* offsetof its `char *path` */
+	bool own_fabric; /* a profile: its values see its own entries, never another profile's */
+	int (*parse_root)(struct loader *ld, void *obj);
+	void (*free)(void *obj);
+};
+
+static const struct doc_type spec_doc = {
+	.size = sizeof(struct pcm_spec),
+	.path_at = offsetof(struct pcm_spec, path),
+	.parse_root = parse_spec_root,
+	.free = spec_free,
+};
+
+static const struct doc_type fabric_doc = {
+	.size = sizeof(struct pcm_fabric),
+	.path_at = offsetof(struct pcm_fabric, path),
+	.own_fabric = true,
+	.parse_root = parse_fabric_root,
+	.free = fabric_free,
+};
+
+/*
+ * @buf as a new document of @type named @name, whose names see @fabric's;
+ * *@out is set only when the whole document is valid.
+ */
+static int parse_document(const char *name, const char *buf, size_t len,
+			  const struct doc_type *type, const struct pcm_fabric *fabric, void **out,
+			  struct pcm_diag *diag)
 {
 	struct pcm_diag scratch;
-	struct pcm_fabric *fabric;
 	struct loader ld;
+	char **path;
+	void *obj;
 	int ret;
 
 	loader_init(&ld, name, diag ? diag : &scratch);
+	ld.fabric = fabric;
+	ld.no_fabric_profile = !type->own_fabric && !fabric;
 	if (!out || (!buf && len))
 		return invalid_arguments(&ld);
-	fabric = calloc(1, sizeof(*fabric));
-	if (!fabric)
+	obj = calloc(1, type->size);
+	if (!obj)
 		return loader_finish(&ld, -ENOMEM);
-	ld.fabric = fabric;
-	fabric->path = strdup(ld.label);
-	ret = fabric->path ? yaml_load(&ld, buf ? buf : "", len) : -ENOMEM;
+	path = (char **)((char *)obj + type->path_at);
+	*path = strdup(ld.label);
+	ret = *path ? yaml_load(&ld, buf ? buf : "", len) : -ENOMEM;
 	if (ret == 0)
-		ret = parse_fabric_root(&ld, fabric);
+		ret = type->parse_root(&ld, obj);
 	ret = loader_finish(&ld, ret);
 	if (ret) {
-		pcm_fabric_free(fabric);
+		type->free(obj);
 		return ret;
 	}
-	*out = fabric;
+	*out = obj;
 	return 0;
+}
+
+int pcm_spec_parse(const char *name, const char *buf, size_t len, const struct pcm_fabric *fabric,
+		   struct pcm_spec **out, struct pcm_diag *diag)
+{
+	void *spec;
+	int ret = parse_document(name, buf, len, &spec_doc, fabric, out ? &spec : NULL, diag);
+
+	if (ret == 0)
+		*out = spec;
+	return ret;
+}
+
+int pcm_fabric_parse(const char *name, const char *buf, size_t len, struct pcm_fabric **out,
+		     struct pcm_diag *diag)
+{
+	void *fabric;
+	int ret = parse_document(name, buf, len, &fabric_doc, NULL, out ? &fabric : NULL, diag);
+
+	if (ret == 0)
+		*out = fabric;
+	return ret;
 }
 
 /* Files ---------------------------------------------------------------------- */
@@ -1677,12 +1720,13 @@ static int read_file(const char *path, char **text, size_t *len, struct pcm_diag
 	return 0;
 }
 
-int pcm_spec_load(const char *path, const struct pcm_fabric *fabric, struct pcm_spec **out,
-		  struct pcm_diag *diag)
+/* The file at @path as a document of @type (see parse_document()). */
+static int load_document(const char *path, const struct doc_type *type,
+			 const struct pcm_fabric *fabric, void **out, struct pcm_diag *diag)
 {
 	struct pcm_diag scratch;
-	char *text;
-	size_t len;
+	char *text = NULL;
+	size_t len = 0;
 	int ret;
 
 	if (!diag)
@@ -1694,28 +1738,28 @@ int pcm_spec_load(const char *path, const struct pcm_fabric *fabric, struct pcm_
 	ret = read_file(path, &text, &len, diag);
 	if (ret)
 		return ret;
-	ret = pcm_spec_parse(path, text, len, fabric, out, diag);
+	ret = parse_document(path, text, len, type, fabric, out, diag);
 	free(text);
+	return ret;
+}
+
+int pcm_spec_load(const char *path, const struct pcm_fabric *fabric, struct pcm_spec **out,
+		  struct pcm_diag *diag)
+{
+	void *spec;
+	int ret = load_document(path, &spec_doc, fabric, out ? &spec : NULL, diag);
+
+	if (ret == 0)
+		*out = spec;
 	return ret;
 }
 
 int pcm_fabric_load(const char *path, struct pcm_fabric **out, struct pcm_diag *diag)
 {
-	struct pcm_diag scratch;
-	char *text;
-	size_t len;
-	int ret;
+	void *fabric;
+	int ret = load_document(path, &fabric_doc, NULL, out ? &fabric : NULL, diag);
 
-	if (!diag)
-		diag = &scratch;
-	if (!path || !out) {
-		snprintf(diag->msg, sizeof(diag->msg), "invalid arguments");
-		return -EINVAL;
-	}
-	ret = read_file(path, &text, &len, diag);
-	if (ret)
-		return ret;
-	ret = pcm_fabric_parse(path, text, len, out, diag);
-	free(text);
+	if (ret == 0)
+		*out = fabric;
 	return ret;
 }

@@ -47,11 +47,6 @@
 #include "pcm_algo.h"
 #include "pcmh.h"
 
-static PCM_FORCE_INLINE pcm_fx fx(double v)
-{
-	return pcm_fx_from_double(v);
-}
-
 /* The flight size in packets: IN_FLIGHT, or the window if the datapath does not report it. */
 static PCM_FORCE_INLINE pcm_fx flight_pkts(ALGO_CTX_ARGS, pcm_fx cwnd)
 {
@@ -69,13 +64,13 @@ static PCM_FORCE_INLINE bool may_decrease(ALGO_CTX_ARGS, pcm_uint now)
 /* A congestion event: Wmax, ssthresh and the end of the epoch (RFC 9438 4.6, 4.7). */
 static PCM_FORCE_INLINE pcm_fx reduce(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
 {
-	pcm_fx ssthresh = pcm_fx_mul(flight_pkts(ALGO_CTX_PASS, cwnd), fx(BETA));
+	pcm_fx ssthresh = pcm_fx_mul(flight_pkts(ALGO_CTX_PASS, cwnd), pcm_algo_fx(BETA));
 	pcm_fx w_max = cwnd;
 
 	if (FAST_CONVERGENCE && pcm_fx_lt(cwnd, get_var_fx(W_MAX_PKTS)))
-		w_max = pcm_fx_div(pcm_fx_mul(cwnd, pcm_fx_add(PCM_FX_ONE, fx(BETA))),
+		w_max = pcm_fx_div(pcm_fx_mul(cwnd, pcm_fx_add(PCM_FX_ONE, pcm_algo_fx(BETA))),
 				   pcm_fx_from_int(2));
-	ssthresh = pcm_fx_max(ssthresh, fx(SSTHRESH_MIN_PKTS));
+	ssthresh = pcm_fx_max(ssthresh, pcm_algo_fx(SSTHRESH_MIN_PKTS));
 	set_var_fx(CWND_PRIOR_PKTS, cwnd);
 	set_var_fx(W_MAX_PKTS, w_max);
 	set_var_fx(SSTHRESH_PKTS, ssthresh);
@@ -94,7 +89,7 @@ static PCM_FORCE_INLINE void start_epoch(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint no
 		set_var_fx(W_MAX_PKTS, w_max);
 		set_var_uint(AFTER_RTO, 0);
 	}
-	set_var_fx(K_S, pcm_algo_cbrt(pcm_fx_div(pcm_fx_sub(w_max, cwnd), fx(C_PKTS))));
+	set_var_fx(K_S, pcm_algo_cbrt(pcm_fx_div(pcm_fx_sub(w_max, cwnd), pcm_algo_fx(C_PKTS))));
 	set_var_fx(CWND_EPOCH_PKTS, cwnd);
 	set_var_fx(W_EST_PKTS, cwnd);
 	set_var_uint(T_EPOCH, now);
@@ -104,18 +99,20 @@ static PCM_FORCE_INLINE void start_epoch(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint no
 /* W_cubic(t) = C (t - K)^3 + Wmax, t in seconds since the epoch began. */
 static PCM_FORCE_INLINE pcm_fx w_cubic(ALGO_CTX_ARGS, pcm_fx t_s)
 {
-	pcm_fx d = pcm_algo_clamp(pcm_fx_sub(t_s, get_var_fx(K_S)),
-				  pcm_fx_sub(PCM_FX_ZERO, fx(D_MAX_S)), fx(D_MAX_S));
+	pcm_fx d =
+	    pcm_algo_clamp(pcm_fx_sub(t_s, get_var_fx(K_S)),
+			   pcm_fx_sub(PCM_FX_ZERO, pcm_algo_fx(D_MAX_S)), pcm_algo_fx(D_MAX_S));
 	pcm_fx cube = pcm_fx_mul(pcm_fx_mul(d, d), d);
 
-	return pcm_fx_add(pcm_fx_mul(fx(C_PKTS), cube), get_var_fx(W_MAX_PKTS));
+	return pcm_fx_add(pcm_fx_mul(pcm_algo_fx(C_PKTS), cube), get_var_fx(W_MAX_PKTS));
 }
 
 /* The Reno-friendly estimate after this ACK (RFC 9438 4.3). */
 static PCM_FORCE_INLINE pcm_fx reno_estimate(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_fx acked)
 {
 	pcm_fx w_est = get_var_fx(W_EST_PKTS);
-	pcm_fx alpha = pcm_fx_ge(w_est, get_var_fx(CWND_PRIOR_PKTS)) ? PCM_FX_ONE : fx(ALPHA_CUBIC);
+	pcm_fx alpha =
+	    pcm_fx_ge(w_est, get_var_fx(CWND_PRIOR_PKTS)) ? PCM_FX_ONE : pcm_algo_fx(ALPHA_CUBIC);
 
 	w_est = pcm_fx_add(w_est, pcm_fx_div(pcm_fx_mul(alpha, acked), cwnd));
 	set_var_fx(W_EST_PKTS, w_est);
@@ -134,7 +131,7 @@ static PCM_FORCE_INLINE pcm_fx congestion_avoidance(ALGO_CTX_ARGS, pcm_fx cwnd, 
 	if (pcm_fx_lt(w_cubic(ALGO_CTX_PASS, t_s), w_est))
 		return w_est;
 	target = w_cubic(ALGO_CTX_PASS, pcm_fx_add(t_s, pcm_algo_ps_to_s(get_signal(RTT_SAMPLE))));
-	target = pcm_algo_clamp(target, cwnd, pcm_fx_mul(cwnd, fx(TARGET_CAP)));
+	target = pcm_algo_clamp(target, cwnd, pcm_fx_mul(cwnd, pcm_algo_fx(TARGET_CAP)));
 	return pcm_fx_add(cwnd, pcm_fx_mul(pcm_fx_div(pcm_fx_sub(target, cwnd), cwnd), acked));
 }
 
@@ -142,8 +139,8 @@ static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
 {
 	pcm_fx acked = pcm_algo_bytes_to_pkts(get_signal(ACKED_BYTES), MSS_BYTES);
 
-	if (pcm_fx_lt(cwnd, get_var_fx(SSTHRESH_PKTS)))
-		return pcm_fx_add(cwnd, acked);
+	if (pcm_algo_in_slow_start(cwnd, get_var_fx(SSTHRESH_PKTS)))
+		return pcm_algo_slow_start(cwnd, acked);
 	return congestion_avoidance(ALGO_CTX_PASS, cwnd, acked, now);
 }
 
@@ -154,8 +151,8 @@ int algorithm_main()
 	pcm_fx cwnd;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, fx(INIT_CWND_PKTS));
-		set_var_fx(SSTHRESH_PKTS, fx(MAX_CWND_PKTS));
+		set_var_fx(CWND_PKTS, pcm_algo_fx(INIT_CWND_PKTS));
+		set_var_fx(SSTHRESH_PKTS, pcm_algo_fx(MAX_CWND_PKTS));
 		set_var_uint(INITIALIZED, 1);
 	}
 	cwnd = get_var_fx(CWND_PKTS);
@@ -165,7 +162,7 @@ int algorithm_main()
 			reduce(ALGO_CTX_PASS, cwnd, now);
 		set_var_uint(IN_EPOCH, 0);
 		set_var_uint(AFTER_RTO, 1);
-		cwnd = fx(LOSS_WINDOW_PKTS);
+		cwnd = pcm_algo_fx(LOSS_WINDOW_PKTS);
 	} else if (mask & (NUM_NACK | NUM_ECN)) {
 		if (may_decrease(ALGO_CTX_PASS, now))
 			cwnd = reduce(ALGO_CTX_PASS, cwnd, now);
@@ -173,7 +170,7 @@ int algorithm_main()
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd, now);
 	}
 
-	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
+	cwnd = pcm_algo_clamp(cwnd, pcm_algo_fx(MIN_CWND_PKTS), pcm_algo_fx(MAX_CWND_PKTS));
 	set_var_fx(CWND_PKTS, cwnd);
 	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 	return PCM_SUCCESS;

@@ -50,14 +50,9 @@
 #include "pcm_algo.h"
 #include "pcmh.h"
 
-static PCM_FORCE_INLINE pcm_fx fx(double v)
-{
-	return pcm_fx_from_double(v);
-}
-
 static PCM_FORCE_INLINE pcm_fx clamp_rate(pcm_fx r)
 {
-	return pcm_algo_clamp(r, fx(RATE_MIN), PCM_FX_ONE);
+	return pcm_algo_clamp(r, pcm_algo_fx(RATE_MIN), PCM_FX_ONE);
 }
 
 static PCM_FORCE_INLINE void cut(ALGO_CTX_ARGS, pcm_uint cnps)
@@ -68,7 +63,7 @@ static PCM_FORCE_INLINE void cut(ALGO_CTX_ARGS, pcm_uint cnps)
 		set_var_fx(RT, rc);
 		rc = pcm_fx_mul(rc, pcm_fx_sub(PCM_FX_ONE, pcm_fx_div(alpha, pcm_fx_from_int(2))));
 		rc = clamp_rate(rc);
-		alpha = pcm_algo_ewma(alpha, PCM_FX_ONE, fx(G));
+		alpha = pcm_algo_ewma(alpha, PCM_FX_ONE, pcm_algo_fx(G));
 	}
 	set_var_fx(RC, rc);
 	set_var_fx(ALPHA, alpha);
@@ -82,9 +77,10 @@ static PCM_FORCE_INLINE void increase(ALGO_CTX_ARGS)
 	pcm_fx rt = get_var_fx(RT), rc = get_var_fx(RC);
 
 	if (MIN(t, bc) > F_STEPS)
-		rt = pcm_fx_add(rt, pcm_fx_mul_int(fx(R_HAI), (int64_t)(MIN(t, bc) - F_STEPS)));
+		rt = pcm_fx_add(
+		    rt, pcm_fx_mul_int(pcm_algo_fx(R_HAI), (int64_t)(MIN(t, bc) - F_STEPS)));
 	else if (MAX(t, bc) > F_STEPS)
-		rt = pcm_fx_add(rt, fx(R_AI));
+		rt = pcm_fx_add(rt, pcm_algo_fx(R_AI));
 	rt = clamp_rate(rt);
 	rc = clamp_rate(pcm_fx_div(pcm_fx_add(rt, rc), pcm_fx_from_int(2)));
 	set_var_fx(RT, rt);
@@ -96,8 +92,8 @@ int algorithm_main()
 	pcm_uint mask = get_signal_trigger_mask();
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(RC, fx(INIT_RATE));
-		set_var_fx(RT, fx(INIT_RATE));
+		set_var_fx(RC, pcm_algo_fx(INIT_RATE));
+		set_var_fx(RT, pcm_algo_fx(INIT_RATE));
 		set_var_fx(ALPHA, PCM_FX_ONE);
 		set_var_uint(INITIALIZED, 1);
 	}
@@ -111,8 +107,8 @@ int algorithm_main()
 		pcm_uint tx = get_signal(TX_PKTS);
 
 		if (mask & ALPHA_TIMER)
-			set_var_fx(ALPHA,
-				   pcm_fx_mul(get_var_fx(ALPHA), pcm_fx_sub(PCM_FX_ONE, fx(G))));
+			set_var_fx(ALPHA, pcm_fx_mul(get_var_fx(ALPHA),
+						     pcm_fx_sub(PCM_FX_ONE, pcm_algo_fx(G))));
 		if (mask & RATE_TIMER) {
 			set_var_uint(T_COUNT, get_var_uint(T_COUNT) + 1);
 			increase(ALGO_CTX_PASS);

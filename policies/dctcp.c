@@ -45,11 +45,6 @@
 #include "pcm_algo.h"
 #include "pcmh.h"
 
-static PCM_FORCE_INLINE pcm_fx fx(double v)
-{
-	return pcm_fx_from_double(v);
-}
-
 static PCM_FORCE_INLINE void start_window(ALGO_CTX_ARGS, pcm_fx cwnd)
 {
 	set_var_uint(WIN_ACKED, 0);
@@ -74,13 +69,13 @@ static PCM_FORCE_INLINE pcm_fx cut_to(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
 
 static PCM_FORCE_INLINE pcm_fx loss_ssthresh(pcm_fx cwnd)
 {
-	return pcm_fx_max(pcm_fx_mul(cwnd, fx(LOSS_BETA)), fx(SSTHRESH_MIN_PKTS));
+	return pcm_fx_max(pcm_fx_mul(cwnd, pcm_algo_fx(LOSS_BETA)), pcm_algo_fx(SSTHRESH_MIN_PKTS));
 }
 
 static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
 {
 	pcm_uint acked = get_signal(ACKED_BYTES);
-	pcm_uint marked = MIN(acked, get_signal(NUM_ECN) * MSS_BYTES);
+	pcm_uint marked = pcm_algo_marked_bytes(acked, get_signal(NUM_ECN), MSS_BYTES);
 	pcm_uint win_acked = get_var_uint(WIN_ACKED) + acked;
 	pcm_uint win_marked = get_var_uint(WIN_MARKED) + marked;
 	pcm_fx acked_pkts = pcm_algo_bytes_to_pkts(acked, MSS_BYTES);
@@ -92,17 +87,17 @@ static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
 			cwnd = cut_to(ALGO_CTX_PASS,
 				      pcm_fx_mul(cwnd, pcm_fx_sub(PCM_FX_ONE, half_alpha)), now);
 		}
-	} else if (pcm_fx_lt(cwnd, get_var_fx(SSTHRESH_PKTS))) {
-		cwnd = pcm_fx_add(cwnd, acked_pkts);
+	} else if (pcm_algo_in_slow_start(cwnd, get_var_fx(SSTHRESH_PKTS))) {
+		cwnd = pcm_algo_slow_start(cwnd, acked_pkts);
 	} else {
-		cwnd = pcm_algo_ai_step(cwnd, fx(AI_PKTS), acked_pkts);
+		cwnd = pcm_algo_ai_step(cwnd, pcm_algo_fx(AI_PKTS), acked_pkts);
 	}
 	if (win_acked >= get_var_uint(WIN_END)) {
 		pcm_fx frac = pcm_fx_div(pcm_algo_bytes_to_pkts(win_marked, MSS_BYTES),
 					 pcm_algo_bytes_to_pkts(win_acked, MSS_BYTES));
 
-		set_var_fx(ALPHA,
-			   pcm_algo_ewma(get_var_fx(ALPHA), pcm_fx_min(frac, PCM_FX_ONE), fx(G)));
+		set_var_fx(ALPHA, pcm_algo_ewma(get_var_fx(ALPHA), pcm_fx_min(frac, PCM_FX_ONE),
+						pcm_algo_fx(G)));
 		start_window(ALGO_CTX_PASS, cwnd);
 	} else {
 		set_var_uint(WIN_ACKED, win_acked);
@@ -118,10 +113,10 @@ int algorithm_main()
 	pcm_fx cwnd;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, fx(INIT_CWND_PKTS));
-		set_var_fx(SSTHRESH_PKTS, fx(MAX_CWND_PKTS));
+		set_var_fx(CWND_PKTS, pcm_algo_fx(INIT_CWND_PKTS));
+		set_var_fx(SSTHRESH_PKTS, pcm_algo_fx(MAX_CWND_PKTS));
 		set_var_fx(ALPHA, PCM_FX_ONE);
-		start_window(ALGO_CTX_PASS, fx(INIT_CWND_PKTS));
+		start_window(ALGO_CTX_PASS, pcm_algo_fx(INIT_CWND_PKTS));
 		set_var_uint(INITIALIZED, 1);
 	}
 	cwnd = get_var_fx(CWND_PKTS);
@@ -129,7 +124,7 @@ int algorithm_main()
 	if (mask & NUM_RTO) {
 		if (may_cut(ALGO_CTX_PASS, now))
 			cut_to(ALGO_CTX_PASS, loss_ssthresh(cwnd), now);
-		cwnd = fx(LOSS_WINDOW_PKTS);
+		cwnd = pcm_algo_fx(LOSS_WINDOW_PKTS);
 		start_window(ALGO_CTX_PASS, cwnd);
 	} else if (mask & NUM_NACK) {
 		if (may_cut(ALGO_CTX_PASS, now))
@@ -138,7 +133,7 @@ int algorithm_main()
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd, now);
 	}
 
-	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
+	cwnd = pcm_algo_clamp(cwnd, pcm_algo_fx(MIN_CWND_PKTS), pcm_algo_fx(MAX_CWND_PKTS));
 	set_var_fx(CWND_PKTS, cwnd);
 	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 	return PCM_SUCCESS;

@@ -36,11 +36,6 @@
 #include "pcm_algo.h"
 #include "pcmh.h"
 
-static PCM_FORCE_INLINE pcm_fx fx(double v)
-{
-	return pcm_fx_from_double(v);
-}
-
 static PCM_FORCE_INLINE pcm_uint random_vp(ALGO_CTX_ARGS)
 {
 	pcm_algo_rng_mix(&get_var_uint(RNG), get_signal(NOW) ^ get_signal(FLOW_SEED));
@@ -56,14 +51,14 @@ static PCM_FORCE_INLINE void queue_vp(ALGO_CTX_ARGS, pcm_uint vp)
 static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd)
 {
 	pcm_uint acked = get_signal(ACKED_BYTES);
-	pcm_uint marked = MIN(acked, get_signal(NUM_ECN) * MSS_BYTES);
+	pcm_uint marked = pcm_algo_marked_bytes(acked, get_signal(NUM_ECN), MSS_BYTES);
 
 	if (acked > marked)
-		cwnd = pcm_algo_ai_step(cwnd, fx(AI_PKTS),
+		cwnd = pcm_algo_ai_step(cwnd, pcm_algo_fx(AI_PKTS),
 					pcm_algo_bytes_to_pkts(acked - marked, MSS_BYTES));
 	if (marked)
-		cwnd = pcm_fx_sub(
-		    cwnd, pcm_fx_mul(fx(MD_PKTS), pcm_algo_bytes_to_pkts(marked, MSS_BYTES)));
+		cwnd = pcm_fx_sub(cwnd, pcm_fx_mul(pcm_algo_fx(MD_PKTS),
+						   pcm_algo_bytes_to_pkts(marked, MSS_BYTES)));
 	if (!get_signal(NUM_ECN) && (get_signal_trigger_mask() & NUM_ACK))
 		queue_vp(ALGO_CTX_PASS, get_signal(ACK_PATH) & EV_MASK);
 	return cwnd;
@@ -75,19 +70,20 @@ int algorithm_main()
 	pcm_fx cwnd;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, fx(INIT_CWND_PKTS));
+		set_var_fx(CWND_PKTS, pcm_algo_fx(INIT_CWND_PKTS));
 		set_var_uint(INITIALIZED, 1);
 	}
 	cwnd = get_var_fx(CWND_PKTS);
 
 	if (mask & NUM_RTO) {
-		cwnd = fx(MIN_CWND_PKTS);
+		cwnd = pcm_algo_fx(MIN_CWND_PKTS);
 	} else if (mask & NUM_NACK) {
-		cwnd = pcm_fx_sub(cwnd, pcm_fx_mul_int(fx(MD_PKTS), (int64_t)get_signal(NUM_NACK)));
+		cwnd = pcm_fx_sub(
+		    cwnd, pcm_fx_mul_int(pcm_algo_fx(MD_PKTS), (int64_t)get_signal(NUM_NACK)));
 	} else if (mask & (NUM_ACK | NUM_ECN)) {
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd);
 	}
-	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
+	cwnd = pcm_algo_clamp(cwnd, pcm_algo_fx(MIN_CWND_PKTS), pcm_algo_fx(MAX_CWND_PKTS));
 	set_var_fx(CWND_PKTS, cwnd);
 	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 

@@ -30,11 +30,6 @@
 #include "pcm_algo.h"
 #include "pcmh.h"
 
-static PCM_FORCE_INLINE pcm_fx fx(double v)
-{
-	return pcm_fx_from_double(v);
-}
-
 static PCM_FORCE_INLINE bool may_decrease(ALGO_CTX_ARGS, pcm_uint now)
 {
 	return !get_var_uint(DECREASED) ||
@@ -45,21 +40,22 @@ static PCM_FORCE_INLINE pcm_fx on_loss(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now,
 {
 	pcm_uint inflight = get_signal(INFLIGHT_BYTES);
 	pcm_fx flight = inflight ? pcm_algo_bytes_to_pkts(inflight, PKT_BYTES) : cwnd;
-	pcm_fx ssthresh = pcm_fx_max(pcm_fx_mul(flight, fx(BETA)), fx(SSTHRESH_MIN_PKTS));
+	pcm_fx ssthresh =
+	    pcm_fx_max(pcm_fx_mul(flight, pcm_algo_fx(BETA)), pcm_algo_fx(SSTHRESH_MIN_PKTS));
 
 	set_var_fx(SSTHRESH_PKTS, ssthresh);
 	set_var_uint(T_LAST_DECREASE, now);
 	set_var_uint(DECREASED, 1);
-	return timeout ? fx(LOSS_WINDOW_PKTS) : ssthresh;
+	return timeout ? pcm_algo_fx(LOSS_WINDOW_PKTS) : ssthresh;
 }
 
 static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd)
 {
 	pcm_fx acked = pcm_algo_bytes_to_pkts(get_signal(ACKED_BYTES), MSS_BYTES);
 
-	if (pcm_fx_lt(cwnd, get_var_fx(SSTHRESH_PKTS)))
-		return pcm_fx_add(cwnd, acked);
-	return pcm_algo_ai_step(cwnd, fx(AI_PKTS), acked);
+	if (pcm_algo_in_slow_start(cwnd, get_var_fx(SSTHRESH_PKTS)))
+		return pcm_algo_slow_start(cwnd, acked);
+	return pcm_algo_ai_step(cwnd, pcm_algo_fx(AI_PKTS), acked);
 }
 
 int algorithm_main()
@@ -69,8 +65,8 @@ int algorithm_main()
 	pcm_fx cwnd;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, fx(INIT_CWND_PKTS));
-		set_var_fx(SSTHRESH_PKTS, fx(MAX_CWND_PKTS));
+		set_var_fx(CWND_PKTS, pcm_algo_fx(INIT_CWND_PKTS));
+		set_var_fx(SSTHRESH_PKTS, pcm_algo_fx(MAX_CWND_PKTS));
 		set_var_uint(INITIALIZED, 1);
 	}
 	cwnd = get_var_fx(CWND_PKTS);
@@ -83,7 +79,7 @@ int algorithm_main()
 	else
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd);
 
-	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
+	cwnd = pcm_algo_clamp(cwnd, pcm_algo_fx(MIN_CWND_PKTS), pcm_algo_fx(MAX_CWND_PKTS));
 	set_var_fx(CWND_PKTS, cwnd);
 	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 	return PCM_SUCCESS;

@@ -54,14 +54,9 @@
 #include "pcm_algo.h"
 #include "pcmh.h"
 
-static PCM_FORCE_INLINE pcm_fx fx(double v)
-{
-	return pcm_fx_from_double(v);
-}
-
 static PCM_FORCE_INLINE pcm_fx clamp_cwnd(pcm_fx cwnd)
 {
-	return pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
+	return pcm_algo_clamp(cwnd, pcm_algo_fx(MIN_CWND_PKTS), pcm_algo_fx(MAX_CWND_PKTS));
 }
 
 static PCM_FORCE_INLINE bool quick_adapt(ALGO_CTX_ARGS, pcm_fx *cwnd, bool is_loss, bool marked,
@@ -76,10 +71,10 @@ static PCM_FORCE_INLINE bool quick_adapt(ALGO_CTX_ARGS, pcm_fx *cwnd, bool is_lo
 
 		if (get_var_uint(QA_END_PS) &&
 		    (get_var_uint(TRIGGER_QA) || is_loss ||
-		     pcm_fx_gt(delay, fx(QA_THRESHOLD_US))) &&
+		     pcm_fx_gt(delay, pcm_algo_fx(QA_THRESHOLD_US))) &&
 		    achieved < QA_MAX_BYTES) {
 			*cwnd = pcm_fx_max(pcm_algo_bytes_to_pkts(achieved, MSS_BYTES),
-					   fx(MIN_CWND_PKTS));
+					   pcm_algo_fx(MIN_CWND_PKTS));
 			set_var_uint(BYTES_TO_IGNORE, get_signal(INFLIGHT_BYTES));
 			set_var_uint(BYTES_IGNORED, 0);
 			set_var_uint(TRIGGER_QA, 0);
@@ -99,14 +94,14 @@ static PCM_FORCE_INLINE bool quick_adapt(ALGO_CTX_ARGS, pcm_fx *cwnd, bool is_lo
 static PCM_FORCE_INLINE bool fast_increase(ALGO_CTX_ARGS, pcm_fx *cwnd, pcm_uint acked_bytes,
 					   pcm_fx delay)
 {
-	if (pcm_fx_lt(delay, fx(FAST_DELAY_US))) {
+	if (pcm_fx_lt(delay, pcm_algo_fx(FAST_DELAY_US))) {
 		pcm_uint count = get_var_uint(FI_COUNT_BYTES) + acked_bytes;
 
 		set_var_uint(FI_COUNT_BYTES, count);
 		if (count > pcm_algo_pkts_to_bytes(*cwnd, MSS_BYTES) || get_var_uint(FAST_MODE)) {
 			*cwnd = pcm_fx_add(
 			    *cwnd, pcm_fx_mul(pcm_algo_bytes_to_pkts(acked_bytes, MSS_BYTES),
-					      fx(FAST_GAIN)));
+					      pcm_algo_fx(FAST_GAIN)));
 			set_var_uint(FAST_MODE, 1);
 			return true;
 		}
@@ -124,20 +119,22 @@ static PCM_FORCE_INLINE pcm_fx multiplicative_decrease(ALGO_CTX_ARGS, pcm_fx cwn
 
 	set_var_uint(FAST_MODE, 0);
 	set_var_uint(FI_COUNT_BYTES, 0);
-	if (!pcm_fx_gt(avg, fx(TARGET_US)) ||
+	if (!pcm_fx_gt(avg, pcm_algo_fx(TARGET_US)) ||
 	    now - get_var_uint(LAST_DEC_PS) <= get_var_uint(BASE_RTT_PS))
 		return cwnd;
-	factor = pcm_fx_sub(PCM_FX_ONE,
-			    pcm_fx_div(pcm_fx_mul(fx(GAMMA), pcm_fx_sub(avg, fx(TARGET_US))), avg));
+	factor = pcm_fx_sub(
+	    PCM_FX_ONE,
+	    pcm_fx_div(pcm_fx_mul(pcm_algo_fx(GAMMA), pcm_fx_sub(avg, pcm_algo_fx(TARGET_US))),
+		       avg));
 	set_var_uint(LAST_DEC_PS, now);
-	return pcm_fx_mul(cwnd, pcm_fx_max(factor, fx(MD_FLOOR)));
+	return pcm_fx_mul(cwnd, pcm_fx_max(factor, pcm_algo_fx(MD_FLOOR)));
 }
 
 static PCM_FORCE_INLINE pcm_fx fulfill_adjustment(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
 {
 	cwnd = pcm_fx_add(cwnd, pcm_fx_div(get_var_fx(INC), cwnd));
 	if (now - get_var_uint(LAST_ADJUST_PS) >= ADJUST_PERIOD_PS) {
-		cwnd = pcm_fx_add(cwnd, fx(ETA_PKTS));
+		cwnd = pcm_fx_add(cwnd, pcm_algo_fx(ETA_PKTS));
 		set_var_uint(LAST_ADJUST_PS, now);
 	}
 	set_var_fx(INC, PCM_FX_ZERO);
@@ -160,9 +157,10 @@ static PCM_FORCE_INLINE pcm_fx measure_delay(ALGO_CTX_ARGS, bool marked)
 	}
 	delay = pcm_algo_ps_to_us(rtt - base);
 	sample = delay;
-	if (!marked && pcm_fx_gt(delay, fx(TARGET_US)))
+	if (!marked && pcm_fx_gt(delay, pcm_algo_fx(TARGET_US)))
 		sample = pcm_fx_div(pcm_algo_ps_to_us(base), pcm_fx_from_int(4));
-	set_var_fx(AVG_DELAY_US, pcm_algo_ewma(get_var_fx(AVG_DELAY_US), sample, fx(DELAY_GAIN)));
+	set_var_fx(AVG_DELAY_US,
+		   pcm_algo_ewma(get_var_fx(AVG_DELAY_US), sample, pcm_algo_fx(DELAY_GAIN)));
 	return delay;
 }
 
@@ -180,16 +178,17 @@ static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
 		return clamp_cwnd(cwnd);
 
 	acked_pkts = pcm_algo_bytes_to_pkts(acked, MSS_BYTES);
-	if (!marked && pcm_fx_ge(delay, fx(TARGET_US))) {
-		set_var_fx(INC, pcm_fx_add(get_var_fx(INC), pcm_fx_mul(fx(FI_GAIN), acked_pkts)));
+	if (!marked && pcm_fx_ge(delay, pcm_algo_fx(TARGET_US))) {
+		set_var_fx(
+		    INC, pcm_fx_add(get_var_fx(INC), pcm_fx_mul(pcm_algo_fx(FI_GAIN), acked_pkts)));
 	} else if (!marked) {
 		if (!fast_increase(ALGO_CTX_PASS, &cwnd, acked, delay)) {
-			pcm_fx step = pcm_fx_mul(pcm_fx_mul(fx(PI_GAIN), acked_pkts),
-						 pcm_fx_sub(fx(TARGET_US), delay));
+			pcm_fx step = pcm_fx_mul(pcm_fx_mul(pcm_algo_fx(PI_GAIN), acked_pkts),
+						 pcm_fx_sub(pcm_algo_fx(TARGET_US), delay));
 
 			set_var_fx(INC, pcm_fx_add(get_var_fx(INC), step));
 		}
-	} else if (pcm_fx_ge(delay, fx(TARGET_US))) {
+	} else if (pcm_fx_ge(delay, pcm_algo_fx(TARGET_US))) {
 		cwnd = multiplicative_decrease(ALGO_CTX_PASS, cwnd, now);
 	}
 	cwnd = clamp_cwnd(cwnd);
@@ -206,8 +205,9 @@ static PCM_FORCE_INLINE pcm_fx on_nack(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
 	if (!nacked)
 		nacked = get_signal(NUM_NACK) * MSS_BYTES;
 	set_var_uint(BYTES_IGNORED, get_var_uint(BYTES_IGNORED) + nacked);
-	set_var_fx(AVG_DELAY_US, pcm_algo_ewma(get_var_fx(AVG_DELAY_US),
-					       pcm_algo_ps_to_us(NET_RTT_PS), fx(DELAY_GAIN)));
+	set_var_fx(AVG_DELAY_US,
+		   pcm_algo_ewma(get_var_fx(AVG_DELAY_US), pcm_algo_ps_to_us(NET_RTT_PS),
+				 pcm_algo_fx(DELAY_GAIN)));
 	set_var_uint(TRIGGER_QA, 1);
 	if (quick_adapt(ALGO_CTX_PASS, &cwnd, true, true, PCM_FX_ZERO, now))
 		return clamp_cwnd(cwnd);
@@ -221,7 +221,7 @@ int algorithm_main()
 	pcm_fx cwnd;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, fx(INIT_CWND_PKTS));
+		set_var_fx(CWND_PKTS, pcm_algo_fx(INIT_CWND_PKTS));
 		set_var_uint(LAST_ADJUST_PS, now);
 		set_var_uint(INITIALIZED, 1);
 	}

@@ -55,11 +55,6 @@
 #include "pcm_algo.h"
 #include "pcmh.h"
 
-static PCM_FORCE_INLINE pcm_fx fx(double v)
-{
-	return pcm_fx_from_double(v);
-}
-
 static PCM_FORCE_INLINE bool ignoring(ALGO_CTX_ARGS)
 {
 	return get_var_uint(RECEIVED_BYTES) < get_var_uint(IGNORE_BYTES);
@@ -99,7 +94,7 @@ static PCM_FORCE_INLINE bool fast_increase(ALGO_CTX_ARGS, pcm_fx *cwnd, pcm_fx r
 {
 	pcm_uint good;
 
-	if (marked || pcm_fx_gt(rtt, pcm_fx_add(fx(BASE_US), fx(FI_SLACK_US)))) {
+	if (marked || pcm_fx_gt(rtt, pcm_fx_add(pcm_algo_fx(BASE_US), pcm_algo_fx(FI_SLACK_US)))) {
 		set_var_uint(GOOD_BYTES, 0);
 		set_var_uint(GOOD_TARGET_BYTES, pcm_algo_pkts_to_bytes(*cwnd, MSS_BYTES));
 		set_var_uint(FAST_ACTIVE, 0);
@@ -111,7 +106,7 @@ static PCM_FORCE_INLINE bool fast_increase(ALGO_CTX_ARGS, pcm_fx *cwnd, pcm_fx r
 	    (!get_var_uint(FAST_ACTIVE) && good <= get_var_uint(GOOD_TARGET_BYTES)))
 		return false;
 	set_var_uint(FAST_ACTIVE, 1);
-	*cwnd = pcm_fx_add(*cwnd, pcm_fx_mul(fx(FI_GAIN),
+	*cwnd = pcm_fx_add(*cwnd, pcm_fx_mul(pcm_algo_fx(FI_GAIN),
 					     pcm_algo_bytes_to_pkts(acked_bytes, MSS_BYTES)));
 	return true;
 }
@@ -119,9 +114,9 @@ static PCM_FORCE_INLINE bool fast_increase(ALGO_CTX_ARGS, pcm_fx *cwnd, pcm_fx r
 /* The four quadrants, per ACK. */
 static PCM_FORCE_INLINE pcm_fx quadrants(pcm_fx cwnd, pcm_fx rtt, pcm_fx acked, pcm_fx marked)
 {
-	pcm_fx target = fx(TARGET_US);
-	pcm_fx fair = pcm_fx_div(fx(X_GAIN), cwnd);
-	pcm_fx share = pcm_fx_mul(fx(Z_GAIN), pcm_fx_div(cwnd, fx(BDP_PKTS)));
+	pcm_fx target = pcm_algo_fx(TARGET_US);
+	pcm_fx fair = pcm_fx_div(pcm_algo_fx(X_GAIN), cwnd);
+	pcm_fx share = pcm_fx_mul(pcm_algo_fx(Z_GAIN), pcm_fx_div(cwnd, pcm_algo_fx(BDP_PKTS)));
 
 	if (pcm_fx_gt(marked, PCM_FX_ZERO)) {
 		pcm_fx step = share;
@@ -129,14 +124,15 @@ static PCM_FORCE_INLINE pcm_fx quadrants(pcm_fx cwnd, pcm_fx rtt, pcm_fx acked, 
 		if (pcm_fx_gt(rtt, target)) {
 			pcm_fx excess = pcm_fx_div(pcm_fx_sub(rtt, target), rtt);
 
-			step = pcm_fx_min(pcm_fx_add(pcm_fx_mul(fx(W_GAIN), excess), share),
-					  PCM_FX_ONE);
+			step = pcm_fx_min(
+			    pcm_fx_add(pcm_fx_mul(pcm_algo_fx(W_GAIN), excess), share), PCM_FX_ONE);
 		}
 		return pcm_fx_sub(cwnd, pcm_fx_mul(step, marked));
 	}
 	if (pcm_fx_lt(rtt, target)) {
 		pcm_fx gap = pcm_fx_div(pcm_fx_sub(target, rtt), rtt);
-		pcm_fx prop = pcm_fx_min(pcm_fx_div(pcm_fx_mul(fx(Y_GAIN), gap), cwnd), PCM_FX_ONE);
+		pcm_fx prop =
+		    pcm_fx_min(pcm_fx_div(pcm_fx_mul(pcm_algo_fx(Y_GAIN), gap), cwnd), PCM_FX_ONE);
 
 		return pcm_fx_add(cwnd, pcm_fx_mul(pcm_fx_add(prop, fair), acked));
 	}
@@ -146,7 +142,7 @@ static PCM_FORCE_INLINE pcm_fx quadrants(pcm_fx cwnd, pcm_fx rtt, pcm_fx acked, 
 static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now)
 {
 	pcm_uint acked_bytes = get_signal(ACKED_BYTES);
-	pcm_uint marked_bytes = MIN(acked_bytes, get_signal(NUM_ECN) * MSS_BYTES);
+	pcm_uint marked_bytes = pcm_algo_marked_bytes(acked_bytes, get_signal(NUM_ECN), MSS_BYTES);
 	pcm_fx rtt = pcm_algo_ps_to_us(get_signal(RTT_SAMPLE));
 
 	set_var_uint(PERIOD_ACKED, get_var_uint(PERIOD_ACKED) + acked_bytes);
@@ -170,7 +166,7 @@ static PCM_FORCE_INLINE pcm_fx on_loss(ALGO_CTX_ARGS, pcm_fx cwnd, pcm_uint now,
 	set_var_uint(NEED_QA, 1);
 	if (quick_adapt(ALGO_CTX_PASS, &cwnd, now))
 		return cwnd;
-	return pcm_fx_sub(cwnd, pcm_fx_mul_int(fx(LOSS_DECREASE_PKTS), (int64_t)losses));
+	return pcm_fx_sub(cwnd, pcm_fx_mul_int(pcm_algo_fx(LOSS_DECREASE_PKTS), (int64_t)losses));
 }
 
 int algorithm_main()
@@ -180,8 +176,9 @@ int algorithm_main()
 	pcm_fx cwnd;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, fx(INIT_CWND_PKTS));
-		set_var_uint(GOOD_TARGET_BYTES, pcm_algo_pkts_to_bytes(fx(INIT_CWND_PKTS), MSS_BYTES));
+		set_var_fx(CWND_PKTS, pcm_algo_fx(INIT_CWND_PKTS));
+		set_var_uint(GOOD_TARGET_BYTES,
+			     pcm_algo_pkts_to_bytes(pcm_algo_fx(INIT_CWND_PKTS), MSS_BYTES));
 		set_var_uint(INITIALIZED, 1);
 	}
 	cwnd = get_var_fx(CWND_PKTS);
@@ -193,7 +190,7 @@ int algorithm_main()
 	else
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd, now);
 
-	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
+	cwnd = pcm_algo_clamp(cwnd, pcm_algo_fx(MIN_CWND_PKTS), pcm_algo_fx(MAX_CWND_PKTS));
 	set_var_fx(CWND_PKTS, cwnd);
 	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 	return PCM_SUCCESS;

@@ -29,24 +29,20 @@
 #include "pcmh.h"
 #include "pcm_algo.h"
 
-static PCM_FORCE_INLINE pcm_fx fx_const(double v)
-{
-	return pcm_fx_from_double(v);
-}
-
 static PCM_FORCE_INLINE pcm_fx target_delay_us(pcm_fx cwnd)
 {
-	pcm_fx fs = pcm_fx_add(pcm_fx_div(fx_const(FS_ALPHA), pcm_fx_sqrt(cwnd)), fx_const(FS_BETA));
-	pcm_fx hops = pcm_fx_mul_int(fx_const(HOP_SCALE_US), FABRIC_HOP_COUNT);
+	pcm_fx fs =
+	    pcm_fx_add(pcm_fx_div(pcm_algo_fx(FS_ALPHA), pcm_fx_sqrt(cwnd)), pcm_algo_fx(FS_BETA));
+	pcm_fx hops = pcm_fx_mul_int(pcm_algo_fx(HOP_SCALE_US), FABRIC_HOP_COUNT);
 
-	fs = pcm_fx_max(pcm_fx_min(fs, fx_const(FS_RANGE_US)), PCM_FX_ZERO);
-	return pcm_fx_add(pcm_fx_add(fx_const(BASE_TARGET_US), hops), fs);
+	fs = pcm_fx_max(pcm_fx_min(fs, pcm_algo_fx(FS_RANGE_US)), PCM_FX_ZERO);
+	return pcm_fx_add(pcm_fx_add(pcm_algo_fx(BASE_TARGET_US), hops), fs);
 }
 
 static PCM_FORCE_INLINE pcm_fx additive_increase(pcm_fx cwnd, pcm_uint acked_bytes)
 {
 	pcm_fx acked = pcm_algo_bytes_to_pkts(acked_bytes, MSS_BYTES);
-	pcm_fx step = pcm_fx_mul(fx_const(AI_PKTS), acked);
+	pcm_fx step = pcm_fx_mul(pcm_algo_fx(AI_PKTS), acked);
 
 	if (pcm_fx_ge(cwnd, PCM_FX_ONE))
 		step = pcm_fx_div(step, cwnd);
@@ -56,15 +52,15 @@ static PCM_FORCE_INLINE pcm_fx additive_increase(pcm_fx cwnd, pcm_uint acked_byt
 static PCM_FORCE_INLINE pcm_fx delay_decrease(pcm_fx cwnd, pcm_fx delay, pcm_fx target)
 {
 	pcm_fx excess = pcm_fx_div(pcm_fx_sub(delay, target), delay);
-	pcm_fx factor = pcm_fx_sub(PCM_FX_ONE, pcm_fx_mul(fx_const(BETA), excess));
+	pcm_fx factor = pcm_fx_sub(PCM_FX_ONE, pcm_fx_mul(pcm_algo_fx(BETA), excess));
 
-	factor = pcm_fx_max(factor, pcm_fx_sub(PCM_FX_ONE, fx_const(MAX_MDF)));
+	factor = pcm_fx_max(factor, pcm_fx_sub(PCM_FX_ONE, pcm_algo_fx(MAX_MDF)));
 	return pcm_fx_mul(cwnd, factor);
 }
 
 static PCM_FORCE_INLINE pcm_fx max_decrease(pcm_fx cwnd)
 {
-	return pcm_fx_mul(cwnd, pcm_fx_sub(PCM_FX_ONE, fx_const(MAX_MDF)));
+	return pcm_fx_mul(cwnd, pcm_fx_sub(PCM_FX_ONE, pcm_algo_fx(MAX_MDF)));
 }
 
 static PCM_FORCE_INLINE pcm_fx on_timeout(ALGO_CTX_ARGS, pcm_fx cwnd, bool can_decrease)
@@ -73,7 +69,7 @@ static PCM_FORCE_INLINE pcm_fx on_timeout(ALGO_CTX_ARGS, pcm_fx cwnd, bool can_d
 
 	set_var_uint(RETX_COUNT, retx);
 	if (retx >= RTX_RESET_THRESHOLD)
-		return fx_const(MIN_CWND_PKTS);
+		return pcm_algo_fx(MIN_CWND_PKTS);
 	return can_decrease ? max_decrease(cwnd) : cwnd;
 }
 
@@ -115,7 +111,7 @@ int algorithm_main()
 	else
 		next = on_ack(ALGO_CTX_PASS, cwnd, can_decrease);
 
-	next = pcm_fx_max(pcm_fx_min(next, fx_const(MAX_CWND_PKTS)), fx_const(MIN_CWND_PKTS));
+	next = pcm_fx_max(pcm_fx_min(next, pcm_algo_fx(MAX_CWND_PKTS)), pcm_algo_fx(MIN_CWND_PKTS));
 	if (pcm_fx_lt(next, cwnd))
 		set_var_uint(T_LAST_DECREASE, now);
 	set_var_fx(CWND_PKTS, next);

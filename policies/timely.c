@@ -49,11 +49,6 @@
 #include "pcm_algo.h"
 #include "pcmh.h"
 
-static PCM_FORCE_INLINE pcm_fx fx(double v)
-{
-	return pcm_fx_from_double(v);
-}
-
 static PCM_FORCE_INLINE bool update_due(ALGO_CTX_ARGS, pcm_fx rate, pcm_uint now)
 {
 	pcm_fx since;
@@ -61,31 +56,32 @@ static PCM_FORCE_INLINE bool update_due(ALGO_CTX_ARGS, pcm_fx rate, pcm_uint now
 	if (!get_var_uint(UPDATED))
 		return true;
 	since = pcm_algo_ps_to_us(now - get_var_uint(T_LAST_UPDATE));
-	return pcm_fx_ge(since, pcm_fx_div(fx(SEGMENT_US), rate));
+	return pcm_fx_ge(since, pcm_fx_div(pcm_algo_fx(SEGMENT_US), rate));
 }
 
 static PCM_FORCE_INLINE pcm_fx next_rate(ALGO_CTX_ARGS, pcm_fx rate, pcm_fx rtt)
 {
 	pcm_fx prev = get_var_uint(UPDATED) ? get_var_fx(PREV_RTT_US) : rtt;
 	pcm_fx new_diff = pcm_fx_sub(rtt, prev);
-	pcm_fx diff = pcm_algo_ewma(get_var_fx(RTT_DIFF_US), new_diff, fx(EWMA_ALPHA));
-	pcm_fx gradient = pcm_fx_div(diff, fx(MIN_RTT_US));
+	pcm_fx diff = pcm_algo_ewma(get_var_fx(RTT_DIFF_US), new_diff, pcm_algo_fx(EWMA_ALPHA));
+	pcm_fx gradient = pcm_fx_div(diff, pcm_algo_fx(MIN_RTT_US));
 	pcm_uint neg = pcm_fx_lt(new_diff, PCM_FX_ZERO) ? get_var_uint(NEG_COUNT) + 1 : 0;
 
 	set_var_fx(PREV_RTT_US, rtt);
 	set_var_fx(RTT_DIFF_US, diff);
 	set_var_uint(NEG_COUNT, neg);
-	if (pcm_fx_lt(rtt, fx(T_LOW_US)))
-		return pcm_fx_add(rate, fx(DELTA));
-	if (pcm_fx_gt(rtt, fx(T_HIGH_US))) {
-		pcm_fx excess = pcm_fx_sub(PCM_FX_ONE, pcm_fx_div(fx(T_HIGH_US), rtt));
+	if (pcm_fx_lt(rtt, pcm_algo_fx(T_LOW_US)))
+		return pcm_fx_add(rate, pcm_algo_fx(DELTA));
+	if (pcm_fx_gt(rtt, pcm_algo_fx(T_HIGH_US))) {
+		pcm_fx excess = pcm_fx_sub(PCM_FX_ONE, pcm_fx_div(pcm_algo_fx(T_HIGH_US), rtt));
 
-		return pcm_fx_mul(rate, pcm_fx_sub(PCM_FX_ONE, pcm_fx_mul(fx(BETA), excess)));
+		return pcm_fx_mul(rate,
+				  pcm_fx_sub(PCM_FX_ONE, pcm_fx_mul(pcm_algo_fx(BETA), excess)));
 	}
 	if (pcm_fx_le(gradient, PCM_FX_ZERO))
-		return pcm_fx_add(rate,
-				  pcm_fx_mul_int(fx(DELTA), neg >= HAI_THRESHOLD ? HAI_FACTOR : 1));
-	return pcm_fx_mul(rate, pcm_fx_sub(PCM_FX_ONE, pcm_fx_mul(fx(BETA), gradient)));
+		return pcm_fx_add(rate, pcm_fx_mul_int(pcm_algo_fx(DELTA),
+						       neg >= HAI_THRESHOLD ? HAI_FACTOR : 1));
+	return pcm_fx_mul(rate, pcm_fx_sub(PCM_FX_ONE, pcm_fx_mul(pcm_algo_fx(BETA), gradient)));
 }
 
 int algorithm_main()
@@ -95,15 +91,15 @@ int algorithm_main()
 	pcm_fx rate;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(RATE_FRAC, fx(INIT_RATE));
+		set_var_fx(RATE_FRAC, pcm_algo_fx(INIT_RATE));
 		set_var_uint(INITIALIZED, 1);
 	}
 	rate = get_var_fx(RATE_FRAC);
 	if (!rtt || !update_due(ALGO_CTX_PASS, rate, now))
 		return PCM_SUCCESS;
 
-	rate = pcm_algo_clamp(next_rate(ALGO_CTX_PASS, rate, pcm_algo_ps_to_us(rtt)), fx(RATE_MIN),
-			      PCM_FX_ONE);
+	rate = pcm_algo_clamp(next_rate(ALGO_CTX_PASS, rate, pcm_algo_ps_to_us(rtt)),
+			      pcm_algo_fx(RATE_MIN), PCM_FX_ONE);
 	set_var_uint(T_LAST_UPDATE, now);
 	set_var_uint(UPDATED, 1);
 	set_var_fx(RATE_FRAC, rate);

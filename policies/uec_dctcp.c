@@ -31,22 +31,17 @@
 #include "pcm_algo.h"
 #include "pcmh.h"
 
-static PCM_FORCE_INLINE pcm_fx fx(double v)
-{
-	return pcm_fx_from_double(v);
-}
-
 static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd)
 {
 	pcm_uint acked = get_signal(ACKED_BYTES);
-	pcm_uint marked = MIN(acked, get_signal(NUM_ECN) * MSS_BYTES);
+	pcm_uint marked = pcm_algo_marked_bytes(acked, get_signal(NUM_ECN), MSS_BYTES);
 
 	if (acked > marked)
-		cwnd = pcm_algo_ai_step(cwnd, fx(AI_PKTS),
+		cwnd = pcm_algo_ai_step(cwnd, pcm_algo_fx(AI_PKTS),
 					pcm_algo_bytes_to_pkts(acked - marked, MSS_BYTES));
 	if (marked)
-		cwnd = pcm_fx_sub(
-		    cwnd, pcm_fx_div(pcm_algo_bytes_to_pkts(marked, MSS_BYTES), fx(MARK_DIVISOR)));
+		cwnd = pcm_fx_sub(cwnd, pcm_fx_div(pcm_algo_bytes_to_pkts(marked, MSS_BYTES),
+						   pcm_algo_fx(MARK_DIVISOR)));
 	return cwnd;
 }
 
@@ -65,7 +60,7 @@ int algorithm_main()
 	pcm_fx cwnd;
 
 	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, fx(INIT_CWND_PKTS));
+		set_var_fx(CWND_PKTS, pcm_algo_fx(INIT_CWND_PKTS));
 		set_var_uint(INITIALIZED, 1);
 	}
 	cwnd = get_var_fx(CWND_PKTS);
@@ -77,7 +72,7 @@ int algorithm_main()
 	else
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd);
 
-	cwnd = pcm_algo_clamp(cwnd, fx(MIN_CWND_PKTS), fx(MAX_CWND_PKTS));
+	cwnd = pcm_algo_clamp(cwnd, pcm_algo_fx(MIN_CWND_PKTS), pcm_algo_fx(MAX_CWND_PKTS));
 	set_var_fx(CWND_PKTS, cwnd);
 	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
 	return PCM_SUCCESS;

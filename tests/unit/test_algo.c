@@ -2,8 +2,8 @@
 /*
  * test_algo.c - pcm_algo.h, the math the policies share, in the arithmetic
  * this program is built with (meson builds it once per format, like
- * test_fx): unit conversions that must not saturate Q16.16, the EWMA and
- * additive-increase steps, the cube root, the rate scaling, the generator
+ * test_fx): unit conversions that must not saturate Q16.16, the EWMA,
+ * slow-start and additive-increase steps, the ECN-marked bytes, the cube root, the rate scaling, the generator
  * and the entropy FIFO.
  */
 #include <math.h>
@@ -80,6 +80,22 @@ static void test_ewma_and_ai_step_follow_their_formulas(void **state)
 	    64.0, 0);
 }
 
+static void test_slow_start_grows_by_acked_only_below_ssthresh(void **state)
+{
+	pcm_fx ten = pcm_algo_fx(10), acked = pcm_algo_fx(2.5);
+
+	assert_true(pcm_algo_in_slow_start(pcm_algo_fx(9.5), ten));
+	assert_false(pcm_algo_in_slow_start(ten, ten));
+	assert_near(pcm_fx_to_double(pcm_algo_slow_start(pcm_algo_fx(9.5), acked)), 12.0, 1);
+}
+
+static void test_marked_bytes_are_the_echoed_packets_at_most_the_acked_bytes(void **state)
+{
+	assert_int_equal(pcm_algo_marked_bytes(8192, 0, 4096), 0);
+	assert_int_equal(pcm_algo_marked_bytes(8192, 1, 4096), 4096);
+	assert_int_equal(pcm_algo_marked_bytes(6000, 2, 4096), 6000); /* a short last packet */
+}
+
 static void test_cbrt_is_within_one_step_of_the_root(void **state)
 {
 	static const double xs[] = { 27.0, 0.001, 2.5, 80.0, 160.0, 1.0, 0.5 };
@@ -135,6 +151,8 @@ int main(void)
 		cmocka_unit_test(test_window_conversions_do_not_saturate_q16_16),
 		cmocka_unit_test(test_rate_from_frac_maps_one_to_line_rate),
 		cmocka_unit_test(test_ewma_and_ai_step_follow_their_formulas),
+		cmocka_unit_test(test_slow_start_grows_by_acked_only_below_ssthresh),
+		cmocka_unit_test(test_marked_bytes_are_the_echoed_packets_at_most_the_acked_bytes),
 		cmocka_unit_test(test_cbrt_is_within_one_step_of_the_root),
 		cmocka_unit_test(test_generator_is_deterministic_and_never_stuck_at_zero),
 		cmocka_unit_test(test_entropy_fifo_keeps_the_latest_len_in_arrival_order),

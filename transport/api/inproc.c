@@ -220,9 +220,10 @@ static int ctl_run(struct ip_ep *ep, uint32_t i, struct xp_ctl *ctl)
 
 static const struct pcm_package *pkg_known(const struct ip_ep *ep, const char *name)
 {
-	for (size_t i = 0; pcm_builtin_policies[i]; i++)
-		if (strcmp(pcm_builtin_policies[i]->name, name) == 0)
-			return pcm_builtin_policies[i];
+	const struct pcm_package *builtin = pcm_package_find(pcm_builtin_policies, name);
+
+	if (builtin)
+		return builtin;
 	for (const struct pkg_ref *r = ep->pkgs; r; r = r->next)
 		if (strcmp(r->h.pkg->name, name) == 0)
 			return r->h.pkg;

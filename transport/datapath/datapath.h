@@ -65,18 +65,7 @@
 
 #include "core.h"
 #include "spec.h" /* struct pcm_diag */
-
-/*
- * CLOCK_MONOTONIC in ns: the one clock that datapaths, engines and endpoints
- * read (the core never reads a clock; it is given `now`).
- */
-static inline uint64_t xp_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "xp_clock.h" /* xp_mono_ns(), the clock datapaths and engines read */
 
 /* The largest path or control-address blob. */
 #define XP_DP_BLOB_MAX 32

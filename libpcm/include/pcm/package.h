@@ -318,6 +318,19 @@ struct pcm_package_handle {
 };
 
 /**
+ * pcm_package_find() - a package of a table by name.
+ * @table: NULL-terminated table of packages, such as the built-in policies
+ *         (may be NULL).
+ * @name: the package's name, "swift".
+ *
+ * Threads: any.
+ *
+ * Return: the first package of @table named @name, or NULL.
+ */
+const struct pcm_package *pcm_package_find(const struct pcm_package *const *table,
+					   const char *name);
+
+/**
  * pcm_package_open() - open a package by built-in name or by .so path.
  * @name_or_path: "swift", or a path containing '/' or ending in ".so".
  * @builtins: NULL-terminated table of built-in packages (may be NULL).

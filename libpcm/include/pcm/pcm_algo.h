@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pcm_algo.h - math that two or more handler packages share, so that no
- * policy carries its own copy: unit conversions (ps to us or s, bytes to
- * packets), an EWMA, the per-ACK
- * additive-increase step, a cube root, a deterministic per-flow random
- * generator and a small FIFO of entropy values.
+ * policy carries its own copy: constants as pcm_fx, unit conversions (ps to
+ * us or s, bytes to packets), an EWMA, the bytes an ECN echo marks, the
+ * per-ACK slow-start and additive-increase steps, a cube root, a
+ * deterministic per-flow random generator and a small FIFO of entropy
+ * values.
  *
  * Everything is static inline over pcm_fx (pcm_fx.h), so a policy that uses
  * these helpers builds unchanged in double, Q42.22, Q32.32 and Q16.16. Values
@@ -24,6 +25,17 @@
 #include "pcm_fx.h"
 #include "pcm_minmax.h"
 
+
+/**
+ * pcm_algo_fx() - a constant as pcm_fx.
+ * @v: the value: a spec constant or a literal, folded at compile time.
+ *
+ * Return: pcm_fx_from_double(v).
+ */
+static PCM_FORCE_INLINE pcm_fx pcm_algo_fx(double v)
+{
+	return pcm_fx_from_double(v);
+}
 
 #define PCM_ALGO_PS_PER_NS 1000u
 #define PCM_ALGO_PS_PER_US 1000000u
@@ -165,6 +177,45 @@ static inline pcm_fx pcm_algo_ewma(pcm_fx avg, pcm_fx sample, pcm_fx gain)
 static inline pcm_fx pcm_algo_ai_step(pcm_fx cwnd, pcm_fx ai, pcm_fx acked)
 {
 	return pcm_fx_add(cwnd, pcm_fx_div(pcm_fx_mul(ai, acked), cwnd));
+}
+
+/**
+ * pcm_algo_in_slow_start() - whether a window is in slow start (RFC 5681 3.1).
+ * @cwnd: the window, packets.
+ * @ssthresh: the slow-start threshold, packets.
+ *
+ * Return: cwnd < ssthresh; otherwise the policy's congestion avoidance applies.
+ */
+static inline bool pcm_algo_in_slow_start(pcm_fx cwnd, pcm_fx ssthresh)
+{
+	return pcm_fx_lt(cwnd, ssthresh);
+}
+
+/**
+ * pcm_algo_slow_start() - the per-ACK slow-start step of a window.
+ * @cwnd: the window, packets; in slow start (pcm_algo_in_slow_start()).
+ * @acked: packets this ACK covers.
+ *
+ * Return: cwnd + acked: the window doubles per RTT.
+ */
+static inline pcm_fx pcm_algo_slow_start(pcm_fx cwnd, pcm_fx acked)
+{
+	return pcm_fx_add(cwnd, acked);
+}
+
+/**
+ * pcm_algo_marked_bytes() - the bytes of an ACK that an ECN echo marks.
+ * @acked: bytes the ACK covers.
+ * @ecn_acks: ECN-echoing ACKs it carries (the NUM_ECN signal).
+ * @mss: packet size, bytes.
+ *
+ * Exact for per-ACK events, a close bound for coalesced ones.
+ *
+ * Return: min(acked, ecn_acks * mss).
+ */
+static inline pcm_uint pcm_algo_marked_bytes(pcm_uint acked, pcm_uint ecn_acks, pcm_uint mss)
+{
+	return MIN(acked, ecn_acks * mss);
 }
 
 /**

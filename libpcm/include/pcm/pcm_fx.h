@@ -453,6 +453,16 @@ typedef int64_t pcm_fx;
 #define PCM_FX_ZERO ((pcm_fx)0)
 #endif
 
+/*
+ * The double-mode expression of a pcm_fx operation, or its fixed-point one:
+ * the other is dropped unexpanded, so each may name what only its mode has.
+ */
+#if PCM_FX_IS_DOUBLE
+#define PCM_FX_PICK(dbl, fixed) (dbl)
+#else
+#define PCM_FX_PICK(dbl, fixed) (fixed)
+#endif
+
 /**
  * pcm_fx_from_int() - signed integer to pcm_fx.
  * @n: the integer.
@@ -461,11 +471,7 @@ typedef int64_t pcm_fx;
  */
 static inline pcm_fx pcm_fx_from_int(int64_t n)
 {
-#if PCM_FX_IS_DOUBLE
-	return (double)n;
-#else
-	return pcm_fxq_from_int(PCM_FX_Q, n);
-#endif
+	return PCM_FX_PICK((double)n, pcm_fxq_from_int(PCM_FX_Q, n));
 }
 
 /**
@@ -476,11 +482,7 @@ static inline pcm_fx pcm_fx_from_int(int64_t n)
  */
 static inline pcm_fx pcm_fx_from_uint(uint64_t n)
 {
-#if PCM_FX_IS_DOUBLE
-	return (double)n;
-#else
-	return pcm_fxq_from_uint(PCM_FX_Q, n);
-#endif
+	return PCM_FX_PICK((double)n, pcm_fxq_from_uint(PCM_FX_Q, n));
 }
 
 /**
@@ -494,11 +496,7 @@ static inline pcm_fx pcm_fx_from_uint(uint64_t n)
  */
 static inline pcm_fx pcm_fx_from_double(double x)
 {
-#if PCM_FX_IS_DOUBLE
-	return isnan(x) ? 0.0 : x;
-#else
-	return pcm_fxq_from_double(PCM_FX_Q, x);
-#endif
+	return PCM_FX_PICK(isnan(x) ? 0.0 : x, pcm_fxq_from_double(PCM_FX_Q, x));
 }
 
 /**
@@ -509,11 +507,7 @@ static inline pcm_fx pcm_fx_from_double(double x)
  */
 static inline double pcm_fx_to_double(pcm_fx a)
 {
-#if PCM_FX_IS_DOUBLE
-	return a;
-#else
-	return pcm_fxq_to_double(PCM_FX_Q, a);
-#endif
+	return PCM_FX_PICK(a, pcm_fxq_to_double(PCM_FX_Q, a));
 }
 
 /**
@@ -571,11 +565,7 @@ static inline uint64_t pcm_fx_to_uint(pcm_fx a)
  */
 static inline pcm_fx pcm_fx_add(pcm_fx a, pcm_fx b)
 {
-#if PCM_FX_IS_DOUBLE
-	return a + b;
-#else
-	return pcm_fxq_add(PCM_FX_Q, a, b);
-#endif
+	return PCM_FX_PICK(a + b, pcm_fxq_add(PCM_FX_Q, a, b));
 }
 
 /**
@@ -587,11 +577,7 @@ static inline pcm_fx pcm_fx_add(pcm_fx a, pcm_fx b)
  */
 static inline pcm_fx pcm_fx_sub(pcm_fx a, pcm_fx b)
 {
-#if PCM_FX_IS_DOUBLE
-	return a - b;
-#else
-	return pcm_fxq_sub(PCM_FX_Q, a, b);
-#endif
+	return PCM_FX_PICK(a - b, pcm_fxq_sub(PCM_FX_Q, a, b));
 }
 
 /**
@@ -606,11 +592,7 @@ static inline pcm_fx pcm_fx_sub(pcm_fx a, pcm_fx b)
  */
 static inline pcm_fx pcm_fx_mul(pcm_fx a, pcm_fx b)
 {
-#if PCM_FX_IS_DOUBLE
-	return a * b;
-#else
-	return pcm_fxq_mul(PCM_FX_Q, a, b);
-#endif
+	return PCM_FX_PICK(a * b, pcm_fxq_mul(PCM_FX_Q, a, b));
 }
 
 /**
@@ -646,11 +628,7 @@ static inline pcm_fx pcm_fx_div(pcm_fx a, pcm_fx b)
  */
 static inline pcm_fx pcm_fx_mul_int(pcm_fx a, int64_t n)
 {
-#if PCM_FX_IS_DOUBLE
-	return a * (double)n;
-#else
-	return pcm_fxq_mul_int(PCM_FX_Q, a, n);
-#endif
+	return PCM_FX_PICK(a * (double)n, pcm_fxq_mul_int(PCM_FX_Q, a, n));
 }
 
 /**
@@ -674,11 +652,7 @@ static inline pcm_fx pcm_fx_recip(pcm_fx a)
  */
 static inline pcm_fx pcm_fx_sqrt(pcm_fx a)
 {
-#if PCM_FX_IS_DOUBLE
-	return a > 0.0 ? sqrt(a) : 0.0;
-#else
-	return pcm_fxq_sqrt(PCM_FX_Q, a);
-#endif
+	return PCM_FX_PICK(a > 0.0 ? sqrt(a) : 0.0, pcm_fxq_sqrt(PCM_FX_Q, a));
 }
 
 /**
@@ -713,11 +687,7 @@ static inline pcm_fx pcm_fx_max(pcm_fx a, pcm_fx b)
  */
 static inline pcm_fx pcm_fx_abs(pcm_fx a)
 {
-#if PCM_FX_IS_DOUBLE
-	return fabs(a);
-#else
-	return pcm_fxq_abs(PCM_FX_Q, a);
-#endif
+	return PCM_FX_PICK(fabs(a), pcm_fxq_abs(PCM_FX_Q, a));
 }
 
 /**

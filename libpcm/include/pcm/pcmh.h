@@ -58,37 +58,30 @@ typedef pcm_uint *pcm_handler_datapath_snapshot;
  */
 #define PCM_NAME_MIXUP(msg) (sizeof(struct { _Static_assert(0, msg); char pcm_mixup; }))
 
-static PCM_FORCE_INLINE pcm_uint pcm_encode_int(pcm_int v)
-{
-	pcm_uint u;
+/*
+ * pcm_encode_<name>() and pcm_decode_<name>(): a 64-bit @type value and the
+ * slot holding its bits, both ways, bit for bit (memcpy: no conversion and
+ * no aliasing question), defined once for int and float.
+ */
+#define PCM_SLOT_CODEC(name, type)                                                                 \
+	static PCM_FORCE_INLINE pcm_uint pcm_encode_##name(type v)                                 \
+	{                                                                                          \
+		pcm_uint u;                                                                        \
+                                                                                                   \
+		memcpy(&u, &v, sizeof(u));                                                         \
+		return u;                                                                          \
+	}                                                                                          \
+                                                                                                   \
+	static PCM_FORCE_INLINE type pcm_decode_##name(pcm_uint u)                                 \
+	{                                                                                          \
+		type v;                                                                            \
+                                                                                                   \
+		memcpy(&v, &u, sizeof(v));                                                         \
+		return v;                                                                          \
+	}
 
-	memcpy(&u, &v, sizeof(u));
-	return u;
-}
-
-static PCM_FORCE_INLINE pcm_int pcm_decode_int(pcm_uint u)
-{
-	pcm_int v;
-
-	memcpy(&v, &u, sizeof(v));
-	return v;
-}
-
-static PCM_FORCE_INLINE pcm_uint pcm_encode_float(pcm_float v)
-{
-	pcm_uint u;
-
-	memcpy(&u, &v, sizeof(u));
-	return u;
-}
-
-static PCM_FORCE_INLINE pcm_float pcm_decode_float(pcm_uint u)
-{
-	pcm_float v;
-
-	memcpy(&v, &u, sizeof(v));
-	return v;
-}
+PCM_SLOT_CODEC(int, pcm_int)
+PCM_SLOT_CODEC(float, pcm_float)
 
 /* SDK spellings of the same helpers. */
 #define encode_pcm_int(v) pcm_encode_int(v)

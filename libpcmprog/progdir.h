@@ -4,8 +4,8 @@
  * programs find what is installed beside them (pcmc its headers, pcm-bench
  * pcmc and the policy sources), so that nothing needs a path compiled in.
  */
-#ifndef PCM_CLI_PROGDIR_H
-#define PCM_CLI_PROGDIR_H
+#ifndef PCM_PROG_PROGDIR_H
+#define PCM_PROG_PROGDIR_H
 
 #include <stddef.h>
 
@@ -16,4 +16,4 @@
  */
 void pcm_prog_dir(char *out, size_t len);
 
-#endif /* PCM_CLI_PROGDIR_H */
+#endif /* PCM_PROG_PROGDIR_H */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_transport.h - what pcm-bench goodput's two files share: the options,
- * the rig (engines and flows driven by this thread) and its helpers
- * (bench_transport.c), and the two-process goodput over verbs
- * (bench_pair.c).
+ * bench_rig.h - what pcm-bench goodput and latency (bench_transport.c) and
+ * the two-process goodput over verbs (bench_pair.c) share: the options, and
+ * the rig (engines and flows driven by this thread) with its helpers
+ * (bench_rig.c).
  */
-#ifndef PCM_BENCH_TRANSPORT_H
-#define PCM_BENCH_TRANSPORT_H
+#ifndef PCM_BENCH_RIG_H
+#define PCM_BENCH_RIG_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,6 +72,8 @@ struct tp_rig {
 
 /* clock @c in ns. */
 uint64_t tp_clock_ns(clockid_t c);
+/* @r's time in ns: the emulation's (softnic) or CLOCK_MONOTONIC. */
+uint64_t tp_rig_now(const struct tp_rig *r);
 /* One round of progress on every engine of @r (INLINE or EXTERNAL progress). */
 void tp_rig_step(struct tp_rig *r);
 /* Run @ctl on engine @e until done; Return: its status (diagnostic printed). */
@@ -87,16 +89,4 @@ int tp_make_engines(struct tp_rig *r, uint32_t n, bool copy);
 /* Destroy @r's engines, buffers and world (not @r). */
 void tp_rig_free(struct tp_rig *r);
 
-/**
- * tp_pair_goodput() - goodput between two processes over verbs: the receiver
- * (--listen) or the sender (--connect) of one flow, connected through the
- * TCP bootstrap (bench_pair.c).
- * @o: the options (o->listen or o->connect set).
- * @dp: the datapath (verbs).
- *
- * Return: 0 when every message arrived intact, -EIO on a mismatch, another
- * -errno when setup failed (each printed).
- */
-int tp_pair_goodput(const struct tp_opts *o, const struct xp_dp_ops *dp);
-
-#endif
+#endif /* PCM_BENCH_RIG_H */
