@@ -78,45 +78,39 @@ static int choose(const struct pcm_tp_config *cfg, enum pcm_tp_backend *out)
 
 /* ---- objects from handles ------------------------------------------------------------------ */
 
-static struct tp_conn *conn_arg(const char *call, struct pcm_tp_conn *h, int *rc)
+/*
+ * The object handle @h names, for a call's argument: a live one, or NULL
+ * with *rc set (a gone one: @gone_rc, "gone_what"; NULL or no handle of this
+ * kind: -EINVAL).
+ */
+static void *object_arg(const char *call, uintptr_t h, enum tp_handle_kind kind, const char *what,
+			int gone_rc, const char *gone_what, int *rc)
 {
 	void *obj = NULL;
 
-	switch (tp_handle_look((uintptr_t)h, TP_HANDLE_CONN, &obj)) {
+	switch (tp_handle_look(h, kind, &obj)) {
 	case TP_HANDLE_LIVE:
 		return obj;
 	case TP_HANDLE_GONE:
-		*rc = pcm_tp_set_error(-ENOTCONN,
-				       "%s: connection %p is gone (closed, its CLOSE taken, or "
-				       "its endpoint closed)",
-				       call, (void *)h);
+		*rc = pcm_tp_set_error(gone_rc, "%s: %s %p is %s", call, what, (void *)h, gone_what);
 		return NULL;
 	default:
-		*rc = h ? pcm_tp_set_error(-EINVAL, "%s: %p is not a connection", call, (void *)h)
-			: pcm_tp_set_error(-EINVAL, "%s: the connection is NULL", call);
+		*rc = h ? pcm_tp_set_error(-EINVAL, "%s: %p is not a %s", call, (void *)h, what)
+			: pcm_tp_set_error(-EINVAL, "%s: the %s is NULL", call, what);
 		return NULL;
 	}
 }
 
+static struct tp_conn *conn_arg(const char *call, struct pcm_tp_conn *h, int *rc)
+{
+	return object_arg(call, (uintptr_t)h, TP_HANDLE_CONN, "connection", -ENOTCONN,
+			  "gone (closed, its CLOSE taken, or its endpoint closed)", rc);
+}
+
 static struct tp_region *region_arg(const char *call, struct pcm_tp_mr *h, int *rc)
 {
-	void *obj = NULL;
-
-	switch (tp_handle_look((uintptr_t)h, TP_HANDLE_REGION, &obj)) {
-	case TP_HANDLE_LIVE:
-		return obj;
-	case TP_HANDLE_GONE:
-		*rc = pcm_tp_set_error(-EINVAL,
-				       "%s: memory region %p is deregistered (or its endpoint "
-				       "closed)",
-				       call, (void *)h);
-		return NULL;
-	default:
-		*rc = h ? pcm_tp_set_error(-EINVAL, "%s: %p is not a memory region", call,
-					   (void *)h)
-			: pcm_tp_set_error(-EINVAL, "%s: the memory region is NULL", call);
-		return NULL;
-	}
+	return object_arg(call, (uintptr_t)h, TP_HANDLE_REGION, "memory region", -EINVAL,
+			  "deregistered (or its endpoint closed)", rc);
 }
 
 static int ep_null(const char *call)
