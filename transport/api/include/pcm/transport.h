@@ -73,12 +73,16 @@ struct pcm_tp_config {
 	const char *daemon_socket; /* NULL: /run/pcmd/pcmd.sock */
 	size_t daemon_region_bytes; /* shared region to ask pcmd for */
 	enum pcm_tp_progress progress;
-	const char *policy;      /* CC package of connections whose options name none; NULL: "swift" */
+	const char *policy;      /* CC package of this endpoint's connects whose options name none
+				  * (in process also an accepted connection's when the dialer's is
+				  * not known here); NULL: "swift" in process, pcmd's choice through
+				  * pcmd */
 	uint32_t flags;          /* PCM_TP_FLAG_* */
 };
 
 struct pcm_tp_conn_opts {
-	const char *policy;      /* built-in package name or .so path; NULL: the default; "none": none */
+	const char *policy;      /* built-in package name, or a .so path (in process only); NULL:
+				  * the endpoint's default; "none": no CC (in process only) */
 	const char *lb_policy;   /* optional LB package */
 	enum pcm_tp_shell_mode mode;
 	uint32_t paths;          /* data paths (QPs); 0: default */
