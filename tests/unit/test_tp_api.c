@@ -498,7 +498,7 @@ static void test_every_error_code_has_a_text(void **state)
 	const int codes[] = { EAGAIN, ECONNABORTED, ECONNRESET, ECONNREFUSED, EADDRINUSE,
 			      EMSGSIZE, ENOTCONN, ETIMEDOUT, EINVAL, ENOENT, ENODEV, EOPNOTSUPP,
 			      ENOSPC, ENOMEM, EPERM, EPROTO, EBADMSG, ESHUTDOWN, EIO, EBADF,
-			      EFAULT, EPROTONOSUPPORT, EACCES, ENAMETOOLONG };
+			      EFAULT, EPROTONOSUPPORT, EACCES, ENAMETOOLONG, EBUSY };
 
 	assert_string_equal(pcm_tp_strerror(0), "success");
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
