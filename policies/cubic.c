@@ -148,14 +148,8 @@ int algorithm_main()
 {
 	pcm_uint mask = get_signal_trigger_mask();
 	pcm_uint now = get_signal(NOW);
-	pcm_fx cwnd;
-
-	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, pcm_algo_fx(INIT_CWND_PKTS));
-		set_var_fx(SSTHRESH_PKTS, pcm_algo_fx(MAX_CWND_PKTS));
-		set_var_uint(INITIALIZED, 1);
-	}
-	cwnd = get_var_fx(CWND_PKTS);
+	pcm_fx cwnd = PCM_ALGO_WINDOW_LOAD_SS(INITIALIZED, CWND_PKTS, INIT_CWND_PKTS, SSTHRESH_PKTS,
+					      MAX_CWND_PKTS);
 
 	if (mask & NUM_RTO) {
 		if (may_decrease(ALGO_CTX_PASS, now))
@@ -170,8 +164,6 @@ int algorithm_main()
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd, now);
 	}
 
-	cwnd = pcm_algo_clamp(cwnd, pcm_algo_fx(MIN_CWND_PKTS), pcm_algo_fx(MAX_CWND_PKTS));
-	set_var_fx(CWND_PKTS, cwnd);
-	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
+	PCM_ALGO_WINDOW_STORE(CWND_PKTS, CWND_BYTES, cwnd, MIN_CWND_PKTS, MAX_CWND_PKTS, PKT_BYTES);
 	return PCM_SUCCESS;
 }

@@ -53,9 +53,7 @@ static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd)
 	pcm_uint acked = get_signal(ACKED_BYTES);
 	pcm_uint marked = pcm_algo_marked_bytes(acked, get_signal(NUM_ECN), MSS_BYTES);
 
-	if (acked > marked)
-		cwnd = pcm_algo_ai_step(cwnd, pcm_algo_fx(AI_PKTS),
-					pcm_algo_bytes_to_pkts(acked - marked, MSS_BYTES));
+	cwnd = pcm_algo_ai_step_unmarked(cwnd, AI_PKTS, acked, marked, MSS_BYTES);
 	if (marked)
 		cwnd = pcm_fx_sub(cwnd, pcm_fx_mul(pcm_algo_fx(MD_PKTS),
 						   pcm_algo_bytes_to_pkts(marked, MSS_BYTES)));
@@ -67,13 +65,7 @@ static PCM_FORCE_INLINE pcm_fx on_ack(ALGO_CTX_ARGS, pcm_fx cwnd)
 int algorithm_main()
 {
 	pcm_uint mask = get_signal_trigger_mask();
-	pcm_fx cwnd;
-
-	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, pcm_algo_fx(INIT_CWND_PKTS));
-		set_var_uint(INITIALIZED, 1);
-	}
-	cwnd = get_var_fx(CWND_PKTS);
+	pcm_fx cwnd = PCM_ALGO_WINDOW_LOAD(INITIALIZED, CWND_PKTS, INIT_CWND_PKTS);
 
 	if (mask & NUM_RTO) {
 		cwnd = pcm_algo_fx(MIN_CWND_PKTS);
@@ -83,9 +75,7 @@ int algorithm_main()
 	} else if (mask & (NUM_ACK | NUM_ECN)) {
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd);
 	}
-	cwnd = pcm_algo_clamp(cwnd, pcm_algo_fx(MIN_CWND_PKTS), pcm_algo_fx(MAX_CWND_PKTS));
-	set_var_fx(CWND_PKTS, cwnd);
-	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
+	PCM_ALGO_WINDOW_STORE(CWND_PKTS, CWND_BYTES, cwnd, MIN_CWND_PKTS, MAX_CWND_PKTS, PKT_BYTES);
 
 	if (mask & TX_READY) {
 		pcm_uint vp;

@@ -220,12 +220,9 @@ int algorithm_main()
 	pcm_uint now = get_signal(NOW);
 	pcm_fx cwnd;
 
-	if (!get_var_uint(INITIALIZED)) {
-		set_var_fx(CWND_PKTS, pcm_algo_fx(INIT_CWND_PKTS));
+	if (!get_var_uint(INITIALIZED))
 		set_var_uint(LAST_ADJUST_PS, now);
-		set_var_uint(INITIALIZED, 1);
-	}
-	cwnd = get_var_fx(CWND_PKTS);
+	cwnd = PCM_ALGO_WINDOW_LOAD(INITIALIZED, CWND_PKTS, INIT_CWND_PKTS);
 
 	if (mask & NUM_RTO)
 		cwnd = clamp_cwnd(pcm_fx_sub(cwnd, pcm_fx_from_uint(get_signal(NUM_RTO))));
@@ -234,7 +231,6 @@ int algorithm_main()
 	else
 		cwnd = on_ack(ALGO_CTX_PASS, cwnd, now);
 
-	set_var_fx(CWND_PKTS, cwnd);
-	set_control(CWND_BYTES, pcm_algo_pkts_to_bytes(cwnd, PKT_BYTES));
+	PCM_ALGO_WINDOW_STORE(CWND_PKTS, CWND_BYTES, cwnd, MIN_CWND_PKTS, MAX_CWND_PKTS, PKT_BYTES);
 	return PCM_SUCCESS;
 }

@@ -1,10 +1,12 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: MIT
-# mpi_lib.sh - sourced by the MPI tests (needs PCMD, PCMCTL and EXAMPLE set):
-# skips (77) when the MPI build or mpirun is absent, then pcmctl_lib.sh's
-# scratch directory, pcmd start and cleanup, and the helpers below.
+# mpi_lib.sh - sourced by the MPI tests (needs PCMD, PCMCTL and EXAMPLE, the
+# MPI program, set): skips (77) when the MPI build or mpirun is absent, then
+# pcmctl_lib.sh's scratch directory, pcmd start and cleanup, and the helpers
+# below (tests/engines/libfabric's MPI tests use it too, with INTEGRATION_DIR
+# naming this directory).
 if [ -z "$EXAMPLE" ] || [ ! -x "$EXAMPLE" ]; then
-	echo "skipped: no MPI: example_mpi_exchange is not built (meson found no MPI; Debian: apt-get install libopenmpi-dev openmpi-bin, then reconfigure)"
+	echo "skipped: no MPI: the MPI program is not built (meson found no MPI; Debian: apt-get install libopenmpi-dev openmpi-bin, then reconfigure)"
 	exit 77
 fi
 MPIRUN=$(command -v mpirun || true)
@@ -14,7 +16,7 @@ if [ -z "$MPIRUN" ]; then
 fi
 TRAFFIC=/nonexistent # pcmctl_lib.sh's start_traffic is not used here
 # shellcheck source-path=SCRIPTDIR source=pcmctl_lib.sh
-. "$(dirname "$0")/pcmctl_lib.sh"
+. "${INTEGRATION_DIR:-$(dirname "$0")}/pcmctl_lib.sh"
 # CMA single-copy needs ptrace rights that containers often lack; copies suffice here.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # One machine: the isolated launcher needs no ssh/rsh (a fresh Debian has neither).
@@ -71,12 +73,4 @@ if "baseline" in j:  # --baseline: the same streams over MPI, checked as well
 print("mpi_exchange: %d ranks, %d connections, %d bytes in %.3f s (%.2f Gbit/s), 0 errors%s"
       % (ranks, conns, j["bytes"], j["seconds"], j["goodput_gbps"], base))
 PYEOF
-}
-
-# wait_reclaimed: pcmd holds no flow and no client but pcmctl's own (10 s at most).
-wait_reclaimed() {
-	i=0
-	until "$PCMCTL" --json status | "$PY" -c 'import json,sys; s=json.load(sys.stdin); sys.exit(not (s["flows"] == 0 and s["clients"] == 1))'; do
-		i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not reclaim: $("$PCMCTL" status)"; sleep 0.05
-	done
 }

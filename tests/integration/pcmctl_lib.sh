@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # pcmctl_lib.sh - sourced by the pcmctl tests: a scratch directory, a pcmd
 # started on a config from stdin with its socket in it, pcmd-test-traffic
-# started and waited for, and the cleanup that stops both (and tmux's
-# server, when TMUX_SOCK is set). Needs PCMD, PCMCTL and TRAFFIC set.
+# started and waited for, the cleanup that stops both (and tmux's server,
+# when TMUX_SOCK is set), and the wait for pcmd to have reclaimed every
+# client. Needs PCMD, PCMCTL and TRAFFIC set.
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 DIR=$(mktemp -d /tmp/pcmctl-test-XXXXXX)
@@ -62,4 +63,12 @@ stop_all() {
 	kill "$PCMD_PID"
 	wait "$PCMD_PID" || fail "pcmd exited with $?"
 	PCMD_PID=
+}
+
+# wait_reclaimed: pcmd holds no flow and no client but pcmctl's own (10 s at most).
+wait_reclaimed() {
+	i=0
+	until "$PCMCTL" --json status | "$PY" -c 'import json,sys; s=json.load(sys.stdin); sys.exit(not (s["flows"] == 0 and s["clients"] == 1))'; do
+		i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not reclaim: $("$PCMCTL" status)"; sleep 0.05
+	done
 }

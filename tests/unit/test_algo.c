@@ -4,7 +4,7 @@
  * this program is built with (meson builds it once per format, like
  * test_fx): unit conversions that must not saturate Q16.16, the EWMA,
  * slow-start and additive-increase steps, the ECN-marked bytes, the cube root, the rate scaling, the generator
- * and the entropy FIFO.
+ * and the entropy FIFO, and a window policy's load and store, by slot and by name.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "pcm_algo.h"
+#include "pcmh.h"
 
 /* One raw step of the build's format; in double mode a relative epsilon. */
 static double ulp(double x)
@@ -143,6 +144,68 @@ static void test_entropy_fifo_keeps_the_latest_len_in_arrival_order(void **state
 	assert_false(pcm_algo_evq_pop(slots, 4, &head, &count, &ev));
 }
 
+static void test_ai_step_unmarked_grows_by_the_unmarked_packets_only(void **state)
+{
+	pcm_fx ten = pcm_fx_from_int(10);
+
+	/* 3 packets acked, 1 marked: ai_step over 2 packets */
+	assert_true(pcm_algo_ai_step_unmarked(ten, 1.0, 3 * 4096, 4096, 4096) ==
+		    pcm_algo_ai_step(ten, PCM_FX_ONE, pcm_fx_from_int(2)));
+	assert_true(pcm_algo_ai_step_unmarked(ten, 1.0, 4096, 4096, 4096) == ten);
+	assert_true(pcm_algo_ai_step_unmarked(ten, 1.0, 0, 0, 4096) == ten);
+}
+
+static void test_window_load_sets_the_first_window_on_the_first_call_only(void **state)
+{
+	pcm_uint initialized = 0, cwnd = 0, ssthresh = 0;
+
+	assert_true(pcm_algo_window_load(&initialized, &cwnd, 10.0) == pcm_algo_fx(10.0));
+	assert_int_equal(initialized, 1);
+	assert_true(pcm_fx_from_slot(cwnd) == pcm_algo_fx(10.0));
+	cwnd = pcm_fx_to_slot(pcm_algo_fx(3.5)); /* what the last call stored */
+	assert_true(pcm_algo_window_load(&initialized, &cwnd, 10.0) == pcm_algo_fx(3.5));
+
+	initialized = 0;
+	assert_true(pcm_algo_window_load_ss(&initialized, &cwnd, 10.0, &ssthresh, 64.0) ==
+		    pcm_algo_fx(10.0));
+	assert_true(pcm_fx_from_slot(ssthresh) == pcm_algo_fx(64.0));
+	ssthresh = pcm_fx_to_slot(pcm_algo_fx(5.0)); /* after a loss */
+	pcm_algo_window_load_ss(&initialized, &cwnd, 10.0, &ssthresh, 64.0);
+	assert_true(pcm_fx_from_slot(ssthresh) == pcm_algo_fx(5.0));
+}
+
+static void test_window_store_clamps_and_publishes_whole_bytes(void **state)
+{
+	pcm_uint cwnd = 0, bytes = 0;
+
+	pcm_algo_window_store(&cwnd, &bytes, pcm_algo_fx(100.0), 1.0, 64.0, 4096);
+	assert_true(pcm_fx_from_slot(cwnd) == pcm_algo_fx(64.0));
+	assert_int_equal(bytes, 64 * 4096);
+	pcm_algo_window_store(&cwnd, &bytes, pcm_algo_fx(0.25), 1.0, 64.0, 4096);
+	assert_true(pcm_fx_from_slot(cwnd) == PCM_FX_ONE);
+	assert_int_equal(bytes, 4096);
+	pcm_algo_window_store(&cwnd, &bytes, pcm_algo_fx(10.5), 1.0, 64.0, 4096);
+	assert_int_equal(bytes, 10 * 4096 + 2048);
+}
+
+/* A handler's snapshot for the by-name macros: one control, then three variables. */
+enum { CONTROL_OFFSET = 0, VAR_OFFSET = 1 };
+enum { pcm_ctl_WIN_BYTES = 0, pcm_var_u_FIRST = 0, pcm_var_u_WIN = 1, pcm_var_u_THRESH = 2 };
+
+static void test_window_macros_reach_the_slots_they_are_named(void **state)
+{
+	pcm_uint snapshot[4] = { 0 };
+	pcm_fx cwnd = PCM_ALGO_WINDOW_LOAD_SS(FIRST, WIN, 10.0, THRESH, 64.0);
+
+	assert_true(cwnd == pcm_algo_fx(10.0));
+	assert_int_equal(get_var_uint(FIRST), 1);
+	assert_true(get_var_fx(THRESH) == pcm_algo_fx(64.0));
+	PCM_ALGO_WINDOW_STORE(WIN, WIN_BYTES, pcm_algo_fx(2.0), 1.0, 64.0, 4096);
+	assert_true(get_var_fx(WIN) == pcm_algo_fx(2.0));
+	assert_int_equal(get_control(WIN_BYTES), 2 * 4096);
+	assert_true(PCM_ALGO_WINDOW_LOAD(FIRST, WIN, 10.0) == pcm_algo_fx(2.0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +219,10 @@ int main(void)
 		cmocka_unit_test(test_cbrt_is_within_one_step_of_the_root),
 		cmocka_unit_test(test_generator_is_deterministic_and_never_stuck_at_zero),
 		cmocka_unit_test(test_entropy_fifo_keeps_the_latest_len_in_arrival_order),
+		cmocka_unit_test(test_ai_step_unmarked_grows_by_the_unmarked_packets_only),
+		cmocka_unit_test(test_window_load_sets_the_first_window_on_the_first_call_only),
+		cmocka_unit_test(test_window_store_clamps_and_publishes_whole_bytes),
+		cmocka_unit_test(test_window_macros_reach_the_slots_they_are_named),
 	};
 
 	print_message("pcm_algo in %s arithmetic\n", PCM_FX_NAME);

@@ -25,7 +25,6 @@
 #include "pcm_fx.h"
 #include "pcm_minmax.h"
 
-
 /**
  * pcm_algo_fx() - a constant as pcm_fx.
  * @v: the value: a spec constant or a literal, folded at compile time.
@@ -180,6 +179,27 @@ static inline pcm_fx pcm_algo_ai_step(pcm_fx cwnd, pcm_fx ai, pcm_fx acked)
 }
 
 /**
+ * pcm_algo_ai_step_unmarked() - the additive increase an ACK's unmarked bytes earn.
+ * @cwnd: the window, packets; > 0.
+ * @ai: increase per window of unmarked ACKs, packets: a float constant,
+ *      converted with pcm_algo_fx() only when there is an increase.
+ * @acked: bytes the ACK covers.
+ * @marked: of those, bytes an ECN echo marks (pcm_algo_marked_bytes()).
+ * @mss: packet size, bytes.
+ *
+ * Return: pcm_algo_ai_step() over (acked - marked) / mss packets, or @cwnd
+ * when every byte was marked.
+ */
+static PCM_FORCE_INLINE pcm_fx pcm_algo_ai_step_unmarked(pcm_fx cwnd, double ai, pcm_uint acked,
+							 pcm_uint marked, pcm_uint mss)
+{
+	if (acked > marked)
+		cwnd = pcm_algo_ai_step(cwnd, pcm_algo_fx(ai),
+					pcm_algo_bytes_to_pkts(acked - marked, mss));
+	return cwnd;
+}
+
+/**
  * pcm_algo_in_slow_start() - whether a window is in slow start (RFC 5681 3.1).
  * @cwnd: the window, packets.
  * @ssthresh: the slow-start threshold, packets.
@@ -217,6 +237,116 @@ static inline pcm_uint pcm_algo_marked_bytes(pcm_uint acked, pcm_uint ecn_acks, 
 {
 	return MIN(acked, ecn_acks * mss);
 }
+
+/*
+ * The window of a window policy. It lives in a uint variable as pcm_fx
+ * packets (CWND_PKTS in pcm's policies). A uint variable that starts at 0
+ * (INITIALIZED) marks the flow's first call, which sets the first window.
+ * Each call loads the window, computes the next one, and stores it clamped
+ * to the window's bounds, publishing it in bytes on the CWND control. The
+ * initial window and the bounds are the spec's float constants, converted
+ * here with pcm_algo_fx() where the value is used (the first window only on
+ * the first call).
+ *
+ * pcm_algo_window_load(), pcm_algo_window_load_ss() and
+ * pcm_algo_window_store() take the slots, like the other helpers here.
+ * PCM_ALGO_WINDOW_LOAD(), PCM_ALGO_WINDOW_LOAD_SS() and
+ * PCM_ALGO_WINDOW_STORE() take the spec's names instead and pass those
+ * functions their slots, so that a handler writes each in a line. They
+ * expand to pcmh.h's accessors at the handler's site and use only the names
+ * they are given: variables with get_var_uint(), the control with
+ * get_control(), constants as they are.
+ */
+
+/**
+ * pcm_algo_window_load_ss() - the window at the start of a call, set on the first call,
+ *                             with slow start.
+ * @initialized: the first-call flag's slot: a uint variable that starts at 0; set to 1.
+ * @cwnd_pkts: the window's slot: a uint variable holding pcm_fx packets.
+ * @init_pkts: the first window, packets.
+ * @ssthresh_pkts: the slow-start threshold's slot, a uint variable holding
+ *                 pcm_fx packets; NULL for a window without slow start.
+ * @max_pkts: ssthresh's first value, packets: the largest window, RFC 5681's
+ *            "arbitrarily high", so that slow start runs until the first
+ *            loss or the clamp.
+ *
+ * A policy with more first-call state sets it before this call, under the
+ * same test: `if (!get_var_uint(INITIALIZED))`.
+ *
+ * Return: the window: @init_pkts on the first call, the stored one after.
+ */
+static PCM_FORCE_INLINE pcm_fx pcm_algo_window_load_ss(pcm_uint *initialized, pcm_uint *cwnd_pkts,
+						       double init_pkts, pcm_uint *ssthresh_pkts,
+						       double max_pkts)
+{
+	if (!*initialized) {
+		*cwnd_pkts = pcm_fx_to_slot(pcm_algo_fx(init_pkts));
+		if (ssthresh_pkts)
+			*ssthresh_pkts = pcm_fx_to_slot(pcm_algo_fx(max_pkts));
+		*initialized = 1;
+	}
+	return pcm_fx_from_slot(*cwnd_pkts);
+}
+
+/**
+ * pcm_algo_window_load() - pcm_algo_window_load_ss() for a window without slow start.
+ * @initialized: the first-call flag's slot; set to 1.
+ * @cwnd_pkts: the window's slot.
+ * @init_pkts: the first window, packets.
+ *
+ * Return: the window: @init_pkts on the first call, the stored one after.
+ */
+static PCM_FORCE_INLINE pcm_fx pcm_algo_window_load(pcm_uint *initialized, pcm_uint *cwnd_pkts,
+						    double init_pkts)
+{
+	return pcm_algo_window_load_ss(initialized, cwnd_pkts, init_pkts, NULL, 0.0);
+}
+
+/**
+ * pcm_algo_window_store() - store the window at the end of a call, clamped, and publish it.
+ * @cwnd_pkts: the window's slot, as for pcm_algo_window_load().
+ * @cwnd_bytes: the CWND control's slot (`&get_control(C)`); set to the window in bytes.
+ * @cwnd: the new window, packets.
+ * @min_pkts: the smallest window, packets.
+ * @max_pkts: the largest window, packets; >= @min_pkts.
+ * @pkt_bytes: what one packet counts in the window, bytes.
+ *
+ * The window is pcm_algo_clamp()ed to [@min_pkts, @max_pkts] and the
+ * control gets pcm_algo_pkts_to_bytes() of it.
+ */
+static PCM_FORCE_INLINE void pcm_algo_window_store(pcm_uint *cwnd_pkts, pcm_uint *cwnd_bytes,
+						   pcm_fx cwnd, double min_pkts, double max_pkts,
+						   pcm_uint pkt_bytes)
+{
+	cwnd = pcm_algo_clamp(cwnd, pcm_algo_fx(min_pkts), pcm_algo_fx(max_pkts));
+	*cwnd_pkts = pcm_fx_to_slot(cwnd);
+	*cwnd_bytes = pcm_algo_pkts_to_bytes(cwnd, pkt_bytes);
+}
+
+/*
+ * PCM_ALGO_WINDOW_LOAD() - pcm_algo_window_load() by name: the flag and
+ * window variables @initialized and @cwnd_pkts, the float constant @init_pkts.
+ */
+#define PCM_ALGO_WINDOW_LOAD(initialized, cwnd_pkts, init_pkts)                                    \
+	pcm_algo_window_load(&get_var_uint(initialized), &get_var_uint(cwnd_pkts), (init_pkts))
+
+/*
+ * PCM_ALGO_WINDOW_LOAD_SS() - pcm_algo_window_load_ss() by name: variables
+ * @initialized, @cwnd_pkts and @ssthresh_pkts, float constants @init_pkts
+ * and @max_pkts.
+ */
+#define PCM_ALGO_WINDOW_LOAD_SS(initialized, cwnd_pkts, init_pkts, ssthresh_pkts, max_pkts)        \
+	pcm_algo_window_load_ss(&get_var_uint(initialized), &get_var_uint(cwnd_pkts), (init_pkts), \
+				&get_var_uint(ssthresh_pkts), (max_pkts))
+
+/*
+ * PCM_ALGO_WINDOW_STORE() - pcm_algo_window_store() by name: the window
+ * variable @cwnd_pkts, the CWND control @cwnd_bytes, the value @cwnd, float
+ * constants @min_pkts and @max_pkts, and the uint constant @pkt_bytes.
+ */
+#define PCM_ALGO_WINDOW_STORE(cwnd_pkts, cwnd_bytes, cwnd, min_pkts, max_pkts, pkt_bytes)          \
+	pcm_algo_window_store(&get_var_uint(cwnd_pkts), &get_control(cwnd_bytes), (cwnd),          \
+			      (min_pkts), (max_pkts), (pkt_bytes))
 
 /**
  * pcm_algo_cbrt() - cube root.
