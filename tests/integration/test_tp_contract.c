@@ -21,8 +21,9 @@
  *                       endpoint's connects; a .so path (daemon: -EPERM).
  *   a dead pcmd         kill -9 under a busy poller: everything outstanding
  *                       ends with -ESHUTDOWN in post order, then poll and
- *                       wait say so; a new endpoint works on a new pcmd. A
- *                       stopping pcmd's own completions come before that.
+ *                       wait say so; a new endpoint works on a new pcmd. The
+ *                       completions a killed pcmd wrote, and a stopping
+ *                       pcmd's own, come before that.
  *   one behaviour       AUTO's rule; softnic in process refused with advice.
  */
 #include <errno.h>
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <signal.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "harness.h"
@@ -593,6 +595,59 @@ static void test_a_killed_pcmd_ends_everything_and_a_new_endpoint_works(void **s
 }
 
 /*
+ * kill -9 of pcmd after it wrote completions the client has not polled: those
+ * come first, with pcmd's status, and only then the library's -ESHUTDOWN of
+ * what pcmd never finished (receives no send will match), in post order.
+ */
+#define KILL_SENDS 16u
+
+static void test_a_killed_pcmds_written_completions_come_before_eshutdown(void **state)
+{
+	struct backend *b = *state;
+	struct pcm_tp_endpoint *a = open_ep(b), *z = open_ep(b);
+	struct pcm_tp_completion c[8];
+	struct pcm_tp_conn *ca, *cz;
+	uint32_t ok = 0, shut = 0, taken = 0;
+	uint8_t *sbuf, *rbuf;
+	int n;
+
+	pair(a, z, "contract-kill-written", &ca, &cz);
+	sbuf = pcm_tp_mem_alloc(a, 4096);
+	rbuf = pcm_tp_mem_alloc(z, 4096);
+	for (uint64_t k = 0; k < KILL_SENDS; k++)
+		assert_int_equal(pcm_tp_recv(cz, NULL, rbuf, 4096, k), 0);
+	for (uint64_t k = 0; k < KILL_SENDS; k++)
+		assert_int_equal(pcm_tp_send(ca, NULL, sbuf, 64, k), 0);
+	for (uint64_t k = KILL_SENDS; k < KILL_SENDS + 4; k++)
+		assert_int_equal(pcm_tp_recv(ca, NULL, sbuf + 2048, 2048, k), 0);
+	for (uint32_t got = 0; got < KILL_SENDS;) /* z has every message: a's sends are done */
+		got += next_op(z, NULL, PCM_TP_OP_RECV).status == 0;
+	assert_int_equal(pcm_tp_wait(a, 5000), 0); /* pcmd wrote at least one of a's */
+	usleep(300 * 1000);                         /* and, by now, the others */
+	assert_int_equal(kill(b->pcmd.pid, SIGKILL), 0);
+	waitpid(b->pcmd.pid, NULL, 0);
+	b->pcmd.pid = 0;
+	while ((n = pcm_tp_poll(a, c, 8)) != -ESHUTDOWN) {
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++, taken++) {
+			assert_int_equal(c[i].cookie, taken); /* post order: the sends, then the recvs */
+			if (c[i].status == 0 && shut)
+				fail_msg("send %llu's completion came after an -ESHUTDOWN",
+					 (unsigned long long)c[i].cookie);
+			ok += c[i].status == 0;
+			shut += c[i].status == -ESHUTDOWN;
+		}
+	}
+	printf("after kill -9: %u completions pcmd wrote, then %u -ESHUTDOWN, then poll said "
+	       "-ESHUTDOWN\n", ok, shut);
+	assert_int_equal(taken, KILL_SENDS + 4);
+	assert_true(ok >= 1);
+	assert_int_equal(ok + shut, taken);
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(z);
+}
+
+/*
  * pcmd stopping (abort mode) hands over what it aborts before it hangs up:
  * the receives end with pcmd's -ECONNABORTED, none with the library's
  * -ESHUTDOWN, and only then do poll and wait say -ESHUTDOWN.
@@ -731,6 +786,9 @@ int main(void)
 	    BOTH(test_a_so_policy_opens_in_process_and_is_refused_with_advice_by_pcmd),
 	    cmocka_unit_test_prestate_setup_teardown(
 		test_a_killed_pcmd_ends_everything_and_a_new_endpoint_works, start, stop,
+		&daemon_be),
+	    cmocka_unit_test_prestate_setup_teardown(
+		test_a_killed_pcmds_written_completions_come_before_eshutdown, start, stop,
 		&daemon_be),
 	    cmocka_unit_test_prestate_setup_teardown(
 		test_a_stopping_pcmd_hands_over_its_completions_before_eshutdown, start, stop,
