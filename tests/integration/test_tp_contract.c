@@ -23,7 +23,8 @@
  *                       ends with -ESHUTDOWN in post order, then poll and
  *                       wait say so; a new endpoint works on a new pcmd. The
  *                       completions a killed pcmd wrote, and a stopping
- *                       pcmd's own, come before that.
+ *                       pcmd's own, come before that. A busy poller makes
+ *                       no system call per poll (counted under strace).
  *   one behaviour       AUTO's rule; softnic in process refused with advice.
  */
 #include <errno.h>
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <signal.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -698,6 +700,103 @@ static void test_a_stopping_pcmd_hands_over_its_completions_before_eshutdown(voi
 	pcm_tp_endpoint_close(z);
 }
 
+/*
+ * A busy poller of a daemon-mode endpoint makes no system call per poll: it
+ * looks at pcmd's socket at most every 10 ms (pcm_transport(3), "When pcmd
+ * dies"). The polls run in a child of this test under strace, between two
+ * getppid() markers; the system calls between the markers are counted.
+ */
+#define BUSY_POLLS 200000u
+#define BUSY_MS 300u
+
+static uint64_t coarse_ms(void) /* the vDSO's coarse clock: no system call */
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The child: poll an idle endpoint BUSY_POLLS times and at least BUSY_MS; print both. */
+static int busy_poll_child(const char *sock)
+{
+	struct pcm_tp_config cfg = {.backend = PCM_TP_BACKEND_DAEMON, .daemon_socket = sock,
+				    .daemon_region_bytes = 1u << 20};
+	struct pcm_tp_completion c[8];
+	struct pcm_tp_endpoint *ep;
+	uint64_t polls = 0, t0, ms;
+
+	if (pcm_tp_endpoint_open(&cfg, &ep) < 0)
+		return 2;
+	getppid();
+	t0 = coarse_ms();
+	do {
+		for (int i = 0; i < 1024; i++, polls++)
+			if (pcm_tp_poll(ep, c, 8) != 0)
+				return 3;
+		ms = coarse_ms() - t0;
+	} while (polls < BUSY_POLLS || ms < BUSY_MS);
+	getppid();
+	printf("%llu %llu\n", (unsigned long long)polls, (unsigned long long)ms);
+	pcm_tp_endpoint_close(ep);
+	return 0;
+}
+
+/* The system calls strace logged in @path between the first and the last getppid(). */
+static long calls_between_markers(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	long n = 0, at_last = -1;
+	bool in = false;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "getppid(")) {
+			if (in)
+				at_last = n;
+			in = true;
+			continue;
+		}
+		if (in && !strstr(line, "resumed>") && !strstr(line, "+++") && !strstr(line, "---"))
+			n++;
+	}
+	fclose(f);
+	return at_last;
+}
+
+static void test_a_busy_poller_makes_no_system_call_per_poll(void **state)
+{
+	struct backend *b = *state;
+	char self[256], trace[] = "/tmp/pcm-busy-poll-XXXXXX", cmd[1024];
+	unsigned long long polls = 0, ms = 0;
+	long calls;
+	ssize_t len;
+	FILE *p;
+	int fd;
+
+	if (system("strace -o /dev/null true >/dev/null 2>&1") != 0)
+		skip(); /* no strace, or no ptrace here */
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(len > 0);
+	self[len] = '\0';
+	fd = mkstemp(trace);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "strace -f -o %s %s --busy-poll %s", trace, self, b->pcmd.sock);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%llu %llu", &polls, &ms), 2);
+	assert_int_equal(pclose(p), 0);
+	calls = calls_between_markers(trace);
+	unlink(trace);
+	printf("%llu polls of an idle daemon-mode endpoint in %llu ms: %ld system calls\n", polls,
+	       ms, calls);
+	assert_true(calls >= 0);
+	assert_true((unsigned long long)calls * 100 < polls);
+	assert_true((unsigned long long)calls <= 2 * (ms / 10 + 2)); /* a look: poll(), recv() */
+}
+
 /* ---- one behaviour, one doc -------------------------------------------------------------- */
 
 /*
@@ -773,7 +872,7 @@ static void test_a_so_policy_opens_in_process_and_is_refused_with_advice_by_pcmd
 	pcm_tp_endpoint_close(z);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 #define BOTH(fn)                                                                                   \
@@ -793,11 +892,15 @@ int main(void)
 	    cmocka_unit_test_prestate_setup_teardown(
 		test_a_stopping_pcmd_hands_over_its_completions_before_eshutdown, start, stop,
 		&daemon_be),
+	    cmocka_unit_test_prestate_setup_teardown(
+		test_a_busy_poller_makes_no_system_call_per_poll, start, stop, &daemon_be),
 	    cmocka_unit_test_prestate_setup_teardown(test_auto_goes_to_pcmd_only_when_told, start,
 						     stop, &daemon_be),
 	    cmocka_unit_test(test_softnic_in_process_is_refused_with_advice),
 #undef BOTH
 	};
 
+	if (argc == 3 && strcmp(argv[1], "--busy-poll") == 0)
+		return busy_poll_child(argv[2]); /* test_a_busy_poller_makes_no_system_call_per_poll */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
