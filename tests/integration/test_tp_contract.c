@@ -374,6 +374,7 @@ static void test_misuse_is_an_error_with_the_same_code_in_both_backends(void **s
 	struct pcm_tp_completion c;
 	struct pcm_tp_conn *ca, *cz;
 	struct pcm_tp_conn_info info;
+	struct pcm_tp_endpoint *ep;
 	struct pcm_tp_mr *mr, *mr2;
 	char long_addr[80];
 	uint8_t heap[64], *buf, *freed;
@@ -407,6 +408,13 @@ static void test_misuse_is_an_error_with_the_same_code_in_both_backends(void **s
 	EXPECT(pcm_tp_mr_reg(a, buf, 0, &mr), -EINVAL, "len 0");
 	EXPECT(pcm_tp_mr_dereg(NULL), -EINVAL, "memory region is NULL");
 	EXPECT(pcm_tp_endpoint_limits(a, NULL), -EINVAL, "endpoint_limits: out is NULL");
+	EXPECT(pcm_tp_connect(a, "contract-misuse", &(struct pcm_tp_conn_opts){.paths = 65}, 0),
+	       -EINVAL, "o->paths is 65");
+	EXPECT(pcm_tp_poll(a, &c, -1), -EINVAL, "poll: max -1");
+	EXPECT(pcm_tp_mr_reg(a, (void *)(UINTPTR_MAX - 10), 100, &mr), -EINVAL, "wraps");
+	EXPECT(pcm_tp_endpoint_open(NULL, &ep), -EINVAL, "the configuration is NULL");
+	EXPECT(pcm_tp_endpoint_open(&(struct pcm_tp_config){.backend = 9}, &ep), -EINVAL,
+	       "backend 9");
 	pcm_tp_mem_free(a, heap);
 	assert_non_null(strstr(pcm_tp_last_error(), "is not memory pcm_tp_mem_alloc() gave"));
 
