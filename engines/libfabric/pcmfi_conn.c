@@ -370,6 +370,8 @@ static void on_rx(struct pcmfi_conn *c, uint32_t i, const struct pcm_tp_completi
 	}
 	if (comp->status < 0) {
 		s->posted = false;
+		FI_WARN(&pcmfi_prov, FI_LOG_EP_DATA, "a receive failed: %s\n",
+			pcm_tp_strerror(comp->status));
 		pcmfi_conn_fail(c, pcmfi_errno(comp->status));
 		return;
 	}
@@ -518,9 +520,11 @@ static void on_tx(struct pcmfi_conn *c, uint32_t i, const struct pcm_tp_completi
 			op->status = err;
 		finish(op);
 	}
-	if (err && c->state == PCMFI_CONN_OPEN)
+	if (err && c->state == PCMFI_CONN_OPEN) {
+		FI_WARN(&pcmfi_prov, FI_LOG_EP_DATA, "a send failed: %s\n",
+			pcm_tp_strerror(comp->status));
 		pcmfi_conn_fail(c, err);
-	else
+	} else
 		pump(c);
 }
 

@@ -104,51 +104,44 @@ static ssize_t post_rma_buf(struct fid_ep *ep_fid, uint8_t type, const void *buf
 	return post_rma_iov(ep_fid, type, &iov, 1, addr, key, data, flags, context, silent);
 }
 
-static ssize_t rma_read(struct fid_ep *ep_fid, void *buf, size_t len, void *desc,
-			fi_addr_t src_addr, uint64_t addr, uint64_t key, void *context)
-{
-	return post_rma_buf(ep_fid, PCMFI_W_READ_REQ, buf, len, addr, key, 0,
-			    ep_of(ep_fid)->tx_op_flags, context, false);
-}
-
-static ssize_t rma_readv(struct fid_ep *ep_fid, const struct iovec *iov, void **desc,
-			 size_t count, fi_addr_t src_addr, uint64_t addr, uint64_t key,
-			 void *context)
-{
-	return post_rma_iov(ep_fid, PCMFI_W_READ_REQ, iov, count, addr, key, 0,
-			    ep_of(ep_fid)->tx_op_flags, context, false);
-}
-
-static ssize_t rma_readmsg(struct fid_ep *ep_fid, const struct fi_msg_rma *msg, uint64_t flags)
+/* One message's read or write: one remote range; CQ data goes with writes only. */
+static ssize_t post_rma_msg(struct fid_ep *ep_fid, uint8_t type, const struct fi_msg_rma *msg,
+			    uint64_t flags)
 {
 	if (!msg || msg->rma_iov_count != 1)
 		return -FI_EINVAL;
-	return post_rma(ep_of(ep_fid), PCMFI_W_READ_REQ, msg->msg_iov, msg->iov_count,
-			msg->rma_iov, 0, flags, msg->context, false);
+	return post_rma(ep_of(ep_fid), type, msg->msg_iov, msg->iov_count, msg->rma_iov,
+			type == PCMFI_W_WRITE ? msg->data : 0, flags, msg->context, false);
 }
 
-static ssize_t rma_write(struct fid_ep *ep_fid, const void *buf, size_t len, void *desc,
-			 fi_addr_t dest_addr, uint64_t addr, uint64_t key, void *context)
-{
-	return post_rma_buf(ep_fid, PCMFI_W_WRITE, buf, len, addr, key, 0,
-			    ep_of(ep_fid)->tx_op_flags, context, false);
-}
+/*
+ * RMA_ENTRY_POINTS(op, TYPE, BUF): libfabric's three plain entry points of one direction,
+ * rma_<op>(), rma_<op>v() and rma_<op>msg(), which differ from the other direction's only
+ * in the wire type (and the constness of a write's buffer, BUF). (Their unused arguments, desc and the fi_addr_t, mean nothing on a
+ * connected endpoint with local copies.)
+ */
+#define RMA_ENTRY_POINTS(op, TYPE, BUF)                                                          \
+	static ssize_t rma_##op(struct fid_ep *ep_fid, BUF buf, size_t len, void *desc,       \
+				fi_addr_t peer, uint64_t addr, uint64_t key, void *context)   \
+	{                                                                                     \
+		return post_rma_buf(ep_fid, TYPE, buf, len, addr, key, 0,                     \
+				    ep_of(ep_fid)->tx_op_flags, context, false);              \
+	}                                                                                     \
+	static ssize_t rma_##op##v(struct fid_ep *ep_fid, const struct iovec *iov,            \
+				   void **desc, size_t count, fi_addr_t peer, uint64_t addr,  \
+				   uint64_t key, void *context)                               \
+	{                                                                                     \
+		return post_rma_iov(ep_fid, TYPE, iov, count, addr, key, 0,                   \
+				    ep_of(ep_fid)->tx_op_flags, context, false);              \
+	}                                                                                     \
+	static ssize_t rma_##op##msg(struct fid_ep *ep_fid, const struct fi_msg_rma *msg,     \
+				     uint64_t flags)                                          \
+	{                                                                                     \
+		return post_rma_msg(ep_fid, TYPE, msg, flags);                                \
+	}
 
-static ssize_t rma_writev(struct fid_ep *ep_fid, const struct iovec *iov, void **desc,
-			  size_t count, fi_addr_t dest_addr, uint64_t addr, uint64_t key,
-			  void *context)
-{
-	return post_rma_iov(ep_fid, PCMFI_W_WRITE, iov, count, addr, key, 0,
-			    ep_of(ep_fid)->tx_op_flags, context, false);
-}
-
-static ssize_t rma_writemsg(struct fid_ep *ep_fid, const struct fi_msg_rma *msg, uint64_t flags)
-{
-	if (!msg || msg->rma_iov_count != 1)
-		return -FI_EINVAL;
-	return post_rma(ep_of(ep_fid), PCMFI_W_WRITE, msg->msg_iov, msg->iov_count, msg->rma_iov,
-			msg->data, flags, msg->context, false);
-}
+RMA_ENTRY_POINTS(read, PCMFI_W_READ_REQ, void *)
+RMA_ENTRY_POINTS(write, PCMFI_W_WRITE, const void *)
 
 static ssize_t rma_inject(struct fid_ep *ep_fid, const void *buf, size_t len,
 			  fi_addr_t dest_addr, uint64_t addr, uint64_t key)

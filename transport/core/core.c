@@ -256,7 +256,7 @@ int xp_core_on_chunk(struct xp_core *core, uint32_t imm, uint32_t byte_len, uint
 	unsigned news = 0;
 	struct xp_conn *c;
 	struct xp_imm f;
-	enum xp_drop why;
+	enum xp_drop why = XP_DROP_IMM_UNKNOWN_CONN; /* set on NULL; GCC under ASan cannot tell */
 	int rc;
 
 	xp_imm_decode(imm, &f);
