@@ -2,10 +2,14 @@
 /*
  * pcmctl - operate a running pcmd (pcmctl(1)): status, per-flow state,
  * policies (list, load, unload, set per flow or per rule), counters (text,
- * JSON, or the Prometheus text exposition format) and `top`, a live view.
+ * JSON, or the Prometheus text exposition format), `top`, a live view, and
+ * pcmd's log level.
  *
  * It is a client of pcmd's control socket like any other (pcmd-abi/pcmd_proto.h),
  * saying HELLO as an admin; pcmd decides from its credentials what it may do.
+ * Every text that came from pcmd (peer addresses, names, paths, pcmd's error
+ * messages) is printed in its visible form, or escaped in JSON (pcm_text.h):
+ * a peer name cannot reach the terminal as an escape sequence.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,8 +29,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pcm_text.h"
 #include "pcm_units.h"
+#include "pcmd_metrics.h"
 #include "pcmd_proto.h"
+
+#ifndef PCM_VERSION
+#define PCM_VERSION "unknown"
+#endif
 
 #define RPC_TIMEOUT_MS 10000
 #define MAX_FLOWS_SHOWN 100000
@@ -48,30 +58,46 @@ static const char *mode_name(uint32_t m)
 	return m < 4 ? mode_names[m] : "?";
 }
 
+/* @s as a JSON string, quotes included. */
+static void json_str(const char *s)
+{
+	size_t len = PCM_TEXT_JSON_MAX(strlen(s));
+	char *buf = malloc(len);
+
+	if (buf)
+		pcm_text_json(buf, len, s);
+	printf("\"%s\"", buf ? buf : "");
+	free(buf);
+}
+
+/* Room for the visible form of a field of pcmd's replies (at most PCMD_PATH_MAX bytes). */
+#define SHOWN_MAX PCM_TEXT_VISIBLE_MAX(PCMD_PATH_MAX)
+
+/* @s as it may reach a terminal (pcm_text_visible()), cut to @width bytes at a whole character. */
+static const char *shown(const char *s, char *buf, size_t width)
+{
+	pcm_text_visible(buf, width + 1, s);
+	return buf;
+}
+
 static int die(struct ctl *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Report a failure (as JSON with --json) and return the exit status 1. */
 static int die(struct ctl *c, int status, const char *fmt, ...)
 {
-	char msg[600];
+	char msg[600], vis[PCM_TEXT_VISIBLE_MAX(sizeof(msg))];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (c && c->json) {
-		printf("{\"ok\":false,\"status\":%d,\"error\":\"", status);
-		for (const char *p = msg; *p; p++)
-			if (*p == '"' || *p == '\\')
-				printf("\\%c", *p);
-			else if ((unsigned char)*p < 0x20)
-				printf("\\u%04x", *p);
-			else
-				putchar(*p);
-		printf("\"}\n");
+		printf("{\"ok\":false,\"status\":%d,\"error\":", status);
+		json_str(msg);
+		printf("}\n");
 	}
-	fprintf(stderr, "pcmctl: %s\n", msg);
+	fprintf(stderr, "pcmctl: %s\n", shown(msg, vis, sizeof(vis) - 1));
 	return 1;
 }
 
@@ -177,33 +203,6 @@ static int open_ctl(struct ctl *c)
 
 /* ---- output helpers -------------------------------------------------------------------- */
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
-/* A Prometheus label value: backslash, quote and newline escaped. */
-static void prom_label(const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			printf("\\%c", *s);
-		else if (*s == '\n')
-			printf("\\n");
-		else
-			putchar(*s);
-	}
-}
-
 static void human_rate(uint64_t bps, char *buf, size_t len)
 {
 	pcm_units_format_rate(bps, "", buf, len);
@@ -249,15 +248,16 @@ static int get_status(struct ctl *c, struct pcmd_rep_status *out)
 
 static void print_status_text(const struct pcmd_rep_status *s)
 {
-	char up[32], rate[32];
+	char up[32], rate[32], version[SHOWN_MAX], path[SHOWN_MAX], datapath[SHOWN_MAX];
 
 	human_duration(s->uptime_ns, up, sizeof(up));
 	pcm_units_format_rate(s->goodput_bps, "bit/s", rate, sizeof(rate));
-	printf("pcmd %s (pid %u), %s for %s\n", s->version, s->pid,
+	printf("pcmd %s (pid %u, run %016" PRIx64 "), %s for %s\n",
+	       shown(s->version, version, SHOWN_MAX - 1), s->pid, s->run_id,
 	       s->state == PCMD_STATE_RUNNING ? "running" : "stopping", up);
 	printf("config %s (generation %u), datapath %s\n",
-	       s->config_path[0] ? s->config_path : "(defaults)", s->config_generation,
-	       s->datapath);
+	       s->config_path[0] ? shown(s->config_path, path, SHOWN_MAX - 1) : "(defaults)",
+	       s->config_generation, shown(s->datapath, datapath, SHOWN_MAX - 1));
 	printf("clients %u, flows %u, listeners %u, policies %u, rules %u\n", s->clients, s->flows,
 	       s->listeners, s->policies, s->rules);
 	/* pcmd measures goodput over wall time on every datapath (pcmd(8), Data plane) */
@@ -278,8 +278,9 @@ static int cmd_status(struct ctl *c)
 	}
 	printf("{\"version\":");
 	json_str(s.version);
-	printf(",\"pid\":%u,\"state\":\"%s\",\"uptime_ns\":%" PRIu64 ",\"config_path\":", s.pid,
-	       s.state == PCMD_STATE_RUNNING ? "running" : "stopping", s.uptime_ns);
+	printf(",\"pid\":%u,\"run_id\":\"%016" PRIx64 "\",\"state\":\"%s\",\"uptime_ns\":%" PRIu64
+	       ",\"config_path\":",
+	       s.pid, s.run_id, s.state == PCMD_STATE_RUNNING ? "running" : "stopping", s.uptime_ns);
 	json_str(s.config_path);
 	printf(",\"config_generation\":%u,\"datapath\":", s.config_generation);
 	json_str(s.datapath);
@@ -362,6 +363,7 @@ static void print_flow_header(void)
 static void print_flow_row(const struct pcmd_flow_info *f)
 {
 	char cwnd[16], rate[16], srtt[16], rttvar[16], infl[16], retx[24], rto[24], tx[16], rx[16];
+	char peer[SHOWN_MAX], policy[SHOWN_MAX], lb[SHOWN_MAX];
 	const struct pcmd_flow_measure *m = &f->m;
 
 	field(m->valid & PCMD_FIELD_CWND, m->cwnd_bytes, 'w', cwnd, sizeof(cwnd));
@@ -373,10 +375,11 @@ static void print_flow_row(const struct pcmd_flow_info *f)
 	field(m->valid & PCMD_FIELD_RTOS, m->rtos, 'n', rto, sizeof(rto));
 	human_bytes(f->tx_bytes, tx, sizeof(tx));
 	human_bytes(f->rx_bytes, rx, sizeof(rx));
-	printf("%-6u %-6u %-7u %-20.20s %-14.14s %-10.10s %-13s %-11s %9s %9s %9s %9s %9s %5s %5s "
+	printf("%-6u %-6u %-7u %-20s %-14s %-10s %-13s %-11s %9s %9s %9s %9s %9s %5s %5s "
 	       "%10s %10s\n",
-	       f->flow_id, f->client_id, f->pid, f->peer, f->policy,
-	       f->lb_policy[0] ? f->lb_policy : "-", mode_name(f->mode),
+	       f->flow_id, f->client_id, f->pid, shown(f->peer, peer, 20),
+	       shown(f->policy, policy, 14), f->lb_policy[0] ? shown(f->lb_policy, lb, 10) : "-",
+	       mode_name(f->mode),
 	       f->state < 4 ? state_names[f->state] : "?", cwnd, rate, srtt, rttvar, infl, retx,
 	       rto, tx, rx);
 }
@@ -398,12 +401,15 @@ static void json_word(const char *key, bool valid, uint64_t v, uint64_t none, co
 		json_opt(key, valid, v);
 }
 
-static void print_flow_json(const struct pcmd_flow_info *f)
+static void print_flow_json(const struct pcmd_flow_info *f, uint64_t run_id)
 {
 	const struct pcmd_flow_measure *m = &f->m;
+	char uid[PCMD_FLOW_UID_MAX];
 
-	printf("{\"flow\":%u,\"client\":%u,\"pid\":%u,\"uid\":%u,\"conn_id\":%u,\"peer\":",
-	       f->flow_id, f->client_id, f->pid, f->uid, f->conn_id);
+	pcmd_flow_uid(uid, run_id, f->flow_id);
+	printf("{\"flow\":%u,\"flow_id\":\"%s\",\"client\":%u,\"pid\":%u,\"uid\":%u,"
+	       "\"conn_id\":%u,\"peer\":",
+	       f->flow_id, uid, f->client_id, f->pid, f->uid, f->conn_id);
 	json_str(f->peer);
 	printf(",\"policy\":");
 	json_str(f->policy);
@@ -430,15 +436,19 @@ static void print_flow_json(const struct pcmd_flow_info *f)
 static int cmd_flows(struct ctl *c)
 {
 	struct pcmd_flow_info *f = NULL;
-	int n = get_flows(c, &f);
+	struct pcmd_rep_status s;
+	int n, rc = get_status(c, &s);
 
+	if (rc < 0)
+		return die(c, rc, "status: %s", rpc_error(c, rc));
+	n = get_flows(c, &f);
 	if (n < 0)
 		return die(c, n, "flows: %s", rpc_error(c, n));
 	if (c->json) {
 		printf("[");
 		for (int i = 0; i < n; i++) {
 			printf(i ? "," : "");
-			print_flow_json(&f[i]);
+			print_flow_json(&f[i], s.run_id);
 		}
 		printf("]\n");
 	} else {
@@ -452,162 +462,58 @@ static int cmd_flows(struct ctl *c)
 
 /* ---- stats ----------------------------------------------------------------------------- */
 
-/* One table drives the text, JSON and Prometheus forms of the counters. */
-struct counter {
-	const char *name;   /* JSON key and text label */
-	const char *metric; /* Prometheus name */
-	bool counter;	    /* monotonic (else a gauge) */
-	const char *help;
-	size_t off;
-};
-
-#define C(n, m, k, h)                                                                              \
-	{                                                                                          \
-#n, m, k, h, offsetof(struct pcmd_rep_stats, n)                                    \
-	}
-static const struct counter counters[] = {
-    C(uptime_ns, "pcmd_uptime_seconds", false, "Seconds since pcmd started."),
-    C(clients, "pcmd_clients", false, "Clients connected now."),
-    C(clients_accepted, "pcmd_clients_accepted_total", true, "Clients accepted since start."),
-    C(clients_refused, "pcmd_clients_refused_total", true,
-      "Clients refused (credentials, version, limits)."),
-    C(clients_reclaimed, "pcmd_clients_reclaimed_total", true,
-      "Clients whose flows and memory were reclaimed."),
-    C(flows, "pcmd_flows", false, "Flows open now."),
-    C(flows_opened, "pcmd_flows_opened_total", true, "Flows opened since start."),
-    C(listeners, "pcmd_listeners", false, "Listening addresses now."),
-    C(region_bytes, "pcmd_region_bytes", false, "Shared memory mapped for clients."),
-    C(tx_bytes, "pcmd_tx_bytes_total", true, "Bytes sent by all flows."),
-    C(rx_bytes, "pcmd_rx_bytes_total", true, "Bytes received by all flows."),
-    C(tx_msgs, "pcmd_tx_messages_total", true, "Messages sent by all flows."),
-    C(rx_msgs, "pcmd_rx_messages_total", true, "Messages received by all flows."),
-    C(retransmits, "pcmd_retransmits", false, "Retransmitted chunks of the open flows."),
-    C(descriptors_ok, "pcmd_descriptors_accepted_total", true,
-      "Descriptors accepted from clients' rings."),
-    C(descriptors_rejected, "pcmd_descriptors_rejected_total", true,
-      "Descriptors rejected with an error completion."),
-    C(completions, "pcmd_completions_total", true, "Completions written to clients' rings."),
-    C(cq_full_waits, "pcmd_completion_ring_full_total", true,
-      "Times a full completion ring held a client's intake back."),
-    C(control_requests, "pcmd_control_requests_total", true, "Control requests handled."),
-    C(control_errors, "pcmd_control_errors_total", true, "Control requests refused."),
-    C(policy_swaps, "pcmd_policy_swaps_total", true, "Policy changes on live flows."),
-    C(reloads, "pcmd_reloads_total", true, "Successful configuration reloads."),
-    C(reload_failures, "pcmd_reload_failures_total", true, "Rejected configuration reloads."),
-    C(goodput_bps, "pcmd_goodput_bytes_per_second", false,
-      "Received bytes per second over the last status interval."),
-};
-#undef C
-
-static uint64_t counter_value(const struct pcmd_rep_stats *s, const struct counter *k)
+/* The Prometheus text (pcmd_metrics.h): the counters, and with @per_flow every flow's series. */
+static int print_prometheus(struct ctl *c, const struct pcmd_rep_stats *s, bool per_flow)
 {
-	return *(const uint64_t *)((const uint8_t *)s + k->off);
-}
-
-static void print_prom_flows(const struct pcmd_flow_info *f, int n)
-{
-	static const struct {
-		const char *metric, *help, *type;
-		uint32_t valid; /* 0: always */
-		size_t off;
-	} per_flow[] = {
-#define F(m, h, t, v, x) {m, h, t, v, offsetof(struct pcmd_flow_info, x)}
-	    F("pcmd_flow_tx_bytes_total", "Bytes the flow sent.", "counter", 0, tx_bytes),
-	    F("pcmd_flow_rx_bytes_total", "Bytes the flow received.", "counter", 0, rx_bytes),
-	    F("pcmd_flow_cwnd_bytes", "The flow's congestion window (+Inf: no window).", "gauge",
-	      PCMD_FIELD_CWND, m.cwnd_bytes),
-	    F("pcmd_flow_rate_bytes_per_second", "The flow's pacing rate (+Inf: not paced).",
-	      "gauge", PCMD_FIELD_RATE, m.rate_bps),
-	    F("pcmd_flow_srtt_seconds", "The flow's smoothed RTT.", "gauge", PCMD_FIELD_RTT,
-	      m.srtt_ns),
-	    F("pcmd_flow_rttvar_seconds", "The flow's RTT variation.", "gauge", PCMD_FIELD_RTT,
-	      m.rttvar_ns),
-	    F("pcmd_flow_in_flight_bytes", "The flow's bytes sent and not yet acknowledged.",
-	      "gauge", PCMD_FIELD_INFLIGHT, m.in_flight_bytes),
-	    F("pcmd_flow_retransmits_total", "The flow's retransmitted chunks.", "counter",
-	      PCMD_FIELD_RETRANSMITS, m.retransmits),
-	    F("pcmd_flow_rto_total", "The flow's retransmission timeouts.", "counter",
-	      PCMD_FIELD_RTOS, m.rtos),
-#undef F
-	};
-	const size_t srtt = offsetof(struct pcmd_flow_info, m.srtt_ns);
-	const size_t rttvar = offsetof(struct pcmd_flow_info, m.rttvar_ns);
-	const size_t cwnd = offsetof(struct pcmd_flow_info, m.cwnd_bytes);
-	const size_t rate = offsetof(struct pcmd_flow_info, m.rate_bps);
-
-	for (size_t m = 0; m < sizeof(per_flow) / sizeof(per_flow[0]); m++) {
-		bool any = false;
-
-		for (int i = 0; i < n; i++)
-			any |= !per_flow[m].valid || (f[i].m.valid & per_flow[m].valid);
-		if (!any)
-			continue;
-		printf("# HELP %s %s\n# TYPE %s %s\n", per_flow[m].metric, per_flow[m].help,
-		       per_flow[m].metric, per_flow[m].type);
-		for (int i = 0; i < n; i++) {
-			uint64_t v = *(const uint64_t *)((const uint8_t *)&f[i] + per_flow[m].off);
-
-			if (per_flow[m].valid && !(f[i].m.valid & per_flow[m].valid))
-				continue;
-			printf("%s{flow=\"%u\",peer=\"", per_flow[m].metric, f[i].flow_id);
-			prom_label(f[i].peer);
-			printf("\",policy=\"");
-			prom_label(f[i].policy);
-			printf("\",mode=\"%s\"} ", mode_name(f[i].mode));
-			if (per_flow[m].off == srtt || per_flow[m].off == rttvar)
-				printf("%.9f\n", (double)v / 1e9);
-			else if ((per_flow[m].off == cwnd && v == PCMD_CWND_UNLIMITED) ||
-				 (per_flow[m].off == rate && v == 0))
-				printf("+Inf\n");
-			else if (per_flow[m].off == rate)
-				printf("%" PRIu64 "\n", v / 8);
-			else
-				printf("%" PRIu64 "\n", v);
-		}
-	}
-}
-
-static int cmd_stats(struct ctl *c, bool prometheus)
-{
-	struct pcmd_req_empty q;
-	struct pcmd_rep_stats s;
 	struct pcmd_flow_info *f = NULL;
-	size_t nk = sizeof(counters) / sizeof(counters[0]);
-	int rc = rpc(c, &q, PCMD_MSG_STATS, sizeof(q), sizeof(s)), n;
+	struct pcmd_rep_status st = {0};
+	size_t len;
+	char *text;
+	int n = 0, rc;
 
-	if (rc < 0)
-		return die(c, rc, "stats: %s", rpc_error(c, rc));
-	memcpy(&s, c->rep, sizeof(s));
-	if (prometheus) {
-		for (size_t i = 0; i < nk; i++) {
-			uint64_t v = counter_value(&s, &counters[i]);
-
-			printf("# HELP %s %s\n# TYPE %s %s\n", counters[i].metric, counters[i].help,
-			       counters[i].metric, counters[i].counter ? "counter" : "gauge");
-			if (counters[i].off == offsetof(struct pcmd_rep_stats, uptime_ns))
-				printf("%s %.3f\n", counters[i].metric, (double)v / 1e9);
-			else if (counters[i].off == offsetof(struct pcmd_rep_stats, goodput_bps))
-				printf("%s %" PRIu64 "\n", counters[i].metric, v / 8);
-			else
-				printf("%s %" PRIu64 "\n", counters[i].metric, v);
-		}
+	if (per_flow) {
+		rc = get_status(c, &st);
+		if (rc < 0)
+			return die(c, rc, "status: %s", rpc_error(c, rc));
 		n = get_flows(c, &f);
 		if (n < 0)
 			return die(c, n, "flows: %s", rpc_error(c, n));
-		print_prom_flows(f, n);
+	}
+	len = pcmd_metrics_prometheus(s, per_flow ? f : NULL, (uint32_t)n, st.run_id, NULL, 0);
+	text = malloc(len + 1);
+	if (!text) {
 		free(f);
+		return die(c, -ENOMEM, "out of memory");
+	}
+	pcmd_metrics_prometheus(s, per_flow ? f : NULL, (uint32_t)n, st.run_id, text, len + 1);
+	fputs(text, stdout);
+	free(text);
+	free(f);
+	return 0;
+}
+
+static int cmd_stats(struct ctl *c, bool prometheus, bool per_flow)
+{
+	struct pcmd_req_empty q;
+	struct pcmd_rep_stats s;
+	char members[4096];
+	int rc = rpc(c, &q, PCMD_MSG_STATS, sizeof(q), sizeof(s));
+
+	if (rc < 0)
+		return die(c, rc, "stats: %s", rpc_error(c, rc));
+	if (per_flow && !prometheus)
+		return die(c, -EINVAL, "stats --per-flow: only with --prometheus");
+	memcpy(&s, c->rep, sizeof(s));
+	if (prometheus)
+		return print_prometheus(c, &s, per_flow);
+	if (c->json) {
+		pcmd_metrics_json(&s, members, sizeof(members));
+		printf("{%s}\n", members);
 		return 0;
 	}
-	for (size_t i = 0; i < nk; i++) {
-		uint64_t v = counter_value(&s, &counters[i]);
-
-		if (c->json)
-			printf("%s\"%s\":%" PRIu64, i ? "," : "{", counters[i].name, v);
-		else
-			printf("%-22s %" PRIu64 "\n", counters[i].name, v);
-	}
-	if (c->json)
-		printf("}\n");
+	for (size_t i = 0; i < pcmd_metrics_count; i++)
+		printf("%-22s %" PRIu64 "\n", pcmd_metrics[i].key,
+		       pcmd_metric_value(&s, &pcmd_metrics[i]));
 	return 0;
 }
 
@@ -632,8 +538,11 @@ static int cmd_policy_list(struct ctl *c)
 			const struct pcmd_policy_info *e = &p->policies[i];
 
 			if (!c->json) {
-				printf("%-16s %-8s %5u  %s\n", e->name, e->arith, e->flows,
-				       e->source);
+				char name[SHOWN_MAX], arith[SHOWN_MAX], source[SHOWN_MAX];
+
+				printf("%-16s %-8s %5u  %s\n", shown(e->name, name, SHOWN_MAX - 1),
+				       shown(e->arith, arith, SHOWN_MAX - 1), e->flows,
+				       shown(e->source, source, SHOWN_MAX - 1));
 				continue;
 			}
 			printf(first ? "{\"name\":" : ",{\"name\":");
@@ -666,6 +575,14 @@ static int cmd_policy_load(struct ctl *c, const char *path)
 		return die(c, -errno, "%s: %s", path, strerror(errno));
 	snprintf(q.path, sizeof(q.path), "%s", real);
 	rc = rpc(c, &q, PCMD_MSG_POLICY_LOAD, sizeof(q), sizeof(struct pcmd_rep_policy_load));
+	/* pcmctl can read it and pcmd cannot: pcmd sees another file system (its sandbox). */
+	if ((rc == -ENOENT || rc == -EACCES) && access(real, R_OK) == 0)
+		return die(c, rc,
+			   "load %s: %s; pcmctl can read the file but pcmd cannot: pcmd.service "
+			   "hides /tmp and /var/tmp (PrivateTmp=), /home, /root and /run/user "
+			   "(ProtectHome=) from pcmd; put packages in " PCM_POLICY_DIR
+			   " (pcmd(8), Files)",
+			   real, rpc_error(c, rc));
 	if (rc < 0)
 		return die(c, rc, "load %s: %s", real, rpc_error(c, rc));
 	if (c->json) {
@@ -673,8 +590,11 @@ static int cmd_policy_load(struct ctl *c, const char *path)
 		json_str(((const struct pcmd_rep_policy_load *)c->rep)->name);
 		printf("}\n");
 	} else {
-		printf("loaded %s from %s\n", ((const struct pcmd_rep_policy_load *)c->rep)->name,
-		       real);
+		char name[SHOWN_MAX], from[SHOWN_MAX];
+
+		printf("loaded %s from %s\n",
+		       shown(((const struct pcmd_rep_policy_load *)c->rep)->name, name, SHOWN_MAX - 1),
+		       shown(real, from, SHOWN_MAX - 1));
 	}
 	return 0;
 }
@@ -773,6 +693,31 @@ static int cmd_policies(struct ctl *c, int argc, char **argv)
 	if (strcmp(argv[0], "set") == 0)
 		return cmd_policy_set(c, argc, argv);
 	return die(c, -EINVAL, "usage: pcmctl policies [list | load PATH | unload NAME | set ...]");
+}
+
+/* ---- log level ------------------------------------------------------------------------- */
+
+static int cmd_log_level(struct ctl *c, int argc, char **argv)
+{
+	static const char *const levels[] = {"error", "warn", "info", "debug"};
+	struct pcmd_req_log_level q = {0};
+	int rc;
+
+	if (argc != 2)
+		return die(c, -EINVAL, "usage: pcmctl log-level error|warn|info|debug");
+	for (q.level = 0; q.level < 4 && strcmp(argv[1], levels[q.level]) != 0; q.level++)
+		;
+	if (q.level == 4)
+		return die(c, -EINVAL, "log-level %s: one of error, warn, info, debug", argv[1]);
+	rc = rpc(c, &q, PCMD_MSG_LOG_LEVEL, sizeof(q), sizeof(struct pcmd_reply_status));
+	if (rc < 0)
+		return die(c, rc, "log-level: %s", rpc_error(c, rc));
+	if (c->json)
+		printf("{\"ok\":true,\"log_level\":\"%s\"}\n", levels[q.level]);
+	else
+		printf("pcmd logs at %s now (until a reload sets log_level again)\n",
+		       levels[q.level]);
+	return 0;
 }
 
 /* ---- top ------------------------------------------------------------------------------- */
@@ -920,6 +865,7 @@ static int cmd_top(struct ctl *c, int argc, char **argv)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: pcmctl [--socket PATH] [--wait SECONDS] [--json] COMMAND\n"
+		   "       pcmctl --version\n"
 		   "  status                          pcmd's state, clients, flows, goodput\n"
 		   "  flows                           every flow: cwnd, rate, RTT, in flight, "
 		   "retransmits, policy\n"
@@ -927,8 +873,9 @@ static void usage(FILE *f)
 		   "  policies load PATH.so           load a package built by pcmc\n"
 		   "  policies unload NAME            unload it (refused while in use)\n"
 		   "  policies set (--flow ID | --rule N) POLICY [--lb LB] [--mode MODE]\n"
-		   "  stats [--prometheus]            counters (text, --json, or Prometheus)\n"
+		   "  stats [--prometheus [--per-flow]]   counters (text, --json, or Prometheus)\n"
 		   "  top [--interval MS] [--iterations N]   a live view (q quits)\n"
+		   "  log-level error|warn|info|debug pcmd's log level, until the next reload\n"
 		   "--wait: retry while pcmd is not up yet, for at most SECONDS.\n"
 		   "The socket is $PCMD_SOCKET or " PCMD_DEFAULT_SOCKET ". See pcmctl(1).\n");
 }
@@ -941,10 +888,11 @@ int main(int argc, char **argv)
 	    {"prometheus", no_argument, NULL, 'p'},
 	    {"wait", required_argument, NULL, 'w'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct ctl *c = calloc(1, sizeof(*c));
-	bool prometheus = false;
+	bool prometheus = false, per_flow = false;
 	const char *cmd;
 	int o, rc;
 
@@ -977,6 +925,10 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("pcmctl %s (pcmd control protocol %d)\n", PCM_VERSION,
+			       PCMD_PROTO_VERSION);
+			return 0;
 		default:
 			usage(stderr);
 			return 2;
@@ -995,6 +947,8 @@ int main(int argc, char **argv)
 			c->json = true;
 		else if (strcmp(argv[i], "--prometheus") == 0)
 			prometheus = true;
+		else if (strcmp(argv[i], "--per-flow") == 0 && strcmp(cmd, "stats") == 0)
+			per_flow = true;
 		else
 			continue;
 		memmove(&argv[i], &argv[i + 1], (size_t)(argc - i - 1) * sizeof(*argv));
@@ -1002,7 +956,7 @@ int main(int argc, char **argv)
 		i--;
 	}
 	if (strcmp(cmd, "status") && strcmp(cmd, "flows") && strcmp(cmd, "policies") &&
-	    strcmp(cmd, "stats") && strcmp(cmd, "top")) {
+	    strcmp(cmd, "stats") && strcmp(cmd, "top") && strcmp(cmd, "log-level")) {
 		usage(stderr);
 		return 2;
 	}
@@ -1015,7 +969,9 @@ int main(int argc, char **argv)
 	else if (strcmp(cmd, "policies") == 0)
 		rc = cmd_policies(c, argc - 1, argv + 1);
 	else if (strcmp(cmd, "stats") == 0)
-		rc = cmd_stats(c, prometheus);
+		rc = cmd_stats(c, prometheus, per_flow);
+	else if (strcmp(cmd, "log-level") == 0)
+		rc = cmd_log_level(c, argc, argv);
 	else
 		rc = cmd_top(c, argc, argv);
 	close(c->fd);

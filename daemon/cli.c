@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * cli.c - pcmd's command line (pcmd(8)): the config file, overrides, the log
- * level, and --check-config, which runs every check a start would and prints
- * the first problem as file:line:col: key: what is wrong.
+ * level, and --check-config, which runs every check a start would (it builds
+ * pcmd's core as a start does: config, policies, io_uring, the data plane,
+ * then the machine's preflight) and prints the first problem as
+ * file:line:col: key: what is wrong.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,6 +15,7 @@
 
 #include "log.h"
 #include "pcmd.h"
+#include "preflight.h"
 
 #ifndef PCM_VERSION
 #define PCM_VERSION "unknown"
@@ -112,33 +115,23 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return rc;
 }
 
-static int check_config(const struct args *a)
+static int check_config(const struct args *a, const struct pcmd_plane_ops *plane)
 {
-	struct pcmd_config *cfg = malloc(sizeof(*cfg));
-	struct pcmd_policies *pol = NULL;
 	char err[PCMD_CFG_ERR_MAX];
+	struct pcmd *d = NULL;
 	int rc;
 
-	if (!cfg)
-		return 1;
-	rc = pcmd_config_load(a->config, &a->ovr, cfg, err, sizeof(err));
-	if (rc == 0) {
-		pcmd_config_resolve(cfg, "/sys/class/infiniband");
-		rc = pcmd_policies_create(pcmd_datapath_target(cfg->datapath.resolved), &pol);
-		if (rc < 0)
-			snprintf(err, sizeof(err), "policy registry: %s", strerror(-rc));
-	}
+	rc = pcmd_create_core(a->config, &a->ovr, plane, &d, err, sizeof(err));
 	if (rc == 0)
-		rc = pcmd_policies_prepare(pol, cfg, err, sizeof(err));
+		rc = pcmd_preflight(d->cfg, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "%s\n", err);
 	else
 		printf("%s: OK (datapath %s, socket %s, %u rule(s), %u package(s) loaded)\n",
 		       a->config ? a->config : "(defaults)",
-		       pcmd_datapath_name(cfg->datapath.resolved), cfg->socket.path,
-		       cfg->policies.n_rules, cfg->policies.n_load);
-	pcmd_policies_destroy(pol);
-	free(cfg);
+		       pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg), d->cfg->socket.path,
+		       d->cfg->policies.n_rules, d->cfg->policies.n_load);
+	pcmd_destroy(d);
 	return rc < 0 ? 1 : 0;
 }
 
@@ -157,7 +150,7 @@ int pcmd_main(int argc, char **argv, const struct pcmd_plane_ops *plane)
 		return 2;
 	}
 	if (a->check) {
-		rc = check_config(a);
+		rc = check_config(a, plane);
 		free(a);
 		return rc;
 	}

@@ -338,7 +338,8 @@ void pcmd_clients_flush_all(struct pcmd *d)
 
 static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_totals *t)
 {
-	if (c->state == PCMD_CLIENT_ALIVE && !c->refused)
+	/* Applications: pcmctl's own query is not one. */
+	if (c->state == PCMD_CLIENT_ALIVE && !c->refused && c->role == PCMD_ROLE_APP)
 		t->clients++;
 	if (c->chan)
 		t->cq_full_waits += pcmd_channel_cq_full_waits(c->chan);

@@ -66,6 +66,7 @@ struct key_row {
 static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
 static const char *const datapath_names[] = {"auto", "softnic", "verbs", "null", NULL};
 static const char *const shutdown_names[] = {"drain", "abort", NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const mode_names[] = {"sync", "async_relaxed", "async_locked", "async_bounded",
 					 NULL};
 
@@ -152,6 +153,10 @@ static const struct key_row config_rows[] = {
     DUR("output.stats_interval_ms", output.stats_interval_ms, 10, 3600000),
     STR("output.records_path", output.records_path),
     DUR("output.status_interval_ms", output.status_interval_ms, 10, 3600000),
+    STR("output.group", output.group),
+    STR("output.metrics_path", output.metrics_path),
+    {"output.metrics_per_flow", T_ENUM, CFG(output.metrics_per_flow), 0, 0, 0, bool_names, NO_LOC,
+     0},
     SEC("shutdown"),
     {"shutdown.mode", T_ENUM, CFG(shutdown.mode), 0, 0, 0, shutdown_names, NO_LOC, 0},
     DUR("shutdown.drain_timeout_ms", shutdown.drain_timeout_ms, 0, 600000),
@@ -307,6 +312,11 @@ static int resolve_id(const char *s, uint8_t kind, uint32_t *out)
 		*out = res->gr_gid;
 	}
 	return 0;
+}
+
+int pcmd_config_group_id(const char *name, uint32_t *gid)
+{
+	return resolve_id(name, ID_GROUP, gid);
 }
 
 /* ---- rows ------------------------------------------------------------------------------ */

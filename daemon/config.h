@@ -28,7 +28,9 @@
 #define PCMD_CFG_MAX_OVERRIDES 64
 #define PCMD_CFG_PATH_MAX 4096
 #define PCMD_CFG_MAX_KEYS 96 /* scalar keys with a remembered location */
+#ifndef PCMD_DEFAULT_CONFIG /* meson sets it: SYSCONFDIR/pcm/pcmd.yaml */
 #define PCMD_DEFAULT_CONFIG "/etc/pcm/pcmd.yaml"
+#endif
 
 enum pcmd_log_level {
 	PCMD_LOG_ERROR = 0,
@@ -155,6 +157,9 @@ struct pcmd_config {
 		uint32_t stats_interval_ms;
 		char records_path[PCMD_CFG_PATH_MAX]; /* "" off: one CSV row per closed flow */
 		uint32_t status_interval_ms;	      /* sd_notify STATUS and goodput window */
+		char group[64]; /* "" stats and records 0600, else 0640 with this group */
+		char metrics_path[PCMD_CFG_PATH_MAX]; /* "" off: Prometheus text, replaced */
+		uint32_t metrics_per_flow;	      /* 1: with the per-flow series */
 	} output;
 
 	struct {
@@ -249,6 +254,16 @@ int pcmd_config_find_rule(const struct pcmd_config *cfg, const char *addr);
  * the command line).
  */
 struct pcmd_cfg_loc pcmd_config_key_loc(const struct pcmd_config *cfg, const char *key);
+
+/**
+ * pcmd_config_group_id() - the group a key names (socket.group, output.group),
+ * by name or number, as the id lists read them.
+ * @name: the group.
+ * @gid: its id.
+ *
+ * Return: 0, -ENOENT (no such group), -ERANGE.
+ */
+int pcmd_config_group_id(const char *name, uint32_t *gid);
 
 /* Names for messages and output. */
 const char *pcmd_log_level_name(uint32_t level);

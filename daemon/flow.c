@@ -489,6 +489,7 @@ static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn,
 {
 	struct pcmd *d = c->d;
 	struct pcmd_flow_record r = {
+	    .run_id = d->run_id,
 	    .flow_id = cn->flow_id,
 	    .client_id = c->id,
 	    .pid = (uint32_t)c->cred.pid,
@@ -497,6 +498,7 @@ static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn,
 	    .policy = cn->choice.cc ? cn->choice.cc->h.pkg->name : "",
 	    .lb_policy = cn->choice.lb ? cn->choice.lb->h.pkg->name : "",
 	    .mode = pcmd_shell_mode_name(cn->choice.mode),
+	    .opened_unix_ns = pcmd_wall_of_ns(cn->opened_ns),
 	    .opened_ns = cn->opened_ns,
 	    .duration_ns = pcmd_now_ns() - cn->opened_ns,
 	    .tx_bytes = n->tx_bytes,
@@ -504,7 +506,7 @@ static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn,
 	    .tx_msgs = n->tx_msgs,
 	    .rx_msgs = n->rx_msgs,
 	};
-	char row[1024];
+	char row[PCMD_RECORD_LINE_MAX];
 
 	if (!pcmd_writer_active(&d->output.records))
 		return;

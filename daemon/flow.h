@@ -55,6 +55,14 @@ struct pcmd_conn {
 	/* Descriptors in flight and byte counts: the descriptor path's (intake.h). */
 };
 
+/* A flow is listed (pcmctl flows, the metrics file) once it has an id: connecting, established
+ * or closing. */
+static inline bool pcmd_conn_listed(const struct pcmd_conn *cn)
+{
+	return cn->state == PCMD_CONN_CONNECTING || cn->state == PCMD_CONN_ESTABLISHED ||
+	       cn->state == PCMD_CONN_CLOSING;
+}
+
 /**
  * pcmd_conn_find() - the conn a client-supplied id names.
  * @c: the client.

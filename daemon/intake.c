@@ -112,9 +112,11 @@ static int check_sqe(const struct pcmd_intake *in, const struct pcmd_sqe *s, uin
 	if ((s->op != PCMD_OP_SEND && s->op != PCMD_OP_RECV) || s->flags || s->reserved)
 		return -EINVAL;
 	/* Draining: no new sends, but receives still come in so posted sends can finish. */
-	if (phase != PCMD_PHASE_RUNNING &&
-	    (s->op == PCMD_OP_SEND || phase != PCMD_PHASE_DRAINING))
+	if (phase == PCMD_PHASE_DRAINING && s->op == PCMD_OP_SEND)
 		return -ESHUTDOWN;
+	/* Aborting: what the client posted before the abort is cut off, as the data plane's is. */
+	if (phase != PCMD_PHASE_RUNNING && phase != PCMD_PHASE_DRAINING)
+		return -ECONNABORTED;
 	rc = conn_lookup(in, s->conn_id, index, handle);
 	if (rc < 0)
 		return rc;

@@ -17,7 +17,8 @@
  *   ring indices (the client's SQ tail, CQ head)    channel.c, -EPROTO: disconnect
  *   a completion slot reserved, max_outstanding      channel.c, backpressure
  *   op, flags, reserved                              -EINVAL
- *   pcmd's phase (no sends while draining)           -ESHUTDOWN
+ *   pcmd's phase: a send while draining              -ESHUTDOWN
+ *                 anything once aborting             -ECONNABORTED (as the data plane's)
  *   the conn id: this client's table, generation     -EBADF
  *   established and not closed by the client         -ENOTCONN
  *   length <= the client's max_message_bytes         -EMSGSIZE

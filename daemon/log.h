@@ -21,6 +21,14 @@ void pcmd_log_init(uint32_t level);
 /* Change the level (a reload). */
 void pcmd_log_set_level(uint32_t level);
 
+/**
+ * pcmd_log_change_level() - change the level at run time (`pcmctl log-level`),
+ * saying so at info under whichever of the old and the new level shows it.
+ * @level: enum pcmd_log_level.
+ * @who: who asked, for the message.
+ */
+void pcmd_log_change_level(uint32_t level, const char *who);
+
 /* Is @level logged? (To skip building expensive messages.) */
 int pcmd_log_enabled(uint32_t level);
 

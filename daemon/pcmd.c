@@ -15,20 +15,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "client.h"
 #include "control.h"
 #include "log.h"
 #include "notify.h"
 #include "pcm_units.h"
 #include "pcmd.h"
+#include "pcmd_metrics.h"
+#include "preflight.h"
 
 #define PLANE_EVENT_BATCH 64
 #define PLANE_EVENT_ROUNDS 16
 #define STOP_GRACE_NS 3000000000ull /* after the abort: longest wait for the data plane */
+#define FLUSH_GRACE_NS 5000000000ull /* after the stop: longest wait for the files' last lines */
 
 #define OWNER(ptr, member) ((struct pcmd *)((char *)(ptr)-offsetof(struct pcmd, member)))
 
@@ -166,20 +171,66 @@ static void status_tick(struct pcmd_op *op, int res)
 	arm_timer(d, op, status_tick, (uint64_t)d->cfg->output.status_interval_ms * 1000000ull);
 }
 
+/* The flows the metrics file's per-flow series show. Return: their count (*out malloc'd). */
+static uint32_t open_flows(struct pcmd *d, struct pcmd_flow_info **out)
+{
+	uint32_t n = 0, cap = 0;
+
+	*out = NULL;
+	for (uint32_t s = 0; s < d->n_slots; s++) {
+		struct pcmd_client *c = d->slots[s];
+
+		for (uint32_t i = 0; c && c->conns && i < c->max_flows; i++) {
+			if (!pcmd_conn_listed(&c->conns[i]))
+				continue;
+			if (n == cap) {
+				struct pcmd_flow_info *grown =
+				    realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(**out));
+
+				if (!grown)
+					return n;
+				*out = grown;
+			}
+			pcmd_flow_info(c, i, &(*out)[n++]);
+		}
+	}
+	return n;
+}
+
+/* The metrics file: the Prometheus text of the snapshot, replaced whole. */
+static void write_metrics(struct pcmd *d, const struct pcmd_rep_stats *s)
+{
+	struct pcmd_flow_info *flows = NULL;
+	uint32_t n = d->cfg->output.metrics_per_flow ? open_flows(d, &flows) : 0;
+	bool per_flow = d->cfg->output.metrics_per_flow;
+	size_t len = pcmd_metrics_prometheus(s, per_flow ? flows : NULL, n, d->run_id, NULL, 0);
+	char *text = malloc(len + 1);
+
+	if (text) {
+		pcmd_metrics_prometheus(s, per_flow ? flows : NULL, n, d->run_id, text, len + 1);
+		pcmd_replacer_write(&d->output.metrics, text, len);
+	}
+	free(text);
+	free(flows);
+}
+
 static void stats_tick(struct pcmd_op *op, int res)
 {
 	struct pcmd *d = OWNER(op, stats_timer);
+	struct pcmd_rep_stats s;
 	struct pcmd_totals t;
-	char line[2048];
-	uint64_t now = pcmd_now_ns();
+	char line[4096];
 
 	if (d->phase == PCMD_PHASE_DONE)
 		return;
+	pcmd_clients_totals(d, &t);
+	pcmd_stats_fill(&d->counters, &t, &d->output, pcmd_now_ns() - d->start_ns, &s);
 	if (pcmd_writer_active(&d->output.stats)) {
-		pcmd_clients_totals(d, &t);
-		pcmd_stats_json_line(&d->counters, &t, now, now - d->start_ns, line, sizeof(line));
+		pcmd_stats_json_line(&s, pcmd_now_ns(), pcmd_wall_ns(), line, sizeof(line));
 		pcmd_writer_append(&d->output.stats, line);
 	}
+	if (d->output.metrics.path[0])
+		write_metrics(d, &s);
 	arm_timer(d, op, stats_tick, (uint64_t)d->cfg->output.stats_interval_ms * 1000000ull);
 }
 
@@ -279,6 +330,33 @@ static void shutdown_check(struct pcmd *d)
 
 /* ---- reload ---------------------------------------------------------------------------- */
 
+/*
+ * The allow and admin lists apply to connected clients too: a client the
+ * reloaded config no longer allows is told why and disconnected (its flows
+ * aborted, as for any client that leaves); admin rights follow the lists.
+ */
+static void recheck_access(struct pcmd *d)
+{
+	char why[PCMD_ERRTEXT_MAX], text[PCMD_ERRTEXT_MAX];
+
+	for (uint32_t s = 0; s < d->n_slots; s++) {
+		struct pcmd_client *c = d->slots[s];
+
+		if (!c || c->state != PCMD_CLIENT_ALIVE || c->refused)
+			continue;
+		if (pcmd_access_check(d->cfg, &c->cred, c->groups, c->n_groups, why,
+				      sizeof(why)) == 0) {
+			c->admin = pcmd_access_admin(d->cfg, &c->cred, c->groups, c->n_groups);
+			continue;
+		}
+		snprintf(text, sizeof(text), "the reloaded configuration no longer allows it: %s",
+			 why);
+		pcmd_client_send_notice(c, PCMD_NOTICE_REVOKED, -EACCES, text);
+		pcmd_client_kill(c, "was disconnected: the reloaded configuration no longer allows "
+				    "it");
+	}
+}
+
 /* Keys that need a restart keep their running values; say so. */
 static void keep_restart_only(const struct pcmd_config *old, struct pcmd_config *new)
 {
@@ -309,16 +387,36 @@ static void keep_restart_only(const struct pcmd_config *old, struct pcmd_config 
 	}
 }
 
+/*
+ * Who may read the files: the stats and records files (uids, pids, peers)
+ * only pcmd's user, or output.group too; the metrics file (counters without
+ * names, unless output.metrics_per_flow) whoever can reach its directory.
+ */
+static void output_access(const struct pcmd_config *cfg, struct pcmd_file_access *files,
+			  struct pcmd_file_access *metrics)
+{
+	uint32_t gid;
+
+	*files = (struct pcmd_file_access){.mode = 0600, .gid = (gid_t)-1};
+	if (cfg->output.group[0] && pcmd_config_group_id(cfg->output.group, &gid) == 0)
+		*files = (struct pcmd_file_access){.mode = 0640, .gid = (gid_t)gid};
+	*metrics = (struct pcmd_file_access){.mode = 0644, .gid = (gid_t)-1};
+}
+
 static int reload_outputs(struct pcmd *d, const struct pcmd_config *cfg)
 {
-	int rc = pcmd_writer_open(&d->output.stats, d->loop, cfg->output.stats_path, NULL);
+	struct pcmd_file_access files, metrics;
+	int rc;
 
+	output_access(cfg, &files, &metrics);
+	pcmd_replacer_set(&d->output.metrics, d->loop, cfg->output.metrics_path, &metrics);
+	rc = pcmd_writer_open(&d->output.stats, d->loop, cfg->output.stats_path, NULL, &files);
 	if (rc < 0) {
 		pcmd_warn("output.stats_path %s: %s", cfg->output.stats_path, strerror(-rc));
 		return rc;
 	}
 	rc = pcmd_writer_open(&d->output.records, d->loop, cfg->output.records_path,
-			      PCMD_RECORDS_HEADER);
+			      PCMD_RECORDS_HEADER, &files);
 	if (rc < 0)
 		pcmd_warn("output.records_path %s: %s", cfg->output.records_path, strerror(-rc));
 	return rc;
@@ -350,8 +448,10 @@ int pcmd_reload(struct pcmd *d)
 	if (rc == 0) {
 		pcmd_config_resolve(cfg, d->sysfs_ib);
 		keep_restart_only(d->cfg, cfg);
-		rc = pcmd_policies_prepare(d->policies, cfg, err, sizeof(err));
+		rc = pcmd_preflight(cfg, err, sizeof(err));
 	}
+	if (rc == 0)
+		rc = pcmd_policies_prepare(d->policies, cfg, err, sizeof(err));
 	if (rc < 0) {
 		pcmd_err("reload rejected, the running configuration is unchanged: %s", err);
 		d->counters.reload_failures++;
@@ -364,6 +464,7 @@ int pcmd_reload(struct pcmd *d)
 	d->cfg = cfg;
 	pcmd_policies_gc(d->policies, cfg);
 	refresh_rule_indices(d);
+	recheck_access(d);
 	reload_outputs(d, cfg);
 	pcmd_log_set_level(cfg->log_level);
 	d->generation++;
@@ -397,12 +498,14 @@ static void note_max_message(const struct pcmd *d)
 {
 	uint64_t given = pcmd_plane_max_message_bytes(d->plane_ops, d->plane, d->cfg);
 
+	/* (The data plane says why, when its chunks are smaller than datapath.chunk_bytes.) */
 	if (given < d->cfg->limits.max_message_bytes)
-		pcmd_warn(
-		    "limits.max_message_bytes (%llu) is above the %llu bytes data plane %s "
-		    "carries (4096 chunks of datapath.chunk_bytes): clients are given %llu",
-		    (unsigned long long)d->cfg->limits.max_message_bytes, (unsigned long long)given,
-		    pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg), (unsigned long long)given);
+		pcmd_warn("limits.max_message_bytes (%llu) is above the %llu bytes data plane %s "
+			  "carries: clients are given %llu",
+			  (unsigned long long)d->cfg->limits.max_message_bytes,
+			  (unsigned long long)given,
+			  pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg),
+			  (unsigned long long)given);
 }
 
 static int open_plane(struct pcmd *d, const struct pcmd_plane_ops *plane, char *err, size_t err_len)
@@ -453,6 +556,16 @@ static int alloc_slots(struct pcmd *d)
 	return d->slots && d->slot_gen ? 0 : -ENOMEM;
 }
 
+/* 64 random bits (the wall clock and pid stirred in if the kernel has no randomness yet). */
+static uint64_t new_run_id(void)
+{
+	uint64_t id = 0;
+
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id))
+		id = pcmd_wall_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 32;
+	return id;
+}
+
 /* The end of a constructor: hand out @d, or say why and undo it. */
 static int created(struct pcmd *d, int rc, struct pcmd **out, char *err, size_t err_len)
 {
@@ -479,9 +592,11 @@ int pcmd_create_core(const char *config_path, const struct pcmd_overrides *ovr,
 	d->listen_fd = d->signal_fd = d->plane_fd = -1;
 	d->output.stats.fd = d->output.stats.retired_fd = -1;
 	d->output.records.fd = d->output.records.retired_fd = -1;
+	d->output.metrics.fd = -1;
 	d->phase = PCMD_PHASE_RUNNING;
 	d->generation = 1;
 	d->start_ns = pcmd_now_ns();
+	d->run_id = new_run_id();
 	snprintf(d->config_path, sizeof(d->config_path), "%s", config_path ? config_path : "");
 	snprintf(d->sysfs_ib, sizeof(d->sysfs_ib), "/sys/class/infiniband");
 	if (ovr)
@@ -504,13 +619,34 @@ int pcmd_create(const char *config_path, const struct pcmd_overrides *ovr,
 
 	if (rc < 0)
 		return rc;
-	if ((rc = open_signals(d)) < 0)
+	rc = pcmd_preflight(d->cfg, err, err_len);
+	if (rc == 0 && (rc = open_signals(d)) < 0)
 		snprintf(err, err_len, "signalfd: %s", strerror(-rc));
 	if (rc == 0)
 		rc = pcmd_control_listen(d, err, err_len);
 	if (rc == 0 && reload_outputs(d, d->cfg) < 0)
 		snprintf(err, err_len, "cannot open the stats or records file"), rc = -EIO;
 	return created(d, rc, out, err, err_len);
+}
+
+/*
+ * After the stop, the files' last lines (every closed flow's record among
+ * them) are written before pcmd exits: the loop turns until the writers are
+ * idle, for FLUSH_GRACE_NS at most (a disk that hangs longer is logged).
+ */
+static void flush_outputs(struct pcmd *d)
+{
+	uint64_t deadline = pcmd_now_ns() + FLUSH_GRACE_NS;
+
+	while ((pcmd_writer_pending(&d->output.stats) || pcmd_writer_pending(&d->output.records) ||
+		d->output.metrics.op.pending) &&
+	       pcmd_now_ns() < deadline)
+		if (pcmd_loop_turn(d->loop, 100) < 0)
+			break;
+	if (pcmd_writer_pending(&d->output.stats) || pcmd_writer_pending(&d->output.records))
+		pcmd_err("the stats or records file was not written within %llu s of the stop: "
+			 "its last lines are lost",
+			 FLUSH_GRACE_NS / 1000000000ull);
 }
 
 int pcmd_run(struct pcmd *d)
@@ -542,6 +678,7 @@ int pcmd_run(struct pcmd *d)
 		rc = 0;
 		shutdown_check(d);
 	}
+	flush_outputs(d);
 	pcmd_info("stopped");
 	return rc;
 }
@@ -551,7 +688,7 @@ static void stop_ops(struct pcmd *d)
 	struct pcmd_op *ops[] = {&d->accept_op,	       &d->signal_op,	&d->plane_bell.op,
 				 &d->status_timer,     &d->stats_timer, &d->watchdog_timer,
 				 &d->drain_timer,      &d->stop_timer,	&d->output.stats.op,
-				 &d->output.records.op};
+				 &d->output.records.op, &d->output.metrics.op};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		pcmd_loop_cancel(d->loop, ops[i]);
@@ -576,6 +713,7 @@ void pcmd_destroy(struct pcmd *d)
 			pcmd_client_destroy(d->slots[s]);
 	pcmd_writer_close(&d->output.stats);
 	pcmd_writer_close(&d->output.records);
+	pcmd_replacer_destroy(&d->output.metrics);
 	pcmd_control_close(d);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);

@@ -34,6 +34,7 @@ struct pcmd {
 	_Atomic uint32_t phase; /* enum pcmd_phase; read by the data path's threads (intake.h) */
 	uint32_t generation;
 	uint64_t start_ns;
+	uint64_t run_id; /* random at each start: flow ids are unique across restarts with it */
 
 	struct pcmd_loop *loop;
 	const struct pcmd_plane_ops *plane_ops;

@@ -225,6 +225,25 @@ static int start_fabric(const struct pcmd_config *cfg, struct pcmd_plane *pl, ch
 	return 0;
 }
 
+/*
+ * Say so when the engines carry smaller chunks than datapath.chunk_bytes:
+ * the engine takes at most XP_CHUNK_BYTES_MAX, a datapath at most its largest
+ * write (verbs: the device's; on rdma_rxe one MTU). A message is at most
+ * XP_MAX_CHUNKS of them: this is why the longest one is shorter.
+ */
+static void note_chunk(const struct pcmd_config *cfg, const struct pcmd_plane *pl)
+{
+	uint64_t chunk = pl->max_msg_bytes / XP_MAX_CHUNKS;
+
+	if (chunk && chunk < cfg->datapath.chunk_bytes)
+		pcmd_info("datapath %s: chunks of %llu bytes, not datapath.chunk_bytes' %u (the "
+			  "engine takes at most %u, the datapath its largest write: on rdma_rxe "
+			  "one MTU), so messages of at most %llu bytes (%u chunks)",
+			  pl->dp_ops->name, (unsigned long long)chunk, cfg->datapath.chunk_bytes,
+			  (unsigned)XP_CHUNK_BYTES_MAX, (unsigned long long)pl->max_msg_bytes,
+			  (unsigned)XP_MAX_CHUNKS);
+}
+
 int pcmd_eng_start(const struct pcmd_config *cfg, struct pcmd_plane *pl, char *err, size_t err_len)
 {
 	int rc = choose_datapath(cfg, &pl->dp_ops, err, err_len);
@@ -243,5 +262,6 @@ int pcmd_eng_start(const struct pcmd_config *cfg, struct pcmd_plane *pl, char *e
 	else
 		pcmd_info("data plane: %u engine%s on datapath %s", pl->n_engines,
 			  pl->n_engines == 1 ? "" : "s", pl->dp_ops->name);
+	note_chunk(cfg, pl);
 	return 0;
 }

@@ -51,6 +51,7 @@ static const char *const msg_names[PCMD_MSG_TYPE_END] = {
     [PCMD_MSG_POLICY_LOAD] = "POLICY_LOAD",
     [PCMD_MSG_POLICY_UNLOAD] = "POLICY_UNLOAD",
     [PCMD_MSG_POLICY_SET] = "POLICY_SET",
+    [PCMD_MSG_LOG_LEVEL] = "LOG_LEVEL",
 };
 
 /* Name of a message type for messages ("CONNECT", "type 77"). */
@@ -406,6 +407,7 @@ static size_t on_status(struct req *r)
 	p->rules = d->cfg->policies.n_rules;
 	p->state = d->phase == PCMD_PHASE_RUNNING ? PCMD_STATE_RUNNING : PCMD_STATE_DRAINING;
 	p->config_generation = d->generation;
+	p->run_id = d->run_id;
 	snprintf(p->datapath, sizeof(p->datapath), "%s",
 		 pcmd_plane_datapath(d->plane_ops, d->plane, d->cfg));
 	snprintf(p->version, sizeof(p->version), "%s", PCM_VERSION);
@@ -417,35 +419,11 @@ static size_t on_status(struct req *r)
 static size_t on_stats(struct req *r)
 {
 	struct pcmd *d = r->d;
-	const struct pcmd_counters *k = &d->counters;
 	struct pcmd_rep_stats *p = ok_body(r, sizeof(*p));
 	struct pcmd_totals t;
 
 	pcmd_clients_totals(d, &t);
-	p->uptime_ns = pcmd_now_ns() - d->start_ns;
-	p->clients = t.clients;
-	p->clients_accepted = k->clients_accepted;
-	p->clients_refused = k->clients_refused;
-	p->clients_reclaimed = k->clients_reclaimed;
-	p->flows = t.flows;
-	p->flows_opened = k->flows_opened;
-	p->listeners = t.listeners;
-	p->region_bytes = t.region_bytes;
-	p->tx_bytes = t.tx_bytes;
-	p->rx_bytes = t.rx_bytes;
-	p->tx_msgs = t.tx_msgs;
-	p->rx_msgs = t.rx_msgs;
-	p->retransmits = t.retransmits;
-	p->descriptors_ok = t.descriptors_ok;
-	p->descriptors_rejected = t.descriptors_rejected;
-	p->completions = t.completions;
-	p->cq_full_waits = t.cq_full_waits;
-	p->control_requests = k->control_requests;
-	p->control_errors = k->control_errors;
-	p->policy_swaps = k->policy_swaps;
-	p->reloads = k->reloads;
-	p->reload_failures = k->reload_failures;
-	p->goodput_bps = k->goodput_bps;
+	pcmd_stats_fill(&d->counters, &t, &d->output, pcmd_now_ns() - d->start_ns, p);
 	return finish(r, sizeof(*p), 0);
 }
 
@@ -459,13 +437,6 @@ static size_t page_bounds(struct req *r, uint32_t per_page, uint32_t *max, bool 
 	*max = q->max ? q->max : per_page;
 	*ok = true;
 	return 0;
-}
-
-/* A flow is listed once it has an id: connecting, established or closing. */
-static bool listed(const struct pcmd_conn *cn)
-{
-	return cn->state == PCMD_CONN_CONNECTING || cn->state == PCMD_CONN_ESTABLISHED ||
-	       cn->state == PCMD_CONN_CLOSING;
 }
 
 static size_t on_flows(struct req *r)
@@ -488,7 +459,7 @@ static size_t on_flows(struct req *r)
 		if (!c || !c->conns || (!r->c->admin && c != r->c))
 			continue;
 		for (uint32_t i = 0; i < c->max_flows; i++) {
-			if (!listed(&c->conns[i]))
+			if (!pcmd_conn_listed(&c->conns[i]))
 				continue;
 			if (index >= q->start && p->n < max)
 				pcmd_flow_info(c, i, &p->flows[p->n++]);
@@ -570,7 +541,7 @@ static struct pcmd_client *find_flow(struct pcmd *d, uint32_t flow_id, uint32_t 
 		struct pcmd_client *c = d->slots[s];
 
 		for (uint32_t i = 0; c && c->conns && i < c->max_flows; i++) {
-			if (listed(&c->conns[i]) && c->conns[i].flow_id == flow_id) {
+			if (pcmd_conn_listed(&c->conns[i]) && c->conns[i].flow_id == flow_id) {
 				*index = i;
 				return c;
 			}
@@ -658,6 +629,24 @@ static size_t on_policy_set(struct req *r)
 	return finish(r, sizeof(*p), 0);
 }
 
+static size_t on_log_level(struct req *r)
+{
+	const struct pcmd_req_log_level *q = (const void *)r->in->msg;
+	char who[96];
+
+	if (q->reserved)
+		return fail(r, -EINVAL, "reserved is not 0");
+	if (q->level > PCMD_LOG_DEBUG)
+		return fail(r, -EINVAL, "level %u is not one of 0 (error), 1 (warn), 2 (info), "
+					"3 (debug)",
+			    q->level);
+	snprintf(who, sizeof(who), "uid %u (a reload sets log_level, %s, again)",
+		 (unsigned)r->in->cred->uid, pcmd_log_level_name(r->d->cfg->log_level));
+	pcmd_log_change_level(q->level, who);
+	ok_body(r, sizeof(struct pcmd_reply_status));
+	return finish(r, sizeof(struct pcmd_reply_status), 0);
+}
+
 /* ---- dispatch -------------------------------------------------------------------------- */
 
 enum { NEED_APP = 1, NEED_ADMIN = 2 };
@@ -684,6 +673,7 @@ static const struct handler handlers[PCMD_MSG_TYPE_END] = {
     [PCMD_MSG_POLICY_UNLOAD] = {sizeof(struct pcmd_req_policy_unload), NEED_ADMIN,
 				on_policy_unload},
     [PCMD_MSG_POLICY_SET] = {sizeof(struct pcmd_req_policy_set), NEED_ADMIN, on_policy_set},
+    [PCMD_MSG_LOG_LEVEL] = {sizeof(struct pcmd_req_log_level), NEED_ADMIN, on_log_level},
 };
 
 static size_t check_framing(struct req *r, bool *ok)

@@ -1,43 +1,83 @@
 // SPDX-License-Identifier: MIT
 /*
- * stats.c - formatting pcmd's counters for its stats file and status line,
- * and a closed flow's row for the records file.
+ * stats.c - the snapshot of pcmd's counters, its stats file line, and a
+ * closed flow's row for the records file.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "pcm_text.h"
+#include "pcmd_metrics.h"
 #include "stats.h"
 
-void pcmd_stats_json_line(const struct pcmd_counters *k, const struct pcmd_totals *t,
-			  uint64_t now_ns, uint64_t uptime_ns, char *buf, size_t len)
+void pcmd_stats_fill(const struct pcmd_counters *k, const struct pcmd_totals *t,
+		     const struct pcmd_output *o, uint64_t uptime_ns, struct pcmd_rep_stats *p)
 {
-	snprintf(
-	    buf, len,
-	    "{\"now_ns\":%" PRIu64 ",\"uptime_ns\":%" PRIu64 ",\"clients\":%" PRIu64
-	    ",\"flows\":%" PRIu64 ",\"listeners\":%" PRIu64 ",\"region_bytes\":%" PRIu64
-	    ",\"tx_bytes\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"tx_msgs\":%" PRIu64
-	    ",\"rx_msgs\":%" PRIu64 ",\"goodput_bps\":%" PRIu64 ",\"clients_accepted\":%" PRIu64
-	    ",\"clients_refused\":%" PRIu64 ",\"clients_reclaimed\":%" PRIu64
-	    ",\"flows_opened\":%" PRIu64 ",\"descriptors_ok\":%" PRIu64
-	    ",\"descriptors_rejected\":%" PRIu64 ",\"completions\":%" PRIu64
-	    ",\"cq_full_waits\":%" PRIu64 ",\"control_requests\":%" PRIu64
-	    ",\"control_errors\":%" PRIu64 ",\"policy_swaps\":%" PRIu64 ",\"reloads\":%" PRIu64
-	    ",\"reload_failures\":%" PRIu64 "}\n",
-	    now_ns, uptime_ns, t->clients, t->flows, t->listeners, t->region_bytes, t->tx_bytes,
-	    t->rx_bytes, t->tx_msgs, t->rx_msgs, k->goodput_bps, k->clients_accepted,
-	    k->clients_refused, k->clients_reclaimed, k->flows_opened, t->descriptors_ok,
-	    t->descriptors_rejected, t->completions, t->cq_full_waits, k->control_requests,
-	    k->control_errors, k->policy_swaps, k->reloads, k->reload_failures);
+	memset(p, 0, sizeof(*p));
+	p->uptime_ns = uptime_ns;
+	p->clients = t->clients;
+	p->clients_accepted = k->clients_accepted;
+	p->clients_refused = k->clients_refused;
+	p->clients_reclaimed = k->clients_reclaimed;
+	p->flows = t->flows;
+	p->flows_opened = k->flows_opened;
+	p->listeners = t->listeners;
+	p->region_bytes = t->region_bytes;
+	p->tx_bytes = t->tx_bytes;
+	p->rx_bytes = t->rx_bytes;
+	p->tx_msgs = t->tx_msgs;
+	p->rx_msgs = t->rx_msgs;
+	p->retransmits = t->retransmits;
+	p->descriptors_ok = t->descriptors_ok;
+	p->descriptors_rejected = t->descriptors_rejected;
+	p->completions = t->completions;
+	p->cq_full_waits = t->cq_full_waits;
+	p->control_requests = k->control_requests;
+	p->control_errors = k->control_errors;
+	p->policy_swaps = k->policy_swaps;
+	p->reloads = k->reloads;
+	p->reload_failures = k->reload_failures;
+	p->goodput_bps = k->goodput_bps;
+	p->records_dropped_lines = o->records.health.dropped_lines;
+	p->stats_dropped_lines = o->stats.health.dropped_lines;
+	p->output_write_errors =
+	    o->records.health.errors + o->stats.health.errors + o->metrics.health.errors;
+}
+
+void pcmd_stats_json_line(const struct pcmd_rep_stats *s, uint64_t now_ns, uint64_t unix_ns,
+			  char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "{\"now_ns\":%" PRIu64 ",\"unix_ns\":%" PRIu64 ",", now_ns,
+			 unix_ns);
+	size_t at = n > 0 && (size_t)n < len ? (size_t)n : len;
+
+	at += pcmd_metrics_json(s, buf + at, len - at);
+	if (at + 3 <= len)
+		memcpy(buf + at, "}\n", 3);
+	else if (len)
+		buf[0] = '\0'; /* never a cut line */
 }
 
 void pcmd_stats_record_line(const struct pcmd_flow_record *r, char *buf, size_t len)
 {
-	snprintf(buf, len,
-		 "%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%s,%s,%s,%s,%" PRIu64 ",%" PRIu64
-		 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-		 r->flow_id, r->client_id, r->pid, r->uid, r->peer, r->policy, r->lb_policy,
-		 r->mode, r->opened_ns, r->duration_ns, r->tx_bytes, r->rx_bytes, r->tx_msgs,
-		 r->rx_msgs);
+	char uid[PCMD_FLOW_UID_MAX], peer[PCM_TEXT_CSV_MAX(PCMD_ADDR_MAX)],
+	    policy[PCM_TEXT_CSV_MAX(PCMD_POLICY_MAX)], lb[PCM_TEXT_CSV_MAX(PCMD_POLICY_MAX)],
+	    mode[PCM_TEXT_CSV_MAX(PCMD_POLICY_MAX)];
+	int n;
+
+	pcmd_flow_uid(uid, r->run_id, r->flow_id);
+	pcm_text_csv(peer, sizeof(peer), r->peer);
+	pcm_text_csv(policy, sizeof(policy), r->policy);
+	pcm_text_csv(lb, sizeof(lb), r->lb_policy);
+	pcm_text_csv(mode, sizeof(mode), r->mode);
+	n = snprintf(buf, len,
+		     "%s,%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%s,%s,%s,%s,%" PRIu64 ",%" PRIu64
+		     ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+		     uid, r->client_id, r->pid, r->uid, peer, policy, lb, mode, r->opened_unix_ns,
+		     r->opened_ns, r->duration_ns, r->tx_bytes, r->rx_bytes, r->tx_msgs, r->rx_msgs);
+	if (n < 0 || (size_t)n >= len)
+		buf[0] = '\0'; /* never a cut row */
 }
 
 void pcmd_stats_goodput_update(struct pcmd_counters *k, uint64_t rx_bytes, uint64_t now_ns)

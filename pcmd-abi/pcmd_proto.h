@@ -55,6 +55,7 @@ enum pcmd_msg_type {
 	PCMD_MSG_POLICY_LOAD = 12,   /* admin */
 	PCMD_MSG_POLICY_UNLOAD = 13, /* admin */
 	PCMD_MSG_POLICY_SET = 14,    /* admin: any flow, or a rule */
+	PCMD_MSG_LOG_LEVEL = 15,     /* admin: pcmd's log level until the next reload */
 	PCMD_MSG_TYPE_END,
 	PCMD_MSG_NOTICE = 0x4000, /* unsolicited, daemon -> client; see pcmd_notice */
 	PCMD_MSG_REPLY = 0x8000,
@@ -228,6 +229,7 @@ struct pcmd_rep_status {
 	char datapath[16];
 	char version[16];
 	char config_path[PCMD_PATH_MAX];
+	uint64_t run_id; /* random at each start: with a flow id, names a flow across restarts */
 };
 
 enum pcmd_run_state {
@@ -331,6 +333,9 @@ struct pcmd_rep_stats {
 	uint64_t reloads;
 	uint64_t reload_failures;
 	uint64_t goodput_bps;
+	uint64_t records_dropped_lines; /* lines of the records file not written */
+	uint64_t stats_dropped_lines;	/* lines of the stats file not written */
+	uint64_t output_write_errors;	/* failed writes of the stats, records, metrics files */
 };
 
 struct pcmd_policy_info {
@@ -387,9 +392,17 @@ struct pcmd_rep_policy_set {
 	uint32_t reserved;
 };
 
+/* LOG_LEVEL: the reply is a bare status. */
+struct pcmd_req_log_level {
+	struct pcmd_msg_hdr hdr;
+	uint32_t level; /* 0 error, 1 warn, 2 info, 3 debug */
+	uint32_t reserved;
+};
+
 enum pcmd_notice_kind {
 	PCMD_NOTICE_SHUTDOWN = 1, /* pcmd is stopping; outstanding work completes with errors */
 	PCMD_NOTICE_ERROR = 2,	  /* the client broke the protocol; pcmd disconnects it */
+	PCMD_NOTICE_REVOKED = 3,  /* a reloaded config no longer allows it; pcmd disconnects it */
 };
 
 struct pcmd_notice {

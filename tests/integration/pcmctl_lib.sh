@@ -38,7 +38,10 @@ start_pcmd() {
 # start_traffic ARGS...: pcmd-test-traffic SOCKET ARGS..., until it says ready.
 # Tests give "-" for its phases (no clock: SIGUSR1 ends the busy one, stop_all
 # the rest), so that checks slowed down by a loaded machine never outlast them.
+# Its output file is emptied first: the redirection happens in the child, and a
+# "ready" left by the last run must not be taken for this one's.
 start_traffic() {
+	: >"$DIR/traffic.out"
 	"$TRAFFIC" "$PCMD_SOCKET" "$@" >"$DIR/traffic.out" 2>&1 &
 	TRAFFIC_PID=$!
 	wait_traffic ready
@@ -65,10 +68,10 @@ stop_all() {
 	PCMD_PID=
 }
 
-# wait_reclaimed: pcmd holds no flow and no client but pcmctl's own (10 s at most).
+# wait_reclaimed: pcmd holds no flow and no application (10 s at most).
 wait_reclaimed() {
 	i=0
-	until "$PCMCTL" --json status | "$PY" -c 'import json,sys; s=json.load(sys.stdin); sys.exit(not (s["flows"] == 0 and s["clients"] == 1))'; do
+	until "$PCMCTL" --json status | "$PY" -c 'import json,sys; s=json.load(sys.stdin); sys.exit(not (s["flows"] == 0 and s["clients"] == 0))'; do
 		i=$((i + 1)); [ $i -lt 200 ] || fail "pcmd did not reclaim: $("$PCMCTL" status)"; sleep 0.05
 	done
 }

@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: MIT
 #
 # test_install.sh SOURCE_ROOT SANITIZE - pcm installed to a temporary prefix
-# works on its own: it builds a copy of the source tree, installs it, deletes
+# works on its own: it builds a copy of the source tree, installs it (as an
+# unprivileged user when run as root, so that nothing can be written outside
+# the prefix, and every file meson installed is listed and must be under it:
+# the systemd unit in PREFIX/lib/systemd/system, the default config path
+# PREFIX/etc/pcm/pcmd.yaml, the unit's sandbox binding the prefix), deletes
 # the copy and its build, and then, from the prefix alone, checks what was
 # installed, builds against libpcm with pkg-config, builds an out-of-tree
 # package with the installed pcmc and runs it in the installed pcm-sim, and
@@ -40,12 +44,52 @@ echo "== building a copy of $src_root and installing it to $prefix"
 mkdir -p "$copy"
 tar -C "$src_root" --exclude='./build*' --exclude=./.git --exclude='./out' -cf - . |
 	tar -C "$copy" -xf -
-meson setup "$work/build" "$copy" --prefix "$prefix" -Dtests=disabled >"$work/setup.log" ||
-	{ cat "$work/setup.log"; fail "meson setup"; }
-ninja -C "$work/build" >"$work/build.log" || { tail -50 "$work/build.log"; fail "ninja"; }
-meson install -C "$work/build" >"$work/install.log" || { cat "$work/install.log"; fail "install"; }
+# As root, build and install as nobody: a write outside the prefix fails the install.
+as_user=()
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chown -R 65534:65534 "$work"
+	chmod 755 "$work"
+	as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$work")
+fi
+# Built without optimization: the build is most of this test's time (300 s in
+# meson, on a loaded machine), and what it checks is the install, not speed.
+"${as_user[@]}" meson setup "$work/build" "$copy" --prefix "$prefix" -Dtests=disabled \
+	-Doptimization=0 >"$work/setup.log" || { cat "$work/setup.log"; fail "meson setup"; }
+"${as_user[@]}" ninja -C "$work/build" >"$work/build.log" || { tail -50 "$work/build.log"; fail "ninja"; }
+"${as_user[@]}" meson install -C "$work/build" >"$work/install.log" ||
+	{ cat "$work/install.log"; fail "install (as uid $("${as_user[@]}" id -u))"; }
 man_built=no
 [ -e "$work/build/docs/pcmc.1" ] && man_built=yes
+
+echo "== every file the install wrote is under $prefix"
+installed=$work/build/meson-logs/install-log.txt
+[ -s "$installed" ] || fail "no install log"
+n=0
+while IFS= read -r f; do
+	case "$f" in
+	'#'*) continue ;;
+	"$prefix" | "$prefix"/*) n=$((n + 1)) ;; # files, and the directories made for them
+	*) fail "installed outside the prefix: $f" ;;
+	esac
+done <"$installed"
+echo "$n files and directories, all under the prefix (installed as uid $("${as_user[@]}" id -u)):"
+sed "s|^$prefix/||" "$installed" | grep -v '^#' | sort | sed 's/^/  /'
+unit=$prefix/lib/systemd/system/pcmd.service
+[ -f "$unit" ] || fail "no $unit"
+grep -q "^ExecStart=$prefix/sbin/pcmd --config $prefix/etc/pcm/pcmd.yaml$" "$unit" ||
+	fail "the unit runs another pcmd or config: $(grep ^ExecStart "$unit")"
+# The prefix is under /tmp: the unit's PrivateTmp= would hide it, so it is bound in.
+case "$prefix" in
+/tmp/* | /var/tmp/*) grep -q "^BindReadOnlyPaths=$prefix$" "$unit" || fail "the unit does not see $prefix" ;;
+esac
+if command -v systemd-analyze >/dev/null; then
+	systemd-analyze security --offline=true "$unit" 2>&1 | tail -n 1 | tee "$work/security.out"
+	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) s = $i } END { exit !(s <= 2.0) }' \
+		"$work/security.out" || fail "the installed unit's exposure is above 2.0"
+fi
+"$prefix/sbin/pcmd" --help | grep -q "Without -c, $prefix/etc/pcm/pcmd.yaml is read" ||
+	fail "pcmd's default config is not the prefix's: $("$prefix/sbin/pcmd" --help)"
+[ -d "$prefix/etc/pcm/policies" ] || fail "no $prefix/etc/pcm/policies for packages"
 
 echo "== removing the copy and its build: only the prefix is left"
 rm -rf "$copy" "$work/build"

@@ -79,7 +79,7 @@ grep -q "CWND.*RATE.*SRTT.*RTTVAR.*INFLIGHT.*RETX.*RTO" "$DIR/flows.txt" ||
 	fail "flows columns: $(cat "$DIR/flows.txt")"
 grep -q "newreno.*sync.*established.*unpaced.*us.*us" "$DIR/flows.txt" ||
 	fail "flows rows: $(cat "$DIR/flows.txt")"
-"$PCMCTL" stats --prometheus >"$DIR/metrics.txt" || fail "stats --prometheus"
+"$PCMCTL" stats --prometheus --per-flow >"$DIR/metrics.txt" || fail "stats --prometheus --per-flow"
 for m in pcmd_flow_cwnd_bytes pcmd_flow_rate_bytes_per_second pcmd_flow_srtt_seconds \
 	pcmd_flow_rttvar_seconds pcmd_flow_in_flight_bytes pcmd_flow_retransmits_total \
 	pcmd_flow_rto_total; do

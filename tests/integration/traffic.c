@@ -8,6 +8,9 @@
  * nothing in flight for IDLE seconds before they close. Exit 0 if every
  * message arrived intact.
  *
+ * An endpoint pcmd disconnects (a reload that no longer allows the user, a
+ * stop) fails the pair, with pcmd's reason.
+ *
  * SECONDS or IDLE given as "-" has no clock: the busy phase lasts until
  * SIGUSR1, the idle one until SIGTERM. SIGTERM (or SIGINT) in any phase ends
  * the run as its clock would: the pairs close and the exit status still says
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "pcmd_proto.h"
 #include "tp_util.h"
 
 #define MSG_BYTES (256u << 10)
@@ -96,9 +100,10 @@ struct pair {
 
 static int connect_pair(const char *sock, struct pair *p, int i)
 {
-	char addr[32];
+	char addr[PCMD_ADDR_MAX];
+	const char *prefix = getenv("PCMD_TEST_ADDR_PREFIX");
 
-	snprintf(addr, sizeof(addr), "traffic-%d", i);
+	snprintf(addr, sizeof(addr), "%s%d", prefix ? prefix : "traffic-", i);
 	if (tp_open(sock, 4u << 20, &p->tx) < 0 || tp_open(sock, 4u << 20, &p->rx) < 0 ||
 	    tp_pair(p->tx, p->rx, addr, NULL, &p->ctx, &p->crx) != 0)
 		return -1;
@@ -111,6 +116,7 @@ static int connect_pair(const char *sock, struct pair *p, int i)
 static int step(struct pair *p)
 {
 	struct pcm_tp_completion c;
+	int before = p->busy;
 	size_t bad;
 
 	if (!p->busy) {
@@ -130,6 +136,12 @@ static int step(struct pair *p)
 	}
 	if (p->busy < 0)
 		return -1;
+	/* No progress: has pcmd disconnected an endpoint (only a wait reads its notice)? */
+	if (p->busy == before && before &&
+	    (pcm_tp_wait(p->tx, 0) == -ESHUTDOWN || pcm_tp_wait(p->rx, 0) == -ESHUTDOWN)) {
+		fprintf(stderr, "traffic: pcmd disconnected an endpoint: %s\n", pcm_tp_last_error());
+		return -1;
+	}
 	if (p->busy == 0)
 		p->k++;
 	return 0;
