@@ -67,45 +67,6 @@ struct arith_result {
 	uint32_t n_msgs;
 };
 
-/* @name on $PATH (or @name itself if it has a '/'), executable. Return: 0, -ENOENT. */
-static int search_path(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/')) {
-		snprintf(out, len, "%s", name);
-		return access(out, X_OK) == 0 ? 0 : -ENOENT;
-	}
-	while (path && *path) {
-		const char *end = strchr(path, ':');
-		size_t n = end ? (size_t)(end - path) : strlen(path);
-
-		snprintf(out, len, "%.*s/%s", (int)n, n ? path : ".", name);
-		if (access(out, X_OK) == 0)
-			return 0;
-		path = end ? end + 1 : NULL;
-	}
-	return -ENOENT;
-}
-
-static int find_pcmc(char *out, size_t len)
-{
-	static const char *const beside[] = { "%s/pcmc", "%s/../cli/pcmc" };
-	const char *env = getenv("PCMC");
-	char dir[PATH_MAX];
-
-	pcm_prog_dir(dir, sizeof(dir));
-	for (size_t i = 0; dir[0] && i < sizeof(beside) / sizeof(beside[0]); i++) {
-		int n = snprintf(out, len, beside[i], dir);
-
-		if (n > 0 && (size_t)n < len && access(out, X_OK) == 0)
-			return 0;
-	}
-	if (env && env[0])
-		return search_path(env, out, len);
-	return search_path("pcmc", out, len);
-}
-
 static bool readable(const char *path)
 {
 	return access(path, R_OK) == 0;
@@ -393,7 +354,7 @@ int bench_validate_arith(int argc, char **argv)
 
 	if (parse_arith_opts(argc, argv, &o) < 0)
 		return 2;
-	if (find_pcmc(pcmc, sizeof(pcmc)) < 0) {
+	if (pcm_find_program("pcmc", "PCMC", pcmc, sizeof(pcmc)) < 0) {
 		fprintf(stderr, "pcm-bench: validate-arith: no pcmc beside pcm-bench, in the build "
 				"tree (../cli/pcmc), in $PCMC or on $PATH\n");
 		return 1;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # sdk-compat.sh SDK_DIR [BUILD_DIR] - build the PCM SDK's 11 evaluated
-# packages unchanged with pcmc and run each through the 8:1 incast of
+# packages and momentum (whose `!eval` calls min()) unchanged with pcmc and run each through the 8:1 incast of
 # scenarios/incast-8.yaml in pcm-sim, beside pcm's own port of the same
 # algorithm; print the table of docs/sdk-compat.md (Markdown) and, before it,
 # every command run.
@@ -34,7 +34,8 @@ nscc||nscc|cc
 ops_lb||ops|lb
 reps||reps|lb
 strack||strack|lb
-strack_light|||lb"
+strack_light|||lb
+momentum|||cc"
 
 field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
 

@@ -6,10 +6,11 @@
  * pcmd's log level.
  *
  * It is a client of pcmd's control socket like any other (pcmd-abi/pcmd_proto.h),
- * saying HELLO as an admin; pcmd decides from its credentials what it may do.
- * Every text that came from pcmd (peer addresses, names, paths, pcmd's error
- * messages) is printed in its visible form, or escaped in JSON (pcm_text.h):
- * a peer name cannot reach the terminal as an escape sequence.
+ * saying HELLO as an admin; pcmd decides from its credentials what it may do
+ * and what it sees: an admin every user's clients, flows and counters, any
+ * other user its own. Every text that came from pcmd (peer addresses, names,
+ * paths, pcmd's error messages) is printed in its visible form, or escaped in
+ * JSON (pcm_text.h): a peer name cannot reach the terminal as an escape sequence.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -45,6 +46,7 @@ struct ctl {
 	int fd;
 	uint32_t seq;
 	bool json;
+	bool admin;    /* pcmd's HELLO reply: this user sees every user's (else its own) */
 	double wait_s; /* --wait: keep trying to reach pcmd this long */
 	const char *sock;
 	_Alignas(8) uint8_t rep[PCMD_MSG_MAX_BYTES];
@@ -123,12 +125,16 @@ static int rpc(struct ctl *c, void *req, uint16_t type, size_t len, size_t min_r
 	h->type = type;
 	h->len = (uint32_t)len;
 	h->seq = ++c->seq;
-	if (send(c->fd, req, len, MSG_NOSIGNAL) < 0 && errno != EPIPE)
+	if (send(c->fd, req, len, MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET)
 		return -errno;
 	for (;;) {
 		if (poll(&pfd, 1, RPC_TIMEOUT_MS) <= 0)
 			return -ETIMEDOUT;
 		n = recv(c->fd, c->rep, sizeof(c->rep), 0);
+		/* Refused outright: the reset comes first, pcmd's reason may wait behind it. */
+		if (n < 0 && errno == ECONNRESET && (n = recv(c->fd, c->rep, sizeof(c->rep),
+							      MSG_DONTWAIT)) <= 0)
+			errno = ECONNRESET;
 		if (n <= 0)
 			return n == 0 ? -ECONNRESET : -errno;
 		if (e->st.hdr.type == PCMD_MSG_NOTICE)
@@ -198,6 +204,7 @@ static int open_ctl(struct ctl *c)
 	rc = rpc(c, &h, PCMD_MSG_HELLO, sizeof(h), sizeof(struct pcmd_rep_hello));
 	if (rc < 0)
 		return die(c, rc, "%s", rpc_error(c, rc));
+	c->admin = ((const struct pcmd_rep_hello *)c->rep)->admin != 0;
 	return 0;
 }
 
@@ -246,7 +253,7 @@ static int get_status(struct ctl *c, struct pcmd_rep_status *out)
 	return rc;
 }
 
-static void print_status_text(const struct pcmd_rep_status *s)
+static void print_status_text(const struct pcmd_rep_status *s, bool all)
 {
 	char up[32], rate[32], version[SHOWN_MAX], path[SHOWN_MAX], datapath[SHOWN_MAX];
 
@@ -258,8 +265,9 @@ static void print_status_text(const struct pcmd_rep_status *s)
 	printf("config %s (generation %u), datapath %s\n",
 	       s->config_path[0] ? shown(s->config_path, path, SHOWN_MAX - 1) : "(defaults)",
 	       s->config_generation, shown(s->datapath, datapath, SHOWN_MAX - 1));
-	printf("clients %u, flows %u, listeners %u, policies %u, rules %u\n", s->clients, s->flows,
-	       s->listeners, s->policies, s->rules);
+	printf("clients %u, flows %u, listeners %u, policies %u, rules %u (%s)\n", s->clients,
+	       s->flows, s->listeners, s->policies, s->rules,
+	       all ? "every user's: an admin's view" : "this user's own: not an admin");
 	/* pcmd measures goodput over wall time on every datapath (pcmd(8), Data plane) */
 	printf("goodput %s (wall clock%s)\n", rate,
 	       strcmp(s->datapath, "softnic") == 0 ? "; the fabric is emulated" : "");
@@ -273,7 +281,7 @@ static int cmd_status(struct ctl *c)
 	if (rc < 0)
 		return die(c, rc, "status: %s", rpc_error(c, rc));
 	if (!c->json) {
-		print_status_text(&s);
+		print_status_text(&s, c->admin);
 		return 0;
 	}
 	printf("{\"version\":");
@@ -285,8 +293,9 @@ static int cmd_status(struct ctl *c)
 	printf(",\"config_generation\":%u,\"datapath\":", s.config_generation);
 	json_str(s.datapath);
 	printf(",\"clients\":%u,\"flows\":%u,\"listeners\":%u,\"policies\":%u,\"rules\":%u,"
-	       "\"goodput_bps\":%" PRIu64 ",\"goodput_clock\":\"wall\"}\n",
-	       s.clients, s.flows, s.listeners, s.policies, s.rules, s.goodput_bps);
+	       "\"goodput_bps\":%" PRIu64 ",\"goodput_clock\":\"wall\",\"view\":\"%s\"}\n",
+	       s.clients, s.flows, s.listeners, s.policies, s.rules, s.goodput_bps,
+	       c->admin ? "all" : "own");
 	return 0;
 }
 
@@ -354,16 +363,26 @@ static void field(bool valid, uint64_t v, int kind, char *buf, size_t len)
 
 static void print_flow_header(void)
 {
-	printf("%-6s %-6s %-7s %-20s %-14s %-10s %-13s %-11s %9s %9s %9s %9s %9s %5s %5s %10s "
-	       "%10s\n",
-	       "FLOW", "CLIENT", "PID", "PEER", "POLICY", "LB", "MODE", "STATE", "CWND", "RATE",
-	       "SRTT", "RTTVAR", "INFLIGHT", "RETX", "RTO", "TX", "RX");
+	printf("%-6s %-6s %-7s %-6s %-20s %-18s %-14s %-10s %-13s %-11s %9s %9s %9s %9s %9s %5s "
+	       "%5s %10s %10s\n",
+	       "FLOW", "CLIENT", "PID", "UID", "PEER", "PEER-UID:GID/PID", "POLICY", "LB", "MODE",
+	       "STATE", "CWND", "RATE", "SRTT", "RTTVAR", "INFLIGHT", "RETX", "RTO", "TX", "RX");
+}
+
+/* The other end's uid:gid/pid, "-" when pcmd does not know it. */
+static void peer_ids(const struct pcmd_flow_info *f, char *buf, size_t len)
+{
+	if (f->peer_cred.known)
+		snprintf(buf, len, "%u:%u/%u", f->peer_cred.uid, f->peer_cred.gid,
+			 f->peer_cred.pid);
+	else
+		snprintf(buf, len, "-");
 }
 
 static void print_flow_row(const struct pcmd_flow_info *f)
 {
 	char cwnd[16], rate[16], srtt[16], rttvar[16], infl[16], retx[24], rto[24], tx[16], rx[16];
-	char peer[SHOWN_MAX], policy[SHOWN_MAX], lb[SHOWN_MAX];
+	char peer[SHOWN_MAX], policy[SHOWN_MAX], lb[SHOWN_MAX], ids[40];
 	const struct pcmd_flow_measure *m = &f->m;
 
 	field(m->valid & PCMD_FIELD_CWND, m->cwnd_bytes, 'w', cwnd, sizeof(cwnd));
@@ -375,9 +394,10 @@ static void print_flow_row(const struct pcmd_flow_info *f)
 	field(m->valid & PCMD_FIELD_RTOS, m->rtos, 'n', rto, sizeof(rto));
 	human_bytes(f->tx_bytes, tx, sizeof(tx));
 	human_bytes(f->rx_bytes, rx, sizeof(rx));
-	printf("%-6u %-6u %-7u %-20s %-14s %-10s %-13s %-11s %9s %9s %9s %9s %9s %5s %5s "
-	       "%10s %10s\n",
-	       f->flow_id, f->client_id, f->pid, shown(f->peer, peer, 20),
+	peer_ids(f, ids, sizeof(ids));
+	printf("%-6u %-6u %-7u %-6u %-20s %-18s %-14s %-10s %-13s %-11s %9s %9s %9s %9s %9s %5s "
+	       "%5s %10s %10s\n",
+	       f->flow_id, f->client_id, f->pid, f->uid, shown(f->peer, peer, 20), ids,
 	       shown(f->policy, policy, 14), f->lb_policy[0] ? shown(f->lb_policy, lb, 10) : "-",
 	       mode_name(f->mode),
 	       f->state < 4 ? state_names[f->state] : "?", cwnd, rate, srtt, rttvar, infl, retx,
@@ -408,9 +428,12 @@ static void print_flow_json(const struct pcmd_flow_info *f, uint64_t run_id)
 
 	pcmd_flow_uid(uid, run_id, f->flow_id);
 	printf("{\"flow\":%u,\"flow_id\":\"%s\",\"client\":%u,\"pid\":%u,\"uid\":%u,"
-	       "\"conn_id\":%u,\"peer\":",
-	       f->flow_id, uid, f->client_id, f->pid, f->uid, f->conn_id);
+	       "\"gid\":%u,\"conn_id\":%u,\"peer\":",
+	       f->flow_id, uid, f->client_id, f->pid, f->uid, f->gid, f->conn_id);
 	json_str(f->peer);
+	json_opt("peer_uid", f->peer_cred.known, f->peer_cred.uid);
+	json_opt("peer_gid", f->peer_cred.known, f->peer_cred.gid);
+	json_opt("peer_pid", f->peer_cred.known, f->peer_cred.pid);
 	printf(",\"policy\":");
 	json_str(f->policy);
 	printf(",\"lb_policy\":");
@@ -784,7 +807,7 @@ static int top_frame(struct ctl *c, struct prev **prev, int *n_prev, double *t_p
 	if (n < 0)
 		return die(c, n, "flows: %s", rpc_error(c, n));
 	printf("\033[H\033[2J");
-	print_status_text(&s);
+	print_status_text(&s, c->admin);
 	printf("\n%-9s ", "BIT/S");
 	print_flow_header();
 	next = calloc((size_t)n + 1, sizeof(*next));

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * access.c - pcmd's uid/gid rules (access.h): one id-list check, used for
- * the allow lists and the admin lists alike, and the refusal that says which
- * lists refused the peer and where they were set.
+ * the allow lists, the admin lists and the shared names' dial lists alike,
+ * and the refusal that says which lists refused the peer and where they were
+ * set.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "access.h"
 #include "config.h"
@@ -80,4 +82,39 @@ int pcmd_access_check(const struct pcmd_config *cfg, const struct ucred *cred,
 		 "socket.allow_gids (%s) is %s",
 		 (unsigned)cred->uid, (unsigned)cred->gid, w1, uids, w2, gids);
 	return -EACCES;
+}
+
+/* A rule's name: exactly @name, or a prefix ending in '*'. */
+static bool name_matches(const char *rule, const char *name)
+{
+	size_t n = strlen(rule);
+
+	if (n && rule[n - 1] == '*')
+		return strncmp(rule, name, n - 1) == 0;
+	return strcmp(rule, name) == 0;
+}
+
+const struct pcmd_name_rule *pcmd_access_shared_name(const struct pcmd_config *cfg,
+						     const char *name, uint32_t owner,
+						     const struct ucred *cred,
+						     const uint32_t *groups, uint32_t n_groups)
+{
+	for (uint32_t i = 0; i < cfg->n_shared_names; i++) {
+		const struct pcmd_name_rule *r = &cfg->shared_names[i];
+
+		if ((owner != (uint32_t)-1 && r->owner != owner) || !name_matches(r->name, name))
+			continue;
+		if (id_listed(cred->uid, r->dial_uids, r->n_dial_uids) ||
+		    groups_listed(cred->gid, groups, n_groups, r->dial_gids, r->n_dial_gids))
+			return r;
+	}
+	return NULL;
+}
+
+bool pcmd_access_may_dial(const struct pcmd_config *cfg, uint32_t owner, const char *name,
+			  bool any_user, const struct ucred *cred, const uint32_t *groups,
+			  uint32_t n_groups)
+{
+	return cred->uid == owner || any_user ||
+	       pcmd_access_shared_name(cfg, name, owner, cred, groups, n_groups) != NULL;
 }

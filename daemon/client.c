@@ -60,61 +60,120 @@ static int free_slot(struct pcmd *d, uint32_t *slot)
 	return -EUSERS;
 }
 
+/*
+ * Is there room for one more client of this kind (an admin may also take
+ * limits.admin_clients), and for one more of its user's? Else why not.
+ */
+static int admit(struct pcmd *d, struct pcmd_client *c, char *why, size_t why_len)
+{
+	const struct pcmd_config *cfg = d->cfg;
+	uint32_t accepted = d->n_clients - d->n_refused;
+
+	if (!c->admin && accepted - d->n_admins >= cfg->limits.max_clients) {
+		snprintf(
+		    why, why_len,
+		    "pcmd already serves limits.max_clients = %u clients (limits.admin_clients "
+		    "= %u more are kept for admins)",
+		    cfg->limits.max_clients, cfg->limits.admin_clients);
+		return -EUSERS;
+	}
+	if (accepted >= cfg->limits.max_clients + cfg->limits.admin_clients) {
+		snprintf(why, why_len,
+			 "pcmd already serves limits.max_clients = %u clients and "
+			 "limits.admin_clients = %u more for admins",
+			 cfg->limits.max_clients, cfg->limits.admin_clients);
+		return -EUSERS;
+	}
+	return pcmd_tenant_charge(d, &c->share, PCMD_TENANT_CLIENTS, 1, why, why_len);
+}
+
+/* The peer's credentials, groups, role and share, and whether pcmd takes it. */
+static int check_peer(struct pcmd *d, struct pcmd_client *c, char *why, size_t why_len)
+{
+	socklen_t len = sizeof(c->cred);
+	int rc;
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0) {
+		rc = -errno;
+		snprintf(why, why_len, "SO_PEERCRED: %s", strerror(errno));
+		return rc;
+	}
+	c->n_groups = peer_groups(c->fd, c->groups);
+	rc = pcmd_access_check(d->cfg, &c->cred, c->groups, c->n_groups, why, why_len);
+	if (rc < 0)
+		return rc;
+	c->admin = pcmd_access_admin(d->cfg, &c->cred, c->groups, c->n_groups);
+	rc = pcmd_tenant_join(d, c->cred.uid, c->admin, &c->share);
+	if (rc < 0) {
+		snprintf(why, why_len, "out of memory");
+		return rc;
+	}
+	rc = admit(d, c, why, why_len);
+	if (rc < 0)
+		pcmd_tenant_leave(d, &c->share);
+	return rc;
+}
+
+#define REFUSALS_LOGGED_PER_S 10
+
+/* Say in the log that refusals went unlogged, and start a new second. */
+static void refusals_summary(struct pcmd *d, uint64_t now_ns)
+{
+	if (d->refusals_quiet)
+		pcmd_warn("refused %u more client(s) in the last second (at most %d are logged one "
+			  "by one)",
+			  d->refusals_quiet, REFUSALS_LOGGED_PER_S);
+	d->refusals_since_ns = now_ns;
+	d->refusals_logged = 0;
+	d->refusals_quiet = 0;
+}
+
+/* A refusal for the log: at most REFUSALS_LOGGED_PER_S a second, so a flood of
+ * connections cannot flood the journal; the rest are counted. */
+static void log_refusal(struct pcmd *d, const struct pcmd_client *c, const char *why)
+{
+	uint64_t now = pcmd_now_ns();
+
+	if (now - d->refusals_since_ns >= 1000000000ull)
+		refusals_summary(d, now);
+	if (d->refusals_logged++ < REFUSALS_LOGGED_PER_S)
+		pcmd_warn("refused a client (pid %d, uid %u, gid %u): %s", (int)c->cred.pid,
+			  (unsigned)c->cred.uid, (unsigned)c->cred.gid, why);
+	else
+		d->refusals_quiet++;
+}
+
 int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why, size_t why_len)
 {
-	struct pcmd_client *c;
-	uint32_t groups[PCMD_MAX_GROUPS], n_groups, slot;
+	struct pcmd_client *c = calloc(1, sizeof(*c));
 	char refusal[PCMD_ERRTEXT_MAX];
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	int rc = 0, refused;
+	uint32_t slot;
+	int refused;
 
 	why[0] = '\0';
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		snprintf(why, why_len, "SO_PEERCRED: %s", strerror(errno));
-		return -errno;
-	}
-	n_groups = peer_groups(fd, groups);
-	refused = pcmd_access_check(d->cfg, &cred, groups, n_groups, refusal, sizeof(refusal));
-	/* Over the limit: refused in-band like bad credentials, in one of the spare slots. */
-	if (refused == 0 && d->n_clients - d->n_refused >= d->cfg->limits.max_clients) {
-		snprintf(refusal, sizeof(refusal),
-			 "pcmd already serves limits.max_clients = %u clients",
-			 d->cfg->limits.max_clients);
-		refused = -EUSERS;
-	}
-	if (free_slot(d, &slot) < 0) {
-		snprintf(why, why_len, "no client slot free (limits.max_clients at start: %u)",
-			 d->n_slots - PCMD_SPARE_SLOTS);
-		rc = -EUSERS;
-	}
-	c = rc == 0 ? calloc(1, sizeof(*c)) : NULL;
-	if (rc == 0 && !c) {
+	if (!c) {
 		snprintf(why, why_len, "out of memory");
-		rc = -ENOMEM;
-	}
-	if (rc < 0) {
-		if (refused < 0) {
-			snprintf(why, why_len, "%s", refusal);
-			rc = refused;
-		}
-		pcmd_warn("refused a client (pid %d, uid %u, gid %u): %s", (int)cred.pid,
-			  (unsigned)cred.uid, (unsigned)cred.gid, why);
-		d->counters.clients_refused++;
-		return rc;
+		return -ENOMEM;
 	}
 	c->d = d;
 	c->fd = fd;
-	c->cred = cred;
+	refused = check_peer(d, c, refusal, sizeof(refusal));
+	if (refused < 0) {
+		log_refusal(d, c, refusal);
+		d->counters.clients_refused++;
+	}
+	/* A refused peer waits in a spare slot to read why; with none free, it is refused now. */
+	if ((refused < 0 && d->n_refused >= PCMD_SPARE_SLOTS) || free_slot(d, &slot) < 0) {
+		snprintf(why, why_len, "%s",
+			 refused < 0 ? refusal : "no client slot free (a pcmd bug: say so)");
+		pcmd_tenant_leave(d, &c->share);
+		free(c);
+		return refused < 0 ? refused : -EUSERS;
+	}
 	if (refused < 0) {
 		c->refused = refused;
 		memcpy(c->refusal, refusal, sizeof(c->refusal));
-		pcmd_warn("refused a client (pid %d, uid %u, gid %u): %s", (int)cred.pid,
-			  (unsigned)cred.uid, (unsigned)cred.gid, refusal);
-		d->counters.clients_refused++;
 	}
-	c->n_groups = n_groups;
-	memcpy(c->groups, groups, n_groups * sizeof(groups[0]));
 	c->state = PCMD_CLIENT_ALIVE;
 	c->id = ++d->next_client_id;
 	c->key = slot | (uint32_t)d->slot_gen[slot] << 16;
@@ -125,8 +184,10 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 		d->n_refused++;
 	else
 		d->counters.clients_accepted++;
-	pcmd_debug("client %u connected (pid %d, uid %u)", c->id, (int)cred.pid,
-		   (unsigned)cred.uid);
+	if (!c->refused && c->admin)
+		d->n_admins++;
+	pcmd_debug("client %u connected (pid %d, uid %u%s)", c->id, (int)c->cred.pid,
+		   (unsigned)c->cred.uid, c->admin ? ", admin" : "");
 	*out = c;
 	return 0;
 }
@@ -288,7 +349,10 @@ void pcmd_client_plane_event(struct pcmd *d, const struct pcmd_plane_event *ev)
 		if (pcmd_flow_on_connected(c, obj & ~PCMD_TOKEN_CONN, ev, &done))
 			pcmd_intake_post_completion(c->intake, &done);
 	} else if (ev->kind == PCMD_PLANE_EV_ACCEPTED && conn_index_ok(c, obj)) {
-		if (pcmd_flow_on_accepted(c, obj & ~PCMD_TOKEN_CONN, ev, &done))
+		const struct pcmd_client *dialer =
+		    ev->peer_token ? pcmd_client_by_key(d, (uint32_t)(ev->peer_token >> 32)) : NULL;
+
+		if (pcmd_flow_on_accepted(c, obj & ~PCMD_TOKEN_CONN, ev, dialer, &done))
 			pcmd_intake_post_completion(c->intake, &done);
 	} else if (ev->kind == PCMD_PLANE_EV_CLOSED && conn_index_ok(c, obj)) {
 		pcmd_flow_on_closed(c, obj & ~PCMD_TOKEN_CONN);
@@ -301,14 +365,21 @@ void pcmd_client_plane_event(struct pcmd *d, const struct pcmd_plane_event *ev)
 		advance_reclaim(c);
 }
 
-void pcmd_clients_expire_refused(struct pcmd *d, uint64_t now_ns)
+void pcmd_clients_expire(struct pcmd *d, uint64_t now_ns)
 {
+	uint64_t hello_ns = (uint64_t)d->cfg->limits.hello_timeout_ms * 1000000ull;
+
+	if (d->refusals_quiet && now_ns - d->refusals_since_ns >= 1000000000ull)
+		refusals_summary(d, now_ns);
 	for (uint32_t i = 0; i < d->n_slots; i++) {
 		struct pcmd_client *c = d->slots[i];
 
-		if (c && c->refused && c->state == PCMD_CLIENT_ALIVE &&
-		    now_ns - c->connected_ns > PCMD_REFUSED_LINGER_NS)
+		if (!c || c->state != PCMD_CLIENT_ALIVE)
+			continue;
+		if (c->refused && now_ns - c->connected_ns > PCMD_REFUSED_LINGER_NS)
 			pcmd_client_kill(c, "was refused and did not ask why");
+		else if (!c->refused && !c->hello_done && now_ns - c->connected_ns > hello_ns)
+			pcmd_client_kill(c, "did not say HELLO within limits.hello_timeout_ms");
 	}
 }
 
@@ -373,10 +444,12 @@ static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_
 	}
 }
 
-void pcmd_clients_totals(struct pcmd *d, struct pcmd_totals *t)
-{
-	const struct pcmd_counters *k = &d->counters;
+/* Totals from @k's closed flows and descriptors, plus the live clients of @uid (ALL_USERS). */
+#define ALL_USERS UINT64_MAX
 
+static void sum_clients(struct pcmd *d, const struct pcmd_counters *k, uint64_t uid,
+			struct pcmd_totals *t)
+{
 	memset(t, 0, sizeof(*t));
 	t->tx_bytes = k->closed_tx_bytes;
 	t->rx_bytes = k->closed_rx_bytes;
@@ -385,10 +458,44 @@ void pcmd_clients_totals(struct pcmd *d, struct pcmd_totals *t)
 	t->descriptors_ok = k->descriptors_ok;
 	t->descriptors_rejected = k->descriptors_rejected;
 	t->completions = k->completions;
+	for (uint32_t s = 0; s < d->n_slots; s++) {
+		const struct pcmd_client *c = d->slots[s];
+
+		if (!c || (uid != ALL_USERS && (c->refused || c->cred.uid != uid)))
+			continue;
+		add_client(d, c, t);
+		if (uid != ALL_USERS && c->chan)
+			t->region_bytes += c->chan->lay.region_bytes;
+	}
+}
+
+void pcmd_clients_totals_of(struct pcmd *d, uint32_t uid, struct pcmd_totals *t)
+{
+	static const struct pcmd_counters none;
+	const struct pcmd_counters *k = &none;
+
+	for (uint32_t i = 0; i < d->n_tenants; i++)
+		if (d->tenants[i]->uid == uid)
+			k = &d->tenants[i]->counters;
+	sum_clients(d, k, uid, t);
+}
+
+void pcmd_clients_user_goodput(struct pcmd *d, uint64_t now_ns)
+{
+	struct pcmd_totals t;
+
+	for (uint32_t i = 0; i < d->n_tenants; i++) {
+		struct pcmd_tenant *u = d->tenants[i];
+
+		pcmd_clients_totals_of(d, u->uid, &t);
+		pcmd_stats_goodput_update(&u->counters, t.rx_bytes, now_ns);
+	}
+}
+
+void pcmd_clients_totals(struct pcmd *d, struct pcmd_totals *t)
+{
+	sum_clients(d, &d->counters, ALL_USERS, t);
 	t->region_bytes = d->region_bytes;
-	for (uint32_t s = 0; s < d->n_slots; s++)
-		if (d->slots[s])
-			add_client(d, d->slots[s], t);
 }
 
 /* ---- reclaim --------------------------------------------------------------------------- */
@@ -436,6 +543,7 @@ static void advance_reclaim(struct pcmd_client *c)
 
 void pcmd_client_destroy(struct pcmd_client *c)
 {
+	pcmd_tenant_leave(c->d, &c->share);
 	pcmd_intake_destroy(c->intake);
 	if (c->chan)
 		pcmd_channel_destroy(c->chan);
@@ -463,12 +571,15 @@ void pcmd_client_maybe_free(struct pcmd_client *c)
 		/* Completions written during the reclaim stay readable in the client's mapping. */
 		pcmd_channel_flush(c->chan);
 		d->region_bytes -= c->chan->lay.region_bytes;
+		d->trim_memory = true;
 	}
 	d->slots[slot] = NULL;
 	d->slot_gen[slot]++;
 	d->n_clients--;
 	if (c->refused)
 		d->n_refused--;
+	else if (c->admin)
+		d->n_admins--;
 	d->counters.clients_reclaimed++;
 	pcmd_debug("client %u freed", c->id);
 	pcmd_client_destroy(c);

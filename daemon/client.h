@@ -24,12 +24,14 @@
 #include "intake.h"
 #include "loop.h"
 #include "pcmd_proto.h"
+#include "tenant.h"
 
 struct pcmd;
 struct pcmd_totals;
 
 #define PCMD_RECV_BYTES 1024		     /* larger than any request: a longer one is refused */
 #define PCMD_REFUSED_LINGER_NS 5000000000ull /* a refused peer's time to read why */
+#define PCMD_REFUSE_DRAIN 16		     /* messages read from a peer refused outright */
 #define PCMD_MAX_GROUPS 64
 
 enum pcmd_client_state {
@@ -39,9 +41,10 @@ enum pcmd_client_state {
 
 struct pcmd_listener {
 	bool used;
+	bool any_user; /* PCMD_LISTEN_ANY_USER: any user may dial it (names.h) */
 	uint32_t plane_listener;
 	uint32_t gen;
-	char addr[PCMD_ADDR_MAX];
+	char addr[PCMD_ADDR_MAX]; /* a name in the client's user's namespace */
 };
 
 struct pcmd_client {
@@ -55,6 +58,7 @@ struct pcmd_client {
 	uint32_t groups[PCMD_MAX_GROUPS];
 	bool hello_done;
 	bool admin;
+	struct pcmd_tenant_share share; /* of its user's tenant (tenant.h); none if refused */
 	int refused; /* -errno: the peer may not use pcmd; its first request gets the reason */
 	char refusal[PCMD_ERRTEXT_MAX];
 	uint32_t role;
@@ -83,9 +87,10 @@ struct pcmd_client {
 	struct msghdr rmsg, smsg;
 	struct iovec riov, siov;
 	_Alignas(8) uint8_t rbuf[PCMD_RECV_BYTES];
-	/* Room for SCM_CREDENTIALS and up to 8 stray fds (CMSG_SPACE: 32 + 48 bytes), and
-	 * for the REGION reply's 3 fds (32). Aligned as a cmsghdr (size_t); not a
-	 * union with struct cmsghdr, whose flexible array member clang rejects here. */
+	/* Room for SCM_CREDENTIALS (32 bytes) and up to 20 stray fds (CMSG_SPACE: 96), each
+	 * closed at once (control.c); the kernel drops those beyond (MSG_CTRUNC). And for the
+	 * REGION reply's 3 fds (32). Aligned as a cmsghdr (size_t); not a union with struct
+	 * cmsghdr, whose flexible array member clang rejects here. */
 	union {
 		size_t align;
 		uint8_t buf[128];
@@ -124,7 +129,11 @@ static inline uint64_t pcmd_token(uint32_t key, uint32_t obj)
  * @why: when no object could be made, why (for the peer).
  * @why_len: its size.
  *
- * Return: 0, -EUSERS (limits.max_clients), -ENOMEM, -errno of SO_PEERCRED.
+ * Limits: limits.max_clients clients in all, limits.admin_clients more for
+ * admins only, limits.user.clients per user (tenant.h); refused peers wait in
+ * at most PCMD_SPARE_SLOTS spare slots, and beyond those are refused outright.
+ *
+ * Return: 0, -EUSERS (a limit, and no spare slot), -ENOMEM, -errno of SO_PEERCRED.
  */
 int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why, size_t why_len);
 
@@ -188,8 +197,19 @@ void pcmd_clients_flush_all(struct pcmd *d);
 /* Totals summed over clients and flows (for STATUS, STATS and the stats file). */
 void pcmd_clients_totals(struct pcmd *d, struct pcmd_totals *t);
 
-/* Disconnect refused peers that did not read their reason within PCMD_REFUSED_LINGER_NS. */
-void pcmd_clients_expire_refused(struct pcmd *d, uint64_t now_ns);
+/* The same over one user's clients, with the flows they closed (a non-admin's view). */
+void pcmd_clients_totals_of(struct pcmd *d, uint32_t uid, struct pcmd_totals *t);
+
+/* Each user's goodput over the time since the last update (status interval). */
+void pcmd_clients_user_goodput(struct pcmd *d, uint64_t now_ns);
+
+/*
+ * Disconnect the peers whose time is up: refused ones that did not read their
+ * reason within PCMD_REFUSED_LINGER_NS, and connections that did not say HELLO
+ * within limits.hello_timeout_ms (a slot held without a handshake is taken
+ * from everyone).
+ */
+void pcmd_clients_expire(struct pcmd *d, uint64_t now_ns);
 
 /* Free everything a client holds at once, with no reclaim (pcmd_destroy(), after the data
  * plane is gone: nothing touches its region any more). */

@@ -39,10 +39,12 @@ enum key_type {
 	T_ENUM,	   /* a name from @names, stored as its index (u32) */
 	T_MODE,	   /* a shell mode name (u32) */
 	T_IDS,	   /* a list of uids or gids: numbers or names */
+	T_UID,	   /* one user: a uid or a user name (u32) */
 	T_CPUS,	   /* a list of CPU numbers */
 	T_PATHS,   /* policies.load */
 	T_DEVICES, /* datapath.verbs.devices: list of maps */
 	T_RULES,   /* policies.rules: list of maps */
+	T_NAMES,   /* shared_names: list of maps */
 };
 
 enum id_kind { ID_USER, ID_GROUP };
@@ -62,6 +64,7 @@ struct key_row {
 #define CFG(m) offsetof(struct pcmd_config, m)
 #define RULE(m) offsetof(struct pcmd_rule, m)
 #define DEV(m) offsetof(struct pcmd_cfg_device, m)
+#define NAME(m) offsetof(struct pcmd_name_rule, m)
 
 static const char *const log_names[] = {"error", "warn", "info", "debug", NULL};
 static const char *const datapath_names[] = {"auto", "softnic", "verbs", "null", NULL};
@@ -148,6 +151,16 @@ static const struct key_row config_rows[] = {
      NO_LOC, 0},
     U32("limits.listeners_per_client", limits.listeners_per_client, 1, 256),
     U32("limits.backlog", limits.backlog, 1, 4096),
+    U32("limits.admin_clients", limits.admin_clients, 0, 4096),
+    DUR("limits.hello_timeout_ms", limits.hello_timeout_ms, 10, 600000),
+    SEC("limits.user"),
+    U32("limits.user.clients", limits.user.clients, 1, 65535),
+    U32("limits.user.regions", limits.user.regions, 1, 65535),
+    {"limits.user.region_bytes", T_SIZE, CFG(limits.user.region_bytes), 0, PCMD_REGION_ALIGN,
+     1ull << 50, NULL, NO_LOC, 0},
+    U32("limits.user.hosts", limits.user.hosts, 1, 4096),
+    U32("limits.user.flows", limits.user.flows, 1, 1u << 24),
+    U32("limits.user.listeners", limits.user.listeners, 1, 65535),
     SEC("output"),
     STR("output.stats_path", output.stats_path),
     DUR("output.stats_interval_ms", output.stats_interval_ms, 10, 3600000),
@@ -160,6 +173,7 @@ static const struct key_row config_rows[] = {
     SEC("shutdown"),
     {"shutdown.mode", T_ENUM, CFG(shutdown.mode), 0, 0, 0, shutdown_names, NO_LOC, 0},
     DUR("shutdown.drain_timeout_ms", shutdown.drain_timeout_ms, 0, 600000),
+    {"shared_names", T_NAMES, 0, 0, 0, 0, NULL, NO_LOC, 0},
 };
 
 static const struct key_row rule_rows[] = {
@@ -176,6 +190,13 @@ static const struct key_row device_rows[] = {
     {"name", T_STR, DEV(name), sizeof(((struct pcmd_cfg_device *)0)->name), 0, 0, NULL, NO_LOC, 0},
     {"port", T_U32, DEV(port), 0, 1, 255, NULL, NO_LOC, 0},
     {"gid_index", T_I32, DEV(gid_index), 0, (uint64_t)-1, 255, NULL, NO_LOC, 0},
+};
+
+static const struct key_row name_rows[] = {
+    {"name", T_STR, NAME(name), sizeof(((struct pcmd_name_rule *)0)->name), 0, 0, NULL, NO_LOC, 0},
+    {"owner", T_UID, NAME(owner), 0, 0, 0, NULL, NO_LOC, 0},
+    {"dial_uids", T_IDS, NAME(dial_uids), NAME(n_dial_uids), 0, 0, NULL, NO_LOC, ID_USER},
+    {"dial_gids", T_IDS, NAME(dial_gids), NAME(n_dial_gids), 0, 0, NULL, NO_LOC, ID_GROUP},
 };
 
 #define N_ROWS(t) (sizeof(t) / sizeof((t)[0]))
@@ -314,6 +335,11 @@ static int resolve_id(const char *s, uint8_t kind, uint32_t *out)
 	return 0;
 }
 
+int pcmd_config_id(const char *s, bool group, uint32_t *out)
+{
+	return resolve_id(s, group ? ID_GROUP : ID_USER, out);
+}
+
 int pcmd_config_group_id(const char *name, uint32_t *gid)
 {
 	return resolve_id(name, ID_GROUP, gid);
@@ -438,6 +464,15 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 			return fail_at(ld, node, key, "'%s' is not one of: %s", text, names);
 		}
 		break;
+	case T_UID: {
+		int rc = resolve_id(text, ID_USER, (uint32_t *)dst);
+
+		if (rc == -ENOENT)
+			return fail_at(ld, node, key, "no user named '%s' on this system", text);
+		if (rc < 0)
+			return fail_at(ld, node, key, "'%s' is not a valid uid", text);
+		break;
+	}
 	default:
 		return fail_at(ld, node, key, "needs a %s, not a scalar",
 			       row->type == T_SECTION ? "mapping" : "list");
@@ -449,8 +484,8 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 	return 0;
 }
 
-/* One element of a T_IDS, T_CPUS or T_PATHS list. */
-static int add_list_item(struct loader *ld, const struct key_row *row, const char *key,
+/* One element of a T_IDS, T_CPUS or T_PATHS list (T_IDS and T_CPUS in @base). */
+static int add_list_item(struct loader *ld, const struct key_row *row, void *base, const char *key,
 			 const char *text, const yaml_node_t *node, uint32_t index)
 {
 	struct pcmd_config *cfg = ld->cfg;
@@ -469,8 +504,8 @@ static int add_list_item(struct loader *ld, const struct key_row *row, const cha
 		cfg->policies.n_load = index + 1;
 		return 0;
 	}
-	count = (uint32_t *)((uint8_t *)cfg + row->size);
-	vals = (uint32_t *)((uint8_t *)cfg + row->off);
+	count = (uint32_t *)((uint8_t *)base + row->size);
+	vals = (uint32_t *)((uint8_t *)base + row->off);
 	if (row->type == T_IDS) {
 		if (index >= PCMD_CFG_MAX_IDS)
 			return fail_at(ld, node, key, "more than %d entries", PCMD_CFG_MAX_IDS);
@@ -507,6 +542,19 @@ static bool scalar_ok(const yaml_node_t *n)
 static int walk_items(struct loader *ld, const struct key_row *rows, size_t n_rows, void *base,
 		      const yaml_node_t *map, const char *prefix);
 
+/* Does mapping @map set @key? */
+static bool has_key(struct loader *ld, const yaml_node_t *map, const char *key)
+{
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = yaml_document_get_node(ld->doc, p->key);
+
+		if (k && k->type == YAML_SCALAR_NODE && strcmp(scalar_text(k), key) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int read_list_of_maps(struct loader *ld, const struct key_row *row, const char *key,
 			     const yaml_node_t *seq)
 {
@@ -522,7 +570,19 @@ static int read_list_of_maps(struct loader *ld, const struct key_row *row, const
 		snprintf(ikey, sizeof(ikey), "%s[%u]", key, n);
 		if (!item || item->type != YAML_MAPPING_NODE)
 			return fail_at(ld, item, ikey, "each entry is a mapping");
-		if (row->type == T_RULES) {
+		if (row->type == T_NAMES) {
+			struct pcmd_name_rule *r;
+
+			if (n >= PCMD_CFG_MAX_NAME_RULES)
+				return fail_at(ld, item, ikey, "more than %d rules",
+					       PCMD_CFG_MAX_NAME_RULES);
+			r = &cfg->shared_names[n];
+			memset(r, 0, sizeof(*r));
+			r->loc = node_loc(ld, item);
+			cfg->n_shared_names = n + 1;
+			rc = walk_items(ld, name_rows, N_ROWS(name_rows), r, item, ikey);
+			r->has_owner = rc == 0 && has_key(ld, item, "owner");
+		} else if (row->type == T_RULES) {
 			struct pcmd_rule *r;
 
 			if (n >= PCMD_CFG_MAX_RULES)
@@ -550,35 +610,45 @@ static int read_list_of_maps(struct loader *ld, const struct key_row *row, const
 		if (rc < 0)
 			return rc;
 	}
-	if (row->type == T_RULES)
+	if (row->type == T_NAMES)
+		cfg->n_shared_names = n;
+	else if (row->type == T_RULES)
 		cfg->policies.n_rules = n;
 	else
 		cfg->datapath.n_devices = n;
 	return 0;
 }
 
-static void clear_list(struct pcmd_config *cfg, const struct key_row *row)
+/* Empty the list @row names (T_IDS and T_CPUS in @base, the others in @cfg). */
+static void clear_list(struct pcmd_config *cfg, void *base, const struct key_row *row)
 {
 	if (row->type == T_PATHS)
 		cfg->policies.n_load = 0;
 	else if (row->type == T_RULES)
 		cfg->policies.n_rules = 0;
+	else if (row->type == T_NAMES)
+		cfg->n_shared_names = 0;
 	else if (row->type == T_DEVICES)
 		cfg->datapath.n_devices = 0;
 	else
-		*(uint32_t *)((uint8_t *)cfg + row->size) = 0;
+		*(uint32_t *)((uint8_t *)base + row->size) = 0;
 }
 
-static int read_list(struct loader *ld, const struct key_row *row, const char *key,
+static bool is_map_list(uint8_t t)
+{
+	return t == T_RULES || t == T_DEVICES || t == T_NAMES;
+}
+
+static int read_list(struct loader *ld, const struct key_row *row, void *base, const char *key,
 		     const yaml_node_t *seq)
 {
 	uint32_t n = 0;
 
-	if (row->type == T_RULES || row->type == T_DEVICES)
+	if (is_map_list(row->type))
 		return read_list_of_maps(ld, row, key, seq);
-	clear_list(ld->cfg, row);
+	clear_list(ld->cfg, base, row);
 	if (row->loc_off != NO_LOC)
-		*(struct pcmd_cfg_loc *)((uint8_t *)ld->cfg + row->loc_off) = node_loc(ld, seq);
+		*(struct pcmd_cfg_loc *)((uint8_t *)base + row->loc_off) = node_loc(ld, seq);
 	for (yaml_node_item_t *it = seq->data.sequence.items.start;
 	     it < seq->data.sequence.items.top; it++, n++) {
 		yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
@@ -587,7 +657,7 @@ static int read_list(struct loader *ld, const struct key_row *row, const char *k
 		if (!item || item->type != YAML_SCALAR_NODE || !scalar_ok(item))
 			return fail_at(ld, item ? item : seq, key, "entry %u is not a plain value",
 				       n);
-		rc = add_list_item(ld, row, key, scalar_text(item), item, n);
+		rc = add_list_item(ld, row, base, key, scalar_text(item), item, n);
 		if (rc < 0)
 			return rc;
 	}
@@ -596,7 +666,7 @@ static int read_list(struct loader *ld, const struct key_row *row, const char *k
 
 static bool is_list_type(uint8_t t)
 {
-	return t == T_IDS || t == T_CPUS || t == T_PATHS || t == T_DEVICES || t == T_RULES;
+	return t == T_IDS || t == T_CPUS || t == T_PATHS || is_map_list(t);
 }
 
 static int walk_value(struct loader *ld, const struct key_row *rows, size_t n_rows, void *base,
@@ -623,12 +693,12 @@ static int walk_value(struct loader *ld, const struct key_row *rows, size_t n_ro
 		/* "key:" with nothing after it is an empty list. */
 		if (val->type == YAML_SCALAR_NODE && val->data.scalar.length == 0 &&
 		    val->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-			clear_list(ld->cfg, row);
+			clear_list(ld->cfg, base, row);
 			return 0;
 		}
 		if (val->type != YAML_SEQUENCE_NODE)
 			return fail_at(ld, val, shown, "needs a list ([a, b] or '- a' lines)");
-		return read_list(ld, row, shown, val);
+		return read_list(ld, row, base, shown, val);
 	}
 	if (val->type != YAML_SCALAR_NODE || !scalar_ok(val))
 		return fail_at(ld, val, shown, "needs a plain value");
@@ -712,6 +782,8 @@ void pcmd_config_defaults(struct pcmd_config *cfg)
 	cfg->limits.max_message_bytes = 256ull << 20;
 	cfg->limits.listeners_per_client = 16;
 	cfg->limits.backlog = 64;
+	cfg->limits.admin_clients = 8;
+	cfg->limits.hello_timeout_ms = 5000;
 	cfg->output.stats_interval_ms = 1000;
 	cfg->output.status_interval_ms = 1000;
 	cfg->shutdown.mode = PCMD_SHUTDOWN_DRAIN;
@@ -832,6 +904,64 @@ static int check_rules(struct pcmd_config *cfg, char *err, size_t err_len)
 	return 0;
 }
 
+/* A listening name as a rule gives it: no '@' (it separates a dial's owner), '*' only last. */
+static int check_name_rules(struct pcmd_config *cfg, char *err, size_t err_len)
+{
+	for (uint32_t i = 0; i < cfg->n_shared_names; i++) {
+		const struct pcmd_name_rule *r = &cfg->shared_names[i];
+		const char *star = strchr(r->name, '*');
+		char key[48];
+
+		snprintf(key, sizeof(key), "shared_names[%u]", i);
+		if (!r->name[0] || strchr(r->name, '@') || (star && star[1]))
+			return check_fail(cfg, &r->loc, key, err, err_len,
+					  "name '%s': a listening name (no '@'), or a prefix "
+					  "ending in '*'",
+					  r->name);
+		if (!r->has_owner)
+			return check_fail(
+			    cfg, &r->loc, key, err, err_len,
+			    "owner: the user whose listeners the rule opens is missing");
+		if (!r->n_dial_uids && !r->n_dial_gids)
+			return check_fail(
+			    cfg, &r->loc, key, err, err_len,
+			    "lists neither dial_uids nor dial_gids: it lets nobody in");
+	}
+	return 0;
+}
+
+static uint32_t at_least_one(uint64_t v)
+{
+	return v ? (v < UINT32_MAX ? (uint32_t)v : UINT32_MAX) : 1;
+}
+
+/* Each user's share where the file gave none: a quarter of the totals (pcmd.conf(5)). */
+static int derive_user_limits(struct pcmd_config *cfg, char *err, size_t err_len)
+{
+	char what[160];
+
+	if (!cfg->limits.user.clients)
+		cfg->limits.user.clients = at_least_one(cfg->limits.max_clients / 4);
+	if (!cfg->limits.user.regions)
+		cfg->limits.user.regions = at_least_one(cfg->limits.max_clients / 4);
+	if (!cfg->limits.user.region_bytes)
+		cfg->limits.user.region_bytes = cfg->limits.memory_total_bytes / 4;
+	if (!cfg->limits.user.flows)
+		cfg->limits.user.flows = at_least_one(4ull * cfg->limits.flows_per_client);
+	if (!cfg->limits.user.listeners)
+		cfg->limits.user.listeners = at_least_one(4ull * cfg->limits.listeners_per_client);
+	if (cfg->limits.user.clients > cfg->limits.max_clients) {
+		snprintf(
+		    what, sizeof(what),
+		    "limits.user.clients (%u) is above limits.max_clients (%u): one user could "
+		    "take every client slot",
+		    cfg->limits.user.clients, cfg->limits.max_clients);
+		return pair_fail(cfg, "limits.user.clients", "limits.max_clients", err, err_len,
+				 what);
+	}
+	return 0;
+}
+
 static int check_ring_sizes(struct pcmd_config *cfg, char *err, size_t err_len)
 {
 	struct pcmd_cfg_loc sq = pcmd_config_key_loc(cfg, "limits.sq_entries");
@@ -932,6 +1062,10 @@ static int check_config(struct pcmd_config *cfg, char *err, size_t err_len)
 		rc = check_placement(cfg, err, err_len);
 	if (rc == 0)
 		rc = check_rules(cfg, err, err_len);
+	if (rc == 0)
+		rc = check_name_rules(cfg, err, err_len);
+	if (rc == 0)
+		rc = derive_user_limits(cfg, err, err_len);
 	cfg->datapath.resolved =
 	    cfg->datapath.kind == PCMD_DATAPATH_AUTO ? PCMD_DATAPATH_SOFTNIC : cfg->datapath.kind;
 	return rc;
@@ -964,15 +1098,15 @@ static int apply_override(struct loader *ld, const char *kv)
 			      sizeof(children));
 		return fail_at(ld, NULL, key, "unknown key (valid here: %s)", children);
 	}
-	if (row->type == T_RULES || row->type == T_DEVICES)
+	if (is_map_list(row->type))
 		return fail_at(ld, NULL, key, "set lists of mappings in the file");
 	if (is_list_type(row->type)) {
 		uint32_t n = 0;
 
-		clear_list(ld->cfg, row);
+		clear_list(ld->cfg, ld->cfg, row);
 		for (char *save, *tok = strtok_r(val, ",", &save); tok;
 		     tok = strtok_r(NULL, ",", &save), n++) {
-			int rc = add_list_item(ld, row, key, tok, NULL, n);
+			int rc = add_list_item(ld, row, ld->cfg, key, tok, NULL, n);
 
 			if (rc < 0)
 				return rc;

@@ -25,6 +25,7 @@
 #define PCMD_CFG_MAX_DEVICES 16
 #define PCMD_CFG_MAX_LOADS 64
 #define PCMD_CFG_MAX_RULES 256
+#define PCMD_CFG_MAX_NAME_RULES 64
 #define PCMD_CFG_MAX_OVERRIDES 64
 #define PCMD_CFG_PATH_MAX 4096
 #define PCMD_CFG_MAX_KEYS 96 /* scalar keys with a remembered location */
@@ -83,6 +84,23 @@ struct pcmd_rule {
 	struct pcmd_cfg_loc loc;
 	struct pcmd_cfg_loc policy_loc;
 	struct pcmd_cfg_loc lb_loc;
+};
+
+/*
+ * A shared_names rule: listening names of user @owner that other users may
+ * dial. @name is a name, or a prefix ending in '*'. A dialer is let in when
+ * its uid is in @dial_uids or its gid or a supplementary group in @dial_gids
+ * (access.h); a dial of the bare name by such a user reaches @owner's
+ * listener (names.h).
+ */
+struct pcmd_name_rule {
+	char name[PCMD_ADDR_MAX];
+	uint32_t owner;
+	bool has_owner;
+	uint32_t n_dial_uids, n_dial_gids;
+	uint32_t dial_uids[PCMD_CFG_MAX_IDS];
+	uint32_t dial_gids[PCMD_CFG_MAX_IDS];
+	struct pcmd_cfg_loc loc;
 };
 
 struct pcmd_config {
@@ -150,7 +168,22 @@ struct pcmd_config {
 		uint64_t max_message_bytes;
 		uint32_t listeners_per_client;
 		uint32_t backlog;
+		uint32_t admin_clients;	   /* client slots beyond max_clients for admins only */
+		uint32_t hello_timeout_ms; /* a connection's time to say HELLO */
+		/* Each user's (uid's) share; an admin has none. 0 in the file's stead: derived from
+		 * the totals at load (hosts: by pcmd from the fabric's size, pcmd.conf(5)). */
+		struct {
+			uint32_t clients;
+			uint32_t regions;
+			uint64_t region_bytes;
+			uint32_t hosts;
+			uint32_t flows;
+			uint32_t listeners;
+		} user;
 	} limits;
+
+	uint32_t n_shared_names;
+	struct pcmd_name_rule shared_names[PCMD_CFG_MAX_NAME_RULES];
 
 	struct {
 		char stats_path[PCMD_CFG_PATH_MAX]; /* "" off: JSON lines */
@@ -254,6 +287,17 @@ int pcmd_config_find_rule(const struct pcmd_config *cfg, const char *addr);
  * the command line).
  */
 struct pcmd_cfg_loc pcmd_config_key_loc(const struct pcmd_config *cfg, const char *key);
+
+/**
+ * pcmd_config_id() - a uid or gid as the config writes them: a number or a
+ * user (group) name.
+ * @s: the text.
+ * @group: a group (else a user).
+ * @out: the id.
+ *
+ * Return: 0, -ENOENT (no such name), -ERANGE.
+ */
+int pcmd_config_id(const char *s, bool group, uint32_t *out);
 
 /**
  * pcmd_config_group_id() - the group a key names (socket.group, output.group),

@@ -184,6 +184,48 @@ void pcmd_control_close(struct pcmd *d)
 
 /* ---- clients ------------------------------------------------------------------------- */
 
+/* Close the descriptors of one SCM_RIGHTS header, however many: pcmd takes none. */
+static int close_rights(const struct cmsghdr *cm)
+{
+	size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+	for (size_t i = 0; i < n; i++) {
+		int fd;
+
+		memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
+		close(fd);
+	}
+	return (int)n;
+}
+
+/*
+ * Read what a peer refused outright has sent (a HELLO, and any descriptors it
+ * carried), so that closing its socket with nothing unread lets the peer read
+ * the refusal instead of ECONNRESET.
+ */
+static void drain_refused(int fd)
+{
+	union {
+		struct cmsghdr align;
+		uint8_t b[CMSG_SPACE(sizeof(int) * 32)];
+	} ctl;
+	uint8_t buf[64];
+
+	for (int i = 0; i < PCMD_REFUSE_DRAIN; i++) {
+		struct iovec iov = {buf, sizeof(buf)};
+		struct msghdr m = {.msg_iov = &iov,
+				   .msg_iovlen = 1,
+				   .msg_control = ctl.b,
+				   .msg_controllen = sizeof(ctl.b)};
+
+		if (recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) <= 0)
+			return;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+				close_rights(cm);
+	}
+}
+
 static void send_refusal(int fd, int status, const char *text)
 {
 	struct pcmd_reply_error e;
@@ -222,13 +264,18 @@ void pcmd_control_accept(struct pcmd *d, int fd)
 
 	if (rc < 0) {
 		send_refusal(fd, rc, why);
+		drain_refused(fd);
 		close(fd);
 		return;
 	}
 	arm_recv(c);
 }
 
-/* Close every descriptor a message carried: pcmd takes none from clients. */
+/*
+ * Close every descriptor a message carried, whoever sent it, and read its
+ * credentials. Descriptors that did not fit in the control buffer
+ * (MSG_CTRUNC) were never installed: the kernel dropped them.
+ */
 static int scan_cmsgs(struct pcmd_client *c, struct ucred *msg_cred, bool *has_cred)
 {
 	int stray = 0;
@@ -238,13 +285,7 @@ static int scan_cmsgs(struct pcmd_client *c, struct ucred *msg_cred, bool *has_c
 		if (cm->cmsg_level != SOL_SOCKET)
 			continue;
 		if (cm->cmsg_type == SCM_RIGHTS) {
-			size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			int fds[8];
-
-			memcpy(fds, CMSG_DATA(cm), (n > 8 ? 8 : n) * sizeof(int));
-			for (size_t i = 0; i < n && i < 8; i++)
-				close(fds[i]);
-			stray += (int)n;
+			stray += close_rights(cm);
 		} else if (cm->cmsg_type == SCM_CREDENTIALS &&
 			   cm->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
 			memcpy(msg_cred, CMSG_DATA(cm), sizeof(*msg_cred));
@@ -285,6 +326,9 @@ static void recv_done(struct pcmd_op *op, int res)
 	int fds[PCMD_REGION_FDS], n_fds = 0;
 	size_t reply_len;
 
+	/* A message that arrived, even for a client being reclaimed, gives up its descriptors. */
+	if (res > 0)
+		in.stray_fds = scan_cmsgs(c, &msg_cred, &in.has_cred);
 	if (c->state != PCMD_CLIENT_ALIVE) {
 		pcmd_client_maybe_free(c);
 		return;
@@ -298,7 +342,6 @@ static void recv_done(struct pcmd_op *op, int res)
 	in.len = (size_t)res;
 	in.truncated = (c->rmsg.msg_flags & MSG_TRUNC) != 0;
 	in.ctl_truncated = (c->rmsg.msg_flags & MSG_CTRUNC) != 0;
-	in.stray_fds = scan_cmsgs(c, &msg_cred, &in.has_cred);
 	in.cred = in.has_cred ? &msg_cred : &c->cred;
 	reply_len = pcmd_request_handle(c, &in, c->sbuf, sizeof(c->sbuf), fds, &n_fds);
 	start_send(c, reply_len, fds, n_fds);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * flow.c - a client's conns and listeners: requests, descriptor checks,
- * data-plane events, and the record each closed flow leaves.
+ * data-plane events, and the record each closed flow leaves. Listening names
+ * and dials are resolved per user (names.h); both ends of a conn know the
+ * other's credentials; flows and listeners are charged to the user
+ * (tenant.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +13,7 @@
 
 #include "client.h"
 #include "log.h"
+#include "names.h"
 #include "pcmd.h"
 
 /* Does a conn in this state answer to its id? */
@@ -63,7 +67,11 @@ static int alloc_conn(struct pcmd_client *c, uint32_t *index, char *err, size_t 
 		if (c->conns[i].state == PCMD_CONN_FREE) {
 			struct pcmd_conn *cn = &c->conns[i];
 			uint16_t gen = cn->gen;
+			int rc =
+			    pcmd_tenant_charge(c->d, &c->share, PCMD_TENANT_FLOWS, 1, err, err_len);
 
+			if (rc < 0)
+				return rc;
 			memset(cn, 0, sizeof(*cn));
 			cn->gen = gen;
 			cn->opened_ns = pcmd_now_ns();
@@ -91,6 +99,7 @@ static void free_conn(struct pcmd_client *c, uint32_t index)
 	/* A new generation: the old id now names nothing. */
 	cn->gen = (uint16_t)(cn->gen + 1);
 	c->n_conns_used--;
+	pcmd_tenant_credit(&c->share, PCMD_TENANT_FLOWS, 1);
 	conn_sync(c, index);
 }
 
@@ -138,18 +147,30 @@ int pcmd_flow_listen(struct pcmd_client *c, const struct pcmd_req_listen *req, u
 			 d->cfg->limits.backlog);
 		return -EINVAL;
 	}
+	if (req->flags & ~PCMD_LISTEN_ANY_USER) {
+		snprintf(err, err_len, "flags %#x: only PCMD_LISTEN_ANY_USER (1) is defined",
+			 req->flags);
+		return -EINVAL;
+	}
+	rc = pcmd_names_check_listen(c, req->addr, err, err_len);
+	if (rc < 0)
+		return rc;
 	for (uint32_t i = 0; i < c->max_listeners; i++) {
 		struct pcmd_listener *l = &c->listeners[i];
 
 		if (l->used)
 			continue;
-		rc = d->plane_ops->listen(d->plane, c->region, req->addr, backlog,
-					  &l->plane_listener);
+		rc = pcmd_tenant_charge(d, &c->share, PCMD_TENANT_LISTENERS, 1, err, err_len);
+		if (rc < 0)
+			return rc;
+		rc = d->plane_ops->listen(d->plane, c->region, backlog, &l->plane_listener);
 		if (rc < 0) {
+			pcmd_tenant_credit(&c->share, PCMD_TENANT_LISTENERS, 1);
 			snprintf(err, err_len, "listen on '%s': %s", req->addr, strerror(-rc));
 			return rc;
 		}
 		l->used = true;
+		l->any_user = req->flags & PCMD_LISTEN_ANY_USER;
 		l->gen++;
 		snprintf(l->addr, sizeof(l->addr), "%s", req->addr);
 		*id = (l->gen & 0xffff) << 16 | (i + 1);
@@ -224,14 +245,56 @@ static void drop_conn(struct pcmd_client *c, uint32_t index)
 	free_conn(c, index);
 }
 
+/* The credentials of the client at a conn's other end. */
+static struct pcmd_peer_cred cred_of(const struct pcmd_client *c)
+{
+	return (struct pcmd_peer_cred){.uid = (uint32_t)c->cred.uid,
+				       .gid = (uint32_t)c->cred.gid,
+				       .pid = (uint32_t)c->cred.pid,
+				       .known = 1};
+}
+
+/*
+ * The listener a dial reaches (names.h), or *owner NULL when it reaches none
+ * that takes it: that connect completes with -ECONNREFUSED, as a dial to a
+ * name nobody listens on does.
+ */
+static int dial_target(struct pcmd_client *c, const char *addr, struct pcmd_client **owner,
+		       uint32_t *listener, char *err, size_t err_len)
+{
+	char why[PCMD_ERRTEXT_MAX];
+	int rc = pcmd_names_resolve(c, addr, owner, listener, why, sizeof(why));
+
+	if (rc == -ECONNREFUSED) {
+		pcmd_debug("client %u (uid %u): %s", c->id, (unsigned)c->cred.uid, why);
+		*owner = NULL;
+		return 0;
+	}
+	if (rc < 0)
+		snprintf(err, err_len, "%s", why);
+	return rc;
+}
+
+/* A dial that reached no listener: its completion (-ECONNREFUSED) is posted now. */
+static void refuse_dial(struct pcmd_client *c, uint32_t index)
+{
+	const struct pcmd_plane_event ev = {.kind = PCMD_PLANE_EV_CONNECTED,
+					    .status = -ECONNREFUSED};
+	struct pcmd_cqe done;
+
+	if (pcmd_flow_on_connected(c, index, &ev, &done))
+		pcmd_intake_post_completion(c->intake, &done);
+}
+
 int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req, uint32_t *conn_id,
 		      char *err, size_t err_len)
 {
 	struct pcmd *d = c->d;
+	struct pcmd_client *owner = NULL;
 	struct pcmd_plane_flow_opts o;
 	struct pcmd_policy_choice ch;
 	struct pcmd_conn *cn;
-	uint32_t index;
+	uint32_t index, lst = 0;
 	int rc = need_region(c, err, err_len);
 
 	if (rc == 0)
@@ -239,6 +302,8 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 	if (rc == 0)
 		rc = pcmd_policies_choose(d->policies, d->cfg, req->addr, &req->opts, &ch, err,
 					  err_len);
+	if (rc == 0)
+		rc = dial_target(c, req->addr, &owner, &lst, err, err_len);
 	if (rc == 0)
 		rc = open_conn(c, &index, err, err_len);
 	if (rc < 0)
@@ -252,8 +317,15 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 	pcmd_policy_choice_hold(&ch, 1);
 	cn->flow_id = ++d->next_flow_id;
 	snprintf(cn->peer, sizeof(cn->peer), "%s", req->addr);
+	*conn_id = conn_id_of(c, index);
+	if (!owner) {
+		d->counters.flows_opened++;
+		refuse_dial(c, index); /* frees the conn: *conn_id names it no more */
+		return 0;
+	}
+	cn->peer_cred = cred_of(owner);
 	plane_opts_of(&ch, req->opts.paths, req->opts.reliable_connected, &o);
-	rc = d->plane_ops->connect(d->plane, c->region, req->addr, &o,
+	rc = d->plane_ops->connect(d->plane, c->region, owner->listeners[lst].plane_listener, &o,
 				   pcmd_token(c->key, PCMD_TOKEN_CONN | index));
 	if (rc < 0) {
 		snprintf(err, err_len, "connect to '%s': %s", req->addr, strerror(-rc));
@@ -261,7 +333,6 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 		return rc;
 	}
 	d->counters.flows_opened++;
-	*conn_id = conn_id_of(c, index);
 	return 0;
 }
 
@@ -456,7 +527,7 @@ static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pc
 }
 
 bool pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev,
-			   struct pcmd_cqe *done)
+			   const struct pcmd_client *dialer, struct pcmd_cqe *done)
 {
 	struct pcmd_conn *cn = &c->conns[index];
 	int status = ev->status;
@@ -469,6 +540,8 @@ bool pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct p
 		return true;
 	}
 	establish(c, index, ev);
+	if (dialer)
+		cn->peer_cred = cred_of(dialer);
 	cn->flow_id = ++c->d->next_flow_id;
 	cn->opened_ns = pcmd_now_ns();
 	c->d->counters.flows_opened++;
@@ -514,6 +587,15 @@ static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn,
 	pcmd_writer_append(&d->output.records, row);
 }
 
+/* A closed flow's bytes and messages, kept in the totals. */
+static void add_closed(struct pcmd_counters *k, const struct pcmd_intake_counters *n)
+{
+	k->closed_tx_bytes += n->tx_bytes;
+	k->closed_rx_bytes += n->rx_bytes;
+	k->closed_tx_msgs += n->tx_msgs;
+	k->closed_rx_msgs += n->rx_msgs;
+}
+
 void pcmd_flow_on_closed(struct pcmd_client *c, uint32_t index)
 {
 	struct pcmd_conn *cn = &c->conns[index];
@@ -528,10 +610,9 @@ void pcmd_flow_on_closed(struct pcmd_client *c, uint32_t index)
 		pcmd_err("data plane closed conn %u of client %u with %u descriptors outstanding",
 			 index, c->id, n.outstanding);
 	write_record(c, cn, &n);
-	k->closed_tx_bytes += n.tx_bytes;
-	k->closed_rx_bytes += n.rx_bytes;
-	k->closed_tx_msgs += n.tx_msgs;
-	k->closed_rx_msgs += n.rx_msgs;
+	add_closed(k, &n);
+	if (c->share.t)
+		add_closed(&c->share.t->counters, &n);
 	free_conn(c, index);
 }
 
@@ -543,6 +624,7 @@ void pcmd_flow_abort_all(struct pcmd_client *c)
 		if (c->listeners[i].used) {
 			d->plane_ops->unlisten(d->plane, c->listeners[i].plane_listener);
 			c->listeners[i].used = false;
+			pcmd_tenant_credit(&c->share, PCMD_TENANT_LISTENERS, 1);
 		}
 	}
 	for (uint32_t i = 0; c->conns && i < c->max_flows; i++) {
@@ -570,6 +652,8 @@ void pcmd_flow_info(struct pcmd_client *c, uint32_t index, struct pcmd_flow_info
 	out->client_id = c->id;
 	out->pid = (uint32_t)c->cred.pid;
 	out->uid = (uint32_t)c->cred.uid;
+	out->gid = (uint32_t)c->cred.gid;
+	out->peer_cred = cn->peer_cred;
 	out->conn_id = conn_id_of(c, index);
 	out->state = cn->state == PCMD_CONN_CONNECTING	  ? PCMD_FLOW_CONNECTING
 		     : cn->state == PCMD_CONN_ESTABLISHED ? PCMD_FLOW_ESTABLISHED

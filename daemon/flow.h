@@ -51,6 +51,7 @@ struct pcmd_conn {
 	struct pcmd_policy_choice choice;
 	bool choice_held;
 	char peer[PCMD_ADDR_MAX];
+	struct pcmd_peer_cred peer_cred; /* the other end's client, as pcmd paired them */
 	uint64_t opened_ns;
 	/* Descriptors in flight and byte counts: the descriptor path's (intake.h). */
 };
@@ -112,9 +113,10 @@ int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcm
 bool pcmd_flow_on_connected(struct pcmd_client *c, uint32_t index,
 			    const struct pcmd_plane_event *ev, struct pcmd_cqe *done);
 
-/* The same for an ACCEPTED event: @done is the PCMD_OP_ACCEPT completion. */
+/* The same for an ACCEPTED event: @done is the PCMD_OP_ACCEPT completion; @dialer is the
+ * client that dialed (the conn's peer credentials), NULL when it is gone. */
 bool pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct pcmd_plane_event *ev,
-			   struct pcmd_cqe *done);
+			   const struct pcmd_client *dialer, struct pcmd_cqe *done);
 
 /* A CLOSED event: the flow's record is written and the conn freed. A
  * descriptor's completion goes to the descriptor path (intake.h), not here. */

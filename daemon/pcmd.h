@@ -21,10 +21,12 @@
 #include "policy.h"
 #include "stats.h"
 
-/* Slots beyond limits.max_clients, for refused peers reading their reason. */
+/* Slots beyond limits.max_clients and limits.admin_clients, for refused peers reading
+ * their reason. */
 #define PCMD_SPARE_SLOTS 16
 
 struct pcmd_client;
+struct pcmd_tenant;
 
 struct pcmd {
 	struct pcmd_config *cfg;
@@ -46,7 +48,14 @@ struct pcmd {
 	struct pcmd_client **slots;
 	uint16_t *slot_gen;
 	uint32_t n_clients;
-	uint32_t n_refused; /* of n_clients: refused peers waiting to read why */
+	uint32_t n_refused;	      /* of n_clients: refused peers waiting to read why */
+	uint32_t n_admins;	      /* of n_clients: admins (they may use limits.admin_clients) */
+	struct pcmd_tenant **tenants; /* the users with live clients (tenant.h) */
+	uint32_t n_tenants;
+	bool trim_memory; /* a region went: give freed memory back at the next tick */
+	/* Refusals logged one by one in the current second, and those only counted. */
+	uint64_t refusals_since_ns;
+	uint32_t refusals_logged, refusals_quiet;
 	uint32_t next_client_id;
 	uint32_t next_flow_id;
 	uint64_t region_bytes;
@@ -60,6 +69,7 @@ struct pcmd {
 	int plane_fd;
 	struct pcmd_bell plane_bell; /* the data plane's event fd */
 	struct pcmd_op status_timer, stats_timer, watchdog_timer, drain_timer, stop_timer;
+	struct pcmd_op expire_timer; /* hello deadlines, refused peers' linger */
 	uint64_t watchdog_ns;
 
 	struct pcmd_counters counters;

@@ -2,7 +2,8 @@
 /*
  * plane.c - the completeness check every data plane passes before pcmd
  * uses it, the datapath name pcmd reports, the longest message it lets
- * clients post, and a dialer's options as an ACCEPTED event names them.
+ * clients post, the hosts its regions attach as, and a dialer's options as an ACCEPTED
+ * event names them.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -73,4 +74,9 @@ void pcmd_plane_opts_names(const struct pcmd_plane_flow_opts *o, struct pcmd_flo
 	out->mode = o->mode;
 	out->paths = o->paths;
 	out->reliable_connected = o->reliable_connected;
+}
+
+uint32_t pcmd_plane_hosts(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl)
+{
+	return ops && pl && ops->hosts ? ops->hosts(pl) : 0;
 }

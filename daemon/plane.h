@@ -19,6 +19,8 @@
  *   port's post function) have been
  *   checked by pcmd against that region; the data plane only ever touches
  *   [base, base + bytes) of the flow's own region.
+ * - Names are pcmd's (names.h): a listener is known here by its id only, and
+ *   connect() names the listener pcmd resolved the dial to.
  * - Tokens are pcmd's; they come back unchanged in events. Each accepted
  *   post_send()/post_recv() yields exactly one PCMD_PLANE_EV_COMPLETE (a post
  *   through a port: one complete() call instead), each
@@ -80,6 +82,7 @@ struct pcmd_plane_event {
 	uint64_t bytes;		  /* COMPLETE: bytes sent or received */
 	uint32_t flow;		  /* CONNECTED, ACCEPTED, CLOSED */
 	char peer[PCMD_ADDR_MAX]; /* ACCEPTED: the connecting side's address */
+	uint64_t peer_token;	  /* ACCEPTED: the connect()'s token; 0: the dialer is gone */
 	/* ACCEPTED: the packages and shell mode the dialer's flow runs (names; "" unknown):
 	 * the dialer's options decide the connection (pcm_transport(3)) */
 	struct pcmd_flow_opts peer_opts;
@@ -129,11 +132,13 @@ struct pcmd_plane_ops {
 			  size_t err_len);
 	void (*region_release)(struct pcmd_plane *pl, struct pcmd_plane_region *r);
 
-	int (*listen)(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
-		      uint32_t backlog, uint32_t *listener);
+	/* A listener on @r's engine, with room for @backlog dials not yet accepted. */
+	int (*listen)(struct pcmd_plane *pl, struct pcmd_plane_region *r, uint32_t backlog,
+		      uint32_t *listener);
 	void (*unlisten)(struct pcmd_plane *pl, uint32_t listener);
 	int (*accept)(struct pcmd_plane *pl, uint32_t listener, uint64_t token);
-	int (*connect)(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
+	/* Dial @listener (-ECONNREFUSED in the CONNECTED event when its backlog is full). */
+	int (*connect)(struct pcmd_plane *pl, struct pcmd_plane_region *r, uint32_t listener,
 		       const struct pcmd_plane_flow_opts *opts, uint64_t token);
 	/* The options of a flow that accept() produced, before its first post. */
 	int (*flow_setup)(struct pcmd_plane *pl, uint32_t flow,
@@ -155,6 +160,9 @@ struct pcmd_plane_ops {
 	const char *(*datapath)(struct pcmd_plane *pl);
 	/* Optional: the longest message its datapath carries; NULL or 0: no limit of its own. */
 	uint64_t (*max_message_bytes)(struct pcmd_plane *pl);
+	/* Optional: how many hosts of an emulated fabric there are, each region taking one;
+	 * NULL or 0: regions are not hosts. */
+	uint32_t (*hosts)(struct pcmd_plane *pl);
 
 	/* Optional, all three or none: ports (above). port_add() copies @port and
 	 * returns in @doorbell_fd a new fd that the caller owns. */
@@ -195,6 +203,15 @@ uint64_t pcmd_plane_max_message_bytes(const struct pcmd_plane_ops *ops, struct p
  * @out: its package names and shell mode.
  */
 void pcmd_plane_opts_names(const struct pcmd_plane_flow_opts *o, struct pcmd_flow_opts *out);
+
+/**
+ * pcmd_plane_hosts() - the hosts a data plane's regions attach as (softnic).
+ * @ops: its ops table.
+ * @pl: the data plane; NULL before it is created.
+ *
+ * Return: their count, or 0 when regions are not hosts.
+ */
+uint32_t pcmd_plane_hosts(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl);
 
 /**
  * pcmd_plane_ops_check() - check that an ops table is complete.

@@ -22,7 +22,7 @@
  * engines.count and workers do not apply.
  *
  * Connection setup happens here, in one process, without a bootstrap: a
- * connect() to a listening address opens the dialer's connection (its blob),
+ * connect() to a listener (pcmd resolved the name) opens the dialer's connection (its blob),
  * accepts it on the listener's engine with that blob, and binds the dialer
  * with the answer. The accepted flow then waits in the listener's accept
  * queue until the listener's client accepts it.
@@ -147,6 +147,12 @@ static uint64_t eng_max_message_bytes(struct pcmd_plane *pl)
 	return pl->max_msg_bytes;
 }
 
+/* softnic: every region attaches as one of the fabric's hosts. */
+static uint32_t eng_hosts(struct pcmd_plane *pl)
+{
+	return pl->fabric ? pcmd_fabric_hosts(pl->fabric) : 0;
+}
+
 void pcmd_plane_engine_usage(struct pcmd_plane *pl, struct pcmd_plane_engine_usage *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -178,6 +184,7 @@ const struct pcmd_plane_ops pcmd_plane_engine = {
     .set_policy = pcmd_eng_set_cc,
     .datapath = eng_datapath,
     .max_message_bytes = eng_max_message_bytes,
+    .hosts = eng_hosts,
     .port_add = pcmd_eng_port_add,
     .call = pcmd_eng_call,
     .flow_handle = pcmd_eng_flow_handle,

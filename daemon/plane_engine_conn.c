@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * plane_engine_conn.c - connection setup in the engine data plane, in one
- * process and without a bootstrap: a connect() to a listening address opens
+ * process and without a bootstrap: a connect() to a listener opens
  * the dialer's connection on its region's engine (its blob), accepts it on
  * the listener's engine with that blob, and binds the dialer with the
  * answer. The accepted flow then waits in the listener's accept queue until
@@ -79,10 +79,10 @@ static int setup_pair(struct pcmd_plane *pl, struct pcmd_plane_region *dialer,
 	return rc;
 }
 
-int pcmd_eng_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
+int pcmd_eng_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, uint32_t listener,
 		     const struct pcmd_plane_flow_opts *opts, uint64_t token)
 {
-	struct pcmd_eng_listener *l = pcmd_eng_listener_find(pl, addr);
+	struct pcmd_eng_listener *l = pcmd_eng_listener_of(pl, listener);
 	uint32_t a_conn = 0, b_conn = UINT32_MAX, a, b;
 	int rc;
 
@@ -105,8 +105,12 @@ int pcmd_eng_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, const c
 	b = pcmd_eng_flow_new(pl, l->r, b_conn);
 	pl->flows[a].known = true;
 	pl->flows[a].token = token;
-	pl->flows[b].token = a; /* the dialer, for the peer's name (pcmd_eng_listener_match()) */
-	pcmd_plane_opts_names(opts, &pl->flows[b].dialer);
+	/* who dialed, for the ACCEPTED event (pcmd_eng_listener_match()), copied: the dialer's
+	 * flow may be gone and its id reused before the accept; and what it runs, since the
+	 * dialer's options decide the connection */
+	pl->flows[b].dialer_token = token;
+	snprintf(pl->flows[b].dialer, sizeof(pl->flows[b].dialer), "%s", r->name);
+	pcmd_plane_opts_names(opts, &pl->flows[b].dialer_opts);
 	(void)xp_accept_queue_dial(&l->q, b); /* not full: looked at above, nothing since */
 	pcmd_eng_emit_simple(pl, PCMD_PLANE_EV_CONNECTED, 0, token, a);
 	pcmd_eng_listener_match(pl, l);

@@ -65,15 +65,16 @@ struct pcmd_eng_flow {
 	uint32_t conn;
 	uint64_t token;
 	struct pcmd_plane_region *r;
-	struct pcmd_flow_opts dialer; /* an accepted flow: what its dialer runs */
-	uint64_t figures_ns; /* when info was read; 0: never */
-	int figures_status;  /* of that read: 0, -ENOENT */
+	uint64_t dialer_token;	    /* a backlog flow: its dialer's connect() token */
+	char dialer[PCMD_ADDR_MAX]; /* and the dialer's region's name */
+	struct pcmd_flow_opts dialer_opts; /* an accepted flow: what its dialer runs */
+	uint64_t figures_ns;	    /* when info was read; 0: never */
+	int figures_status;	    /* of that read: 0, -ENOENT */
 	struct xp_conn_info info;
 };
 
 struct pcmd_eng_listener {
 	bool used;
-	char addr[PCMD_ADDR_MAX];
 	struct pcmd_plane_region *r;
 	/* Dials: flows the engine accepted and the client did not yet; accepts: accept() tokens. */
 	struct xp_accept_queue q;
@@ -162,18 +163,18 @@ void pcmd_eng_hosts_reap(struct pcmd_plane *pl);
 
 /* ---- plane_engine_listen.c ------------------------------------------------------------------- */
 
-/* The listener on @addr, or NULL. */
-struct pcmd_eng_listener *pcmd_eng_listener_find(struct pcmd_plane *pl, const char *addr);
+/* Listener @id, or NULL (logged: pcmd's bug) when it holds no such listener. */
+struct pcmd_eng_listener *pcmd_eng_listener_of(struct pcmd_plane *pl, uint32_t id);
 /* Pair @l's waiting flows with its waiting accept()s: one ACCEPTED event each. */
 void pcmd_eng_listener_match(struct pcmd_plane *pl, struct pcmd_eng_listener *l);
-int pcmd_eng_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
-		    uint32_t backlog, uint32_t *id);
+int pcmd_eng_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, uint32_t backlog,
+		    uint32_t *id);
 void pcmd_eng_unlisten(struct pcmd_plane *pl, uint32_t id);
 int pcmd_eng_accept(struct pcmd_plane *pl, uint32_t id, uint64_t token);
 
 /* ---- plane_engine_conn.c --------------------------------------------------------------------- */
 
-int pcmd_eng_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
+int pcmd_eng_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, uint32_t listener,
 		     const struct pcmd_plane_flow_opts *opts, uint64_t token);
 /* A flow's packages: the seam's flow_setup() and set_policy() alike. */
 int pcmd_eng_set_cc(struct pcmd_plane *pl, uint32_t f, const struct pcmd_plane_flow_opts *opts);

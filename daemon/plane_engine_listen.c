@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * plane_engine_listen.c - the engine data plane's listeners: one per
- * listening address, on its client's region, each with an accept queue
+ * plane_engine_listen.c - the engine data plane's listeners: each on its
+ * client's region, known by its id (the names are pcmd's, names.h), with an accept queue
  * (xp_accept_queue.h) where the flows a connect() made on the listener's
  * engine wait for the client's accept()s, at most the backlog of them, and
  * meet them oldest first. A listener that closes refuses its waiting
@@ -16,22 +16,12 @@
 #include "log.h"
 #include "plane_engine_int.h"
 
-struct pcmd_eng_listener *pcmd_eng_listener_find(struct pcmd_plane *pl, const char *addr)
-{
-	for (uint32_t i = 0; i < pl->n_listeners; i++)
-		if (pl->listeners[i].used && strcmp(pl->listeners[i].addr, addr) == 0)
-			return &pl->listeners[i];
-	return NULL;
-}
-
-int pcmd_eng_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
-		    uint32_t backlog, uint32_t *id)
+int pcmd_eng_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, uint32_t backlog,
+		    uint32_t *id)
 {
 	struct pcmd_eng_listener *l;
 	uint32_t i;
 
-	if (pcmd_eng_listener_find(pl, addr))
-		return -EADDRINUSE;
 	for (i = 0; i < pl->n_listeners; i++)
 		if (!pl->listeners[i].used)
 			break;
@@ -48,13 +38,12 @@ int pcmd_eng_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, const ch
 		l->used = false;
 		return -ENOMEM;
 	}
-	snprintf(l->addr, sizeof(l->addr), "%s", addr);
 	r->refs++;
 	*id = i;
 	return 0;
 }
 
-static struct pcmd_eng_listener *listener_of(struct pcmd_plane *pl, uint32_t id)
+struct pcmd_eng_listener *pcmd_eng_listener_of(struct pcmd_plane *pl, uint32_t id)
 {
 	if (id >= pl->n_listeners || !pl->listeners[id].used) {
 		pcmd_err("data plane: pcmd named listener %u, which it does not hold", id);
@@ -69,14 +58,13 @@ void pcmd_eng_listener_match(struct pcmd_plane *pl, struct pcmd_eng_listener *l)
 
 	while (xp_accept_queue_match(&l->q, &f, &token)) {
 		struct pcmd_eng_flow *fl = &pl->flows[f];
-		struct pcmd_plane_event ev = {
-		    .kind = PCMD_PLANE_EV_ACCEPTED, .token = token, .flow = (uint32_t)f};
-		uint32_t peer = fl->token >> 32 ? NO_FLOW : (uint32_t)fl->token;
+		struct pcmd_plane_event ev = {.kind = PCMD_PLANE_EV_ACCEPTED,
+					      .token = token,
+					      .flow = (uint32_t)f,
+					      .peer_token = fl->dialer_token};
 
-		/* until it is known, a backlog flow's token holds its dialer's flow id */
-		if (peer < pl->n_flows && pl->flows[peer].used)
-			snprintf(ev.peer, sizeof(ev.peer), "%s", pl->flows[peer].r->name);
-		ev.peer_opts = fl->dialer;
+		snprintf(ev.peer, sizeof(ev.peer), "%s", fl->dialer);
+		ev.peer_opts = fl->dialer_opts;
 		fl->token = ev.token;
 		fl->known = true;
 		pcmd_eng_emit(pl, &ev);
@@ -86,7 +74,7 @@ void pcmd_eng_listener_match(struct pcmd_plane *pl, struct pcmd_eng_listener *l)
 
 void pcmd_eng_unlisten(struct pcmd_plane *pl, uint32_t id)
 {
-	struct pcmd_eng_listener *l = listener_of(pl, id);
+	struct pcmd_eng_listener *l = pcmd_eng_listener_of(pl, id);
 	uint64_t v;
 
 	if (!l)
@@ -105,7 +93,7 @@ void pcmd_eng_unlisten(struct pcmd_plane *pl, uint32_t id)
 
 int pcmd_eng_accept(struct pcmd_plane *pl, uint32_t id, uint64_t token)
 {
-	struct pcmd_eng_listener *l = listener_of(pl, id);
+	struct pcmd_eng_listener *l = pcmd_eng_listener_of(pl, id);
 	int rc;
 
 	if (!l)

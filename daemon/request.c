@@ -4,7 +4,9 @@
  * after the framing (magic, version, type, length), the sender's
  * credentials, the role and the message's exact size have been checked; it
  * checks its own fields (NUL-terminated strings, reserved fields zero, ranges)
- * before changing anything.
+ * before changing anything. What a query shows depends on who asks: an
+ * admin sees every user's clients, flows and counters, any other user only
+ * its own (visible()).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -52,6 +54,7 @@ static const char *const msg_names[PCMD_MSG_TYPE_END] = {
     [PCMD_MSG_POLICY_UNLOAD] = "POLICY_UNLOAD",
     [PCMD_MSG_POLICY_SET] = "POLICY_SET",
     [PCMD_MSG_LOG_LEVEL] = "LOG_LEVEL",
+    [PCMD_MSG_PEER] = "PEER",
 };
 
 /* Name of a message type for messages ("CONNECT", "type 77"). */
@@ -181,7 +184,6 @@ static size_t on_hello(struct req *r)
 	if (!terminated(q->name, sizeof(q->name)))
 		return fail(r, -EINVAL, "name is not NUL-terminated");
 	c->role = q->role;
-	c->admin = pcmd_access_admin(r->d->cfg, r->in->cred, c->groups, c->n_groups);
 	memcpy(c->name, q->name, sizeof(c->name));
 	c->max_flows = cfg->limits.flows_per_client;
 	c->max_outstanding = cfg->limits.outstanding_per_client;
@@ -241,6 +243,38 @@ static size_t region_sizes(struct req *r, const struct pcmd_req_region *q,
 	return 0;
 }
 
+/* A region, its bytes and (softnic) its host, charged to the client's user (tenant.h). */
+static int charge_region(struct req *r, const struct pcmd_region_layout *lay, char *err,
+			 size_t err_len)
+{
+	struct pcmd_tenant_share *s = &r->c->share;
+	const struct pcmd *d = r->d;
+	int rc = pcmd_tenant_charge(d, s, PCMD_TENANT_REGIONS, 1, err, err_len);
+
+	if (rc < 0)
+		return rc;
+	rc = pcmd_tenant_charge(d, s, PCMD_TENANT_REGION_BYTES, lay->region_bytes, err, err_len);
+	if (rc < 0)
+		goto err_regions;
+	rc = pcmd_tenant_charge(d, s, PCMD_TENANT_HOSTS, 1, err, err_len);
+	if (rc < 0)
+		goto err_bytes;
+	return 0;
+
+err_bytes:
+	pcmd_tenant_credit(s, PCMD_TENANT_REGION_BYTES, lay->region_bytes);
+err_regions:
+	pcmd_tenant_credit(s, PCMD_TENANT_REGIONS, 1);
+	return rc;
+}
+
+static void credit_region(struct req *r, const struct pcmd_region_layout *lay)
+{
+	pcmd_tenant_credit(&r->c->share, PCMD_TENANT_HOSTS, 1);
+	pcmd_tenant_credit(&r->c->share, PCMD_TENANT_REGION_BYTES, lay->region_bytes);
+	pcmd_tenant_credit(&r->c->share, PCMD_TENANT_REGIONS, 1);
+}
+
 static size_t on_region(struct req *r)
 {
 	const struct pcmd_req_region *q = (const void *)r->in->msg;
@@ -259,15 +293,21 @@ static size_t on_region(struct req *r)
 	n = region_sizes(r, q, &lay, &ok);
 	if (!ok)
 		return n;
-	rc = pcmd_channel_create(&lay, c->max_outstanding, &ch);
+	rc = charge_region(r, &lay, err, sizeof(err));
 	if (rc < 0)
+		return fail(r, rc, "%s", err);
+	rc = pcmd_channel_create(&lay, c->max_outstanding, &ch);
+	if (rc < 0) {
+		credit_region(r, &lay);
 		return fail(r, rc, "cannot create the shared region: %s", strerror(-rc));
+	}
 	err[0] = '\0';
 	rc = d->plane_ops->region_add(d->plane, ch->base + lay.data_off, lay.data_bytes, q->host,
 				      pcmd_token(c->key, PCMD_TOKEN_REGION), &c->region, err,
 				      sizeof(err));
 	if (rc < 0) {
 		pcmd_channel_destroy(ch);
+		credit_region(r, &lay);
 		return fail(r, rc, "the data plane cannot use the region%s%s: %s",
 			    q->host[0] ? " as host " : "", q->host, err[0] ? err : strerror(-rc));
 	}
@@ -302,8 +342,6 @@ static size_t on_listen(struct req *r)
 	n = check_addr(r, q->addr, &ok);
 	if (!ok)
 		return n;
-	if (q->reserved)
-		return fail(r, -EINVAL, "reserved is not zero");
 	rc = pcmd_flow_listen(r->c, q, &id, err, sizeof(err));
 	if (rc < 0)
 		return fail(r, rc, "%s", err);
@@ -366,6 +404,26 @@ static size_t on_close(struct req *r)
 	return finish(r, sizeof(struct pcmd_reply_status), 0);
 }
 
+static size_t on_peer(struct req *r)
+{
+	const struct pcmd_req_peer *q = (const void *)r->in->msg;
+	struct pcmd_rep_peer *p;
+	uint32_t index;
+
+	if (q->reserved)
+		return fail(r, -EINVAL, "reserved is not zero");
+	if (pcmd_conn_find(r->c, q->conn_id, &index) < 0)
+		return fail(r, -EBADF, "conn id %#x names no connection of this client",
+			    q->conn_id);
+	if (!r->c->conns[index].peer_cred.known)
+		return fail(r, -ENOTCONN,
+			    "conn id %#x: its other end left before pcmd paired the two",
+			    q->conn_id);
+	p = ok_body(r, sizeof(*p));
+	p->peer = r->c->conns[index].peer_cred;
+	return finish(r, sizeof(*p), 0);
+}
+
 static size_t on_set_policy(struct req *r)
 {
 	const struct pcmd_req_set_policy *q = (const void *)r->in->msg;
@@ -390,15 +448,54 @@ static size_t on_set_policy(struct req *r)
 	return finish(r, sizeof(struct pcmd_reply_status), 0);
 }
 
+/*
+ * What the sender of a query may see: an admin every user's clients, flows
+ * and counters; any other user its own user's (the counters of its clients
+ * and their closed flows; daemon-wide ones read 0).
+ */
+struct view {
+	bool all;
+	uint32_t uid;
+	const struct pcmd_counters *k;
+};
+
+static void view_of(struct req *r, struct view *v)
+{
+	static const struct pcmd_counters none;
+	struct pcmd *d = r->d;
+
+	v->all = pcmd_access_admin(d->cfg, r->in->cred, r->c->groups, r->c->n_groups);
+	v->uid = (uint32_t)r->in->cred->uid;
+	v->k = v->all ? &d->counters : &none;
+	for (uint32_t i = 0; !v->all && i < d->n_tenants; i++)
+		if (d->tenants[i]->uid == v->uid)
+			v->k = &d->tenants[i]->counters;
+}
+
+static bool visible(const struct view *v, const struct pcmd_client *c)
+{
+	return v->all || (!c->refused && c->cred.uid == v->uid);
+}
+
+static void view_totals(struct req *r, const struct view *v, struct pcmd_totals *t)
+{
+	if (v->all)
+		pcmd_clients_totals(r->d, t);
+	else
+		pcmd_clients_totals_of(r->d, v->uid, t);
+}
+
 static size_t on_status(struct req *r)
 {
 	struct pcmd *d = r->d;
 	struct pcmd_rep_status *p = ok_body(r, sizeof(*p));
 	struct pcmd_totals t;
+	struct view v;
 
-	pcmd_clients_totals(d, &t);
+	view_of(r, &v);
+	view_totals(r, &v, &t);
 	p->uptime_ns = pcmd_now_ns() - d->start_ns;
-	p->goodput_bps = d->counters.goodput_bps;
+	p->goodput_bps = v.k->goodput_bps;
 	p->pid = (uint32_t)getpid();
 	p->clients = (uint32_t)t.clients;
 	p->flows = (uint32_t)t.flows;
@@ -421,9 +518,14 @@ static size_t on_stats(struct req *r)
 	struct pcmd *d = r->d;
 	struct pcmd_rep_stats *p = ok_body(r, sizeof(*p));
 	struct pcmd_totals t;
+	struct view v;
 
-	pcmd_clients_totals(d, &t);
-	pcmd_stats_fill(&d->counters, &t, &d->output, pcmd_now_ns() - d->start_ns, p);
+	view_of(r, &v);
+	view_totals(r, &v, &t);
+	pcmd_stats_fill(v.k, &t, &d->output, pcmd_now_ns() - d->start_ns, p);
+	/* The output files' counts are daemon-wide: an admin's. */
+	if (!v.all)
+		p->records_dropped_lines = p->stats_dropped_lines = p->output_write_errors = 0;
 	return finish(r, sizeof(*p), 0);
 }
 
@@ -445,6 +547,7 @@ static size_t on_flows(struct req *r)
 	struct pcmd *d = r->d;
 	struct pcmd_rep_flows *p;
 	uint32_t max, index = 0;
+	struct view v;
 	size_t n;
 	bool ok;
 
@@ -452,11 +555,12 @@ static size_t on_flows(struct req *r)
 	if (!ok)
 		return n;
 	p = ok_body(r, sizeof(*p));
+	view_of(r, &v);
 	for (uint32_t s = 0; s < d->n_slots; s++) {
 		struct pcmd_client *c = d->slots[s];
 
-		/* Others' flows are an admin's business only. */
-		if (!c || !c->conns || (!r->c->admin && c != r->c))
+		/* Other users' flows are an admin's business only. */
+		if (!c || !c->conns || !visible(&v, c))
 			continue;
 		for (uint32_t i = 0; i < c->max_flows; i++) {
 			if (!pcmd_conn_listed(&c->conns[i]))
@@ -674,6 +778,7 @@ static const struct handler handlers[PCMD_MSG_TYPE_END] = {
 				on_policy_unload},
     [PCMD_MSG_POLICY_SET] = {sizeof(struct pcmd_req_policy_set), NEED_ADMIN, on_policy_set},
     [PCMD_MSG_LOG_LEVEL] = {sizeof(struct pcmd_req_log_level), NEED_ADMIN, on_log_level},
+    [PCMD_MSG_PEER] = {sizeof(struct pcmd_req_peer), NEED_APP, on_peer},
 };
 
 static size_t check_framing(struct req *r, bool *ok)

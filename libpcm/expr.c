@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "expr_fn.h"
 
 enum tok_kind {
 	TOK_END,
@@ -124,22 +125,8 @@ static const struct cast_type cast_types[] = {
 	{ "int64_t", PCM_NUM_INT },   { "pcm_float", PCM_NUM_FLOAT }, { "double", PCM_NUM_FLOAT },
 };
 
-struct function {
-	const char *name;
-	unsigned n_args;
-	double (*fn1)(double);
-	double (*fn2)(double, double);
-	int min_max; /* -1 for MIN, +1 for MAX, 0 for a <math.h> function */
-};
-
-static const struct function functions[] = {
-	{ "sqrt", 1, sqrt, NULL, 0 },	{ "pow", 2, NULL, pow, 0 },
-	{ "log", 1, log, NULL, 0 },	{ "exp", 1, exp, NULL, 0 },
-	{ "fabs", 1, fabs, NULL, 0 },	{ "floor", 1, floor, NULL, 0 },
-	{ "ceil", 1, ceil, NULL, 0 },	{ "round", 1, round, NULL, 0 },
-	{ "fmin", 2, NULL, fmin, 0 },	{ "fmax", 2, NULL, fmax, 0 },
-	{ "MIN", 2, NULL, NULL, -1 },	{ "MAX", 2, NULL, NULL, 1 },
-};
+/* C's MIN and MAX macros: the result has the operands' common type. */
+static const char *const c_min_max[] = { "MIN", "MAX" };
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define TWO_POW_63 9223372036854775808.0
@@ -1126,13 +1113,14 @@ static const struct cast_type *find_cast_type(const struct parser *p, const stru
 	return NULL;
 }
 
-static const struct function *find_function(const struct parser *p, const struct token *t)
+/* -1 for MIN, +1 for MAX, 0 for anything else. */
+static int find_c_min_max(const struct parser *p, const struct token *t)
 {
-	for (size_t k = 0; k < ARRAY_LEN(functions); k++) {
-		if (name_is(p->text + t->start, t->len, functions[k].name))
-			return &functions[k];
+	for (size_t k = 0; k < ARRAY_LEN(c_min_max); k++) {
+		if (name_is(p->text + t->start, t->len, c_min_max[k]))
+			return k ? 1 : -1;
 	}
-	return NULL;
+	return 0;
 }
 
 static int parse_binary(struct parser *p, int min_precedence, struct value *out);
@@ -1182,57 +1170,61 @@ static int parse_binary(struct parser *p, int min_precedence, struct value *out)
 	return ret;
 }
 
-static int apply_min_max(const struct function *fn, const struct value *args,
-			 struct value *out)
+static int apply_c_min_max(int min_max, const struct value *args, struct value *out)
 {
 	struct value type = common_type(&args[0], &args[1]);
 	int c = compare(&args[0], &args[1]);
-	bool take_first = fn->min_max < 0 ? c < 0 : c > 0;
+	bool take_first = min_max < 0 ? c < 0 : c > 0;
 
 	/* MIN(a, b) is ((a) < (b) ? (a) : (b)): the result has the common type. */
 	*out = promote(take_first ? &args[0] : &args[1], &type);
 	return 0;
 }
 
-static int apply_function(struct parser *p, const struct function *fn, size_t pos,
-			  const struct value *args, struct value *out)
+/* A call of Python's built-ins and math (expr_fn.c), or of C's MIN and MAX. */
+static int apply_function(struct parser *p, const struct token *name, const struct value *args,
+			  unsigned n_args, struct value *out)
 {
-	struct value type = { .num.type = PCM_NUM_FLOAT };
-	double x, y;
+	const struct pcm_expr_fn *fn = pcm_expr_fn_find(p->text + name->start, name->len);
+	int min_max = find_c_min_max(p, name);
+	struct pcm_num nums[PCM_EXPR_MAX_ARGS];
+	char msg[PCM_EXPR_FN_MSG_MAX];
 
-	if (fn->min_max)
-		return apply_min_max(fn, args, out);
-	x = promote(&args[0], &type).num.f;
-	*out = type;
-	if (fn->n_args == 1) {
-		out->num.f = fn->fn1(x);
-	} else {
-		y = promote(&args[1], &type).num.f;
-		out->num.f = fn->fn2(x, y);
-	}
-	if (!isfinite(out->num.f))
-		return undefined_at(p, pos, out, "%s() has no finite result for these arguments",
-				    fn->name);
+	if (min_max && n_args != 2)
+		return fail_at(p, name->start, "%s() takes 2 arguments, not %u",
+			       c_min_max[min_max > 0], n_args);
+	if (min_max)
+		return apply_c_min_max(min_max, args, out);
+	if (pcm_expr_fn_check(fn, n_args, msg, sizeof(msg)))
+		return fail_at(p, name->start, "%s", msg);
+	for (unsigned k = 0; k < n_args; k++)
+		nums[k] = args[k].num;
+	out->narrow = false; /* results are 64-bit, as names are */
+	out->num.type = PCM_NUM_INT;
+	if (pcm_expr_fn_call(fn, nums, n_args, &out->num, msg, sizeof(msg)))
+		return undefined_at(p, name->start, out, "%s", msg);
 	return 0;
 }
 
 /* A call; the current token is the '(' after the function's name. */
 static int parse_call(struct parser *p, const struct token *name, struct value *out)
 {
-	const struct function *fn = find_function(p, name);
-	struct value args[2] = { 0 };
+	struct value args[PCM_EXPR_MAX_ARGS] = { 0 };
 	unsigned n_args = 0;
 	int ret;
 
-	if (!fn)
-		return fail_at(p, name->start, "unknown function '%.*s'",
-			       (int)MIN(name->len, (size_t)40), p->text + name->start);
+	if (!pcm_expr_fn_find(p->text + name->start, name->len) && !find_c_min_max(p, name))
+		return fail_at(p, name->start,
+			       "unknown function '%.*s' (!eval has Python's built-ins abs, bool, "
+			       "float, int, max, min, round, math's functions, and C's MIN, MAX)",
+			       (int)MIN(name->len, (size_t)24), p->text + name->start);
 	ret = enter(p);
 	if (ret == 0)
 		ret = lex(p);
 	while (ret == 0 && !tok_is(p, OP_RPAREN)) {
-		if (n_args == fn->n_args)
-			return fail_at(p, p->tok.start, "too many arguments to %s()", fn->name);
+		if (n_args == PCM_EXPR_MAX_ARGS)
+			return fail_at(p, p->tok.start, "too many arguments (at most %d)",
+				       PCM_EXPR_MAX_ARGS);
 		ret = parse_conditional(p, &args[n_args++]);
 		if (ret)
 			return ret;
@@ -1243,14 +1235,11 @@ static int parse_call(struct parser *p, const struct token *name, struct value *
 	}
 	if (ret)
 		return ret;
-	if (n_args != fn->n_args)
-		return fail_at(p, name->start, "%s() takes %u argument%s, not %u", fn->name,
-			       fn->n_args, fn->n_args == 1 ? "" : "s", n_args);
 	p->depth--;
 	ret = lex(p);
 	if (ret)
 		return ret;
-	return apply_function(p, fn, name->start, args, out);
+	return apply_function(p, name, args, n_args, out);
 }
 
 static int parse_name(struct parser *p, struct value *out)
@@ -1268,6 +1257,8 @@ static int parse_name(struct parser *p, struct value *out)
 		return fail_at(p, name.start, "type name '%.*s' outside a cast", shown, text);
 	out->narrow = false; /* names are 64-bit pcm_uint, pcm_int or double */
 	ret = p->lookup ? p->lookup(p->ctx, text, name.len, &out->num) : -ENOENT;
+	if (ret == -ENOENT) /* the spec's names first, then math's constants, as in Python */
+		ret = pcm_expr_fn_constant(text, name.len, &out->num);
 	if (ret == -ENOENT)
 		return fail_at(p, name.start, "unknown name '%.*s'", shown, text);
 	return ret;
@@ -1406,6 +1397,9 @@ int pcm_expr_eval(const char *text, size_t len, pcm_expr_lookup_fn lookup, void 
 		ret = parse_conditional(&p, &value);
 	if (ret == 0 && p.tok.kind != TOK_END)
 		ret = fail_unexpected(&p, "an operator");
+	if (ret == 0 && value.num.type == PCM_NUM_FLOAT && !isfinite(value.num.f))
+		ret = fail_at(&p, 0, "the value is %s, which a generated header cannot hold",
+			      isnan(value.num.f) ? "NaN" : "infinite");
 	if (ret == 0)
 		*out = value.num;
 	return ret;

@@ -5,7 +5,8 @@
  * spec values share with it.
  *
  * The evaluator follows C: 64-bit signed and unsigned integers with C's usual
- * arithmetic conversions, doubles, casts, and a few <math.h> functions. What C
+ * arithmetic conversions, doubles, casts, and the functions of expr_fn.h
+ * (Python's built-ins and math, with Python's results, as the SDK). What C
  * leaves undefined (signed overflow, division by zero, out-of-range shifts and
  * float-to-integer conversions) is an error here, except in operands C would
  * not evaluate (the unused arm of ?:, the right side of a decided && or ||).

@@ -28,9 +28,11 @@
 #include <stdint.h>
 
 #define PCMD_PROTO_MAGIC 0x444d4350u /* "PCMD" in memory order */
-/* 2: struct pcmd_flow_measure carries the engine's per-connection figures */
-#define PCMD_PROTO_VERSION 2
-#define PCMD_PROTO_VERSION_MIN 2
+/* 2: struct pcmd_flow_measure carries the engine's per-connection figures
+ * 3: listening names per user (LISTEN's flags, "NAME@OWNER" dials), PEER, and
+ *    struct pcmd_flow_info's gid and peer credentials */
+#define PCMD_PROTO_VERSION 3
+#define PCMD_PROTO_VERSION_MIN 3
 
 #define PCMD_MSG_MAX_BYTES 16384 /* largest message either side ever sends */
 #define PCMD_ADDR_MAX 64	 /* listen/connect address, NUL included */
@@ -56,6 +58,7 @@ enum pcmd_msg_type {
 	PCMD_MSG_POLICY_UNLOAD = 13, /* admin */
 	PCMD_MSG_POLICY_SET = 14,    /* admin: any flow, or a rule */
 	PCMD_MSG_LOG_LEVEL = 15,     /* admin: pcmd's log level until the next reload */
+	PCMD_MSG_PEER = 16,	     /* the credentials of a connection's other end */
 	PCMD_MSG_TYPE_END,
 	PCMD_MSG_NOTICE = 0x4000, /* unsolicited, daemon -> client; see pcmd_notice */
 	PCMD_MSG_REPLY = 0x8000,
@@ -145,11 +148,21 @@ struct pcmd_rep_region {
 
 #define PCMD_REGION_FDS 3
 
+/*
+ * LISTEN: a name in the listening client's own user's namespace (no '@'):
+ * two users may listen on the same name. A dial of "NAME" reaches the
+ * dialer's own user's NAME (or the owner a shared_names rule gives NAME);
+ * "NAME@OWNER" (a user name or uid) reaches OWNER's NAME when OWNER's
+ * listener takes dials from other users: with PCMD_LISTEN_ANY_USER, or when
+ * a shared_names rule of pcmd's config lets the dialer in (pcmd.conf(5)).
+ */
+#define PCMD_LISTEN_ANY_USER 1u /* any user who may use pcmd may dial this name */
+
 struct pcmd_req_listen {
 	struct pcmd_msg_hdr hdr;
 	char addr[PCMD_ADDR_MAX];
 	uint32_t backlog; /* connections waiting for an accept; 0: default */
-	uint32_t reserved;
+	uint32_t flags;	  /* PCMD_LISTEN_* */
 };
 
 struct pcmd_rep_listen {
@@ -200,6 +213,26 @@ struct pcmd_req_close {
 	struct pcmd_msg_hdr hdr;
 	uint32_t conn_id;
 	uint32_t flags; /* PCMD_CLOSE_* */
+};
+
+/* PEER: who is at the other end of one of this client's connections. */
+struct pcmd_req_peer {
+	struct pcmd_msg_hdr hdr;
+	uint32_t conn_id;
+	uint32_t reserved;
+};
+
+/* A process's credentials as pcmd saw them (SO_PEERCRED of its control socket). */
+struct pcmd_peer_cred {
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t pid;
+	uint32_t known; /* 0: the other end left before pcmd paired them (uid, gid, pid 0) */
+};
+
+struct pcmd_rep_peer {
+	struct pcmd_reply_status st;
+	struct pcmd_peer_cred peer;
 };
 
 struct pcmd_req_set_policy {
@@ -274,10 +307,12 @@ struct pcmd_flow_info {
 	uint32_t client_id;
 	uint32_t pid; /* the owning client's, from SO_PEERCRED */
 	uint32_t uid;
-	uint32_t conn_id; /* the id the owner sees */
-	uint32_t state;	  /* enum pcmd_flow_state */
-	uint32_t mode;	  /* enum pcmd_shell_mode */
-	int32_t rule;	  /* index of the rule that chose the policy, -1 none */
+	uint32_t gid;
+	uint32_t conn_id;		 /* the id the owner sees */
+	struct pcmd_peer_cred peer_cred; /* the other end's client */
+	uint32_t state;			 /* enum pcmd_flow_state */
+	uint32_t mode;			 /* enum pcmd_shell_mode */
+	int32_t rule;			 /* index of the rule that chose the policy, -1 none */
 	char peer[PCMD_ADDR_MAX];
 	char policy[PCMD_POLICY_MAX];
 	char lb_policy[PCMD_POLICY_MAX];

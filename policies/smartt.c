@@ -20,14 +20,16 @@
  *   fast increase: once more than a window of bytes was acked in a row at
  *       r <= base + 5 packet times, unmarked, cwnd += FI_GAIN * acked per
  *       ACK until the next ACK that is not (marked or slower)
- *   quick adapt: a NACK or a timeout asks for it; at the end of the current
+ *   quick adapt: a NACK asks for it; at the end of the current
  *       one-base-RTT measurement period, and at most once per 3 base RTTs,
  *       cwnd = max(bytes acked in the last full period, 1 packet); the bytes
  *       then in flight form an ignore window: until as many have been acked,
  *       their marks are stale (ignored), NACKs neither ask for quick adapt
  *       nor shrink the window, and fast increase waits
- *   NACK or timeout outside the ignore window, unless quick adapt ran:
- *       cwnd -= one packet per NACK (per timed-out packet)
+ *   NACK outside the ignore window, unless quick adapt ran:
+ *       cwnd -= one packet per NACK
+ *   timeout: cwnd = one packet, as the authors' code resets it (a timeout
+ *       means the window's feedback stopped, not one lost packet)
  *   cwnd is clamped to [FABRIC_MIN_CWND, FABRIC_MAX_CWND] / PKT_BYTES.
  * The gains are the authors' simulator defaults (X 0.15, Y 1, W 1, Z 1).
  * The PCM SDK's smartt uses X 2, Y 2.5, W 0.8, Z 2 (the authors' README
@@ -181,7 +183,7 @@ int algorithm_main()
 	cwnd = PCM_ALGO_WINDOW_LOAD(INITIALIZED, CWND_PKTS, INIT_CWND_PKTS);
 
 	if (mask & NUM_RTO)
-		cwnd = on_loss(ALGO_CTX_PASS, cwnd, now, get_signal(NUM_RTO));
+		cwnd = pcm_fx_from_uint(1);
 	else if (mask & NUM_NACK)
 		cwnd = on_loss(ALGO_CTX_PASS, cwnd, now, get_signal(NUM_NACK));
 	else

@@ -19,18 +19,16 @@
  * The first sample only sets prev_rtt's reference (its difference is 0).
  *
  * Thresholds come from the fabric profile instead of the paper's 10 GbE
- * values (T_low 50 us, T_high 500 us, minRTT 20 us): minRTT is FABRIC_BRTT,
- * T_low FABRIC_TRTT, and T_high a fifth of the way from T_low to the RTT of
- * a full queue, FABRIC_BRTT + QUEUE_BYTES at line rate (queues of one BDP,
- * as uet-htsim and the scenarios build them): 25.24 us = 1.8 FABRIC_BRTT at
- * the default profile. T_high is the one mechanism that bounds a standing
- * queue, and it must fire below the full buffer: with trimming and 1-BDP
- * queues the RTT cannot pass about 36 us (2 BRTT, the retransmissions' 1.5x
- * queue allowance, the receiver's hold), so the paper's ratio (T_high = 5
- * minRTT, 70 us here) never fires and leaves the rate to drift to 33% per
- * flow at 8:1. The four fifths above T_high are headroom for the overshoot
- * of one update interval (SEGMENT_US / r): at 8:1, T_high midway (26.3 us)
- * let the RTT sit above it for 47% of the ACKs, a fifth for 7%.
+ * values (T_low 50 us, T_high 500 us, minRTT 20 us), keeping the paper's
+ * ratio T_high / T_low = 10: minRTT is FABRIC_BRTT (14.0 us), T_low
+ * FABRIC_TRTT (24.5 us, 1.75 minRTT; the paper's 2.5 minRTT, 35 us, is above
+ * what a one-BDP queue lets the RTT reach, about 36 us, so nothing but the
+ * additive increase would ever act) and T_high 10 T_low (245 us). Between
+ * them, which is every RTT a queue of the fabric gives, the gradient mode
+ * decides, as the paper intends; T_high is the paper's guard against a
+ * standing queue far beyond the fabric's buffers. (Before issue 25 T_high
+ * was a fifth of the way to a full queue, 25.2 us: a band of 0.7 us, about
+ * two packets, in which the gradient mode almost never acted.)
  *
  * Deviations: none in the update rule.
  * Deviation of the emulation, not of the rule: a rate policy drives no
@@ -38,12 +36,12 @@
  * pcm-sim(1)) and starts at INIT_RATE, line rate (a profile may start
  * lower); docs/policies.md.
  *
- * In the emulation: once converged, the RTT stays below T_HIGH (test
- * test_timely_holds_rtt_below_t_high_once_converged).
+ * In the emulation: once converged, the gradient mode makes most updates
+ * (test test_timely_gradient_mode_acts_once_converged).
  *
  * Tunables: EWMA_ALPHA, BETA (dimensionless); DELTA, RATE_MIN (fractions of
  * line rate); HAI_THRESHOLD (updates), HAI_FACTOR; MIN_RTT_US, T_LOW_US,
- * QUEUE_DRAIN_US, T_HIGH_US, SEGMENT_US (us); QUEUE_BYTES (bytes).
+ * T_HIGH_US, SEGMENT_US (us).
  */
 #include "timely.h"
 #include "pcm_algo.h"

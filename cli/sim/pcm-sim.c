@@ -5,15 +5,17 @@
  * happened.
  *
  *   pcm-sim [SCENARIO.yaml] [--policy NAME|FILE.so] [--lb NAME|FILE.so|none]
- *           [--seed N] [--mode sync|async] [--delay-events N]
- *           [--out DIR] [--plot DIR] [--json]
+ *           [--seed N] [--mode sync|async] [--delay-events N] [--set KEY=VALUE]...
+ *           [--out DIR] [--plot DIR [--baseline RUN_DIR]] [--json]
  *           [--check] [--dst SEED] [--write FILE]
+ *   pcm-sim sweep ...   (sweep.c)
  *
  * Without a scenario it runs the built-in one (scenarios/incast-8.yaml, an
  * 8:1 incast with swift, compiled in). --policy replaces the scenario's
- * default policy, --lb its LB package, --mode and --delay-events its shell;
- * --out writes the records, --plot the records and pictures of them (with
- * pcm-plot); --json prints one JSON object. --check runs the randomized
+ * default policy, --lb its LB package, --mode and --delay-events its shell,
+ * --set any key of it (scenario_set.c); --out writes the records, --plot the
+ * records and pictures of them (with pcm-plot), over another run's with
+ * --baseline; --json prints one JSON object. --check runs the randomized
  * suite's checks on the scenario instead (every message once, nothing
  * leaked, the PSN/SACK invariants, two runs identical); --dst SEED takes the
  * scenario the suite's generator draws from SEED, --write FILE writes the
@@ -33,8 +35,11 @@
 
 #include "builtin.h"
 #include "embedded.h"
-#include "progdir.h"
+#include "json_out.h"
+#include "plot_tool.h"
+#include "run_records.h"
 #include "spec.h"
+#include "sweep.h"
 #include "uet.h"
 #include "uet_dst.h"
 
@@ -44,6 +49,8 @@ extern const size_t pcm_embedded_scenario_default_len;
 #define DEFAULT_NAME "(built-in) scenarios/incast-8.yaml"
 /* The built-in policies' unloaded RTT is this far off the scenario's before a warning. */
 #define BRTT_RATIO_WARN 2.0
+/* --set options on one command line. */
+#define MAX_SETS 64
 
 struct opts {
 	const char *scenario;
@@ -52,6 +59,9 @@ struct opts {
 	const char *out;
 	const char *plot;
 	const char *write;
+	const char *baseline;
+	struct uet_scenario_set sets[MAX_SETS];
+	size_t n_sets;
 	uint64_t seed, dst_seed;
 	uint32_t delay_events;
 	int mode;              /* -1: the scenario's; else enum uet_shell_mode */
@@ -64,8 +74,9 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: pcm-sim [SCENARIO.yaml] [--policy NAME|FILE.so] [--lb NAME|FILE.so|none]\n"
 		   "               [--seed N] [--mode sync|async] [--delay-events N]\n"
-		   "               [--out DIR] [--plot DIR] [--json]\n"
-		   "               [--check] [--dst SEED] [--write FILE]\n"
+		   "               [--set KEY=VALUE]... [--out DIR] [--plot DIR [--baseline RUN_DIR]]\n"
+		   "               [--json] [--check] [--dst SEED] [--write FILE]\n"
+		   "       pcm-sim sweep GRID.yaml [-j N] [-o DIR] [--resume] (pcm-sim sweep --help)\n"
 		   "  without SCENARIO: the built-in 8:1 incast with swift\n");
 }
 
@@ -79,6 +90,29 @@ static int parse_u64(const char *flag, const char *s, uint64_t *out)
 		fprintf(stderr, "pcm-sim: %s: '%s' is not a non-negative integer\n", flag, s);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* --set KEY=VALUE: the value is YAML, as in a scenario file. */
+static int add_set(struct opts *o, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	struct uet_scenario_set *s = &o->sets[o->n_sets];
+
+	if (!eq || eq == arg) {
+		fprintf(stderr, "pcm-sim: --set: '%s' is not KEY=VALUE (--set "
+				"topology.link_rate=400Gbps)\n",
+			arg);
+		return -EINVAL;
+	}
+	if (o->n_sets == MAX_SETS) {
+		fprintf(stderr, "pcm-sim: --set: more than %d\n", MAX_SETS);
+		return -EINVAL;
+	}
+	*eq = '\0';
+	*s = (struct uet_scenario_set){ .key = arg, .value = eq + 1, .file = "--set", .line = 1,
+					.key_line = 1, .key_col = 1 };
+	o->n_sets++;
 	return 0;
 }
 
@@ -96,6 +130,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "check", no_argument, NULL, 'c' },
 		{ "dst", required_argument, NULL, 'D' },
 		{ "write", required_argument, NULL, 'w' },
+		{ "set", required_argument, NULL, 'S' },
+		{ "baseline", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -158,6 +194,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'w':
 			o->write = optarg;
 			break;
+		case 'S':
+			if (add_set(o, optarg) < 0)
+				return -EINVAL;
+			break;
+		case 'B':
+			o->baseline = optarg;
+			break;
 		case 'h':
 			o->help = true;
 			return 0; /* main() prints the usage: nothing else is read */
@@ -175,6 +218,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (o->have_dst && o->scenario) {
 		fprintf(stderr, "pcm-sim: --dst draws its own scenario; drop '%s' or --dst\n",
 			o->scenario);
+		return -EINVAL;
+	}
+	if (o->have_dst && o->n_sets) {
+		fprintf(stderr, "pcm-sim: --set changes a scenario file; --dst draws its own\n");
+		return -EINVAL;
+	}
+	if (o->baseline && !o->plot) {
+		fprintf(stderr, "pcm-sim: --baseline RUN_DIR is drawn under this run by --plot DIR\n");
 		return -EINVAL;
 	}
 	if (o->have_delay && o->mode == UET_SHELL_SYNC) {
@@ -200,32 +251,6 @@ static long max_rss_kb(void)
 	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
-static FILE *open_out(const char *dir, const char *name)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f)
-		fprintf(stderr, "pcm-sim: %s: cannot write: %s\n", path, strerror(errno));
-	return f;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 /* The scenario, from its file, the built-in default, or the generator. */
 static int load_scenario(const struct opts *o, struct uet_scenario **scn)
 {
@@ -243,10 +268,11 @@ static int load_scenario(const struct opts *o, struct uet_scenario **scn)
 		return rc;
 	}
 	if (o->scenario)
-		rc = uet_scenario_load(o->scenario, scn, &diag);
+		rc = uet_scenario_load_set(o->scenario, o->sets, o->n_sets, scn, &diag);
 	else
-		rc = uet_scenario_parse(DEFAULT_NAME, pcm_embedded_scenario_default,
-					pcm_embedded_scenario_default_len, scn, &diag);
+		rc = uet_scenario_parse_set(DEFAULT_NAME, pcm_embedded_scenario_default,
+					    pcm_embedded_scenario_default_len, o->sets, o->n_sets,
+					    scn, &diag);
 	if (rc < 0)
 		fprintf(stderr, "pcm-sim: %s\n", diag.msg[0] ? diag.msg : strerror(-rc));
 	return rc;
@@ -531,7 +557,7 @@ static void print_text(const struct uet_scenario *scn, const struct uet_sim *sim
 
 static int write_fct(const char *dir, const struct uet_sim *sim)
 {
-	FILE *f = open_out(dir, "fct.csv");
+	FILE *f = records_open(dir, "fct.csv");
 
 	if (!f)
 		return -EIO;
@@ -590,11 +616,11 @@ static int open_records(const char *dir, const struct uet_scenario *scn, struct 
 		return -EIO;
 	}
 	rec->transport_stats =
-		scn->nic.transport_stats ? open_out(dir, "uet-transport-stats.csv") : NULL;
-	rec->events = scn->nic.event_logging ? open_out(dir, "uet-events.csv") : NULL;
-	rec->monitor = scn->nic.uet_monitor ? open_out(dir, "uet-monitor.csv") : NULL;
-	rec->flows = open_out(dir, "uet-flows.csv");
-	rec->queues = open_out(dir, "uet-queues.csv");
+		scn->nic.transport_stats ? records_open(dir, "uet-transport-stats.csv") : NULL;
+	rec->events = scn->nic.event_logging ? records_open(dir, "uet-events.csv") : NULL;
+	rec->monitor = scn->nic.uet_monitor ? records_open(dir, "uet-monitor.csv") : NULL;
+	rec->flows = records_open(dir, "uet-flows.csv");
+	rec->queues = records_open(dir, "uet-queues.csv");
 	if ((scn->nic.transport_stats && !rec->transport_stats) ||
 	    (scn->nic.event_logging && !rec->events) || (scn->nic.uet_monitor && !rec->monitor) ||
 	    !rec->flows || !rec->queues)
@@ -614,43 +640,12 @@ static int close_records(struct uet_records *rec)
 	return ret;
 }
 
-/* pcm-plot over the records in @dir: $PCM_PLOT, else the tool beside pcm-sim. */
-static int plot(const char *dir)
+/* pcm-plot over the records in @dir, over @baseline's if given. */
+static int plot(const char *dir, const char *baseline)
 {
-	char beside[PATH_MAX + 16];
-	const char *candidates[] = { getenv("PCM_PLOT"), beside };
-	const char *script = NULL;
-	pid_t pid;
-	int status;
+	const char *args[] = { dir, dir, baseline ? "--baseline" : NULL, baseline, NULL };
 
-	if (!PCM_PYTHON[0]) {
-		fprintf(stderr, "pcm-sim: --plot: this pcm-sim was built without python3-matplotlib "
-				"(apt-get install python3-matplotlib, then rebuild); the records "
-				"are in %s\n",
-			dir);
-		return -ENOTSUP;
-	}
-	pcm_prog_dir(beside, PATH_MAX);
-	strcat(beside, "/pcm-plot");
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]) && !script; i++)
-		if (candidates[i] && access(candidates[i], R_OK) == 0)
-			script = candidates[i];
-	if (!script) {
-		fprintf(stderr, "pcm-sim: --plot: no pcm-plot beside pcm-sim (%s); set PCM_PLOT\n", beside);
-		return -ENOENT;
-	}
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		execl(PCM_PYTHON, PCM_PYTHON, script, dir, dir, (char *)NULL);
-		fprintf(stderr, "pcm-sim: --plot: cannot run %s: %s\n", PCM_PYTHON, strerror(errno));
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+	return plot_tool_run("--plot", "pcm-plot", "PCM_PLOT", args);
 }
 
 /* A run with its report and records. Return: the exit status. */
@@ -659,6 +654,7 @@ static int run(const struct opts *o, const struct uet_scenario *scn,
 {
 	const char *dir = o->out ? o->out : o->plot;
 	struct uet_records rec = { 0 };
+	struct goodput_rec goodput = { 0 };
 	struct uet_sim *sim = NULL;
 	struct uet_results r;
 	struct pcm_diag diag;
@@ -676,7 +672,8 @@ static int run(const struct opts *o, const struct uet_scenario *scn,
 	}
 	warn_brtt(scn, pkgs, sim);
 	if (dir) {
-		if (open_records(dir, scn, &rec) < 0)
+		if (open_records(dir, scn, &rec) < 0 || failures_write(dir, scn) < 0 ||
+		    goodput_rec_start(&goodput, dir, scn, sim) < 0)
 			goto out;
 		uet_sim_set_records(sim, &rec);
 	}
@@ -708,7 +705,7 @@ static int run(const struct opts *o, const struct uet_scenario *scn,
 
 		if (write_fct(dir, sim) < 0)
 			ret = 1;
-		f = open_out(dir, "summary.json");
+		f = records_open(dir, "summary.json");
 		if (!f)
 			ret = 1;
 		if (f) {
@@ -716,13 +713,14 @@ static int run(const struct opts *o, const struct uet_scenario *scn,
 			if (fclose(f) != 0)
 				ret = 1;
 		}
-		if (close_records(&rec) < 0)
+		if (close_records(&rec) < 0 || goodput_rec_finish(&goodput) < 0)
 			ret = 1;
-		if (o->plot && plot(o->plot) < 0)
+		if (o->plot && plot(o->plot, o->baseline) < 0)
 			ret = 1;
 	}
 out:
 	close_records(&rec);
+	goodput_rec_finish(&goodput);
 	uet_sim_destroy(sim);
 	return ret;
 }
@@ -735,6 +733,8 @@ int main(int argc, char **argv)
 	struct opts o = { 0 };
 	int ret = 2;
 
+	if (argc > 1 && strcmp(argv[1], "sweep") == 0)
+		return sweep_main(argc - 1, argv + 1);
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
 	if (o.help) {

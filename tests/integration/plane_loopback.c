@@ -2,7 +2,7 @@
 /*
  * plane_loopback.c - pcmd's data-plane seam over memcpy, for tests.
  *
- * A connect to an address some region listens on makes two linked flows; a
+ * A connect to a listener (pcmd resolves names) makes two linked flows; a
  * send on one is delivered whole into the next posted receive of the other
  * (FIFO, like the transport), copied chunk by chunk (datapath.chunk_bytes, a
  * bounded number of chunks per poll) so a large message stays in flight
@@ -67,7 +67,6 @@ struct lb_flow {
 
 struct lb_listener {
 	bool used;
-	char addr[PCMD_ADDR_MAX];
 	struct pcmd_plane_region *r;
 	struct xp_accept_queue q; /* flows not yet accepted, accept tokens not yet matched */
 };
@@ -298,21 +297,11 @@ static void free_flow(struct pcmd_plane *pl, uint32_t f, bool report)
 	fl->used = false;
 }
 
-static struct lb_listener *find_listener(struct pcmd_plane *pl, const char *addr)
-{
-	for (uint32_t i = 0; i < pl->n_listeners; i++)
-		if (pl->listeners[i].used && strcmp(pl->listeners[i].addr, addr) == 0)
-			return &pl->listeners[i];
-	return NULL;
-}
-
-static int lb_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
-		     uint32_t backlog, uint32_t *id)
+static int lb_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, uint32_t backlog,
+		     uint32_t *id)
 {
 	uint32_t i;
 
-	if (find_listener(pl, addr))
-		return -EADDRINUSE;
 	for (i = 0; i < pl->n_listeners; i++)
 		if (!pl->listeners[i].used)
 			break;
@@ -332,7 +321,6 @@ static int lb_listen(struct pcmd_plane *pl, struct pcmd_plane_region *r, const c
 		return -ENOMEM;
 	l->used = true;
 	l->r = r;
-	snprintf(l->addr, sizeof(l->addr), "%s", addr);
 	r->refs++;
 	*id = i;
 	return 0;
@@ -361,6 +349,7 @@ static void match_accept(struct pcmd_plane *pl, struct lb_listener *l)
 			struct pcmd_plane_flow_opts o = {.cc = d->cc, .lb = d->lb, .mode = d->mode};
 
 			snprintf(ev.peer, sizeof(ev.peer), "%s", d->r->name);
+			ev.peer_token = d->token;
 			pcmd_plane_opts_names(&o, &ev.peer_opts);
 		}
 		emit(pl, &ev);
@@ -392,13 +381,13 @@ static int lb_accept(struct pcmd_plane *pl, uint32_t id, uint64_t token)
 	return 0;
 }
 
-static int lb_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, const char *addr,
+static int lb_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, uint32_t listener,
 		      const struct pcmd_plane_flow_opts *opts, uint64_t token)
 {
-	struct lb_listener *l = find_listener(pl, addr);
+	struct lb_listener *l = listener_of(pl, listener);
 	uint32_t a, b;
 
-	if (!l || xp_accept_queue_full(&l->q)) {
+	if (xp_accept_queue_full(&l->q)) {
 		emit_simple(pl, PCMD_PLANE_EV_CONNECTED, -ECONNREFUSED, token, 0, 0);
 		return 0;
 	}

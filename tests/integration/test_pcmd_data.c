@@ -3,7 +3,8 @@
  * test_pcmd_data.c - data through pcmd (over the loopback data plane) between
  * separate client processes: byte-exact delivery, the too-long-message rule,
  * a message longer than the engines carry refused at post, one client more
- * than the softnic fabric has hosts refused, a SIGKILLed client
+ * than the softnic fabric has hosts refused, both ends reading the other's
+ * credentials (through pcmd and in process), a SIGKILLed client
  * reclaimed without leaks while others carry on, a client that stops reading
  * completions, and 1,000 connect/disconnect cycles.
  *
@@ -306,6 +307,65 @@ static void test_client_api_memory_fd_policy_and_backend_rules(void **state)
 	free(heap);
 }
 
+/* ---- peer credentials -------------------------------------------------------------------- */
+
+/* Both ends of @ca/@cb are this process: each reads its own uid, gid and pid as its peer's. */
+static void assert_peers_are_this_process(struct pcm_tp_conn *ca, struct pcm_tp_conn *cb)
+{
+	struct pcm_tp_conn *ends[] = {ca, cb};
+
+	for (int i = 0; i < 2; i++) {
+		struct pcm_tp_peer p;
+
+		assert_int_equal(pcm_tp_conn_peer(ends[i], &p), 0);
+		assert_int_equal(p.uid, getuid());
+		assert_int_equal(p.gid, getgid());
+		assert_int_equal(p.pid, getpid());
+	}
+}
+
+static void test_both_ends_read_the_peers_credentials(void **state)
+{
+	struct pcm_tp_config cfg = {.backend = PCM_TP_BACKEND_INPROC,
+				    .datapath = "null",
+				    .progress = PCM_TP_PROGRESS_THREAD};
+	struct pcm_tp_endpoint *a, *b;
+	struct pcm_tp_conn *ca, *cb;
+
+	/* Through pcmd: what pcmd recorded of the other end's socket. */
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &a), 0);
+	assert_int_equal(tp_open(pcmd.sock, 1u << 20, &b), 0);
+	assert_int_equal(pcm_tp_listen_flags(b, "x@y", 0), -EINVAL);
+	assert_non_null(strstr(pcm_tp_last_error(), "holds no '@'"));
+	assert_int_equal(pcm_tp_listen_flags(b, "creds", 2), -EINVAL);
+	assert_int_equal(tp_pair(a, b, "creds", NULL, &ca, &cb), 0);
+	assert_peers_are_this_process(ca, cb);
+	assert_int_equal(pcm_tp_conn_peer(ca, NULL), -EINVAL);
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(b);
+	/* In process: both ends are this process, whatever the flags. */
+	assert_int_equal(pcm_tp_endpoint_open(&cfg, &a), 0);
+	assert_int_equal(pcm_tp_endpoint_open(&cfg, &b), 0);
+	assert_int_equal(pcm_tp_listen_flags(b, "creds", PCM_TP_LISTEN_ANY_USER), 0);
+	assert_int_equal(pcm_tp_accept(b, 1), 0);
+	assert_int_equal(pcm_tp_connect(a, "creds", NULL, 2), 0);
+	ca = cb = NULL;
+	/* The listener takes the dial in its own polls: poll both ends. */
+	for (uint64_t end = harness_now_ms() + 10000; (!ca || !cb) && harness_now_ms() < end;) {
+		struct pcm_tp_completion c;
+
+		if (pcm_tp_poll(a, &c, 1) == 1 && c.op == PCM_TP_OP_CONNECT && c.status == 0)
+			ca = c.conn;
+		if (pcm_tp_poll(b, &c, 1) == 1 && c.op == PCM_TP_OP_ACCEPT && c.status == 0)
+			cb = c.conn;
+	}
+	assert_non_null(ca);
+	assert_non_null(cb);
+	assert_peers_are_this_process(ca, cb);
+	pcm_tp_endpoint_close(a);
+	pcm_tp_endpoint_close(b);
+}
+
 /* ---- limits ------------------------------------------------------------------------------ */
 
 static int start_limited(void **state)
@@ -315,6 +375,7 @@ static int start_limited(void **state)
 				   "datapath: {kind: @DATAPATH@}\n"
 				   "limits:\n"
 				   "  max_clients: 4\n"
+				   "  admin_clients: 0\n" /* the test runs as root, an admin */
 				   "  flows_per_client: 2\n"
 				   "  listeners_per_client: 1\n"
 				   "  memory_per_client_bytes: 4MiB\n"
@@ -916,6 +977,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_too_long_message_fails_both_sides_and_nothing_stalls, start_default, stop),
 	    cmocka_unit_test_setup_teardown(test_client_api_memory_fd_policy_and_backend_rules,
+					    start_default, stop),
+	    cmocka_unit_test_setup_teardown(test_both_ends_read_the_peers_credentials,
 					    start_default, stop),
 	    cmocka_unit_test_setup_teardown(test_limits_refuse_with_the_key_named, start_limited,
 					    stop),

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_des.c - the timing wheel pops events in exact (time, insertion) order
- * across every level and the overflow list, cancellation removes exactly the
- * cancelled events, and the event pool recycles instead of growing.
+ * across every level and the overflow list, pooled events and objects that
+ * are their own events alike; cancellation removes exactly the cancelled
+ * events, and the event pool recycles instead of growing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,21 +57,21 @@ static void test_pop_order_is_time_then_insertion_across_levels(void **state)
 	}
 	qsort(r, N, sizeof(*r), ref_cmp);
 	for (size_t i = 0; i < N; i++) {
-		struct uet_ev *ev;
+		struct uet_fired ev;
 
 		if (r[i].cancelled)
 			continue;
-		ev = uet_des_pop(&des);
-		assert_non_null(ev);
-		assert_int_equal(ev->t_ps, r[i].t);
-		assert_int_equal(ev->arg, r[i].id);
-		assert_true(ev->t_ps > last_t || (ev->t_ps == last_t && ev->arg >= last_id));
-		last_t = ev->t_ps;
-		last_id = ev->arg;
-		uet_des_free(&des, ev);
+		assert_true(uet_des_pop(&des, &ev));
+		assert_non_null(ev.ev);
+		assert_int_equal(des.now_ps, r[i].t);
+		assert_int_equal(ev.arg, r[i].id);
+		assert_true(des.now_ps > last_t || (des.now_ps == last_t && ev.arg >= last_id));
+		last_t = des.now_ps;
+		last_id = ev.arg;
+		uet_des_free(&des, ev.ev);
 		n++;
 	}
-	assert_null(uet_des_pop(&des));
+	assert_false(uet_des_pop(&des, &(struct uet_fired){ 0 }));
 	assert_int_equal(des.n_pending, 0);
 	assert_int_equal(n, N - (N + 2) / 3);
 	uet_des_fini(&des);
@@ -83,15 +84,15 @@ static void test_events_scheduled_while_running_keep_order(void **state)
 	struct uet_des des;
 	struct uet_rng rng;
 	uint64_t last = 0, popped = 0;
-	struct uet_ev *ev;
+	struct uet_fired ev;
 
 	assert_int_equal(uet_des_init(&des), 0);
 	uet_rng_seed(&rng, 11);
 	for (int i = 0; i < 100; i++)
 		uet_des_schedule(&des, 5 + (uint64_t)i * 333, 1, NULL, 0);
-	while ((ev = uet_des_pop(&des))) {
-		assert_true(ev->t_ps >= last);
-		last = ev->t_ps;
+	while (uet_des_pop(&des, &ev)) {
+		assert_true(des.now_ps >= last);
+		last = des.now_ps;
 		if (++popped < 200000) {
 			uint64_t d[] = { 0, 1, 700, 1024, 5000000, 300000000, 20000000000000ull };
 
@@ -102,7 +103,7 @@ static void test_events_scheduled_while_running_keep_order(void **state)
 				uet_des_schedule(&des, des.now_ps + uet_rng_below(&rng, 100000), 1,
 						 NULL, 0);
 		}
-		uet_des_free(&des, ev);
+		uet_des_free(&des, ev.ev);
 	}
 	assert_true(popped >= 200000);
 	/* 100 events pending at any time: the pool recycled instead of growing */
@@ -113,20 +114,94 @@ static void test_events_scheduled_while_running_keep_order(void **state)
 static void test_cancelled_event_in_current_slot_is_skipped(void **state)
 {
 	struct uet_des des;
-	struct uet_ev *a, *b;
+	struct uet_fired a = { 0 };
+	struct uet_ev *b;
 
 	assert_int_equal(uet_des_init(&des), 0);
 	uet_des_schedule(&des, 100, 1, NULL, 1);
-	a = uet_des_pop(&des);
-	uet_des_free(&des, a);
-	b = uet_des_schedule(&des, 100, 1, NULL, 2); /* same slot: straight into the heap */
+	assert_true(uet_des_pop(&des, &a));
+	uet_des_free(&des, a.ev);
+	b = uet_des_schedule(&des, 100, 1, NULL, 2); /* same slot: into the run being served */
 	uet_des_schedule(&des, 101, 1, NULL, 3);
 	uet_des_cancel(&des, b);
-	a = uet_des_pop(&des);
-	assert_int_equal(a->arg, 3);
-	uet_des_free(&des, a);
-	assert_null(uet_des_pop(&des));
+	assert_true(uet_des_pop(&des, &a));
+	assert_int_equal(a.arg, 3);
+	uet_des_free(&des, a.ev);
+	assert_false(uet_des_pop(&des, &a));
 	uet_des_fini(&des);
+}
+
+/* A 64-byte object that is its own event, as a packet or a port is. */
+struct obj {
+	uint64_t id;
+	char pad[56];
+};
+
+/*
+ * Crowded nanoseconds (hundreds of entries in one level-0 slot, inserted in
+ * falling time order, so the slot's sort merges) and entries added to the
+ * slot being served keep (time, insertion) order, objects and pooled events
+ * alike.
+ */
+static void test_crowded_slots_keep_order_for_objects_and_pooled_events(void **state)
+{
+	enum { N = 6000 };
+	struct obj *objs = aligned_alloc(64, N * sizeof(*objs));
+	struct ref *r = calloc(2 * N, sizeof(*r));
+	struct uet_des des;
+	struct uet_rng rng;
+	size_t n = 0, popped = 0;
+
+	assert_int_equal(uet_des_init(&des), 0);
+	uet_rng_seed(&rng, 23);
+	for (size_t i = 0; i < N; i++) {
+		/* eight crowded nanoseconds, times falling within each */
+		uint64_t t = 5000 + (i % 8) * 1024 * 37 + 1023 - (i * 7) % 1024;
+
+		objs[i].id = n;
+		r[n] = (struct ref){ .t = t, .id = n };
+		if (i % 3)
+			uet_des_arm(&des, &objs[i], t, 2);
+		else
+			uet_des_schedule(&des, t, 1, NULL, (uint32_t)n);
+		n++;
+	}
+	qsort(r, n, sizeof(*r), ref_cmp);
+	for (;;) {
+		struct uet_fired ev;
+		uint64_t id;
+
+		if (!uet_des_pop(&des, &ev))
+			break;
+		if (ev.ev) {
+			assert_int_equal(ev.type, 1);
+			id = ev.arg;
+			uet_des_free(&des, ev.ev);
+		} else {
+			assert_int_equal(ev.type, 2);
+			id = ((struct obj *)ev.obj)->id;
+		}
+		assert_int_equal(des.now_ps, r[popped].t);
+		assert_int_equal(id, r[popped].id);
+		popped++;
+		/* now and then, one more into the nanosecond being served */
+		if (n < 2 * N && uet_rng_below(&rng, 4) == 0) {
+			uint64_t t = des.now_ps + uet_rng_below(&rng, 3);
+			size_t j = n;
+
+			uet_des_schedule(&des, t, 1, NULL, (uint32_t)n);
+			/* into the reference's sorted tail: after every entry of equal or earlier time */
+			for (; j > popped && r[j - 1].t > t; j--)
+				r[j] = r[j - 1];
+			r[j] = (struct ref){ .t = t, .id = n };
+			n++;
+		}
+	}
+	assert_int_equal(popped, n);
+	assert_int_equal(des.n_pending, 0);
+	uet_des_fini(&des);
+	free(r);
+	free(objs);
 }
 
 static void test_same_seed_same_random_stream(void **state)
@@ -150,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_pop_order_is_time_then_insertion_across_levels),
 		cmocka_unit_test(test_events_scheduled_while_running_keep_order),
 		cmocka_unit_test(test_cancelled_event_in_current_slot_is_skipped),
+		cmocka_unit_test(test_crowded_slots_keep_order_for_objects_and_pooled_events),
 		cmocka_unit_test(test_same_seed_same_random_stream),
 	};
 

@@ -101,6 +101,118 @@ static void test_ack_request_every_4th_with_first_and_last(void **state)
 	assert_memory_equal(got, want_neither, sizeof(want_neither));
 }
 
+/*
+ * With AckCoalesceBytes (a pcm extension, htsim's receiver) the receiver ACKs
+ * once per that many payload bytes: a 256-packet message under a window of
+ * 64 packets draws one ACK per 4 packets (16 KiB) plus the first and the
+ * last, where the UET page's receiver sends 256 (the test above).
+ */
+static void test_coalescing_receiver_acks_once_per_threshold(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct uet_sim *sim;
+	struct uet_results res;
+	struct capture c;
+	uint32_t acks;
+
+	scn->nic.ack_coalesce_bytes = 4 * MSS;
+	sim = make_sim(scn, NULL);
+	capture_init(&c);
+	capture_attach(&c, sim);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 256 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	uet_sim_results(sim, &res);
+	acks = count_rows(&c, 1, false, UET_PKT_ACK);
+	print_message("  %u data packets, %u ACKs, %llu timeouts\n",
+		      count_rows(&c, 0, false, UET_PKT_DATA), acks,
+		      (unsigned long long)res.timeouts);
+	assert_int_equal(count_rows(&c, 0, false, UET_PKT_DATA), 256);
+	assert_in_range(acks, 256 / 4, 256 / 4 + 3);
+	assert_int_equal(res.timeouts, 0);
+	assert_int_equal(res.completed, 1);
+	uet_sim_destroy(sim);
+	free(c.rows);
+	free(scn);
+}
+
+/*
+ * A coalescing receiver never leaves a full window waiting: the packet
+ * that fills the window asks for an ACK, so a window of 3 packets under a
+ * 64 KiB threshold runs with no timeout (raising AckRequestEveryNthPacket
+ * instead leaves such a window to its timers).
+ */
+static void test_coalescing_full_window_asks_for_an_ack(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	struct uet_sim *sim;
+	struct uet_results res;
+
+	scn->nic.ack_coalesce_bytes = 16 * MSS;
+	scn->nic.initial_cwnd_bytes = 3 * (MSS + UET_NOMINAL_HDR_BYTES);
+	sim = make_sim(scn, NULL);
+	assert_int_equal(uet_sim_post(sim, 0, 1, 64 * MSS, 0, -1), 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	uet_sim_results(sim, &res);
+	print_message("  %llu data packets, %llu ACKs, %llu timeouts, FCT %.1f us\n",
+		      (unsigned long long)res.data_packets, (unsigned long long)res.acks,
+		      (unsigned long long)res.timeouts, res.fct_max_us);
+	assert_int_equal(res.timeouts, 0);
+	assert_int_equal(res.data_packets, 64);
+	/* 22 round trips of a 3-packet window, not 22 timeouts of 100 us */
+	assert_true(res.fct_max_us < 22 * 30.0);
+	uet_sim_destroy(sim);
+	free(scn);
+}
+
+/*
+ * Without the UET policy a switch takes the class from DSCP / 8 (the page's
+ * "Packet marking"): control codepoints are TC2, data TC0, so an ACK on a
+ * port whose data queue is long waits for at most the packet being
+ * serialized. Hosts 0 and 1 send to 2 and hosts 1 and 2 to 0, each with a
+ * 20-packet window, so both ports towards 0 and 2 hold a data queue the
+ * ACKs must cross.
+ */
+static void test_acks_do_not_queue_behind_data_without_the_uet_policy(void **state)
+{
+	struct uet_scenario *scn = pair_scenario();
+	const uint64_t ser_mtu = (MSS + UET_WIRE_HDR_BYTES) * 80, ser_ack = UET_ACK_WIRE_BYTES * 80;
+	uint64_t worst = 0, bound;
+	struct uet_sim *sim;
+	struct capture c;
+
+	scn->topo.senders = 2;
+	scn->topo.uet_policy = false;
+	scn->topo.switch_trimming = false;
+	scn->topo.queue_bytes = 1ull << 20;
+	scn->nic.initial_cwnd_bytes = 20 * (MSS + UET_NOMINAL_HDR_BYTES);
+	sim = make_sim(scn, NULL);
+	capture_init(&c);
+	capture_attach(&c, sim);
+	assert_true(uet_sim_post(sim, 0, 2, 200 * MSS, 0, -1) >= 0);
+	assert_true(uet_sim_post(sim, 1, 2, 200 * MSS, 0, -1) >= 0);
+	assert_true(uet_sim_post(sim, 1, 0, 200 * MSS, 0, -1) >= 0);
+	assert_true(uet_sim_post(sim, 2, 0, 200 * MSS, 0, -1) >= 0);
+	assert_int_equal(uet_sim_run(sim, STOP_PS), 0);
+	/* each ACK from its receiver's NIC to its sender's: two links, and one MTU ahead of it at most */
+	ROWS_FOREACH(&c, tx) {
+		if (tx->kind != UET_PKT_ACK || tx->rx)
+			continue;
+		for (const struct uet_pkt_view *rx = tx + 1; rx < c.rows + c.n; rx++)
+			if (rx->kind == UET_PKT_ACK && rx->rx && rx->pdc == tx->pdc &&
+			    rx->psn == tx->psn) {
+				worst = rx->t_ps - tx->t_ps > worst ? rx->t_ps - tx->t_ps : worst;
+				break;
+			}
+	}
+	bound = 2 * scn->topo.link_delay_ps + 2 * ser_ack + ser_mtu + 1000;
+	print_message("  slowest ACK, NIC to NIC: %.3f us (two links and one MTU ahead: %.3f us)\n",
+		      worst / 1e6, bound / 1e6);
+	assert_true(worst > 0 && worst <= bound);
+	uet_sim_destroy(sim);
+	free(c.rows);
+	free(scn);
+}
+
 static void test_trim_nack_requeues_ahead_of_new_data(void **state)
 {
 	struct uet_scenario *scn = pair_scenario();
@@ -459,6 +571,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_256_packet_message_draws_256_acks),
 		cmocka_unit_test(test_ack_request_every_4th_with_first_and_last),
+		cmocka_unit_test(test_coalescing_receiver_acks_once_per_threshold),
+		cmocka_unit_test(test_coalescing_full_window_asks_for_an_ack),
+		cmocka_unit_test(test_acks_do_not_queue_behind_data_without_the_uet_policy),
 		cmocka_unit_test(test_trim_nack_requeues_ahead_of_new_data),
 		cmocka_unit_test(test_lost_ack_recovered_by_rto_with_doubled_timeout),
 		cmocka_unit_test(test_rto_backoff_stops_at_cap_and_never_gives_up),

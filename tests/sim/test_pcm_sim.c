@@ -25,57 +25,14 @@
 #define FABRIC PCM_SOURCE_ROOT "/policies/fabric/default.yaml"
 #define SCENARIOS PCM_SOURCE_ROOT "/scenarios"
 
+#include "cli_run.h"
+
 static char scratch[256];
-
-struct out {
-	int status;
-	char stdout_text[65536];
-	char stderr_text[16384];
-};
-
-static void slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-
-	buf[n] = '\0';
-	if (f)
-		fclose(f);
-}
 
 /* Run @args (after pcm-sim) in directory @cwd. */
 static void pcm_sim(const char *cwd, const char *args, struct out *o)
 {
-	char cmd[4096], so[512], se[512];
-	int st;
-
-	snprintf(so, sizeof(so), "%s/stdout", scratch);
-	snprintf(se, sizeof(se), "%s/stderr", scratch);
-	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' %s >'%s' 2>'%s'", cwd ? cwd : scratch, PCM_SIM,
-		 args, so, se);
-	st = system(cmd);
-	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	slurp(so, o->stdout_text, sizeof(o->stdout_text));
-	slurp(se, o->stderr_text, sizeof(o->stderr_text));
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-static void expect(const struct out *o, int status, const char *in_stdout, const char *in_stderr)
-{
-	if (o->status != status || (in_stdout && !strstr(o->stdout_text, in_stdout)) ||
-	    (in_stderr && !strstr(o->stderr_text, in_stderr)))
-		fail_msg("exit %d (wanted %d)\nstdout:\n%s\nstderr:\n%s\nwanted in stdout: %s\n"
-			 "wanted in stderr: %s",
-			 o->status, status, o->stdout_text, o->stderr_text,
-			 in_stdout ? in_stdout : "-", in_stderr ? in_stderr : "-");
+	cli_run(scratch, cwd ? cwd : scratch, args, o);
 }
 
 /* A tiny two-host scenario, @extra appended. */
@@ -284,10 +241,10 @@ static bool png(const char *path)
 	return ok && stat(path, &st) == 0 && st.st_size > 4096;
 }
 
-static void test_plot_draws_the_four_figures_from_the_records(void **state)
+static void test_plot_draws_the_five_figures_from_the_records(void **state)
 {
-	static const char *const figs[] = { "cwnd.png", "queues.png", "fct-cdf.png",
-					     "losses.png" };
+	static const char *const figs[] = { "cwnd.png", "goodput.png", "queues.png",
+					     "fct-cdf.png", "losses.png" };
 	char args[600], path[600];
 	struct out o;
 
@@ -298,6 +255,7 @@ static void test_plot_draws_the_four_figures_from_the_records(void **state)
 	snprintf(args, sizeof(args), SCENARIOS "/incast-8.yaml --plot '%s/plots'", scratch);
 	pcm_sim(NULL, args, &o);
 	expect(&o, 0, "cwnd.png: 8 flows, ", NULL);
+	expect(&o, 0, "goodput.png: 8 flows, ", NULL);
 	/* each figure drew something */
 	expect(&o, 0, "fct-cdf.png: 8 messages", NULL);
 	assert_null(strstr(o.stdout_text, ": 0 ports"));
@@ -310,19 +268,58 @@ static void test_plot_draws_the_four_figures_from_the_records(void **state)
 	}
 }
 
+/* The number of data rows of CSV file @path. */
+static size_t csv_rows(const char *path)
+{
+	char text[1 << 16];
+	size_t n = 0;
+
+	slurp(path, text, sizeof(text));
+	for (const char *c = text; *c; c++)
+		n += *c == '\n';
+	return n ? n - 1 : 0;
+}
+
+static void test_plot_baseline_overlays_a_run_and_records_failures(void **state)
+{
+	char args[800], path[600], text[4096];
+	struct out o;
+
+	if (!PCM_PYTHON[0]) {
+		print_message("skip: pcm-sim was built without python3-matplotlib\n");
+		skip();
+	}
+	snprintf(args, sizeof(args), SCENARIOS "/failed-link.yaml --plot '%s/base'", scratch);
+	pcm_sim(NULL, args, &o);
+	expect(&o, 0, "goodput.png: 16 flows, ", NULL);
+	/* the failure pcm-plot shades, and each flow's delivered bytes */
+	snprintf(path, sizeof(path), "%s/base/failures.csv", scratch);
+	slurp(path, text, sizeof(text));
+	assert_string_equal(text, "link_a,link_b,at_ps,until_ps,loss\n"
+				  "agg0.0,core0,20000000,400000000,1\n");
+	snprintf(path, sizeof(path), "%s/base/goodput.csv", scratch);
+	assert_true(csv_rows(path) > 16 * 10);
+	snprintf(args, sizeof(args),
+		 SCENARIOS "/failed-link.yaml --set 'failures[0].reroute=true' --plot '%s/cand' "
+			   "--baseline '%s/base'",
+		 scratch, scratch);
+	pcm_sim(NULL, args, &o);
+	expect(&o, 0, "cwnd.png: 16 flows, ", NULL);
+	snprintf(path, sizeof(path), "%s/cand/fct-cdf.png", scratch);
+	assert_true(png(path));
+	snprintf(args, sizeof(args), SCENARIOS "/failed-link.yaml --baseline '%s/base'", scratch);
+	pcm_sim(NULL, args, &o);
+	expect(&o, 2, NULL, "--baseline RUN_DIR is drawn under this run by --plot DIR");
+}
+
 static int setup(void **state)
 {
-	snprintf(scratch, sizeof(scratch), "%s/pcm-sim-test.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	return mkdtemp(scratch) ? 0 : -1;
+	return scratch_make(scratch, sizeof(scratch), "pcm-sim-test");
 }
 
 static int teardown(void **state)
 {
-	char cmd[600];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-	return system(cmd) == 0 ? 0 : -1;
+	return scratch_remove(scratch);
 }
 
 int main(void)
@@ -336,7 +333,8 @@ int main(void)
 		cmocka_unit_test(test_mode_and_delay_flags_do_what_the_shell_key_does),
 		cmocka_unit_test(test_degenerate_derived_settings_are_flagged),
 		cmocka_unit_test(test_check_and_dst_reproduce_a_generated_scenario),
-		cmocka_unit_test(test_plot_draws_the_four_figures_from_the_records),
+		cmocka_unit_test(test_plot_draws_the_five_figures_from_the_records),
+		cmocka_unit_test(test_plot_baseline_overlays_a_run_and_records_failures),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -2,7 +2,9 @@
 /*
  * test_scenario_file.c - scenario files: every mistake is reported as
  * "file:line:col: key: what is wrong" and rejected, and no input, however
- * mangled, crashes the loader.
+ * mangled, crashes the loader; settings laid over a file (pcm-sim --set, a
+ * sweep's set:) replace, add and index its keys, and a bad one is reported
+ * at the file, line and column it was written in.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -26,6 +28,7 @@ static const char good[] = "name: t\n"
 			   "nic:\n"
 			   "  RdmaDataMSS: 4096\n"
 			   "  AckRequestEveryNthPacket: 4\n"
+			   "  AckCoalesceBytes: 16KiB\n"
 			   "  InitialRetransmitTimeout: 50us\n"
 			   "  DataRate: 100 Gbps\n"
 			   "policy: swift\n"
@@ -51,6 +54,7 @@ static void test_valid_file_sets_every_field(void **state)
 	assert_int_equal(scn->topo.k, 4);
 	assert_int_equal(scn->topo.link_delay_ps, 1000000);
 	assert_int_equal(scn->nic.ack_every_nth, 4);
+	assert_int_equal(scn->nic.ack_coalesce_bytes, 16384);
 	assert_int_equal(scn->nic.initial_rto_ps, 50000000);
 	assert_int_equal(scn->nic.data_rate_bps, 100000000000ull);
 	assert_int_equal(scn->n_policies, 3);
@@ -259,6 +263,82 @@ static void test_missing_file_is_an_error_not_a_crash(void **state)
 	assert_non_null(strstr(diag.msg, "/nonexistent/x.yaml"));
 }
 
+static void test_settings_replace_add_and_index_what_the_file_has(void **state)
+{
+	/* as a grid file has it: the first line indented to the value's column */
+	static const char block[] = "  - {link: [agg0.1, core1], at: 1us}\n"
+				    "  - link: [agg1.0, core0]\n"
+				    "    at: 2us\n"
+				    "    until: 3us\n";
+	const struct uet_scenario_set sets[] = {
+		{ "topology.link_rate", "400Gbps", "g.yaml", 3, 3, 3 },
+		{ "nic.PrefetchBufferEnable", "true", "g.yaml", 4, 4, 3 },
+		{ "failures[0].until", "15us", "g.yaml", 5, 5, 3 },
+		{ "records.flow_sample_interval", "20us", "g.yaml", 6, 6, 3 },
+		{ "seed", "9", "g.yaml", 7, 7, 3 },
+	};
+	const struct uet_scenario_set replace_list = { "failures", block, "g.yaml", 8, 8, 1 };
+	struct uet_scenario *scn = NULL;
+	struct pcm_diag diag;
+
+	if (uet_scenario_parse_set("t.yaml", good, strlen(good), sets, 5, &scn, &diag))
+		fail_msg("%s", diag.msg);
+	assert_int_equal(scn->topo.link_rate_bps, 400000000000ull);        /* replaced */
+	assert_true(scn->nic.prefetch_enable);                             /* added */
+	assert_int_equal(scn->failures[0].until_ps, 15000000);             /* an item's key */
+	assert_int_equal(scn->failures[0].at_ps, 10000000);                /* its neighbour kept */
+	assert_int_equal(scn->flow_sample_ps, 20000000);                   /* a mapping added */
+	assert_int_equal(scn->seed, 9);
+	assert_int_equal(scn->nic.ack_every_nth, 4);                       /* the rest as written */
+	uet_scenario_free(scn);
+	/* a block list, its lines in their places */
+	if (uet_scenario_parse_set("t.yaml", good, strlen(good), &replace_list, 1, &scn, &diag))
+		fail_msg("%s", diag.msg);
+	assert_int_equal(scn->n_failures, 2);
+	assert_string_equal(scn->failures[1].a, "agg1.0");
+	assert_int_equal(scn->failures[1].until_ps, 3000000);
+	uet_scenario_free(scn);
+}
+
+static void test_a_bad_setting_is_reported_where_it_was_written(void **state)
+{
+	static const struct {
+		struct uet_scenario_set set;
+		const char *message;
+	} cases[] = {
+		{ { "topology.link_ratex", "1Gbps", "g.yaml", 4, 4, 3 },
+		  "g.yaml:4:3: topology.link_ratex: unknown key (valid here: type," },
+		{ { "topology.link_rate", "    [1Gbps]", "g.yaml", 7, 7, 3 },
+		  "g.yaml:7:5: topology.link_rate: expected a single value, not a list" },
+		{ { "nic.InitialCwnd", "{a: [1}", "g.yaml", 2, 2, 1 },
+		  "g.yaml:2:7: nic.InitialCwnd: YAML:" },
+		{ { "topology..k", "4", "g.yaml", 1, 1, 1 }, "g.yaml:1:1: topology..k: not a key path" },
+		{ { "rules[9].dst", "1", "g.yaml", 1, 1, 1 },
+		  "g.yaml:1:1: rules[9].dst: the scenario's 'rules' has no item 9" },
+		{ { "policy.x", "1", "g.yaml", 1, 1, 1 },
+		  "g.yaml:1:1: policy.x: cannot set 'x': what holds it in the scenario is not a "
+		  "mapping" },
+		{ { "flows[0].src", "99", "g.yaml", 3, 3, 1 },
+		  "g.yaml:3:1: flows[0].src: host 99 does not exist" },
+	};
+	struct uet_scenario *scn = NULL;
+	struct pcm_diag diag;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = uet_scenario_parse_set("t.yaml", good, strlen(good), &cases[i].set, 1,
+						&scn, &diag);
+
+		if (rc != -EINVAL || !strstr(diag.msg, cases[i].message))
+			fail_msg("case %zu: rc %d, '%s' (wanted '%s')", i, rc, diag.msg,
+				 cases[i].message);
+	}
+	/* no setting: the same as uet_scenario_parse() */
+	assert_int_equal(uet_scenario_parse_set("t.yaml", good, strlen(good), NULL, 0, &scn,
+						&diag),
+			 0);
+	uet_scenario_free(scn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +349,8 @@ int main(void)
 		cmocka_unit_test(test_lb_gets_its_own_package_entry_apart_from_rules),
 		cmocka_unit_test(test_mangled_input_never_crashes),
 		cmocka_unit_test(test_missing_file_is_an_error_not_a_crash),
+		cmocka_unit_test(test_settings_replace_add_and_index_what_the_file_has),
+		cmocka_unit_test(test_a_bad_setting_is_reported_where_it_was_written),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

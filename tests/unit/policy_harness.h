@@ -32,7 +32,7 @@
 #define F_PKT 4184u /* FABRIC_NOMINAL_PKT_BYTES: what one packet counts in the window */
 #define F_MTU 4150u
 #define F_BDP 175284u
-#define F_MIN_CWND 4150u
+#define F_MIN_CWND 4184u /* one full packet's window */
 #define F_MAX_CWND 262926u
 #define F_BRTT 14022720u
 #define F_TRTT 24539760u

@@ -2,9 +2,10 @@
 /*
  * test_pcmd_config.c - pcmd's config: defaults, every key, file:line:col:key
  * errors, command-line overrides through the same key table, sizes, id
- * names, cross-key checks, datapath auto-detection, and per-destination rule
- * matching (exact, prefix, IPv4 and IPv6 networks). Also checks that the
- * example in systemd/pcmd.yaml loads.
+ * names, cross-key checks, datapath auto-detection, per-destination rule
+ * matching (exact, prefix, IPv4 and IPv6 networks), each user's limits and
+ * the shared_names rules. Also checks that the example in systemd/pcmd.yaml
+ * loads.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -331,6 +332,59 @@ static void test_auto_datapath_is_softnic_without_rdma_devices(void **state)
 	rmdir(dir);
 }
 
+static void test_user_limits_derive_from_the_totals_unless_given(void **state)
+{
+	assert_int_equal(load("limits: {max_clients: 40, memory_total_bytes: 8GiB}\n"), 0);
+	assert_int_equal(cfg.limits.user.clients, 10);
+	assert_int_equal(cfg.limits.user.regions, 10);
+	assert_int_equal(cfg.limits.user.region_bytes, 2ull << 30);
+	assert_int_equal(cfg.limits.user.flows, 4 * 1024);
+	assert_int_equal(cfg.limits.user.listeners, 4 * 16);
+	assert_int_equal(cfg.limits.user.hosts, 0); /* pcmd's: half the fabric's hosts */
+	assert_int_equal(cfg.limits.admin_clients, 8);
+	assert_int_equal(cfg.limits.hello_timeout_ms, 5000);
+	assert_int_equal(load("limits: {max_clients: 2, hello_timeout_ms: 2s, admin_clients: 0,\n"
+			      "         user: {clients: 2, hosts: 3, region_bytes: 1GiB}}\n"),
+			 0);
+	assert_int_equal(cfg.limits.user.clients, 2);
+	assert_int_equal(cfg.limits.user.hosts, 3);
+	assert_int_equal(cfg.limits.user.region_bytes, 1ull << 30);
+	assert_int_equal(cfg.limits.hello_timeout_ms, 2000);
+	assert_int_equal(cfg.limits.admin_clients, 0);
+	expect_error("limits:\n  max_clients: 8\n  user: {clients: 9}\n",
+		     "t.yaml:3:19: limits.user.clients: limits.user.clients (9) is above "
+		     "limits.max_clients (8)");
+	expect_error("limits: {user: {flows: 0}}\n", "limits.user.flows: 0 is outside");
+	expect_error("limits: {hello_timeout_ms: 5us}\n", "limits.hello_timeout_ms");
+}
+
+static void test_shared_names_need_a_name_an_owner_and_dialers(void **state)
+{
+	assert_int_equal(
+	    load("shared_names:\n"
+		 "  - {name: \"storage-*\", owner: 0, dial_uids: [0, 12], dial_gids: [0]}\n"
+		 "  - {name: db, owner: root, dial_gids: [root]}\n"),
+	    0);
+	assert_int_equal(cfg.n_shared_names, 2);
+	assert_string_equal(cfg.shared_names[0].name, "storage-*");
+	assert_int_equal(cfg.shared_names[0].n_dial_uids, 2);
+	assert_int_equal(cfg.shared_names[0].dial_uids[1], 12);
+	assert_int_equal(cfg.shared_names[1].owner, 0);
+	assert_int_equal(cfg.shared_names[1].dial_gids[0], 0);
+	expect_error("shared_names: [{name: \"a@b\", owner: 0, dial_uids: [1]}]\n",
+		     "shared_names[0]: name 'a@b': a listening name (no '@')");
+	expect_error("shared_names: [{name: \"a*b\", owner: 0, dial_uids: [1]}]\n",
+		     "or a prefix ending in '*'");
+	expect_error("shared_names: [{name: a, dial_uids: [1]}]\n",
+		     "shared_names[0]: owner: the user whose listeners the rule opens is missing");
+	expect_error("shared_names: [{name: a, owner: 0}]\n",
+		     "lists neither dial_uids nor dial_gids: it lets nobody in");
+	expect_error("shared_names: [{name: a, owner: no_such_user_xyz, dial_uids: [1]}]\n",
+		     "shared_names[0].owner: no user named 'no_such_user_xyz'");
+	expect_error("shared_names: [{name: a, owner: 0, dial_uids: [1], dial: 1}]\n",
+		     "unknown key (valid here: name, owner, dial_uids, dial_gids)");
+}
+
 static void test_example_config_loads(void **state)
 {
 	assert_int_equal(
@@ -354,6 +408,8 @@ int main(void)
 	    cmocka_unit_test(test_durations_and_rates_take_their_key_unit_or_another),
 	    cmocka_unit_test(test_rules_match_exact_prefix_and_networks),
 	    cmocka_unit_test(test_auto_datapath_is_softnic_without_rdma_devices),
+	    cmocka_unit_test(test_user_limits_derive_from_the_totals_unless_given),
+	    cmocka_unit_test(test_shared_names_need_a_name_an_owner_and_dialers),
 	    cmocka_unit_test(test_example_config_loads),
 	};
 

@@ -259,9 +259,8 @@ static void test_dcqcn_htsim_profile_differs_only_in_its_increase_steps(void **s
 #define TM_DELTA 0.001
 #define TM_MIN_RTT_US (F_BRTT / 1000000.0)
 #define TM_T_LOW_US (F_TRTT / 1000000.0)
-/* a fifth of the way from T_low to a full one-BDP queue's RTT */
-#define TM_DRAIN_US (F_BDP * 8.0 / (F_RATE_GBPS * 1000.0))
-#define TM_T_HIGH_US (TM_T_LOW_US + 0.2 * (TM_MIN_RTT_US + TM_DRAIN_US - TM_T_LOW_US))
+/* the paper's ratio: T_high = 10 T_low (500 / 50 us) */
+#define TM_T_HIGH_US (10.0 * TM_T_LOW_US)
 #define TM_SEG_US (65536.0 * 8.0 / (F_RATE_GBPS * 1000.0))
 
 struct timely_m {
@@ -331,7 +330,9 @@ static void test_timely_matches_reference_on_random_trace(void **state)
 			rtt += (r >> 8) % (2 * US);
 		else if (rtt > F_BRTT + 2 * US)
 			rtt -= (r >> 8) % (2 * US);
-		if (rtt > 90 * US)
+		if ((r >> 40) % 500 == 0)
+			rtt = 250 * US; /* now and then past T_high (245 us) */
+		if (rtt > 300 * US)
 			rtt = 40 * US;
 		now += (r >> 30) % (4 * US);
 		tm_feed(sh, &m, (r >> 20) % 4 ? rtt : 0, now);
@@ -347,11 +348,11 @@ static void test_timely_reacts_to_thresholds_and_gradient(void **state)
 	double r0;
 
 	/* above T_high: multiplicative decrease by BETA (1 - T_high / rtt) */
-	tm_feed(sh, &m, 100 * US, now += US);
-	assert_true(m.rate == 1.0 * (1.0 - TM_BETA * (1.0 - TM_T_HIGH_US / 100.0)));
+	tm_feed(sh, &m, 300 * US, now += US);
+	assert_true(m.rate == 1.0 * (1.0 - TM_BETA * (1.0 - TM_T_HIGH_US / 300.0)));
 	/* within one segment time no second update */
 	r0 = m.rate;
-	tm_feed(sh, &m, 100 * US, now += US);
+	tm_feed(sh, &m, 300 * US, now += US);
 	assert_true(m.rate == r0);
 	/*
 	 * A steady RTT between the thresholds: a zero gradient, so an additive
@@ -361,19 +362,19 @@ static void test_timely_reacts_to_thresholds_and_gradient(void **state)
 	for (int i = 0; i < 700; i++) {
 		r0 = m.rate;
 		tm_feed(sh, &m, rtt, now += 40 * US);
-		assert_true(m.neg == (i == 0)); /* the first steps down from 100 us */
+		assert_true(m.neg == (i == 0)); /* the first steps down from 300 us */
 		assert_true(m.rate == 1.0 || fabs(m.rate - (r0 + TM_DELTA)) < 1e-12);
 	}
 	assert_int_equal(ph_ctrl(sh, PCM_CTRL_RATE), PCM_RATE_ONE);
-	/* above T_high again, then back between the thresholds */
-	tm_feed(sh, &m, 100 * US, now += 40 * US);
+	/* far above T_high again, then back between the thresholds */
+	tm_feed(sh, &m, 2000 * US, now += 40 * US);
 	for (int i = 0; i < 250; i++)
 		tm_feed(sh, &m, rtt, now += 40 * US);
 	assert_true(m.rate < 0.9);
 	/* a rising RTT between the thresholds: positive gradient, decrease */
 	r0 = m.rate;
-	for (int i = 0; i < 30; i++)
-		tm_feed(sh, &m, rtt += US / 100, now += 40 * US);
+	for (int i = 0; i < 60; i++)
+		tm_feed(sh, &m, rtt += US / 5, now += 40 * US);
 	assert_true(rtt < TM_T_HIGH_US * US);
 	assert_true(m.rate < r0 && m.diff > 0.0);
 	/* a falling RTT: negative differences; increase once the gradient is <= 0, 5x after 5 */

@@ -422,6 +422,69 @@ static void test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond(void **st
 	pcm_shell_destroy(sh);
 }
 
+/*
+ * RFC 9438 4.2: the target is clamped to 1.5 cwnd, so however far the cubic
+ * curve has run ahead (here 100 s past K on a 1 s RTT), one ACK of a packet
+ * adds at most half a packet: (1.5 cwnd - cwnd) / cwnd per packet acked.
+ */
+static void test_cubic_target_is_capped_at_one_and_a_half_windows(void **state)
+{
+	const uint64_t gap = 33333 * US, sec = 1000000 * US;
+	struct pcm_shell *sh = ph_open("cubic");
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = sec, .inflight = 40 * F_PKT };
+	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
+	uint64_t now = 0;
+	double before, step, uncapped;
+
+	wev_feed(sh, &ack, now += gap);
+	wev_feed(sh, &nack, now += gap);
+	wev_feed(sh, &ack, now += gap); /* the epoch starts: K seconds to Wmax */
+	before = ph_var_d(sh, "CWND_PKTS");
+	wev_feed(sh, &ack, now += 100 * sec);
+	step = ph_var_d(sh, "CWND_PKTS") - before;
+	uncapped = CUBIC_C * pow(101.0 - ph_var_d(sh, "K_S"), 3.0) / before;
+	print_message("cubic: one ACK 100 s past K adds %.6f packets (uncapped: %.1f)\n", step,
+		      uncapped);
+	assert_true(fabs(step - 0.5) < 1e-9); /* half a packet per packet acked */
+	assert_true(uncapped > 100.0);
+	pcm_shell_destroy(sh);
+}
+
+/*
+ * On the 14 us fabric K is seconds and the cubic curve is flat within a
+ * flow, so CUBIC runs in its Reno-friendly region (RFC 9438 4.3): the
+ * window is W_est, which grows by ALPHA_CUBIC = 3 (1 - beta) / (1 + beta)
+ * packets per window of ACKs, not by the cubic target's (W_cubic(t + rtt) -
+ * cwnd) / cwnd.
+ */
+static void test_cubic_runs_reno_friendly_on_a_short_rtt(void **state)
+{
+	struct pcm_shell *sh = ph_open("cubic");
+	struct wev ack = { .acks = 1, .acked_bytes = F_PKT, .rtt_ps = F_BRTT,
+			   .inflight = 40 * F_PKT };
+	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
+	uint64_t now = 0;
+	double start, grown;
+	unsigned n;
+
+	wev_feed(sh, &ack, now += US);
+	wev_feed(sh, &nack, now += US);
+	start = ph_var_d(sh, "CWND_PKTS");
+	assert_true(start == 40.0 * CUBIC_BETA);
+	/* one window of ACKs, one per packet time */
+	for (n = 0; n < (unsigned)start; n++) {
+		wev_feed(sh, &ack, now += US / 3);
+		assert_true(ph_var_d(sh, "CWND_PKTS") == ph_var_d(sh, "W_EST_PKTS"));
+	}
+	grown = ph_var_d(sh, "CWND_PKTS") - start;
+	print_message("cubic: %u ACKs at a 14 us RTT grow the window %.4f packets (ALPHA_CUBIC "
+		      "%.4f), K %.3f s\n",
+		      n, grown, CUBIC_ALPHA, ph_var_d(sh, "K_S"));
+	assert_true(ph_var_d(sh, "K_S") > 1.0);
+	assert_true(fabs(grown - CUBIC_ALPHA) < 0.05 * CUBIC_ALPHA);
+	pcm_shell_destroy(sh);
+}
+
 /* ---- dctcp ------------------------------------------------------------------- */
 
 #define DCTCP_G 0.0625
@@ -753,11 +816,13 @@ static void smartt_step(struct smartt_m *m, const struct wev *e, uint64_t now)
 		m->good_target = m_p2b(M_INIT_PKTS);
 		m->init = true;
 	}
-	if (e->rtos || e->nacks) {
+	if (e->rtos) {
+		m->cwnd = 1.0; /* the authors' code: a timeout resets the window to one packet */
+	} else if (e->nacks) {
 		if (!sm_ignoring(m)) {
 			m->need_qa = true;
 			if (!sm_quick_adapt(m, now))
-				m->cwnd = m->cwnd - 1.0 * (double)(e->rtos ? e->rtos : e->nacks);
+				m->cwnd = m->cwnd - 1.0 * (double)e->nacks;
 		}
 	} else {
 		sm_ack(m, e, now);
@@ -823,6 +888,28 @@ static void test_smartt_quadrants_are_additive_per_rtt(void **state)
 		    c0 - m_min(SM_W * ((rh - SM_TARGET_US) / rh) + share, 1.0));
 	/* a whole window of unmarked ACKs above target: + x packets, not x per packet */
 	assert_true(fabs(smartt_after(&fi, (unsigned)c0) - (c0 + SM_X)) < 0.01);
+}
+
+/* A timeout (authors' code): the window restarts from one packet, wherever it was; a NACK takes one. */
+static void test_smartt_timeout_resets_the_window_to_one_packet(void **state)
+{
+	struct pcm_shell *sh = ph_open("smartt");
+	struct wev ack = { .acks = 1, .acked_bytes = F_MSS, .rtt_ps = F_TRTT + 10 * US };
+	struct wev nack = { .nacks = 1, .nacked_bytes = F_MSS };
+	struct wev rto = { .rtos = 1 };
+	uint64_t now = 0;
+	double before;
+
+	for (unsigned i = 0; i < 200; i++)
+		wev_feed(sh, &ack, now += US / 4);
+	before = ph_var_d(sh, "CWND_PKTS");
+	assert_true(before > 4.0);
+	wev_feed(sh, &nack, now += US / 4);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == before - 1.0);
+	wev_feed(sh, &rto, now += US / 4);
+	assert_true(ph_var_d(sh, "CWND_PKTS") == 1.0);
+	assert_int_equal(ph_ctrl(sh, PCM_CTRL_CWND), m_p2w(1.0));
+	pcm_shell_destroy(sh);
 }
 
 /*
@@ -1233,6 +1320,8 @@ int main(void)
 			test_newreno_halves_the_flight_once_per_rtt_and_timeout_falls_to_one_packet),
 		cmocka_unit_test(test_cubic_matches_reference_on_random_trace),
 		cmocka_unit_test(test_cubic_regrows_to_wmax_in_k_seconds_then_probes_beyond),
+		cmocka_unit_test(test_cubic_target_is_capped_at_one_and_a_half_windows),
+		cmocka_unit_test(test_cubic_runs_reno_friendly_on_a_short_rtt),
 		cmocka_unit_test(test_dctcp_matches_reference_on_random_trace),
 		cmocka_unit_test(test_dctcp_alpha_converges_to_the_marked_fraction),
 		cmocka_unit_test(test_dctcp_cuts_by_half_alpha_at_most_once_per_rtt),
@@ -1240,6 +1329,7 @@ int main(void)
 		cmocka_unit_test(test_uec_dctcp_marked_ack_takes_back_a_third_of_its_bytes),
 		cmocka_unit_test(test_smartt_matches_reference_on_random_trace),
 		cmocka_unit_test(test_smartt_quadrants_are_additive_per_rtt),
+		cmocka_unit_test(test_smartt_timeout_resets_the_window_to_one_packet),
 		cmocka_unit_test(test_smartt_quick_adapt_sets_the_window_to_one_base_rtt_of_delivery),
 		cmocka_unit_test(test_nscc_matches_reference_on_random_trace),
 		cmocka_unit_test(test_nscc_decreases_on_ecn_with_delay_and_grows_without),

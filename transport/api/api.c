@@ -246,6 +246,11 @@ int pcm_tp_endpoint_limits(struct pcm_tp_endpoint *ep, struct pcm_tp_limits *out
 
 int pcm_tp_listen(struct pcm_tp_endpoint *ep, const char *addr)
 {
+	return pcm_tp_listen_flags(ep, addr, 0);
+}
+
+int pcm_tp_listen_flags(struct pcm_tp_endpoint *ep, const char *addr, uint32_t flags)
+{
 	struct tp_front *f;
 	int rc;
 
@@ -254,6 +259,9 @@ int pcm_tp_listen(struct pcm_tp_endpoint *ep, const char *addr)
 	rc = check_addr("listen", addr);
 	if (rc < 0)
 		return rc;
+	if (flags & ~PCM_TP_LISTEN_ANY_USER)
+		return pcm_tp_set_error(-EINVAL, "listen: flags %#x (PCM_TP_LISTEN_ANY_USER only)",
+					flags);
 	f = ep->front;
 	pthread_mutex_lock(&f->lock);
 	rc = ep_state("listen", f);
@@ -263,7 +271,7 @@ int pcm_tp_listen(struct pcm_tp_endpoint *ep, const char *addr)
 				      "per endpoint)",
 				      addr);
 	if (rc == 0)
-		rc = ep->ops->listen(ep, addr);
+		rc = ep->ops->listen(ep, addr, flags);
 	if (rc == 0)
 		f->listening = true;
 	pthread_mutex_unlock(&f->lock);
@@ -357,21 +365,40 @@ int pcm_tp_conn_set_policy(struct pcm_tp_conn *h, const struct pcm_tp_conn_opts 
 	return rc < 0 ? rc : c->ep->ops->conn_set_policy(c, o);
 }
 
+/* A reader of an open connection (conn_query, conn_peer): @h and @out checked, or NULL and *rc. */
+static struct tp_conn *conn_read_arg(const char *call, struct pcm_tp_conn *h, const void *out,
+				     int *rc)
+{
+	struct tp_conn *c = conn_arg(call, h, rc);
+
+	if (!c)
+		return NULL;
+	if (!out) {
+		*rc = pcm_tp_set_error(-EINVAL, "%s: out is NULL", call);
+		return NULL;
+	}
+	pthread_mutex_lock(&c->ep->front->lock);
+	*rc = ep_state(call, c->ep->front);
+	if (*rc == 0 && c->closed)
+		*rc = pcm_tp_set_error(-ENOTCONN, "%s: the connection is closed", call);
+	pthread_mutex_unlock(&c->ep->front->lock);
+	return *rc < 0 ? NULL : c;
+}
+
 int pcm_tp_conn_query(struct pcm_tp_conn *h, struct pcm_tp_conn_info *out)
 {
 	int rc = 0;
-	struct tp_conn *c = conn_arg("conn_query", h, &rc);
+	struct tp_conn *c = conn_read_arg("conn_query", h, out, &rc);
 
-	if (!c)
-		return rc;
-	if (!out)
-		return pcm_tp_set_error(-EINVAL, "conn_query: out is NULL");
-	pthread_mutex_lock(&c->ep->front->lock);
-	rc = ep_state("conn_query", c->ep->front);
-	if (rc == 0 && c->closed)
-		rc = pcm_tp_set_error(-ENOTCONN, "conn_query: the connection is closed");
-	pthread_mutex_unlock(&c->ep->front->lock);
-	return rc < 0 ? rc : c->ep->ops->conn_query(c, out);
+	return c ? c->ep->ops->conn_query(c, out) : rc;
+}
+
+int pcm_tp_conn_peer(struct pcm_tp_conn *h, struct pcm_tp_peer *out)
+{
+	int rc = 0;
+	struct tp_conn *c = conn_read_arg("conn_peer", h, out, &rc);
+
+	return c ? c->ep->ops->conn_peer(c, out) : rc;
 }
 
 /* ---- memory ------------------------------------------------------------------------------------------- */

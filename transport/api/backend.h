@@ -81,7 +81,8 @@ struct pcm_tp_backend_ops {
 	/* Free everything, every region of ep->regions and every connection not released. */
 	void (*endpoint_close)(struct pcm_tp_endpoint *ep);
 	void (*limits)(struct pcm_tp_endpoint *ep, struct pcm_tp_limits *out);
-	int (*listen)(struct pcm_tp_endpoint *ep, const char *addr);
+	/* @flags: pcm_tp_listen_flags()'s, checked. */
+	int (*listen)(struct pcm_tp_endpoint *ep, const char *addr, uint32_t flags);
 	/* The new connection (for the CONNECT completion) in *out. */
 	int (*connect)(struct pcm_tp_endpoint *ep, const char *addr,
 		       const struct pcm_tp_conn_opts *o, uint64_t slot, struct tp_conn **out);
@@ -92,6 +93,8 @@ struct pcm_tp_backend_ops {
 	void (*conn_free)(struct tp_conn *c);
 	int (*conn_set_policy)(struct tp_conn *c, const struct pcm_tp_conn_opts *o);
 	int (*conn_query)(struct tp_conn *c, struct pcm_tp_conn_info *out);
+	/* Who is at @c's other end (pcm_tp_conn_peer()). */
+	int (*conn_peer)(struct tp_conn *c, struct pcm_tp_peer *out);
 	/* Register [addr, addr + len) (checked non-empty and not wrapping). */
 	int (*region_add)(struct pcm_tp_endpoint *ep, void *addr, size_t len,
 			  struct tp_region **out);

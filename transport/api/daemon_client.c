@@ -166,6 +166,22 @@ static int hung_up(struct dc_ep *ep)
 static ssize_t recv_one(struct dc_ep *ep, uint32_t seq, uint16_t type, int *fds,
 			int want_fds, void *ctlbuf);
 
+/*
+ * After ECONNRESET: pcmd refused this client outright and closed its end
+ * before reading all this client sent. The kernel reports the reset first,
+ * once; the refusal pcmd sent before closing may still wait behind it, and
+ * says why (pcm_tp_last_error()) where ECONNRESET alone would not. Return:
+ * recvmsg()'s, with errno ECONNRESET when nothing waits.
+ */
+static ssize_t read_after_reset(struct dc_ep *ep, struct msghdr *m)
+{
+	ssize_t n = recvmsg(ep->sock, m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+
+	if (n <= 0)
+		errno = ECONNRESET;
+	return n <= 0 ? -1 : n;
+}
+
 /* Receive the reply to request @seq (skipping notices). Return: its length or -errno. */
 static ssize_t recv_reply(struct dc_ep *ep, uint32_t seq, uint16_t type, void *buf,
 			  size_t cap, int *fds, int want_fds)
@@ -205,6 +221,8 @@ static ssize_t recv_one(struct dc_ep *ep, uint32_t seq, uint16_t type, int *fds,
 		if (rc < 0 && errno == EINTR)
 			continue;
 		n = recvmsg(ep->sock, &m, MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == ECONNRESET)
+			n = read_after_reset(ep, &m);
 		if (n == 0)
 			return hung_up(ep);
 		if (n < 0)
@@ -268,7 +286,8 @@ static int rpc(struct dc_ep *ep, void *req, size_t req_len, void *rep, size_t re
 	pthread_mutex_lock(&ep->ctl_lock);
 	fill_hdr(ep, h, type, req_len);
 	/* A refused peer may already be gone: its reason still waits in the socket. */
-	if (send(ep->sock, req, req_len, MSG_NOSIGNAL) < 0 && errno != EPIPE) {
+	if (send(ep->sock, req, req_len, MSG_NOSIGNAL) < 0 && errno != EPIPE &&
+	    errno != ECONNRESET) {
 		n = pcm_tp_set_error(-errno, "sending to pcmd: %s", strerror(errno));
 		goto out;
 	}
@@ -514,12 +533,13 @@ static int opts_to_wire(const struct dc_ep *ep, const struct pcm_tp_conn_opts *o
 	return rc;
 }
 
-static int dc_listen(struct dc_ep *ep, const char *addr)
+static int dc_listen(struct dc_ep *ep, const char *addr, uint32_t flags)
 {
 	struct pcmd_req_listen q = {.hdr.type = PCMD_MSG_LISTEN};
 	struct pcmd_rep_listen p;
 
 	snprintf(q.addr, sizeof(q.addr), "%s", addr);
+	q.flags = flags & PCM_TP_LISTEN_ANY_USER ? PCMD_LISTEN_ANY_USER : 0;
 	return rpc(ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
 }
 
@@ -702,6 +722,22 @@ static int dc_conn_query(struct dc_conn *c, struct pcm_tp_conn_info *out)
 	if (rc == -ENOENT)
 		pcm_tp_set_error(rc, "conn_query: pcmd does not list connection %#x", c->id);
 	return rc;
+}
+
+/* The other end's credentials, as pcmd recorded them when it paired the two (PEER). */
+static int dc_conn_peer(struct dc_conn *c, struct pcm_tp_peer *out)
+{
+	struct pcmd_req_peer q = {.hdr.type = PCMD_MSG_PEER};
+	struct pcmd_rep_peer p;
+	int rc;
+
+	q.conn_id = c->id;
+	rc = rpc(c->ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
+	if (rc < 0)
+		return rc;
+	*out = (struct pcm_tp_peer){
+	    .uid = p.peer.uid, .gid = p.peer.gid, .pid = (int32_t)p.peer.pid};
+	return 0;
 }
 
 /* ---- memory ---------------------------------------------------------------------------- */
@@ -1032,9 +1068,9 @@ static void op_limits(struct pcm_tp_endpoint *ep, struct pcm_tp_limits *out)
 	dc_limits(ep_of(ep), out);
 }
 
-static int op_listen(struct pcm_tp_endpoint *ep, const char *addr)
+static int op_listen(struct pcm_tp_endpoint *ep, const char *addr, uint32_t flags)
 {
-	return dc_listen(ep_of(ep), addr);
+	return dc_listen(ep_of(ep), addr, flags);
 }
 
 static int op_connect(struct pcm_tp_endpoint *ep, const char *addr,
@@ -1066,6 +1102,11 @@ static void op_conn_free(struct tp_conn *c)
 static int op_conn_set_policy(struct tp_conn *c, const struct pcm_tp_conn_opts *o)
 {
 	return dc_conn_set_policy(conn_of(c), o);
+}
+
+static int op_conn_peer(struct tp_conn *c, struct pcm_tp_peer *out)
+{
+	return dc_conn_peer(conn_of(c), out);
 }
 
 static int op_conn_query(struct tp_conn *c, struct pcm_tp_conn_info *out)
@@ -1131,6 +1172,7 @@ const struct pcm_tp_backend_ops pcm_tp_daemon_ops = {
 	.conn_close = op_conn_close,
 	.conn_free = op_conn_free,
 	.conn_set_policy = op_conn_set_policy,
+	.conn_peer = op_conn_peer,
 	.conn_query = op_conn_query,
 	.region_add = op_region_add,
 	.region_alloc = op_region_alloc,

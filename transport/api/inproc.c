@@ -519,12 +519,14 @@ static void ip_limits(struct pcm_tp_endpoint *base, struct pcm_tp_limits *out)
 
 /* ---- listen, connect, accept ------------------------------------------------------------------ */
 
-static int ip_listen(struct pcm_tp_endpoint *base, const char *addr)
+/* @flags: PCM_TP_LISTEN_ANY_USER changes nothing here (a name is this process's). */
+static int ip_listen(struct pcm_tp_endpoint *base, const char *addr, uint32_t flags)
 {
 	struct ip_ep *ep = ep_of(base);
 	struct pcm_diag diag = { { 0 } };
 	int rc;
 
+	(void)flags;
 	if (!addr || !addr[0])
 		return pcm_tp_set_error(-EINVAL, "listen: no address");
 	pthread_mutex_lock(&ep->lock);
@@ -804,6 +806,24 @@ static int ip_conn_query(struct tp_conn *base, struct pcm_tp_conn_info *out)
 	pthread_mutex_lock(&c->ep->lock);
 	*out = c->info;
 	pthread_mutex_unlock(&c->ep->lock);
+	return 0;
+}
+
+/*
+ * In process both ends of a null or softnic connection are in this process (the registry
+ * bootstrap): the peer's credentials are its own. A verbs peer is another machine's.
+ */
+static int ip_conn_peer(struct tp_conn *base, struct pcm_tp_peer *out)
+{
+	struct ip_conn *c = conn_of(base);
+
+	if (strcmp(c->ep->boot->ops->name, "registry") != 0)
+		return pcm_tp_set_error(-EOPNOTSUPP,
+					"peer credentials: the %s bootstrap's peer is another "
+					"machine's process",
+					c->ep->boot->ops->name);
+	*out = (struct pcm_tp_peer){
+	    .uid = (uint32_t)getuid(), .gid = (uint32_t)getgid(), .pid = (int32_t)getpid()};
 	return 0;
 }
 
@@ -1093,6 +1113,7 @@ const struct pcm_tp_backend_ops pcm_tp_inproc_ops = {
 	.conn_close = ip_conn_close,
 	.conn_free = ip_conn_free,
 	.conn_set_policy = ip_conn_set_policy,
+	.conn_peer = ip_conn_peer,
 	.conn_query = ip_conn_query,
 	.region_add = ip_region_add,
 	.region_alloc = ip_region_alloc,

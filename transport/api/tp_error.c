@@ -91,6 +91,12 @@ const char *pcm_tp_strerror(int err)
 		return "pcmd speaks another protocol version";
 	case -EACCES:
 		return "pcmd's config does not allow this user or group";
+	case -EUSERS:
+		return "pcmd serves as many clients as its limits allow (all users', or this "
+		       "user's share)";
+	case -EDQUOT:
+		return "this user holds its share of pcmd already (regions, memory, hosts, flows "
+		       "or listeners: pcmd.conf(5), limits.user)";
 	case -ENAMETOOLONG:
 		return "pcmd's socket path is too long";
 	default:

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * des.c - the hierarchical timing wheel, its event pool and the run's random
- * number generator. See des.h for the structure and its invariants:
- * every queued entry with level-0 slot <= cur is in the heap; every other
- * one sits in the first level whose epoch it shares with cur.
+ * number generator. See des.h for the structure and its invariants: every
+ * queued entry whose level-0 slot is at or before cur is in the sorted run;
+ * every other one sits in the first level whose epoch it shares with cur;
+ * every slot's array is in insertion order.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,21 +13,24 @@
 #include "des.h"
 
 #define SLAB_EVENTS 4096
-
-static const unsigned slot_shift[UET_LEVELS] = { 10, 22, 34 };
+/* A slot served sorts at most this many entries by insertion; a larger one is merge-sorted. */
+#define SMALL_RUN 16
 
 int uet_des_init(struct uet_des *des)
 {
 	memset(des, 0, sizeof(*des));
-	des->heap_cap = 256;
-	des->heap = malloc(des->heap_cap * sizeof(*des->heap));
-	if (!des->heap)
-		return -ENOMEM;
 	return uet_des_grow(des);
 }
 
 void uet_des_fini(struct uet_des *des)
 {
+	for (unsigned c = 0; c < UET_DES_SPARE_CLASSES; c++)
+		while (des->spare[c]) {
+			struct uet_qent *a = des->spare[c];
+
+			des->spare[c] = *(struct uet_qent **)a;
+			free(a);
+		}
 	for (size_t i = 0; i < des->n_slabs; i++)
 		free(des->slabs[i]);
 	for (unsigned l = 0; l < UET_LEVELS; l++)
@@ -34,7 +38,8 @@ void uet_des_fini(struct uet_des *des)
 			free(des->lv[l].slot[s].e);
 	free(des->overflow.e);
 	free(des->slabs);
-	free(des->heap);
+	free(des->run);
+	free(des->scratch);
 	memset(des, 0, sizeof(*des));
 }
 
@@ -51,9 +56,10 @@ int uet_des_grow(struct uet_des *des)
 		des->slabs = s;
 		des->slabs_cap = cap;
 	}
-	slab = calloc(SLAB_EVENTS, sizeof(*slab));
+	slab = aligned_alloc(64, SLAB_EVENTS * sizeof(*slab));
 	if (!slab)
 		return -ENOMEM;
+	memset(slab, 0, SLAB_EVENTS * sizeof(*slab));
 	des->slabs[des->n_slabs++] = slab;
 	for (size_t i = 0; i < SLAB_EVENTS; i++) {
 		slab[i].next = des->free_list;
@@ -61,64 +67,6 @@ int uet_des_grow(struct uet_des *des)
 	}
 	des->n_allocated += SLAB_EVENTS;
 	return 0;
-}
-
-static inline bool ent_less(const struct uet_qent *a, const struct uet_qent *b)
-{
-	return a->t_ps < b->t_ps || (a->t_ps == b->t_ps && a->seq < b->seq);
-}
-
-static void heap_push(struct uet_des *des, const struct uet_qent *e)
-{
-	struct uet_qent *h;
-	size_t i;
-
-	if (des->heap_len == des->heap_cap) {
-		size_t cap = des->heap_cap * 2;
-
-		h = realloc(des->heap, cap * sizeof(*h));
-		if (!h) {
-			des->oom = true;
-			return;
-		}
-		des->heap = h;
-		des->heap_cap = cap;
-	}
-	h = des->heap;
-	i = des->heap_len++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-
-		if (!ent_less(e, &h[p]))
-			break;
-		h[i] = h[p];
-		i = p;
-	}
-	h[i] = *e;
-}
-
-static struct uet_ev *heap_pop(struct uet_des *des, uint64_t *t_ps)
-{
-	struct uet_qent *h = des->heap, last = h[--des->heap_len];
-	struct uet_ev *top = h[0].ev;
-	size_t n = des->heap_len, i = 0;
-
-	*t_ps = h[0].t_ps;
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && ent_less(&h[c + 1], &h[c]))
-			c++;
-		if (!ent_less(&h[c], &last))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (n)
-		h[i] = last;
-	return top;
 }
 
 static inline void bit_set(struct uet_wheel_level *lv, unsigned s)
@@ -155,79 +103,137 @@ static int bit_next(const struct uet_wheel_level *lv, unsigned from)
 	return (int)(w * 64 + (unsigned)__builtin_ctzll(lv->bits[w]));
 }
 
-static inline struct uet_qent *slot_ent(struct uet_slot *sl, uint32_t i)
+/* The class of an array of @cap entries (a power of two, at least 4). */
+static unsigned cap_class(uint32_t cap)
 {
-	return i < UET_SLOT_INLINE ? &sl->inl[i] : &sl->e[i - UET_SLOT_INLINE];
+	return (unsigned)__builtin_ctz(cap) - 2;
 }
 
-static void slot_push(struct uet_des *des, struct uet_slot *sl, const struct uet_qent *e)
+/* Give an array back: to the spares of its class if small, else to malloc. */
+static void array_put(struct uet_des *des, struct uet_qent *a, uint32_t cap)
 {
-	if (sl->len < UET_SLOT_INLINE) {
-		sl->inl[sl->len++] = *e;
+	unsigned c = cap_class(cap);
+
+	if (c >= UET_DES_SPARE_CLASSES) {
+		free(a);
 		return;
 	}
-	if (sl->len - UET_SLOT_INLINE == sl->cap) {
-		uint32_t cap = sl->cap ? sl->cap * 2 : 8;
-		struct uet_qent *a = realloc(sl->e, cap * sizeof(*a));
-
-		if (!a) {
-			des->oom = true;
-			return;
-		}
-		sl->e = a;
-		sl->cap = cap;
-	}
-	sl->e[sl->len++ - UET_SLOT_INLINE] = *e;
+	*(struct uet_qent **)a = des->spare[c];
+	des->spare[c] = a;
 }
 
-/* Empty a slot after its entries were moved; a burst's large array is given back. */
-static void slot_reset(struct uet_slot *sl, uint32_t keep_cap)
+/* Double @a (of *@cap entries, @len used), a spare if there is one. Return: false on ENOMEM. */
+static bool grow_array(struct uet_des *des, struct uet_qent **a, uint32_t *cap, uint32_t len)
+{
+	uint32_t n = *cap ? *cap * 2 : 4;
+	unsigned c = cap_class(n);
+	struct uet_qent *b;
+
+	if (c >= UET_DES_CLASSES) {
+		des->oom = true;
+		return false;
+	}
+	if (c < UET_DES_SPARE_CLASSES && des->spare[c]) {
+		b = des->spare[c];
+		des->spare[c] = *(struct uet_qent **)b;
+		if (*a) {
+			memcpy(b, *a, len * sizeof(*b));
+			array_put(des, *a, *cap);
+		}
+	} else {
+		b = realloc(*a, n * sizeof(*b));
+		if (!b) {
+			des->oom = true;
+			return false;
+		}
+	}
+	*a = b;
+	*cap = n;
+	return true;
+}
+
+static inline void slot_push(struct uet_des *des, struct uet_slot *sl, const struct uet_qent *e)
+{
+	if (__builtin_expect(sl->len == sl->cap, 0) && !grow_array(des, &sl->e, &sl->cap, sl->len))
+		return;
+	sl->e[sl->len++] = *e;
+}
+
+/* Empty a slot after its entries were moved; a burst's large array goes to the spares. */
+static void slot_reset(struct uet_des *des, struct uet_slot *sl, uint32_t keep_cap)
 {
 	sl->len = 0;
 	if (sl->cap > keep_cap) {
-		free(sl->e);
+		array_put(des, sl->e, sl->cap);
 		sl->e = NULL;
 		sl->cap = 0;
 	}
 }
 
-static inline void wheel_add(struct uet_des *des, unsigned level, const struct uet_qent *e)
+/*
+ * An entry due within the slot being served: after the pending entries of
+ * equal or earlier time (it was inserted after all of them).
+ */
+static void run_insert(struct uet_des *des, const struct uet_qent *e)
 {
-	struct uet_wheel_level *lv = &des->lv[level];
-	unsigned s = (unsigned)(e->t_ps >> slot_shift[level]) & (UET_WHEEL_SLOTS - 1);
+	uint32_t i;
 
+	if (des->run_len == des->run_cap) {
+		if (des->run_pos) {
+			memmove(des->run, des->run + des->run_pos,
+				(des->run_len - des->run_pos) * sizeof(*des->run));
+			des->run_len -= des->run_pos;
+			des->run_pos = 0;
+		} else if (!grow_array(des, &des->run, &des->run_cap, des->run_len)) {
+			return;
+		}
+	}
+	i = des->run_len;
+	while (i > des->run_pos && des->run[i - 1].t_ps > e->t_ps)
+		i--;
+	memmove(des->run + i + 1, des->run + i, (des->run_len - i) * sizeof(*des->run));
+	des->run[i] = *e;
+	des->run_len++;
+}
+
+/* Place an entry by the invariant relative to cur. */
+static inline void place(struct uet_des *des, const struct uet_qent *e)
+{
+	uint64_t t = e->t_ps, cur = des->cur;
+	struct uet_wheel_level *lv;
+	unsigned s;
+
+	if ((t >> 10) <= cur) {
+		run_insert(des, e);
+		return;
+	}
+	if ((t >> 22) == (cur >> 12)) {
+		lv = &des->lv[0];
+		s = (unsigned)(t >> 10) & (UET_WHEEL_SLOTS - 1);
+	} else if ((t >> 34) == (cur >> 24)) {
+		lv = &des->lv[1];
+		s = (unsigned)(t >> 22) & (UET_WHEEL_SLOTS - 1);
+	} else if ((t >> 46) == (cur >> 36)) {
+		lv = &des->lv[2];
+		s = (unsigned)(t >> 34) & (UET_WHEEL_SLOTS - 1);
+	} else {
+		slot_push(des, &des->overflow, e);
+		return;
+	}
 	slot_push(des, &lv->slot[s], e);
 	bit_set(lv, s);
 }
 
-/* Place an entry by the invariant relative to cur. */
-static void place(struct uet_des *des, const struct uet_qent *e)
+void uet_des_place(struct uet_des *des, uint64_t t_ps, uintptr_t ref)
 {
-	uint64_t t = e->t_ps, cur = des->cur;
+	struct uet_qent e = { .t_ps = t_ps, .ref = ref };
 
-	if ((t >> 10) <= cur)
-		heap_push(des, e);
-	else if ((t >> 22) == (cur >> 12))
-		wheel_add(des, 0, e);
-	else if ((t >> 34) == (cur >> 24))
-		wheel_add(des, 1, e);
-	else if ((t >> 46) == (cur >> 36))
-		wheel_add(des, 2, e);
-	else
-		slot_push(des, &des->overflow, e);
-}
-
-void uet_des_insert(struct uet_des *des, struct uet_ev *ev)
-{
-	struct uet_qent e = { .t_ps = ev->t_ps, .seq = des->seq++, .ev = ev };
-
-	des->n_pending++;
 	place(des, &e);
 }
 
 /*
- * Re-place every entry of a slot; cur must already be set. Entries go to lower
- * levels or the heap only, never back into this slot.
+ * Re-place every entry of a slot, in order; cur must already be set. Entries
+ * go to lower levels or the run only, never back into this slot.
  */
 static void redistribute(struct uet_des *des, unsigned level, unsigned s)
 {
@@ -236,114 +242,168 @@ static void redistribute(struct uet_des *des, unsigned level, unsigned s)
 
 	bit_clear(lv, s);
 	for (uint32_t i = 0; i < sl->len; i++)
-		place(des, slot_ent(sl, i));
+		place(des, &sl->e[i]);
 	/* a level-1 slot can hold a whole epoch's worth: keep only small arrays */
-	slot_reset(sl, 16);
+	slot_reset(des, sl, 16);
 }
 
-/* Move cur to the next slot that may hold entries (not yet loaded). Return: false if none. */
+static void insertion_sort(struct uet_qent *a, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		struct uet_qent x = a[i];
+		uint32_t j = i;
+
+		while (j > 0 && a[j - 1].t_ps > x.t_ps) {
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+}
+
+/* Merge the sorted runs a[0, m) and a[m, n) into out, stably. */
+static void merge(const struct uet_qent *a, uint32_t m, uint32_t n, struct uet_qent *out)
+{
+	uint32_t i = 0, j = m, k = 0;
+
+	while (i < m && j < n)
+		out[k++] = a[j].t_ps < a[i].t_ps ? a[j++] : a[i++];
+	while (i < m)
+		out[k++] = a[i++];
+	while (j < n)
+		out[k++] = a[j++];
+}
+
+/* Stable sort by time of the run just loaded: a slot of arrays in insertion order. */
+static void sort_run(struct uet_des *des)
+{
+	struct uet_qent *a = des->run, *b;
+	uint32_t n = des->run_len, i;
+
+	for (i = 1; i < n && a[i - 1].t_ps <= a[i].t_ps; i++)
+		;
+	if (i >= n)
+		return;
+	if (n <= SMALL_RUN) {
+		insertion_sort(a, n);
+		return;
+	}
+	if (des->scratch_cap < n) {
+		b = realloc(des->scratch, n * sizeof(*b));
+		if (!b) {
+			/* still correct, only slower */
+			insertion_sort(a, n);
+			return;
+		}
+		des->scratch = b;
+		des->scratch_cap = n;
+	}
+	b = des->scratch;
+	for (i = 0; i < n; i += SMALL_RUN)
+		insertion_sort(a + i, n - i < SMALL_RUN ? n - i : SMALL_RUN);
+	for (uint32_t w = SMALL_RUN; w < n; w *= 2) {
+		struct uet_qent *t;
+
+		for (i = 0; i < n; i += 2 * w) {
+			uint32_t m = n - i < w ? n - i : w, e = n - i < 2 * w ? n - i : 2 * w;
+
+			merge(a + i, m, e, b + i);
+		}
+		t = a;
+		a = b;
+		b = t;
+	}
+	if (a != des->run)
+		memcpy(des->run, a, n * sizeof(*a));
+}
+
+static inline void *ref_obj(uintptr_t ref)
+{
+	return (void *)(ref & ~(uintptr_t)UET_DES_TAG_MASK);
+}
+
+/* Serve level-0 slot @s next: its array becomes the run, sorted. */
+static void load_slot(struct uet_des *des, unsigned s)
+{
+	struct uet_slot *sl = &des->lv[0].slot[s];
+	struct uet_qent *e = des->run;
+	uint32_t cap = des->run_cap;
+
+	des->run = sl->e;
+	des->run_cap = sl->cap;
+	des->run_len = sl->len;
+	des->run_pos = 0;
+	sl->e = e;
+	sl->cap = cap;
+	slot_reset(des, sl, 64);
+	bit_clear(&des->lv[0], s);
+	sort_run(des);
+	for (uint32_t i = 0; i < des->run_len && i < UET_DES_PREFETCH; i++)
+		__builtin_prefetch(ref_obj(des->run[i].ref));
+}
+
+/* Move cur to the next slot that may hold entries and load it. Return: false if none. */
 static bool next_slot(struct uet_des *des)
 {
 	uint64_t cur = des->cur, tmin = UINT64_MAX;
 	struct uet_slot ov;
 	int j;
 
+	des->run_pos = des->run_len = 0;
 	j = bit_next(&des->lv[0], (unsigned)(cur & (UET_WHEEL_SLOTS - 1)) + 1);
 	if (j >= 0) {
 		des->cur = (cur & ~(uint64_t)(UET_WHEEL_SLOTS - 1)) | (unsigned)j;
-		des->loaded = false;
+		load_slot(des, (unsigned)j);
 		return true;
 	}
 	j = bit_next(&des->lv[1], (unsigned)((cur >> 12) & (UET_WHEEL_SLOTS - 1)) + 1);
 	if (j >= 0) {
 		des->cur = ((cur >> 24) << 24) | ((uint64_t)j << 12);
-		des->loaded = false;
 		redistribute(des, 1, (unsigned)j);
 		return true;
 	}
 	j = bit_next(&des->lv[2], (unsigned)((cur >> 24) & (UET_WHEEL_SLOTS - 1)) + 1);
 	if (j >= 0) {
 		des->cur = ((cur >> 36) << 36) | ((uint64_t)j << 24);
-		des->loaded = false;
 		redistribute(des, 2, (unsigned)j);
 		return true;
 	}
 	if (!des->overflow.len)
 		return false;
 	for (uint32_t i = 0; i < des->overflow.len; i++)
-		if (slot_ent(&des->overflow, i)->t_ps < tmin)
-			tmin = slot_ent(&des->overflow, i)->t_ps;
+		if (des->overflow.e[i].t_ps < tmin)
+			tmin = des->overflow.e[i].t_ps;
 	des->cur = (tmin >> 46) << 36;
-	des->loaded = false;
 	/* take the overflow: entries beyond the new epoch go back into it */
 	ov = des->overflow;
-	des->overflow.len = 0;
-	des->overflow.e = NULL;
-	des->overflow.cap = 0;
+	des->overflow = (struct uet_slot){ 0 };
 	for (uint32_t i = 0; i < ov.len; i++)
-		place(des, slot_ent(&ov, i));
-	free(ov.e);
+		place(des, &ov.e[i]);
+	if (ov.e)
+		array_put(des, ov.e, ov.cap);
 	return true;
 }
 
-/* Make sure the heap holds the earliest pending entry. Return: false if none is pending. */
-static bool prime(struct uet_des *des)
+bool uet_des_prime(struct uet_des *des)
 {
 	for (;;) {
-		if (!des->loaded) {
-			unsigned s = (unsigned)(des->cur & (UET_WHEEL_SLOTS - 1));
-			struct uet_slot *sl = &des->lv[0].slot[s];
+		while (des->run_pos < des->run_len) {
+			uintptr_t ref = des->run[des->run_pos].ref;
+			struct uet_ev *ev = (struct uet_ev *)ref;
 
-			if (sl->len) {
-				/* these run within the next nanosecond: fetch them together */
-				for (uint32_t i = 0; i < sl->len; i++)
-					__builtin_prefetch(slot_ent(sl, i)->ev);
-				for (uint32_t i = 0; i < sl->len; i++)
-					heap_push(des, slot_ent(sl, i));
-				slot_reset(sl, 64);
-				bit_clear(&des->lv[0], s);
-			}
-			des->loaded = true;
+			if ((ref & UET_DES_TAG_MASK) || ev->type != UET_EV_DEAD)
+				return true;
+			des->run_pos++;
+			uet_des_free(des, ev); /* only pooled events are cancelled */
 		}
-		while (des->heap_len && des->heap[0].ev->type == UET_EV_DEAD) {
-			uint64_t t;
-
-			uet_des_free(des, heap_pop(des, &t)); /* only pooled events are cancelled */
-		}
-		if (des->heap_len)
-			return true;
 		if (!next_slot(des))
 			return false;
 	}
 }
 
-struct uet_ev *uet_des_pop(struct uet_des *des)
-{
-	struct uet_ev *ev;
-
-	if (!prime(des))
-		return NULL;
-	ev = heap_pop(des, &des->now_ps);
-	des->n_pending--;
-	des->n_processed++;
-	return ev;
-}
-
-struct uet_ev *uet_des_pop_until(struct uet_des *des, uint64_t limit_ps)
-{
-	struct uet_ev *ev;
-
-	if (!prime(des) || des->heap[0].t_ps > limit_ps)
-		return NULL;
-	ev = heap_pop(des, &des->now_ps);
-	des->n_pending--;
-	des->n_processed++;
-	return ev;
-}
-
 uint64_t uet_des_peek_time(struct uet_des *des)
 {
-	return prime(des) ? des->heap[0].t_ps : UINT64_MAX;
+	return uet_des_prime(des) ? des->run[des->run_pos].t_ps : UINT64_MAX;
 }
 
 static uint64_t splitmix64(uint64_t *x)

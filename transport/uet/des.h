@@ -2,8 +2,8 @@
 /*
  * des.h - the discrete-event core of the UET emulation.
  *
- * Time is a u64 count of picoseconds. Events are ordered by (time, sequence
- * number of insertion), so a run is a pure function of its inputs and seed.
+ * Time is a u64 count of picoseconds. Events are ordered by (time, order of
+ * insertion), so a run is a pure function of its inputs and seed.
  *
  * The queue is a three-level hierarchical timing wheel with an overflow slot:
  *   level 0: 4096 slots of 2^10 ps (1.024 ns), one 4.19 us epoch
@@ -11,18 +11,25 @@
  *   level 2: 4096 slots of 2^34 ps (17.2 ms), one 70.4 s epoch
  *   overflow: everything further out, redistributed when level 2 runs dry.
  * An event sits in the level whose epoch it shares with the current slot, so
- * it cascades at most once per level. Slots are arrays of (time, sequence,
- * event) entries: cascading and ordering never touch the events themselves,
+ * it cascades at most once per level. Slots are arrays of (time, reference)
+ * entries, so cascading and ordering never touch the events themselves,
  * which matters because a large fabric's pending events do not fit in cache.
- * The slot being served is poured into a small binary heap that orders its
- * entries exactly (and its events are prefetched together); a bitmap per
- * level finds the next non-empty slot in a few word operations. Insertion
- * and cancellation are O(1) amortized, removal O(log n) in that heap, whose
- * size is the number of events within one nanosecond.
  *
- * Events come from a pool grown in slabs, or are embedded in their owner:
- * nothing is allocated per event. A cancelled event is marked dead and
- * recycled when its time comes.
+ * No sequence number is stored: every slot's array is in insertion order.
+ * An entry enters a slot either directly, or when the slot above it is
+ * redistributed, which happens only once every lower slot of the epoch is
+ * empty and copies the slot's entries in their order. So a stable sort by
+ * time gives (time, insertion) order. The slot being served is that sorted
+ * run, consumed from the front; an event scheduled into it (within the
+ * current nanosecond) goes after the entries of equal or earlier time. A
+ * bitmap per level finds the next non-empty slot in a few word operations.
+ *
+ * An entry refers either to a pooled event (struct uet_ev, from slabs: no
+ * allocation per event) or to an object that is its own event: a 32-byte
+ * aligned object, such as a packet or a port, with at most one event
+ * pending at a time, whose type travels in the entry's low five bits
+ * (uet_des_arm()). Serving such an event touches only the object's lines.
+ * A cancelled pooled event is marked dead and recycled when its time comes.
  */
 #ifndef PCM_UET_DES_H
 #define PCM_UET_DES_H
@@ -35,39 +42,36 @@
 #define UET_WHEEL_SLOTS (1u << UET_WHEEL_BITS)
 #define UET_WHEEL_WORDS (UET_WHEEL_SLOTS / 64)
 #define UET_LEVELS 3
+/* Capacities of slot arrays: 4 << class; arrays of up to 256 entries are kept as spares. */
+#define UET_DES_CLASSES 30
+#define UET_DES_SPARE_CLASSES 7
 
 /* Event type 0 marks a cancelled event still queued. */
 #define UET_EV_DEAD 0
+/* Events whose object is fetched ahead of their turn while a slot is served. */
+#define UET_DES_PREFETCH 6
+/* Types of events carried in an entry's low bits (uet_des_arm()): 1 .. 31. */
+#define UET_DES_TAG_MASK 31u
 
-/*
- * An event. Most come from the pool (uet_des_schedule()); an object that has at
- * most one event pending at a time can embed one instead (uet_des_arm()), so
- * that serving the event touches the object's own cache lines only.
- */
+/* A pooled event (uet_des_schedule()); 32-byte aligned, so its entries' low bits are 0. */
 struct uet_ev {
 	uint64_t t_ps;
-	struct uet_ev *next; /* pool link; free for the owner's use while not queued */
+	struct uet_ev *next; /* free-list link */
 	void *obj;
 	uint32_t arg;
 	uint16_t type;
-	bool pooled;
-};
+} __attribute__((aligned(32)));
 
-/* What the queue stores: the order key beside the event, so ordering never touches events. */
+/* What the queue stores: the time beside a reference, so ordering never touches events. */
 struct uet_qent {
 	uint64_t t_ps;
-	uint64_t seq;
-	struct uet_ev *ev;
+	uintptr_t ref; /* a struct uet_ev * (low bits 0), or an object | its event type */
 };
 
-/* A slot: its first two entries inline (one cache line when sparse), the rest in e[]. */
-#define UET_SLOT_INLINE 2
-
 struct uet_slot {
-	struct uet_qent inl[UET_SLOT_INLINE];
-	struct uet_qent *e;   /* entries UET_SLOT_INLINE.. */
-	uint32_t len, cap;    /* cap: of e[] */
-} __attribute__((aligned(64)));
+	struct uet_qent *e;
+	uint32_t len, cap;
+};
 
 struct uet_wheel_level {
 	struct uet_slot slot[UET_WHEEL_SLOTS];
@@ -75,16 +79,27 @@ struct uet_wheel_level {
 	uint64_t summary; /* bit w set: bits[w] != 0 */
 };
 
+/* An event popped: its type, its object and argument; @ev is the pooled event, or NULL. */
+struct uet_fired {
+	void *obj;
+	struct uet_ev *ev;
+	uint32_t arg;
+	uint16_t type;
+};
+
 struct uet_des {
 	uint64_t now_ps;
 	uint64_t cur;     /* absolute level-0 slot index being served */
-	bool loaded;      /* the heap holds slot `cur` */
 	bool oom;
-	uint64_t seq;
 	uint64_t n_pending;
 	uint64_t n_processed;
-	struct uet_qent *heap;
-	size_t heap_len, heap_cap;
+	/* the slot being served, sorted: entries run[pos .. len) are pending */
+	struct uet_qent *run;
+	uint32_t run_pos, run_len, run_cap;
+	struct uet_qent *scratch; /* for sorting a large slot */
+	uint32_t scratch_cap;
+	/* small slot arrays given back, by capacity (4 << class): reused, not freed */
+	struct uet_qent *spare[UET_DES_SPARE_CLASSES];
 	struct uet_wheel_level lv[UET_LEVELS];
 	struct uet_slot overflow;
 	struct uet_ev *free_list;
@@ -105,11 +120,34 @@ void uet_des_fini(struct uet_des *des);
 /* Grow the event pool; the slow path of uet_des_schedule(). */
 int uet_des_grow(struct uet_des *des);
 
-/* Queue @ev at ev->t_ps; sets des->oom if a slot cannot grow. */
-void uet_des_insert(struct uet_des *des, struct uet_ev *ev);
+/* uet_des_insert()'s slow path: an entry for any level, the run or the overflow. */
+void uet_des_place(struct uet_des *des, uint64_t t_ps, uintptr_t ref);
+
+/* Queue @ref at @t_ps (>= now); sets des->oom if a slot cannot grow. */
+static inline void uet_des_insert(struct uet_des *des, uint64_t t_ps, uintptr_t ref)
+{
+	uint64_t cur = des->cur;
+
+	des->n_pending++;
+	/* the common case: later in this level-0 epoch, into a slot with room */
+	if ((t_ps >> 22) == (cur >> 12) && (t_ps >> 10) > cur) {
+		struct uet_wheel_level *lv = &des->lv[0];
+		unsigned s = (unsigned)(t_ps >> 10) & (UET_WHEEL_SLOTS - 1);
+		struct uet_slot *sl = &lv->slot[s];
+
+		if (__builtin_expect(sl->len < sl->cap, 1)) {
+			sl->e[sl->len++] = (struct uet_qent){ .t_ps = t_ps, .ref = ref };
+			lv->bits[s >> 6] |= (uint64_t)1 << (s & 63);
+			lv->summary |= (uint64_t)1 << (s >> 6);
+			return;
+		}
+	}
+	uet_des_place(des, t_ps, ref);
+}
 
 /**
- * uet_des_schedule() - schedule a pooled event of @type at @t_ps (>= now).
+ * uet_des_schedule() - schedule a pooled event of @type at @t_ps (earlier
+ * times mean now).
  *
  * Return: the event (for uet_des_cancel()), or NULL if the pool cannot grow.
  */
@@ -124,27 +162,23 @@ static inline struct uet_ev *uet_des_schedule(struct uet_des *des, uint64_t t_ps
 		ev = des->free_list;
 	}
 	des->free_list = ev->next;
-	ev->pooled = true;
 	ev->t_ps = t_ps < des->now_ps ? des->now_ps : t_ps;
 	ev->type = type;
 	ev->obj = obj;
 	ev->arg = arg;
-	uet_des_insert(des, ev);
+	uet_des_insert(des, ev->t_ps, (uintptr_t)ev);
 	return ev;
 }
 
 /**
- * uet_des_arm() - schedule an event embedded in its owner at @t_ps. It must
- * not be pending already, and is never cancelled.
+ * uet_des_arm() - schedule the event of @type (1 .. 31) of a 32-byte aligned
+ * object at @t_ps (earlier times mean now). The object has no other event
+ * pending, and the event is never cancelled; it is popped with @obj as its
+ * object and an argument of 0.
  */
-static inline void uet_des_arm(struct uet_des *des, struct uet_ev *ev, uint64_t t_ps,
-			       uint16_t type, void *obj)
+static inline void uet_des_arm(struct uet_des *des, void *obj, uint64_t t_ps, uint16_t type)
 {
-	ev->pooled = false;
-	ev->t_ps = t_ps < des->now_ps ? des->now_ps : t_ps;
-	ev->type = type;
-	ev->obj = obj;
-	uet_des_insert(des, ev);
+	uet_des_insert(des, t_ps < des->now_ps ? des->now_ps : t_ps, (uintptr_t)obj | type);
 }
 
 /*
@@ -157,22 +191,59 @@ static inline void uet_des_cancel(struct uet_des *des, struct uet_ev *ev)
 	des->n_pending--;
 }
 
+/* uet_des_pop_until()'s slow path: make run[run_pos] the earliest live entry. Return: false if none. */
+bool uet_des_prime(struct uet_des *des);
+
 /**
- * uet_des_pop() - remove the next live event in (time, sequence) order and
- * advance now_ps to its time. The caller dispatches it, then returns a pooled
- * event with uet_des_free().
+ * uet_des_pop_until() - remove the next live event in (time, insertion)
+ * order if it is due by @limit_ps, advance now_ps to its time and describe it
+ * in @out. The caller dispatches it, then returns a pooled event (out->ev)
+ * with uet_des_free().
  *
- * Return: the event, or NULL when nothing is pending.
+ * Return: true, or false (and nothing removed) when nothing is due by @limit_ps.
  */
-struct uet_ev *uet_des_pop(struct uet_des *des);
+static inline bool uet_des_pop_until(struct uet_des *des, uint64_t limit_ps, struct uet_fired *out)
+{
+	const struct uet_qent *e;
+	uintptr_t tag;
 
-/* uet_des_pop(), but NULL (and nothing removed) if the next event is after @limit_ps. */
-struct uet_ev *uet_des_pop_until(struct uet_des *des, uint64_t limit_ps);
+	/* a pooled event may be dead: the slow path skips those */
+	if ((des->run_pos == des->run_len || !(des->run[des->run_pos].ref & UET_DES_TAG_MASK)) &&
+	    !uet_des_prime(des))
+		return false;
+	e = &des->run[des->run_pos];
+	if (e->t_ps > limit_ps)
+		return false;
+	des->run_pos++;
+	if (des->run_pos + UET_DES_PREFETCH <= des->run_len)
+		__builtin_prefetch((void *)(des->run[des->run_pos + UET_DES_PREFETCH - 1].ref &
+					    ~(uintptr_t)UET_DES_TAG_MASK));
+	des->now_ps = e->t_ps;
+	des->n_pending--;
+	des->n_processed++;
+	tag = e->ref & UET_DES_TAG_MASK;
+	if (tag) {
+		out->obj = (void *)(e->ref & ~(uintptr_t)UET_DES_TAG_MASK);
+		out->ev = NULL;
+		out->arg = 0;
+		out->type = (uint16_t)tag;
+	} else {
+		struct uet_ev *ev = (struct uet_ev *)e->ref;
 
-/*
- * Return a popped pooled event to the pool. An embedded event belongs to its
- * owner, which may have re-armed it while handling it: do not call this on one.
- */
+		out->obj = ev->obj;
+		out->ev = ev;
+		out->arg = ev->arg;
+		out->type = ev->type;
+	}
+	return true;
+}
+
+static inline bool uet_des_pop(struct uet_des *des, struct uet_fired *out)
+{
+	return uet_des_pop_until(des, UINT64_MAX, out);
+}
+
+/* Return a popped pooled event to the pool. */
 static inline void uet_des_free(struct uet_des *des, struct uet_ev *ev)
 {
 	ev->next = des->free_list;

@@ -139,6 +139,9 @@ static void gen_nic(struct gen *g)
 	c->transport_stats = true;
 	c->stats_interval_ps = log_uniform(g, 10 * US, 200 * US);
 	c->event_logging = true;
+	/* coalescing receivers (a pcm extension) */
+	if (chance(g, 0.2))
+		c->ack_coalesce_bytes = range(g, 1, 16) * (uint64_t)c->rdma_data_mss;
 }
 
 /* The scenario's index of policy @name, added if new (never the LB's entry). */

@@ -7,13 +7,15 @@
  * the node at the other end after the link's delay. Each port has one FIFO per
  * traffic class, served by strict priority (control > trimmed > data), with a
  * byte limit per class. Under the UET policy a switch takes the class from
- * the codepoint; a data packet that does not fit is trimmed to its headers,
- * re-marked (trimmed, or trimmed on the last hop when the port faces a NIC)
- * and offered to the trimmed class if its codepoint is trimmable, and dropped
- * otherwise; a trimmable retransmission may fill 1.5 times the limit. Data is
- * ECN-marked with probability (q - kmin) / (kmax - kmin) on the data queue's
- * bytes at arrival. ECMP hashes the entropy value with the flow's addresses
- * and a per-switch salt over the equal-cost ports.
+ * the codepoint, and without it from the DSCP value divided by 8, which for
+ * pcm's values (uet_dscp_value()) gives the same classes: ACKs and NACKs never
+ * queue behind data. Under the UET policy a data packet that does not fit is
+ * trimmed to its headers, re-marked (trimmed, or trimmed on the last hop when
+ * the port faces a NIC) and offered to the trimmed class if its codepoint is
+ * trimmable, and dropped otherwise; a trimmable retransmission may fill 1.5
+ * times the limit. Data is ECN-marked with probability (q - kmin) / (kmax -
+ * kmin) on the data queue's bytes at arrival. ECMP hashes the entropy value
+ * with the flow's addresses and a per-switch salt over the equal-cost ports.
  *
  * Routing is closed-form per topology (no tables): up/down in a fat tree and
  * a leaf-spine, direct in the single-switch incast. A failed link loses every
@@ -62,29 +64,29 @@ static inline uint32_t route(const struct uet_fabric *f, const struct uet_switch
 	case UET_SW_LEAF: {
 		uint32_t h = t->hosts_per_leaf;
 
-		if (dst / h == sw->idx)
-			return sw->port_base + dst % h;
+		if (uet_div(&f->per_leaf, dst) == sw->idx)
+			return sw->port_base + uet_mod(&f->per_leaf, dst);
 		return ecmp(f, sw, pkt, sw->port_base + h, t->spines);
 	}
 	case UET_SW_SPINE:
-		return sw->port_base + dst / t->hosts_per_leaf;
+		return sw->port_base + uet_div(&f->per_leaf, dst);
 	case UET_SW_EDGE: {
-		uint32_t half = t->k / 2, pod = dst / (half * half), edge = (dst / half) % half;
+		uint32_t half = f->half.d, edge = uet_div(&f->half, dst); /* pod * half + edge in pod */
 
-		if (pod == sw->pod && edge == sw->idx)
-			return sw->port_base + dst % half;
+		if (edge == sw->pod * half + sw->idx)
+			return sw->port_base + uet_mod(&f->half, dst);
 		return ecmp(f, sw, pkt, sw->port_base + half, half);
 	}
 	case UET_SW_AGG: {
-		uint32_t half = t->k / 2, pod = dst / (half * half), edge = (dst / half) % half;
+		uint32_t half = f->half.d;
 
-		if (pod == sw->pod)
-			return sw->port_base + edge;
+		if (uet_div(&f->per_pod, dst) == sw->pod)
+			return sw->port_base + uet_mod(&f->half, uet_div(&f->half, dst));
 		return ecmp(f, sw, pkt, sw->port_base + half, half);
 	}
 	case UET_SW_CORE:
 	default:
-		return sw->port_base + dst / ((t->k / 2) * (t->k / 2));
+		return sw->port_base + uet_div(&f->per_pod, dst);
 	}
 }
 
@@ -105,22 +107,19 @@ static void transmit(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *p
 
 	p->busy_until = end;
 	p->tx_pkts++;
-	p->tx_bytes += pkt->wire;
 	if (p->is_nic)
 		f->ops->tx_start(f->ops_ctx, p->owner, pkt, end);
 	if (__builtin_expect(p->failed, 0) && lost_on_failed_link(f, p)) {
-		p->drops++;
 		f->link_drops++;
 		uet_pkt_free(f->pkts, pkt);
 		return;
 	}
 	pkt->node = p->peer;
-	uet_des_arm(f->des, &pkt->ev, end + p->delay_ps, UET_EV_ARRIVE, pkt);
+	uet_des_arm(f->des, pkt, end + f->link_delay_ps, UET_EV_ARRIVE);
 }
 
-static void drop(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt)
+static void drop(struct uet_fabric *f, struct uet_pkt *pkt)
 {
-	p->drops++;
 	f->sw_drops++;
 	uet_pkt_free(f->pkts, pkt);
 }
@@ -139,8 +138,12 @@ static inline unsigned classify(const struct uet_port *p, const struct uet_pkt *
 				       (pkt->kind == UET_PKT_RAW && pkt->dscp != UET_DSCP_CONTROL)
 			       ? UET_TC_DATA
 			       : UET_TC_CONTROL;
-	if (!p->uet_policy)
-		return UET_TC_DATA;
+	if (!p->uet_policy) {
+		/* as for any traffic: the DSCP value over 8, within the port's classes */
+		unsigned tc = uet_dscp_value(pkt->dscp) / 8;
+
+		return tc < UET_NTC ? tc : UET_NTC - 1;
+	}
 	switch (pkt->dscp) {
 	case UET_DSCP_CONTROL:
 		return UET_TC_CONTROL;
@@ -166,11 +169,10 @@ static int admit(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt)
 			if (p->trimming && (pkt->dscp == UET_DSCP_TRIMMABLE ||
 					    pkt->dscp == UET_DSCP_TRIMMABLE_RETX)) {
 				trim(p, pkt);
-				p->trims++;
 				f->sw_trims++;
 				tc = UET_TC_TRIMMED;
 			} else {
-				drop(f, p, pkt);
+				drop(f, pkt);
 				return -1;
 			}
 		} else if (p->ecn_kmax && q > p->ecn_kmin) {
@@ -181,13 +183,12 @@ static int admit(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt)
 				mark = uet_rng_below(f->rng, span) < q - p->ecn_kmin;
 			if (mark) {
 				pkt->flags |= UET_PF_CE;
-				p->marks++;
 				f->sw_marks++;
 			}
 		}
 	}
 	if (tc != UET_TC_DATA && p->qbytes[tc] + pkt->wire > p->limit) {
-		drop(f, p, pkt);
+		drop(f, pkt);
 		return -1;
 	}
 	return (int)tc;
@@ -209,18 +210,16 @@ void uet_port_send(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt
 		if (tc < 0)
 			return;
 	}
-	pkt->ev.next = NULL;
+	pkt->next = NULL;
 	if (p->qtail[tc])
-		p->qtail[tc]->ev.next = &pkt->ev;
+		p->qtail[tc]->next = pkt;
 	else
 		p->qhead[tc] = pkt;
 	p->qtail[tc] = pkt;
 	p->qbytes[tc] += pkt->wire;
-	if (p->qbytes[tc] > p->max_qbytes)
-		p->max_qbytes = p->qbytes[tc];
 	if (!p->free_pending) {
 		p->free_pending = true;
-		uet_des_arm(f->des, &p->free_ev, p->busy_until, UET_EV_PORT_FREE, p);
+		uet_des_arm(f->des, p, p->busy_until, UET_EV_PORT_FREE);
 	}
 }
 
@@ -244,7 +243,7 @@ void uet_port_free_event(struct uet_fabric *f, struct uet_port *p)
 	transmit(f, p, pkt, f->des->now_ps);
 	if (p->qhead[0] || p->qhead[1] || p->qhead[2]) {
 		p->free_pending = true;
-		uet_des_arm(f->des, &p->free_ev, p->busy_until, UET_EV_PORT_FREE, p);
+		uet_des_arm(f->des, p, p->busy_until, UET_EV_PORT_FREE);
 	}
 }
 
@@ -269,14 +268,12 @@ static void switch_receive(struct uet_fabric *f, struct uet_pkt *pkt)
 		    (pkt->kind == UET_PKT_DATA || pkt->kind == UET_PKT_RAW) &&
 		    pkt->dscp != UET_DSCP_TRIMMED && pkt->dscp != UET_DSCP_TRIMMED_LAST_HOP) {
 			trim(out, pkt);
-			out->trims++;
 			f->sw_trims++;
 		}
 		if (verdict == UET_FILTER_MARK &&
 		    (pkt->kind == UET_PKT_DATA || pkt->kind == UET_PKT_RAW) &&
 		    !(pkt->flags & UET_PF_CE)) {
 			pkt->flags |= UET_PF_CE;
-			out->marks++;
 			f->sw_marks++;
 		}
 		uet_port_send(f, out, pkt);

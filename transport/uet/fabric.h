@@ -32,25 +32,32 @@ enum uet_tc {
 /* A failed link's loss: everything. */
 #define UET_LOSS_ALL_PPM 1000000u
 
+/*
+ * A port: two cache lines, each packet's serialization and queueing
+ * touching both and nothing else (the third holds what failures and
+ * records use). It is its own DES event (PORT_FREE).
+ */
 struct uet_port {
+	/* line 1: the serializer, the queues, the flags */
+	uint64_t busy_until;
 	struct uet_pkt *qhead[UET_NTC], *qtail[UET_NTC];
+	uint32_t peer;          /* node id at the other end */
+	bool free_pending : 1;  /* its PORT_FREE event is queued */
+	bool is_nic : 1;        /* a host's egress port */
+	bool faces_nic : 1;     /* a switch port whose link goes to a host */
+	bool failed : 1, reroute_away : 1;
+	bool trimming : 1, uet_policy : 1;
+	/* line 2: the link's rate (its delay is the fabric's), counts, the admission limits */
+	uint64_t ps_per_byte_q16;
+	uint64_t tx_pkts;       /* packets serialized */
 	uint64_t qbytes[UET_NTC];
 	uint64_t limit;
 	uint64_t ecn_kmin, ecn_kmax;
-	uint64_t busy_until;
-	struct uet_ev free_ev;  /* embedded PORT_FREE event */
-	bool free_pending;
-	uint64_t ps_per_byte_q16;
-	uint64_t delay_ps;
-	uint32_t owner, peer; /* node ids */
-	bool is_nic;          /* a host's egress port */
-	bool faces_nic;       /* a switch port whose link goes to a host */
-	bool failed, reroute_away;
-	uint32_t loss_ppm;    /* while failed: parts per million lost (UET_LOSS_ALL_PPM: all) */
-	bool trimming, uet_policy;
-	uint64_t tx_pkts, tx_bytes, drops, trims, marks, max_qbytes;
+	/* line 3 */
+	uint32_t owner;         /* node id */
+	uint32_t loss_ppm;      /* while failed: parts per million lost (UET_LOSS_ALL_PPM: all) */
 	uint64_t sampled_qbytes; /* the total in the last uet-queues row, +1 (0: none yet) */
-};
+} __attribute__((aligned(64)));
 
 enum uet_switch_kind {
 	UET_SW_STAR = 0,
@@ -69,6 +76,22 @@ struct uet_switch {
 	uint32_t salt;
 	char name[32];
 };
+
+/* A divisor fixed when the fabric is built: a shift and a mask when it is a power of two. */
+struct uet_divisor {
+	uint32_t d;
+	int shift; /* -1: not a power of two */
+};
+
+static inline uint32_t uet_div(const struct uet_divisor *v, uint32_t x)
+{
+	return v->shift >= 0 ? x >> v->shift : x / v->d;
+}
+
+static inline uint32_t uet_mod(const struct uet_divisor *v, uint32_t x)
+{
+	return v->shift >= 0 ? x & (v->d - 1) : x % v->d;
+}
 
 /* How the fabric reaches the hosts. */
 struct uet_fabric_ops {
@@ -92,7 +115,10 @@ struct uet_fabric {
 	uint32_t n_hosts, n_switches, n_nodes, n_ports;
 	struct uet_switch *sw;
 	struct uet_port *ports;  /* [0, n_hosts) are the hosts' */
+	/* routing's divisors: hosts per leaf; fat tree: k/2 (hosts per edge), hosts per pod */
+	struct uet_divisor per_leaf, half, per_pod;
 	uint64_t host_rate_bps;  /* the lower of DataRate and the link rate */
+	uint64_t link_delay_ps;  /* every link's */
 	uint64_t unloaded_rtt_ps; /* of the longest path: propagation, an MTU and an ACK per hop */
 	uint64_t bdp_bytes;      /* host rate times that RTT */
 	bool any_reroute;        /* some failure makes ECMP avoid its link */

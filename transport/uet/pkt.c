@@ -29,7 +29,7 @@ static int grow(struct uet_pkt_pool *pool)
 	memset(slab, 0, PKT_SLAB * sizeof(*slab));
 	pool->slabs[pool->n_slabs++] = slab;
 	for (size_t i = 0; i < PKT_SLAB; i++) {
-		slab[i].ev.next = (struct uet_ev *)pool->free;
+		slab[i].next = pool->free;
 		pool->free = &slab[i];
 	}
 	return 0;

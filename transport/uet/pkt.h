@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pkt.h - the emulation's packet and its pool. A packet carries its own DES
+ * pkt.h - the emulation's packet and its pool. A packet is its own DES
  * event, so moving it through the fabric allocates nothing; packets come
  * from slabs and go back to a free list.
  */
@@ -15,12 +15,12 @@
 #include "uet.h"
 
 /*
- * A packet. Its DES event is embedded: a packet is either travelling (ARRIVE),
- * fetching (FETCH_DONE), held (ACK_RELEASE), or queued, never two at once;
- * a queued or free packet links through ev.next.
+ * A packet: one cache line. It is its own DES event (uet_des_arm()): a packet
+ * is either travelling (ARRIVE), fetching (FETCH_DONE), held (ACK_RELEASE),
+ * or queued, never two at once; a queued or free packet links through next.
  */
 struct uet_pkt {
-	struct uet_ev ev;    /* 32 B; with the fields below, the first cache line */
+	struct uet_pkt *next;
 	uint32_t node;       /* node the packet travels to */
 	uint32_t src, dst;
 	uint32_t pdc;        /* sender PDC id */
@@ -30,16 +30,19 @@ struct uet_pkt {
 	uint16_t entropy;
 	uint16_t service_units; /* ACK: receiver service time in UET_SERVICE_STEP_PS */
 	uint8_t kind, dscp, flags, nack_code;
-	/* second line: ACK, probe and credit fields */
-	uint64_t value;      /* PROBE: send time; CREDIT_REQ: bytes; CREDIT: cumulative credit */
-	uint64_t sack_bits;
-	uint32_t cack;       /* ACK: next expected PSN (everything below received) */
-	uint32_t sack_base;
 	uint8_t ce;          /* ACK: CE-marked packets since the previous ACK */
 	uint8_t retx_level;  /* DATA: retransmissions before this one (saturating; timer backoff) */
+	union {
+		uint64_t sack_bits; /* ACK */
+		uint64_t value;     /* PROBE: send time; CREDIT_REQ: bytes; CREDIT: cumulative credit; RAW: cookie */
+	};
+	uint32_t cack;       /* ACK: next expected PSN (everything below received) */
+	uint32_t sack_base;
 } __attribute__((aligned(64)));
 
-#define UET_PKT_NEXT(p) ((struct uet_pkt *)(p)->ev.next)
+_Static_assert(sizeof(struct uet_pkt) == 64, "a packet is one cache line");
+
+#define UET_PKT_NEXT(p) ((p)->next)
 
 struct uet_pkt_pool {
 	struct uet_pkt *free;
@@ -58,14 +61,14 @@ static inline void uet_pkt_free(struct uet_pkt_pool *pool, struct uet_pkt *p)
 	if (p->kind == UET_PKT_RAW)
 		pool->raw_live--;
 	pool->live--;
-	p->ev.next = (struct uet_ev *)pool->free;
+	p->next = pool->free;
 	pool->free = p;
 }
 
-/* Zero everything but the embedded event. */
+/* Zero everything but the link. */
 static inline void uet_pkt_clear(struct uet_pkt *p)
 {
-	__builtin_memset((char *)p + sizeof(p->ev), 0, sizeof(*p) - sizeof(p->ev));
+	__builtin_memset((char *)p + sizeof(p->next), 0, sizeof(*p) - sizeof(p->next));
 }
 
 void uet_pkt_pool_fini(struct uet_pkt_pool *pool);

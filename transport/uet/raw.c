@@ -143,7 +143,7 @@ static void arm_wake(struct uet_nics *ns, struct uet_nic *nic, struct uet_rawhos
 	if (t == UINT64_MAX)
 		return;
 	h->wake_armed = true;
-	uet_des_arm(ns->des, &h->wake_ev, t, UET_EV_RAW_WAKE, h);
+	uet_nic_schedule(ns, t, UET_EV_RAW_WAKE, h, 0);
 }
 
 /* Build and fetch the next packet of @q's head message. Return: 0, -ENOMEM. */
@@ -177,7 +177,7 @@ static int send_one(struct uet_raw *r, struct uet_nics *ns, struct uet_nic *nic,
 		nic->egress.used += wire;
 	ns->pkts->raw_live++;
 	r->queued_pkts--;
-	uet_des_arm(ns->des, &pkt->ev, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE, pkt);
+	uet_des_arm(ns->des, pkt, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE);
 	if (q->ps_per_byte_q16) {
 		uint64_t now = uet_now(ns), base = q->next_ps > now ? q->next_ps : now;
 
@@ -212,7 +212,7 @@ static void raw_pass(struct uet_raw *r, struct uet_nics *ns, struct uet_rawhost 
 			ready_pop(r, h);
 			if (!q->pace_armed) {
 				q->pace_armed = true;
-				uet_des_arm(ns->des, &q->pace_ev, q->next_ps, UET_EV_RAW_PACE, q);
+				uet_nic_schedule(ns, q->next_ps, UET_EV_RAW_PACE, q, 0);
 			}
 			continue;
 		}

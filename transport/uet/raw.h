@@ -30,7 +30,6 @@ struct uet_rawqp {
 	struct uet_rawmsg *sq;
 	uint32_t sq_head, sq_n, sq_cap;
 	bool ready;           /* in its host's ready ring */
-	struct uet_ev pace_ev;
 	bool pace_armed;
 	uint32_t expected;    /* receiver: next PSN */
 	uint32_t rx_first;    /* first PSN of the last message seen, UET_NONE before any */
@@ -45,7 +44,6 @@ struct uet_rawhost {
 	uint32_t *ready;      /* QP ids, a ring */
 	uint32_t rq_head, rq_n, rq_cap;
 	bool blocked;         /* the egress pool refused a packet */
-	struct uet_ev wake_ev;
 	bool wake_armed;
 };
 

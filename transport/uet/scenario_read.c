@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * scenario_read.c - the scenario file reader (uet_scenario_parse(),
- * uet_scenario_load()), with libyaml's document API, whose node marks give
- * every message its line and column; a policy named by a relative path is
- * made relative to the current directory, as the file's neighbour.
+ * uet_scenario_load(), and their _set() forms, which lay settings over the
+ * file first: scenario_set.c), with libyaml's document API, whose node marks
+ * give every message its line and column (and its file: a setting's own); a
+ * policy named by a relative path is made relative to the current
+ * directory, as the file's neighbour.
  *
  * Every key is checked: an unknown key, a value of the wrong kind, a number
  * out of range or a missing unit is reported as "file:line:col: key: what is
@@ -30,6 +32,7 @@
 #include "diag.h"
 #include "pcm_units.h"
 #include "scenario.h"
+#include "scenario_set.h"
 
 struct parser {
 	yaml_document_t doc;
@@ -37,12 +40,21 @@ struct parser {
 	struct pcm_diag *diag;
 	struct uet_scenario *scn;
 	char key[128]; /* dotted path of the value being read */
+	const char **node_file; /* by node index: the setting a node came from (scenario_set.c) */
 	uint32_t hosts; /* of the topology, once it is read (0: unknown) */
 	bool oom;
 };
 
 static int fail(struct parser *p, const yaml_node_t *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* The file node @n was written in: the scenario's, or a setting's laid over it. */
+static const char *node_file(const struct parser *p, const yaml_node_t *n)
+{
+	const char *f = n && p->node_file ? p->node_file[n - p->doc.nodes.start] : NULL;
+
+	return f ? f : p->file;
+}
 
 static int fail(struct parser *p, const yaml_node_t *n, const char *fmt, ...)
 {
@@ -52,7 +64,7 @@ static int fail(struct parser *p, const yaml_node_t *n, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	uet_diag_set(p->diag, "%s:%zu:%zu: %s: %s", p->file, n ? n->start_mark.line + 1 : 1,
+	uet_diag_set(p->diag, "%s:%zu:%zu: %s: %s", node_file(p, n), n ? n->start_mark.line + 1 : 1,
 		     n ? n->start_mark.column + 1 : 1, p->key[0] ? p->key : "(top)", what);
 	return -EINVAL;
 }
@@ -240,7 +252,7 @@ static void mark(struct parser *p, const char *key, const yaml_node_t *n)
 	struct uet_scenario_mark *m;
 	size_t len = strlen(key);
 
-	if (!n || len >= sizeof(m->key) ||
+	if (!n || len >= sizeof(m->key) || node_file(p, n) != p->file ||
 	    (strncmp(key, "flows[", 6) == 0 && (len < 7 || strcmp(key + len - 7, ".policy"))))
 		return;
 	for (uint32_t i = 0; i < scn->n_marks; i++)
@@ -550,6 +562,8 @@ static int parse_items(struct parser *p, const yaml_node_t *list, const char *na
 
 /* NIC attributes, by the document's names (scenario.h). */
 const struct uet_nic_attr uet_nic_attrs[] = {
+	{ "AckCoalesceBytes", UET_ATTR_SIZE, .off = NIC(ack_coalesce_bytes),
+	  .lo = 0, .hi = 1ull << 40 },
 	{ "AckRequestEveryNthPacket", UET_ATTR_U32, .off = NIC(ack_every_nth),
 	  .lo = 1, .hi = 1u << 20 },
 	{ "AckRequestFirstPacket", UET_ATTR_BOOL, .off = NIC(ack_first) },
@@ -1010,8 +1024,9 @@ static int parse_root(struct parser *p, const yaml_node_t *root)
 	return p->oom ? -ENOMEM : 0;
 }
 
-int uet_scenario_parse(const char *name, const char *text, size_t len, struct uet_scenario **out,
-		       struct pcm_diag *diag)
+int uet_scenario_parse_set(const char *name, const char *text, size_t len,
+			   const struct uet_scenario_set *sets, size_t n_sets,
+			   struct uet_scenario **out, struct pcm_diag *diag)
 {
 	struct parser p = { .file = name, .diag = diag };
 	yaml_parser_t parser;
@@ -1036,7 +1051,10 @@ int uet_scenario_parse(const char *name, const char *text, size_t len, struct ue
 		free(p.scn);
 		return -EINVAL;
 	}
-	rc = parse_root(&p, yaml_document_get_root_node(&p.doc));
+	rc = uet_scenario_overlay(&p.doc, sets, n_sets, &p.node_file, diag);
+	if (rc == 0)
+		rc = parse_root(&p, yaml_document_get_root_node(&p.doc));
+	free(p.node_file);
 	yaml_document_delete(&p.doc);
 	yaml_parser_delete(&parser);
 	if (rc < 0) {
@@ -1045,6 +1063,12 @@ int uet_scenario_parse(const char *name, const char *text, size_t len, struct ue
 	}
 	*out = p.scn;
 	return 0;
+}
+
+int uet_scenario_parse(const char *name, const char *text, size_t len, struct uet_scenario **out,
+		       struct pcm_diag *diag)
+{
+	return uet_scenario_parse_set(name, text, len, NULL, 0, out, diag);
 }
 
 static bool is_path(const char *name)
@@ -1085,7 +1109,8 @@ static int resolve_policy_paths(struct uet_scenario *scn, const char *path, stru
 	return 0;
 }
 
-int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_diag *diag)
+int uet_scenario_load_set(const char *path, const struct uet_scenario_set *sets, size_t n_sets,
+			  struct uet_scenario **out, struct pcm_diag *diag)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
@@ -1131,7 +1156,7 @@ int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_di
 		return -EIO;
 	}
 	fclose(f);
-	rc = uet_scenario_parse(path, buf ? buf : "", len, out, diag);
+	rc = uet_scenario_parse_set(path, buf ? buf : "", len, sets, n_sets, out, diag);
 	free(buf);
 	if (rc == 0) {
 		rc = resolve_policy_paths(*out, path, diag);
@@ -1141,4 +1166,9 @@ int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_di
 		}
 	}
 	return rc;
+}
+
+int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_diag *diag)
+{
+	return uet_scenario_load_set(path, NULL, 0, out, diag);
 }

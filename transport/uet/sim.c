@@ -451,7 +451,7 @@ static void fetch_done(struct uet_sim *s, struct uet_pkt *pkt)
 		uet_nic_tx_pass(&s->ns, nic);
 }
 
-static void dispatch(struct uet_sim *s, struct uet_ev *ev)
+static void dispatch(struct uet_sim *s, const struct uet_fired *ev)
 {
 	switch (ev->type) {
 	case UET_EV_ARRIVE:
@@ -533,22 +533,20 @@ static void dispatch(struct uet_sim *s, struct uet_ev *ev)
 
 static bool out_of_memory(const struct uet_sim *s)
 {
-	return s->ns.oom || s->pkts.oom || s->des.oom;
+	return s->ns.oom | s->pkts.oom | s->des.oom;
 }
 
 /* Serve one event. Return: false when nothing is left before @limit_ps. */
-static bool step(struct uet_sim *s, uint64_t limit_ps)
+static inline __attribute__((always_inline)) bool step(struct uet_sim *s, uint64_t limit_ps)
 {
-	struct uet_ev *ev = uet_des_pop_until(&s->des, limit_ps);
-	bool pooled;
+	struct uet_fired ev;
 
-	if (!ev)
+	if (!uet_des_pop_until(&s->des, limit_ps, &ev))
 		return false;
-	/* an embedded event belongs to its owner, which may re-arm or free it */
-	pooled = ev->pooled;
-	dispatch(s, ev);
-	if (pooled)
-		uet_des_free(&s->des, ev);
+	dispatch(s, &ev);
+	/* an object that is its own event may re-arm it; a pooled event goes back */
+	if (ev.ev)
+		uet_des_free(&s->des, ev.ev);
 	return true;
 }
 
@@ -559,12 +557,9 @@ int uet_sim_run(struct uet_sim *s, uint64_t stop_ps)
 	if (rc < 0)
 		return rc;
 	s->stop_ps = stop_ps;
-	while (!all_done(s)) {
-		if (!step(s, stop_ps))
-			break;
+	while (!all_done(s) && step(s, stop_ps))
 		if (__builtin_expect(out_of_memory(s), 0))
 			return -ENOMEM;
-	}
 	if (s->ns.rec.transport_stats && s->ns.cfg.transport_stats &&
 	    s->last_stats_ps != s->des.now_ps)
 		uet_nic_stats_rows(&s->ns);

@@ -48,7 +48,6 @@ static void init_port(struct uet_fabric *f, struct uet_port *p, uint32_t owner, 
 	p->owner = owner;
 	p->peer = peer;
 	p->ps_per_byte_q16 = uet_ps_per_byte_q16(rate_bps);
-	p->delay_ps = t->link_delay_ps;
 	p->is_nic = owner < f->n_hosts;
 	p->faces_nic = !p->is_nic && peer < f->n_hosts;
 	p->uet_policy = t->uet_policy;
@@ -189,6 +188,16 @@ static uint32_t build_fat_tree(struct uet_fabric *f, struct builder *b)
 	return 6;
 }
 
+static struct uet_divisor divisor(uint32_t d)
+{
+	struct uet_divisor v = { .d = d ? d : 1, .shift = -1 };
+
+	if (v.d & (v.d - 1))
+		return v;
+	v.shift = __builtin_ctz(v.d);
+	return v;
+}
+
 static void set_queue_limits(struct uet_fabric *f, uint32_t mtu_bytes)
 {
 	const struct uet_topo_cfg *t = f->topo;
@@ -221,6 +230,7 @@ int uet_fabric_build(struct uet_fabric *f, uint64_t host_rate_bps, uint32_t mtu_
 	if (rc < 0)
 		return rc;
 	f->host_rate_bps = host_rate_bps;
+	f->link_delay_ps = t->link_delay_ps;
 	if (t->kind == UET_TOPO_LEAF_SPINE) {
 		if (t->uplink_rate_bps)
 			up_rate = t->uplink_rate_bps;
@@ -234,10 +244,14 @@ int uet_fabric_build(struct uet_fabric *f, uint64_t host_rate_bps, uint32_t mtu_
 			return -EINVAL;
 		}
 	}
+	f->per_leaf = divisor(t->hosts_per_leaf);
+	f->half = divisor(t->k / 2);
+	f->per_pod = divisor((t->k / 2) * (t->k / 2));
 	f->sw = calloc(f->n_switches, sizeof(*f->sw));
-	f->ports = calloc(f->n_ports, sizeof(*f->ports));
+	f->ports = aligned_alloc(64, (size_t)f->n_ports * sizeof(*f->ports));
 	if (!f->sw || !f->ports)
 		return -ENOMEM;
+	memset(f->ports, 0, (size_t)f->n_ports * sizeof(*f->ports));
 	b.next_port = f->n_hosts;
 	switch (t->kind) {
 	case UET_TOPO_LEAF_SPINE:

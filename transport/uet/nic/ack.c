@@ -64,7 +64,7 @@ void uet_ack_send(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc,
 	if (ack_t < nic->last_ack_ps)
 		ack_t = nic->last_ack_ps;
 	nic->last_ack_ps = ack_t;
-	uet_des_arm(ns->des, &pkt->ev, ack_t, UET_EV_ACK_RELEASE, pkt);
+	uet_des_arm(ns->des, pkt, ack_t, UET_EV_ACK_RELEASE);
 }
 
 void uet_nic_ack_release(struct uet_nics *ns, struct uet_pkt *pkt)
@@ -75,10 +75,13 @@ void uet_nic_ack_release(struct uet_nics *ns, struct uet_pkt *pkt)
 /* Retire one PSN on an ACK or a SACK bit. Return: payload bytes newly acknowledged. */
 static uint32_t retire(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn)
 {
-	struct uet_txpkt *t = &pdc->tx[psn];
 	struct uet_group *g = pdc->grp;
+	struct uet_txpkt *t;
 	uint32_t payload;
 
+	if (!uet_tx_kept(pdc, psn))
+		return 0; /* acknowledged long ago */
+	t = uet_tx(pdc, psn);
 	if (t->state != UET_TX_OUT && !uet_tx_queued(t->state))
 		return 0;
 	payload = uet_pdc_payload(ns, pdc, psn);
@@ -100,15 +103,15 @@ static void check_ack(struct uet_nics *ns, const struct uet_pdc *pdc, const stru
 {
 	UET_ASSERT(ns, pkt->cack <= pdc->npkts && pkt->sack_base >= pkt->cack);
 	for (uint32_t psn = pdc->una; psn < end; psn++)
-		UET_ASSERT(ns, pdc->tx[psn].state != UET_TX_UNSENT &&
-				       pdc->tx[psn].state != UET_TX_PREFETCHED);
+		UET_ASSERT(ns, uet_tx_state(pdc, psn) != UET_TX_UNSENT &&
+				       uet_tx_state(pdc, psn) != UET_TX_PREFETCHED);
 	for (uint64_t bits = pkt->sack_bits; bits; bits &= bits - 1) {
 		uint32_t psn = pkt->sack_base + (uint32_t)__builtin_ctzll(bits);
 
 		UET_ASSERT(ns, psn < pdc->npkts);
 		if (psn < pdc->npkts)
-			UET_ASSERT(ns, pdc->tx[psn].state != UET_TX_UNSENT &&
-					       pdc->tx[psn].state != UET_TX_PREFETCHED);
+			UET_ASSERT(ns, uet_tx_state(pdc, psn) != UET_TX_UNSENT &&
+					       uet_tx_state(pdc, psn) != UET_TX_PREFETCHED);
 	}
 }
 
@@ -118,6 +121,7 @@ static void feed_ack(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *p
 {
 	struct uet_group *g = pdc->grp;
 	uint64_t svc = (uint64_t)pkt->service_units * UET_SERVICE_STEP_PS, now = uet_now(ns);
+	const struct uet_txpkt *t;
 	struct pcm_event ev;
 
 	ev.valid = UET_BIT(PCM_SIG_ACK) | UET_BIT(PCM_SIG_DATA_TX) | UET_BIT(PCM_SIG_ACK_EV) |
@@ -127,8 +131,9 @@ static void feed_ack(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *p
 	ev.values[PCM_SIG_ACK_EV] = pkt->entropy;
 	ev.values[PCM_SIG_QUEUE_DELAY] = svc;
 	/* Karn: an ACK of a packet sent more than once cannot say which copy it acknowledges */
-	if (pkt->psn < pdc->npkts && pdc->tx[pkt->psn].tx_ps && pdc->tx[pkt->psn].tx_count == 1) {
-		uint64_t raw = now - pdc->tx[pkt->psn].tx_ps;
+	t = uet_tx_kept(pdc, pkt->psn) ? uet_tx(pdc, pkt->psn) : NULL;
+	if (t && t->tx_ps && t->tx_count == 1) {
+		uint64_t raw = now - t->tx_ps;
 
 		ev.valid |= UET_BIT(PCM_SIG_RTT);
 		ev.values[PCM_SIG_RTT] = raw > svc ? raw - svc : 0;
@@ -166,7 +171,7 @@ void uet_ack_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *p
 			bytes += retire(ns, pdc, psn);
 		bits &= bits - 1;
 	}
-	while (pdc->una < pdc->npkts && pdc->tx[pdc->una].state == UET_TX_ACKED)
+	while (pdc->una < pdc->npkts && uet_tx_state(pdc, pdc->una) == UET_TX_ACKED)
 		pdc->una++;
 	UET_CHECK(ns, pdc->una >= end && pdc->n_acked <= pdc->npkts);
 	feed_ack(ns, nic, pdc, pkt, bytes);

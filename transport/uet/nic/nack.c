@@ -38,7 +38,7 @@ void uet_nack_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *
 	uint32_t payload;
 
 	nic->st[UET_ST_RX_NACKS]++;
-	if (!pdc || pkt->psn >= pdc->npkts || pdc->tx[pkt->psn].state != UET_TX_OUT)
+	if (!pdc || pkt->psn >= pdc->npkts || uet_tx_state(pdc, pkt->psn) != UET_TX_OUT)
 		return;
 	payload = uet_pdc_payload(ns, pdc, pkt->psn);
 	uet_requeue(ns, pdc, pkt->psn, false);

@@ -7,7 +7,7 @@
  *
  *   rx, ack, nack, cnp, credit_grant, wire, audit
  *     -> pdc -> rto, group -> sched -> credit, prefetch, segment, pcie
- *     -> bytepool, gqueue, trace, ring
+ *     -> coalesce, bytepool, gqueue, trace, ring
  *
  * Where a file below must start something above it, it returns what is
  * due instead of calling up: a credit retry or grant names the group to
@@ -109,6 +109,8 @@ struct uet_rxpdc {
 	uint32_t max_psn;      /* highest PSN received + 1 */
 	uint32_t sack_cursor;  /* successive ACKs report successive 64-PSN blocks */
 	uint32_t ce_pending;
+	uint32_t unacked_bytes; /* AckCoalesceBytes: payload since the last ACK */
+	bool ack_request;      /* AckCoalesceBytes: a flagged packet's gap is still open */
 	bool done;
 	struct uet_group *grp;
 };
@@ -128,7 +130,14 @@ struct uet_pdc {
 	struct uet_pkt *pf_head, *pf_tail; /* payloads in the prefetch buffer, in PSN order */
 	uint32_t last_payload;
 	bool probe_sent, tx_done_logged;
+	/*
+	 * The sender's record of each PSN, for the latest tx_mask + 1 PSNs below
+	 * next_psn only (a ring, grown to at least twice the span from una to
+	 * next_psn): every older PSN is acknowledged, and a large fabric's
+	 * memory does not grow with message sizes. uet_tx_state() reads any PSN.
+	 */
 	struct uet_txpkt *tx;
+	uint32_t tx_mask;
 	/*
 	 * Retransmission timers, one FIFO of (deadline, PSN) per backoff level:
 	 * every timer of a level has one duration and starts in serialization
@@ -259,6 +268,39 @@ static inline uint64_t uet_now(const struct uet_nics *ns)
 static inline bool uet_rx_has(const struct uet_rxpdc *rx, uint32_t psn)
 {
 	return rx->bits[psn >> 6] >> (psn & 63) & 1;
+}
+
+/* The sender's records of a PDC start this small, or as small as the message. */
+#define UET_TX_RING_MIN 16
+
+/* The least power of two >= @n (at most 2^31). */
+static inline uint32_t uet_pow2_at_least(uint64_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
+/* The record of @psn, one of the ring's: in [next_psn - tx_mask - 1, next_psn). */
+static inline struct uet_txpkt *uet_tx(const struct uet_pdc *pdc, uint32_t psn)
+{
+	return &pdc->tx[psn & pdc->tx_mask];
+}
+
+/* Is @psn's record in the ring? */
+static inline bool uet_tx_kept(const struct uet_pdc *pdc, uint32_t psn)
+{
+	return psn < pdc->next_psn && pdc->next_psn - psn <= pdc->tx_mask + 1;
+}
+
+/* The state of any PSN: unsent at or beyond next_psn, acknowledged below the ring. */
+static inline uint8_t uet_tx_state(const struct uet_pdc *pdc, uint32_t psn)
+{
+	if (psn >= pdc->next_psn)
+		return UET_TX_UNSENT;
+	return uet_tx_kept(pdc, psn) ? uet_tx(pdc, psn)->state : UET_TX_ACKED;
 }
 
 /* Payload bytes of @psn of @pdc. */
@@ -417,6 +459,8 @@ static inline bool uet_pdc_rx_open(struct uet_nics *ns, struct uet_nic *nic, str
 void uet_pdc_free(struct uet_nics *ns, struct uet_pdc *pdc);
 
 /* segment.c */
+/* Take PSN next_psn of @pdc for a new segment, its record cleared. Return: false on ENOMEM. */
+bool uet_segment_claim_psn(struct uet_nics *ns, struct uet_pdc *pdc);
 /* Build data packet @psn of @pdc into @pkt; @retx: a retransmission, after a timeout if @rto. */
 void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g,
 			struct uet_pdc *pdc, struct uet_pkt *pkt, uint32_t psn, bool retx, bool rto);
@@ -426,6 +470,17 @@ struct uet_pkt *uet_control_packet(struct uet_nics *ns, struct uet_nic *nic, uin
 				   uint16_t wire);
 void uet_send_control(struct uet_nics *ns, struct uet_nic *nic, uint32_t peer, uint32_t pdc_id,
 		      enum uet_pkt_kind kind, uint64_t value, uint16_t wire);
+
+/* coalesce.c: receiver ACK coalescing (AckCoalesceBytes, a pcm extension) */
+/* Does data packet @psn of @pdc, just committed by @g, ask for an ACK? */
+bool uet_coalesce_ar(const struct uet_nics *ns, const struct uet_group *g,
+		     const struct uet_pdc *pdc, uint32_t psn, bool retx);
+/*
+ * Does the receiver ACK @pkt now? @first: the PDC's first packet; @dup: a
+ * duplicate. Called after the packet's PSN is recorded.
+ */
+bool uet_coalesce_ack_due(const struct uet_nics *ns, struct uet_rxpdc *rx,
+			  const struct uet_pkt *pkt, bool first, bool dup);
 
 /* pcie.c: a fetch of @payload bytes; return: when the payload has arrived at the NIC */
 uint64_t uet_pcie_fetch(struct uet_nics *ns, struct uet_nic *nic, uint32_t payload);

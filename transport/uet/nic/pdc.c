@@ -39,7 +39,8 @@ int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m)
 	pdc = calloc(1, sizeof(*pdc));
 	if (!pdc)
 		return -ENOMEM;
-	pdc->tx = calloc(npkts, sizeof(*pdc->tx));
+	pdc->tx_mask = (npkts < UET_TX_RING_MIN ? uet_pow2_at_least(npkts) : UET_TX_RING_MIN) - 1;
+	pdc->tx = calloc(pdc->tx_mask + 1, sizeof(*pdc->tx));
 	if (!pdc->tx) {
 		free(pdc);
 		return -ENOMEM;

@@ -34,7 +34,10 @@ enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct
 	pkt = uet_pkt_alloc(ns->pkts);
 	if (!pkt)
 		return UET_TRY_BLOCKED;
-	pdc->next_psn++;
+	if (!uet_segment_claim_psn(ns, pdc)) {
+		uet_pkt_free(ns->pkts, pkt);
+		return UET_TRY_BLOCKED;
+	}
 	g->backlog_bytes -= payload;
 	g->backlog_pkts--;
 	g->credit_used += wire;
@@ -44,7 +47,7 @@ enum uet_try uet_prefetch_fetch(struct uet_nics *ns, struct uet_nic *nic, struct
 	pkt->dst = pdc->peer;
 	pkt->pdc = pdc->id;
 	pkt->psn = psn;
-	uet_des_arm(ns->des, &pkt->ev, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE, pkt);
+	uet_des_arm(ns->des, pkt, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE);
 	return UET_TRY_SENT;
 }
 
@@ -76,13 +79,13 @@ bool uet_nic_fetch_done(struct uet_nics *ns, struct uet_pkt *pkt)
 		return false;
 	}
 	pdc = ns->pdcs[pkt->pdc];
-	pkt->ev.next = NULL;
+	pkt->next = NULL;
 	if (pdc->pf_tail)
-		pdc->pf_tail->ev.next = &pkt->ev;
+		pdc->pf_tail->next = pkt;
 	else
 		pdc->pf_head = pkt;
 	pdc->pf_tail = pkt;
-	pdc->tx[pkt->psn].state = UET_TX_PREFETCHED;
+	uet_tx(pdc, pkt->psn)->state = UET_TX_PREFETCHED;
 	uet_gqueue_remove(&nic->pfw, pdc->grp);
 	uet_rq_push_tail(nic, pdc->grp);
 	return true;

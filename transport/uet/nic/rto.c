@@ -8,9 +8,11 @@
  * FixedRexmitTimeEnable; there is no retry limit. When it expires while the
  * packet is outstanding, the packet leaves the flight and is queued for
  * retransmission ahead of new data, the group's packages get an RTO event
- * (with the timed-out packet's entropy in NACK_EV, the path feedback REPS
- * reads) and the transmit process restarts. A timer that expires after its
- * packet was acknowledged, NACKed or sent again does nothing.
+ * for it (RTO 1, and its entropy in NACK_EV: the path feedback REPS reads;
+ * the page reports each timed-out packet's entropy, so timers expiring
+ * together are one event each) and the transmit process restarts. A timer
+ * that expires after its packet was acknowledged, NACKed or sent again does
+ * nothing.
  *
  * Deviation, documented: a retransmission after a timeout always asks for an
  * ACK (it still counts toward AckRequestEveryNthPacket). With N > 1 a loss
@@ -53,9 +55,9 @@ static void rto_rearm(struct uet_nics *ns, struct uet_pdc *pdc)
 		struct uet_ring *q = &pdc->rtoq[l];
 
 		while (q->len) {
-			const struct uet_txpkt *t = &pdc->tx[q->v[q->head]];
+			uint32_t psn = q->v[q->head];
 
-			if (t->state == UET_TX_OUT && t->rto_ps == q->t[q->head])
+			if (uet_tx_state(pdc, psn) == UET_TX_OUT && uet_tx(pdc, psn)->rto_ps == q->t[q->head])
 				break;
 			uet_ring_pop(q);
 		}
@@ -88,7 +90,7 @@ void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_
 		ns->oom = true;
 		return;
 	}
-	pdc->tx[psn].rto_ps = deadline;
+	uet_tx(pdc, psn)->rto_ps = deadline;
 	if (!pdc->rto_ev || deadline < pdc->rto_ev->t_ps) {
 		if (pdc->rto_ev)
 			uet_des_cancel(ns->des, pdc->rto_ev);
@@ -96,12 +98,23 @@ void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_
 	}
 }
 
+/* A timeout of a packet whose latest copy carried @entropy, as the policy sees it. */
+static void feed_timeout(struct uet_nics *ns, struct uet_group *g, uint16_t entropy)
+{
+	struct pcm_event ev;
+
+	/* the timed-out packet's entropy, as for a NACK: path feedback */
+	ev.valid = UET_BIT(PCM_SIG_RTO) | UET_BIT(PCM_SIG_NACK_EV);
+	ev.values[PCM_SIG_RTO] = 1;
+	ev.values[PCM_SIG_NACK_EV] = entropy;
+	uet_group_feed(ns, g, &ev);
+}
+
 void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
 {
 	struct uet_group *g = pdc->grp;
 	uint64_t now = uet_now(ns);
-	uint32_t fired = 0, last_ev = 0;
-	struct pcm_event ev;
+	uint32_t fired = 0;
 
 	pdc->rto_ev = NULL;
 	for (uint32_t l = 0; l < rto_levels(&ns->cfg); l++) {
@@ -110,24 +123,21 @@ void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
 		while (q->len && q->t[q->head] <= now) {
 			uint64_t deadline = q->t[q->head];
 			uint32_t psn = q->v[q->head];
-			struct uet_txpkt *t = &pdc->tx[psn];
+			struct uet_txpkt *t;
 
 			uet_ring_pop(q);
-			if (t->state != UET_TX_OUT || t->rto_ps != deadline)
-				continue; /* acknowledged, NACKed or retransmitted since */
+			if (uet_tx_state(pdc, psn) != UET_TX_OUT)
+				continue; /* acknowledged or NACKed since */
+			t = uet_tx(pdc, psn);
+			if (t->rto_ps != deadline)
+				continue; /* retransmitted since */
 			g->nic->st[UET_ST_TIMEOUTS]++;
-			last_ev = t->entropy;
 			uet_requeue(ns, pdc, psn, true);
+			feed_timeout(ns, g, t->entropy);
 			fired++;
 		}
 	}
 	rto_rearm(ns, pdc);
-	if (!fired)
-		return;
-	/* the entropy of the (last) packet that timed out, as for a NACK: path feedback */
-	ev.valid = UET_BIT(PCM_SIG_RTO) | UET_BIT(PCM_SIG_NACK_EV);
-	ev.values[PCM_SIG_RTO] = fired;
-	ev.values[PCM_SIG_NACK_EV] = last_ev;
-	uet_group_feed(ns, g, &ev);
-	uet_nic_kick(ns, g);
+	if (fired)
+		uet_nic_kick(ns, g);
 }

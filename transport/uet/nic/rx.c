@@ -12,7 +12,8 @@
  *   4. a new packet's payload is written to host memory over PCIe as it
  *      arrives, in order or not (no reorder buffer); its pool space is held
  *      until the write is done; a duplicate's is released at once;
- *   5. an ACK-requesting packet is acknowledged.
+ *   5. an ACK-requesting packet is acknowledged (with AckCoalesceBytes, a
+ *      pcm extension, the packets coalesce.c says).
  * The PDC tracks order: the next expected PSN advances past what already
  * arrived, a higher PSN is out of order (kept for the SACK bitmap), a lower
  * one a duplicate. When the message's last byte has arrived with no gap
@@ -55,6 +56,7 @@ static void receive_data(struct uet_nics *ns, struct uet_nic *nic, struct uet_pk
 	uint32_t ip_bytes = trimmed ? UET_TRIMMED_IP_BYTES : pkt->payload + UET_NOMINAL_HDR_BYTES;
 	uint64_t hold;
 	struct uet_rxpdc *rx;
+	bool first, dup, ack;
 
 	uet_bytepool_drain(&nic->rx_pool, uet_now(ns));
 	if (nic->rx_pool.used + ip_bytes > ns->cfg.rx_pool_bytes) {
@@ -77,7 +79,9 @@ static void receive_data(struct uet_nics *ns, struct uet_nic *nic, struct uet_pk
 	hold = uet_ser_ps(ns->pcie_ps_per_byte_q16, nic->rx_pool.used + ip_bytes);
 	nic->st[UET_ST_RX_DATA_PKTS]++;
 	UET_CHECK(ns, pkt->psn < pdc->npkts);
-	if (pkt->psn < pdc->npkts && !uet_rx_has(rx, pkt->psn))
+	first = !rx->max_psn;
+	dup = pkt->psn >= pdc->npkts || uet_rx_has(rx, pkt->psn);
+	if (!dup)
 		deliver(ns, nic, pdc, pkt, ip_bytes);
 	else
 		nic->st[UET_ST_RX_DUP_PKTS]++;
@@ -93,7 +97,11 @@ static void receive_data(struct uet_nics *ns, struct uet_nic *nic, struct uet_pk
 		nic->st[UET_ST_MSGS_RECEIVED]++;
 		uet_nic_log(ns, nic->id, "recv_complete", pdc->id, pdc->nic, pdc->msg->bytes);
 	}
-	if (pkt->flags & UET_PF_AR)
+	if (ns->cfg.ack_coalesce_bytes)
+		ack = uet_coalesce_ack_due(ns, rx, pkt, first, dup);
+	else
+		ack = pkt->flags & UET_PF_AR;
+	if (ack)
 		uet_ack_send(ns, nic, pdc, pkt, hold);
 	else
 		uet_pkt_free(ns->pkts, pkt);

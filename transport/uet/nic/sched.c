@@ -47,7 +47,7 @@ void uet_arm_pool_wake(struct uet_nics *ns, struct uet_nic *nic)
 /* Take @psn off the head of @pdc's retransmission FIFO. */
 static void retx_pop(struct uet_pdc *pdc, uint32_t psn)
 {
-	pdc->retx_head = pdc->tx[psn].retx_next;
+	pdc->retx_head = uet_tx(pdc, psn)->retx_next;
 	if (pdc->retx_head == UET_NONE)
 		pdc->retx_tail = UET_NONE;
 }
@@ -55,7 +55,7 @@ static void retx_pop(struct uet_pdc *pdc, uint32_t psn)
 /* Drop heads of the retransmission FIFO that were acknowledged while waiting. */
 static void retx_skip_stale(struct uet_pdc *pdc)
 {
-	while (pdc->retx_head != UET_NONE && !uet_tx_queued(pdc->tx[pdc->retx_head].state))
+	while (pdc->retx_head != UET_NONE && !uet_tx_queued(uet_tx_state(pdc, pdc->retx_head)))
 		retx_pop(pdc, pdc->retx_head);
 }
 
@@ -109,7 +109,7 @@ static enum uet_try pdc_try(struct uet_nics *ns, struct uet_nic *nic, struct uet
 
 	switch (kind) {
 	case K_RETX: {
-		bool rto = pdc->tx[psn].state == UET_TX_RTXQ_RTO;
+		bool rto = uet_tx(pdc, psn)->state == UET_TX_RTXQ_RTO;
 
 		pkt = uet_pkt_alloc(ns->pkts);
 		if (!pkt)
@@ -133,11 +133,13 @@ static enum uet_try pdc_try(struct uet_nics *ns, struct uet_nic *nic, struct uet
 		pkt = uet_pkt_alloc(ns->pkts);
 		if (!pkt)
 			return UET_TRY_BLOCKED;
-		pdc->next_psn++;
+		if (!uet_segment_claim_psn(ns, pdc)) {
+			uet_pkt_free(ns->pkts, pkt);
+			return UET_TRY_BLOCKED;
+		}
 		backlog_take(g, payload, wire);
 		uet_segment_commit(ns, nic, g, pdc, pkt, psn, false, false);
-		uet_des_arm(ns->des, &pkt->ev, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE,
-			    pkt);
+		uet_des_arm(ns->des, pkt, uet_pcie_fetch(ns, nic, payload), UET_EV_FETCH_DONE);
 		break;
 	}
 	return UET_TRY_SENT;
@@ -229,7 +231,7 @@ void uet_nic_pace(struct uet_nics *ns, struct uet_group *g)
 
 void uet_requeue(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, bool timeout)
 {
-	struct uet_txpkt *t = &pdc->tx[psn];
+	struct uet_txpkt *t = uet_tx(pdc, psn);
 	struct uet_group *g = pdc->grp;
 	uint32_t payload = uet_pdc_payload(ns, pdc, psn);
 
@@ -237,7 +239,7 @@ void uet_requeue(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, bool ti
 	t->state = timeout ? UET_TX_RTXQ_RTO : UET_TX_RTXQ;
 	t->retx_next = UET_NONE;
 	if (pdc->retx_tail != UET_NONE)
-		pdc->tx[pdc->retx_tail].retx_next = psn;
+		uet_tx(pdc, pdc->retx_tail)->retx_next = psn;
 	else
 		pdc->retx_head = psn;
 	pdc->retx_tail = psn;

@@ -3,19 +3,58 @@
  * segment.c - building packets ("Segmentation", "Packet marking").
  *
  * A message of N bytes is ceil(N / RdmaDataMSS) packets (one empty packet for
- * 0 B); a packet takes its PSN when its fetch is issued and counts payload +
+ * 0 B); a packet takes its PSN when its fetch is issued (and the sender a
+ * record of it, in a ring kept for the latest PSNs: nic.h) and counts payload +
  * 88 B against the group's window and payload + 106 B against the egress
  * pool. The ACK-request flag follows AckRequestEveryNthPacket (counting every
  * data packet of the PDC, retransmissions included, from the first or the
  * Nth) and AckRequestLastPacket, and a retransmission after a timeout always
- * carries it (rto.c). First transmissions are trimmable with
+ * carries it (rto.c); with AckCoalesceBytes (a pcm extension) coalesce.c's
+ * rule replaces these. First transmissions are trimmable with
  * TrimmingEnabled and no-trim otherwise; retransmissions carry the retransmit
  * flag, the trimmable-retransmission codepoint and a new entropy value.
  * Control packets (ACKs, NACKs, probes, credit) carry the control codepoint.
  * A package that reads PCM_SIG_TX_EVENT gets one event per burst of
  * TxEventBurst packets (tx_event_coalesce()).
  */
+#include <stdlib.h>
+
 #include "nic.h"
+
+/* Double the ring of a PDC's records, keeping the latest PSNs'. Return: false on ENOMEM. */
+static bool tx_ring_grow(struct uet_nics *ns, struct uet_pdc *pdc)
+{
+	uint32_t cap = pdc->tx_mask + 1, ncap = cap * 2;
+	uint32_t first = pdc->next_psn > cap ? pdc->next_psn - cap : 0;
+	struct uet_txpkt *tx = calloc(ncap, sizeof(*tx));
+
+	if (!tx) {
+		ns->oom = true;
+		return false;
+	}
+	for (uint32_t psn = first; psn < pdc->next_psn; psn++)
+		tx[psn & (ncap - 1)] = *uet_tx(pdc, psn);
+	free(pdc->tx);
+	pdc->tx = tx;
+	pdc->tx_mask = ncap - 1;
+	return true;
+}
+
+bool uet_segment_claim_psn(struct uet_nics *ns, struct uet_pdc *pdc)
+{
+	uint64_t span = (uint64_t)pdc->next_psn + 1 - pdc->una;
+
+	/* the retransmission FIFO links through records: it is empty when new data goes */
+	UET_CHECK(ns, pdc->retx_head == UET_NONE);
+	/* keep a record of every PSN not acknowledged, and as many behind them */
+	while ((uint64_t)pdc->tx_mask + 1 < 2 * span &&
+	       pdc->tx_mask + 1 < uet_pow2_at_least(pdc->npkts))
+		if (!tx_ring_grow(ns, pdc))
+			return false;
+	*uet_tx(pdc, pdc->next_psn) = (struct uet_txpkt){ 0 };
+	pdc->next_psn++;
+	return true;
+}
 
 /* Does the @count-th data packet of a PDC (0-based), PSN @psn, ask for an ACK? */
 static bool ack_requested(const struct uet_nic_cfg *c, const struct uet_pdc *pdc, uint32_t count,
@@ -82,7 +121,7 @@ void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_gro
 			struct uet_pdc *pdc, struct uet_pkt *pkt, uint32_t psn, bool retx, bool rto)
 {
 	const struct uet_nic_cfg *c = &ns->cfg;
-	struct uet_txpkt *t = &pdc->tx[psn];
+	struct uet_txpkt *t = uet_tx(pdc, psn);
 	uint32_t payload = uet_pdc_payload(ns, pdc, psn);
 	/* a copy resent because no ACK came asks for one (rto.c) */
 	bool ar = ack_requested(c, pdc, pdc->n_sent++, psn) || rto;
@@ -113,6 +152,10 @@ void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_gro
 		t->tx_count++;
 	g->inflight += payload + UET_NOMINAL_HDR_BYTES;
 	nic->egress.used += pkt->wire;
+	/* coalescing receivers (a pcm extension): the ACK requests htsim's sender makes */
+	if (c->ack_coalesce_bytes)
+		pkt->flags = (uint8_t)((pkt->flags & ~UET_PF_AR) |
+				       (uet_coalesce_ar(ns, g, pdc, psn, retx) ? UET_PF_AR : 0));
 	/* the scheduler let it go: it fits the window (never below a packet) and the pool */
 	if (UET_CHECKING(ns)) {
 		UET_ASSERT(ns, g->inflight <= window);

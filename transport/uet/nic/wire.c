@@ -54,7 +54,9 @@ void uet_nic_tx_start(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *
 	pdc = ns->pdcs[pkt->pdc];
 	if (!pdc)
 		return;
-	t = &pdc->tx[pkt->psn];
+	if (!uet_tx_kept(pdc, pkt->psn))
+		return; /* a copy of a PSN acknowledged long ago */
+	t = uet_tx(pdc, pkt->psn);
 	t->tx_ps = uet_now(ns);
 	/*
 	 * Copies of one PSN leave in commit order, so the last copy serialized

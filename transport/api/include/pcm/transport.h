@@ -134,6 +134,17 @@ struct pcm_tp_conn_info {
 	uint32_t reserved;
 };
 
+/* pcm_tp_listen_flags() */
+#define PCM_TP_LISTEN_ANY_USER (1u << 0) /* daemon: any user of pcmd may dial the name */
+
+/* Who is at a connection's other end (pcm_tp_conn_peer()). */
+struct pcm_tp_peer {
+	uint32_t uid;
+	uint32_t gid;
+	int32_t pid;
+	uint32_t reserved;
+};
+
 /**
  * pcm_tp_endpoint_open() - open an endpoint on a datapath, in process or through pcmd.
  * @cfg: the backend, datapath, engines, progress, default policy (see above).
@@ -173,9 +184,25 @@ int pcm_tp_endpoint_limits(struct pcm_tp_endpoint *ep, struct pcm_tp_limits *out
 int pcm_tp_listen(struct pcm_tp_endpoint *ep, const char *addr);
 
 /**
+ * pcm_tp_listen_flags() - pcm_tp_listen() with flags.
+ * @ep: the endpoint.
+ * @addr: as pcm_tp_listen()'s. Daemon mode: a name of this user's own (names are per user:
+ *        another user may listen on the same name; no '@').
+ * @flags: PCM_TP_LISTEN_ANY_USER: daemon mode, any user who may use pcmd may dial the name
+ *         as "NAME@USER" (without it only this user, and those a shared_names rule of pcmd's
+ *         config names, reach it); in process it changes nothing.
+ *
+ * Return: 0, -EINVAL (no address, '@' in it, an unknown flag), -EADDRINUSE (this user
+ * listens on @addr already), -EDQUOT (pcmd's limits.user.listeners).
+ */
+int pcm_tp_listen_flags(struct pcm_tp_endpoint *ep, const char *addr, uint32_t flags);
+
+/**
  * pcm_tp_connect() - dial @addr; completes once with PCM_TP_OP_CONNECT.
  * @ep: the endpoint.
- * @addr: where the peer listens.
+ * @addr: where the peer listens. Daemon mode: "NAME" is a name of this user's own (or of the
+ *        user a shared_names rule of pcmd's config gives NAME); "NAME@USER" (a user name or
+ *        uid) is USER's NAME, reached when that listener takes this user's dials.
  * @o: the connection's policy, shell mode, paths, reliability; NULL: defaults.
  * @cookie: the completion's.
  *
@@ -225,6 +252,19 @@ int pcm_tp_conn_set_policy(struct pcm_tp_conn *c, const struct pcm_tp_conn_opts 
  * Return: 0, -EINVAL (NULL), -ENOTCONN (closed).
  */
 int pcm_tp_conn_query(struct pcm_tp_conn *c, struct pcm_tp_conn_info *out);
+
+/**
+ * pcm_tp_conn_peer() - the uid, gid and pid of the process at @c's other end: in daemon
+ * mode pcmd's record of the client that dialed or listened (its socket's credentials, which
+ * a peer cannot forge); in process with null or softnic the process's own (both ends are
+ * in it).
+ * @c: the connection.
+ * @out: filled in.
+ *
+ * Return: 0, -EINVAL (NULL), -ENOTCONN (daemon: the other end left before pcmd paired
+ * them), -EOPNOTSUPP (in process with verbs: the peer is another machine's).
+ */
+int pcm_tp_conn_peer(struct pcm_tp_conn *c, struct pcm_tp_peer *out);
 
 /**
  * pcm_tp_mr_reg() - register [@addr, @addr + @len) for sends and receives.

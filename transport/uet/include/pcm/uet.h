@@ -44,6 +44,9 @@
 struct uet_nic_cfg {
 	uint32_t rdma_data_mss;          /* RdmaDataMSS: 4096 */
 	uint32_t ack_every_nth;          /* AckRequestEveryNthPacket: 1 */
+	uint64_t ack_coalesce_bytes;     /* AckCoalesceBytes (pcm extension): 0, off; else the
+					  * receiver coalesces ACKs up to this many payload
+					  * bytes, as uet-htsim's does (nic/coalesce.c) */
 	bool ack_first;                  /* AckRequestFirstPacket: true (pcm) */
 	bool ack_last;                   /* AckRequestLastPacket: true (pcm) */
 	uint64_t initial_rto_ps;         /* InitialRetransmitTimeout: 100 us (pcm) */
@@ -221,6 +224,51 @@ int uet_scenario_parse(const char *name, const char *text, size_t len, struct ue
  */
 int uet_scenario_load(const char *path, struct uet_scenario **out, struct pcm_diag *diag);
 
+/*
+ * A setting laid over a scenario file (pcm-sim --set, pcm-sim sweep's set:):
+ * the value at a key path, as YAML text, and where it was written.
+ */
+struct uet_scenario_set {
+	const char *key;          /* "topology.link_rate", "nic.DataRate", "failures[0].at" */
+	const char *value;        /* YAML; its first character at line @line, column 1 */
+	const char *file;         /* where it was written ("grid.yaml", "--set"), for messages */
+	uint32_t line;            /* 1-based */
+	uint32_t key_line, key_col; /* where the key was written, 1-based */
+};
+
+/**
+ * uet_scenario_parse_set() - uet_scenario_parse() with @sets laid over the
+ * text: each value replaces what the text has at its key path, or is added
+ * with the keys the text lacks there, and is then read and checked as the
+ * text is. A message about a setting's key or value names the setting's
+ * file, line and column.
+ * @name: the file name used in messages.
+ * @text: the YAML, @len bytes.
+ * @sets: the settings, in order (a later one wins), @n_sets of them.
+ * @out: the scenario (free with uet_scenario_free()).
+ * @diag: "file:line:col: key: what is wrong" on failure.
+ *
+ * Return: as uet_scenario_parse(); -EINVAL also for a malformed key path, a
+ * path through something that is not a mapping, or a list item the text
+ * lacks.
+ */
+int uet_scenario_parse_set(const char *name, const char *text, size_t len,
+			   const struct uet_scenario_set *sets, size_t n_sets,
+			   struct uet_scenario **out, struct pcm_diag *diag);
+
+/**
+ * uet_scenario_load_set() - uet_scenario_load() with @sets laid over the
+ * file, as uet_scenario_parse_set() does.
+ * @path: the scenario file, also the name in messages.
+ * @sets: the settings, @n_sets of them.
+ * @out: the scenario.
+ * @diag: what is wrong, on failure.
+ *
+ * Return: as uet_scenario_load() and uet_scenario_parse_set().
+ */
+int uet_scenario_load_set(const char *path, const struct uet_scenario_set *sets, size_t n_sets,
+			  struct uet_scenario **out, struct pcm_diag *diag);
+
 /**
  * uet_scenario_set_lb() - run package @name beside every group's policy (the
  * scenario's `lb:`; pcm-sim --lb), replacing the scenario's own.
@@ -284,6 +332,7 @@ enum uet_pkt_kind {
 	UET_PKT_KIND_COUNT,
 };
 
+/* A packet's codepoint: its role (uet_dscp_value() gives the DSCP value it carries). */
 enum uet_dscp {
 	UET_DSCP_NO_TRIM = 0,
 	UET_DSCP_TRIMMABLE,
@@ -293,6 +342,28 @@ enum uet_dscp {
 	UET_DSCP_TRIMMED_LAST_HOP,
 	UET_DSCP_COUNT,
 };
+
+/*
+ * The DSCP value each codepoint carries. The UET NIC document names the
+ * roles, not their values; pcm's put the three data codepoints in 0..7,
+ * the two trimmed ones in 8..15 and control (ACKs, NACKs, probes, credit,
+ * CNPs) in 16..23, so that a switch without the UET policy, which takes
+ * the traffic class from the DSCP value divided by 8 as the document says,
+ * gives them the classes the UET policy does: TC0, TC1 and TC2.
+ */
+static inline unsigned uet_dscp_value(enum uet_dscp d)
+{
+	static const unsigned char value[UET_DSCP_COUNT] = {
+		[UET_DSCP_NO_TRIM] = 0,
+		[UET_DSCP_TRIMMABLE] = 1,
+		[UET_DSCP_TRIMMABLE_RETX] = 2,
+		[UET_DSCP_CONTROL] = 16,
+		[UET_DSCP_TRIMMED] = 8,
+		[UET_DSCP_TRIMMED_LAST_HOP] = 9,
+	};
+
+	return (unsigned)d < UET_DSCP_COUNT ? value[d] : 0;
+}
 
 enum uet_nack_code {
 	UET_NACK_TRIMMED = 1,
