@@ -374,6 +374,7 @@ static void test_misuse_is_an_error_with_the_same_code_in_both_backends(void **s
 	struct pcm_tp_completion c;
 	struct pcm_tp_conn *ca, *cz;
 	struct pcm_tp_conn_info info;
+	struct pcm_tp_peer peer;
 	struct pcm_tp_endpoint *ep;
 	struct pcm_tp_mr *mr, *mr2;
 	char long_addr[80];
@@ -397,6 +398,12 @@ static void test_misuse_is_an_error_with_the_same_code_in_both_backends(void **s
 	EXPECT(pcm_tp_conn_set_policy(ca, NULL), -EINVAL, "options are NULL");
 	EXPECT(pcm_tp_conn_set_policy(ca, &bad_mode), -EINVAL, "o->mode");
 	EXPECT(pcm_tp_conn_query(ca, NULL), -EINVAL, "out is NULL");
+	EXPECT(pcm_tp_conn_peer(ca, NULL), -EINVAL, "conn_peer: out is NULL");
+	EXPECT(pcm_tp_conn_peer((struct pcm_tp_conn *)heap, &peer), -EINVAL, "is not a connection");
+	/* both ends are this process: in process by definition, through pcmd by its record */
+	assert_int_equal(pcm_tp_conn_peer(ca, &peer), 0);
+	assert_int_equal(peer.uid, getuid());
+	assert_int_equal(peer.pid, getpid());
 	EXPECT(pcm_tp_connect(a, NULL, NULL, 0), -EINVAL, "no address");
 	EXPECT(pcm_tp_connect(a, long_addr, NULL, 0), -ENAMETOOLONG, "longer than 63");
 	EXPECT(pcm_tp_listen(z, "contract-misuse-2"), -EADDRINUSE, "listens already");
@@ -441,6 +448,7 @@ static void test_misuse_is_an_error_with_the_same_code_in_both_backends(void **s
 	EXPECT(pcm_tp_conn_set_policy(ca, &(struct pcm_tp_conn_opts){0}), -ENOTCONN,
 	       "set_policy: the connection is closed");
 	EXPECT(pcm_tp_conn_query(ca, &info), -ENOTCONN, "conn_query: the connection is closed");
+	EXPECT(pcm_tp_conn_peer(ca, &peer), -ENOTCONN, "conn_peer: the connection is closed");
 	c = next_op(a, z, PCM_TP_OP_RECV);
 	assert_int_equal(c.status, -ECONNABORTED);
 	assert_int_equal(c.cookie, 41);
@@ -453,6 +461,7 @@ static void test_misuse_is_an_error_with_the_same_code_in_both_backends(void **s
 	assert_int_equal(pcm_tp_poll(a, NULL, 0), 0); /* the poll after the CLOSE frees it */
 	EXPECT(pcm_tp_conn_close(ca), -ENOTCONN, "is gone");
 	EXPECT(pcm_tp_send(ca, NULL, buf, 1, 0), -ENOTCONN, "is gone");
+	EXPECT(pcm_tp_conn_peer(ca, &peer), -ENOTCONN, "is gone");
 
 	/* a dead connection: the peer's close reset it; once a completion said so, posts fail */
 	assert_int_equal(pcm_tp_recv(cz, NULL, pcm_tp_mem_alloc(z, 64), 64, 51), 0);
