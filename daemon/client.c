@@ -513,8 +513,13 @@ void pcmd_client_kill(struct pcmd_client *c, const char *why)
 		 c->id, (int)c->cred.pid, (unsigned)c->cred.uid, why, c->n_conns_used,
 		 c->chan ? (unsigned long long)c->chan->lay.region_bytes : 0ull);
 	pcmd_flow_abort_all(c);
-	/* Wake the pending receive (and any reply) so their ops come back. */
-	shutdown(c->fd, SHUT_RDWR);
+	/*
+	 * Wake the pending receive so its op comes back; the client sees the
+	 * hang-up only when pcmd_client_destroy() closes the socket, after every
+	 * completion of the reclaim is in its ring: libpcmtransport says
+	 * -ESHUTDOWN once it has them all (pcm_transport(3)).
+	 */
+	shutdown(c->fd, SHUT_RD);
 	pcmd_loop_cancel(d->loop, &c->recv_op);
 	pcmd_loop_cancel(d->loop, &c->send_op);
 	pcmd_loop_cancel(d->loop, &c->bell.op);

@@ -777,9 +777,9 @@ void pcmd_config_defaults(struct pcmd_config *cfg)
 	cfg->limits.flows_per_client = 1024;
 	cfg->limits.memory_per_client_bytes = 256ull << 20;
 	cfg->limits.memory_total_bytes = 4ull << 30;
-	cfg->limits.outstanding_per_client = 1024;
-	cfg->limits.sq_entries = 1024;
-	cfg->limits.cq_entries = 1024;
+	cfg->limits.outstanding_per_client = 4096;
+	cfg->limits.sq_entries = 4096;
+	cfg->limits.cq_entries = 4096;
 	cfg->limits.max_message_bytes = 256ull << 20;
 	cfg->limits.listeners_per_client = 16;
 	cfg->limits.backlog = 64;

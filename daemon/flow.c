@@ -504,8 +504,15 @@ static int setup_accepted(struct pcmd_client *c, uint32_t index, const struct pc
 	int rc;
 
 	snprintf(cn->peer, sizeof(cn->peer), "%.*s", PCMD_ADDR_MAX - 1, ev->peer);
-	rc = pcmd_policies_choose(d->policies, d->cfg, cn->peer, NULL, &cn->choice, err,
-				  sizeof(err));
+	/* the dialer's packages and mode decide (pcm_transport(3)); one unloaded meanwhile
+	 * leaves the rule's or the default */
+	rc = -ENOENT;
+	if (ev->peer_opts.policy[0])
+		rc = pcmd_policies_choose(d->policies, d->cfg, cn->peer, &ev->peer_opts,
+					  &cn->choice, err, sizeof(err));
+	if (rc < 0)
+		rc = pcmd_policies_choose(d->policies, d->cfg, cn->peer, NULL, &cn->choice, err,
+					  sizeof(err));
 	if (rc < 0) {
 		pcmd_warn("client %u: accepted flow from '%s' refused: %s", c->id, cn->peer, err);
 		return rc;

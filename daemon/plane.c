@@ -2,9 +2,14 @@
 /*
  * plane.c - the completeness check every data plane passes before pcmd
  * uses it, the datapath name pcmd reports, the longest message it lets
- * clients post, and the hosts its regions attach as.
+ * clients post, the hosts its regions attach as, and a dialer's options as an ACCEPTED
+ * event names them.
  */
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "package.h"
 
 #include "config.h"
 #include "plane.h"
@@ -57,6 +62,18 @@ uint64_t pcmd_plane_max_message_bytes(const struct pcmd_plane_ops *ops, struct p
 	uint64_t carried = ops && pl && ops->max_message_bytes ? ops->max_message_bytes(pl) : 0;
 
 	return carried && carried < limit ? carried : limit;
+}
+
+void pcmd_plane_opts_names(const struct pcmd_plane_flow_opts *o, struct pcmd_flow_opts *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (o->cc)
+		snprintf(out->policy, sizeof(out->policy), "%s", o->cc->name);
+	if (o->lb)
+		snprintf(out->lb_policy, sizeof(out->lb_policy), "%s", o->lb->name);
+	out->mode = o->mode;
+	out->paths = o->paths;
+	out->reliable_connected = o->reliable_connected;
 }
 
 uint32_t pcmd_plane_hosts(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl)

@@ -26,6 +26,8 @@
  *   through a port: one complete() call instead), each
  *   accepted connect() one PCMD_PLANE_EV_CONNECTED, each accepted accept() one
  *   PCMD_PLANE_EV_ACCEPTED (status < 0 when the listener closed first).
+ * - An ACCEPTED event names the packages the dialer's flow runs (peer_opts,
+ *   pcmd_plane_opts_names()): pcmd gives the accepted flow the same.
  * - close() starts closing a flow: graceful lets posted sends finish, abort
  *   completes everything outstanding with -ECONNABORTED. The flow's peer sees
  *   its outstanding work complete with -ECONNRESET. After the flow's last
@@ -81,6 +83,9 @@ struct pcmd_plane_event {
 	uint32_t flow;		  /* CONNECTED, ACCEPTED, CLOSED */
 	char peer[PCMD_ADDR_MAX]; /* ACCEPTED: the connecting side's address */
 	uint64_t peer_token;	  /* ACCEPTED: the connect()'s token; 0: the dialer is gone */
+	/* ACCEPTED: the packages and shell mode the dialer's flow runs (names; "" unknown):
+	 * the dialer's options decide the connection (pcm_transport(3)) */
+	struct pcmd_flow_opts peer_opts;
 };
 
 /* What pcmd chose for a flow: its CC and LB packages and how they run. */
@@ -192,6 +197,13 @@ const char *pcmd_plane_datapath(const struct pcmd_plane_ops *ops, struct pcmd_pl
  */
 uint64_t pcmd_plane_max_message_bytes(const struct pcmd_plane_ops *ops, struct pcmd_plane *pl,
 				      const struct pcmd_config *cfg);
+
+/**
+ * pcmd_plane_opts_names() - a flow's options as names, for an ACCEPTED event's peer_opts.
+ * @o: the dialer's options, as pcmd gave them to connect().
+ * @out: its package names and shell mode.
+ */
+void pcmd_plane_opts_names(const struct pcmd_plane_flow_opts *o, struct pcmd_flow_opts *out);
 
 /**
  * pcmd_plane_hosts() - the hosts a data plane's regions attach as (softnic).

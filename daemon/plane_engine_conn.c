@@ -107,9 +107,11 @@ int pcmd_eng_connect(struct pcmd_plane *pl, struct pcmd_plane_region *r, uint32_
 	pl->flows[a].known = true;
 	pl->flows[a].token = token;
 	/* who dialed, for the ACCEPTED event (pcmd_eng_listener_match()), copied: the dialer's
-	 * flow may be gone and its id reused before the accept */
+	 * flow may be gone and its id reused before the accept; and what it runs, since the
+	 * dialer's options decide the connection */
 	pl->flows[b].dialer_token = token;
 	snprintf(pl->flows[b].dialer, sizeof(pl->flows[b].dialer), "%s", r->name);
+	pcmd_plane_opts_names(opts, &pl->flows[b].dialer_opts);
 	(void)xp_accept_queue_dial(&l->q, b); /* not full: looked at above, nothing since */
 	pcmd_eng_emit_simple(pl, PCMD_PLANE_EV_CONNECTED, 0, token, a);
 	pcmd_eng_listener_match(pl, l);

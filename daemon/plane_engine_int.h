@@ -67,6 +67,7 @@ struct pcmd_eng_flow {
 	struct pcmd_plane_region *r;
 	uint64_t dialer_token;	    /* a backlog flow: its dialer's connect() token */
 	char dialer[PCMD_ADDR_MAX]; /* and the dialer's region's name */
+	struct pcmd_flow_opts dialer_opts; /* an accepted flow: what its dialer runs */
 	uint64_t figures_ns;	    /* when info was read; 0: never */
 	int figures_status;	    /* of that read: 0, -ENOENT */
 	struct xp_conn_info info;

@@ -64,6 +64,7 @@ void pcmd_eng_listener_match(struct pcmd_plane *pl, struct pcmd_eng_listener *l)
 					      .peer_token = fl->dialer_token};
 
 		snprintf(ev.peer, sizeof(ev.peer), "%s", fl->dialer);
+		ev.peer_opts = fl->dialer_opts;
 		fl->token = ev.token;
 		fl->known = true;
 		pcmd_eng_emit(pl, &ev);

@@ -100,6 +100,9 @@ static void engine_config(const struct pcmd_config *cfg, const struct xp_dp_ops 
 	ec->core.chunk_bytes = cfg->datapath.chunk_bytes < XP_CHUNK_BYTES_MAX
 				   ? cfg->datapath.chunk_bytes
 				   : XP_CHUNK_BYTES_MAX;
+	/* a client's whole allowance fits one connection's queue: never refused late */
+	if (ec->core.max_queued < cfg->limits.outstanding_per_client)
+		ec->core.max_queued = cfg->limits.outstanding_per_client;
 	if (ec->core.min_chunk_bytes > ec->core.chunk_bytes)
 		ec->core.min_chunk_bytes = ec->core.chunk_bytes;
 	if (cfg->datapath.n_devices) {

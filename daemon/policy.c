@@ -368,8 +368,9 @@ int pcmd_policies_choose(struct pcmd_policies *p, const struct pcmd_config *cfg,
 		lb = r->lb_policy;
 	if (req && (looks_like_path(req->policy) || looks_like_path(req->lb_policy))) {
 		snprintf(err, err_len,
-			 "a client names policies by name; loading a .so is an admin operation "
-			 "(pcmctl policies load PATH)");
+			 "a connection names a policy pcmd has, never a file, admins' included: "
+			 "load the .so first (pcmctl policies load PATH, an admin's operation), "
+			 "then name the policy it loaded");
 		return -EPERM;
 	}
 	if (req && req->policy[0])

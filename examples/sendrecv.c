@@ -117,7 +117,8 @@ static int open_side(struct side *s)
 
 	if (rc < 0)
 		return fail(s, "endpoint_open", rc);
-	s->buf = pcm_tp_mem_alloc(s->ep, (size_t)SLOTS * s->o->max_size + 1);
+	/* receives take max_size + 1 bytes each (one more than any message: none is cut) */
+	s->buf = pcm_tp_mem_alloc(s->ep, (size_t)SLOTS * (s->o->max_size + 1));
 	return s->buf ? 0 : fail(s, "mem_alloc", -12);
 }
 

@@ -267,6 +267,9 @@ int pcmfi_port_poll(struct pcmfi_port *port)
 		for (int i = 0; i < n; i++) {
 			struct pcmfi_wr *wr = (struct pcmfi_wr *)(uintptr_t)comp[i].cookie;
 
+			/* a closed connection's last completion (cookie 0): its work ended before */
+			if (comp[i].op == PCM_TP_OP_CLOSE)
+				continue;
 			if (wr->kind == PCMFI_WR_ACCEPT)
 				on_accept(port, &comp[i]);
 			else

@@ -347,7 +347,9 @@ void pcmn_progress(void)
 		for (int i = 0; i < n; i++) {
 			struct pcmn_op *op = (struct pcmn_op *)(uintptr_t)c[i].cookie;
 
-			op->done(op, &c[i]);
+			/* a closed connection's last word (its close op completed when posted) */
+			if (c[i].op != PCM_TP_OP_CLOSE)
+				op->done(op, &c[i]);
 		}
 		if (n)
 			flush_pending();

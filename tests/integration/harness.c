@@ -134,9 +134,7 @@ static void exec_pcmd(struct pcmd_proc *p, const char *const *env, pid_t parent)
 
 int harness_start(struct pcmd_proc *p, const char *yaml, int notify, const char *const *env)
 {
-	uint64_t deadline;
-	int rc, status;
-	pid_t parent;
+	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->notify_fd = -1;
@@ -151,6 +149,15 @@ int harness_start(struct pcmd_proc *p, const char *yaml, int notify, const char 
 		rc = open_notify(p);
 	if (rc < 0)
 		return rc;
+	return harness_restart(p, env);
+}
+
+int harness_restart(struct pcmd_proc *p, const char *const *env)
+{
+	uint64_t deadline;
+	int status;
+	pid_t parent;
+
 	parent = getpid();
 	p->pid = fork();
 	if (p->pid < 0)

@@ -33,6 +33,13 @@ struct pcmd_proc {
  */
 int harness_start(struct pcmd_proc *p, const char *yaml, int notify, const char *const *env);
 
+/*
+ * Start pcmd again in @p's directory, with its config and socket, once the
+ * last one is gone (a test of what clients see when pcmd dies and comes back).
+ * Return: as harness_start().
+ */
+int harness_restart(struct pcmd_proc *p, const char *const *env);
+
 /* The datapath "@DATAPATH@" in a config becomes: $PCMD_TEST_DATAPATH, default softnic. */
 const char *harness_datapath(void);
 

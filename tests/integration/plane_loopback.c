@@ -345,8 +345,12 @@ static void match_accept(struct pcmd_plane *pl, struct lb_listener *l)
 		fl->token = ev.token;
 		fl->known = true;
 		if (fl->peer != NONE) {
-			snprintf(ev.peer, sizeof(ev.peer), "%s", pl->flows[fl->peer].r->name);
-			ev.peer_token = pl->flows[fl->peer].token;
+			const struct lb_flow *d = &pl->flows[fl->peer];
+			struct pcmd_plane_flow_opts o = {.cc = d->cc, .lb = d->lb, .mode = d->mode};
+
+			snprintf(ev.peer, sizeof(ev.peer), "%s", d->r->name);
+			ev.peer_token = d->token;
+			pcmd_plane_opts_names(&o, &ev.peer_opts);
 		}
 		emit(pl, &ev);
 	}

@@ -233,7 +233,7 @@ static void test_malformed_fields_get_errors(void **state)
 	c.opts.paths = 0;
 	snprintf(c.opts.policy, sizeof(c.opts.policy), "/tmp/evil.so");
 	hdr(&c, PCMD_MSG_CONNECT, sizeof(c));
-	expect(fd, &c, sizeof(c), -EPERM, "admin operation");
+	expect(fd, &c, sizeof(c), -EPERM, "pcmctl policies load");
 	snprintf(c.opts.policy, sizeof(c.opts.policy), "no_such_policy");
 	hdr(&c, PCMD_MSG_CONNECT, sizeof(c));
 	expect(fd, &c, sizeof(c), -ENOENT, "no policy named 'no_such_policy'");

@@ -7,7 +7,8 @@
  * middle of traffic. Invariants of every run:
  *   - every posted operation completes exactly once (by cookie);
  *   - on a connection never closed, receive k gets message k, byte-exact, status 0;
- *   - on a closed one, whatever completes is byte-exact or an error;
+ *   - on a closed one, whatever completes is byte-exact or an error, and its
+ *     CLOSE comes once, after every other completion of it;
  *   - at the end every connection is closed and nothing is left posted: every
  *     cookie came back and a last poll finds nothing.
  * A failing seed is shrunk (fewer connections, then fewer messages, while it
@@ -41,6 +42,7 @@ struct side_conn {
 	uint32_t sent, send_done;   /* posts and completions */
 	uint32_t recvd, recv_done;
 	uint32_t next_check;        /* the next receive that must arrive in order */
+	bool close_seen;            /* its PCM_TP_OP_CLOSE */
 	uint8_t *send_buf;          /* SLOTS x MAX_MSG */
 	uint8_t *recv_buf;
 };
@@ -127,12 +129,33 @@ static int check_recv(struct run *r, int s, uint32_t c, uint32_t k,
 	return 0;
 }
 
+/* A connection's CLOSE: once, after it was closed and all its operations completed. */
+static int take_close(struct run *r, int s, const struct pcm_tp_completion *e)
+{
+	for (uint32_t c = 0; c < r->n_conns; c++) {
+		struct side_conn *x = &r->sc[s][c];
+
+		if (x->conn != e->conn)
+			continue;
+		if (!r->closed[c] || x->close_seen)
+			return fail(r, "conn %u side %d: a CLOSE %s", c, s,
+				    x->close_seen ? "twice" : "it was never closed");
+		if (x->send_done != x->sent || x->recv_done != x->recvd)
+			return fail(r, "conn %u side %d: its CLOSE before its last completion", c, s);
+		x->close_seen = true;
+		return 0;
+	}
+	return fail(r, "side %d: a CLOSE of no connection", s);
+}
+
 static int take(struct run *r, int s, const struct pcm_tp_completion *e)
 {
 	uint64_t per_conn = 4ull * r->n_msgs, ck = e->cookie;
 	uint32_t c = (uint32_t)(ck / per_conn), k = (uint32_t)(ck % r->n_msgs);
 	int is_recv = (int)((ck / r->n_msgs) & 1);
 
+	if (e->op == PCM_TP_OP_CLOSE)
+		return take_close(r, s, e);
 	if (e->op != PCM_TP_OP_SEND && e->op != PCM_TP_OP_RECV)
 		return fail(r, "side %d: unexpected op %d", s, (int)e->op);
 	if (ck >= r->n_cookies || r->seen[ck])
@@ -190,7 +213,8 @@ static int post_one(struct run *r, int s, uint32_t c, bool is_recv)
 		if (rc == 0)
 			x->sent++;
 	}
-	if (rc == -EAGAIN || (rc == -ENOTCONN && r->closed[c]))
+	/* a closed connection, or one whose peer's close reset it */
+	if (rc == -EAGAIN || ((rc == -ENOTCONN || rc == -ECONNRESET) && r->closed[c]))
 		return 0;
 	return rc < 0 ? fail(r, "conn %u side %d: post: %s", c, s, pcm_tp_strerror(rc)) : 0;
 }
@@ -299,8 +323,22 @@ static int finish(struct run *r)
 {
 	struct pcm_tp_completion e;
 
+	bool all;
+
 	for (uint32_t c = 0; c < r->n_conns; c++)
 		close_conn(r, c);
+	for (long spins = 0;; spins++) {
+		all = true;
+		for (uint32_t c = 0; c < r->n_conns; c++)
+			all = all && r->sc[0][c].close_seen && r->sc[1][c].close_seen;
+		if (all)
+			break;
+		if (spins > MAX_SPINS)
+			return fail(r, "a closed connection's CLOSE never came");
+		for (int s = 0; s < 2; s++)
+			if (poll_side(r, s, 16) < 0)
+				return -1;
+	}
 	for (int i = 0; i < 1000; i++)
 		for (int s = 0; s < 2; s++)
 			if (pcm_tp_poll(r->ep[s], &e, 1) > 0)

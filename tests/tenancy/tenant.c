@@ -528,9 +528,9 @@ static int mode_badflood(long seconds)
 /* ---- limits: a user's listeners and flows ------------------------------------------------ */
 
 /*
- * Up to @n endpoints, each listening on four names "lim-I-J" (the second on one, so that its
- * accepts need not name theirs) until pcmd refuses a listen; then dials from the first to
- * the second's lim-1-0, each accepted, until pcmd refuses one. "listeners K", "flows F"
+ * Up to @n endpoints, each listening on a name "lim-I-0" (one address per endpoint,
+ * pcm_transport(3)) until pcmd refuses a listen; then dials from the first to the second's
+ * lim-1-0, each accepted, until pcmd refuses one. "listeners K", "flows F"
  * and each refusal's text. Return: 0 when both were refused with -EDQUOT.
  */
 static int mode_limits(long n)
@@ -540,18 +540,16 @@ static int mode_limits(long n)
 	int rc = 0, frc = 0;
 
 	for (; k < n && k < MAX_ENDPOINTS && rc == 0; k++) {
+		char name[32];
+
 		if (tp_open(sock, 1u << 20, &eps[k]) < 0)
 			break;
-		for (int j = 0; j < (k == 1 ? 1 : 4) && rc == 0; j++) {
-			char name[32];
-
-			snprintf(name, sizeof(name), "lim-%ld-%d", k, j);
-			rc = pcm_tp_listen(eps[k], name);
-			if (rc == 0)
-				listeners++;
-			else
-				printf("listen refused %d %s\n", rc, pcm_tp_last_error());
-		}
+		snprintf(name, sizeof(name), "lim-%ld-0", k);
+		rc = pcm_tp_listen(eps[k], name);
+		if (rc == 0)
+			listeners++;
+		else
+			printf("listen refused %d %s\n", rc, pcm_tp_last_error());
 	}
 	printf("listeners %ld\n", listeners);
 	/* eps[0] dials eps[1]'s lim-1-0: a flow at each end */

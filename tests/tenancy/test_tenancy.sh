@@ -88,7 +88,7 @@ datapath: {kind: softnic, softnic: {hosts: 16}}
 limits:
   max_clients: 32
   hello_timeout_ms: 5000
-  user: {clients: 16, regions: 16, flows: 24, listeners: 10}
+  user: {clients: 16, regions: 16, flows: 24, listeners: 6}
 shared_names:
   - {name: "shared-*", owner: $A, dial_uids: [$B]}
 YAML
@@ -227,9 +227,9 @@ check_regions() {
 # ---- 3b. listeners and flows: one user's share, not all ----
 check_limits() {
 	tenant "$M" limits 16 >"$DIR/limits.out" || fail "mallory's listeners and flows: $(cat "$DIR/limits.out")"
-	grep -q "^listeners 10$" "$DIR/limits.out" && grep -q "limits.user.listeners is 10" "$DIR/limits.out" &&
+	grep -q "^listeners 6$" "$DIR/limits.out" && grep -q "limits.user.listeners is 6" "$DIR/limits.out" &&
 		grep -q "^flows 24$" "$DIR/limits.out" && grep -q "limits.user.flows is 24" "$DIR/limits.out" ||
-		fail "mallory's listeners and flows: $(cat "$DIR/limits.out") (want 10, then limits.user.listeners; 24, then limits.user.flows)"
+		fail "mallory's listeners and flows: $(cat "$DIR/limits.out") (want 6, then limits.user.listeners; 24, then limits.user.flows)"
 	tenant_bg "$M" limits 16 >"$DIR/limits2.out" &
 	LM=$!
 	BG="$BG $LM"
@@ -237,7 +237,7 @@ check_limits() {
 		fail "alice's work while mallory holds her listeners and flows: $(cat "$DIR/victim-l.out")"
 	wait "$LM" || true
 	wait_idle
-	pass "mallory gets 10 listeners and 24 flows, then limits.user.listeners and limits.user.flows; alice's work completed"
+	pass "mallory gets 6 listeners and 24 flows, then limits.user.listeners and limits.user.flows; alice's work completed"
 	healthy "limits"
 }
 

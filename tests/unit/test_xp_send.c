@@ -370,6 +370,20 @@ static void test_message_over_4096_chunks_is_refused(void **state)
 	solo_fini(&s);
 }
 
+/* A send whose buffer wraps the address space is -EINVAL at post, as a receive's is. */
+static void test_a_buffer_that_wraps_is_refused_for_sends_as_for_receives(void **state)
+{
+	struct solo s;
+	struct xp_buf b = { UINT64_MAX - 100, 200, 0 };
+
+	solo_init(&s, 0, NULL);
+	assert_int_equal(xp_post_send(s.core, s.conn, &b, 1, 0), -EINVAL);
+	assert_int_equal(xp_post_recv(s.core, s.conn, &b, 2, 0), -EINVAL);
+	b.len = 100; /* up to the last byte: no wrap */
+	assert_int_equal(xp_post_send(s.core, s.conn, &b, 3, 0), 0);
+	solo_fini(&s);
+}
+
 static void one_in_flight_each(struct xp_core_config *cfg)
 {
 	cfg->max_queued = 64;
@@ -483,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_rto_recovery_cuts_minimum_chunks),
 		cmocka_unit_test(test_min_chunk_grows_so_a_message_fits_4096_chunks),
 		cmocka_unit_test(test_message_over_4096_chunks_is_refused),
+		cmocka_unit_test(test_a_buffer_that_wraps_is_refused_for_sends_as_for_receives),
 		cmocka_unit_test(test_at_most_8_messages_in_flight),
 		cmocka_unit_test(test_full_queue_returns_eagain),
 		cmocka_unit_test(test_too_long_message_aborts_both_sides),

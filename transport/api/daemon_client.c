@@ -15,12 +15,20 @@
  *
  * Buffers must lie in the region: pcm_tp_mem_alloc() hands out pieces of it,
  * and pcm_tp_mr_reg() accepts only ranges inside it (-EINVAL otherwise).
- * A full submission ring makes send and receive return -EAGAIN: poll
- * completions and retry.
+ * A descriptor's cookie is the frontend's slot of the post, which pcmd
+ * echoes in its completion. The limits (pcm_tp_endpoint_limits()) are
+ * pcmd's: the client's outstanding descriptors (limits.outstanding_per_client,
+ * which pcmd's engines queue on one connection too) and its longest message;
+ * within them pcmd takes every submission (a full submission ring is -EAGAIN
+ * at once).
  *
- * A conn pointer stays valid after pcm_tp_conn_close() until the
- * pcm_tp_poll() call after the one that returned its last completion, so
- * every completion a caller holds names a live object.
+ * A dead pcmd: its socket hangs up. A poll that finds the completion ring
+ * empty looks at the socket at most every DEAD_CHECK_NS (read off the
+ * coarse clock, a vDSO call: no syscall per poll); wait sleeps on the socket
+ * too. Once the socket hung up and the ring is empty, poll and wait say
+ * -ESHUTDOWN: every completion pcmd wrote has been handed over, and the
+ * frontend completes the rest (tp_comp.h). pcmd's SHUTDOWN notice alone
+ * changes nothing: pcmd still completes what it took, then hangs up.
  *
  * It is one backend of libpcmtransport's table (backend.h): api.c chooses
  * it (PCM_TP_BACKEND_DAEMON, or AUTO by $PCM_TRANSPORT); the error texts are
@@ -30,6 +38,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +46,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -48,22 +58,19 @@
 #define DEFAULT_REGION_BYTES (64ull << 20)
 #define RPC_TIMEOUT_MS 10000
 #define ALLOC_ALIGN 64u
+#define DEAD_CHECK_NS 10000000ull /* a busy poller looks at pcmd's socket this often */
+#define SQ_TAKEN_WAIT_NS 1000000000ull
 
 struct dc_conn {
-	struct pcm_tp_conn pub;
+	struct tp_conn base;
 	struct dc_ep *ep;
 	uint32_t id;
-	uint32_t outstanding; /* posted and not yet polled, CONNECT included */
-	bool established;
-	bool closed;
-	bool in_table;		  /* else on the displaced list */
-	struct dc_conn *next; /* displaced or graveyard list */
+	struct dc_conn *prev, *next; /* the endpoint's, for its close */
 };
 
-struct dc_mr {
-	struct pcm_tp_mr pub;
-	struct dc_ep *ep;
-	uint64_t off, len;
+struct dc_region {
+	struct tp_region base;
+	bool owned; /* pcm_tp_mem_alloc()'s: its span is freed with it */
 };
 
 /* A piece of the data area handed out by pcm_tp_mem_alloc(). */
@@ -83,18 +90,19 @@ struct dc_ep {
 	uint32_t seq;
 	uint32_t client_id;
 	uint32_t max_flows;
+	uint32_t max_outstanding;
 	uint64_t max_message_bytes;
-	bool shut_down; /* pcmd said it is stopping, or the socket hung up */
+	_Atomic bool gone;    /* pcmd's socket hung up: nothing more will come */
+	uint64_t next_check_ns; /* the poller's next look at the socket */
+	char default_policy[PCMD_POLICY_MAX]; /* cfg->policy: connects that name none */
 	_Alignas(8) uint8_t rbuf[PCMD_MSG_MAX_BYTES]; /* control replies, under ctl_lock */
 
 	pthread_mutex_t ctl_lock;   /* one control request at a time */
 	pthread_mutex_t sq_lock;    /* submissions */
-	pthread_mutex_t state_lock; /* conns, allocator */
+	pthread_mutex_t state_lock; /* conns, allocator, the completion ring */
 
-	struct dc_conn **conns;    /* by (conn id & 0xffff) - 1 */
-	struct dc_conn *displaced; /* closed conns whose index pcmd gave to a new one */
-	struct dc_conn *graveyard; /* freed at the next poll */
-	struct span *used;	       /* allocations, sorted by offset */
+	struct dc_conn *conns;   /* every connection not yet freed */
+	struct span *used;	 /* allocations, sorted by offset */
 	uint32_t n_used, cap_used;
 };
 
@@ -137,14 +145,22 @@ static int take_fds(const struct msghdr *m, int *fds, int want)
 	return 0;
 }
 
+/* A notice (pcmd stops, or drops us): its text; the hang-up that follows ends the endpoint. */
 static void note_notice(struct dc_ep *ep, const uint8_t *buf, ssize_t n)
 {
 	const struct pcmd_notice *no = (const void *)buf;
 
+	(void)ep;
 	if ((size_t)n < sizeof(*no))
 		return;
-	ep->shut_down = true;
 	pcm_tp_set_error(no->status, "pcmd: %.*s", PCMD_ERRTEXT_MAX - 1, no->text);
+}
+
+/* pcmd's socket hung up. */
+static int hung_up(struct dc_ep *ep)
+{
+	atomic_store(&ep->gone, true);
+	return pcm_tp_set_error(-ESHUTDOWN, "pcmd closed its socket (it stopped or died)");
 }
 
 static ssize_t recv_one(struct dc_ep *ep, uint32_t seq, uint16_t type, int *fds,
@@ -207,10 +223,8 @@ static ssize_t recv_one(struct dc_ep *ep, uint32_t seq, uint16_t type, int *fds,
 		n = recvmsg(ep->sock, &m, MSG_CMSG_CLOEXEC);
 		if (n < 0 && errno == ECONNRESET)
 			n = read_after_reset(ep, &m);
-		if (n == 0) {
-			ep->shut_down = true;
-			return pcm_tp_set_error(-ECONNRESET, "pcmd closed the connection");
-		}
+		if (n == 0)
+			return hung_up(ep);
 		if (n < 0)
 			return pcm_tp_set_error(-errno, "receiving from pcmd: %s", strerror(errno));
 		if ((size_t)n >= sizeof(struct pcmd_msg_hdr) && st->hdr.type == PCMD_MSG_NOTICE) {
@@ -266,6 +280,9 @@ static int rpc(struct dc_ep *ep, void *req, size_t req_len, void *rep, size_t re
 	uint16_t type = h->type;
 	ssize_t n;
 
+	if (atomic_load(&ep->gone))
+		return pcm_tp_set_error(-ESHUTDOWN, "pcmd is gone: close the endpoint, and open a "
+						    "new one once pcmd runs again");
 	pthread_mutex_lock(&ep->ctl_lock);
 	fill_hdr(ep, h, type, req_len);
 	/* A refused peer may already be gone: its reason still waits in the socket. */
@@ -320,11 +337,13 @@ static int say_hello(struct dc_ep *ep)
 		return rc;
 	if (p.max_flows == 0 || p.max_flows > 65535)
 		return pcm_tp_set_error(-EPROTO, "pcmd announced %u flows", p.max_flows);
+	if (p.max_outstanding == 0)
+		return pcm_tp_set_error(-EPROTO, "pcmd announced 0 outstanding descriptors");
 	ep->client_id = p.client_id;
 	ep->max_flows = p.max_flows;
+	ep->max_outstanding = p.max_outstanding;
 	ep->max_message_bytes = p.max_message_bytes;
-	ep->conns = calloc(p.max_flows, sizeof(*ep->conns));
-	return ep->conns ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* The daemon's layout must be the one both sides compute, and fit the memfd. */
@@ -391,16 +410,18 @@ static void endpoint_free(struct dc_ep *ep)
 		close(ep->sq_efd);
 	if (ep->cq_efd >= 0)
 		close(ep->cq_efd);
-	for (uint32_t i = 0; ep->conns && i < ep->max_flows; i++)
-		free(ep->conns[i]);
-	free(ep->conns);
-	for (struct dc_conn *l[] = {ep->displaced, ep->graveyard}, **h = l; h < l + 2; h++)
-		while (*h) {
-			struct dc_conn *c = *h;
+	while (ep->conns) {
+		struct dc_conn *c = ep->conns;
 
-			*h = c->next;
-			free(c);
-		}
+		ep->conns = c->next;
+		free(c);
+	}
+	while (ep->pub.regions) {
+		struct tp_region *r = ep->pub.regions;
+
+		ep->pub.regions = r->next;
+		free(r);
+	}
 	free(ep->used);
 	pthread_mutex_destroy(&ep->ctl_lock);
 	pthread_mutex_destroy(&ep->sq_lock);
@@ -413,11 +434,16 @@ static int dc_endpoint_open(const struct pcm_tp_config *cfg, struct dc_ep **out)
 	struct dc_ep *ep;
 	int rc;
 
+	if (cfg->policy && strlen(cfg->policy) >= PCMD_POLICY_MAX)
+		return pcm_tp_set_error(-EINVAL, "policy name longer than %d bytes",
+					PCMD_POLICY_MAX - 1);
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
-		return -ENOMEM;
+		return pcm_tp_set_error(-ENOMEM, "out of memory for the endpoint");
 	ep->pub.ops = &pcm_tp_daemon_ops;
 	ep->sock = ep->memfd = ep->sq_efd = ep->cq_efd = -1;
+	if (cfg->policy)
+		snprintf(ep->default_policy, sizeof(ep->default_policy), "%s", cfg->policy);
 	pthread_mutex_init(&ep->ctl_lock, NULL);
 	pthread_mutex_init(&ep->sq_lock, NULL);
 	pthread_mutex_init(&ep->state_lock, NULL);
@@ -441,54 +467,78 @@ static void dc_endpoint_close(struct dc_ep *ep)
 		endpoint_free(ep);
 }
 
+static void dc_limits(struct dc_ep *ep, struct pcm_tp_limits *out)
+{
+	/* pcmd takes as many as it reserves completions for; its engines queue them all on
+	 * one connection (pcmd.conf(5), limits.outstanding_per_client); */
+	uint32_t n = ep->max_outstanding;
+
+	/* and never more than the submission ring holds: a full ring is then never met */
+	if (n > ep->lay.cq_entries)
+		n = ep->lay.cq_entries;
+	if (n > ep->lay.sq_entries)
+		n = ep->lay.sq_entries;
+
+	*out = (struct pcm_tp_limits){.sends_per_conn = n,
+				      .recvs_per_conn = n,
+				      .posts_per_endpoint = n,
+				      .max_message_bytes = ep->max_message_bytes};
+}
+
 /* ---- connections ----------------------------------------------------------------------- */
 
-static void opts_to_wire(const struct pcm_tp_conn_opts *o, struct pcmd_flow_opts *w)
+/*
+ * A policy as pcmd takes it: a name it has. A .so path is a file pcmd would
+ * load, which a connection may not name (pcmd's rule, said here before the
+ * path is cut to the wire's size).
+ */
+static int wire_policy(const char *name, char *w, size_t cap)
 {
-	memset(w, 0, sizeof(*w));
-	w->mode = PCMD_SHELL_DEFAULT;
-	if (!o)
-		return;
-	if (o->policy)
-		snprintf(w->policy, sizeof(w->policy), "%s", o->policy);
-	if (o->lb_policy)
-		snprintf(w->lb_policy, sizeof(w->lb_policy), "%s", o->lb_policy);
-	w->mode = (uint32_t)o->mode;
-	w->paths = o->paths;
-	w->reliable_connected = o->reliable_connected ? 1 : 0;
-	w->no_progress_ms = o->no_progress_ms;
-}
+	size_t n = name ? strlen(name) : 0;
 
-static int check_name(const char *s, size_t cap, const char *what)
-{
-	if (!s || !*s)
-		return pcm_tp_set_error(-EINVAL, "%s is empty", what);
-	if (strlen(s) >= cap)
-		return pcm_tp_set_error(-ENAMETOOLONG, "%s is longer than %zu bytes", what, cap - 1);
-	return 0;
-}
-
-static int check_opts(const struct pcm_tp_conn_opts *o)
-{
-	if (!o)
+	if (!name)
 		return 0;
-	if ((o->policy && strlen(o->policy) >= PCMD_POLICY_MAX) ||
-	    (o->lb_policy && strlen(o->lb_policy) >= PCMD_POLICY_MAX))
-		return pcm_tp_set_error(-ENAMETOOLONG, "a policy name is longer than %d bytes",
-				 PCMD_POLICY_MAX - 1);
-	if ((unsigned)o->mode > PCM_TP_SHELL_ASYNC_BOUNDED)
-		return pcm_tp_set_error(-EINVAL, "shell mode %d is unknown", (int)o->mode);
+	if (strchr(name, '/') || (n > 3 && strcmp(name + n - 3, ".so") == 0))
+		return pcm_tp_set_error(-EPERM,
+					"policy '%s': in daemon mode a connection names a policy "
+					"pcmd has, never a file, admins included: load it first "
+					"(`pcmctl policies load PATH`, an admin's operation), then "
+					"name the policy it loaded",
+					name);
+	if (n >= cap)
+		return pcm_tp_set_error(-ENOENT,
+					"policy '%.40s...': pcmd has no policy of that name (its "
+					"names are at most %zu bytes)",
+					name, cap - 1);
+	memcpy(w, name, n + 1);
 	return 0;
+}
+
+static int opts_to_wire(const struct dc_ep *ep, const struct pcm_tp_conn_opts *o,
+			struct pcmd_flow_opts *w)
+{
+	const char *cc = o && o->policy ? o->policy : ep->default_policy[0] ? ep->default_policy
+									    : NULL;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->mode = o ? (uint32_t)o->mode : PCMD_SHELL_DEFAULT;
+	rc = wire_policy(cc, w->policy, sizeof(w->policy));
+	if (rc == 0 && o)
+		rc = wire_policy(o->lb_policy, w->lb_policy, sizeof(w->lb_policy));
+	if (o) {
+		w->paths = o->paths;
+		w->reliable_connected = o->reliable_connected ? 1 : 0;
+		w->no_progress_ms = o->no_progress_ms;
+	}
+	return rc;
 }
 
 static int dc_listen(struct dc_ep *ep, const char *addr, uint32_t flags)
 {
 	struct pcmd_req_listen q = {.hdr.type = PCMD_MSG_LISTEN};
 	struct pcmd_rep_listen p;
-	int rc = check_name(addr, sizeof(q.addr), "the address");
 
-	if (rc < 0)
-		return rc;
 	snprintf(q.addr, sizeof(q.addr), "%s", addr);
 	q.flags = flags & PCM_TP_LISTEN_ANY_USER ? PCMD_LISTEN_ANY_USER : 0;
 	return rpc(ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
@@ -497,146 +547,182 @@ static int dc_listen(struct dc_ep *ep, const char *addr, uint32_t flags)
 /* A new conn for an id pcmd gave. Caller holds state_lock. */
 static struct dc_conn *conn_new(struct dc_ep *ep, uint32_t id)
 {
-	uint32_t i = (id & 0xffff) - 1;
-	struct dc_conn *c, *old;
+	struct dc_conn *c = calloc(1, sizeof(*c));
 
-	if ((id & 0xffff) == 0 || i >= ep->max_flows)
-		return NULL;
-	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->pub.ep = &ep->pub;
+	c->base.ep = &ep->pub;
 	c->ep = ep;
 	c->id = id;
-	c->in_table = true;
-	old = ep->conns[i];
-	if (old) {
-		/* pcmd reuses an index once its old conn closed; its last completions may still
-		 * be unread here, so the old conn waits on the displaced list. */
-		old->in_table = false;
-		old->next = ep->displaced;
-		ep->displaced = old;
-	}
-	ep->conns[i] = c;
+	c->next = ep->conns;
+	if (ep->conns)
+		ep->conns->prev = c;
+	ep->conns = c;
 	return c;
 }
 
-/* The conn a completion names, or NULL. Caller holds state_lock. */
-static struct dc_conn *conn_get(struct dc_ep *ep, uint32_t id)
-{
-	uint32_t i = (id & 0xffff) - 1;
-
-	if ((id & 0xffff) == 0 || i >= ep->max_flows)
-		return NULL;
-	if (ep->conns[i] && ep->conns[i]->id == id)
-		return ep->conns[i];
-	for (struct dc_conn *c = ep->displaced; c; c = c->next)
-		if (c->id == id)
-			return c;
-	return NULL;
-}
-
-/* A closed conn with nothing outstanding goes to the graveyard. Caller holds state_lock. */
-static void conn_maybe_free(struct dc_conn *c)
+static void dc_conn_free(struct dc_conn *c)
 {
 	struct dc_ep *ep = c->ep;
 
-	if (!c->closed || c->outstanding)
-		return;
-	if (c->in_table) {
-		ep->conns[(c->id & 0xffff) - 1] = NULL;
-	} else {
-		for (struct dc_conn **p = &ep->displaced; *p; p = &(*p)->next)
-			if (*p == c) {
-				*p = c->next;
-				break;
-			}
-	}
-	c->next = ep->graveyard;
-	ep->graveyard = c;
-}
-
-static void empty_graveyard(struct dc_ep *ep)
-{
-	while (ep->graveyard) {
-		struct dc_conn *c = ep->graveyard;
-
-		ep->graveyard = c->next;
-		free(c);
-	}
+	pthread_mutex_lock(&ep->state_lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		ep->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&ep->state_lock);
+	free(c);
 }
 
 static int dc_connect(struct dc_ep *ep, const char *addr, const struct pcm_tp_conn_opts *o,
-		   uint64_t cookie)
+		      uint64_t slot, struct dc_conn **out)
 {
 	struct pcmd_req_connect q = {.hdr.type = PCMD_MSG_CONNECT};
 	struct pcmd_rep_conn p;
-	struct dc_conn *c;
-	int rc = check_name(addr, sizeof(q.addr), "the address");
+	int rc = opts_to_wire(ep, o, &q.opts);
 
-	if (rc == 0)
-		rc = check_opts(o);
 	if (rc < 0)
 		return rc;
 	snprintf(q.addr, sizeof(q.addr), "%s", addr);
-	opts_to_wire(o, &q.opts);
-	q.cookie = cookie;
-	/* The completion may be on the ring before the reply is read: hold polls off. */
-	pthread_mutex_lock(&ep->state_lock);
+	q.cookie = slot;
 	rc = rpc(ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
-	c = rc == 0 ? conn_new(ep, p.conn_id) : NULL;
-	if (c)
-		c->outstanding = 1;
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&ep->state_lock);
+	*out = conn_new(ep, p.conn_id);
 	pthread_mutex_unlock(&ep->state_lock);
-	if (rc == 0 && !c)
-		return pcm_tp_set_error(-EPROTO, "pcmd gave conn id %#x, outside this client's table",
-				 p.conn_id);
-	return rc;
+	/* pcmd's flow is reclaimed with the endpoint; its CONNECT completion finds no conn */
+	return *out ? 0 : pcm_tp_set_error(-ENOMEM, "connect: out of memory");
 }
 
-static int dc_accept(struct dc_ep *ep, uint64_t cookie)
+static int dc_accept(struct dc_ep *ep, uint64_t slot)
 {
 	struct pcmd_req_accept q = {.hdr.type = PCMD_MSG_ACCEPT};
 	struct pcmd_reply_status p;
 
-	q.cookie = cookie;
+	q.cookie = slot;
 	return rpc(ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
+}
+
+/*
+ * Wait until pcmd has taken every submission published so far (at most
+ * SQ_TAKEN_WAIT_NS: it takes them at once, having a completion slot for
+ * each). A close then follows the posts before it, as in process: they end
+ * with -ECONNABORTED, not as posts on a connection pcmd no longer has.
+ */
+static void sq_taken(struct dc_ep *ep)
+{
+	struct timespec ts;
+	uint64_t until = 0, now;
+	uint32_t tail;
+
+	pthread_mutex_lock(&ep->sq_lock);
+	tail = ep->sq.local;
+	pthread_mutex_unlock(&ep->sq_lock);
+	while ((int32_t)(atomic_load_explicit(&ep->sq.ctl->head.v, memory_order_acquire) - tail) <
+		   0 &&
+	       !atomic_load(&ep->gone)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (!until)
+			until = now + SQ_TAKEN_WAIT_NS;
+		else if (now > until)
+			return;
+		sched_yield();
+	}
 }
 
 static int dc_conn_close(struct dc_conn *c)
 {
-	struct dc_ep *ep;
 	struct pcmd_req_close q = {.hdr.type = PCMD_MSG_CLOSE};
 	struct pcmd_reply_status p;
 	int rc;
 
-	if (!c)
-		return -EINVAL;
-	ep = c->ep;
+	sq_taken(c->ep);
 	q.conn_id = c->id;
 	q.flags = PCMD_CLOSE_ABORT;
-	rc = ep->shut_down ? 0 : rpc(ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
-	pthread_mutex_lock(&ep->state_lock);
-	c->closed = true;
-	conn_maybe_free(c);
-	pthread_mutex_unlock(&ep->state_lock);
-	return rc == -EALREADY ? 0 : rc;
+	rc = rpc(c->ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
+	/* pcmd completes what it took with -ECONNABORTED; gone, or a flow it no longer
+	 * has, leaves nothing to wait for either */
+	if (rc == 0 || rc == -ESHUTDOWN || rc == -EALREADY || rc == -EBADF || rc == -ENOTCONN) {
+		atomic_store(&c->base.released, true);
+		return 0;
+	}
+	return rc;
 }
 
 static int dc_conn_set_policy(struct dc_conn *c, const struct pcm_tp_conn_opts *o)
 {
 	struct pcmd_req_set_policy q = {.hdr.type = PCMD_MSG_SET_POLICY};
 	struct pcmd_reply_status p;
-	int rc;
+	int rc = opts_to_wire(c->ep, o, &q.opts);
 
-	if (!c || !o)
-		return -EINVAL;
-	rc = check_opts(o);
 	if (rc < 0)
 		return rc;
 	q.conn_id = c->id;
-	opts_to_wire(o, &q.opts);
 	return rpc(c->ep, &q, sizeof(q), &p, sizeof(p), NULL, 0);
+}
+
+/* One page of pcmd's list of this client's flows, from @start. Return: its length, or -errno. */
+static ssize_t flows_page(struct dc_ep *ep, uint32_t start, struct pcmd_rep_flows *rep)
+{
+	struct pcmd_req_page q = {.hdr.type = PCMD_MSG_FLOWS, .start = start,
+				  .max = PCMD_FLOWS_PER_PAGE};
+	struct pcmd_msg_hdr *h = &q.hdr;
+	ssize_t n;
+
+	if (atomic_load(&ep->gone))
+		return pcm_tp_set_error(-ESHUTDOWN, "conn_query: pcmd is gone");
+	pthread_mutex_lock(&ep->ctl_lock);
+	fill_hdr(ep, h, PCMD_MSG_FLOWS, sizeof(q));
+	if (send(ep->sock, &q, sizeof(q), MSG_NOSIGNAL) < 0)
+		n = pcm_tp_set_error(-errno, "sending to pcmd: %s", strerror(errno));
+	else
+		n = recv_reply(ep, h->seq, PCMD_MSG_FLOWS, rep, PCMD_MSG_MAX_BYTES, NULL, 0);
+	pthread_mutex_unlock(&ep->ctl_lock);
+	if (n >= 0 && ((size_t)n < sizeof(*rep) || rep->n > PCMD_FLOWS_PER_PAGE ||
+		       (size_t)n < sizeof(*rep) + rep->n * sizeof(rep->flows[0])))
+		n = pcm_tp_set_error(-EPROTO, "pcmd's list of flows is malformed");
+	return n;
+}
+
+static int dc_conn_query(struct dc_conn *c, struct pcm_tp_conn_info *out)
+{
+	struct pcmd_rep_flows *rep = malloc(PCMD_MSG_MAX_BYTES);
+	uint32_t start = 0;
+	int rc = rep ? -ENOENT : -ENOMEM;
+
+	while (rep && rc == -ENOENT) {
+		ssize_t n = flows_page(c->ep, start, rep);
+
+		if (n < 0) {
+			rc = (int)n;
+			break;
+		}
+		for (uint32_t i = 0; i < rep->n && rc == -ENOENT; i++) {
+			const struct pcmd_flow_info *f = &rep->flows[i];
+
+			if (f->conn_id != c->id || f->client_id != c->ep->client_id)
+				continue;
+			memset(out, 0, sizeof(*out));
+			snprintf(out->policy, sizeof(out->policy), "%.*s", PCMD_POLICY_MAX - 1,
+				 f->policy);
+			snprintf(out->lb_policy, sizeof(out->lb_policy), "%.*s",
+				 PCMD_POLICY_MAX - 1, f->lb_policy);
+			out->mode = f->mode < PCMD_SHELL_MODE_COUNT ? (enum pcm_tp_shell_mode)f->mode
+								    : PCM_TP_SHELL_SYNC;
+			rc = 0;
+		}
+		if (rep->n == 0 || rep->next >= rep->total || rep->next <= start)
+			break;
+		start = rep->next;
+	}
+	free(rep);
+	if (rc == -ENOENT)
+		pcm_tp_set_error(rc, "conn_query: pcmd does not list connection %#x", c->id);
+	return rc;
 }
 
 /* The other end's credentials, as pcmd recorded them when it paired the two (PEER). */
@@ -657,29 +743,29 @@ static int dc_conn_peer(struct dc_conn *c, struct pcm_tp_peer *out)
 
 /* ---- memory ---------------------------------------------------------------------------- */
 
-static int dc_mr_reg(struct dc_ep *ep, void *addr, size_t len, struct dc_mr **out)
+static struct dc_region *region_new(struct dc_ep *ep, uint8_t *p, size_t len, bool owned)
 {
-	uint8_t *p = addr;
-	struct dc_mr *mr;
+	struct dc_region *r = calloc(1, sizeof(*r));
 
-	if (!ep || !out || !xp_range_within_ptr(ep->data, ep->lay.data_bytes, p, len))
-		return pcm_tp_set_error(-EINVAL, "in daemon mode buffers must lie in the shared region: "
-					  "allocate them with pcm_tp_mem_alloc()");
-	mr = calloc(1, sizeof(*mr));
-	if (!mr)
-		return -ENOMEM;
-	mr->pub.ep = &ep->pub;
-	mr->ep = ep;
-	mr->off = (uint64_t)(p - ep->data);
-	mr->len = len;
-	*out = mr;
-	return 0;
+	if (!r) {
+		pcm_tp_set_error(-ENOMEM, "out of memory for a region");
+		return NULL;
+	}
+	r->base.ep = &ep->pub;
+	r->base.addr = p;
+	r->base.len = len;
+	r->owned = owned;
+	return r;
 }
 
-static int dc_mr_dereg(struct dc_mr *mr)
+static int dc_region_add(struct dc_ep *ep, void *addr, size_t len, struct dc_region **out)
 {
-	free(mr);
-	return 0;
+	if (!xp_range_within_ptr(ep->data, ep->lay.data_bytes, addr, len))
+		return pcm_tp_set_error(-EINVAL, "mr_reg: in daemon mode buffers must lie in the "
+						 "shared region: allocate them with "
+						 "pcm_tp_mem_alloc()");
+	*out = region_new(ep, addr, len, false);
+	return *out ? 0 : -ENOMEM;
 }
 
 /* First fit between the sorted allocations. Caller holds state_lock. */
@@ -711,32 +797,9 @@ static int span_insert(struct dc_ep *ep, uint64_t len, uint64_t *off)
 	return 0;
 }
 
-static void *dc_mem_alloc(struct dc_ep *ep, size_t len)
+/* Free the allocation at @off. Caller holds state_lock. */
+static void span_remove(struct dc_ep *ep, uint64_t off)
 {
-	uint64_t off;
-	int rc;
-
-	if (!ep || len == 0)
-		return NULL;
-	pthread_mutex_lock(&ep->state_lock);
-	rc = span_insert(ep, len, &off);
-	pthread_mutex_unlock(&ep->state_lock);
-	if (rc < 0) {
-		pcm_tp_set_error(rc, "the shared region (%llu bytes) has no %zu contiguous bytes free",
-			  (unsigned long long)ep->lay.data_bytes, len);
-		return NULL;
-	}
-	return ep->data + off;
-}
-
-static void dc_mem_free(struct dc_ep *ep, void *p)
-{
-	uint64_t off;
-
-	if (!ep || !p || (uint8_t *)p < ep->data)
-		return;
-	off = (uint64_t)((uint8_t *)p - ep->data);
-	pthread_mutex_lock(&ep->state_lock);
 	for (uint32_t lo = 0, hi = ep->n_used; lo < hi;) {
 		uint32_t mid = (lo + hi) / 2;
 
@@ -744,14 +807,46 @@ static void dc_mem_free(struct dc_ep *ep, void *p)
 			memmove(&ep->used[mid], &ep->used[mid + 1],
 				(ep->n_used - mid - 1) * sizeof(*ep->used));
 			ep->n_used--;
-			break;
+			return;
 		}
 		if (ep->used[mid].off < off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+}
+
+static int dc_region_alloc(struct dc_ep *ep, size_t len, struct dc_region **out)
+{
+	uint64_t off;
+	int rc;
+
+	pthread_mutex_lock(&ep->state_lock);
+	rc = span_insert(ep, len, &off);
 	pthread_mutex_unlock(&ep->state_lock);
+	if (rc < 0)
+		return pcm_tp_set_error(rc, "mem_alloc: the shared region (%llu bytes) has no %zu "
+					    "contiguous bytes free",
+					(unsigned long long)ep->lay.data_bytes, len);
+	*out = region_new(ep, ep->data + off, len, true);
+	if (*out)
+		return 0;
+	pthread_mutex_lock(&ep->state_lock);
+	span_remove(ep, off);
+	pthread_mutex_unlock(&ep->state_lock);
+	return -ENOMEM;
+}
+
+static void dc_region_remove(struct dc_region *r)
+{
+	struct dc_ep *ep = (struct dc_ep *)r->base.ep;
+
+	if (r->owned) {
+		pthread_mutex_lock(&ep->state_lock);
+		span_remove(ep, (uint64_t)(r->base.addr - ep->data));
+		pthread_mutex_unlock(&ep->state_lock);
+	}
+	free(r);
 }
 
 /* ---- data ------------------------------------------------------------------------------ */
@@ -765,144 +860,140 @@ static void ring_doorbell(int efd)
 		return;
 }
 
-static int post(struct dc_conn *c, struct dc_mr *mr, const void *buf, size_t len,
-		uint64_t cookie, uint8_t op)
+static int dc_post(struct dc_conn *c, enum pcm_tp_op op, struct tp_region *r, const void *buf,
+		   size_t len, uint64_t slot)
 {
-	struct dc_ep *ep;
-	const uint8_t *p = buf;
+	struct dc_ep *ep = c->ep;
+	const uint8_t *p = buf ? buf : r->addr;
 	struct pcmd_sqe e;
 	int64_t used;
 	int rc = 0;
 
-	if (!c || (!buf && len))
-		return -EINVAL;
-	ep = c->ep;
-	if (c->closed || !c->established)
-		return pcm_tp_set_error(-ENOTCONN, "the connection is %s",
-				 c->closed ? "closed" : "not established");
-	if (len > ep->max_message_bytes)
-		return pcm_tp_set_error(-EMSGSIZE,
-				 "%zu bytes is above pcmd's limits.max_message_bytes "
-				 "(%llu)",
-				 len, (unsigned long long)ep->max_message_bytes);
-	if (!xp_range_within_ptr(ep->data, ep->lay.data_bytes, p, len) ||
-	    (mr && !xp_range_within_ptr(ep->data + mr->off, mr->len, p, len)))
-		return pcm_tp_set_error(-EINVAL, "the buffer is not inside %s",
-				 mr ? "its memory region" : "the shared region");
+	if (atomic_load(&ep->gone))
+		return pcm_tp_set_error(-ESHUTDOWN, "pcmd is gone: close the endpoint, and open a "
+						    "new one once pcmd runs again");
 	memset(&e, 0, sizeof(e));
-	e.op = op;
+	e.op = op == PCM_TP_OP_SEND ? PCMD_OP_SEND : PCMD_OP_RECV;
 	e.conn_id = c->id;
 	e.offset = (uint64_t)(p - ep->data);
 	e.len = len;
-	e.cookie = cookie;
-	pthread_mutex_lock(&ep->state_lock);
-	c->outstanding++;
-	pthread_mutex_unlock(&ep->state_lock);
+	e.cookie = slot;
 	pthread_mutex_lock(&ep->sq_lock);
 	used = pcmd_ring_used(&ep->sq);
-	if (used < 0 || used == pcmd_ring_size(&ep->sq)) {
-		rc = used < 0 ? -EPROTO : -EAGAIN;
+	if (used < 0) {
+		rc = pcm_tp_set_error(-EPROTO, "pcmd's submission ring is corrupt");
+	} else if (used == pcmd_ring_size(&ep->sq)) {
+		rc = pcm_tp_set_error(-EAGAIN, "pcmd has not yet taken the %lld submissions "
+					       "before: poll, then retry",
+				      (long long)used);
 	} else {
 		pcmd_ring_put(&ep->sq, &e);
 		if (pcmd_ring_publish(&ep->sq))
 			ring_doorbell(ep->sq_efd);
 	}
 	pthread_mutex_unlock(&ep->sq_lock);
-	if (rc < 0) {
-		pthread_mutex_lock(&ep->state_lock);
-		c->outstanding--;
-		pthread_mutex_unlock(&ep->state_lock);
-	}
 	return rc;
 }
 
-static int dc_send(struct dc_conn *c, struct dc_mr *mr, const void *buf, size_t len,
-		uint64_t cookie)
+/* One completion from the ring in the frontend's form. Return: false if it is none of ours. */
+static bool translate(struct dc_ep *ep, const struct pcmd_cqe *e, struct tp_comp *out)
 {
-	return post(c, mr, buf, len, cookie, PCMD_OP_SEND);
-}
-
-static int dc_recv(struct dc_conn *c, struct dc_mr *mr, void *buf, size_t cap, uint64_t cookie)
-{
-	return post(c, mr, buf, cap, cookie, PCMD_OP_RECV);
-}
-
-/* One completion from the ring into the API's form. Caller holds state_lock. */
-static bool translate(struct dc_ep *ep, const struct pcmd_cqe *e,
-		      struct pcm_tp_completion *out)
-{
-	struct dc_conn *c = conn_get(ep, e->conn_id);
-
-	out->op = (enum pcm_tp_op)e->op;
-	out->status = e->status;
-	out->cookie = e->cookie;
-	out->bytes = e->bytes;
-	out->conn = NULL;
+	*out = (struct tp_comp){.op = (enum pcm_tp_op)e->op, .status = e->status,
+				.slot = e->cookie, .bytes = e->bytes};
 	switch (e->op) {
 	case PCMD_OP_ACCEPT:
-		c = e->status == 0 ? conn_new(ep, e->conn_id) : NULL;
-		if (c)
-			c->established = true;
-		out->conn = c ? &c->pub : NULL;
+		if (e->status == 0) {
+			struct dc_conn *c = conn_new(ep, e->conn_id);
+
+			out->conn = c ? &c->base : NULL;
+			out->status = c ? 0 : -ENOMEM;
+		}
 		return true;
 	case PCMD_OP_CONNECT:
-		if (!c)
-			return true;
-		c->outstanding--;
-		if (e->status == 0 && !c->closed) {
-			c->established = true;
-			out->conn = &c->pub;
-		} else {
-			/* A failed connect has no connection to hand out. */
-			c->closed = true;
-			conn_maybe_free(c);
-		}
-		return true;
 	case PCMD_OP_SEND:
 	case PCMD_OP_RECV:
-		if (c) {
-			c->outstanding--;
-			out->conn = &c->pub;
-			conn_maybe_free(c);
-		}
 		return true;
 	default:
 		return false;
 	}
 }
 
-static int dc_poll(struct dc_ep *ep, struct pcm_tp_completion *out, int max)
+/*
+ * Whether pcmd hung up: a look at the socket without blocking (a notice is
+ * read; a reply some control request waits for is left to it).
+ */
+static bool socket_hung_up(struct dc_ep *ep)
 {
-	bool taken = false;
+	struct pollfd pfd = {.fd = ep->sock, .events = POLLIN};
+	uint8_t buf[sizeof(struct pcmd_notice)];
+	ssize_t n;
+
+	if (atomic_load(&ep->gone))
+		return true;
+	if (poll(&pfd, 1, 0) <= 0)
+		return false;
+	if (pthread_mutex_trylock(&ep->ctl_lock) != 0)
+		return false; /* a control request reads the socket: it sees the hang-up */
+	n = recv(ep->sock, buf, sizeof(buf), MSG_DONTWAIT);
+	pthread_mutex_unlock(&ep->ctl_lock);
+	if (n > 0)
+		note_notice(ep, buf, n);
+	else if (n == 0 || (pfd.revents & (POLLHUP | POLLERR)))
+		hung_up(ep);
+	return atomic_load(&ep->gone);
+}
+
+/* A busy poller's look at the socket, at most every DEAD_CHECK_NS: no syscall in between. */
+static bool time_to_look(struct dc_ep *ep)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (now < ep->next_check_ns)
+		return false;
+	ep->next_check_ns = now + DEAD_CHECK_NS;
+	return true;
+}
+
+static int dc_poll(struct dc_ep *ep, struct tp_comp *out, int max)
+{
+	bool taken = false, gone = false;
 	int64_t avail;
 	int n = 0;
 
-	if (!ep || !out || max < 0)
-		return -EINVAL;
 	pthread_mutex_lock(&ep->state_lock);
-	empty_graveyard(ep);
-	avail = pcmd_ring_avail(&ep->cq);
-	if (avail < 0) {
-		pthread_mutex_unlock(&ep->state_lock);
-		return pcm_tp_set_error(-EPROTO, "pcmd's completion ring is corrupt");
-	}
-	while (n < max && avail > 0) {
-		struct pcmd_cqe e;
+	for (int round = 0; round < 2 && n < max; round++) {
+		avail = pcmd_ring_avail(&ep->cq);
+		if (avail < 0) {
+			pthread_mutex_unlock(&ep->state_lock);
+			return pcm_tp_set_error(-EPROTO, "pcmd's completion ring is corrupt");
+		}
+		while (n < max && avail > 0) {
+			struct pcmd_cqe e;
 
-		pcmd_ring_get(&ep->cq, &e);
-		taken = true;
-		avail--;
-		if (translate(ep, &e, &out[n]))
-			n++;
+			pcmd_ring_get(&ep->cq, &e);
+			taken = true;
+			avail--;
+			if (translate(ep, &e, &out[n]))
+				n++;
+		}
+		/* the ring was empty: has pcmd died? Then look once more: it wrote before it died */
+		if (n || avail || round || !time_to_look(ep) || !socket_hung_up(ep))
+			break;
+		gone = true;
 	}
 	/*
 	 * Hand slots back only when some were taken: a poll of an empty ring
 	 * then writes nothing shared, so a thread that spins on poll does not
 	 * pull the head's cache line away from pcmd's producer on every call.
 	 */
-	if (taken && pcmd_ring_release(&ep->cq))
+	if (taken && pcmd_ring_release(&ep->cq) && !atomic_load(&ep->gone))
 		ring_doorbell(ep->sq_efd);
 	pthread_mutex_unlock(&ep->state_lock);
+	if (n == 0 && (gone || (atomic_load(&ep->gone) && pcmd_ring_avail(&ep->cq) == 0)))
+		return -ESHUTDOWN;
 	return n;
 }
 
@@ -913,67 +1004,49 @@ static int dc_wait(struct dc_ep *ep, int timeout_ms)
 	int64_t avail;
 	int rc;
 
-	if (!ep)
-		return -EINVAL;
 	for (;;) {
 		pthread_mutex_lock(&ep->state_lock);
 		avail = pcmd_ring_arm(&ep->cq);
 		pthread_mutex_unlock(&ep->state_lock);
 		if (avail != 0)
-			return avail < 0 ? -EPROTO : 0;
-		if (ep->shut_down)
-			return pcm_tp_set_error(-ESHUTDOWN, "pcmd has disconnected this client");
+			return avail < 0 ? pcm_tp_set_error(-EPROTO, "pcmd's completion ring is corrupt")
+					 : 0;
+		if (atomic_load(&ep->gone))
+			return pcm_tp_set_error(-ESHUTDOWN, "pcmd closed its socket (it stopped or "
+							    "died)");
 		pfd[0] = (struct pollfd){.fd = ep->cq_efd, .events = POLLIN};
 		pfd[1] = (struct pollfd){.fd = ep->sock, .events = POLLIN};
 		rc = poll(pfd, 2, timeout_ms);
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (rc < 0)
-			return -errno;
+			return pcm_tp_set_error(-errno, "wait: %s", strerror(errno));
 		if (rc == 0)
 			return -ETIMEDOUT;
 		if (pfd[0].revents & POLLIN)
 			if (read(ep->cq_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				return -errno;
-		if (pfd[1].revents) {
-			uint8_t buf[sizeof(struct pcmd_notice)];
-			ssize_t n;
-
-			/* Only notices arrive unasked; a hang-up means pcmd dropped us. */
-			pthread_mutex_lock(&ep->ctl_lock);
-			n = recv(ep->sock, buf, sizeof(buf), MSG_DONTWAIT);
-			pthread_mutex_unlock(&ep->ctl_lock);
-			if (n > 0)
-				note_notice(ep, buf, n);
-			else if (n == 0)
-				ep->shut_down = true;
-		}
+				return pcm_tp_set_error(-errno, "wait: %s", strerror(errno));
+		if (pfd[1].revents)
+			socket_hung_up(ep); /* then the ring is looked at once more */
 	}
 }
 
 static int dc_fd(struct dc_ep *ep)
 {
-	if (!ep)
-		return -EINVAL;
 	pcmd_ring_wake_always(&ep->cq, 1);
 	return ep->cq_efd;
 }
 
-/* ---- the backend table: the public objects are the first members of ours --------------- */
+/* ---- the backend table: the frontend's objects are the first members of ours ----------- */
 
 static struct dc_ep *ep_of(struct pcm_tp_endpoint *b)
 {
 	return (struct dc_ep *)b;
 }
 
-static struct dc_conn *conn_of(struct pcm_tp_conn *b)
+static struct dc_conn *conn_of(struct tp_conn *b)
 {
 	return (struct dc_conn *)b;
-}
-
-static struct dc_mr *mr_of(struct pcm_tp_mr *b)
-{
-	return (struct dc_mr *)b;
 }
 
 static int op_endpoint_open(const struct pcm_tp_config *cfg, struct pcm_tp_endpoint **out)
@@ -991,75 +1064,90 @@ static void op_endpoint_close(struct pcm_tp_endpoint *ep)
 	dc_endpoint_close(ep_of(ep));
 }
 
+static void op_limits(struct pcm_tp_endpoint *ep, struct pcm_tp_limits *out)
+{
+	dc_limits(ep_of(ep), out);
+}
+
 static int op_listen(struct pcm_tp_endpoint *ep, const char *addr, uint32_t flags)
 {
 	return dc_listen(ep_of(ep), addr, flags);
 }
 
 static int op_connect(struct pcm_tp_endpoint *ep, const char *addr,
-		      const struct pcm_tp_conn_opts *o, uint64_t cookie)
+		      const struct pcm_tp_conn_opts *o, uint64_t slot, struct tp_conn **out)
 {
-	return dc_connect(ep_of(ep), addr, o, cookie);
+	struct dc_conn *c = NULL;
+	int rc = dc_connect(ep_of(ep), addr, o, slot, &c);
+
+	if (rc == 0)
+		*out = &c->base;
+	return rc;
 }
 
-static int op_accept(struct pcm_tp_endpoint *ep, uint64_t cookie)
+static int op_accept(struct pcm_tp_endpoint *ep, uint64_t slot)
 {
-	return dc_accept(ep_of(ep), cookie);
+	return dc_accept(ep_of(ep), slot);
 }
 
-static int op_conn_close(struct pcm_tp_conn *c)
+static int op_conn_close(struct tp_conn *c)
 {
 	return dc_conn_close(conn_of(c));
 }
 
-static int op_conn_set_policy(struct pcm_tp_conn *c, const struct pcm_tp_conn_opts *o)
+static void op_conn_free(struct tp_conn *c)
+{
+	dc_conn_free(conn_of(c));
+}
+
+static int op_conn_set_policy(struct tp_conn *c, const struct pcm_tp_conn_opts *o)
 {
 	return dc_conn_set_policy(conn_of(c), o);
 }
 
-static int op_conn_peer(struct pcm_tp_conn *c, struct pcm_tp_peer *out)
+static int op_conn_peer(struct tp_conn *c, struct pcm_tp_peer *out)
 {
 	return dc_conn_peer(conn_of(c), out);
 }
 
-static int op_mr_reg(struct pcm_tp_endpoint *ep, void *addr, size_t len, struct pcm_tp_mr **out)
+static int op_conn_query(struct tp_conn *c, struct pcm_tp_conn_info *out)
 {
-	struct dc_mr *mr = NULL;
-	int rc = dc_mr_reg(ep_of(ep), addr, len, &mr);
+	return dc_conn_query(conn_of(c), out);
+}
+
+static int op_region_add(struct pcm_tp_endpoint *ep, void *addr, size_t len,
+			 struct tp_region **out)
+{
+	struct dc_region *r = NULL;
+	int rc = dc_region_add(ep_of(ep), addr, len, &r);
 
 	if (rc == 0)
-		*out = &mr->pub;
+		*out = &r->base;
 	return rc;
 }
 
-static int op_mr_dereg(struct pcm_tp_mr *mr)
+static int op_region_alloc(struct pcm_tp_endpoint *ep, size_t len, struct tp_region **out)
 {
-	return dc_mr_dereg(mr_of(mr));
+	struct dc_region *r = NULL;
+	int rc = dc_region_alloc(ep_of(ep), len, &r);
+
+	if (rc == 0)
+		*out = &r->base;
+	return rc;
 }
 
-static void *op_mem_alloc(struct pcm_tp_endpoint *ep, size_t len)
+static void op_region_remove(struct tp_region *r)
 {
-	return dc_mem_alloc(ep_of(ep), len);
+	dc_region_remove((struct dc_region *)r);
 }
 
-static void op_mem_free(struct pcm_tp_endpoint *ep, void *p)
+static int op_post(struct tp_conn *c, enum pcm_tp_op op, struct tp_region *r, const void *buf,
+		   size_t len, uint64_t slot)
 {
-	dc_mem_free(ep_of(ep), p);
+	return dc_post(conn_of(c), op, r, buf, len, slot);
 }
 
-static int op_send(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, size_t len,
-		   uint64_t cookie)
-{
-	return dc_send(conn_of(c), mr ? mr_of(mr) : NULL, buf, len, cookie);
-}
-
-static int op_recv(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, void *buf, size_t cap,
-		   uint64_t cookie)
-{
-	return dc_recv(conn_of(c), mr ? mr_of(mr) : NULL, buf, cap, cookie);
-}
-
-static int op_poll(struct pcm_tp_endpoint *ep, struct pcm_tp_completion *out, int max)
+static int op_poll(struct pcm_tp_endpoint *ep, struct tp_comp *out, int max)
 {
 	return dc_poll(ep_of(ep), out, max);
 }
@@ -1078,18 +1166,19 @@ const struct pcm_tp_backend_ops pcm_tp_daemon_ops = {
 	.name = "daemon",
 	.endpoint_open = op_endpoint_open,
 	.endpoint_close = op_endpoint_close,
+	.limits = op_limits,
 	.listen = op_listen,
 	.connect = op_connect,
 	.accept = op_accept,
 	.conn_close = op_conn_close,
+	.conn_free = op_conn_free,
 	.conn_set_policy = op_conn_set_policy,
 	.conn_peer = op_conn_peer,
-	.mr_reg = op_mr_reg,
-	.mr_dereg = op_mr_dereg,
-	.mem_alloc = op_mem_alloc,
-	.mem_free = op_mem_free,
-	.send = op_send,
-	.recv = op_recv,
+	.conn_query = op_conn_query,
+	.region_add = op_region_add,
+	.region_alloc = op_region_alloc,
+	.region_remove = op_region_remove,
+	.post = op_post,
 	.poll = op_poll,
 	.wait = op_wait,
 	.fd = op_fd,

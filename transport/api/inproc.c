@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * inproc.c - libpcmtransport's in-process backend (PCM_TP_BACKEND_INPROC):
- * the public calls over the library's own engines (transport/engine).
+ * the frontend's ops (backend.h) over the library's own engines
+ * (transport/engine).
  *
  * An endpoint owns cfg->engines engines on one datapath and one bootstrap
- * (the datapath's: the in-process registry for null and softnic, TCP for
- * verbs). A connection lives on one engine, the one with the fewest
- * connections when it is made. Memory regions are registered with every
- * engine, so any connection can use any region.
+ * (the datapath's: the in-process registry for null, TCP for verbs; softnic
+ * runs inside pcmd and pcm-sim only, and is refused here with that advice).
+ * A connection lives on one engine, the one with the fewest connections
+ * when it is made. Regions are registered with every engine, so any
+ * connection can use any region.
  *
  * Setup (engine_conn.c's protocol, with the bootstrap in between):
  *   connect   CONN_OPEN on the engine, dial with the local blob; the answer
@@ -21,24 +23,30 @@
  * package of that name, or one this endpoint opened already; it never
  * opens a file a peer names, and falls back to its own default policy.
  *
- * Completions: the engines' completions are translated into a queue of the
- * endpoint (with CONNECT and ACCEPT ones), from which pcm_tp_poll() hands
- * them out. A closed connection's engine CLOSE puts a marker in the queue
- * behind its last completion; when poll reaches the marker, the connection
- * goes to a graveyard that the next poll frees. So a conn pointer stays
- * valid until the pcm_tp_poll() call after the one that returned its last
- * completion (the daemon backend's rule too).
+ * Completions: the engines' completions and the setup's are translated into
+ * a queue of the endpoint, from which the frontend's poll takes them. An
+ * engine's cookie is the frontend's slot of the post. A closed connection's
+ * engine CLOSE is a CLOSE in the queue behind its last completion: the
+ * engine is done with it, and the frontend frees it (conn_free) once the
+ * application has seen its end.
  *
- * Progress: INLINE engines run in pcm_tp_poll() and pcm_tp_wait() on the
- * caller's thread; THREAD engines have their own threads, which wake
- * pcm_tp_wait() through the endpoint's waiter (an eventfd).
+ * Limits (pcm_tp_endpoint_limits()): each engine's core queues
+ * POSTS_PER_CONN operations per connection and direction, and the endpoint
+ * posts at most POSTS_PER_ENDPOINT in all, which every engine's pools of
+ * operations and receive keys hold, so no post the frontend admits is
+ * refused by an engine for lack of room.
+ *
+ * Progress: INLINE engines run in poll and wait on the caller's thread;
+ * THREAD engines have their own threads, which wake the wait through the
+ * endpoint's waiter (an eventfd).
  *
  * Locks: one mutex per endpoint guards setup, regions, the queue and the
- * bootstrap; sends and receives take no lock (the engines' MPSC rings).
+ * bootstrap; sends and receives take no lock here (the engines' MPSC rings).
  */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +60,6 @@
 #include "engine.h"
 #include "tp_error.h"
 #include "xp_accept_queue.h"
-#include "xp_range.h"
 
 #define DEFAULT_POLICY "swift"
 #define MAX_ENGINES 64u
@@ -62,6 +69,10 @@
 #define ALLOC_ALIGN 4096u
 #define NS_PER_MS 1000000ull
 #define KNOWN_FLAGS (PCM_TP_FLAG_NULL_NO_COPY | PCM_TP_FLAG_NO_SPIN)
+/* Limits: within every engine's op pool (65,536) and receive keys (verbs: 4,096 windows). */
+#define POSTS_PER_CONN 4096u
+#define POSTS_PER_ENDPOINT 4096u
+#define SUBMIT_WAIT_NS 1000000000ull
 
 enum conn_state {
 	CONN_DIALING = 1,
@@ -70,21 +81,19 @@ enum conn_state {
 };
 
 struct ip_conn {
-	struct pcm_tp_conn base;
+	struct tp_conn base;
 	struct ip_ep *ep;
 	uint32_t engine;
 	uint32_t id;
 	uint8_t state;           /* enum conn_state */
-	uint64_t cookie;         /* connect()'s */
-	struct ip_conn *next;    /* graveyard */
+	bool hidden;             /* never handed out: freed here at its engine CLOSE */
+	uint64_t slot;           /* connect()'s */
+	struct pcm_tp_conn_info info; /* what it runs (pcm_tp_conn_query()) */
 };
 
-struct ip_mr {
-	struct pcm_tp_mr base;
-	void *addr;
-	size_t len;
+struct ip_region {
+	struct tp_region base;
 	bool owned;              /* pcm_tp_mem_alloc()'s: freed with it */
-	struct ip_mr *next;
 	uint32_t id[];           /* per engine */
 };
 
@@ -100,12 +109,6 @@ struct pkg_ref {
 	struct pkg_ref *next;
 };
 
-/* A queue entry: a completion, or (marker) a connection whose last completion went before. */
-struct qent {
-	struct pcm_tp_completion c;
-	struct ip_conn *marker;
-};
-
 struct ip_ep {
 	struct pcm_tp_endpoint base;
 	pthread_mutex_t lock;
@@ -115,15 +118,14 @@ struct ip_ep {
 	struct ip_conn **by_id[MAX_ENGINES]; /* [engine][conn id] */
 	uint32_t conns[MAX_ENGINES];          /* open, per engine */
 	uint32_t max_conns;
+	uint64_t max_message_bytes;
 	bool inline_progress;
 	struct xp_waiter waiter;
 	struct xp_boot *boot;
 	bool listening;
-	struct xp_accept_queue accepts;       /* dials (struct incoming *) and accept() cookies */
-	struct ip_mr *mrs;
-	struct qent *q;                       /* ring of completions */
+	struct xp_accept_queue accepts;       /* dials (struct incoming *) and accept() slots */
+	struct tp_comp *q;                    /* ring of completions */
 	uint32_t q_head, q_len, q_cap;
-	struct ip_conn *grave;                /* freed at the next poll */
 	struct pkg_ref *pkgs;
 	char policy[XP_ENGINE_POLICY_NAME_MAX];
 };
@@ -133,23 +135,23 @@ static struct ip_ep *ep_of(struct pcm_tp_endpoint *base)
 	return (struct ip_ep *)base;
 }
 
-static struct ip_conn *conn_of(struct pcm_tp_conn *base)
+static struct ip_conn *conn_of(struct tp_conn *base)
 {
 	return (struct ip_conn *)base;
 }
 
-static struct ip_mr *mr_of(struct pcm_tp_mr *base)
+static struct ip_region *region_of(struct tp_region *base)
 {
-	return (struct ip_mr *)base;
+	return (struct ip_region *)base;
 }
 
 /* ---- the completion queue ------------------------------------------------------------------ */
 
-static int q_push(struct ip_ep *ep, const struct qent *e)
+static int q_push(struct ip_ep *ep, const struct tp_comp *e)
 {
 	if (ep->q_len == ep->q_cap) {
 		uint32_t cap = ep->q_cap ? 2 * ep->q_cap : 256;
-		struct qent *n = malloc((size_t)cap * sizeof(*n));
+		struct tp_comp *n = malloc((size_t)cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -166,26 +168,44 @@ static int q_push(struct ip_ep *ep, const struct qent *e)
 }
 
 static void q_complete(struct ip_ep *ep, enum pcm_tp_op op, int status, struct ip_conn *c,
-		       uint64_t cookie, uint64_t bytes)
+		       uint64_t slot, uint64_t bytes)
 {
-	struct qent e = { .c = { .op = op, .status = status, .conn = c ? &c->base : NULL,
-				 .cookie = cookie, .bytes = bytes } };
+	struct tp_comp e = { .op = op, .status = status, .conn = c ? &c->base : NULL,
+			     .slot = slot, .bytes = bytes };
 
 	/* an entry that does not fit is a lost completion: there is nothing better to do */
 	if (q_push(ep, &e) < 0)
 		abort();
 }
 
-/* Whether a real completion (not only markers) waits. */
-static bool q_has_completion(const struct ip_ep *ep)
-{
-	for (uint32_t i = 0; i < ep->q_len; i++)
-		if (!ep->q[(ep->q_head + i) % ep->q_cap].marker)
-			return true;
-	return false;
-}
+/* ---- engine commands and control requests --------------------------------------------------- */
 
-/* ---- engine control requests ---------------------------------------------------------------- */
+/*
+ * Submit @cmd to engine @i. A full command ring is only a moment's: the
+ * frontend admits no more posts than the core takes, so the engine drains
+ * the ring at once (an INLINE one here, a THREAD one on its thread). Waiting
+ * for that keeps -EAGAIN the limits' alone, the same in both backends.
+ * Return: 0, -EAGAIN (the ring stayed full for SUBMIT_WAIT_NS: the engine is stuck).
+ */
+static int submit(struct ip_ep *ep, uint32_t i, const struct xp_cmd *cmd)
+{
+	uint64_t until = 0;
+	int rc;
+
+	while ((rc = xp_engine_submit(ep->eng[i], cmd)) == -EAGAIN) {
+		uint64_t now = xp_mono_ns();
+
+		if (!until)
+			until = now + SUBMIT_WAIT_NS;
+		else if (now > until)
+			break;
+		if (ep->inline_progress)
+			xp_engine_progress(ep->eng[i]);
+		else
+			sched_yield();
+	}
+	return rc;
+}
 
 /* Run @ctl on engine @i and wait for it. Return: its status. */
 static int ctl_run(struct ip_ep *ep, uint32_t i, struct xp_ctl *ctl)
@@ -318,6 +338,19 @@ static void opts_from_peer(struct ip_ep *ep, const struct xp_conn_blob *b, struc
 	name_pkg(o->lb_name, o->lb);
 }
 
+/* What a connection with options @o runs, as pcm_tp_conn_query() says it. */
+static void info_of(const struct xp_conn_opts *o, struct pcm_tp_conn_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	/* package names are shorter than PCM_NAME_MAX (64), the blob's longer field says less */
+	snprintf(out->policy, sizeof(out->policy), "%.*s", PCM_TP_NAME_MAX - 1, o->cc_name);
+	snprintf(out->lb_policy, sizeof(out->lb_policy), "%.*s", PCM_TP_NAME_MAX - 1,
+		 o->lb ? o->lb_name : "");
+	out->mode = o->mode == XP_CC_PCM_SYNC
+			    ? PCM_TP_SHELL_SYNC
+			    : (enum pcm_tp_shell_mode)(PCM_TP_SHELL_ASYNC_RELAXED + o->async_mode);
+}
+
 /* ---- endpoint ---------------------------------------------------------------------------------- */
 
 static bool want_inline(const struct pcm_tp_config *cfg, uint32_t n_eng)
@@ -331,6 +364,7 @@ static bool want_inline(const struct pcm_tp_config *cfg, uint32_t n_eng)
 	return cpus < 2 * (long)n_eng + 1;
 }
 
+/* Free everything: the engines first, so nothing writes into a region any more. */
 static void ep_free(struct ip_ep *ep)
 {
 	for (uint32_t i = 0; i < ep->n_eng; i++) {
@@ -340,20 +374,18 @@ static void ep_free(struct ip_ep *ep)
 				free(ep->by_id[i][k]);
 		free(ep->by_id[i]);
 	}
-	while (ep->grave) {
-		struct ip_conn *c = ep->grave;
+	for (uint32_t i = 0; i < ep->q_len; i++) { /* released, or failed to connect, unseen */
+		struct tp_comp *e = &ep->q[(ep->q_head + i) % ep->q_cap];
 
-		ep->grave = c->next;
-		free(c);
+		if (e->op == PCM_TP_OP_CLOSE || (e->op == PCM_TP_OP_CONNECT && e->status < 0))
+			free(e->conn);
 	}
-	for (uint32_t i = 0; i < ep->q_len; i++) /* closed connections not yet reached */
-		free(ep->q[(ep->q_head + i) % ep->q_cap].marker);
-	while (ep->mrs) {
-		struct ip_mr *m = ep->mrs;
+	while (ep->base.regions) {
+		struct ip_region *m = region_of(ep->base.regions);
 
-		ep->mrs = m->next;
+		ep->base.regions = m->base.next;
 		if (m->owned)
-			free(m->addr);
+			free(m->base.addr);
 		free(m);
 	}
 	for (uint64_t in = 0; xp_accept_queue_take_dial(&ep->accepts, &in);)
@@ -397,11 +429,13 @@ static int engines_create(struct ip_ep *ep, const struct pcm_tp_config *cfg)
 		ec.cc_room_for = pcm_builtin_policies; /* any built-in swaps in place */
 		if (cfg->chunk_bytes)
 			ec.core.chunk_bytes = cfg->chunk_bytes;
+		ec.core.max_queued = POSTS_PER_CONN;
 		rc = xp_engine_create(&ec, &ep->eng[i], &diag);
 		if (rc < 0)
 			return pcm_tp_set_error(rc, "datapath '%s', engine %u: %s", ep->dp->name, i,
 						diag.msg[0] ? diag.msg : strerror(-rc));
 		ep->max_conns = ec.core.max_conns;
+		ep->max_message_bytes = xp_core_max_msg_bytes(xp_engine_core(ep->eng[i]));
 		ep->by_id[i] = calloc(ep->max_conns, sizeof(*ep->by_id[i]));
 		if (!ep->by_id[i])
 			return pcm_tp_set_error(-ENOMEM, "out of memory for the connection table");
@@ -416,6 +450,12 @@ static int check_config(const struct pcm_tp_config *cfg)
 	if (!xp_dp_find(cfg->datapath))
 		return pcm_tp_set_error(-ENODEV, "no datapath '%s' in this build (one of: %s)",
 					cfg->datapath, xp_dp_names());
+	if (strcmp(cfg->datapath, "softnic") == 0)
+		return pcm_tp_set_error(-EOPNOTSUPP,
+					"datapath 'softnic' is an emulated fabric that runs inside "
+					"pcmd and pcm-sim, not in process: open the endpoint through "
+					"pcmd (PCM_TP_BACKEND_DAEMON, with pcmd's datapath softnic), or "
+					"use datapath 'null' in process");
 	if (cfg->engines > MAX_ENGINES)
 		return pcm_tp_set_error(-EINVAL, "%u engines asked, at most %u", cfg->engines,
 					MAX_ENGINES);
@@ -473,6 +513,14 @@ static void ip_endpoint_close(struct pcm_tp_endpoint *base)
 	ep_free(ep_of(base));
 }
 
+static void ip_limits(struct pcm_tp_endpoint *base, struct pcm_tp_limits *out)
+{
+	*out = (struct pcm_tp_limits){ .sends_per_conn = POSTS_PER_CONN,
+				       .recvs_per_conn = POSTS_PER_CONN,
+				       .posts_per_endpoint = POSTS_PER_ENDPOINT,
+				       .max_message_bytes = ep_of(base)->max_message_bytes };
+}
+
 /* ---- listen, connect, accept ------------------------------------------------------------------ */
 
 /* @flags: PCM_TP_LISTEN_ANY_USER changes nothing here (a name is this process's). */
@@ -526,16 +574,15 @@ static struct ip_conn *conn_new(struct ip_ep *ep, uint32_t engine, uint32_t id, 
 	return c;
 }
 
-/* Forget @c (its engine connection is gone or hidden) and free it now. */
+/* Forget @c: its engine connection is gone, or hidden from it. */
 static void conn_forget(struct ip_ep *ep, struct ip_conn *c)
 {
 	ep->by_id[c->engine][c->id] = NULL;
 	ep->conns[c->engine]--;
-	free(c);
 }
 
 static int ip_connect(struct pcm_tp_endpoint *base, const char *addr,
-		      const struct pcm_tp_conn_opts *o, uint64_t cookie)
+		      const struct pcm_tp_conn_opts *o, uint64_t slot, struct tp_conn **out)
 {
 	struct ip_ep *ep = ep_of(base);
 	struct pcm_diag diag = { { 0 } };
@@ -544,8 +591,6 @@ static int ip_connect(struct pcm_tp_endpoint *base, const char *addr,
 	uint32_t i;
 	int rc;
 
-	if (!addr || !addr[0])
-		return pcm_tp_set_error(-EINVAL, "connect: no address");
 	ctl = xp_ctl_new(XP_CTL_CONN_OPEN);
 	if (!ctl)
 		return pcm_tp_set_error(-ENOMEM, "connect: out of memory");
@@ -560,13 +605,16 @@ static int ip_connect(struct pcm_tp_endpoint *base, const char *addr,
 	if (!c) {
 		rc = pcm_tp_set_error(-ENOMEM, "connect: out of memory");
 	} else {
-		c->cookie = cookie;
+		c->slot = slot;
+		info_of(&ctl->opts, &c->info);
+		*out = &c->base;
 		rc = ep->boot->ops->dial(ep->boot, addr, ctl->msg, ctl->msg_len,
 					 (uint64_t)(uintptr_t)c, &diag);
 		if (rc < 0) {
 			pcm_tp_set_error(rc, "connect '%s': %s", addr,
 					 diag.msg[0] ? diag.msg : strerror(-rc));
 			conn_forget(ep, c);
+			free(c);
 		}
 	}
 	if (rc < 0) {
@@ -607,15 +655,14 @@ static void dial_answered(struct ip_ep *ep, const struct xp_boot_event *ev)
 	free(ctl);
 	if (rc == 0) {
 		c->state = CONN_UP;
-		q_complete(ep, PCM_TP_OP_CONNECT, 0, c, c->cookie, 0);
-		return;
+	} else {
+		conn_forget(ep, c); /* the frontend frees it */
 	}
-	q_complete(ep, PCM_TP_OP_CONNECT, rc, NULL, c->cookie, 0);
-	conn_forget(ep, c);
+	q_complete(ep, PCM_TP_OP_CONNECT, rc, c, c->slot, 0);
 }
 
 /* Take dial @in for the oldest accept(): one ACCEPT completion. */
-static void accept_one(struct ip_ep *ep, const struct incoming *in, uint64_t cookie)
+static void accept_one(struct ip_ep *ep, const struct incoming *in, uint64_t slot)
 {
 	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_CONN_ACCEPT);
 	struct xp_conn_blob peer;
@@ -635,12 +682,14 @@ static void accept_one(struct ip_ep *ep, const struct incoming *in, uint64_t coo
 	}
 	if (rc == 0) {
 		c = conn_new(ep, i, ctl->conn, CONN_UP);
+		if (c)
+			info_of(&ctl->opts, &c->info);
 		if (!c) {
 			struct xp_cmd close = { .op = XP_CMD_CLOSE, .close_mode = XP_CLOSE_ABORT,
 						.conn = ctl->conn };
 
 			rc = -ENOMEM;
-			xp_engine_submit(ep->eng[i], &close);
+			submit(ep, i, &close);
 		}
 	}
 	if (rc == 0)
@@ -652,11 +701,12 @@ static void accept_one(struct ip_ep *ep, const struct incoming *in, uint64_t coo
 					.conn = c->id };
 
 		c->state = CONN_CLOSING;
-		xp_engine_submit(ep->eng[i], &close);
+		c->hidden = true;
+		submit(ep, i, &close);
 		c = NULL;
 	}
 	free(ctl);
-	q_complete(ep, PCM_TP_OP_ACCEPT, rc, c, cookie, 0);
+	q_complete(ep, PCM_TP_OP_ACCEPT, rc, c, slot, 0);
 }
 
 /* Pair waiting dials with waiting accept()s, oldest first (xp_accept_queue.h). */
@@ -686,7 +736,7 @@ static void dial_arrived(struct ip_ep *ep, const struct xp_boot_event *ev)
 	(void)xp_accept_queue_dial(&ep->accepts, (uintptr_t)in); /* not full: looked at above */
 }
 
-static int ip_accept(struct pcm_tp_endpoint *base, uint64_t cookie)
+static int ip_accept(struct pcm_tp_endpoint *base, uint64_t slot)
 {
 	struct ip_ep *ep = ep_of(base);
 	int rc = 0;
@@ -694,7 +744,7 @@ static int ip_accept(struct pcm_tp_endpoint *base, uint64_t cookie)
 	pthread_mutex_lock(&ep->lock);
 	if (!ep->listening)
 		rc = pcm_tp_set_error(-EINVAL, "accept: the endpoint does not listen");
-	else if (xp_accept_queue_accept(&ep->accepts, cookie) < 0)
+	else if (xp_accept_queue_accept(&ep->accepts, slot) < 0)
 		rc = pcm_tp_set_error(-ENOMEM, "accept: out of memory");
 	else
 		accepts_match(ep);
@@ -704,7 +754,7 @@ static int ip_accept(struct pcm_tp_endpoint *base, uint64_t cookie)
 
 /* ---- connections ------------------------------------------------------------------------------ */
 
-static int ip_conn_close(struct pcm_tp_conn *base)
+static int ip_conn_close(struct tp_conn *base)
 {
 	struct ip_conn *c = conn_of(base);
 	struct ip_ep *ep = c->ep;
@@ -714,15 +764,21 @@ static int ip_conn_close(struct pcm_tp_conn *base)
 	pthread_mutex_lock(&ep->lock);
 	if (c->state != CONN_UP)
 		rc = pcm_tp_set_error(-ENOTCONN, "close: the connection is closed already");
-	else if ((rc = xp_engine_submit(ep->eng[c->engine], &cmd)) == 0)
+	else if ((rc = submit(ep, c->engine, &cmd)) == 0)
 		c->state = CONN_CLOSING;
 	else
-		pcm_tp_set_error(rc, "close: the engine's command ring is full");
+		pcm_tp_set_error(rc, "close: engine %u takes no command (its ring stays full)",
+				 c->engine);
 	pthread_mutex_unlock(&ep->lock);
 	return rc;
 }
 
-static int ip_conn_set_policy(struct pcm_tp_conn *base, const struct pcm_tp_conn_opts *o)
+static void ip_conn_free(struct tp_conn *base)
+{
+	free(conn_of(base));
+}
+
+static int ip_conn_set_policy(struct tp_conn *base, const struct pcm_tp_conn_opts *o)
 {
 	struct ip_conn *c = conn_of(base);
 	struct ip_ep *ep = c->ep;
@@ -740,16 +796,28 @@ static int ip_conn_set_policy(struct pcm_tp_conn *base, const struct pcm_tp_conn
 		ctl->conn = c->id;
 		rc = ctl_run(ep, c->engine, ctl);
 	}
+	if (rc == 0)
+		info_of(&ctl->opts, &c->info);
 	pthread_mutex_unlock(&ep->lock);
 	free(ctl);
 	return rc;
+}
+
+static int ip_conn_query(struct tp_conn *base, struct pcm_tp_conn_info *out)
+{
+	struct ip_conn *c = conn_of(base);
+
+	pthread_mutex_lock(&c->ep->lock);
+	*out = c->info;
+	pthread_mutex_unlock(&c->ep->lock);
+	return 0;
 }
 
 /*
  * In process both ends of a null or softnic connection are in this process (the registry
  * bootstrap): the peer's credentials are its own. A verbs peer is another machine's.
  */
-static int ip_conn_peer(struct pcm_tp_conn *base, struct pcm_tp_peer *out)
+static int ip_conn_peer(struct tp_conn *base, struct pcm_tp_peer *out)
 {
 	struct ip_conn *c = conn_of(base);
 
@@ -765,9 +833,11 @@ static int ip_conn_peer(struct pcm_tp_conn *base, struct pcm_tp_peer *out)
 
 /* ---- memory ------------------------------------------------------------------------------------ */
 
-static int mr_make(struct ip_ep *ep, void *addr, size_t len, bool owned, struct ip_mr **out)
+/* Register [addr, addr + len) with every engine. Under the lock. */
+static int region_make(struct ip_ep *ep, void *addr, size_t len, bool owned,
+		       struct ip_region **out)
 {
-	struct ip_mr *m = calloc(1, sizeof(*m) + ep->n_eng * sizeof(uint32_t));
+	struct ip_region *m = calloc(1, sizeof(*m) + ep->n_eng * sizeof(uint32_t));
 	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_MR_REG);
 	uint32_t i;
 	int rc = 0;
@@ -791,12 +861,9 @@ static int mr_make(struct ip_ep *ep, void *addr, size_t len, bool owned, struct 
 		}
 		goto out;
 	}
-	m->base.ep = &ep->base;
-	m->addr = addr;
-	m->len = len;
+	m->base.addr = addr;
+	m->base.len = len;
 	m->owned = owned;
-	m->next = ep->mrs;
-	ep->mrs = m;
 	*out = m;
 	m = NULL;
 out:
@@ -805,158 +872,84 @@ out:
 	return rc;
 }
 
-static int ip_mr_reg(struct pcm_tp_endpoint *base, void *addr, size_t len, struct pcm_tp_mr **out)
+static int ip_region_add(struct pcm_tp_endpoint *base, void *addr, size_t len,
+			 struct tp_region **out)
 {
 	struct ip_ep *ep = ep_of(base);
-	struct ip_mr *m;
+	struct ip_region *m;
 	int rc;
 
-	if (!addr || !len)
-		return pcm_tp_set_error(-EINVAL, "mr_reg: an empty region");
 	pthread_mutex_lock(&ep->lock);
-	rc = mr_make(ep, addr, len, false, &m);
+	rc = region_make(ep, addr, len, false, &m);
 	pthread_mutex_unlock(&ep->lock);
 	if (rc == 0)
 		*out = &m->base;
 	return rc;
 }
 
-/* Unlink @m and deregister it from every engine. */
-static void mr_unmake(struct ip_ep *ep, struct ip_mr *m)
+static int ip_region_alloc(struct pcm_tp_endpoint *base, size_t len, struct tp_region **out)
 {
+	struct ip_ep *ep = ep_of(base);
+	size_t rounded = (len + ALLOC_ALIGN - 1) / ALLOC_ALIGN * ALLOC_ALIGN;
+	void *p = rounded >= len ? aligned_alloc(ALLOC_ALIGN, rounded) : NULL;
+	struct ip_region *m;
+	int rc;
+
+	if (!p)
+		return pcm_tp_set_error(-ENOMEM, "mem_alloc: no %zu bytes", len);
+	pthread_mutex_lock(&ep->lock);
+	rc = region_make(ep, p, rounded, true, &m);
+	pthread_mutex_unlock(&ep->lock);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	*out = &m->base;
+	return 0;
+}
+
+/* Deregister @r from every engine and free it. */
+static void ip_region_remove(struct tp_region *r)
+{
+	struct ip_region *m = region_of(r);
+	struct ip_ep *ep = ep_of(r->ep);
 	struct xp_ctl *ctl = xp_ctl_new(XP_CTL_MR_DEREG);
 
-	for (struct ip_mr **p = &ep->mrs; *p; p = &(*p)->next)
-		if (*p == m) {
-			*p = m->next;
-			break;
-		}
+	pthread_mutex_lock(&ep->lock);
 	for (uint32_t i = 0; ctl && i < ep->n_eng; i++) {
 		ctl->op = XP_CTL_MR_DEREG;
 		ctl->mr = m->id[i];
 		ctl_run(ep, i, ctl);
 	}
+	pthread_mutex_unlock(&ep->lock);
 	free(ctl);
 	if (m->owned)
-		free(m->addr);
+		free(r->addr);
 	free(m);
-}
-
-static int ip_mr_dereg(struct pcm_tp_mr *base)
-{
-	struct ip_mr *m = mr_of(base);
-	struct ip_ep *ep = ep_of(m->base.ep);
-	int rc = 0;
-
-	pthread_mutex_lock(&ep->lock);
-	if (m->owned)
-		rc = pcm_tp_set_error(-EINVAL, "mr_dereg: pcm_tp_mem_free() frees that memory");
-	else
-		mr_unmake(ep, m);
-	pthread_mutex_unlock(&ep->lock);
-	return rc;
-}
-
-static void *ip_mem_alloc(struct pcm_tp_endpoint *base, size_t len)
-{
-	struct ip_ep *ep = ep_of(base);
-	size_t rounded = (len + ALLOC_ALIGN - 1) / ALLOC_ALIGN * ALLOC_ALIGN;
-	void *p = len && rounded >= len ? aligned_alloc(ALLOC_ALIGN, rounded) : NULL;
-	struct ip_mr *m;
-
-	if (!p) {
-		pcm_tp_set_error(len ? -ENOMEM : -EINVAL, "mem_alloc: %zu bytes", len);
-		return NULL;
-	}
-	pthread_mutex_lock(&ep->lock);
-	if (mr_make(ep, p, rounded, true, &m) < 0) {
-		free(p);
-		p = NULL;
-	}
-	pthread_mutex_unlock(&ep->lock);
-	return p;
-}
-
-static void ip_mem_free(struct pcm_tp_endpoint *base, void *p)
-{
-	struct ip_ep *ep = ep_of(base);
-
-	pthread_mutex_lock(&ep->lock);
-	for (struct ip_mr *m = ep->mrs; p && m; m = m->next)
-		if (m->owned && m->addr == p) {
-			mr_unmake(ep, m);
-			break;
-		}
-	pthread_mutex_unlock(&ep->lock);
 }
 
 /* ---- data ------------------------------------------------------------------------------------------ */
 
-static bool within(const struct ip_mr *m, const void *buf, size_t len)
-{
-	return xp_range_within_ptr(m->addr, m->len, buf, len);
-}
-
-/*
- * The region for a post: @mr checked, or (NULL) the one holding the buffer;
- * an empty message without a buffer takes any region.
- */
-static struct ip_mr *post_region(struct ip_ep *ep, struct pcm_tp_mr *mr, const void *buf,
-				 size_t len)
-{
-	struct ip_mr *found = NULL;
-
-	if (mr)
-		return mr->ep == &ep->base && (!buf || within(mr_of(mr), buf, len)) ? mr_of(mr)
-										     : NULL;
-	pthread_mutex_lock(&ep->lock);
-	for (struct ip_mr *m = ep->mrs; m && !found; m = m->next)
-		if (!buf || within(m, buf, len))
-			found = m;
-	pthread_mutex_unlock(&ep->lock);
-	return found;
-}
-
-static int post(struct pcm_tp_conn *base, uint8_t op, struct pcm_tp_mr *mr, const void *buf,
-		size_t len, uint64_t cookie)
+static int ip_post(struct tp_conn *base, enum pcm_tp_op op, struct tp_region *r, const void *buf,
+		   size_t len, uint64_t slot)
 {
 	struct ip_conn *c = conn_of(base);
 	struct ip_ep *ep = c->ep;
-	struct ip_mr *m;
 	struct xp_cmd cmd;
 	int rc;
 
 	if (c->state != CONN_UP)
-		return pcm_tp_set_error(-ENOTCONN, "%s: the connection is not established",
-					op == XP_CMD_SEND ? "send" : "recv");
-	if (!buf && len)
-		return pcm_tp_set_error(-EINVAL, "no buffer");
-	m = post_region(ep, mr, buf, len);
-	if (!m)
-		return pcm_tp_set_error(-EINVAL, "%s: [%p, +%zu) is not inside %s",
-					op == XP_CMD_SEND ? "send" : "recv", buf, len,
-					mr ? "that memory region" : "any registered region");
-	cmd = (struct xp_cmd){ .op = op, .conn = c->id, .mr = m->id[c->engine],
-			       .addr = (uint64_t)(uintptr_t)(buf ? buf : m->addr), .len = len,
-			       .cookie = cookie };
-	rc = xp_engine_submit(ep->eng[c->engine], &cmd);
-	if (rc == -EAGAIN && ep->inline_progress)
-		xp_engine_progress(ep->eng[c->engine]);
+		return pcm_tp_set_error(-ENOTCONN, "%s: the connection is closed",
+					op == PCM_TP_OP_SEND ? "send" : "recv");
+	cmd = (struct xp_cmd){ .op = op == PCM_TP_OP_SEND ? XP_CMD_SEND : XP_CMD_RECV,
+			       .conn = c->id, .mr = region_of(r)->id[c->engine],
+			       .addr = (uint64_t)(uintptr_t)(buf ? buf : r->addr), .len = len,
+			       .cookie = slot };
+	rc = submit(ep, c->engine, &cmd);
 	if (rc < 0)
-		pcm_tp_set_error(rc, "the engine's command ring is full: poll, then retry");
+		pcm_tp_set_error(rc, "%s: engine %u takes no command (its ring stays full)",
+				 op == PCM_TP_OP_SEND ? "send" : "recv", c->engine);
 	return rc;
-}
-
-static int ip_send(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, const void *buf, size_t len,
-		   uint64_t cookie)
-{
-	return post(c, XP_CMD_SEND, mr, buf, len, cookie);
-}
-
-static int ip_recv(struct pcm_tp_conn *c, struct pcm_tp_mr *mr, void *buf, size_t cap,
-		   uint64_t cookie)
-{
-	return post(c, XP_CMD_RECV, mr, buf, cap, cookie);
 }
 
 /* ---- completions ------------------------------------------------------------------------------- */
@@ -969,10 +962,9 @@ static int status_of(int32_t s)
 static void translate(struct ip_ep *ep, uint32_t i, const struct xp_engine_comp *e)
 {
 	struct ip_conn *c = e->conn < ep->max_conns ? ep->by_id[i][e->conn] : NULL;
-	struct qent marker = { .marker = c };
 
 	if (!c)
-		return; /* a hidden connection's, or a control request's */
+		return; /* a control request's */
 	switch (e->kind) {
 	case XP_ECOMP_SEND:
 	case XP_ECOMP_RECV:
@@ -980,10 +972,11 @@ static void translate(struct ip_ep *ep, uint32_t i, const struct xp_engine_comp 
 			   status_of(e->status), c, e->cookie, e->bytes);
 		break;
 	case XP_ECOMP_CLOSE:
-		ep->by_id[i][c->id] = NULL;
-		ep->conns[i]--;
-		if (q_push(ep, &marker) < 0)
-			abort();
+		conn_forget(ep, c);
+		if (c->hidden)
+			free(c);
+		else /* the engine is done with it: the frontend frees it */
+			q_complete(ep, PCM_TP_OP_CLOSE, 0, c, 0, 0);
 		break;
 	default:
 		break;
@@ -1019,28 +1012,15 @@ static void gather(struct ip_ep *ep)
 	}
 }
 
-static int ip_poll(struct pcm_tp_endpoint *base, struct pcm_tp_completion *out, int max)
+static int ip_poll(struct pcm_tp_endpoint *base, struct tp_comp *out, int max)
 {
 	struct ip_ep *ep = ep_of(base);
 	int n = 0;
 
 	pthread_mutex_lock(&ep->lock);
-	while (ep->grave) {
-		struct ip_conn *c = ep->grave;
-
-		ep->grave = c->next;
-		free(c);
-	}
 	gather(ep);
 	while (ep->q_len && n < max) {
-		struct qent *e = &ep->q[ep->q_head];
-
-		if (e->marker) {
-			e->marker->next = ep->grave;
-			ep->grave = e->marker;
-		} else {
-			out[n++] = e->c;
-		}
+		out[n++] = ep->q[ep->q_head];
 		ep->q_head = (ep->q_head + 1) % ep->q_cap;
 		ep->q_len--;
 	}
@@ -1079,7 +1059,7 @@ static void sleep_once(struct ip_ep *ep, uint64_t until_ns)
 		xp_wake_arm(&ep->waiter.waiting); /* wake.h: then the last look */
 		pthread_mutex_lock(&ep->lock);
 		gather(ep);
-		if (q_has_completion(ep))
+		if (ep->q_len)
 			wake = now;
 		pthread_mutex_unlock(&ep->lock);
 	}
@@ -1105,7 +1085,7 @@ static int ip_wait(struct pcm_tp_endpoint *base, int timeout_ms)
 
 		pthread_mutex_lock(&ep->lock);
 		gather(ep);
-		ready = q_has_completion(ep);
+		ready = ep->q_len > 0;
 		pthread_mutex_unlock(&ep->lock);
 		if (ready)
 			return 0;
@@ -1133,15 +1113,16 @@ const struct pcm_tp_backend_ops pcm_tp_inproc_ops = {
 	.listen = ip_listen,
 	.connect = ip_connect,
 	.accept = ip_accept,
+	.limits = ip_limits,
 	.conn_close = ip_conn_close,
+	.conn_free = ip_conn_free,
 	.conn_set_policy = ip_conn_set_policy,
 	.conn_peer = ip_conn_peer,
-	.mr_reg = ip_mr_reg,
-	.mr_dereg = ip_mr_dereg,
-	.mem_alloc = ip_mem_alloc,
-	.mem_free = ip_mem_free,
-	.send = ip_send,
-	.recv = ip_recv,
+	.conn_query = ip_conn_query,
+	.region_add = ip_region_add,
+	.region_alloc = ip_region_alloc,
+	.region_remove = ip_region_remove,
+	.post = ip_post,
 	.poll = ip_poll,
 	.wait = ip_wait,
 	.fd = ip_fd,

@@ -39,8 +39,8 @@ const char *pcm_tp_strerror(int err)
 	case 0:
 		return "success";
 	case -EAGAIN:
-		return "a queue is full (commands, or the connection's queue of operations): poll "
-		       "completions, then retry";
+		return "a limit of posted operations is reached (pcm_tp_endpoint_limits()): "
+		       "nothing was posted; poll completions, then retry";
 	case -ECONNABORTED:
 		return "the connection was closed locally before this finished";
 	case -ECONNRESET:
@@ -53,11 +53,12 @@ const char *pcm_tp_strerror(int err)
 		return "the message is longer than the receive buffer or the largest message "
 		       "(4,096 chunks)";
 	case -ENOTCONN:
-		return "the connection is not established (or already closed)";
+		return "the connection is closed (or gone: its CLOSE was taken)";
 	case -ETIMEDOUT:
 		return "timed out (no progress on the connection, or the wait's timeout)";
 	case -EINVAL:
-		return "an invalid argument (a buffer outside its memory region, a bad option)";
+		return "an invalid argument (NULL, not a connection or region, a buffer outside "
+		       "its memory region, a bad option)";
 	case -ENOENT:
 		return "no such policy package, device or connection";
 	case -ENODEV:
@@ -65,19 +66,21 @@ const char *pcm_tp_strerror(int err)
 	case -EOPNOTSUPP: /* == -ENOTSUP on Linux */
 		return "not supported by this backend or datapath (or the datapath lacks a signal "
 		       "or control the policy needs)";
+	case -EBUSY:
+		return "a posted operation whose completion was not yet taken uses the region";
 	case -ENOSPC:
 		return "an engine table is full (connections, memory regions)";
 	case -ENOMEM:
 		return "out of memory (or, with verbs, the memlock limit is too low)";
 	case -EPERM:
-		return "permission denied (the RDMA device), or the operation needs pcmd admin "
-		       "rights";
+		return "permission denied (the RDMA device), or refused by pcmd: a connection "
+		       "names a policy pcmd has, never a .so (an admin loads it with pcmctl)";
 	case -EPROTO:
 		return "the peer or pcmd spoke something this library does not understand";
 	case -EBADMSG:
 		return "a malformed connection blob from the peer";
 	case -ESHUTDOWN:
-		return "the endpoint or pcmd is shutting down";
+		return "pcmd is gone (stopped or died): close the endpoint and open a new one";
 	case -EIO:
 		return "the datapath reported a failed write";
 	case -EBADF:

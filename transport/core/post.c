@@ -9,10 +9,10 @@
  * (OPEN; DEAD returns its error, CLOSING or closed -ESHUTDOWN); the peer's
  * FIN has not ruled the operation out (it bounds the receives it will post
  * for our sends, and the sends it will make to our receives: -ECONNRESET
- * beyond those); there is a buffer; and the buffer fits its direction's
- * limit: a send at most max_msg_bytes long (-EMSGSIZE), a receive not
- * wrapping the address space (-EINVAL). A send is not checked for
- * wrapping, and a receive may be longer than any message (its capacity).
+ * beyond those); there is a buffer, not wrapping the address space
+ * (-EINVAL, either direction); and a send is at most max_msg_bytes long
+ * (-EMSGSIZE), while a receive may be longer than any message (its
+ * capacity).
  */
 #include <errno.h>
 
@@ -40,12 +40,10 @@ static int check_post(const struct xp_core *core, const struct xp_conn *c, uint8
 	}
 	if (c->peer_fin && seq_diff(posted, peer_bound) >= 0)
 		return -ECONNRESET; /* the peer will never post the receive, or send it */
-	if (!buf)
+	if (!buf || buf->addr + buf->len < buf->addr)
 		return -EINVAL;
 	if (send && buf->len > core->max_msg_bytes)
 		return -EMSGSIZE;
-	if (!send && buf->addr + buf->len < buf->addr)
-		return -EINVAL;
 	return 0;
 }
 
