@@ -250,7 +250,7 @@ static void print_peer(const char *who, struct pcm_tp_conn *c)
 
 static int mode_serve(const char *name, long flags, long k)
 {
-	struct pcm_tp_endpoint *ep;
+	struct pcm_tp_endpoint *ep = NULL;
 	struct pcm_tp_completion c;
 	long served = 0;
 	int rc = tp_open(sock, 4u << 20, &ep);
@@ -260,6 +260,7 @@ static int mode_serve(const char *name, long flags, long k)
 	if (rc < 0) {
 		printf("listen refused %d %s\n", rc, pcm_tp_last_error());
 		fflush(stdout);
+		pcm_tp_endpoint_close(ep);
 		return 0;
 	}
 	printf("listening %s pid %d\n", name, (int)getpid());
