@@ -963,8 +963,12 @@ static void test_connect_disconnect_cycles_keep_rss_and_fds_stable(void **state)
 	       harness_map_count(pcmd.pid), warm, (unsigned long long)st.clients_reclaimed);
 	assert_int_equal(fds, fds_warm);
 	assert_int_equal(harness_map_count(pcmd.pid), maps_warm);
+#ifndef __SANITIZE_ADDRESS__
+	/* Under ASan its allocator's quarantine holds what pcmd frees: memory is not bounded
+	 * there (as in the tenancy suite); descriptors and mappings still are. */
 	assert_true(vm - vm_warm <= 1024);
 	assert_true(rss - rss_warm <= 1024);
+#endif
 	assert_true(st.clients_reclaimed >= cycles);
 	pcm_tp_endpoint_close(hub);
 }
