@@ -33,6 +33,8 @@ int tp_wait_op(struct pcm_tp_endpoint *ep, enum pcm_tp_op op, struct pcm_tp_comp
 				*out = c;
 				return 0;
 			}
+			if (c.op == PCM_TP_OP_CLOSE)
+				continue; /* a closed connection's last word: expected, not waited for */
 			fprintf(stderr, "tp_wait_op: unexpected completion op %d status %d\n", c.op,
 				c.status);
 			continue;
