@@ -60,11 +60,6 @@ pingpong() {
 	return 1
 }
 
-# usec_per_xfer LOG: the usec/xfer column of fi_pingpong's result row.
-usec_per_xfer() {
-	awk '$1 == "bytes" { getline; print $7; exit }' "$1"
-}
-
 fi_opts=(-p verbs -e msg)
 if ! pingpong probe-msg 64 10 2>"$logs/probe-msg.err"; then
 	echo "fi_pingpong -p verbs -e msg failed, trying verbs;ofi_rxm:" >&2
@@ -80,16 +75,6 @@ echo "fi_pingpong provider: ${fi_opts[*]}"
 
 pingpong integrity 4096 50 -c || fail "fi_pingpong -c (data checks) failed"
 [ -n "$(usec_per_xfer "$logs/integrity.client")" ] || fail "fi_pingpong -c printed no result row"
-
-# median NUMBERS...: the middle one (the lower middle of an even count).
-median() {
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
-
-# best NUMBERS...: the smallest.
-best() {
-	printf '%s\n' "$@" | sort -g | head -n 1
-}
 
 # pcm_field SIZE KEY RUN: a figure of pcm-bench's SIZE-byte line of run RUN.
 pcm_field() {

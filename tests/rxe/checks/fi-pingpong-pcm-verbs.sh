@@ -87,24 +87,12 @@ pingpong() {
 	return 1
 }
 
-# usec_per_xfer LOG: the usec/xfer column of fi_pingpong's result row.
-usec_per_xfer() {
-	awk '$1 == "bytes" { getline; print $7; exit }' "$1"
-}
-
 before=$(tx_bytes)
 pingpong integrity pcm 4096 50 -c || { cat "$logs/pcmd.log" >&2; fail "fi_pingpong -p pcm -e msg -c through pcmd on verbs failed"; }
 [ -n "$(usec_per_xfer "$logs/integrity.client")" ] || fail "fi_pingpong -p pcm -c printed no result row"
 moved=$(($(tx_bytes) - before))
 [ "$moved" -ge $((2 * 50 * 4096)) ] || fail "pcmd's flows sent $moved bytes for 2 x 50 x 4096 of fi_pingpong's"
 echo "fi_pingpong -p pcm -e msg -c: data checked; pcmd's flows sent $moved bytes"
-
-median() {
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
-best() {
-	printf '%s\n' "$@" | sort -g | head -n 1
-}
 
 for run in $(seq $REPEATS); do
 	for size in $SIZES; do

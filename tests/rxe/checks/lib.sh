@@ -104,3 +104,18 @@ run_pair() {
 		return 1
 	fi
 }
+
+# usec_per_xfer LOG: the usec/xfer column of fi_pingpong's result row.
+usec_per_xfer() {
+	awk '$1 == "bytes" { getline; print $7; exit }' "$1"
+}
+
+# median NUMBERS...: the middle one (the lower middle of an even count).
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# best NUMBERS...: the smallest.
+best() {
+	printf '%s\n' "$@" | sort -g | head -n 1
+}
