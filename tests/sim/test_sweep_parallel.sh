@@ -55,8 +55,11 @@ sh run.sh >log 2>&1 || fail "the script failed the second time"
 
 # --sshloginfile: two machines, each reached by an ssh of the test's own that
 # runs the command here (as ssh would run it there) and notes the machine
+# (sshd gives the remote command a SHELL; parallel's remote worker runs the job
+# with \$SHELL, and a CI runner may have none)
 cat >ssh <<SSH
 #!/bin/sh
+export SHELL=/bin/sh
 while [ \$# -gt 0 ]; do case \$1 in -*) shift ;; *) break ;; esac; done
 echo "\$1" >>"$dir/hosts"
 shift
