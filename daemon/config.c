@@ -250,11 +250,12 @@ static struct pcmd_cfg_loc node_loc(const struct loader *ld, const yaml_node_t *
 
 /* ---- scalar parsers -------------------------------------------------------------------- */
 
+/* Decimal digits and nothing else (no sign, no white space), within 64 bits. */
 static int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
 
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+	if (*s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	*out = strtoull(s, &end, 10);
@@ -263,16 +264,18 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* parse_u64() after an optional sign, within int64. */
 static int parse_i64(const char *s, int64_t *out)
 {
-	char *end;
+	bool negative = *s == '-';
+	uint64_t magnitude;
 
-	if (!*s || *s == ' ')
+	if (*s == '-' || *s == '+')
+		s++;
+	if (parse_u64(s, &magnitude) < 0 || magnitude > (uint64_t)INT64_MAX + negative)
 		return -EINVAL;
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
+	/* -(m - 1) - 1 reaches INT64_MIN without overflowing */
+	*out = negative && magnitude ? -(int64_t)(magnitude - 1) - 1 : (int64_t)magnitude;
 	return 0;
 }
 

@@ -157,6 +157,14 @@ static void test_errors_name_file_line_column_and_key(void **state)
 		     "no group named 'no_such_group_xyz'");
 	expect_error("engines: {count: -1}\n", "engines.count: '-1' is not a non-negative integer");
 	expect_error("engines: {numa_node: x}\n", "engines.numa_node: 'x' is not an integer");
+	expect_error("engines: {numa_node: \"- 1\"}\n", "engines.numa_node: '- 1' is not an integer");
+	expect_error("engines: {numa_node: \" 1\"}\n", "engines.numa_node: ' 1' is not an integer");
+	expect_error("engines: {numa_node: \"\\t1\"}\n", "engines.numa_node: '\t1' is not an integer");
+	expect_error("engines: {numa_node: \"+-1\"}\n", "engines.numa_node: '+-1' is not an integer");
+	expect_error("engines: {numa_node: -2}\n", "engines.numa_node: -2 is outside -1..1023");
+	expect_error("engines: {numa_node: -9223372036854775809}\n", "is not an integer");
+	expect_error("engines: {count: \"\\t-1\"}\n", "is not a non-negative integer");
+	expect_error("engines: {count: \"+2\"}\n", "engines.count: '+2' is not a non-negative integer");
 	expect_error("policies: {rules: [{peer: \"10.1.2.3/16\"}]}\n",
 		     "policies.rules[0].peer: '10.1.2.3/16' has host bits set beyond /16");
 	expect_error("policies: {rules: [{peer: \"10.0.0.0/33\"}]}\n",
