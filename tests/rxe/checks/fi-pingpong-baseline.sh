@@ -39,33 +39,15 @@ logs=$(log_dir fi-pingpong-baseline)
 # rdma_cm's device node, which libfabric's verbs provider opens for FI_EP_MSG.
 modprobe rdma_ucm || fail "modprobe rdma_ucm (rdma_cm for libfabric's verbs provider)"
 
-# pingpong NAME SIZE ITERS EXTRA...: one fi_pingpong pair on rxe0 with the chosen
-# provider; the client's output in $logs/NAME.client. A pair that fails is run
-# once more on a fresh port, and the retry is counted in $retries: under TCG a
-# client has been seen to print its full result row and then hang in the
-# verbs provider's rdma_cm teardown until the timeout (CI, 1 KiB, exit 124).
-# A second failure fails.
+# fi_pingpong pairs (lib.sh's fi_pingpong_pair) with the chosen provider in
+# fi_opts; a pair retried once is counted in $retries.
 retries=0
-pingpong() {
-	local name=$1 size=$2 iters=$3 attempt
-	shift 3
-	for attempt in 1 2; do
-		port=$((port + 1))
-		run_pair "$logs/$name" $port \
-			fi_pingpong "${fi_opts[@]}" -B $port -S "$size" -I "$iters" "$@" -- \
-			fi_pingpong "${fi_opts[@]}" -P $port -S "$size" -I "$iters" "$@" "$PCM_RXE_IP0" &&
-			return 0
-		[ $attempt -eq 2 ] || { retries=$((retries + 1)); echo "retrying $name once" >&2; }
-	done
-	return 1
-}
-
 fi_opts=(-p verbs -e msg)
-if ! pingpong probe-msg 64 10 2>"$logs/probe-msg.err"; then
+if ! fi_pingpong_pair probe-msg 64 10 2>"$logs/probe-msg.err"; then
 	echo "fi_pingpong -p verbs -e msg failed, trying verbs;ofi_rxm:" >&2
 	cat "$logs/probe-msg.err" >&2
 	fi_opts=(-p "verbs;ofi_rxm" -e rdm)
-	pingpong probe-rdm 64 10 || {
+	fi_pingpong_pair probe-rdm 64 10 || {
 		echo "fi_info -l offers:" >&2
 		fi_info -l >&2 || true
 		fail "fi_pingpong runs with neither -p verbs -e msg nor -p 'verbs;ofi_rxm' -e rdm"
@@ -73,7 +55,7 @@ if ! pingpong probe-msg 64 10 2>"$logs/probe-msg.err"; then
 fi
 echo "fi_pingpong provider: ${fi_opts[*]}"
 
-pingpong integrity 4096 50 -c || fail "fi_pingpong -c (data checks) failed"
+fi_pingpong_pair integrity 4096 50 -c || fail "fi_pingpong -c (data checks) failed"
 [ -n "$(usec_per_xfer "$logs/integrity.client")" ] || fail "fi_pingpong -c printed no result row"
 
 # pcm_field SIZE KEY RUN: a figure of pcm-bench's SIZE-byte line of run RUN.
@@ -88,7 +70,7 @@ for run in $(seq $REPEATS); do
 		fail "pcm-bench latency --datapath verbs failed"
 	}
 	for size in $SIZES; do
-		pingpong "size-$size-$run" "$size" $ITERS || fail "fi_pingpong at $size bytes failed"
+		fi_pingpong_pair "size-$size-$run" "$size" $ITERS || fail "fi_pingpong at $size bytes failed"
 	done
 done
 

@@ -68,23 +68,13 @@ tx_bytes() {
 	"$pcmctl" --json stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["tx_bytes"])'
 }
 
-# pingpong NAME PROVIDER SIZE ITERS EXTRA...: one fi_pingpong pair on rxe0's
-# address; the client's output in $logs/NAME.client. As in
-# fi-pingpong-baseline.sh, a failed pair runs once more on a fresh port
-# (counted in $retries); a second failure fails.
+# pingpong NAME PROVIDER SIZE ITERS EXTRA...: lib.sh's fi_pingpong_pair with
+# -p PROVIDER -e msg; a pair retried once is counted in $retries.
 retries=0
 pingpong() {
-	local name=$1 prov=$2 size=$3 iters=$4 attempt
+	local name=$1 fi_opts=(-p "$2" -e msg) size=$3 iters=$4
 	shift 4
-	for attempt in 1 2; do
-		port=$((port + 1))
-		run_pair "$logs/$name" $port \
-			fi_pingpong -p "$prov" -e msg -B $port -S "$size" -I "$iters" "$@" -- \
-			fi_pingpong -p "$prov" -e msg -P $port -S "$size" -I "$iters" "$@" "$PCM_RXE_IP0" &&
-			return 0
-		[ $attempt -eq 2 ] || { retries=$((retries + 1)); echo "retrying $name once" >&2; }
-	done
-	return 1
+	fi_pingpong_pair "$name" "$size" "$iters" "$@"
 }
 
 before=$(tx_bytes)
