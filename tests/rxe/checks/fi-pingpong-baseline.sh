@@ -77,18 +77,18 @@ done
 for size in $SIZES; do
 	fi_rtts=() pcm_means=() pcm_p50s=()
 	for run in $(seq $REPEATS); do
-		half=$(usec_per_xfer "$logs/size-$size-$run.client")
-		[ -n "$half" ] || fail "fi_pingpong at $size bytes printed no result row"
-		fi_rtts+=("$(awk -v h="$half" 'BEGIN { print 2 * h }')")
+		rtt=$(rtt_us "$logs/size-$size-$run.client") ||
+			fail "fi_pingpong at $size bytes printed no result row"
+		fi_rtts+=("$rtt")
 		pcm_means+=("$(pcm_field "$size" rtt_mean_us "$run")")
 		pcm_p50s+=("$(pcm_field "$size" rtt_p50_us "$run")")
 	done
 	[ -n "${pcm_means[*]// /}" ] || fail "pcm-bench printed no $size-byte line"
 	awk -v fi="$(median "${fi_rtts[@]}")" -v mean="$(median "${pcm_means[@]}")" \
 		-v p50="$(median "${pcm_p50s[@]}")" -v fi_best="$(best "${fi_rtts[@]}")" \
-		-v pcm_best="$(best "${pcm_means[@]}")" -v fi_all="${fi_rtts[*]}" -v pcm_all="${pcm_means[*]}" \
+		-v pcm_best="$(best "${pcm_means[@]}")" -v fi_all="$(json_list "${fi_rtts[@]}")" \
+		-v pcm_all="$(json_list "${pcm_means[@]}")" \
 		-v size="$size" -v retries=$retries -v iters=$ITERS -v runs=$REPEATS -v prov="${fi_opts[1]}" -v ep="${fi_opts[3]}" '
-		function list(s) { gsub(/ /, ",", s); return "[" s "]" }
 		BEGIN {
 			if (!(fi > 0 && mean > 0)) exit 1
 			printf "{\"check\":\"fi_pingpong_baseline\",\"device\":\"rxe0\",\"msg_size\":%d," \
@@ -98,6 +98,6 @@ for size in $SIZES; do
 			       "\"fi_rtt_best_us\":%.2f,\"pcm_rtt_best_us\":%.2f,\"pcm_over_fi_best\":%.3f," \
 			       "\"fi_runs_us\":%s,\"pcm_runs_us\":%s,\"fi_pair_retries\":%d,\"time\":\"wall, qemu TCG\"}\n",
 			       size, iters, runs, prov, ep, fi, mean, p50, mean / fi, fi_best, pcm_best,
-			       pcm_best / fi_best, list(fi_all), list(pcm_all), retries
+			       pcm_best / fi_best, fi_all, pcm_all, retries
 		}' || fail "no figures at $size bytes: fi_pingpong ${fi_rtts[*]}, pcm-bench ${pcm_means[*]}"
 done

@@ -134,6 +134,21 @@ usec_per_xfer() {
 	awk '$1 == "bytes" { getline; print $7; exit }' "$1"
 }
 
+# rtt_us LOG: fi_pingpong's round trip in LOG, 2 x its usec/xfer (which is
+# half a round trip). Return: 1, printing nothing, when LOG has no result row.
+rtt_us() {
+	local half
+	half=$(usec_per_xfer "$1")
+	[ -n "$half" ] || return 1
+	awk -v h="$half" 'BEGIN { print 2 * h }'
+}
+
+# json_list NUMBERS...: a JSON array of them, [1.5,2,3].
+json_list() {
+	local IFS=,
+	echo "[$*]"
+}
+
 # median NUMBERS...: the middle one (the lower middle of an even count).
 median() {
 	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
