@@ -990,21 +990,27 @@ static int check_ring_sizes(struct pcmd_config *cfg, char *err, size_t err_len)
 	return 0;
 }
 
+/* A thread pool's cpus list, when given, names one CPU per thread. */
 static int check_placement(struct pcmd_config *cfg, char *err, size_t err_len)
 {
-	if (cfg->engines.n_cpus && cfg->engines.n_cpus != cfg->engines.count) {
-		return pair_fail(
-		    cfg, "engines.count", "engines.cpus", err, err_len,
-		    "%u CPUs listed in engines.cpus for engines.count = %u (list one per "
-		    "engine, or none)",
-		    cfg->engines.n_cpus, cfg->engines.count);
-	}
-	if (cfg->workers.n_cpus && cfg->workers.n_cpus != cfg->workers.count) {
-		return pair_fail(
-		    cfg, "workers.count", "workers.cpus", err, err_len,
-		    "%u CPUs listed in workers.cpus for workers.count = %u (list one per "
-		    "worker, or none)",
-		    cfg->workers.n_cpus, cfg->workers.count);
+	const struct {
+		const char *section, *thread;
+		uint32_t n_cpus, count;
+	} pools[] = {
+		{ "engines", "engine", cfg->engines.n_cpus, cfg->engines.count },
+		{ "workers", "worker", cfg->workers.n_cpus, cfg->workers.count },
+	};
+	char count_key[32], cpus_key[32];
+
+	for (size_t i = 0; i < N_ROWS(pools); i++) {
+		if (!pools[i].n_cpus || pools[i].n_cpus == pools[i].count)
+			continue;
+		snprintf(count_key, sizeof(count_key), "%s.count", pools[i].section);
+		snprintf(cpus_key, sizeof(cpus_key), "%s.cpus", pools[i].section);
+		return pair_fail(cfg, count_key, cpus_key, err, err_len,
+				 "%u CPUs listed in %s for %s = %u (list one per %s, or none)",
+				 pools[i].n_cpus, cpus_key, count_key, pools[i].count,
+				 pools[i].thread);
 	}
 	return 0;
 }

@@ -201,6 +201,9 @@ static void test_cross_key_errors_point_at_the_key_that_was_set(void **state)
 	expect_error(
 	    "engines:\n  count: 2\n  cpus: [1]\n",
 	    "t.yaml:2:10: engines.count: 1 CPUs listed in engines.cpus for engines.count = 2");
+	expect_error("workers:\n  cpus: [1, 2]\n",
+		     "workers.count: 2 CPUs listed in workers.cpus for workers.count = 1 "
+		     "(list one per worker, or none)");
 	expect_error(
 	    "datapath:\n  kind: softnic\n  verbs: {devices: [{name: x}]}\n",
 	    "t.yaml:2:9: datapath.kind: softnic, but datapath.verbs.devices lists devices");
