@@ -383,6 +383,17 @@ static void list_children(const struct key_row *rows, size_t n, const char *pref
  * the key's name ends in (stats_interval_ms, link_gbps), which is also the
  * unit of a bare number, stored as a whole number of that unit.
  */
+/* @v (read from @text) within @row's min..max; the message names @unit ("": none). */
+static int check_range(struct loader *ld, const struct key_row *row, const char *key,
+		       const char *text, const yaml_node_t *node, uint64_t v, const char *unit)
+{
+	if (v >= row->min && v <= row->max)
+		return 0;
+	return fail_at(ld, node, key, "%s is outside %llu..%llu%s%s", text,
+		       (unsigned long long)row->min, (unsigned long long)row->max, *unit ? " " : "",
+		       unit);
+}
+
 static int set_unit_value(struct loader *ld, const struct key_row *row, uint8_t *dst,
 			  const char *key, const char *text, const yaml_node_t *node)
 {
@@ -393,9 +404,8 @@ static int set_unit_value(struct loader *ld, const struct key_row *row, uint8_t 
 
 	if (pcm_units_parse_in(kind, text, unit, &v, why, sizeof(why)) < 0)
 		return fail_at(ld, node, key, "%s", why);
-	if (v < row->min || v > row->max)
-		return fail_at(ld, node, key, "%s is outside %llu..%llu %s", text,
-			       (unsigned long long)row->min, (unsigned long long)row->max, unit);
+	if (check_range(ld, row, key, text, node, v, unit) < 0)
+		return -EINVAL;
 	*(uint32_t *)dst = (uint32_t)v;
 	return 0;
 }
@@ -418,9 +428,8 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 	case T_U32:
 		if (parse_u64(text, &u) < 0)
 			return fail_at(ld, node, key, "'%s' is not a non-negative integer", text);
-		if (u < row->min || u > row->max)
-			return fail_at(ld, node, key, "%s is outside %llu..%llu", text,
-				       (unsigned long long)row->min, (unsigned long long)row->max);
+		if (check_range(ld, row, key, text, node, u, "") < 0)
+			return -EINVAL;
 		*(uint32_t *)dst = (uint32_t)u;
 		break;
 	case T_I32:
@@ -436,9 +445,8 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 
 		if (pcm_units_parse(PCM_UNIT_SIZE, text, "B", &u, why, sizeof(why)) < 0)
 			return fail_at(ld, node, key, "%s", why);
-		if (u < row->min || u > row->max)
-			return fail_at(ld, node, key, "%s is outside %llu..%llu bytes", text,
-				       (unsigned long long)row->min, (unsigned long long)row->max);
+		if (check_range(ld, row, key, text, node, u, "bytes") < 0)
+			return -EINVAL;
 		*(uint64_t *)dst = u;
 		break;
 	}
@@ -457,17 +465,15 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 		*(uint32_t *)dst = (uint32_t)u;
 		break;
 	case T_ENUM:
-		if (parse_enum(text, row->names, (uint32_t *)dst) < 0) {
-			join_names(row->names, names, sizeof(names));
+	case T_MODE: {
+		const char *const *choices = row->type == T_MODE ? mode_names : row->names;
+
+		if (parse_enum(text, choices, (uint32_t *)dst) < 0) {
+			join_names(choices, names, sizeof(names));
 			return fail_at(ld, node, key, "'%s' is not one of: %s", text, names);
 		}
 		break;
-	case T_MODE:
-		if (parse_enum(text, mode_names, (uint32_t *)dst) < 0) {
-			join_names(mode_names, names, sizeof(names));
-			return fail_at(ld, node, key, "'%s' is not one of: %s", text, names);
-		}
-		break;
+	}
 	case T_UID: {
 		int rc = resolve_id(text, ID_USER, (uint32_t *)dst);
 

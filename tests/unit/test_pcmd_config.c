@@ -267,7 +267,8 @@ static void test_sizes_take_unit_spellings_and_reject_overflow(void **state)
 	assert_int_equal(cfg.limits.memory_per_client_bytes, 64000000);
 	assert_int_equal(cfg.limits.max_message_bytes, 3ull << 19);
 	expect_error("limits: {memory_total_bytes: 99999999999TiB}\n", "does not fit in 64 bits");
-	expect_error("limits: {memory_per_client_bytes: 100}\n", "is outside 4096..");
+	expect_error("limits: {memory_per_client_bytes: 100}\n",
+		     "100 is outside 4096..70368744177664 bytes");
 	expect_error("limits: {max_message_bytes: 0.5KiB0}\n",
 		     "limits.max_message_bytes: '0.5KiB0' is not a size: unknown unit 'KiB0'");
 	expect_error("limits: {max_message_bytes: 1.5}\n", "is not a whole number of bytes");
