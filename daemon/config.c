@@ -565,88 +565,107 @@ static bool has_key(struct loader *ld, const yaml_node_t *map, const char *key)
 	return false;
 }
 
-static int read_list_of_maps(struct loader *ld, const struct key_row *row, const char *key,
+/*
+ * The lists of mappings: the array of struct pcmd_config each one fills, its
+ * count, where an entry keeps its location (NO_LOC: nowhere) and its keys.
+ */
+struct map_list {
+	uint8_t type;
+	const char *noun; /* "more than MAX NOUN" */
+	uint32_t max;
+	size_t count_off, array_off, entry_size, loc_off;
+	const struct key_row *rows;
+	size_t n_rows;
+};
+
+#define MAP_LIST(t, noun, count, array, loc_off, rows)                                           \
+	{ t, noun, N_ROWS(((struct pcmd_config *)0)->array), CFG(count), CFG(array),              \
+	  sizeof(((struct pcmd_config *)0)->array[0]), loc_off, rows, N_ROWS(rows) }
+
+static const struct map_list map_lists[] = {
+    MAP_LIST(T_DEVICES, "devices", datapath.n_devices, datapath.devices, NO_LOC, device_rows),
+    MAP_LIST(T_NAMES, "rules", n_shared_names, shared_names, NAME(loc), name_rows),
+    MAP_LIST(T_RULES, "rules", policies.n_rules, policies.rules, RULE(loc), rule_rows),
+};
+
+/* The list of mappings of type @t, or NULL (@t is another type). */
+static const struct map_list *map_list_of(uint8_t t)
+{
+	for (size_t i = 0; i < N_ROWS(map_lists); i++) {
+		if (map_lists[i].type == t)
+			return &map_lists[i];
+	}
+	return NULL;
+}
+
+static uint32_t *map_list_count(struct pcmd_config *cfg, const struct map_list *l)
+{
+	return (uint32_t *)((uint8_t *)cfg + l->count_off);
+}
+
+/* Entry @n of @l, zeroed, with the defaults a key left out keeps. */
+static void *map_list_entry(struct pcmd_config *cfg, const struct map_list *l, uint32_t n)
+{
+	uint8_t *e = (uint8_t *)cfg + l->array_off + n * l->entry_size;
+
+	memset(e, 0, l->entry_size);
+	if (l->type == T_RULES) {
+		((struct pcmd_rule *)e)->mode = PCMD_SHELL_DEFAULT;
+	} else if (l->type == T_DEVICES) {
+		((struct pcmd_cfg_device *)e)->port = 1;
+		((struct pcmd_cfg_device *)e)->gid_index = -1;
+	}
+	return e;
+}
+
+static int read_list_of_maps(struct loader *ld, const struct map_list *l, const char *key,
 			     const yaml_node_t *seq)
 {
-	struct pcmd_config *cfg = ld->cfg;
+	uint32_t *count = map_list_count(ld->cfg, l);
 	uint32_t n = 0;
 
 	for (yaml_node_item_t *it = seq->data.sequence.items.start;
 	     it < seq->data.sequence.items.top; it++, n++) {
 		yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
 		char ikey[256];
+		uint8_t *e;
 		int rc;
 
 		snprintf(ikey, sizeof(ikey), "%s[%u]", key, n);
 		if (!item || item->type != YAML_MAPPING_NODE)
 			return fail_at(ld, item, ikey, "each entry is a mapping");
-		if (row->type == T_NAMES) {
-			struct pcmd_name_rule *r;
-
-			if (n >= PCMD_CFG_MAX_NAME_RULES)
-				return fail_at(ld, item, ikey, "more than %d rules",
-					       PCMD_CFG_MAX_NAME_RULES);
-			r = &cfg->shared_names[n];
-			memset(r, 0, sizeof(*r));
-			r->loc = node_loc(ld, item);
-			cfg->n_shared_names = n + 1;
-			rc = walk_items(ld, name_rows, N_ROWS(name_rows), r, item, ikey);
-			r->has_owner = rc == 0 && has_key(ld, item, "owner");
-		} else if (row->type == T_RULES) {
-			struct pcmd_rule *r;
-
-			if (n >= PCMD_CFG_MAX_RULES)
-				return fail_at(ld, item, ikey, "more than %d rules",
-					       PCMD_CFG_MAX_RULES);
-			r = &cfg->policies.rules[n];
-			memset(r, 0, sizeof(*r));
-			r->mode = PCMD_SHELL_DEFAULT;
-			r->loc = node_loc(ld, item);
-			cfg->policies.n_rules = n + 1;
-			rc = walk_items(ld, rule_rows, N_ROWS(rule_rows), r, item, ikey);
-		} else {
-			struct pcmd_cfg_device *d;
-
-			if (n >= PCMD_CFG_MAX_DEVICES)
-				return fail_at(ld, item, ikey, "more than %d devices",
-					       PCMD_CFG_MAX_DEVICES);
-			d = &cfg->datapath.devices[n];
-			memset(d, 0, sizeof(*d));
-			d->port = 1;
-			d->gid_index = -1;
-			cfg->datapath.n_devices = n + 1;
-			rc = walk_items(ld, device_rows, N_ROWS(device_rows), d, item, ikey);
-		}
+		if (n >= l->max)
+			return fail_at(ld, item, ikey, "more than %u %s", l->max, l->noun);
+		e = map_list_entry(ld->cfg, l, n);
+		if (l->loc_off != NO_LOC)
+			*(struct pcmd_cfg_loc *)(e + l->loc_off) = node_loc(ld, item);
+		*count = n + 1;
+		rc = walk_items(ld, l->rows, l->n_rows, e, item, ikey);
+		if (l->type == T_NAMES)
+			((struct pcmd_name_rule *)e)->has_owner = rc == 0 && has_key(ld, item, "owner");
 		if (rc < 0)
 			return rc;
 	}
-	if (row->type == T_NAMES)
-		cfg->n_shared_names = n;
-	else if (row->type == T_RULES)
-		cfg->policies.n_rules = n;
-	else
-		cfg->datapath.n_devices = n;
+	*count = n;
 	return 0;
 }
 
 /* Empty the list @row names (T_IDS and T_CPUS in @base, the others in @cfg). */
 static void clear_list(struct pcmd_config *cfg, void *base, const struct key_row *row)
 {
-	if (row->type == T_PATHS)
+	const struct map_list *l = map_list_of(row->type);
+
+	if (l)
+		*map_list_count(cfg, l) = 0;
+	else if (row->type == T_PATHS)
 		cfg->policies.n_load = 0;
-	else if (row->type == T_RULES)
-		cfg->policies.n_rules = 0;
-	else if (row->type == T_NAMES)
-		cfg->n_shared_names = 0;
-	else if (row->type == T_DEVICES)
-		cfg->datapath.n_devices = 0;
 	else
 		*(uint32_t *)((uint8_t *)base + row->size) = 0;
 }
 
 static bool is_map_list(uint8_t t)
 {
-	return t == T_RULES || t == T_DEVICES || t == T_NAMES;
+	return map_list_of(t) != NULL;
 }
 
 static int read_list(struct loader *ld, const struct key_row *row, void *base, const char *key,
@@ -655,7 +674,7 @@ static int read_list(struct loader *ld, const struct key_row *row, void *base, c
 	uint32_t n = 0;
 
 	if (is_map_list(row->type))
-		return read_list_of_maps(ld, row, key, seq);
+		return read_list_of_maps(ld, map_list_of(row->type), key, seq);
 	clear_list(ld->cfg, base, row);
 	if (row->loc_off != NO_LOC)
 		*(struct pcmd_cfg_loc *)((uint8_t *)base + row->loc_off) = node_loc(ld, seq);

@@ -374,6 +374,41 @@ static void test_user_limits_derive_from_the_totals_unless_given(void **state)
 	expect_error("limits: {hello_timeout_ms: 5us}\n", "limits.hello_timeout_ms");
 }
 
+/* @n entries of @entry under @key ("datapath:\n  verbs:\n    devices:", say), each "- ENTRY". */
+static const char *list_of(const char *key, const char *entry, unsigned n)
+{
+	static char yaml[65536];
+	size_t used = (size_t)snprintf(yaml, sizeof(yaml), "%s\n", key);
+
+	for (unsigned i = 0; i < n && used < sizeof(yaml); i++)
+		used += (size_t)snprintf(yaml + used, sizeof(yaml) - used, "  - %s\n", entry);
+	assert_true(used < sizeof(yaml));
+	return yaml;
+}
+
+static void test_lists_of_mappings_hold_their_limit_and_no_more(void **state)
+{
+	(void)state;
+	assert_int_equal(load(list_of("policies:\n mode: async_relaxed\n rules:", "{peer: x}",
+				      PCMD_CFG_MAX_RULES)),
+			 0);
+	assert_int_equal(cfg.policies.n_rules, PCMD_CFG_MAX_RULES);
+	/* a rule without mode: takes the section's */
+	assert_int_equal(cfg.policies.rules[PCMD_CFG_MAX_RULES - 1].mode, PCMD_SHELL_ASYNC_RELAXED);
+	expect_error(list_of("policies:\n rules:", "{peer: x}", PCMD_CFG_MAX_RULES + 1),
+		     "policies.rules[256]: more than 256 rules");
+	assert_int_equal(load(list_of("datapath:\n verbs:\n  devices:", "{name: d}",
+				      PCMD_CFG_MAX_DEVICES)),
+			 0);
+	assert_int_equal(cfg.datapath.n_devices, PCMD_CFG_MAX_DEVICES);
+	assert_int_equal(cfg.datapath.devices[PCMD_CFG_MAX_DEVICES - 1].gid_index, -1);
+	expect_error(list_of("datapath:\n verbs:\n  devices:", "{name: d}", PCMD_CFG_MAX_DEVICES + 1),
+		     "datapath.verbs.devices[16]: more than 16 devices");
+	expect_error(list_of("shared_names:", "{name: a, owner: 0, dial_uids: [1]}",
+			     PCMD_CFG_MAX_NAME_RULES + 1),
+		     "shared_names[64]: more than 64 rules");
+}
+
 static void test_shared_names_need_a_name_an_owner_and_dialers(void **state)
 {
 	assert_int_equal(
@@ -425,6 +460,7 @@ int main(void)
 	    cmocka_unit_test(test_rules_match_exact_prefix_and_networks),
 	    cmocka_unit_test(test_auto_datapath_is_softnic_without_rdma_devices),
 	    cmocka_unit_test(test_user_limits_derive_from_the_totals_unless_given),
+	    cmocka_unit_test(test_lists_of_mappings_hold_their_limit_and_no_more),
 	    cmocka_unit_test(test_shared_names_need_a_name_an_owner_and_dialers),
 	    cmocka_unit_test(test_example_config_loads),
 	};
