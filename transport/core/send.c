@@ -440,6 +440,7 @@ unsigned xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 	if (!xp_conn_live(c) || !c->bound || !c->n_smsgs)
 		return 0;
 	news = push(core, c, now_ns, b) ? XP_NEWS_SEND : 0;
+	xp_rack_on_burst_end(core, c, now_ns);
 	if (c->ack_req_pend & (uint16_t)~asked)
 		news |= XP_NEWS_CTRL;
 	return news;
