@@ -303,11 +303,11 @@ static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 		     struct xp_batch *b, struct xp_cc_ctl *ctl, bool probe)
 {
 	uint64_t budget = budget_of(c, ctl);
-	struct xp_smsg *ms[XP_MSG_SLOTS];
-	uint32_t n = xp_smsgs(core, c, ms);
+	struct xp_smsg_walk w;
+	struct xp_smsg *m;
 
-	for (uint32_t k = 0; k < n; k++) {
-		struct xp_smsg *m = ms[k];
+	xp_smsg_walk_init(c, &w);
+	while ((m = xp_smsg_walk_next(core, c, &w))) {
 		struct xp_chunk *ch;
 		uint32_t len, idx;
 
