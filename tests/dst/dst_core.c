@@ -442,18 +442,25 @@ static const struct pcm_package *builtin(const char *name)
 	abort();
 }
 
-/* The packages a live swap within a binding moves a flow to (dcqcn: a timer trigger). */
-static const char *const swap_to[] = { "newreno", "swift", "cubic", "dctcp", "dcqcn" };
+extern const struct pcm_package pcm_pkg_xp_tick; /* pkg/xp_tick.yaml: a timer trigger */
 
-#define N_SWAP_TO (sizeof(swap_to) / sizeof(swap_to[0]))
+/* The packages a live swap within a binding moves a flow to: these, and xp_tick. */
+static const char *const swap_to[] = { "newreno", "swift", "cubic", "dctcp" };
 
-/* Room in a binding for every package of swap_to[] and for "reps" (NULL-terminated). */
+#define N_SWAP_TO (sizeof(swap_to) / sizeof(swap_to[0]) + 1)
+
+static const struct pcm_package *swap_pkg(size_t i)
+{
+	return i < N_SWAP_TO - 1 ? builtin(swap_to[i]) : &pcm_pkg_xp_tick;
+}
+
+/* Room in a binding for every package a swap moves to and for "reps" (NULL-terminated). */
 static const struct pcm_package *const *swap_room(void)
 {
 	static const struct pcm_package *room[N_SWAP_TO + 2];
 
 	for (size_t i = 0; i < N_SWAP_TO; i++)
-		room[i] = builtin(swap_to[i]);
+		room[i] = swap_pkg(i);
 	room[N_SWAP_TO] = builtin("reps");
 	return room;
 }
@@ -1084,7 +1091,7 @@ static bool swap_in_place(struct run *R, struct conn *c, struct rng *r)
 	    xp_cc_pcm_flow_swap(p, info.cc_flow, NULL, NULL, now, &diag) != -EINVAL)
 		failf(R, "conn %u: a bad in-place swap was not refused", (unsigned)(c - R->conns));
 	/* with an LB package added, kept, or taken away */
-	rc = xp_cc_pcm_flow_swap(p, info.cc_flow, builtin(swap_to[below(r, N_SWAP_TO)]),
+	rc = xp_cc_pcm_flow_swap(p, info.cc_flow, swap_pkg(below(r, N_SWAP_TO)),
 				 coin(r, 50) ? builtin("reps") : NULL, now, &diag);
 	if (rc == -E2BIG)
 		return false;
@@ -1853,12 +1860,68 @@ static int refuse_flow(void *ctx, uint64_t flow_seed, uint64_t now_ns, uint32_t 
 	return -ENOSPC;
 }
 
+/* One record of @type to connection @id (nonce @nonce) of @core from @peer; Return: applied. */
+static int feed_rec(struct xp_core *core, uint32_t peer, uint32_t id, uint32_t nonce,
+		    uint8_t type, uint32_t a, uint32_t b)
+{
+	uint8_t buf[XP_WIRE_MAX_MTU];
+	struct xp_wire_writer w;
+	struct xp_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = type;
+	rec.conn = (uint16_t)id;
+	rec.nonce = nonce;
+	if (type == XP_REC_FIN) {
+		rec.u.fin.sends_total = a;
+		rec.u.fin.recvs_total = b;
+	} else if (type == XP_REC_CTS) {
+		rec.u.cts.raddr = 1ull << 40;
+		rec.u.cts.cap = a;
+	}
+	xp_wire_begin(&w, buf, sizeof(buf));
+	if (xp_wire_put(&w, &rec) < 0)
+		return -1;
+	return xp_core_on_ctrl(core, peer, buf, xp_wire_finish(&w), 0);
+}
+
+/*
+ * Records from the peer itself that a connection's lifecycle checks must refuse or answer, on
+ * misuse_conn()'s second connection @id: before the bind, a CTS from a second peer; bound to peer 0
+ * (id 1, nonce 1), a FIN naming fewer messages than were delivered, then a good FIN, then ones
+ * that disagree with it, then the same one again (its FIN_ACK was lost), a FIN_ACK with no FIN
+ * sent; then it closes. The drop counters say which were refused.
+ */
+static void misuse_records(struct run *R, struct xp_core *core, uint32_t id, uint32_t nonce)
+{
+	const struct xp_core_stats *st = xp_core_stats(core);
+	uint64_t bad = st->drops[XP_DROP_FIN_BAD], peer = st->drops[XP_DROP_REC_WRONG_PEER];
+
+	feed_rec(core, 3, id, nonce, XP_REC_CTS, 64, 0);
+	feed_rec(core, 4, id, nonce, XP_REC_CTS, 64, 0);
+	if (st->drops[XP_DROP_REC_WRONG_PEER] != peer + 1)
+		failf(R, "a CTS before the bind from a second peer was taken");
+	if (xp_conn_bind(core, id, 1, 1, 0, 0) < 0)
+		failf(R, "misuse: bind");
+	feed_rec(core, 0, id, nonce, XP_REC_FIN, UINT32_MAX, 0);
+	feed_rec(core, 0, id, nonce, XP_REC_FIN, 0, 0);
+	feed_rec(core, 0, id, nonce, XP_REC_FIN, 1, 0);
+	feed_rec(core, 0, id, nonce, XP_REC_FIN, 0, 1);
+	feed_rec(core, 0, id, nonce, XP_REC_FIN, 0, 0);
+	feed_rec(core, 0, id, nonce, XP_REC_FIN_ACK, 0, 0);
+	if (st->drops[XP_DROP_FIN_BAD] != bad + 3)
+		failf(R, "FINs that disagree: %" PRIu64 " refused of 3",
+		      st->drops[XP_DROP_FIN_BAD] - bad);
+	if (xp_conn_close(core, id, XP_CLOSE_GRACEFUL, 0) < 0)
+		failf(R, "misuse: a close after the peer's FIN");
+}
+
 /*
  * misuse_conn()'s connection @id (nonce @nonce, binding @b) through its life, each call with
  * the answer its state gives: write errors for another id and incarnation ignored, a swap, the
- * default no-progress limit back, a bind (and a second one refused), a graceful close (and a
- * second one refused), an abort on top, then every call a closed connection refuses; its flow
- * is closed by then.
+ * default no-progress limit back, sends with no buffer or one that wraps, a bind (and a second
+ * one refused), a graceful close (and a second one refused), an abort on top, the peer's
+ * RESET_ACKs, then every call a closed connection refuses.
  */
 static void misuse_lifecycle(struct run *R, struct xp_core *core, uint32_t id, uint32_t nonce,
 			     const struct xp_cc_binding *b)
@@ -1869,22 +1932,39 @@ static void misuse_lifecycle(struct run *R, struct xp_core *core, uint32_t id, u
 	xp_core_on_write_done(core, (uint64_t)nonce << 32 | (id + 1), -EIO, 0);
 	xp_core_on_write_done(core, (uint64_t)(nonce ^ 1) << 32 | id, -EIO, 0);
 	if ((rc = xp_conn_set_cc(core, id, *b, 0)) < 0 ||
-	    (rc = xp_conn_set_no_progress(core, id, 0, 0)) < 0 ||
-	    (rc = xp_conn_bind(core, id, 1, 1, 0, 0)) < 0 ||
-	    (rc = xp_conn_info(core, id, &info)) < 0)
+	    (rc = xp_conn_set_no_progress(core, id, 0, 0)) < 0)
 		failf(R, "a call on a live connection: %s", strerror(-rc));
+	if ((rc = xp_post_send(core, id, NULL, 0, 0)) != -EINVAL ||
+	    (rc = xp_post_send(core, id, &(struct xp_buf){ UINT64_MAX - 8, 64, 1 }, 0, 0)) != -EINVAL)
+		failf(R, "a send with no buffer or one that wraps: %d", rc);
+	if ((rc = xp_conn_bind(core, id, 1, 1, 0, 0)) < 0 ||
+	    (rc = xp_conn_info(core, id, &info)) < 0)
+		failf(R, "a bind, info on a live connection: %d", rc);
 	if ((rc = xp_conn_bind(core, id, 1, 1, 0, 0)) != -EALREADY)
 		failf(R, "a second bind: %d", rc);
-	if ((rc = xp_conn_close(core, id, XP_CLOSE_GRACEFUL, 0)) < 0 ||
-	    (rc = xp_conn_close(core, id, XP_CLOSE_GRACEFUL, 0)) != -EALREADY ||
-	    (rc = xp_conn_close(core, id, XP_CLOSE_ABORT, 0)) < 0)
-		failf(R, "a close, a second one, an abort on top: %d", rc);
+	if ((rc = xp_conn_close(core, id, XP_CLOSE_GRACEFUL, 0)) < 0)
+		failf(R, "a close: %d", rc);
+	if ((rc = xp_conn_close(core, id, XP_CLOSE_GRACEFUL, 0)) != -EALREADY)
+		failf(R, "a second close: %d", rc);
+	if ((rc = xp_conn_close(core, id, XP_CLOSE_ABORT, 0)) < 0)
+		failf(R, "an abort on top: %d", rc);
+	{
+		const struct xp_core_stats *st = xp_core_stats(core);
+		uint64_t unexpected = st->drops[XP_DROP_REC_UNEXPECTED];
+
+		feed_rec(core, 0, id, nonce, XP_REC_RESET_ACK, 0, 0); /* answers the abort's RESET */
+		feed_rec(core, 0, id, nonce, XP_REC_RESET_ACK, 0, 0); /* a second one: unexpected */
+		feed_rec(core, 0, id, nonce, XP_REC_KEEPALIVE, 0, 0); /* answered with a RESET */
+		if (st->drops[XP_DROP_REC_UNEXPECTED] != unexpected + 1)
+			failf(R, "RESET_ACKs to an aborted connection: %" PRIu64 " unexpected of 1",
+			      st->drops[XP_DROP_REC_UNEXPECTED] - unexpected);
+	}
 	if ((rc = xp_conn_bind(core, id, 1, 1, 0, 0)) != -ESHUTDOWN ||
 	    (rc = xp_conn_set_cc(core, id, *b, 0)) != -ENOENT ||
 	    (rc = xp_conn_set_no_progress(core, id, 0, 0)) != -ENOENT ||
 	    (rc = xp_conn_cc_refresh(core, id, 0)) != -ENOENT ||
-	    (rc = xp_conn_close(core, id, XP_CLOSE_ABORT, 0)) != -EALREADY || R->spare.open_flows)
-		failf(R, "a call on a closed connection: %d; flows open %u", rc, R->spare.open_flows);
+	    (rc = xp_conn_close(core, id, XP_CLOSE_ABORT, 0)) != -EALREADY)
+		failf(R, "a call on a closed connection: %d", rc);
 }
 
 /*
@@ -1941,6 +2021,12 @@ static void misuse_conn(struct run *R, uint32_t h)
 			failf(R, "a CC binding with no room for a flow: %d", rc);
 	}
 	misuse_lifecycle(R, core, id, nonce, &cc.cc);
+	if ((rc = xp_conn_create(core, &cc, 0, &id2, &nonce2)) < 0)
+		failf(R, "misuse: a second connection: %s", strerror(-rc));
+	else
+		misuse_records(R, core, id2, nonce2);
+	if (R->spare.open_flows)
+		failf(R, "misuse: %u flows left open", R->spare.open_flows);
 	xp_core_destroy(core);
 	xp_core_destroy(NULL);
 }
