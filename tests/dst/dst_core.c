@@ -1955,6 +1955,7 @@ static void misuse_lifecycle(struct run *R, struct xp_core *core, uint32_t id, u
 		feed_rec(core, 0, id, nonce, XP_REC_RESET_ACK, 0, 0); /* answers the abort's RESET */
 		feed_rec(core, 0, id, nonce, XP_REC_RESET_ACK, 0, 0); /* a second one: unexpected */
 		feed_rec(core, 0, id, nonce, XP_REC_KEEPALIVE, 0, 0); /* answered with a RESET */
+		xp_core_on_write_done(core, (uint64_t)nonce << 32 | id, -EIO, 0); /* closed: none */
 		if (st->drops[XP_DROP_REC_UNEXPECTED] != unexpected + 1)
 			failf(R, "RESET_ACKs to an aborted connection: %" PRIu64 " unexpected of 1",
 			      st->drops[XP_DROP_REC_UNEXPECTED] - unexpected);

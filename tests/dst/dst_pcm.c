@@ -90,6 +90,35 @@ static void tick_flow(struct check *k, struct xp_cc_binding b, struct xp_cc_pcm 
 		bad(k, "flow %u: rate %llu out of (0, line rate]", flow, (unsigned long long)ctl.rate);
 }
 
+/* Whether flow @flow of @p runs @cc and @lb now. */
+static bool runs(const struct xp_cc_pcm *p, uint32_t flow, const struct pcm_package *cc,
+		 const struct pcm_package *lb)
+{
+	const struct pcm_package *c, *l;
+
+	return xp_cc_pcm_flow_packages(p, flow, &c, &l) == 0 && c == cc && l == lb;
+}
+
+/*
+ * Live swaps of flow @flow: to another CC and LB package (an LB flow added, or the LB
+ * package swapped), the same again (nothing to do), the LB taken away, and back to the
+ * binding's own packages; each must leave the flow running what it named.
+ */
+static void swap_flow(struct check *k, struct xp_cc_pcm *p, uint32_t flow, bool has_lb)
+{
+	const struct pcm_package *cc = policy("dcqcn"), *lb = has_lb ? policy("reps") : NULL;
+	const struct pcm_package *steps[][2] = {
+		{ policy("newreno"), policy("ops") }, { policy("newreno"), policy("ops") },
+		{ policy("newreno"), NULL }, { cc, lb },
+	};
+	struct pcm_diag diag;
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		if (xp_cc_pcm_flow_swap(p, flow, steps[i][0], steps[i][1], TICK_NS, &diag) < 0 ||
+		    !runs(p, flow, steps[i][0], steps[i][1]))
+			bad(k, "flow %u: swap %zu: %s", flow, i, diag.msg);
+}
+
 /* Fill @p to max_flows, one more refused, then close every flow; nothing may stay open. */
 static void fill_and_empty(struct check *k, struct xp_cc_pcm *p, const struct dst_pcm_plan *plan,
 			   bool async)
@@ -111,6 +140,7 @@ static void fill_and_empty(struct check *k, struct xp_cc_pcm *p, const struct ds
 	if (b.ops->flow_open(b.ctx, 1, 0, &extra) != -ENOSPC ||
 	    xp_cc_pcm_flows_open(p) != plan->max_flows)
 		bad(k, "a flow beyond max_flows (%u) was not refused", plan->max_flows);
+	swap_flow(k, p, flows[0], plan->lb);
 	for (uint32_t i = 0; i < plan->max_flows; i += plan->max_flows / 4) {
 		check_queries(k, p, flows[i], async, plan->lb, plan->workers);
 		tick_flow(k, b, p, flows[i], plan->ticks);
@@ -129,10 +159,13 @@ static void one_binding(struct check *k, const struct dst_pcm_plan *plan, bool a
 	struct xp_cc_pcm *p;
 	struct pcm_diag diag;
 
+	const struct pcm_package *room[] = { policy("newreno"), policy("ops"), NULL };
+
 	xp_cc_pcm_config_default(&cfg);
 	cfg.cc = policy("dcqcn");
 	cfg.lb = plan->lb ? policy("reps") : NULL;
 	cfg.max_flows = plan->max_flows;
+	cfg.room_for = room;
 	if (async) {
 		cfg.mode = XP_CC_PCM_ASYNC;
 		cfg.async.mode = PCM_ASYNC_BOUNDED;
@@ -150,16 +183,42 @@ static void one_binding(struct check *k, const struct dst_pcm_plan *plan, bool a
 	xp_cc_pcm_destroy(p);
 }
 
-/* Worker threads started and stopped with no flow: nothing they do reaches the trace. */
+/*
+ * One flow on running workers: an LB package swapped in (without one, the binding makes its LB
+ * shell now and starts its workers), then closed; the flow runs what the swap named.
+ */
+static void threaded_flow(struct check *k, struct xp_cc_pcm *p, bool has_lb)
+{
+	struct xp_cc_binding b = xp_cc_pcm_binding(p);
+	struct pcm_diag diag;
+	uint32_t flow;
+
+	if (b.ops->flow_open(b.ctx, 1, 0, &flow) < 0) {
+		bad(k, "threaded binding: a flow refused");
+		return;
+	}
+	if (xp_cc_pcm_flow_swap(p, flow, policy("dctcp"), policy(has_lb ? "ops" : "reps"), 0,
+				&diag) < 0 ||
+	    !runs(p, flow, policy("dctcp"), policy(has_lb ? "ops" : "reps")))
+		bad(k, "threaded binding: swap: %s", diag.msg);
+	b.ops->flow_close(b.ctx, flow, 0);
+	if (xp_cc_pcm_flows_open(p))
+		bad(k, "threaded binding: a flow left open");
+}
+
+/* Worker threads started, one flow on them, stopped: nothing they do reaches the trace. */
 static void threaded(struct check *k, const struct dst_pcm_plan *plan)
 {
 	struct xp_cc_pcm_config cfg;
 	struct xp_cc_pcm *p;
 	struct pcm_diag diag;
 
+	const struct pcm_package *room[] = { policy("reps"), policy("ops"), NULL };
+
 	xp_cc_pcm_config_default(&cfg);
 	cfg.cc = policy("dctcp");
 	cfg.lb = plan->lb ? policy("reps") : NULL;
+	cfg.room_for = room;
 	cfg.mode = XP_CC_PCM_ASYNC;
 	cfg.async.n_workers = plan->workers;
 	if (xp_cc_pcm_create(&cfg, &p, &diag) < 0) {
@@ -168,6 +227,7 @@ static void threaded(struct check *k, const struct dst_pcm_plan *plan)
 	}
 	if (xp_cc_pcm_start(p) < 0)
 		bad(k, "threaded binding: start failed");
+	threaded_flow(k, p, plan->lb);
 	xp_cc_pcm_stop(p);
 	xp_cc_pcm_destroy(p);
 }

@@ -4,9 +4,10 @@
  * dst_core's F_LIMITS ingredient: more flows than its first flow table holds,
  * then max_flows and one more, a package with a timer trigger ticked with no
  * traffic, several asynchronous workers (run inline, deterministic) on a
- * NUMA node, the per-flow queries on flows open, closed and out of range,
- * and an asynchronous binding's worker threads started and stopped with no
- * flow (nothing a thread does reaches the trace).
+ * NUMA node, live swaps of a flow's CC and LB packages, the per-flow queries
+ * on flows open, closed and out of range, and an asynchronous binding's
+ * worker threads started and stopped around one flow whose swap makes the
+ * LB shell while they run (nothing a thread does reaches the trace).
  */
 #ifndef DST_PCM_H
 #define DST_PCM_H
