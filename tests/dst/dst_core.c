@@ -2032,6 +2032,77 @@ static void misuse_conn(struct run *R, uint32_t h)
 	xp_core_destroy(NULL);
 }
 
+#define DRAIN_CONNS 8
+
+/* Count the records of each type in @b's control packets into @n; Return: the actions. */
+static uint32_t count_ctrl(const struct xp_batch *b, uint32_t n[N_REC_TYPES])
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		struct xp_wire_reader rd;
+		struct xp_rec rec;
+		enum xp_drop why;
+
+		if (b->acts[i].kind != XP_ACT_CTRL ||
+		    xp_wire_open(&rd, b->acts[i].u.ctrl.bytes, b->acts[i].u.ctrl.len,
+				 XP_WIRE_MAX_MTU, &why) < 0)
+			continue;
+		while (xp_wire_next(&rd, &rec, &why) > 0)
+			if (rec.type < N_REC_TYPES)
+				n[rec.type]++;
+	}
+	return b->n;
+}
+
+/*
+ * F_LIMITS: answers that overflow control packets and batches. Connections of a core of its
+ * own, bound to three peers, each owe a KEEPALIVE_ACK and a FIN_ACK; drains into batches of
+ * 1..3 actions and one or two packets of the smallest MTU take them until nothing is left.
+ * However the batches cut them, each answer goes out exactly once.
+ */
+static void misuse_drain(struct run *R, uint32_t h)
+{
+	struct rng r = rng_for(R->p.seed, 29, h, 0);
+	struct xp_conn_config cc = { .n_paths = 1, .path_handles = R->conns[0].s[0].handles };
+	uint8_t buf[2 * XP_WIRE_MIN_MTU];
+	uint32_t n[N_REC_TYPES] = { 0 }, id[DRAIN_CONNS], nonce;
+	struct xp_action acts[3];
+	struct xp_core_config cfg;
+	struct xp_core *core;
+
+	tune_core(R, h, &cfg);
+	cfg.ctrl_mtu = XP_WIRE_MIN_MTU;
+	cfg.max_conns = DRAIN_CONNS;
+	if (xp_core_create(&cfg, &core) < 0) {
+		failf(R, "misuse: a core to drain");
+		return;
+	}
+	cc.cc = xp_cc_fixed_binding(&R->spare);
+	for (uint32_t k = 0; k < DRAIN_CONNS; k++) {
+		if (xp_conn_create(core, &cc, 0, &id[k], &nonce) < 0 ||
+		    xp_conn_bind(core, id[k], k + 1, 1, k % 3, 0) < 0)
+			failf(R, "misuse: a connection to drain");
+		feed_rec(core, k % 3, id[k], nonce, XP_REC_KEEPALIVE, 0, 0);
+		feed_rec(core, k % 3, id[k], nonce, XP_REC_FIN, 0, 0);
+	}
+	for (uint32_t d = 0; d < 100; d++) {
+		struct xp_batch b = { .acts = acts, .cap = (uint32_t)between(&r, 1, 3), .ctrl_buf = buf,
+				      .ctrl_cap = XP_WIRE_MIN_MTU * (uint32_t)between(&r, 1, 2) };
+
+		xp_batch_reset(&b, 0);
+		xp_core_drain(core, 0, &b);
+		if (!count_ctrl(&b, n))
+			break;
+	}
+	if (n[XP_REC_KEEPALIVE_ACK] != DRAIN_CONNS || n[XP_REC_FIN_ACK] != DRAIN_CONNS)
+		failf(R, "answers drained in small batches: %u KEEPALIVE_ACK, %u FIN_ACK of %u",
+		      n[XP_REC_KEEPALIVE_ACK], n[XP_REC_FIN_ACK], DRAIN_CONNS);
+	for (uint32_t k = 0; k < DRAIN_CONNS; k++)
+		xp_conn_close(core, id[k], XP_CLOSE_ABORT, 0);
+	if (R->spare.open_flows)
+		failf(R, "misuse: %u flows left open after a drain", R->spare.open_flows);
+	xp_core_destroy(core);
+}
+
 /* F_LIMITS: a PCM binding at its limits (dst_pcm.h), with draws of its own stream. */
 static void misuse_pcm(struct run *R)
 {
@@ -2125,6 +2196,7 @@ static void misuse(struct run *R, uint32_t h)
 		if ((strcmp(xp_drop_name(k), "?") == 0) != (k == XP_DROP_COUNT))
 			failf(R, "drop reason %u: name %s", k, xp_drop_name(k));
 	misuse_conn(R, h);
+	misuse_drain(R, h);
 	misuse_pcm(R);
 }
 
