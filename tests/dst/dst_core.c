@@ -1213,7 +1213,7 @@ static void forge_chunk(struct run *R, uint32_t h, uint32_t idx)
 	c = forge_victim(R, &r, h, &s);
 	if (!c || c->lossless)
 		return;
-	f.conn = (uint16_t)c->s[s].id;
+	f.conn = coin(&r, 10) ? XP_MAX_CONNS - 1 : (uint16_t)c->s[s].id; /* an id past max_conns */
 	f.slot = (uint8_t)below(&r, XP_MSG_SLOTS);
 	f.chunk = (uint16_t)below(&r, 80);
 	f.last = coin(&r, 30);

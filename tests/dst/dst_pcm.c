@@ -184,19 +184,26 @@ static void one_binding(struct check *k, const struct dst_pcm_plan *plan, bool a
 }
 
 /*
- * One flow on running workers: an LB package swapped in (without one, the binding makes its LB
+ * One flow on running workers: an ACK fed (its window and rate read back, whatever the workers
+ * made of it so far), an LB package swapped in (without one, the binding makes its LB
  * shell now and starts its workers), then closed; the flow runs what the swap named.
  */
 static void threaded_flow(struct check *k, struct xp_cc_pcm *p, bool has_lb)
 {
 	struct xp_cc_binding b = xp_cc_pcm_binding(p);
 	struct pcm_diag diag;
+	struct xp_cc_ctl ctl;
 	uint32_t flow;
 
 	if (b.ops->flow_open(b.ctx, 1, 0, &flow) < 0) {
 		bad(k, "threaded binding: a flow refused");
 		return;
 	}
+	b.ops->on_ack(b.ctx, flow, &(struct xp_cc_ack){ .acked_chunks = 1, .acked_bytes = 4096 },
+		      TICK_NS);
+	b.ops->read(b.ctx, flow, &ctl);
+	if (!ctl.cwnd_bytes || !ctl.rate)
+		bad(k, "threaded binding: no window or rate");
 	if (xp_cc_pcm_flow_swap(p, flow, policy("dctcp"), policy(has_lb ? "ops" : "reps"), 0,
 				&diag) < 0 ||
 	    !runs(p, flow, policy("dctcp"), policy(has_lb ? "ops" : "reps")))
