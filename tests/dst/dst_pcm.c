@@ -153,19 +153,43 @@ static void fill_and_empty(struct check *k, struct xp_cc_pcm *p, const struct ds
 		bad(k, "flows left open, or a closed flow with controls");
 }
 
-static void one_binding(struct check *k, const struct dst_pcm_plan *plan, bool async)
+/* The configuration of a binding running @cc (and "reps" as LB when @plan says so). */
+static void base_config(struct xp_cc_pcm_config *cfg, const char *cc,
+			const struct dst_pcm_plan *plan, const struct pcm_package *const *room)
 {
-	struct xp_cc_pcm_config cfg;
+	xp_cc_pcm_config_default(cfg);
+	cfg->cc = policy(cc);
+	cfg->lb = plan->lb ? policy("reps") : NULL;
+	cfg->room_for = room;
+}
+
+/* The binding @cfg describes, started; NULL (with the reason in @k) when it cannot be. */
+static struct xp_cc_pcm *start_binding(struct check *k, const struct xp_cc_pcm_config *cfg)
+{
 	struct xp_cc_pcm *p;
 	struct pcm_diag diag;
 
-	const struct pcm_package *room[] = { policy("newreno"), policy("ops"), NULL };
+	if (xp_cc_pcm_create(cfg, &p, &diag) < 0) {
+		bad(k, "binding: %s", diag.msg);
+		return NULL;
+	}
+	if (xp_cc_pcm_start(p) < 0) {
+		bad(k, "binding: start failed");
+		xp_cc_pcm_destroy(p);
+		return NULL;
+	}
+	return p;
+}
 
-	xp_cc_pcm_config_default(&cfg);
-	cfg.cc = policy("dcqcn");
-	cfg.lb = plan->lb ? policy("reps") : NULL;
+/* A synchronous or an inline asynchronous binding (no threads: start does nothing). */
+static void one_binding(struct check *k, const struct dst_pcm_plan *plan, bool async)
+{
+	const struct pcm_package *room[] = { policy("newreno"), policy("ops"), NULL };
+	struct xp_cc_pcm_config cfg;
+	struct xp_cc_pcm *p;
+
+	base_config(&cfg, "dcqcn", plan, room);
 	cfg.max_flows = plan->max_flows;
-	cfg.room_for = room;
 	if (async) {
 		cfg.mode = XP_CC_PCM_ASYNC;
 		cfg.async.mode = PCM_ASYNC_BOUNDED;
@@ -173,12 +197,9 @@ static void one_binding(struct check *k, const struct dst_pcm_plan *plan, bool a
 		cfg.async_inline = true;
 		cfg.numa_node = 0;
 	}
-	if (xp_cc_pcm_create(&cfg, &p, &diag) < 0) {
-		bad(k, "binding: %s", diag.msg);
+	p = start_binding(k, &cfg);
+	if (!p)
 		return;
-	}
-	if (xp_cc_pcm_start(p) < 0) /* sync or inline: no threads, nothing to do */
-		bad(k, "start of a binding with no threads failed");
 	fill_and_empty(k, p, plan, async);
 	xp_cc_pcm_destroy(p);
 }
@@ -216,24 +237,16 @@ static void threaded_flow(struct check *k, struct xp_cc_pcm *p, bool has_lb)
 /* Worker threads started, one flow on them, stopped: nothing they do reaches the trace. */
 static void threaded(struct check *k, const struct dst_pcm_plan *plan)
 {
+	const struct pcm_package *room[] = { policy("reps"), policy("ops"), NULL };
 	struct xp_cc_pcm_config cfg;
 	struct xp_cc_pcm *p;
-	struct pcm_diag diag;
 
-	const struct pcm_package *room[] = { policy("reps"), policy("ops"), NULL };
-
-	xp_cc_pcm_config_default(&cfg);
-	cfg.cc = policy("dctcp");
-	cfg.lb = plan->lb ? policy("reps") : NULL;
-	cfg.room_for = room;
+	base_config(&cfg, "dctcp", plan, room);
 	cfg.mode = XP_CC_PCM_ASYNC;
 	cfg.async.n_workers = plan->workers;
-	if (xp_cc_pcm_create(&cfg, &p, &diag) < 0) {
-		bad(k, "threaded binding: %s", diag.msg);
+	p = start_binding(k, &cfg);
+	if (!p)
 		return;
-	}
-	if (xp_cc_pcm_start(p) < 0)
-		bad(k, "threaded binding: start failed");
 	threaded_flow(k, p, plan->lb);
 	xp_cc_pcm_stop(p);
 	xp_cc_pcm_destroy(p);
