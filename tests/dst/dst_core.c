@@ -28,8 +28,12 @@
  * with an op missing, calls in each state of a connection's life, each
  * refused with its error; a PCM binding driven to max_flows through its
  * ops, dst_pcm.h), a host that goes away (its process exits, so
- * its engine resets its peers, or it is killed silently) and writes the
- * datapath fails. 15% of runs are calm: links with fixed delays only.
+ * its engine resets its peers, or it is killed silently), writes the
+ * datapath fails, and allocations that fail (on a core and PCM bindings of
+ * their own: each made with its k-th allocation failing, k = 1.. until it is
+ * made, and flows opened until one fails; each refused with -ENOMEM and
+ * nothing leaked, dst_alloc.h). 15% of runs are calm: links with fixed
+ * delays only.
  *
  * Invariants, on every run:
  *   - a receive that completes with success holds exactly its message:
@@ -61,7 +65,7 @@
  * fails, and prints the smallest failing case's line.
  *
  *   dst_core --seeds 0:2000              sweep (suite dst; 100000 in slow)
- *   dst_core --seed 17 --conns 3 --msgs 5 --mask 0x3ffff  one case
+ *   dst_core --seed 17 --conns 3 --msgs 5 --mask 0x7ffff  one case
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -73,6 +77,7 @@
 #include "builtin.h"
 #include "cc_pcm.h"
 #include "core.h"
+#include "dst_alloc.h"
 #include "dst_pcm.h"
 #include "dst_watch.h"
 #include "imm.h"
@@ -99,13 +104,14 @@ enum {
 	F_LIMITS = 1 << 15, /* calls beyond the limits: too long, queue full, bad configs and ids */
 	F_KILL = 1 << 16,   /* a host goes away: its process exits (RESET) or is killed */
 	F_WERR = 1 << 17,   /* the datapath fails writes */
-	N_MASK_BITS = 18,
+	F_NOMEM = 1 << 18,  /* allocations failing: cores and PCM bindings made, flows opened */
+	N_MASK_BITS = 19,
 	F_ALL = (1 << N_MASK_BITS) - 1,
 };
 
 static const char *const mask_names[N_MASK_BITS] = {
 	"loss", "dup", "reorder", "spikes", "outage", "ecn", "open_close", "too_long", "rc", "pcm",
-	"small", "ctrl", "forge", "reuse", "batch", "limits", "kill", "werr",
+	"small", "ctrl", "forge", "reuse", "batch", "limits", "kill", "werr", "nomem",
 };
 
 #define MAX_CONNS 8
@@ -2200,6 +2206,145 @@ static void misuse(struct run *R, uint32_t h)
 	misuse_pcm(R);
 }
 
+/*
+ * F_NOMEM: allocation failures (dst_alloc.h), on a private core and bindings, so the run's
+ * trace is untouched. Each thing is made with its k-th allocation failing, k = 1, 2, ...,
+ * until it is made with none failing: each failure must return -ENOMEM and leave nothing
+ * allocated; what is made must be destroyed with nothing left either.
+ */
+#define NOMEM_MAX_ALLOCS 1000
+
+struct nomem_maker {
+	const char *what;
+	int (*make)(struct nomem_maker *m);
+	void (*destroy)(struct nomem_maker *m);
+	struct xp_core_config core_cfg;
+	struct xp_cc_pcm_config pcm_cfg;
+	struct xp_core *core;
+	struct xp_cc_pcm *pcm;
+};
+
+static int nomem_core_make(struct nomem_maker *m)
+{
+	return xp_core_create(&m->core_cfg, &m->core);
+}
+
+static void nomem_core_destroy(struct nomem_maker *m)
+{
+	xp_core_destroy(m->core);
+}
+
+static int nomem_pcm_make(struct nomem_maker *m)
+{
+	struct pcm_diag diag;
+
+	return xp_cc_pcm_create(&m->pcm_cfg, &m->pcm, &diag);
+}
+
+static void nomem_pcm_destroy(struct nomem_maker *m)
+{
+	xp_cc_pcm_destroy(m->pcm);
+}
+
+/* Make @m with allocation k failing, k = 1.. until it is made; Return: its allocations. */
+static uint64_t nomem_make(struct run *R, struct nomem_maker *m)
+{
+	struct dst_alloc_tally t;
+
+	for (uint64_t k = 1; k <= NOMEM_MAX_ALLOCS && !R->fail[0]; k++) {
+		int rc;
+
+		dst_alloc_arm(k);
+		rc = m->make(m);
+		if (rc == 0)
+			m->destroy(m);
+		dst_alloc_disarm(&t);
+		if (t.live)
+			failf(R, "nomem: %s, allocation %" PRIu64 " failing: %" PRId64 " blocks left",
+			      m->what, k, t.live);
+		else if (!t.failed && rc == 0)
+			return t.seen;
+		else if (rc != -ENOMEM)
+			failf(R, "nomem: %s, allocation %" PRIu64 " failing: %d, not -ENOMEM",
+			      m->what, k, rc);
+	}
+	failf(R, "nomem: %s not made within %d allocations", m->what, NOMEM_MAX_ALLOCS);
+	return 0;
+}
+
+/*
+ * Flows opened on binding @m until one fails on the allocation @r draws among those that
+ * opening max_flows flows takes (the flow table grows past its first size on the way): it
+ * must fail with -ENOMEM and open nothing; the rest open; after all closed and the binding
+ * destroyed, nothing is left. @made: the binding's own allocations.
+ */
+static void nomem_flows(struct run *R, struct nomem_maker *m, uint64_t made, struct rng *r)
+{
+	uint32_t max = m->pcm_cfg.max_flows, flows[128], n = 0, failed = 0;
+	uint64_t opens = 0;
+	struct dst_alloc_tally t;
+
+	for (int pass = 0; pass < 2 && !R->fail[0]; pass++) {
+		struct xp_cc_binding b;
+
+		dst_alloc_arm(pass ? made + between(r, 1, opens) : 0);
+		if (m->make(m) < 0) {
+			dst_alloc_disarm(&t);
+			failf(R, "nomem: %s, then no allocation failing: not made", m->what);
+			return;
+		}
+		b = xp_cc_pcm_binding(m->pcm);
+		for (n = 0, failed = 0; n + failed < max;) {
+			int rc = b.ops->flow_open(b.ctx, n + 1, 0, &flows[n]);
+
+			if (rc == 0)
+				n++;
+			else if (rc == -ENOMEM && !failed++ && xp_cc_pcm_flows_open(m->pcm) == n)
+				continue;
+			else
+				failf(R, "nomem: flow %u: %d", n, rc);
+			if (R->fail[0])
+				break;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			b.ops->flow_close(b.ctx, flows[i], 0);
+		m->destroy(m);
+		dst_alloc_disarm(&t);
+		if (!pass)
+			opens = t.seen - made;
+		if (t.live || t.failed != (failed == 1))
+			failf(R, "nomem: flows of %s: %" PRId64 " blocks left, failed %d/%u", m->what,
+			      t.live, t.failed, failed);
+	}
+}
+
+static void nomem(struct run *R)
+{
+	struct rng r = rng_for(R->p.seed, 30, 0, 0);
+	struct nomem_maker core = { .what = "a core", .make = nomem_core_make,
+				    .destroy = nomem_core_destroy };
+	struct nomem_maker pcm = { .what = "a PCM binding", .make = nomem_pcm_make,
+				   .destroy = nomem_pcm_destroy };
+	static const char *const lbs[] = { "reps", "ops" };
+	uint64_t made;
+
+	tune_core(R, (uint32_t)below(&r, R->n_hosts), &core.core_cfg);
+	nomem_make(R, &core);
+	xp_cc_pcm_config_default(&pcm.pcm_cfg);
+	pcm.pcm_cfg.cc = builtin(pcm_policies[below(&r, N_BINDINGS)]);
+	pcm.pcm_cfg.lb = coin(&r, 50) ? builtin(lbs[below(&r, 2)]) : NULL;
+	pcm.pcm_cfg.max_flows = (uint32_t)between(&r, 65, 128);
+	if (coin(&r, 50)) {
+		pcm.pcm_cfg.mode = XP_CC_PCM_ASYNC;
+		pcm.pcm_cfg.async.mode = PCM_ASYNC_BOUNDED;
+		pcm.pcm_cfg.async.n_workers = (uint32_t)between(&r, 1, 4);
+		pcm.pcm_cfg.async_inline = true; /* no threads: the same allocations every run */
+	}
+	made = nomem_make(R, &pcm);
+	if (!R->fail[0])
+		nomem_flows(R, &pcm, made, &r);
+}
+
 /* The wire, as the filter sees it */
 
 /* F_CTRL: a control packet's faults, by the kinds of its records. */
@@ -2351,6 +2496,8 @@ static int run_case(const struct params *p, uint64_t *trace, char *why, size_t w
 	}
 	if (p->mask & F_LIMITS && !R->fail[0])
 		misuse(R, 0);
+	if (p->mask & F_NOMEM && !R->fail[0])
+		nomem(R);
 	qsort(R->ev, R->n_ev, sizeof(*R->ev), ev_cmp);
 	R->ev_dirty = false;
 	if (!R->fail[0])
