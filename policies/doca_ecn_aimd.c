@@ -20,9 +20,10 @@
  * port ("a global counter (that persists across calls)"; "one controller
  * governs all the flows on its port"): TX_SINCE_INCREASE is an instance
  * variable (`scope: instance`, pcm-handler(7)), one per NIC port in the
- * emulation, one per engine in the CPU transport. Every
- * TX_EVENTS_PER_INCREASE = 1000th TX event of the port, whichever flow it
- * belongs to, raises the rate of the flow whose event it is by AI / 4. At
+ * emulation, one per engine (its binding of the package) in the CPU
+ * transport. Every TX_EVENTS_PER_INCREASE = 1000th TX event of the port,
+ * whichever flow it belongs to, raises the rate of the flow whose event it
+ * is by AI / 4. At
  * 16 packets per event that is +1.25% per 16,000 packets (about 67 MB) the
  * port sends, so a flow of a few MB alone on its port never increases; two
  * flows on one port share the count and rise at their combined pace.

@@ -5,7 +5,9 @@
  *
  * Each policy of a run gets one synchronous shell (checked against the "uet"
  * target, so a package needing what the NIC cannot measure or enforce is
- * rejected by name) with one flow record per live flow (a PDC group); a flow
+ * rejected by name) with one handler instance per NIC (a port: the groups of
+ * a NIC share its instance variables, pcm-handler(7)) and one flow record
+ * per live flow (a PDC group); a flow
  * takes a record when it is created and its record is re-initialised, so a
  * new group starts from the package's initial window, as a new UET group
  * does.
