@@ -16,21 +16,23 @@
 static int validate_shared(const struct pcm_package *pkg, const char **why)
 {
 	uint32_t slots = 0;
+	bool ok = pkg->shared_ref_slot >= pkg->handler_slots &&
+		  pkg->shared_ref_slot < pkg->record_slots && pkg->variables;
 
-	for (uint32_t i = 0; pkg->n_shared_slots && i < pkg->n_variables; i++) {
+	if (!pkg->n_shared_slots)
+		return 0;
+	for (uint32_t i = 0; ok && i < pkg->n_variables; i++) {
 		const struct pcm_pkg_variable *v = &pkg->variables[i];
 
-		if (v->shared && (v->shared_slot != slots || v->slot + v->arr_len > pkg->n_var_slots))
-			break;
-		slots += v->shared ? v->arr_len : 0;
+		if (!v->shared)
+			continue;
+		ok = v->shared_slot == slots && v->slot + v->arr_len <= pkg->n_var_slots;
+		slots += v->arr_len;
 	}
-	if (pkg->n_shared_slots &&
-	    (!pkg->variables || slots != pkg->n_shared_slots ||
-	     pkg->shared_ref_slot < pkg->handler_slots || pkg->shared_ref_slot >= pkg->record_slots)) {
-		*why = "instance-variable layout does not match the variables";
-		return -EINVAL;
-	}
-	return 0;
+	if (ok && slots == pkg->n_shared_slots)
+		return 0;
+	*why = "instance-variable layout does not match the variables";
+	return -EINVAL;
 }
 
 static int validate_counts(const struct pcm_package *pkg, const char **why)

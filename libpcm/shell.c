@@ -70,6 +70,10 @@ int pcm_shell_create_cfg(const struct pcm_shell_config *cfg, struct pcm_shell **
 		return -ENOMEM;
 	shell->record_slots = largest_record(cfg);
 	pcm_pkgset_init(&shell->pkgs, cfg->target, fits, shell, cfg->n_instances);
+	if (shell->pkgs.n_instances > 1) {
+		shell->instance_of = calloc(cfg->max_flows, sizeof(*shell->instance_of));
+		rc = shell->instance_of ? 0 : -ENOMEM;
+	}
 	for (uint32_t i = 0; i < cfg->n_packages && rc == 0; i++)
 		rc = pcm_pkgset_add(&shell->pkgs, cfg->packages[i], NULL, diag);
 	if (rc == 0)
@@ -88,6 +92,7 @@ int pcm_shell_create_cfg(const struct pcm_shell_config *cfg, struct pcm_shell **
 			snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows",
 				 cfg->max_flows);
 		pcm_pkgset_fini(&shell->pkgs);
+		free(shell->instance_of);
 		free(shell);
 		return rc;
 	}
@@ -133,6 +138,7 @@ void pcm_shell_destroy(struct pcm_shell *shell)
 		return;
 	pcm_flowtab_fini(&shell->tab);
 	pcm_pkgset_fini(&shell->pkgs);
+	free(shell->instance_of);
 	free(shell);
 }
 
@@ -145,12 +151,16 @@ static int admit(struct pcm_shell *shell, const struct pcm_package *pkg)
 	return pcm_shell_package_add(shell, pkg, &diag);
 }
 
-/* Bind @f's record, of package @f->pkg, to its instance's area (package.h). */
-static void bind_instance(struct pcm_shell *shell, struct pcm_flow_slot *f)
+/* Bind the record of @flow (slot @f) to its instance's area for its package (package.h). */
+static void bind_instance(struct pcm_shell *shell, uint32_t flow, struct pcm_flow_slot *f)
 {
-	pcm_package_bind_shared(
-		f->pkg, f->rec,
-		pcm_pkgset_shared(&shell->pkgs, pcm_pkgset_find(&shell->pkgs, f->pkg), f->instance));
+	uint32_t instance = shell->instance_of ? shell->instance_of[flow] : 0;
+
+	if (f->pkg->n_shared_slots)
+		pcm_package_bind_shared(f->pkg, f->rec,
+					pcm_pkgset_shared(&shell->pkgs,
+							  pcm_pkgset_find(&shell->pkgs, f->pkg),
+							  instance));
 }
 
 static void start_flow(struct pcm_shell *shell, uint32_t flow, const struct pcm_package *pkg,
@@ -160,8 +170,9 @@ static void start_flow(struct pcm_shell *shell, uint32_t flow, const struct pcm_
 
 	pkg->ops.init(f->rec, now_ps);
 	f->pkg = pkg;
-	f->instance = 0;
-	bind_instance(shell, f);
+	if (shell->instance_of)
+		shell->instance_of[flow] = 0;
+	bind_instance(shell, flow, f);
 }
 
 /* Add a flow at *@flow (@at) or at the lowest free handle, stored in *@flow. */
@@ -210,7 +221,7 @@ int pcm_shell_flow_reset(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps
 	if (!f)
 		return -ENOENT;
 	f->pkg->ops.init(f->rec, now_ps);
-	bind_instance(shell, f);
+	bind_instance(shell, flow, f);
 	return 0;
 }
 
@@ -232,7 +243,7 @@ int pcm_shell_flow_swap(struct pcm_shell *shell, uint32_t flow, const struct pcm
 	pcm_package_handoff(f->pkg, f->rec, pkg, next, now_ps);
 	memcpy(f->rec, next, pkg->record_slots * sizeof(pcm_uint));
 	f->pkg = pkg;
-	bind_instance(shell, f);
+	bind_instance(shell, flow, f);
 	free(next);
 	return 0;
 }
@@ -245,8 +256,9 @@ int pcm_shell_flow_instance(struct pcm_shell *shell, uint32_t flow, uint32_t ins
 		return -ENOENT;
 	if (instance >= shell->pkgs.n_instances)
 		return -ERANGE;
-	f->instance = instance;
-	bind_instance(shell, f);
+	if (shell->instance_of)
+		shell->instance_of[flow] = instance;
+	bind_instance(shell, flow, f);
 	return 0;
 }
 

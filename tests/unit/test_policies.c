@@ -376,6 +376,28 @@ static void test_doca_ports_count_apart(void **state)
 	pcm_shell_destroy(sh);
 }
 
+/* A descriptor whose instance-variable layout disagrees with its variables is refused. */
+static void test_package_validate_checks_the_instance_layout(void **state)
+{
+	const struct pcm_package *pkg = pcm_package_find(pcm_builtin_policies, "doca_ecn_aimd");
+	struct pcm_package bad;
+	const char *why = NULL;
+
+	assert_non_null(pkg);
+	assert_int_equal(pkg->n_shared_slots, 1);
+	assert_int_equal(pcm_package_validate(pkg, &why), 0);
+	bad = *pkg;
+	bad.n_shared_slots = 2;
+	assert_int_equal(pcm_package_validate(&bad, &why), -EINVAL);
+	assert_string_equal(why, "instance-variable layout does not match the variables");
+	bad = *pkg;
+	bad.shared_ref_slot = pkg->record_slots;
+	assert_int_equal(pcm_package_validate(&bad, &why), -EINVAL);
+	bad = *pkg;
+	bad.shared_ref_slot = pkg->handler_slots - 1;
+	assert_int_equal(pcm_package_validate(&bad, &why), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_doca_adds_quarter_ai_every_1000th_coalesced_tx_event),
 		cmocka_unit_test(test_doca_counts_tx_events_of_all_flows_of_a_port),
 		cmocka_unit_test(test_doca_ports_count_apart),
+		cmocka_unit_test(test_package_validate_checks_the_instance_layout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,7 +105,6 @@ struct pcm_package;
 struct pcm_flow_slot {
 	const struct pcm_package *pkg; /* NULL when the handle is free */
 	_Atomic uint64_t calls;        /* handler calls, counted by the package's feed entries */
-	uint32_t instance;             /* the handler instance whose instance variables it shares */
 	pcm_uint rec[];
 };
 

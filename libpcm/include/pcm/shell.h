@@ -62,6 +62,7 @@ struct pcm_shell {
 	struct pcm_slot_table slots; /* where tab keeps them: fixed from creation on */
 	struct pcm_pkgset pkgs;
 	uint32_t record_slots;
+	uint32_t *instance_of; /* by flow handle, with more than one instance; else NULL */
 	_Atomic uint64_t errors;
 	_Atomic uint64_t retired_calls; /* calls of flows since removed */
 };
