@@ -5,7 +5,7 @@
  *   pcm-sim sweep GRID.yaml [-j N] [-o DIR] [--resume] [--shard I/N] [--list]
  *   pcm-sim sweep --emit slurm|parallel GRID.yaml [-o DIR] [--shards N] [-j N]
  *                 [--sshloginfile FILE]
- *   pcm-sim sweep --collect DIR
+ *   pcm-sim sweep --collect DIR [-j N]
  *
  * A run reads the grid (sweep_grid.c), builds the policies it gives as
  * sources (sweep_build.c), writes the manifest, runs the cells
@@ -55,7 +55,7 @@ static void usage(FILE *f)
 	      "                     [--quiet]\n"
 	      "       pcm-sim sweep --emit slurm|parallel GRID.yaml [-o DIR] [--shards N] [-j N]\n"
 	      "                     [--sshloginfile FILE]\n"
-	      "       pcm-sim sweep --collect DIR\n"
+	      "       pcm-sim sweep --collect DIR [-j N]\n"
 	      "  runs every cell of the grid (scenarios x configurations x set: values x\n"
 	      "  policies x seeds), -j at once (default: every CPU), into DIR (default\n"
 	      "  NAME.sweep): cells/, results.jsonl, summary.csv, plots/. See pcm-sim(1).\n",
@@ -228,13 +228,15 @@ static bool collect_needed(const char *dir, const struct sweep_grid *g)
 	return false;
 }
 
-/* Merge, draw, and say what there is. Return: the exit status. */
-static int collect(const char *dir)
+/* Merge, draw (in @jobs processes), and say what there is. Return: the exit status. */
+static int collect(const char *dir, unsigned jobs)
 {
-	const char *args[] = { dir, NULL };
+	char j[16];
+	const char *args[] = { "-j", j, dir, NULL };
 	struct sweep_collected c;
 	int rc = sweep_collect(dir, &c);
 
+	snprintf(j, sizeof(j), "%u", jobs);
 	if (rc < 0) {
 		if (rc != -ENOENT)
 			fprintf(stderr, "pcm-sim sweep: %s: cannot merge the records: %s\n", dir,
@@ -336,7 +338,7 @@ static int run(const struct sweep_opts *o, const struct sweep_grid *g, const cha
 				dir);
 		return t.failed ? 1 : 0;
 	}
-	return collect(dir);
+	return collect(dir, ro.jobs);
 }
 
 int sweep_main(int argc, char **argv)
@@ -350,7 +352,7 @@ int sweep_main(int argc, char **argv)
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
 	if (o.collect)
-		return collect(o.collect);
+		return collect(o.collect, o.jobs ? o.jobs : sweep_cpus());
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
 		return 2;
