@@ -259,9 +259,8 @@ static void plots_start(void *arg)
 /* Tell an early tool to draw (@draw) or to exit; wait for it. Return: 0, -errno. */
 static int plots_finish(struct early_plots *p, bool draw)
 {
-	int rc = 0;
-
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	int rc = 0;
 
 	if (!p || !p->pid)
 		return 0;
