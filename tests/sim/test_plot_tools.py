@@ -156,6 +156,15 @@ def test_sweep_plot(sweep, plt, tmp):
     sweep.plot_metric(keep, records, sweep.METRICS[0], os.path.join(d, "fct.png"))
     check(keep.figures[-1].axes[0].get_ylabel() == "max FCT (us)",
           "without an ideal, the FCT figure shows max FCT")
+    # a metric with no fallback that only some cells have (here one): those are drawn
+    with open(os.path.join(d, "results.jsonl"), "a") as f:
+        f.write(json.dumps({"cell": 5, "scenario_file": "s.yaml", "policy": "a", "seed": 3,
+                            "status": "ok", "result": {"retransmits": 7}}) + "\n")
+    records = sweep.read_records(os.path.join(d, "results.jsonl"))
+    keep = Keep(plt)
+    sweep.plot_metric(keep, records, sweep.METRICS[2], os.path.join(d, "retransmits.png"))
+    heights = [round(p.get_height(), 3) for p in keep.figures[-1].axes[0].patches]
+    check(heights == [7.0], "retransmits: the one cell that has them: %s" % heights)
 
 
 def test_sweep_plot_wait(tools, tmp):
