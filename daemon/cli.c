@@ -36,6 +36,7 @@ static void usage(FILE *f)
 struct args {
 	const char *config;
 	bool check;
+	bool help, version; /* pcmd_main() prints, frees and returns 0 */
 	struct pcmd_overrides ovr;
 };
 
@@ -93,11 +94,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 			rc = add_override(a, NULL, optarg);
 			break;
 		case OPT_VERSION:
-			printf("pcmd %s (control protocol %d)\n", PCM_VERSION, PCMD_PROTO_VERSION);
-			exit(0);
+			a->version = true;
+			return 0; /* nothing else is read */
 		case 'h':
-			usage(stdout);
-			exit(0);
+			a->help = true;
+			return 0;
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -148,6 +149,14 @@ int pcmd_main(int argc, char **argv, const struct pcmd_plane_ops *plane)
 	if (parse_args(argc, argv, a) < 0) {
 		free(a);
 		return 2;
+	}
+	if (a->help || a->version) {
+		if (a->help)
+			usage(stdout);
+		else
+			printf("pcmd %s (control protocol %d)\n", PCM_VERSION, PCMD_PROTO_VERSION);
+		free(a);
+		return 0;
 	}
 	if (a->check) {
 		rc = check_config(a, plane);

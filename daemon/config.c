@@ -250,11 +250,12 @@ static struct pcmd_cfg_loc node_loc(const struct loader *ld, const yaml_node_t *
 
 /* ---- scalar parsers -------------------------------------------------------------------- */
 
+/* Decimal digits and nothing else (no sign, no white space), within 64 bits. */
 static int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
 
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+	if (*s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	*out = strtoull(s, &end, 10);
@@ -263,16 +264,18 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* parse_u64() after an optional sign, within int64. */
 static int parse_i64(const char *s, int64_t *out)
 {
-	char *end;
+	bool negative = *s == '-';
+	uint64_t magnitude;
 
-	if (!*s || *s == ' ')
+	if (*s == '-' || *s == '+')
+		s++;
+	if (parse_u64(s, &magnitude) < 0 || magnitude > (uint64_t)INT64_MAX + negative)
 		return -EINVAL;
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
+	/* -(m - 1) - 1 reaches INT64_MIN without overflowing */
+	*out = negative && magnitude ? -(int64_t)(magnitude - 1) - 1 : (int64_t)magnitude;
 	return 0;
 }
 
@@ -380,6 +383,17 @@ static void list_children(const struct key_row *rows, size_t n, const char *pref
  * the key's name ends in (stats_interval_ms, link_gbps), which is also the
  * unit of a bare number, stored as a whole number of that unit.
  */
+/* @v (read from @text) within @row's min..max; the message names @unit ("": none). */
+static int check_range(struct loader *ld, const struct key_row *row, const char *key,
+		       const char *text, const yaml_node_t *node, uint64_t v, const char *unit)
+{
+	if (v >= row->min && v <= row->max)
+		return 0;
+	return fail_at(ld, node, key, "%s is outside %llu..%llu%s%s", text,
+		       (unsigned long long)row->min, (unsigned long long)row->max, *unit ? " " : "",
+		       unit);
+}
+
 static int set_unit_value(struct loader *ld, const struct key_row *row, uint8_t *dst,
 			  const char *key, const char *text, const yaml_node_t *node)
 {
@@ -390,9 +404,8 @@ static int set_unit_value(struct loader *ld, const struct key_row *row, uint8_t 
 
 	if (pcm_units_parse_in(kind, text, unit, &v, why, sizeof(why)) < 0)
 		return fail_at(ld, node, key, "%s", why);
-	if (v < row->min || v > row->max)
-		return fail_at(ld, node, key, "%s is outside %llu..%llu %s", text,
-			       (unsigned long long)row->min, (unsigned long long)row->max, unit);
+	if (check_range(ld, row, key, text, node, v, unit) < 0)
+		return -EINVAL;
 	*(uint32_t *)dst = (uint32_t)v;
 	return 0;
 }
@@ -415,9 +428,8 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 	case T_U32:
 		if (parse_u64(text, &u) < 0)
 			return fail_at(ld, node, key, "'%s' is not a non-negative integer", text);
-		if (u < row->min || u > row->max)
-			return fail_at(ld, node, key, "%s is outside %llu..%llu", text,
-				       (unsigned long long)row->min, (unsigned long long)row->max);
+		if (check_range(ld, row, key, text, node, u, "") < 0)
+			return -EINVAL;
 		*(uint32_t *)dst = (uint32_t)u;
 		break;
 	case T_I32:
@@ -433,9 +445,8 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 
 		if (pcm_units_parse(PCM_UNIT_SIZE, text, "B", &u, why, sizeof(why)) < 0)
 			return fail_at(ld, node, key, "%s", why);
-		if (u < row->min || u > row->max)
-			return fail_at(ld, node, key, "%s is outside %llu..%llu bytes", text,
-				       (unsigned long long)row->min, (unsigned long long)row->max);
+		if (check_range(ld, row, key, text, node, u, "bytes") < 0)
+			return -EINVAL;
 		*(uint64_t *)dst = u;
 		break;
 	}
@@ -454,17 +465,15 @@ static int set_scalar(struct loader *ld, const struct key_row *row, void *base, 
 		*(uint32_t *)dst = (uint32_t)u;
 		break;
 	case T_ENUM:
-		if (parse_enum(text, row->names, (uint32_t *)dst) < 0) {
-			join_names(row->names, names, sizeof(names));
+	case T_MODE: {
+		const char *const *choices = row->type == T_MODE ? mode_names : row->names;
+
+		if (parse_enum(text, choices, (uint32_t *)dst) < 0) {
+			join_names(choices, names, sizeof(names));
 			return fail_at(ld, node, key, "'%s' is not one of: %s", text, names);
 		}
 		break;
-	case T_MODE:
-		if (parse_enum(text, mode_names, (uint32_t *)dst) < 0) {
-			join_names(mode_names, names, sizeof(names));
-			return fail_at(ld, node, key, "'%s' is not one of: %s", text, names);
-		}
-		break;
+	}
 	case T_UID: {
 		int rc = resolve_id(text, ID_USER, (uint32_t *)dst);
 
@@ -556,88 +565,107 @@ static bool has_key(struct loader *ld, const yaml_node_t *map, const char *key)
 	return false;
 }
 
-static int read_list_of_maps(struct loader *ld, const struct key_row *row, const char *key,
+/*
+ * The lists of mappings: the array of struct pcmd_config each one fills, its
+ * count, where an entry keeps its location (NO_LOC: nowhere) and its keys.
+ */
+struct map_list {
+	uint8_t type;
+	const char *noun; /* "more than MAX NOUN" */
+	uint32_t max;
+	size_t count_off, array_off, entry_size, loc_off;
+	const struct key_row *rows;
+	size_t n_rows;
+};
+
+#define MAP_LIST(t, noun, count, array, loc_off, rows)                                           \
+	{ t, noun, N_ROWS(((struct pcmd_config *)0)->array), CFG(count), CFG(array),              \
+	  sizeof(((struct pcmd_config *)0)->array[0]), loc_off, rows, N_ROWS(rows) }
+
+static const struct map_list map_lists[] = {
+    MAP_LIST(T_DEVICES, "devices", datapath.n_devices, datapath.devices, NO_LOC, device_rows),
+    MAP_LIST(T_NAMES, "rules", n_shared_names, shared_names, NAME(loc), name_rows),
+    MAP_LIST(T_RULES, "rules", policies.n_rules, policies.rules, RULE(loc), rule_rows),
+};
+
+/* The list of mappings of type @t, or NULL (@t is another type). */
+static const struct map_list *map_list_of(uint8_t t)
+{
+	for (size_t i = 0; i < N_ROWS(map_lists); i++) {
+		if (map_lists[i].type == t)
+			return &map_lists[i];
+	}
+	return NULL;
+}
+
+static uint32_t *map_list_count(struct pcmd_config *cfg, const struct map_list *l)
+{
+	return (uint32_t *)((uint8_t *)cfg + l->count_off);
+}
+
+/* Entry @n of @l, zeroed, with the defaults a key left out keeps. */
+static void *map_list_entry(struct pcmd_config *cfg, const struct map_list *l, uint32_t n)
+{
+	uint8_t *e = (uint8_t *)cfg + l->array_off + n * l->entry_size;
+
+	memset(e, 0, l->entry_size);
+	if (l->type == T_RULES) {
+		((struct pcmd_rule *)e)->mode = PCMD_SHELL_DEFAULT;
+	} else if (l->type == T_DEVICES) {
+		((struct pcmd_cfg_device *)e)->port = 1;
+		((struct pcmd_cfg_device *)e)->gid_index = -1;
+	}
+	return e;
+}
+
+static int read_list_of_maps(struct loader *ld, const struct map_list *l, const char *key,
 			     const yaml_node_t *seq)
 {
-	struct pcmd_config *cfg = ld->cfg;
+	uint32_t *count = map_list_count(ld->cfg, l);
 	uint32_t n = 0;
 
 	for (yaml_node_item_t *it = seq->data.sequence.items.start;
 	     it < seq->data.sequence.items.top; it++, n++) {
 		yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
 		char ikey[256];
+		uint8_t *e;
 		int rc;
 
 		snprintf(ikey, sizeof(ikey), "%s[%u]", key, n);
 		if (!item || item->type != YAML_MAPPING_NODE)
 			return fail_at(ld, item, ikey, "each entry is a mapping");
-		if (row->type == T_NAMES) {
-			struct pcmd_name_rule *r;
-
-			if (n >= PCMD_CFG_MAX_NAME_RULES)
-				return fail_at(ld, item, ikey, "more than %d rules",
-					       PCMD_CFG_MAX_NAME_RULES);
-			r = &cfg->shared_names[n];
-			memset(r, 0, sizeof(*r));
-			r->loc = node_loc(ld, item);
-			cfg->n_shared_names = n + 1;
-			rc = walk_items(ld, name_rows, N_ROWS(name_rows), r, item, ikey);
-			r->has_owner = rc == 0 && has_key(ld, item, "owner");
-		} else if (row->type == T_RULES) {
-			struct pcmd_rule *r;
-
-			if (n >= PCMD_CFG_MAX_RULES)
-				return fail_at(ld, item, ikey, "more than %d rules",
-					       PCMD_CFG_MAX_RULES);
-			r = &cfg->policies.rules[n];
-			memset(r, 0, sizeof(*r));
-			r->mode = PCMD_SHELL_DEFAULT;
-			r->loc = node_loc(ld, item);
-			cfg->policies.n_rules = n + 1;
-			rc = walk_items(ld, rule_rows, N_ROWS(rule_rows), r, item, ikey);
-		} else {
-			struct pcmd_cfg_device *d;
-
-			if (n >= PCMD_CFG_MAX_DEVICES)
-				return fail_at(ld, item, ikey, "more than %d devices",
-					       PCMD_CFG_MAX_DEVICES);
-			d = &cfg->datapath.devices[n];
-			memset(d, 0, sizeof(*d));
-			d->port = 1;
-			d->gid_index = -1;
-			cfg->datapath.n_devices = n + 1;
-			rc = walk_items(ld, device_rows, N_ROWS(device_rows), d, item, ikey);
-		}
+		if (n >= l->max)
+			return fail_at(ld, item, ikey, "more than %u %s", l->max, l->noun);
+		e = map_list_entry(ld->cfg, l, n);
+		if (l->loc_off != NO_LOC)
+			*(struct pcmd_cfg_loc *)(e + l->loc_off) = node_loc(ld, item);
+		*count = n + 1;
+		rc = walk_items(ld, l->rows, l->n_rows, e, item, ikey);
+		if (l->type == T_NAMES)
+			((struct pcmd_name_rule *)e)->has_owner = rc == 0 && has_key(ld, item, "owner");
 		if (rc < 0)
 			return rc;
 	}
-	if (row->type == T_NAMES)
-		cfg->n_shared_names = n;
-	else if (row->type == T_RULES)
-		cfg->policies.n_rules = n;
-	else
-		cfg->datapath.n_devices = n;
+	*count = n;
 	return 0;
 }
 
 /* Empty the list @row names (T_IDS and T_CPUS in @base, the others in @cfg). */
 static void clear_list(struct pcmd_config *cfg, void *base, const struct key_row *row)
 {
-	if (row->type == T_PATHS)
+	const struct map_list *l = map_list_of(row->type);
+
+	if (l)
+		*map_list_count(cfg, l) = 0;
+	else if (row->type == T_PATHS)
 		cfg->policies.n_load = 0;
-	else if (row->type == T_RULES)
-		cfg->policies.n_rules = 0;
-	else if (row->type == T_NAMES)
-		cfg->n_shared_names = 0;
-	else if (row->type == T_DEVICES)
-		cfg->datapath.n_devices = 0;
 	else
 		*(uint32_t *)((uint8_t *)base + row->size) = 0;
 }
 
 static bool is_map_list(uint8_t t)
 {
-	return t == T_RULES || t == T_DEVICES || t == T_NAMES;
+	return map_list_of(t) != NULL;
 }
 
 static int read_list(struct loader *ld, const struct key_row *row, void *base, const char *key,
@@ -646,7 +674,7 @@ static int read_list(struct loader *ld, const struct key_row *row, void *base, c
 	uint32_t n = 0;
 
 	if (is_map_list(row->type))
-		return read_list_of_maps(ld, row, key, seq);
+		return read_list_of_maps(ld, map_list_of(row->type), key, seq);
 	clear_list(ld->cfg, base, row);
 	if (row->loc_off != NO_LOC)
 		*(struct pcmd_cfg_loc *)((uint8_t *)base + row->loc_off) = node_loc(ld, seq);
@@ -987,21 +1015,27 @@ static int check_ring_sizes(struct pcmd_config *cfg, char *err, size_t err_len)
 	return 0;
 }
 
+/* A thread pool's cpus list, when given, names one CPU per thread. */
 static int check_placement(struct pcmd_config *cfg, char *err, size_t err_len)
 {
-	if (cfg->engines.n_cpus && cfg->engines.n_cpus != cfg->engines.count) {
-		return pair_fail(
-		    cfg, "engines.count", "engines.cpus", err, err_len,
-		    "%u CPUs listed in engines.cpus for engines.count = %u (list one per "
-		    "engine, or none)",
-		    cfg->engines.n_cpus, cfg->engines.count);
-	}
-	if (cfg->workers.n_cpus && cfg->workers.n_cpus != cfg->workers.count) {
-		return pair_fail(
-		    cfg, "workers.count", "workers.cpus", err, err_len,
-		    "%u CPUs listed in workers.cpus for workers.count = %u (list one per "
-		    "worker, or none)",
-		    cfg->workers.n_cpus, cfg->workers.count);
+	const struct {
+		const char *section, *thread;
+		uint32_t n_cpus, count;
+	} pools[] = {
+		{ "engines", "engine", cfg->engines.n_cpus, cfg->engines.count },
+		{ "workers", "worker", cfg->workers.n_cpus, cfg->workers.count },
+	};
+	char count_key[32], cpus_key[32];
+
+	for (size_t i = 0; i < N_ROWS(pools); i++) {
+		if (!pools[i].n_cpus || pools[i].n_cpus == pools[i].count)
+			continue;
+		snprintf(count_key, sizeof(count_key), "%s.count", pools[i].section);
+		snprintf(cpus_key, sizeof(cpus_key), "%s.cpus", pools[i].section);
+		return pair_fail(cfg, count_key, cpus_key, err, err_len,
+				 "%u CPUs listed in %s for %s = %u (list one per %s, or none)",
+				 pools[i].n_cpus, cpus_key, count_key, pools[i].count,
+				 pools[i].thread);
 	}
 	return 0;
 }

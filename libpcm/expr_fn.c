@@ -4,11 +4,12 @@
  * numeric built-ins and the `math` module, with Python's results (expr_fn.h),
  * plus C's fmin, fmax, MIN and MAX.
  *
- * Each function is a row of one table: its name, how many arguments it takes
- * and how it computes. Float functions share one wrapper that turns a NaN or
- * infinite result from finite arguments into Python's "math domain error" or
- * "math range error"; integer functions compute in 128 bits and check the
- * 64-bit range once.
+ * Each function is a row of one table: its name, how many arguments it takes,
+ * which of them must be integers (checked once, before the call) and how it
+ * computes. Float functions share one wrapper that turns a NaN or infinite
+ * result from finite arguments into Python's "math domain error" or "math
+ * range error"; integer functions compute in 128 bits and check the 64-bit
+ * range once.
  */
 #include <errno.h>
 #include <float.h>
@@ -36,6 +37,7 @@ struct call {
 struct pcm_expr_fn {
 	const char *name;
 	unsigned char min_args, max_args; /* max PCM_EXPR_MAX_ARGS: any number */
+	uint16_t int_args; /* bit k: argument k must be an integer (Python's TypeError) */
 	int (*call)(struct call *c);
 	double (*f1)(double);
 	double (*f2)(double, double);
@@ -43,6 +45,7 @@ struct pcm_expr_fn {
 };
 
 #define ANY PCM_EXPR_MAX_ARGS
+#define ALL_INT UINT16_MAX /* every argument; PCM_EXPR_MAX_ARGS is 16 */
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 static int fail(struct call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -110,12 +113,13 @@ static int put_float(struct call *c, double r)
 	return 0;
 }
 
-/* An argument that must be an integer, as Python's integer functions require. */
-static int want_int(struct call *c, unsigned k, wide *v)
+/* The arguments the table marks as integers are integers, as Python's integer functions require. */
+static int check_int_args(struct call *c)
 {
-	if (!is_int(&c->a[k]))
-		return fail(c, "a float cannot be interpreted as an integer");
-	*v = as_wide(&c->a[k]);
+	for (unsigned k = 0; k < c->n; k++) {
+		if (((c->fn->int_args >> k) & 1u) && !is_int(&c->a[k]))
+			return fail(c, "a float cannot be interpreted as an integer");
+	}
 	return 0;
 }
 
@@ -222,11 +226,8 @@ static int call_hypot(struct call *c)
 
 static int call_ldexp(struct call *c)
 {
-	wide e = 0;
-	int ret = want_int(c, 1, &e);
+	wide e = as_wide(&c->a[1]);
 
-	if (ret)
-		return ret;
 	e = e > 100000 ? 100000 : e < -100000 ? -100000 : e;
 	return put_float(c, ldexp(as_float(&c->a[0]), (int)e));
 }
@@ -324,12 +325,9 @@ static int round_int(struct call *c, wide v, wide ndigits)
 /* round(x) and round(x, ndigits): half to even; an integer result without ndigits. */
 static int call_round(struct call *c)
 {
-	wide nd = 0;
+	wide nd = c->n == 2 ? as_wide(&c->a[1]) : 0;
 	double x, scale, y;
-	int ret;
 
-	if (c->n == 2 && (ret = want_int(c, 1, &nd)) != 0)
-		return ret;
 	if (is_int(&c->a[0]))
 		return round_int(c, as_wide(&c->a[0]), nd);
 	x = c->a[0].f;
@@ -412,11 +410,8 @@ static int call_gcd_lcm(struct call *c)
 	wide r = lcm ? 1 : 0;
 
 	for (unsigned k = 0; k < c->n; k++) {
-		wide v = 0;
-		int ret = want_int(c, k, &v);
+		wide v = as_wide(&c->a[k]);
 
-		if (ret)
-			return ret;
 		if (!lcm) {
 			r = gcd_wide(r, v);
 		} else if (v == 0 || r == 0) {
@@ -432,11 +427,8 @@ static int call_gcd_lcm(struct call *c)
 
 static int call_isqrt(struct call *c)
 {
-	wide n = 0, r;
-	int ret = want_int(c, 0, &n);
+	wide n = as_wide(&c->a[0]), r;
 
-	if (ret)
-		return ret;
 	if (n < 0)
 		return fail(c, "isqrt() argument must be nonnegative");
 	r = (wide)sqrtl((long double)n);
@@ -467,11 +459,8 @@ static int falling(struct call *c, wide n, wide k, bool divide)
 
 static int call_factorial(struct call *c)
 {
-	wide n = 0;
-	int ret = want_int(c, 0, &n);
+	wide n = as_wide(&c->a[0]);
 
-	if (ret)
-		return ret;
 	if (n < 0)
 		return fail(c, "factorial() not defined for negative values");
 	return falling(c, n, n, false);
@@ -480,14 +469,9 @@ static int call_factorial(struct call *c)
 static int call_comb_perm(struct call *c)
 {
 	bool comb = c->fn->name[0] == 'c';
-	wide n = 0, k;
-	int ret = want_int(c, 0, &n);
+	wide n = as_wide(&c->a[0]);
+	wide k = c->n == 2 ? as_wide(&c->a[1]) : n;
 
-	if (ret)
-		return ret;
-	k = n;
-	if (c->n == 2 && (ret = want_int(c, 1, &k)) != 0)
-		return ret;
 	if (n < 0 || k < 0)
 		return fail(c, "n and k must be non-negative integers");
 	if (k > n)
@@ -497,20 +481,20 @@ static int call_comb_perm(struct call *c)
 
 /* The table ------------------------------------------------------------------- */
 
-#define F1(name, fn) { name, 1, 1, call_f1, fn, NULL, NULL }
-#define F2(name, fn) { name, 2, 2, call_f2, NULL, fn, NULL }
-#define TUPLE(name, n) { name, n, n, NULL, NULL, NULL, "returns a tuple, which a spec value cannot hold" }
-#define ITERABLE(name) { name, 1, 2, NULL, NULL, NULL, "takes an iterable; !eval has no lists" }
+#define F1(name, fn) { name, 1, 1, 0, call_f1, fn, NULL, NULL }
+#define F2(name, fn) { name, 2, 2, 0, call_f2, NULL, fn, NULL }
+#define TUPLE(name, n) { name, n, n, 0, NULL, NULL, NULL, "returns a tuple, which a spec value cannot hold" }
+#define ITERABLE(name) { name, 1, 2, 0, NULL, NULL, NULL, "takes an iterable; !eval has no lists" }
 
 static const struct pcm_expr_fn functions[] = {
 	/* Python's numeric built-ins */
-	{ "abs", 1, 1, call_abs, NULL, NULL, NULL },
-	{ "bool", 1, 1, call_bool, NULL, NULL, NULL },
-	{ "float", 1, 1, call_float, NULL, NULL, NULL },
-	{ "int", 1, 1, call_to_int, NULL, NULL, NULL },
-	{ "max", 2, ANY, call_min_max, NULL, NULL, NULL },
-	{ "min", 2, ANY, call_min_max, NULL, NULL, NULL },
-	{ "round", 1, 2, call_round, NULL, NULL, NULL },
+	{ "abs", 1, 1, 0, call_abs, NULL, NULL, NULL },
+	{ "bool", 1, 1, 0, call_bool, NULL, NULL, NULL },
+	{ "float", 1, 1, 0, call_float, NULL, NULL, NULL },
+	{ "int", 1, 1, 0, call_to_int, NULL, NULL, NULL },
+	{ "max", 2, ANY, 0, call_min_max, NULL, NULL, NULL },
+	{ "min", 2, ANY, 0, call_min_max, NULL, NULL, NULL },
+	{ "round", 1, 2, 0x2, call_round, NULL, NULL, NULL },
 	TUPLE("divmod", 2),
 	ITERABLE("sum"),
 	/* math */
@@ -522,8 +506,8 @@ static const struct pcm_expr_fn functions[] = {
 	F2("atan2", atan2),
 	F1("atanh", atanh_fn),
 	F1("cbrt", cbrt),
-	{ "ceil", 1, 1, call_to_int, ceil, NULL, NULL },
-	{ "comb", 2, 2, call_comb_perm, NULL, NULL, NULL },
+	{ "ceil", 1, 1, 0, call_to_int, ceil, NULL, NULL },
+	{ "comb", 2, 2, 0x3, call_comb_perm, NULL, NULL, NULL },
 	F2("copysign", copysign),
 	F1("cos", cos),
 	F1("cosh", cosh),
@@ -535,30 +519,30 @@ static const struct pcm_expr_fn functions[] = {
 	F1("exp2", exp2),
 	F1("expm1", expm1),
 	F1("fabs", fabs),
-	{ "factorial", 1, 1, call_factorial, NULL, NULL, NULL },
-	{ "floor", 1, 1, call_to_int, floor, NULL, NULL },
+	{ "factorial", 1, 1, 0x1, call_factorial, NULL, NULL, NULL },
+	{ "floor", 1, 1, 0, call_to_int, floor, NULL, NULL },
 	F2("fmod", fmod),
 	TUPLE("frexp", 1),
 	ITERABLE("fsum"),
 	F1("gamma", gamma_fn),
-	{ "gcd", 0, ANY, call_gcd_lcm, NULL, NULL, NULL },
-	{ "hypot", 0, ANY, call_hypot, NULL, NULL, NULL },
-	{ "isclose", 2, 2, call_isclose, NULL, NULL, NULL },
-	{ "isfinite", 1, 1, call_isfinite, NULL, NULL, NULL },
-	{ "isinf", 1, 1, call_isinf, NULL, NULL, NULL },
-	{ "isnan", 1, 1, call_isnan, NULL, NULL, NULL },
-	{ "isqrt", 1, 1, call_isqrt, NULL, NULL, NULL },
-	{ "lcm", 0, ANY, call_gcd_lcm, NULL, NULL, NULL },
-	{ "ldexp", 2, 2, call_ldexp, NULL, NULL, NULL },
+	{ "gcd", 0, ANY, ALL_INT, call_gcd_lcm, NULL, NULL, NULL },
+	{ "hypot", 0, ANY, 0, call_hypot, NULL, NULL, NULL },
+	{ "isclose", 2, 2, 0, call_isclose, NULL, NULL, NULL },
+	{ "isfinite", 1, 1, 0, call_isfinite, NULL, NULL, NULL },
+	{ "isinf", 1, 1, 0, call_isinf, NULL, NULL, NULL },
+	{ "isnan", 1, 1, 0, call_isnan, NULL, NULL, NULL },
+	{ "isqrt", 1, 1, 0x1, call_isqrt, NULL, NULL, NULL },
+	{ "lcm", 0, ANY, ALL_INT, call_gcd_lcm, NULL, NULL, NULL },
+	{ "ldexp", 2, 2, 0x2, call_ldexp, NULL, NULL, NULL },
 	F1("lgamma", lgamma_fn),
-	{ "log", 1, 2, call_log, NULL, NULL, NULL },
+	{ "log", 1, 2, 0, call_log, NULL, NULL, NULL },
 	F1("log10", log10_fn),
 	F1("log1p", log1p_fn),
 	F1("log2", log2_fn),
 	TUPLE("modf", 1),
 	F2("nextafter", nextafter),
-	{ "perm", 1, 2, call_comb_perm, NULL, NULL, NULL },
-	{ "pow", 2, 2, call_pow, NULL, NULL, NULL },
+	{ "perm", 1, 2, 0x3, call_comb_perm, NULL, NULL, NULL },
+	{ "pow", 2, 2, 0, call_pow, NULL, NULL, NULL },
 	ITERABLE("prod"),
 	F1("radians", radians),
 	F2("remainder", remainder),
@@ -567,7 +551,7 @@ static const struct pcm_expr_fn functions[] = {
 	F1("sqrt", sqrt),
 	F1("tan", tan),
 	F1("tanh", tanh),
-	{ "trunc", 1, 1, call_to_int, trunc, NULL, NULL },
+	{ "trunc", 1, 1, 0, call_to_int, trunc, NULL, NULL },
 	F1("ulp", ulp),
 	/* C's, for specs written for C */
 	F2("fmax", fmax),
@@ -613,8 +597,9 @@ int pcm_expr_fn_call(const struct pcm_expr_fn *fn, const struct pcm_num *args, u
 		     struct pcm_num *out, char *msg, size_t size)
 {
 	struct call c = { .fn = fn, .a = args, .n = n, .out = out, .msg = msg, .size = size };
+	int ret = check_int_args(&c);
 
-	return fn->call(&c);
+	return ret ? ret : fn->call(&c);
 }
 
 int pcm_expr_fn_constant(const char *name, size_t len, struct pcm_num *out)

@@ -553,6 +553,9 @@ static void test_command_line_checks_and_overrides(void **state)
 	assert_int_equal(run_pcmd((const char *[]){"--version", NULL}, out, sizeof(out)), 0);
 	snprintf(want, sizeof(want), "control protocol %d", PCMD_PROTO_VERSION);
 	assert_non_null(strstr(out, want));
+	assert_int_equal(run_pcmd((const char *[]){"--help", "--set", "oops", NULL}, out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, "usage: pcmd"));
 	/* A daemon that cannot start says why and exits 1. */
 	assert_int_equal(run_pcmd((const char *[]){"-c", cfg, "-s", "/nonexistent-dir/x.sock",
 						   "--set", "socket.group=", NULL},

@@ -55,8 +55,11 @@ def layer_of(path):
 
 
 def tracked_files(root):
-    out = subprocess.run(['git', '-C', root, 'ls-files'], capture_output=True, text=True)
-    if out.returncode != 0:  # not a checkout (an unpacked tarball): walk the tree
+    try:
+        out = subprocess.run(['git', '-C', root, 'ls-files'], capture_output=True, text=True)
+    except FileNotFoundError:  # no git on this machine
+        out = None
+    if out is None or out.returncode != 0:  # not a checkout (an unpacked tarball): walk the tree
         files = []
         for d, _, names in os.walk(root):
             if '/.git' in d or os.path.relpath(d, root).startswith('build'):

@@ -3,7 +3,8 @@
 # test_sweep_slurm.sh PCM_SIM SCENARIO - the script of pcm-sim sweep --emit slurm, run
 # as a job array by a real Slurm: this test starts munged, slurmctld and slurmd
 # on this one machine (a munge key, a slurm.conf naming this host as the
-# controller and the only node, proctrack/linuxproc and task/none so that no
+# controller and the only node, at 127.0.0.1 so that its name need not
+# resolve, proctrack/linuxproc and task/none so that no
 # cgroups are needed, ports of its own), submits the script with sbatch, waits
 # for the array to finish, collects, and checks that every cell ran in exactly
 # one array task. It stops the daemons it started. Exit 77, with the reason,
@@ -58,7 +59,7 @@ host=$(echo "$node" | sed -n 's/^NodeName=\([^ ]*\).*/\1/p')
 port=$((20000 + $$ % 20000))
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=pcmtest
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
 AuthType=auth/munge
@@ -78,12 +79,13 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 SwitchType=switch/none
+MessageTimeout=5
 MpiDefault=none
 SchedulerType=sched/builtin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
-$node State=UNKNOWN
+$node NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=pcm Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF="$dir/slurm.conf"
@@ -91,10 +93,9 @@ slurmctld -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 ||
 	skip "slurmctld does not start: $(tail -n 3 "$dir/log/slurmctld.out" "$dir/log/slurmctld.log" 2>/dev/null)"
 slurmd -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 ||
 	skip "slurmd does not start: $(tail -n 3 "$dir/log/slurmd.out" "$dir/log/slurmd.log" 2>/dev/null)"
-i=0
-until [ "$(sinfo -h -N -o %t 2>/dev/null)" = idle ]; do
-	i=$((i + 1))
-	[ $i -le 60 ] || skip "the node did not come up in 60 s: $(sinfo -N 2>&1 | tail -n 1)"
+deadline=$(($(date +%s) + 60))
+until [ "$(timeout 10 sinfo -h -N -o %t 2>/dev/null)" = idle ]; do
+	[ "$(date +%s)" -le $deadline ] || skip "the node did not come up in 60 s: $(timeout 10 sinfo -N 2>&1 | tail -n 1)"
 	sleep 1
 done
 
@@ -113,10 +114,9 @@ YAML
 job=$(sbatch --parsable job.sh 2>"$dir/log/sbatch.err") ||
 	fail "sbatch: $(cat "$dir/log/sbatch.err")"
 echo "submitted job array $job: 12 cells in 5 shards"
-i=0
-while [ -n "$(squeue -h -j "$job" 2>/dev/null)" ]; do
-	i=$((i + 1))
-	[ $i -le 480 ] || fail "the job array $job did not finish in 480 s: $(squeue -j "$job")"
+deadline=$(($(date +%s) + 420))
+while [ -n "$(timeout 10 squeue -h -j "$job" 2>/dev/null)" ]; do
+	[ "$(date +%s)" -le $deadline ] || fail "the job array $job did not finish in 420 s: $(timeout 10 squeue -j "$job")"
 	sleep 1
 done
 

@@ -157,6 +157,14 @@ static void test_errors_name_file_line_column_and_key(void **state)
 		     "no group named 'no_such_group_xyz'");
 	expect_error("engines: {count: -1}\n", "engines.count: '-1' is not a non-negative integer");
 	expect_error("engines: {numa_node: x}\n", "engines.numa_node: 'x' is not an integer");
+	expect_error("engines: {numa_node: \"- 1\"}\n", "engines.numa_node: '- 1' is not an integer");
+	expect_error("engines: {numa_node: \" 1\"}\n", "engines.numa_node: ' 1' is not an integer");
+	expect_error("engines: {numa_node: \"\\t1\"}\n", "engines.numa_node: '\t1' is not an integer");
+	expect_error("engines: {numa_node: \"+-1\"}\n", "engines.numa_node: '+-1' is not an integer");
+	expect_error("engines: {numa_node: -2}\n", "engines.numa_node: -2 is outside -1..1023");
+	expect_error("engines: {numa_node: -9223372036854775809}\n", "is not an integer");
+	expect_error("engines: {count: \"\\t-1\"}\n", "is not a non-negative integer");
+	expect_error("engines: {count: \"+2\"}\n", "engines.count: '+2' is not a non-negative integer");
 	expect_error("policies: {rules: [{peer: \"10.1.2.3/16\"}]}\n",
 		     "policies.rules[0].peer: '10.1.2.3/16' has host bits set beyond /16");
 	expect_error("policies: {rules: [{peer: \"10.0.0.0/33\"}]}\n",
@@ -193,6 +201,9 @@ static void test_cross_key_errors_point_at_the_key_that_was_set(void **state)
 	expect_error(
 	    "engines:\n  count: 2\n  cpus: [1]\n",
 	    "t.yaml:2:10: engines.count: 1 CPUs listed in engines.cpus for engines.count = 2");
+	expect_error("workers:\n  cpus: [1, 2]\n",
+		     "workers.count: 2 CPUs listed in workers.cpus for workers.count = 1 "
+		     "(list one per worker, or none)");
 	expect_error(
 	    "datapath:\n  kind: softnic\n  verbs: {devices: [{name: x}]}\n",
 	    "t.yaml:2:9: datapath.kind: softnic, but datapath.verbs.devices lists devices");
@@ -256,7 +267,8 @@ static void test_sizes_take_unit_spellings_and_reject_overflow(void **state)
 	assert_int_equal(cfg.limits.memory_per_client_bytes, 64000000);
 	assert_int_equal(cfg.limits.max_message_bytes, 3ull << 19);
 	expect_error("limits: {memory_total_bytes: 99999999999TiB}\n", "does not fit in 64 bits");
-	expect_error("limits: {memory_per_client_bytes: 100}\n", "is outside 4096..");
+	expect_error("limits: {memory_per_client_bytes: 100}\n",
+		     "100 is outside 4096..70368744177664 bytes");
 	expect_error("limits: {max_message_bytes: 0.5KiB0}\n",
 		     "limits.max_message_bytes: '0.5KiB0' is not a size: unknown unit 'KiB0'");
 	expect_error("limits: {max_message_bytes: 1.5}\n", "is not a whole number of bytes");
@@ -362,6 +374,41 @@ static void test_user_limits_derive_from_the_totals_unless_given(void **state)
 	expect_error("limits: {hello_timeout_ms: 5us}\n", "limits.hello_timeout_ms");
 }
 
+/* @n entries of @entry under @key ("datapath:\n  verbs:\n    devices:", say), each "- ENTRY". */
+static const char *list_of(const char *key, const char *entry, unsigned n)
+{
+	static char yaml[65536];
+	size_t used = (size_t)snprintf(yaml, sizeof(yaml), "%s\n", key);
+
+	for (unsigned i = 0; i < n && used < sizeof(yaml); i++)
+		used += (size_t)snprintf(yaml + used, sizeof(yaml) - used, "  - %s\n", entry);
+	assert_true(used < sizeof(yaml));
+	return yaml;
+}
+
+static void test_lists_of_mappings_hold_their_limit_and_no_more(void **state)
+{
+	(void)state;
+	assert_int_equal(load(list_of("policies:\n mode: async_relaxed\n rules:", "{peer: x}",
+				      PCMD_CFG_MAX_RULES)),
+			 0);
+	assert_int_equal(cfg.policies.n_rules, PCMD_CFG_MAX_RULES);
+	/* a rule without mode: takes the section's */
+	assert_int_equal(cfg.policies.rules[PCMD_CFG_MAX_RULES - 1].mode, PCMD_SHELL_ASYNC_RELAXED);
+	expect_error(list_of("policies:\n rules:", "{peer: x}", PCMD_CFG_MAX_RULES + 1),
+		     "policies.rules[256]: more than 256 rules");
+	assert_int_equal(load(list_of("datapath:\n verbs:\n  devices:", "{name: d}",
+				      PCMD_CFG_MAX_DEVICES)),
+			 0);
+	assert_int_equal(cfg.datapath.n_devices, PCMD_CFG_MAX_DEVICES);
+	assert_int_equal(cfg.datapath.devices[PCMD_CFG_MAX_DEVICES - 1].gid_index, -1);
+	expect_error(list_of("datapath:\n verbs:\n  devices:", "{name: d}", PCMD_CFG_MAX_DEVICES + 1),
+		     "datapath.verbs.devices[16]: more than 16 devices");
+	expect_error(list_of("shared_names:", "{name: a, owner: 0, dial_uids: [1]}",
+			     PCMD_CFG_MAX_NAME_RULES + 1),
+		     "shared_names[64]: more than 64 rules");
+}
+
 static void test_shared_names_need_a_name_an_owner_and_dialers(void **state)
 {
 	assert_int_equal(
@@ -413,6 +460,7 @@ int main(void)
 	    cmocka_unit_test(test_rules_match_exact_prefix_and_networks),
 	    cmocka_unit_test(test_auto_datapath_is_softnic_without_rdma_devices),
 	    cmocka_unit_test(test_user_limits_derive_from_the_totals_unless_given),
+	    cmocka_unit_test(test_lists_of_mappings_hold_their_limit_and_no_more),
 	    cmocka_unit_test(test_shared_names_need_a_name_an_owner_and_dialers),
 	    cmocka_unit_test(test_example_config_loads),
 	};

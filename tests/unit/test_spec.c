@@ -1332,6 +1332,17 @@ static void test_expr_python_errors(void **state)
 	assert_expr_error("factorial(21)", 1, "factorial(): the integer result is out of 64-bit");
 	assert_expr_error("factorial(-1)", 1, "not defined for negative values");
 	assert_expr_error("gcd(4, 2.0)", 1, "gcd(): a float cannot be interpreted as an integer");
+	/* each argument that the table marks as an integer, and only those */
+	assert_expr_error("lcm(4, 6, 2.0)", 1, "lcm(): a float cannot be interpreted as an integer");
+	assert_expr_error("isqrt(4.0)", 1, "isqrt(): a float cannot be interpreted as an integer");
+	assert_expr_error("factorial(3.0)", 1, "factorial(): a float cannot be interpreted");
+	assert_expr_error("comb(5.0, 2)", 1, "comb(): a float cannot be interpreted as an integer");
+	assert_expr_error("comb(5, 2.0)", 1, "comb(): a float cannot be interpreted as an integer");
+	assert_expr_error("perm(5.0)", 1, "perm(): a float cannot be interpreted as an integer");
+	assert_expr_error("ldexp(1, 2.0)", 1, "ldexp(): a float cannot be interpreted as an integer");
+	assert_expr_error("round(2.5, 1.0)", 1, "round(): a float cannot be interpreted as an integer");
+	assert_float_result("ldexp(1.5, 2)", 6.0);
+	assert_int_result("round(2.5)", 2);
 	assert_expr_error("isqrt(-1)", 1, "must be nonnegative");
 	assert_expr_error("int(inf)", 1, "int(): cannot convert float infinity to integer");
 	assert_expr_error("floor(nan)", 1, "floor(): cannot convert float NaN to integer");

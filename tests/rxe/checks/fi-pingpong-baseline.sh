@@ -39,33 +39,15 @@ logs=$(log_dir fi-pingpong-baseline)
 # rdma_cm's device node, which libfabric's verbs provider opens for FI_EP_MSG.
 modprobe rdma_ucm || fail "modprobe rdma_ucm (rdma_cm for libfabric's verbs provider)"
 
-# pingpong NAME SIZE ITERS EXTRA...: one fi_pingpong pair on rxe0 with the chosen
-# provider; the client's output in $logs/NAME.client. A pair that fails is run
-# once more on a fresh port, and the retry is counted in $retries: under TCG a
-# client has been seen to print its full result row and then hang in the
-# verbs provider's rdma_cm teardown until the timeout (CI, 1 KiB, exit 124).
-# A second failure fails.
+# fi_pingpong pairs (lib.sh's fi_pingpong_pair) with the chosen provider in
+# fi_opts; a pair retried once is counted in $retries.
 retries=0
-pingpong() {
-	local name=$1 size=$2 iters=$3 attempt
-	shift 3
-	for attempt in 1 2; do
-		port=$((port + 1))
-		run_pair "$logs/$name" $port \
-			fi_pingpong "${fi_opts[@]}" -B $port -S "$size" -I "$iters" "$@" -- \
-			fi_pingpong "${fi_opts[@]}" -P $port -S "$size" -I "$iters" "$@" "$PCM_RXE_IP0" &&
-			return 0
-		[ $attempt -eq 2 ] || { retries=$((retries + 1)); echo "retrying $name once" >&2; }
-	done
-	return 1
-}
-
 fi_opts=(-p verbs -e msg)
-if ! pingpong probe-msg 64 10 2>"$logs/probe-msg.err"; then
+if ! fi_pingpong_pair probe-msg 64 10 2>"$logs/probe-msg.err"; then
 	echo "fi_pingpong -p verbs -e msg failed, trying verbs;ofi_rxm:" >&2
 	cat "$logs/probe-msg.err" >&2
 	fi_opts=(-p "verbs;ofi_rxm" -e rdm)
-	pingpong probe-rdm 64 10 || {
+	fi_pingpong_pair probe-rdm 64 10 || {
 		echo "fi_info -l offers:" >&2
 		fi_info -l >&2 || true
 		fail "fi_pingpong runs with neither -p verbs -e msg nor -p 'verbs;ofi_rxm' -e rdm"
@@ -73,7 +55,7 @@ if ! pingpong probe-msg 64 10 2>"$logs/probe-msg.err"; then
 fi
 echo "fi_pingpong provider: ${fi_opts[*]}"
 
-pingpong integrity 4096 50 -c || fail "fi_pingpong -c (data checks) failed"
+fi_pingpong_pair integrity 4096 50 -c || fail "fi_pingpong -c (data checks) failed"
 [ -n "$(usec_per_xfer "$logs/integrity.client")" ] || fail "fi_pingpong -c printed no result row"
 
 # pcm_field SIZE KEY RUN: a figure of pcm-bench's SIZE-byte line of run RUN.
@@ -88,25 +70,25 @@ for run in $(seq $REPEATS); do
 		fail "pcm-bench latency --datapath verbs failed"
 	}
 	for size in $SIZES; do
-		pingpong "size-$size-$run" "$size" $ITERS || fail "fi_pingpong at $size bytes failed"
+		fi_pingpong_pair "size-$size-$run" "$size" $ITERS || fail "fi_pingpong at $size bytes failed"
 	done
 done
 
 for size in $SIZES; do
 	fi_rtts=() pcm_means=() pcm_p50s=()
 	for run in $(seq $REPEATS); do
-		half=$(usec_per_xfer "$logs/size-$size-$run.client")
-		[ -n "$half" ] || fail "fi_pingpong at $size bytes printed no result row"
-		fi_rtts+=("$(awk -v h="$half" 'BEGIN { print 2 * h }')")
+		rtt=$(rtt_us "$logs/size-$size-$run.client") ||
+			fail "fi_pingpong at $size bytes printed no result row"
+		fi_rtts+=("$rtt")
 		pcm_means+=("$(pcm_field "$size" rtt_mean_us "$run")")
 		pcm_p50s+=("$(pcm_field "$size" rtt_p50_us "$run")")
 	done
 	[ -n "${pcm_means[*]// /}" ] || fail "pcm-bench printed no $size-byte line"
 	awk -v fi="$(median "${fi_rtts[@]}")" -v mean="$(median "${pcm_means[@]}")" \
 		-v p50="$(median "${pcm_p50s[@]}")" -v fi_best="$(best "${fi_rtts[@]}")" \
-		-v pcm_best="$(best "${pcm_means[@]}")" -v fi_all="${fi_rtts[*]}" -v pcm_all="${pcm_means[*]}" \
+		-v pcm_best="$(best "${pcm_means[@]}")" -v fi_all="$(json_list "${fi_rtts[@]}")" \
+		-v pcm_all="$(json_list "${pcm_means[@]}")" \
 		-v size="$size" -v retries=$retries -v iters=$ITERS -v runs=$REPEATS -v prov="${fi_opts[1]}" -v ep="${fi_opts[3]}" '
-		function list(s) { gsub(/ /, ",", s); return "[" s "]" }
 		BEGIN {
 			if (!(fi > 0 && mean > 0)) exit 1
 			printf "{\"check\":\"fi_pingpong_baseline\",\"device\":\"rxe0\",\"msg_size\":%d," \
@@ -116,6 +98,6 @@ for size in $SIZES; do
 			       "\"fi_rtt_best_us\":%.2f,\"pcm_rtt_best_us\":%.2f,\"pcm_over_fi_best\":%.3f," \
 			       "\"fi_runs_us\":%s,\"pcm_runs_us\":%s,\"fi_pair_retries\":%d,\"time\":\"wall, qemu TCG\"}\n",
 			       size, iters, runs, prov, ep, fi, mean, p50, mean / fi, fi_best, pcm_best,
-			       pcm_best / fi_best, list(fi_all), list(pcm_all), retries
+			       pcm_best / fi_best, fi_all, pcm_all, retries
 		}' || fail "no figures at $size bytes: fi_pingpong ${fi_rtts[*]}, pcm-bench ${pcm_means[*]}"
 done

@@ -68,23 +68,13 @@ tx_bytes() {
 	"$pcmctl" --json stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["tx_bytes"])'
 }
 
-# pingpong NAME PROVIDER SIZE ITERS EXTRA...: one fi_pingpong pair on rxe0's
-# address; the client's output in $logs/NAME.client. As in
-# fi-pingpong-baseline.sh, a failed pair runs once more on a fresh port
-# (counted in $retries); a second failure fails.
+# pingpong NAME PROVIDER SIZE ITERS EXTRA...: lib.sh's fi_pingpong_pair with
+# -p PROVIDER -e msg; a pair retried once is counted in $retries.
 retries=0
 pingpong() {
-	local name=$1 prov=$2 size=$3 iters=$4 attempt
+	local name=$1 fi_opts=(-p "$2" -e msg) size=$3 iters=$4
 	shift 4
-	for attempt in 1 2; do
-		port=$((port + 1))
-		run_pair "$logs/$name" $port \
-			fi_pingpong -p "$prov" -e msg -B $port -S "$size" -I "$iters" "$@" -- \
-			fi_pingpong -p "$prov" -e msg -P $port -S "$size" -I "$iters" "$@" "$PCM_RXE_IP0" &&
-			return 0
-		[ $attempt -eq 2 ] || { retries=$((retries + 1)); echo "retrying $name once" >&2; }
-	done
-	return 1
+	fi_pingpong_pair "$name" "$size" "$iters" "$@"
 }
 
 before=$(tx_bytes)
@@ -105,17 +95,16 @@ for size in $SIZES; do
 	pcm_rtts=() verbs_rtts=()
 	for run in $(seq $REPEATS); do
 		for prov in pcm verbs; do
-			half=$(usec_per_xfer "$logs/$prov-$size-$run.client")
-			[ -n "$half" ] || fail "fi_pingpong -p $prov at $size bytes printed no result row"
-			rtt=$(awk -v h="$half" 'BEGIN { print 2 * h }')
+			rtt=$(rtt_us "$logs/$prov-$size-$run.client") ||
+				fail "fi_pingpong -p $prov at $size bytes printed no result row"
 			if [ $prov = pcm ]; then pcm_rtts+=("$rtt"); else verbs_rtts+=("$rtt"); fi
 		done
 	done
 	awk -v pcm="$(median "${pcm_rtts[@]}")" -v verbs="$(median "${verbs_rtts[@]}")" \
 		-v pcm_best="$(best "${pcm_rtts[@]}")" -v verbs_best="$(best "${verbs_rtts[@]}")" \
-		-v pcm_all="${pcm_rtts[*]}" -v verbs_all="${verbs_rtts[*]}" -v retries=$retries \
+		-v pcm_all="$(json_list "${pcm_rtts[@]}")" \
+		-v verbs_all="$(json_list "${verbs_rtts[@]}")" -v retries=$retries \
 		-v size="$size" -v iters=$ITERS -v runs=$REPEATS '
-		function list(s) { gsub(/ /, ",", s); return "[" s "]" }
 		BEGIN {
 			if (!(pcm > 0 && verbs > 0)) exit 1
 			printf "{\"check\":\"fi_pingpong_pcm_over_verbs\",\"device\":\"rxe0\",\"msg_size\":%d," \
@@ -124,6 +113,6 @@ for size in $SIZES; do
 			       "\"pcm_over_verbs_best\":%.3f,\"pcm_runs_us\":%s,\"verbs_runs_us\":%s," \
 			       "\"pair_retries\":%d,\"time\":\"wall, qemu TCG\"}\n",
 			       size, iters, runs, pcm, verbs, pcm / verbs, pcm_best, verbs_best,
-			       pcm_best / verbs_best, list(pcm_all), list(verbs_all), retries
+			       pcm_best / verbs_best, pcm_all, verbs_all, retries
 		}' || fail "no figures at $size bytes: pcm ${pcm_rtts[*]}, verbs ${verbs_rtts[*]}"
 done

@@ -105,9 +105,48 @@ run_pair() {
 	fi
 }
 
+# fi_pingpong_pair NAME SIZE ITERS EXTRA...: one fi_pingpong pair on rxe0's
+# address, server (-B) and client (-P), each run as
+#   fi_pingpong "${fi_opts[@]}" -B|-P PORT -S SIZE -I ITERS EXTRA...
+# with the caller's fi_opts (provider and endpoint type), on the next port after
+# the caller's $port (which it advances), the logs in the caller's $logs and the
+# client's output in $logs/NAME.client. A pair that fails is run once more on a
+# fresh port, and the retry is counted in the caller's $retries: under TCG a
+# client has been seen to print its full result row and then hang in the verbs
+# provider's rdma_cm teardown until the timeout (CI, 1 KiB, exit 124). A second
+# failure fails. Return: 0 when one of the two runs passed.
+fi_pingpong_pair() {
+	local name=$1 size=$2 iters=$3 attempt
+	shift 3
+	for attempt in 1 2; do
+		port=$((port + 1))
+		run_pair "$logs/$name" $port \
+			fi_pingpong "${fi_opts[@]}" -B $port -S "$size" -I "$iters" "$@" -- \
+			fi_pingpong "${fi_opts[@]}" -P $port -S "$size" -I "$iters" "$@" "$PCM_RXE_IP0" &&
+			return 0
+		[ $attempt -eq 2 ] || { retries=$((retries + 1)); echo "retrying $name once" >&2; }
+	done
+	return 1
+}
+
 # usec_per_xfer LOG: the usec/xfer column of fi_pingpong's result row.
 usec_per_xfer() {
 	awk '$1 == "bytes" { getline; print $7; exit }' "$1"
+}
+
+# rtt_us LOG: fi_pingpong's round trip in LOG, 2 x its usec/xfer (which is
+# half a round trip). Return: 1, printing nothing, when LOG has no result row.
+rtt_us() {
+	local half
+	half=$(usec_per_xfer "$1")
+	[ -n "$half" ] || return 1
+	awk -v h="$half" 'BEGIN { print 2 * h }'
+}
+
+# json_list NUMBERS...: a JSON array of them, [1.5,2,3].
+json_list() {
+	local IFS=,
+	echo "[$*]"
 }
 
 # median NUMBERS...: the middle one (the lower middle of an even count).
