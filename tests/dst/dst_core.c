@@ -12,17 +12,22 @@
  * and, as the mask allows, connections opened and closed (gracefully or
  * not) in the middle of traffic, messages longer than their receive,
  * RC-mode connections, PCM policies (sync and async) and live CC swaps
- * (to another binding, or in place within one), tiny pools and MTUs,
+ * (to another binding, or in place within one), tiny pools, MTUs and pacer
+ * wheels,
  * control records dropped, duplicated or delayed by their kind (ACK, CTS,
  * FIN, RESET, ...), forged records (unknown ids, wrong or stale nonces,
  * another peer, a CTS before the bind, bytes that are no packet, valid
- * packets with one byte changed, cut short or grown),
+ * packets with one byte changed, cut short or grown; chunks' immediates
+ * with a length no datapath reports; records with a field out of range,
+ * which the writer must refuse),
  * connections closed and opened again on a few ids (ids reused after
  * quarantine), drains into tiny batches (few actions, writes and control
  * bytes per drain), calls beyond the limits (sends too long; -EAGAIN when
  * the queue is full, retried; core configs with a field out of range, bad
- * paths, calls on ids not open, bad PCM bindings and swaps, each refused
- * with its error), a host that goes away (its process exits, so
+ * paths, calls on ids not open, bad PCM bindings and swaps, CC ops tables
+ * with an op missing, calls in each state of a connection's life, each
+ * refused with its error; a PCM binding driven to max_flows through its
+ * ops, dst_pcm.h), a host that goes away (its process exits, so
  * its engine resets its peers, or it is killed silently) and writes the
  * datapath fails. 15% of runs are calm: links with fixed delays only.
  *
@@ -68,7 +73,9 @@
 #include "builtin.h"
 #include "cc_pcm.h"
 #include "core.h"
+#include "dst_pcm.h"
 #include "dst_watch.h"
+#include "imm.h"
 #include "pcm.h"
 #include "wire.h"
 #include "xp_net.h"
@@ -84,7 +91,7 @@ enum {
 	F_TOO_LONG = 1 << 7,/* messages longer than their receive */
 	F_RC = 1 << 8,      /* RC-mode connections over reliable paths */
 	F_PCM = 1 << 9,     /* PCM policies, sync and async, and a live swap */
-	F_SMALL = 1 << 10,  /* tiny pools, control MTU and chunks */
+	F_SMALL = 1 << 10,  /* tiny pools, control MTU, chunks and pacer wheel */
 	F_CTRL = 1 << 11,   /* control records dropped, duplicated or delayed by their kind */
 	F_FORGE = 1 << 12,  /* forged records: unknown ids, wrong nonces and peers, before the bind */
 	F_REUSE = 1 << 13,  /* connections closed and opened again: ids reused after quarantine */
@@ -235,6 +242,7 @@ struct run {
 	bool ctrl_faulty[MAX_HOSTS][MAX_HOSTS]; /* the control link may lose or reorder a record */
 	uint64_t forged;
 	uint32_t lossless_checked; /* connections checked to retransmit nothing */
+	struct xp_cc_fixed spare;  /* F_LIMITS: the binding of misuse_conn()'s connection */
 	char fail[512];
 };
 
@@ -434,6 +442,29 @@ static const struct pcm_package *builtin(const char *name)
 	abort();
 }
 
+extern const struct pcm_package pcm_pkg_xp_tick; /* pkg/xp_tick.yaml: a timer trigger */
+
+/* The packages a live swap within a binding moves a flow to: these, and xp_tick. */
+static const char *const swap_to[] = { "newreno", "swift", "cubic", "dctcp" };
+
+#define N_SWAP_TO (sizeof(swap_to) / sizeof(swap_to[0]) + 1)
+
+static const struct pcm_package *swap_pkg(size_t i)
+{
+	return i < N_SWAP_TO - 1 ? builtin(swap_to[i]) : &pcm_pkg_xp_tick;
+}
+
+/* Room in a binding for every package a swap moves to and for "reps" (NULL-terminated). */
+static const struct pcm_package *const *swap_room(void)
+{
+	static const struct pcm_package *room[N_SWAP_TO + 2];
+
+	for (size_t i = 0; i < N_SWAP_TO; i++)
+		room[i] = swap_pkg(i);
+	room[N_SWAP_TO] = builtin("reps");
+	return room;
+}
+
 static int make_bindings(struct run *R, uint32_t host)
 {
 	for (int k = 0; k < N_BINDINGS; k++) {
@@ -451,6 +482,8 @@ static int make_bindings(struct run *R, uint32_t host)
 		}
 		if (k == 3)
 			cfg.lb = builtin("reps");
+		if (k == 0) /* room for every package swap_in_place() moves to */
+			cfg.room_for = swap_room();
 		if (xp_cc_pcm_create(&cfg, &R->bind[host][k], &diag) < 0) {
 			failf(R, "cc_pcm %s: %s", pcm_policies[k], diag.msg);
 			return -1;
@@ -497,6 +530,15 @@ static void tune_core(struct run *R, uint32_t host, struct xp_core_config *cfg)
 		cfg->recv_msgs = (uint32_t)between(&r, 1, 6);
 		cfg->chunk_bytes = 1024;
 		cfg->min_chunk_bytes = 256;
+	}
+	/* A tiny pacer wheel: paced chunks' gaps wrap it (more than one revolution ahead). */
+	{
+		struct rng w = rng_for(R->p.seed, 28, host, 0);
+
+		if (R->p.mask & F_SMALL && coin(&w, 30)) {
+			cfg->pacer_slots = 64;
+			cfg->pacer_tick_ns = between(&w, 16, 256);
+		}
 	}
 	/* The control MTU is the datapath's: one value for every host of a run. */
 	{
@@ -1035,7 +1077,6 @@ static void post(struct run *R, const struct wl_event *e)
  */
 static bool swap_in_place(struct run *R, struct conn *c, struct rng *r)
 {
-	static const char *const to[] = { "newreno", "swift", "cubic", "dctcp" };
 	struct xp_core *core = xp_net_core(R->net, c->s[0].host);
 	struct xp_cc_pcm *p = R->bind[c->s[0].host][c->s[0].binding];
 	uint64_t now = xp_net_now(R->net);
@@ -1050,7 +1091,7 @@ static bool swap_in_place(struct run *R, struct conn *c, struct rng *r)
 	    xp_cc_pcm_flow_swap(p, info.cc_flow, NULL, NULL, now, &diag) != -EINVAL)
 		failf(R, "conn %u: a bad in-place swap was not refused", (unsigned)(c - R->conns));
 	/* with an LB package added, kept, or taken away */
-	rc = xp_cc_pcm_flow_swap(p, info.cc_flow, builtin(to[below(r, 4)]),
+	rc = xp_cc_pcm_flow_swap(p, info.cc_flow, swap_pkg(below(r, N_SWAP_TO)),
 				 coin(r, 50) ? builtin("reps") : NULL, now, &diag);
 	if (rc == -E2BIG)
 		return false;
@@ -1153,6 +1194,92 @@ static struct conn *forge_victim(struct run *R, struct rng *r, uint32_t host, in
 }
 
 /*
+ * F_FORGE: a chunk's immediate, on a path of a connection of host @h, that no datapath could
+ * report: a length of 0 for a chunk that is not an empty message's only one, or one above
+ * XP_CHUNK_BYTES_MAX. Whatever its slot, index and last flag, the core must drop it, or take it
+ * as the duplicate or late chunk it names (re-ACKed, as a duplicate from the network is). A
+ * connection with no fault on its links sees no duplicate, so it is left alone.
+ */
+static void forge_chunk(struct run *R, uint32_t h, uint32_t idx)
+{
+	struct rng r = rng_for(R->p.seed, 26, idx, h);
+	struct xp_imm f;
+	uint32_t len, imm;
+	struct conn *c;
+	int s = 0, rc;
+
+	if (!coin(&r, 50))
+		return;
+	c = forge_victim(R, &r, h, &s);
+	if (!c || c->lossless)
+		return;
+	f.conn = coin(&r, 10) ? XP_MAX_CONNS - 1 : (uint16_t)c->s[s].id; /* an id past max_conns */
+	f.slot = (uint8_t)below(&r, XP_MSG_SLOTS);
+	f.chunk = (uint16_t)below(&r, 80);
+	f.last = coin(&r, 30);
+	f.parity = coin(&r, 50);
+	len = coin(&r, 50) && !(f.chunk == 0 && f.last) ? 0
+							: XP_CHUNK_BYTES_MAX + 1 + (uint32_t)below(&r, 4096);
+	imm = xp_imm_encode(&f);
+	rc = xp_core_on_chunk(xp_net_core(R->net, h), imm, len,
+			      c->s[s].handles[below(&r, c->n_paths)], false, xp_net_now(R->net));
+	if (rc == 0)
+		failf(R, "host %u: a forged chunk (imm 0x%08x, %u bytes) was taken", h, imm, len);
+	R->forged++;
+	xp_net_kick(R->net, h);
+}
+
+/* The record type field @k of break_field() belongs to (0 and 1: any, @any). */
+static uint8_t broken_type(unsigned k, uint8_t any)
+{
+	static const uint8_t types[] = { XP_REC_ACK, XP_REC_ACK, XP_REC_ACK, XP_REC_ACK,
+					 XP_REC_CTS, XP_REC_RESET, XP_REC_RESET };
+
+	return k >= 2 ? types[k - 2] : any;
+}
+
+/* Field @k of @rec set out of its range (0..8: nonce, id, ACK fields, CTS span, RESET reason). */
+static void break_field(struct xp_rec *rec, unsigned k)
+{
+	switch (k) {
+	case 0: rec->nonce = 0; break;
+	case 1: rec->conn = XP_MAX_CONNS; break;
+	case 2: rec->u.ack.cum = XP_MAX_CHUNKS + 1; break;
+	case 3: rec->u.ack.cum = XP_MAX_CHUNKS - 8; rec->u.ack.sack = 1ull << 20; break;
+	case 4: rec->u.ack.echo_valid = true; rec->u.ack.echo_chunk = XP_MAX_CHUNKS; break;
+	case 5: rec->u.ack.complete = true; rec->u.ack.sack = 1; break;
+	case 6: rec->u.cts.raddr = UINT64_MAX - 8; rec->u.cts.cap = 64; break;
+	case 7: rec->u.reason = 0; break;
+	default: rec->u.reason = XP_RESET_REASON_END; break;
+	}
+}
+
+#define N_BROKEN_FIELDS 9
+
+/* F_FORGE: a record with a field out of range, which the wire's writer must refuse to encode. */
+static void forge_broken(struct run *R, uint32_t h, uint32_t idx)
+{
+	struct rng r = rng_for(R->p.seed, 27, idx, h);
+	uint8_t buf[XP_WIRE_MAX_MTU];
+	struct xp_wire_writer w;
+	struct xp_rec rec;
+	unsigned k;
+
+	if (!coin(&r, 20))
+		return;
+	k = (unsigned)below(&r, N_BROKEN_FIELDS);
+	memset(&rec, 0, sizeof(rec));
+	rec.type = broken_type(k, (uint8_t)between(&r, 1, XP_REC_TYPE_END - 1));
+	forge_body(&r, &rec);
+	rec.conn = (uint16_t)below(&r, XP_MAX_CONNS);
+	rec.nonce = (uint32_t)next(&r) | 1;
+	break_field(&rec, k);
+	xp_wire_begin(&w, buf, sizeof(buf));
+	if (xp_wire_put(&w, &rec) != -EINVAL)
+		failf(R, "a record with field %u out of range was encoded", k);
+}
+
+/*
  * F_FORGE: control input to host e->dir that its identity checks must refuse: a record for an
  * unknown id, one with a live id and a wrong (or the previous incarnation's) nonce, one with
  * the right id and nonce from another peer (before the bind, a CTS from another peer than the
@@ -1172,6 +1299,8 @@ static void forge(struct run *R, const struct wl_event *e)
 
 	if (xp_net_dead(R->net, h))
 		return;
+	forge_chunk(R, h, e->idx);
+	forge_broken(R, h, e->idx);
 	c = forge_victim(R, &r, h, &s);
 	memset(&rec, 0, sizeof(rec));
 	rec.type = (uint8_t)between(&r, 1, XP_REC_TYPE_END - 1);
@@ -1699,6 +1828,297 @@ static void break_config(struct xp_core_config *cfg, unsigned k)
 
 #define N_BROKEN_CONFIGS 22
 
+/* An ops table with op @k missing (k = 10: no name; 11: no table at all). */
+static const struct xp_cc_ops *broken_ops(struct xp_cc_ops *o, unsigned k)
+{
+	*o = xp_cc_fixed_ops;
+	switch (k) {
+	case 0: o->info = NULL; break;
+	case 1: o->flow_open = NULL; break;
+	case 2: o->flow_close = NULL; break;
+	case 3: o->on_ack = NULL; break;
+	case 4: o->on_loss = NULL; break;
+	case 5: o->on_rto = NULL; break;
+	case 6: o->on_tx = NULL; break;
+	case 7: o->tick = NULL; break;
+	case 8: o->read = NULL; break;
+	case 9: o->name = NULL; break;
+	default: return NULL;
+	}
+	return o;
+}
+
+#define N_BROKEN_OPS 11
+
+/* A binding with no room for another flow. */
+static int refuse_flow(void *ctx, uint64_t flow_seed, uint64_t now_ns, uint32_t *flow)
+{
+	(void)ctx;
+	(void)flow_seed;
+	(void)now_ns;
+	(void)flow;
+	return -ENOSPC;
+}
+
+/* One record of @type to connection @id (nonce @nonce) of @core from @peer; Return: applied. */
+static int feed_rec(struct xp_core *core, uint32_t peer, uint32_t id, uint32_t nonce,
+		    uint8_t type, uint32_t a, uint32_t b)
+{
+	uint8_t buf[XP_WIRE_MAX_MTU];
+	struct xp_wire_writer w;
+	struct xp_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = type;
+	rec.conn = (uint16_t)id;
+	rec.nonce = nonce;
+	if (type == XP_REC_FIN) {
+		rec.u.fin.sends_total = a;
+		rec.u.fin.recvs_total = b;
+	} else if (type == XP_REC_CTS) {
+		rec.u.cts.raddr = 1ull << 40;
+		rec.u.cts.cap = a;
+	}
+	xp_wire_begin(&w, buf, sizeof(buf));
+	if (xp_wire_put(&w, &rec) < 0)
+		return -1;
+	return xp_core_on_ctrl(core, peer, buf, xp_wire_finish(&w), 0);
+}
+
+/*
+ * Records from the peer itself that a connection's lifecycle checks must refuse or answer, on
+ * misuse_conn()'s second connection @id: before the bind, a CTS from a second peer; bound to peer 0
+ * (id 1, nonce 1), a FIN naming fewer messages than were delivered, then a good FIN, then ones
+ * that disagree with it, then the same one again (its FIN_ACK was lost), a FIN_ACK with no FIN
+ * sent; then it closes. The drop counters say which were refused.
+ */
+static void misuse_records(struct run *R, struct xp_core *core, uint32_t id, uint32_t nonce)
+{
+	const struct xp_core_stats *st = xp_core_stats(core);
+	uint64_t bad = st->drops[XP_DROP_FIN_BAD], peer = st->drops[XP_DROP_REC_WRONG_PEER];
+
+	feed_rec(core, 3, id, nonce, XP_REC_CTS, 64, 0);
+	feed_rec(core, 4, id, nonce, XP_REC_CTS, 64, 0);
+	if (st->drops[XP_DROP_REC_WRONG_PEER] != peer + 1)
+		failf(R, "a CTS before the bind from a second peer was taken");
+	if (xp_conn_bind(core, id, 1, 1, 0, 0) < 0)
+		failf(R, "misuse: bind");
+	feed_rec(core, 0, id, nonce, XP_REC_FIN, UINT32_MAX, 0);
+	feed_rec(core, 0, id, nonce, XP_REC_FIN, 0, 0);
+	feed_rec(core, 0, id, nonce, XP_REC_FIN, 1, 0);
+	feed_rec(core, 0, id, nonce, XP_REC_FIN, 0, 1);
+	feed_rec(core, 0, id, nonce, XP_REC_FIN, 0, 0);
+	feed_rec(core, 0, id, nonce, XP_REC_FIN_ACK, 0, 0);
+	if (st->drops[XP_DROP_FIN_BAD] != bad + 3)
+		failf(R, "FINs that disagree: %" PRIu64 " refused of 3",
+		      st->drops[XP_DROP_FIN_BAD] - bad);
+	if (xp_conn_close(core, id, XP_CLOSE_GRACEFUL, 0) < 0)
+		failf(R, "misuse: a close after the peer's FIN");
+}
+
+/*
+ * misuse_conn()'s connection @id (nonce @nonce, binding @b) through its life, each call with
+ * the answer its state gives: write errors for another id and incarnation ignored, a swap, the
+ * default no-progress limit back, sends with no buffer or one that wraps, a bind (and a second
+ * one refused), a graceful close (and a second one refused), an abort on top, the peer's
+ * RESET_ACKs, then every call a closed connection refuses.
+ */
+static void misuse_lifecycle(struct run *R, struct xp_core *core, uint32_t id, uint32_t nonce,
+			     const struct xp_cc_binding *b)
+{
+	struct xp_conn_info info;
+	int rc;
+
+	xp_core_on_write_done(core, (uint64_t)nonce << 32 | (id + 1), -EIO, 0);
+	xp_core_on_write_done(core, (uint64_t)(nonce ^ 1) << 32 | id, -EIO, 0);
+	if ((rc = xp_conn_set_cc(core, id, *b, 0)) < 0 ||
+	    (rc = xp_conn_set_no_progress(core, id, 0, 0)) < 0)
+		failf(R, "a call on a live connection: %s", strerror(-rc));
+	if ((rc = xp_post_send(core, id, NULL, 0, 0)) != -EINVAL ||
+	    (rc = xp_post_send(core, id, &(struct xp_buf){ UINT64_MAX - 8, 64, 1 }, 0, 0)) != -EINVAL)
+		failf(R, "a send with no buffer or one that wraps: %d", rc);
+	if ((rc = xp_conn_bind(core, id, 1, 1, 0, 0)) < 0 ||
+	    (rc = xp_conn_info(core, id, &info)) < 0)
+		failf(R, "a bind, info on a live connection: %d", rc);
+	if ((rc = xp_conn_bind(core, id, 1, 1, 0, 0)) != -EALREADY)
+		failf(R, "a second bind: %d", rc);
+	if ((rc = xp_conn_close(core, id, XP_CLOSE_GRACEFUL, 0)) < 0)
+		failf(R, "a close: %d", rc);
+	if ((rc = xp_conn_close(core, id, XP_CLOSE_GRACEFUL, 0)) != -EALREADY)
+		failf(R, "a second close: %d", rc);
+	if ((rc = xp_conn_close(core, id, XP_CLOSE_ABORT, 0)) < 0)
+		failf(R, "an abort on top: %d", rc);
+	{
+		const struct xp_core_stats *st = xp_core_stats(core);
+		uint64_t unexpected = st->drops[XP_DROP_REC_UNEXPECTED];
+
+		feed_rec(core, 0, id, nonce, XP_REC_RESET_ACK, 0, 0); /* answers the abort's RESET */
+		feed_rec(core, 0, id, nonce, XP_REC_RESET_ACK, 0, 0); /* a second one: unexpected */
+		feed_rec(core, 0, id, nonce, XP_REC_KEEPALIVE, 0, 0); /* answered with a RESET */
+		xp_core_on_write_done(core, (uint64_t)nonce << 32 | id, -EIO, 0); /* closed: none */
+		if (st->drops[XP_DROP_REC_UNEXPECTED] != unexpected + 1)
+			failf(R, "RESET_ACKs to an aborted connection: %" PRIu64 " unexpected of 1",
+			      st->drops[XP_DROP_REC_UNEXPECTED] - unexpected);
+	}
+	if ((rc = xp_conn_bind(core, id, 1, 1, 0, 0)) != -ESHUTDOWN ||
+	    (rc = xp_conn_set_cc(core, id, *b, 0)) != -ENOENT ||
+	    (rc = xp_conn_set_no_progress(core, id, 0, 0)) != -ENOENT ||
+	    (rc = xp_conn_cc_refresh(core, id, 0)) != -ENOENT ||
+	    (rc = xp_conn_close(core, id, XP_CLOSE_ABORT, 0)) != -EALREADY)
+		failf(R, "a call on a closed connection: %d", rc);
+}
+
+/*
+ * Calls on a live connection that must be refused, each with its error: CC bindings with an op
+ * missing (at create and at a swap), binds to a bad peer, an unknown close mode; and the ones
+ * that must not be: a swap to a complete binding, the default no-progress limit back, an abort
+ * (which closes its flow). On a core of its own, configured as host @h's, so that the run's
+ * ids, nonces and completions stay as they are.
+ */
+static void misuse_conn(struct run *R, uint32_t h)
+{
+	struct xp_conn_config cc = { .n_paths = 1, .path_handles = R->conns[0].s[0].handles };
+	uint32_t id, nonce, id2, nonce2;
+	struct xp_core_config cfg;
+	struct xp_core *core;
+	struct xp_cc_ops o;
+	int rc;
+
+	tune_core(R, h, &cfg);
+	if (xp_core_create(&cfg, &core) < 0) {
+		failf(R, "misuse: a core of its own");
+		return;
+	}
+	R->spare = R->conns[0].fixed[0];
+	R->spare.open_flows = 0;
+	cc.cc = xp_cc_fixed_binding(&R->spare);
+	if ((rc = xp_conn_create(core, &cc, 0, &id, &nonce)) < 0) {
+		failf(R, "misuse: a connection to misuse: %s", strerror(-rc));
+		xp_core_destroy(core);
+		return;
+	}
+	for (unsigned k = 0; k < N_BROKEN_OPS; k++) {
+		struct xp_cc_binding b = { broken_ops(&o, k), &R->spare };
+		struct xp_conn_config bc = cc;
+
+		bc.cc = b;
+		if ((rc = xp_conn_set_cc(core, id, b, 0)) != -EINVAL ||
+		    (rc = xp_conn_create(core, &bc, 0, &id2, &nonce2)) != -EINVAL)
+			failf(R, "a CC binding without op %u: %d", k, rc);
+	}
+	if ((rc = xp_conn_bind(core, id, XP_MAX_CONNS, 1, 0, 0)) != -EINVAL ||
+	    (rc = xp_conn_bind(core, id, 0, 0, 0, 0)) != -EINVAL ||
+	    (rc = xp_conn_close(core, id, (enum xp_close_mode)7, 0)) != -EINVAL)
+		failf(R, "a bad bind or close mode: %d", rc);
+	{
+		struct xp_cc_binding b = { broken_ops(&o, 0), &R->spare };
+		struct xp_conn_config bc = cc;
+
+		o.info = xp_cc_fixed_ops.info;
+		o.flow_open = refuse_flow;
+		bc.cc = b;
+		if ((rc = xp_conn_set_cc(core, id, b, 0)) != -ENOSPC ||
+		    (rc = xp_conn_create(core, &bc, 0, &id2, &nonce2)) != -ENOSPC)
+			failf(R, "a CC binding with no room for a flow: %d", rc);
+	}
+	misuse_lifecycle(R, core, id, nonce, &cc.cc);
+	if ((rc = xp_conn_create(core, &cc, 0, &id2, &nonce2)) < 0)
+		failf(R, "misuse: a second connection: %s", strerror(-rc));
+	else
+		misuse_records(R, core, id2, nonce2);
+	if (R->spare.open_flows)
+		failf(R, "misuse: %u flows left open", R->spare.open_flows);
+	xp_core_destroy(core);
+	xp_core_destroy(NULL);
+}
+
+#define DRAIN_CONNS 8
+
+/* Count the records of each type in @b's control packets into @n; Return: the actions. */
+static uint32_t count_ctrl(const struct xp_batch *b, uint32_t n[N_REC_TYPES])
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		struct xp_wire_reader rd;
+		struct xp_rec rec;
+		enum xp_drop why;
+
+		if (b->acts[i].kind != XP_ACT_CTRL ||
+		    xp_wire_open(&rd, b->acts[i].u.ctrl.bytes, b->acts[i].u.ctrl.len,
+				 XP_WIRE_MAX_MTU, &why) < 0)
+			continue;
+		while (xp_wire_next(&rd, &rec, &why) > 0)
+			if (rec.type < N_REC_TYPES)
+				n[rec.type]++;
+	}
+	return b->n;
+}
+
+/*
+ * F_LIMITS: answers that overflow control packets and batches. Connections of a core of its
+ * own, bound to three peers, each owe a KEEPALIVE_ACK and a FIN_ACK; drains into batches of
+ * 1..3 actions and one or two packets of the smallest MTU take them until nothing is left.
+ * However the batches cut them, each answer goes out exactly once.
+ */
+static void misuse_drain(struct run *R, uint32_t h)
+{
+	struct rng r = rng_for(R->p.seed, 29, h, 0);
+	struct xp_conn_config cc = { .n_paths = 1, .path_handles = R->conns[0].s[0].handles };
+	uint8_t buf[2 * XP_WIRE_MIN_MTU];
+	uint32_t n[N_REC_TYPES] = { 0 }, id[DRAIN_CONNS], nonce;
+	struct xp_action acts[3];
+	struct xp_core_config cfg;
+	struct xp_core *core;
+
+	tune_core(R, h, &cfg);
+	cfg.ctrl_mtu = XP_WIRE_MIN_MTU;
+	cfg.max_conns = DRAIN_CONNS;
+	if (xp_core_create(&cfg, &core) < 0) {
+		failf(R, "misuse: a core to drain");
+		return;
+	}
+	cc.cc = xp_cc_fixed_binding(&R->spare);
+	for (uint32_t k = 0; k < DRAIN_CONNS; k++) {
+		if (xp_conn_create(core, &cc, 0, &id[k], &nonce) < 0 ||
+		    xp_conn_bind(core, id[k], k + 1, 1, k % 3, 0) < 0)
+			failf(R, "misuse: a connection to drain");
+		feed_rec(core, k % 3, id[k], nonce, XP_REC_KEEPALIVE, 0, 0);
+		feed_rec(core, k % 3, id[k], nonce, XP_REC_FIN, 0, 0);
+	}
+	for (uint32_t d = 0; d < 100; d++) {
+		struct xp_batch b = { .acts = acts, .cap = (uint32_t)between(&r, 1, 3), .ctrl_buf = buf,
+				      .ctrl_cap = XP_WIRE_MIN_MTU * (uint32_t)between(&r, 1, 2) };
+
+		xp_batch_reset(&b, 0);
+		xp_core_drain(core, 0, &b);
+		if (!count_ctrl(&b, n))
+			break;
+	}
+	if (n[XP_REC_KEEPALIVE_ACK] != DRAIN_CONNS || n[XP_REC_FIN_ACK] != DRAIN_CONNS)
+		failf(R, "answers drained in small batches: %u KEEPALIVE_ACK, %u FIN_ACK of %u",
+		      n[XP_REC_KEEPALIVE_ACK], n[XP_REC_FIN_ACK], DRAIN_CONNS);
+	for (uint32_t k = 0; k < DRAIN_CONNS; k++)
+		xp_conn_close(core, id[k], XP_CLOSE_ABORT, 0);
+	if (R->spare.open_flows)
+		failf(R, "misuse: %u flows left open after a drain", R->spare.open_flows);
+	xp_core_destroy(core);
+}
+
+/* F_LIMITS: a PCM binding at its limits (dst_pcm.h), with draws of its own stream. */
+static void misuse_pcm(struct run *R)
+{
+	struct rng r = rng_for(R->p.seed, 25, 0, 0);
+	struct dst_pcm_plan plan = {
+		.max_flows = (uint32_t)between(&r, 65, 100),
+		.workers = (uint32_t)between(&r, 2, 4),
+		.lb = coin(&r, 50),
+		.ticks = (uint32_t)between(&r, 1, 8),
+	};
+	char why[256];
+
+	if (dst_pcm_limits(&plan, why, sizeof(why)) < 0)
+		failf(R, "PCM binding at its limits: %s", why);
+}
+
 /*
  * Calls that must be refused, each with its error and nothing changed: cores with a field out
  * of range, connections with bad paths, and every per-connection call on an id out of range
@@ -1722,14 +2142,28 @@ static void misuse(struct run *R, uint32_t h)
 		if (rc == 0)
 			xp_core_destroy(bad);
 	}
+	if ((rc = xp_core_create(NULL, &bad)) != -EINVAL)
+		failf(R, "a core with no config: %d", rc);
+	{
+		struct xp_core_config cfg;
+
+		tune_core(R, h, &cfg);
+		if ((rc = xp_core_create(&cfg, NULL)) != -EINVAL)
+			failf(R, "a core with nowhere to go: %d", rc);
+	}
 	{
 		struct xp_cc_pcm_config pc;
 		struct xp_cc_pcm *pcm = NULL;
 		struct pcm_diag diag;
 
 		xp_cc_pcm_config_default(&pc);
-		if (xp_cc_pcm_create(&pc, &pcm, &diag) != -EINVAL) /* no CC package */
+		if (xp_cc_pcm_create(&pc, &pcm, &diag) != -EINVAL || /* no CC package */
+		    xp_cc_pcm_create(NULL, &pcm, &diag) != -EINVAL)
 			failf(R, "a PCM binding without a CC package was not refused");
+		pc.cc = builtin("newreno");
+		pc.max_flows = 0;
+		if (xp_cc_pcm_create(&pc, &pcm, &diag) != -EINVAL)
+			failf(R, "a PCM binding with room for no flow was not refused");
 		pc.cc = pc.lb = builtin("reps"); /* both would drive the same controls */
 		pc.max_flows = 1;
 		if (xp_cc_pcm_create(&pc, &pcm, &diag) != -EINVAL)
@@ -1758,6 +2192,12 @@ static void misuse(struct run *R, uint32_t h)
 			if (rcs[j] != -ENOENT)
 				failf(R, "call %u on connection id %u, not open: %d", j, ids[k], rcs[j]);
 	}
+	for (unsigned k = 0; k <= XP_DROP_COUNT; k++)
+		if ((strcmp(xp_drop_name(k), "?") == 0) != (k == XP_DROP_COUNT))
+			failf(R, "drop reason %u: name %s", k, xp_drop_name(k));
+	misuse_conn(R, h);
+	misuse_drain(R, h);
+	misuse_pcm(R);
 }
 
 /* The wire, as the filter sees it */

@@ -305,6 +305,7 @@ static bool emit_cts(struct batcher *bt, struct xp_conn *c, uint64_t now_ns)
 		c->cts_pend &= (uint16_t)~(1u << s);
 		if (r->cts_state != XP_CTS_CONFIRMED) {
 			r->cts_state = XP_CTS_SENT;
+			c->cts_timed |= (uint16_t)(1u << s);
 			if (!r->cts_backoff)
 				r->cts_sent_ns = now_ns;
 			r->cts_deadline_ns = now_ns + xp_rto_ctl_ns(core, c, r->cts_backoff);

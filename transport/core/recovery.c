@@ -37,7 +37,9 @@
  * the probe goes at the RTO's time instead (7.2: clamped, not
  * suppressed). (Re)started by each new chunk sent that
  * is not a probe and by each ACK of new data, so a paced flight is probed a
- * PTO after its newest chunk. A probe sends one new chunk of the minimum
+ * PTO after its newest chunk (for a burst of new chunks, once after the
+ * burst: the deadline depends only on the state the last one left, and
+ * nothing in between reads it). A probe sends one new chunk of the minimum
  * size (send.c) if there is one, else the newest chunk again, and the RTO
  * restarts from it (7.3). When the probe resent a chunk and the ACK of that
  * chunk echoes the probe with no duplicate seen, the original was lost and
@@ -278,6 +280,18 @@ static void detect_chunk(struct xp_core *core, struct xp_conn *c, struct xp_smsg
 	}
 }
 
+/*
+ * @ch was sent once, at or after the newest delivery on any path (c->rack.tx_seq is the
+ * newest of the paths' own). A message's first transmissions go in chunk order, so every
+ * later chunk of it was sent once after it, or more than once: none can be marked lost or
+ * arm the reordering timer, and the scan of the message may stop there unless it still
+ * looks for a chunk older than the recovery episode.
+ */
+static bool past_newest(const struct xp_conn *c, const struct xp_chunk *ch)
+{
+	return ch->tx_count == 1 && ch->tx_seq >= c->rack.tx_seq;
+}
+
 unsigned xp_rack_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
 {
 	struct detect d = { .earliest = UINT64_MAX };
@@ -292,8 +306,13 @@ unsigned xp_rack_detect(struct xp_core *core, struct xp_conn *c, uint64_t now_ns
 	reo = xp_rack_reo_wnd_ns(c);
 	n = xp_smsgs(core, c, ms);
 	for (uint32_t k = 0; k < n; k++)
-		for (uint32_t i = ms[k]->cum; i < ms[k]->n_cut; i++)
-			detect_chunk(core, c, ms[k], &ms[k]->ring[i % XP_WIN], reo, now_ns, &d);
+		for (uint32_t i = ms[k]->cum; i < ms[k]->n_cut; i++) {
+			struct xp_chunk *ch = &ms[k]->ring[i % XP_WIN];
+
+			if (past_newest(c, ch) && (!c->rack.recovery_tx || d.old_left))
+				break;
+			detect_chunk(core, c, ms[k], ch, reo, now_ns, &d);
+		}
 	if (d.earliest != UINT64_MAX)
 		c->rack.reo_deadline_ns = d.earliest;
 	if (!d.lost) {
@@ -424,7 +443,15 @@ void xp_rack_on_sent(struct xp_core *core, struct xp_conn *c, enum xp_tx_kind ki
 	} else if (!c->rack.rto_deadline_ns)
 		c->rack.rto_deadline_ns = now_ns + xp_rto_ns(core, c);
 	if (kind == XP_TX_NEW)
-		arm_tlp(core, c, now_ns);
+		c->rack.tlp_rearm = true;
+}
+
+void xp_rack_on_burst_end(struct xp_core *core, struct xp_conn *c, uint64_t now_ns)
+{
+	if (!c->rack.tlp_rearm)
+		return;
+	c->rack.tlp_rearm = false;
+	arm_tlp(core, c, now_ns);
 }
 
 /* The earliest outstanding chunk (by its latest send time), to resend on an RTO. */

@@ -96,6 +96,7 @@ static void confirm_cts(struct xp_conn *c, struct xp_rmsg *r)
 		return;
 	r->cts_state = XP_CTS_CONFIRMED;
 	c->cts_unconfirmed--;
+	c->cts_timed &= (uint16_t)~xp_slot_bit(r->seq);
 	c->cts_pend &= (uint16_t)~xp_slot_bit(r->seq);
 }
 
@@ -338,15 +339,10 @@ uint64_t xp_recv_cts_deadline(struct xp_core *core, const struct xp_conn *c)
 {
 	uint64_t d = 0;
 
-	if (!c->cts_unconfirmed)
-		return 0;
-	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
-		const struct xp_rmsg *r;
+	for (uint32_t bits = c->cts_timed; bits; bits &= bits - 1) {
+		const struct xp_rmsg *r = &core->rmsgs[c->rmsg[__builtin_ctz(bits)]];
 
-		if (c->rmsg[s] == XP_NONE)
-			continue;
-		r = &core->rmsgs[c->rmsg[s]];
-		if (r->cts_state == XP_CTS_SENT && (!d || r->cts_deadline_ns < d))
+		if (!d || r->cts_deadline_ns < d)
 			d = r->cts_deadline_ns;
 	}
 	return d;
@@ -356,15 +352,10 @@ unsigned xp_recv_on_timer(struct xp_core *core, struct xp_conn *c, uint64_t now_
 {
 	unsigned news = 0;
 
-	if (!c->cts_unconfirmed)
-		return 0;
-	for (uint32_t s = 0; s < XP_MSG_SLOTS; s++) {
-		struct xp_rmsg *r;
+	for (uint32_t bits = c->cts_timed; bits; bits &= bits - 1) {
+		struct xp_rmsg *r = &core->rmsgs[c->rmsg[__builtin_ctz(bits)]];
 
-		if (c->rmsg[s] == XP_NONE)
-			continue;
-		r = &core->rmsgs[c->rmsg[s]];
-		if (r->cts_state != XP_CTS_SENT || now_ns < r->cts_deadline_ns)
+		if (now_ns < r->cts_deadline_ns)
 			continue;
 		/* Sent again by ack.c, which re-arms the deadline then. */
 		r->cts_deadline_ns = UINT64_MAX;

@@ -303,11 +303,11 @@ static bool send_new(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 		     struct xp_batch *b, struct xp_cc_ctl *ctl, bool probe)
 {
 	uint64_t budget = budget_of(c, ctl);
-	struct xp_smsg *ms[XP_MSG_SLOTS];
-	uint32_t n = xp_smsgs(core, c, ms);
+	struct xp_smsg_walk w;
+	struct xp_smsg *m;
 
-	for (uint32_t k = 0; k < n; k++) {
-		struct xp_smsg *m = ms[k];
+	xp_smsg_walk_init(c, &w);
+	while ((m = xp_smsg_walk_next(core, c, &w))) {
 		struct xp_chunk *ch;
 		uint32_t len, idx;
 
@@ -440,6 +440,7 @@ unsigned xp_send_push(struct xp_core *core, struct xp_conn *c, uint64_t now_ns,
 	if (!xp_conn_live(c) || !c->bound || !c->n_smsgs)
 		return 0;
 	news = push(core, c, now_ns, b) ? XP_NEWS_SEND : 0;
+	xp_rack_on_burst_end(core, c, now_ns);
 	if (c->ack_req_pend & (uint16_t)~asked)
 		news |= XP_NEWS_CTRL;
 	return news;

@@ -90,6 +90,8 @@ void xp_timerq_set(struct xp_timerq *q, uint32_t id, uint64_t deadline_ns)
 {
 	uint32_t i = q->pos[id];
 
+	if (i != NOT_ARMED && q->deadline_ns[id] == deadline_ns)
+		return; /* most rearms after a chunk or an ACK leave the deadline as it was */
 	q->deadline_ns[id] = deadline_ns;
 	if (i == NOT_ARMED) {
 		i = q->len++;

@@ -123,6 +123,7 @@ struct xp_conn {
 	uint32_t rmsg[XP_MSG_SLOTS];
 	uint32_t n_rmsgs;
 	uint32_t cts_unconfirmed;
+	uint16_t cts_timed;       /* slots whose CTS is XP_CTS_SENT: on its retransmission timer */
 
 	/* operations not yet completed (queued or active, both directions) */
 	uint32_t ops_open;

@@ -49,6 +49,7 @@ struct xp_rack {
 	bool probe_pending;       /* send a probe on the next turn */
 	bool rto_rtx;             /* send the RTO's retransmission on the next turn */
 	bool dirty;               /* delivery news since the last loss detection */
+	bool tlp_rearm;           /* new data went in this burst: the TLP restarts at its end */
 };
 
 /**
@@ -168,11 +169,19 @@ void xp_rack_on_probe_acked(struct xp_core *core, struct xp_conn *c, const struc
 
 /**
  * xp_rack_on_sent() - A chunk went out as @kind: arm the RTO if it is not armed (restart it
- * after a probe, RFC 8985 7.3); after new data, (re)start the TLP (7.2), so the probe waits a
- * PTO after the newest transmission rather than the first of the flight.
+ * after a probe, RFC 8985 7.3); after new data, note that the TLP must (re)start (7.2) when the
+ * burst ends (xp_rack_on_burst_end()), so the probe waits a PTO after the newest transmission
+ * rather than the first of the flight.
  */
 void xp_rack_on_sent(struct xp_core *core, struct xp_conn *c, enum xp_tx_kind kind,
 		     uint64_t now_ns);
+
+/**
+ * xp_rack_on_burst_end() - the sender's turn on @c is over: if new data went, (re)start the
+ * TLP, once, from the state the last chunk left (the deadline it computes for every chunk of
+ * a burst but the last would be overwritten unread).
+ */
+void xp_rack_on_burst_end(struct xp_core *core, struct xp_conn *c, uint64_t now_ns);
 
 /**
  * xp_rack_on_timer() - @c's recovery timers: TLP (first when due no later than the RTO),

@@ -78,32 +78,64 @@ static inline struct xp_smsg *xp_smsg_at(struct xp_core *core, struct xp_conn *c
 	return i != XP_NONE && core->smsgs[i].seq == seq ? &core->smsgs[i] : NULL;
 }
 
+/*
+ * A walk over @c's running messages, oldest first: by slot from the window's
+ * start, which is seq order except that a message 16 or more past the oldest
+ * unfinished one comes among the first (it runs only because the one 16
+ * before it finished, so no older message shares its slot). Cost: one step
+ * per running message, not per window seq; a caller that stops early pays
+ * for the messages it saw only.
+ */
+struct xp_smsg_walk {
+	uint32_t rot;  /* the window start's slot */
+	uint32_t mask; /* running slots not yet visited, rotated so bit 0 is rot */
+};
+
 /**
- * xp_smsgs() - @c's running messages, oldest first.
+ * xp_smsg_walk_init() - start a walk over @c's running messages.
+ */
+static inline void xp_smsg_walk_init(const struct xp_conn *c, struct xp_smsg_walk *w)
+{
+	w->rot = c->sw.below & XP_SLOT_MASK;
+	w->mask = ((uint32_t)c->smsg_mask >> w->rot |
+		   (uint32_t)c->smsg_mask << (XP_MSG_SLOTS - w->rot)) & 0xffffu;
+}
+
+/**
+ * xp_smsg_walk_next() - the walk's next message.
+ *
+ * Return: the next running message of @c, or NULL once all were seen.
+ */
+static inline struct xp_smsg *xp_smsg_walk_next(struct xp_core *core, const struct xp_conn *c,
+						struct xp_smsg_walk *w)
+{
+	uint32_t j;
+
+	if (!w->mask)
+		return NULL;
+	j = (uint32_t)__builtin_ctz(w->mask);
+	w->mask &= w->mask - 1;
+	return &core->smsgs[c->smsg[(w->rot + j) & XP_SLOT_MASK]];
+}
+
+/**
+ * xp_smsgs() - @c's running messages, oldest first (the order of struct xp_smsg_walk).
  * @core: the core.
  * @c: the connection.
  * @out: room for XP_MSG_SLOTS.
- *
- * By slot from the window's start, which is seq order except that a message
- * 16 or more past the oldest unfinished one comes among the first (it runs
- * only because the one 16 before it finished, so no older message shares
- * its slot). Cost: one step per running message, not per window seq.
  *
  * Return: how many.
  */
 static inline uint32_t xp_smsgs(struct xp_core *core, const struct xp_conn *c,
 				struct xp_smsg **out)
 {
-	uint32_t rot = c->sw.below & XP_SLOT_MASK, n = 0;
-	uint32_t mask = ((uint32_t)c->smsg_mask >> rot | (uint32_t)c->smsg_mask << (XP_MSG_SLOTS - rot)) &
-			0xffffu;
+	struct xp_smsg_walk w;
+	struct xp_smsg *m;
+	uint32_t n = 0;
 
-	while (mask) {
-		uint32_t j = (uint32_t)__builtin_ctz(mask);
-
-		mask &= mask - 1;
-		out[n++] = &core->smsgs[c->smsg[(rot + j) & XP_SLOT_MASK]];
-	}
+	xp_smsg_walk_init(c, &w);
+	while ((m = xp_smsg_walk_next(core, c, &w)))
+		out[n++] = m;
 	return n;
 }
 
