@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench.h - what pcm-bench's subcommands share: options, the ACK trace every
- * handler benchmark replays, the native Swift baseline (bench_native.c), the
- * helpers (bench_util.c), and each subcommand's entry point.
+ * handler benchmark replays and the loops that feed it to a shell, the native
+ * Swift baseline (bench_native.c), the helpers (bench_util.c), and each
+ * subcommand's entry point.
  */
 #ifndef PCM_BENCH_BENCH_H
 #define PCM_BENCH_BENCH_H
@@ -14,6 +15,7 @@
 #include "native_swift.h"
 #include "package.h"
 #include "pcm_units.h"
+#include "shell.h"
 
 #define TRACE_LEN 65536u /* distinct events, replayed round-robin over the flows */
 #define MAX_BURST 256
@@ -95,10 +97,81 @@ static inline void make_native_event(const struct trace *t, uint32_t i,
 	ev->rtt_ps = (uint64_t)t->rtt_ns[i] * 1000;
 }
 
-/* bench_util.c: the helpers every subcommand may call; it calls none of them. */
+/*
+ * How a datapath hands a shell its events: one call per event, or bursts
+ * gathered as a completion-queue poll would; one loop each for the sync and
+ * the async shell (bench_feed_each(), bench_feed_bursts()). Callers pass a
+ * constant @kind, so the inlined loop calls that shell directly.
+ */
+enum bench_shell_kind {
+	BENCH_SHELL_SYNC,  /* struct pcm_shell */
+	BENCH_SHELL_ASYNC, /* struct pcm_async */
+};
 
-/* The handler benchmarks' simulated clock, ps; it never goes back. */
+/* The handler benchmarks' simulated clock, ps; it never goes back (bench_util.c). */
 extern pcm_uint bench_now_ps;
+
+static inline __attribute__((always_inline)) void
+bench_feed(enum bench_shell_kind kind, void *shell, uint32_t flow, const struct pcm_event *ev,
+	   pcm_uint now_ps)
+{
+	if (kind == BENCH_SHELL_SYNC)
+		pcm_shell_feed(shell, flow, ev, now_ps);
+	else
+		pcm_async_feed(shell, flow, ev, now_ps);
+}
+
+static inline __attribute__((always_inline)) void
+bench_feed_burst(enum bench_shell_kind kind, void *shell, const struct pcm_flow_event *evs,
+		 uint32_t n)
+{
+	if (kind == BENCH_SHELL_SYNC)
+		pcm_shell_feed_burst(shell, evs, n);
+	else
+		pcm_async_feed_burst(shell, evs, n);
+}
+
+/* Feed @events events of @t to @shell one by one, round-robin over @flows flows. */
+static inline __attribute__((always_inline)) void
+bench_feed_each(enum bench_shell_kind kind, void *shell, const struct trace *t, uint64_t events,
+		uint32_t flows)
+{
+	struct pcm_event ev = { 0 };
+	uint32_t flow = 0;
+
+	for (uint64_t n = 0; n < events; n++) {
+		make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
+		bench_feed(kind, shell, flow, &ev, bench_now_ps += 1000);
+		flow = flow + 1 == flows ? 0 : flow + 1;
+	}
+}
+
+/*
+ * The same in bursts of @burst events gathered in @batch (MAX_BURST entries);
+ * shaped as bench_native.c's run_native_bursts(): the two differ only in the
+ * event and the call.
+ */
+static inline __attribute__((always_inline)) void
+bench_feed_bursts(enum bench_shell_kind kind, void *shell, struct pcm_flow_event *batch,
+		  const struct trace *t, uint64_t events, uint32_t flows, uint32_t burst)
+{
+	uint32_t flow = 0, fill = 0;
+
+	for (uint64_t n = 0; n < events; n++) {
+		batch[fill].flow = flow;
+		batch[fill].now_ps = bench_now_ps += 1000;
+		make_event(t, (uint32_t)n & (TRACE_LEN - 1), &batch[fill].ev);
+		if (++fill == burst) {
+			bench_feed_burst(kind, shell, batch, fill);
+			fill = 0;
+		}
+		flow = flow + 1 == flows ? 0 : flow + 1;
+	}
+	if (fill)
+		bench_feed_burst(kind, shell, batch, fill);
+}
+
+/* bench_util.c: the helpers every subcommand may call; it calls none of them. */
 
 uint64_t bench_xorshift64(uint64_t *s);
 double bench_now_s(void);

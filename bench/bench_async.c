@@ -126,8 +126,6 @@ static struct async_run run_async(struct pcm_async *as, const struct trace *t, u
 {
 	static struct pcm_flow_event batch[MAX_BURST];
 	struct pcm_async_stats s0, s1;
-	struct pcm_event ev = { 0 };
-	uint32_t flow = 0, fill = 0;
 	struct async_run r;
 	double t0, c0, p0;
 
@@ -135,25 +133,10 @@ static struct async_run run_async(struct pcm_async *as, const struct trace *t, u
 	t0 = bench_now_s();
 	c0 = bench_thread_cpu_s();
 	p0 = bench_process_cpu_s();
-	for (uint64_t n = 0; n < events; n++) {
-		pcm_uint now = bench_now_ps += 1000;
-
-		if (burst == 1) {
-			make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
-			pcm_async_feed(as, flow, &ev, now);
-		} else {
-			batch[fill].flow = flow;
-			batch[fill].now_ps = now;
-			make_event(t, (uint32_t)n & (TRACE_LEN - 1), &batch[fill].ev);
-			if (++fill == burst) {
-				pcm_async_feed_burst(as, batch, fill);
-				fill = 0;
-			}
-		}
-		flow = flow + 1 == flows ? 0 : flow + 1;
-	}
-	if (fill)
-		pcm_async_feed_burst(as, batch, fill);
+	if (burst == 1)
+		bench_feed_each(BENCH_SHELL_ASYNC, as, t, events, flows);
+	else
+		bench_feed_bursts(BENCH_SHELL_ASYNC, as, batch, t, events, flows, burst);
 	r.seconds = bench_now_s() - t0;
 	r.cpu_seconds = bench_thread_cpu_s() - c0;
 	r.worker_cpu_seconds = bench_process_cpu_s() - p0 - r.cpu_seconds;

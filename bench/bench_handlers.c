@@ -49,45 +49,21 @@ static void trace_fill(struct trace *t)
  * pay for their burst array.
  */
 /*
- * burst == 1: one loop of its own, shaped as bench_native.c's run_native(), and not
- * inlined into run_pcm(), whose timing state would otherwise compete with
- * it for registers.
+ * Each mode a loop of its own, not inlined into run_pcm(), whose timing state
+ * would otherwise compete with it for registers.
  */
-static __attribute__((noinline)) void feed_each(struct pcm_shell *shell, const struct trace *t, uint64_t events,
-		      uint32_t flows)
+static __attribute__((noinline)) void feed_each(struct pcm_shell *shell, const struct trace *t,
+						uint64_t events, uint32_t flows)
 {
-	struct pcm_event ev = { 0 };
-	uint32_t flow = 0;
-
-	for (uint64_t n = 0; n < events; n++) {
-		make_event(t, (uint32_t)n & (TRACE_LEN - 1), &ev);
-		pcm_shell_feed(shell, flow, &ev, bench_now_ps += 1000);
-		flow = flow + 1 == flows ? 0 : flow + 1;
-	}
+	bench_feed_each(BENCH_SHELL_SYNC, shell, t, events, flows);
 }
 
-/*
- * Shaped as bench_native.c's run_native_bursts(): the two differ only in the
- * event and the call.
- */
 static __attribute__((noinline)) void feed_bursts(struct pcm_shell *shell, const struct trace *t,
 						  uint64_t events, uint32_t flows, uint32_t burst)
 {
 	static struct pcm_flow_event batch[MAX_BURST];
-	uint32_t flow = 0, fill = 0;
 
-	for (uint64_t n = 0; n < events; n++) {
-		batch[fill].flow = flow;
-		batch[fill].now_ps = bench_now_ps += 1000;
-		make_event(t, (uint32_t)n & (TRACE_LEN - 1), &batch[fill].ev);
-		if (++fill == burst) {
-			pcm_shell_feed_burst(shell, batch, fill);
-			fill = 0;
-		}
-		flow = flow + 1 == flows ? 0 : flow + 1;
-	}
-	if (fill)
-		pcm_shell_feed_burst(shell, batch, fill);
+	bench_feed_bursts(BENCH_SHELL_SYNC, shell, batch, t, events, flows, burst);
 }
 
 static struct run_result run_pcm(struct pcm_shell *shell, const struct trace *t,

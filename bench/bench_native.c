@@ -54,7 +54,7 @@ static __attribute__((noinline)) uint64_t native_feed_burst(struct native_swift_
 
 /*
  * Native side in bursts: the events are gathered into a burst array of the
- * native event, then handled one by one, as bench_handlers.c's feed_bursts()
+ * native event, then handled one by one, as bench.h's bench_feed_bursts()
  * does with PCM's.
  */
 static __attribute__((noinline)) struct run_result

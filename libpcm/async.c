@@ -820,6 +820,32 @@ static void restart_shared(struct pcm_async *as, unsigned char *slot, uint16_t p
 	publish_controls(as, slot, pkg, pi, rec, true);
 }
 
+/*
+ * call() of @pkg on @rec. All the flows of the shell are one handler
+ * instance, and workers run flows in parallel: the calls of a package with
+ * instance variables are serialised on its instance's lock (pkgset.h).
+ */
+static int run_call(struct pcm_async *as, const struct pcm_package *pkg, pcm_uint *rec,
+		    pcm_uint now)
+{
+	pthread_mutex_t *lock;
+	int rc;
+
+	if (!pkg->n_shared_slots)
+		return pkg->ops.call(rec, now);
+	lock = &as->pkgs.shared_lock[pcm_pkgset_find(&as->pkgs, pkg)];
+	pthread_mutex_lock(lock);
+	rc = pkg->ops.call(rec, now);
+	pthread_mutex_unlock(lock);
+	return rc;
+}
+
+/* Bind @rec, a record of package number @pi, to the shell's instance area (package.h). */
+static void bind_instance(struct pcm_async *as, uint16_t pi, pcm_uint *rec)
+{
+	pcm_package_bind_shared(as->pkgs.pkg[pi], rec, pcm_pkgset_shared(&as->pkgs, pi, 0));
+}
+
 static void count_call(struct async_worker *w, int rc)
 {
 	cnt_add(&w->cnt.handler_calls, rc != 0);
@@ -842,12 +868,13 @@ static void do_handoff(struct pcm_async *as, struct async_worker *w, struct visi
 	fold_all(as, v, tk);
 	if (req & REQ_SWAP) {
 		/* what the old package's triggers hold for, its handler takes, as it would have */
-		count_call(w, v->pkg->ops.call(rec, v->now));
+		count_call(w, run_call(as, v->pkg, rec, v->now));
 		pcm_package_handoff(v->pkg, rec, next, w->scratch, v->now);
 		memcpy(rec, w->scratch, next->record_slots * sizeof(pcm_uint));
 	} else {
 		next->ops.init(rec, v->now);
 	}
+	bind_instance(as, to, rec);
 	restart_shared(as, v->slot, to, (uint32_t)tk, rec);
 	v->priv->seen = (uint32_t)(tk >> 32) + 1; /* every event before this handoff's ticket */
 	unlock_flow(h, tk);
@@ -1070,7 +1097,7 @@ static uint32_t worker_round(struct pcm_async *as, struct async_worker *w, uint3
 
 		if (!v->run)
 			continue;
-		v->rc = v->pkg->ops.call(rec_of(as, v->priv), v->now);
+		v->rc = run_call(as, v->pkg, rec_of(as, v->priv), v->now);
 		calls += v->rc != 0;
 		errors += v->rc < 0;
 		taken++;
@@ -1175,6 +1202,7 @@ static void start_flow(struct pcm_async *as, uint32_t flow, uint32_t worker, uin
 	pcm_uint *rec = rec_of(as, priv_of(as, flow));
 
 	pkg->ops.init(rec, now_ps);
+	bind_instance(as, pi, rec);
 	ST(&h->worker, (uint16_t)worker);
 	ST(&h->now, now_ps);
 	restart_shared(as, slot, pi, 0, rec);
@@ -1553,7 +1581,7 @@ int pcm_async_create_cfg(const struct pcm_async_config *cfg, struct pcm_async **
 	as->cfg.packages = NULL;
 	as->mode = cfg->mode;
 	as->n_workers = cfg->n_workers;
-	pcm_pkgset_init(&as->pkgs, cfg->target, fits, as);
+	pcm_pkgset_init(&as->pkgs, cfg->target, fits, as, 1);
 	rc = build_shell(as, cfg, diag);
 	if (rc < 0) {
 		free_shell(as);

@@ -27,6 +27,8 @@ struct layout {
 	unsigned record_slots;
 	int ref_slot[PCM_SPEC_MAX_SIGNALS];   /* DELTA/MAGNITUDE reference, or -1 */
 	int epoch_slot[PCM_SPEC_MAX_SIGNALS]; /* ELAPSED_TIME epoch, or -1 */
+	unsigned shared_slots;                /* instance variables' slots (package.h) */
+	int shared_ref;                       /* record slot of their area's address, or -1 */
 	/* the asynchronous shell's shared memory (package.h) */
 	unsigned window_slots;
 	unsigned pub_slots;
@@ -85,6 +87,10 @@ static void compute_layout(const struct pcm_spec *spec, struct layout *l)
 		l->ref_slot[i] = has_reference(s) ? (int)next++ : -1;
 		l->epoch_slot[i] = s->type == PCM_SIG_ELAPSED_TIME ? (int)next++ : -1;
 	}
+	l->shared_slots = 0;
+	for (unsigned i = 0; i < spec->n_variables; i++)
+		l->shared_slots += spec->variables[i].shared ? spec->variables[i].arr_len : 0;
+	l->shared_ref = l->shared_slots ? (int)next++ : -1;
 	l->record_slots = next;
 }
 
@@ -367,11 +373,13 @@ static void emit_tables(const struct pcm_spec *spec, FILE *out)
 			c->initial.num.u);
 	}
 	fputs("\t{ 0 },\n};\n\nstatic const struct pcm_pkg_variable pcm_gen_variables[] = {\n", out);
-	for (unsigned i = 0; i < spec->n_variables; i++) {
+	for (unsigned i = 0, shared = 0; i < spec->n_variables; i++) {
 		const struct pcm_spec_variable *v = &spec->variables[i];
 
-		fprintf(out, "\t{ \"%s\", %d, %u, %u, UINT64_C(%" PRIu64 ") },\n", v->name,
-			v->type, v->slot, v->arr_len, v->initial.num.u);
+		fprintf(out, "\t{ \"%s\", %d, %u, %u, UINT64_C(%" PRIu64 "), %s, %u },\n", v->name,
+			v->type, v->slot, v->arr_len, v->initial.num.u, v->shared ? "true" : "false",
+			v->shared ? shared : 0);
+		shared += v->shared ? v->arr_len : 0;
 	}
 	fputs("\t{ 0 },\n};\n\n", out);
 }
@@ -658,6 +666,37 @@ static void emit_commit(const struct pcm_spec *spec, const struct layout *l, FIL
 }
 
 /*
+ * The instance variables around the handler (package.h): copied @in from the
+ * flow's instance area into the record before it runs, and out after. A
+ * record bound to no area (address 0) keeps its own values.
+ */
+static void emit_shared_copy(const struct pcm_spec *spec, const struct layout *l, bool in,
+			     FILE *out)
+{
+	unsigned area = 0;
+
+	if (l->shared_ref < 0)
+		return;
+	if (in)
+		fprintf(out, "\tpcm_uint *const shared = (pcm_uint *)(uintptr_t)rec[%d];\n\n",
+			l->shared_ref);
+	fputs("\tif (shared) {\n", out);
+	for (unsigned i = 0; i < spec->n_variables; i++) {
+		const struct pcm_spec_variable *v = &spec->variables[i];
+
+		for (unsigned k = 0; v->shared && k < v->arr_len; k++, area++) {
+			if (in)
+				fprintf(out, "\t\trec[%u] = shared[%u];\n", l->var_off + v->slot + k,
+					area);
+			else
+				fprintf(out, "\t\tshared[%u] = rec[%u];\n", area,
+					l->var_off + v->slot + k);
+		}
+	}
+	fputs("\t}\n", out);
+}
+
+/*
  * call(): the pipeline after accumulation, on a record. The sync shell's
  * feed() runs it inline after accumulating; the async worker runs it on its
  * copy of the record after folding the window in.
@@ -674,8 +713,10 @@ static void emit_call(const struct pcm_spec *spec, const struct layout *l,
 		if (l->ref_slot[i] >= 0)
 			fprintf(out, "\tif (fired & ((pcm_uint)1 << %u))\n\t\trec[%d] = rec[%u];\n", i,
 				l->ref_slot[i], l->sig_off + i);
+	emit_shared_copy(spec, l, true, out);
 	fprintf(out, "\trec[0] = fired;\n\trec[1] = 0;\n\tconst int rc = %s_main(rec);\n",
 		opts->symbol);
+	emit_shared_copy(spec, l, false, out);
 	emit_commit(spec, l, out);
 	fputs("\treturn rc == PCM_SUCCESS ? 1 : -EIO;\n}\n\n"
 	      "__attribute__((flatten)) static int pcm_gen_call(pcm_uint *rec, pcm_uint now_ps)\n{\n"
@@ -913,6 +954,8 @@ static void emit_descriptor(const struct pcm_spec *spec, const struct layout *l,
 	fprintf(out, "\t.n_variables = %u,\n\t.handler_slots = %u,\n\t.record_slots = %u,\n",
 		spec->n_variables, l->handler_slots, l->record_slots);
 	fprintf(out, "\t.window_slots = %u,\n\t.pub_slots = %u,\n", l->window_slots, l->pub_slots);
+	fprintf(out, "\t.n_shared_slots = %u,\n\t.shared_ref_slot = %d,\n", l->shared_slots,
+		l->shared_ref < 0 ? 0 : l->shared_ref);
 	fprintf(out, "\t.signal_types = UINT64_C(0x%" PRIx64 "),\n", signal_type_mask(spec));
 	fprintf(out, "\t.control_types = 0x%x,\n", control_type_mask(spec));
 	emit_control_slots(spec, l, out);

@@ -12,6 +12,29 @@
 
 #include "package.h"
 
+/* Instance variables: within the variable slots, their area's address in an auxiliary slot. */
+static int validate_shared(const struct pcm_package *pkg, const char **why)
+{
+	uint32_t slots = 0;
+	bool ok = pkg->shared_ref_slot >= pkg->handler_slots &&
+		  pkg->shared_ref_slot < pkg->record_slots && pkg->variables;
+
+	if (!pkg->n_shared_slots)
+		return 0;
+	for (uint32_t i = 0; ok && i < pkg->n_variables; i++) {
+		const struct pcm_pkg_variable *v = &pkg->variables[i];
+
+		if (!v->shared)
+			continue;
+		ok = v->shared_slot == slots && v->slot + v->arr_len <= pkg->n_var_slots;
+		slots += v->arr_len;
+	}
+	if (ok && slots == pkg->n_shared_slots)
+		return 0;
+	*why = "instance-variable layout does not match the variables";
+	return -EINVAL;
+}
+
 static int validate_counts(const struct pcm_package *pkg, const char **why)
 {
 	uint32_t elapsed = 0;
@@ -46,7 +69,7 @@ static int validate_counts(const struct pcm_package *pkg, const char **why)
 			return -EINVAL;
 		}
 	}
-	return 0;
+	return validate_shared(pkg, why);
 }
 
 static bool ops_complete(const struct pcm_package_ops *ops)
@@ -81,6 +104,16 @@ void pcm_package_controls(const struct pcm_package *pkg, const pcm_uint *rec,
 
 		out->value[t] = slot >= 0 ? rec[slot] : 0;
 		out->mask |= (pcm_uint)(slot >= 0) << t;
+	}
+}
+
+void pcm_package_shared_init(const struct pcm_package *pkg, pcm_uint *area)
+{
+	for (uint32_t i = 0; pkg->n_shared_slots && i < pkg->n_variables; i++) {
+		const struct pcm_pkg_variable *v = &pkg->variables[i];
+
+		for (uint32_t k = 0; v->shared && k < v->arr_len; k++)
+			area[v->shared_slot + k] = v->initial;
 	}
 }
 

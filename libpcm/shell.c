@@ -69,7 +69,11 @@ int pcm_shell_create_cfg(const struct pcm_shell_config *cfg, struct pcm_shell **
 	if (!shell)
 		return -ENOMEM;
 	shell->record_slots = largest_record(cfg);
-	pcm_pkgset_init(&shell->pkgs, cfg->target, fits, shell);
+	pcm_pkgset_init(&shell->pkgs, cfg->target, fits, shell, cfg->n_instances);
+	if (shell->pkgs.n_instances > 1) {
+		shell->instance_of = calloc(cfg->max_flows, sizeof(*shell->instance_of));
+		rc = shell->instance_of ? 0 : -ENOMEM;
+	}
 	for (uint32_t i = 0; i < cfg->n_packages && rc == 0; i++)
 		rc = pcm_pkgset_add(&shell->pkgs, cfg->packages[i], NULL, diag);
 	if (rc == 0)
@@ -88,7 +92,29 @@ int pcm_shell_create_cfg(const struct pcm_shell_config *cfg, struct pcm_shell **
 			snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows",
 				 cfg->max_flows);
 		pcm_pkgset_fini(&shell->pkgs);
+		free(shell->instance_of);
 		free(shell);
+		return rc;
+	}
+	*out = shell;
+	return 0;
+}
+
+int pcm_shell_create_filled(const struct pcm_shell_config *cfg, pcm_uint now_ps,
+			    struct pcm_shell **out, struct pcm_diag *diag)
+{
+	struct pcm_shell *shell;
+	int rc = pcm_shell_create_cfg(cfg, &shell, diag);
+
+	if (rc < 0)
+		return rc;
+	for (uint32_t f = 0; rc == 0 && f < cfg->max_flows; f++)
+		rc = pcm_shell_flow_add_at(shell, f, cfg->packages[0], now_ps);
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows",
+				 cfg->max_flows);
+		pcm_shell_destroy(shell);
 		return rc;
 	}
 	*out = shell;
@@ -102,21 +128,8 @@ int pcm_shell_create(const struct pcm_package *pkg, const struct pcm_target *tar
 	struct pcm_shell_config cfg = {
 		.packages = &pkg, .n_packages = 1, .target = target, .max_flows = n_flows,
 	};
-	struct pcm_shell *shell;
-	int rc = pcm_shell_create_cfg(&cfg, &shell, diag);
 
-	if (rc < 0)
-		return rc;
-	for (uint32_t f = 0; rc == 0 && f < n_flows; f++)
-		rc = pcm_shell_flow_add_at(shell, f, pkg, now_ps);
-	if (rc < 0) {
-		if (rc == -ENOMEM)
-			snprintf(diag->msg, sizeof(diag->msg), "out of memory for %u flows", n_flows);
-		pcm_shell_destroy(shell);
-		return rc;
-	}
-	*out = shell;
-	return 0;
+	return pcm_shell_create_filled(&cfg, now_ps, out, diag);
 }
 
 void pcm_shell_destroy(struct pcm_shell *shell)
@@ -125,6 +138,7 @@ void pcm_shell_destroy(struct pcm_shell *shell)
 		return;
 	pcm_flowtab_fini(&shell->tab);
 	pcm_pkgset_fini(&shell->pkgs);
+	free(shell->instance_of);
 	free(shell);
 }
 
@@ -137,6 +151,18 @@ static int admit(struct pcm_shell *shell, const struct pcm_package *pkg)
 	return pcm_shell_package_add(shell, pkg, &diag);
 }
 
+/* Bind the record of @flow (slot @f) to its instance's area for its package (package.h). */
+static void bind_instance(struct pcm_shell *shell, uint32_t flow, struct pcm_flow_slot *f)
+{
+	uint32_t instance = shell->instance_of ? shell->instance_of[flow] : 0;
+
+	if (f->pkg->n_shared_slots)
+		pcm_package_bind_shared(f->pkg, f->rec,
+					pcm_pkgset_shared(&shell->pkgs,
+							  pcm_pkgset_find(&shell->pkgs, f->pkg),
+							  instance));
+}
+
 static void start_flow(struct pcm_shell *shell, uint32_t flow, const struct pcm_package *pkg,
 		       pcm_uint now_ps)
 {
@@ -144,6 +170,9 @@ static void start_flow(struct pcm_shell *shell, uint32_t flow, const struct pcm_
 
 	pkg->ops.init(f->rec, now_ps);
 	f->pkg = pkg;
+	if (shell->instance_of)
+		shell->instance_of[flow] = 0;
+	bind_instance(shell, flow, f);
 }
 
 /* Add a flow at *@flow (@at) or at the lowest free handle, stored in *@flow. */
@@ -192,6 +221,7 @@ int pcm_shell_flow_reset(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps
 	if (!f)
 		return -ENOENT;
 	f->pkg->ops.init(f->rec, now_ps);
+	bind_instance(shell, flow, f);
 	return 0;
 }
 
@@ -213,7 +243,22 @@ int pcm_shell_flow_swap(struct pcm_shell *shell, uint32_t flow, const struct pcm
 	pcm_package_handoff(f->pkg, f->rec, pkg, next, now_ps);
 	memcpy(f->rec, next, pkg->record_slots * sizeof(pcm_uint));
 	f->pkg = pkg;
+	bind_instance(shell, flow, f);
 	free(next);
+	return 0;
+}
+
+int pcm_shell_flow_instance(struct pcm_shell *shell, uint32_t flow, uint32_t instance)
+{
+	struct pcm_flow_slot *f = pcm_shell_slot(shell, flow);
+
+	if (!f)
+		return -ENOENT;
+	if (instance >= shell->pkgs.n_instances)
+		return -ERANGE;
+	if (shell->instance_of)
+		shell->instance_of[flow] = instance;
+	bind_instance(shell, flow, f);
 	return 0;
 }
 

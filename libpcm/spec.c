@@ -960,9 +960,9 @@ enum { CTRL_NAME, CTRL_TYPE, CTRL_INITIAL, CTRL_DESCRIPTION, CTRL_N_FIELDS };
 static const char *const control_keys[CTRL_N_FIELDS] = { "name", "type", "initial_value",
 							 "description" };
 
-enum { VAR_NAME, VAR_TYPE, VAR_INITIAL, VAR_ARR_LEN, VAR_DESCRIPTION, VAR_N_FIELDS };
-static const char *const variable_keys[VAR_N_FIELDS] = { "name", "type", "initial_value",
-							 "arr_len", "description" };
+enum { VAR_NAME, VAR_TYPE, VAR_INITIAL, VAR_ARR_LEN, VAR_SCOPE, VAR_DESCRIPTION, VAR_N_FIELDS };
+static const char *const variable_keys[VAR_N_FIELDS] = { "name",  "type",	 "initial_value",
+							 "arr_len", "scope", "description" };
 
 enum { TOP_ALGORITHM, TOP_CONSTANTS, TOP_SIGNALS, TOP_CONTROLS, TOP_VARIABLES, TOP_N_FIELDS };
 static const char *const top_keys[TOP_N_FIELDS] = { "algorithm", "constants", "signals",
@@ -1285,6 +1285,29 @@ static int parse_arr_len(struct loader *ld, const yaml_node_t *node, const char 
 	return 0;
 }
 
+/* `scope: flow` (the default, the SDK's only kind) or `scope: instance` (pcm extension). */
+static int scope_field(struct loader *ld, const struct item *it, bool *shared)
+{
+	char buf[SHOWN_MAX + 4];
+	char key[KEY_MAX];
+	const char *text;
+	int ret;
+
+	if (!it->f.value[VAR_SCOPE])
+		return 0;
+	field_key(key, it->where, "scope");
+	ret = scalar_text(ld, it->f.value[VAR_SCOPE], key, &text);
+	if (ret)
+		return ret;
+	if (strcmp(text, "flow") == 0 || strcmp(text, "instance") == 0) {
+		*shared = text[0] == 'i';
+		return 0;
+	}
+	return diag_at(ld, node_loc(it->f.value[VAR_SCOPE]), key,
+		       "expected \"flow\" or \"instance\", found '%s'",
+		       shown(buf, sizeof(buf), text, strlen(text)));
+}
+
 static int parse_variable(struct loader *ld, const struct item *it, void *out)
 {
 	struct pcm_spec_variable *var = out;
@@ -1303,6 +1326,8 @@ static int parse_variable(struct loader *ld, const struct item *it, void *out)
 		var->is_array = true;
 		ret = parse_arr_len(ld, len_node, it->where, &var->arr_len);
 	}
+	if (ret == 0)
+		ret = scope_field(ld, it, &var->shared);
 	if (ret == 0)
 		ret = description_field(ld, &it->f, VAR_DESCRIPTION, it->where, &var->description);
 	if (ret)

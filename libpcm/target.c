@@ -16,6 +16,8 @@
  * - doca: a DOCA PCC-style NIC runs per coalesced CNP/TX/ACK/NACK/RTT event
  *   and enforces a rate only.
  * - reference: everything; for tests and benchmarks of the shells alone.
+ * Instance variables (`scope: instance`) need nothing of a datapath: the
+ * shells keep them (pcm-handler(7)), so no target refuses them.
  */
 #include <errno.h>
 #include <stdio.h>

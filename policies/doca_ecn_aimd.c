@@ -7,7 +7,8 @@
  *
  * Rate r is a fraction of line rate with PCM_RATE_ONE = 1 << 20 = 100%:
  *   per CNP:                 r = max(r * 0.90, RATE_MIN)   (16-bit fixed-point factor)
- *   per Nth TX event:        r = min(r + AI / 4, RATE_MAX), AI = 5% of line rate
+ *   per 1000th TX event of the port:
+ *                            r = min(r + AI / 4, RATE_MAX), AI = 5% of line rate
  * Coalesced CNPs are applied one by one, so a call that carries n CNPs cuts
  * n times. Integer arithmetic only, as on the DPA.
  *
@@ -15,12 +16,17 @@
  * stands for many packets"): the emulated NIC sends one per burst of
  * TxEventBurst packets (16, pcm-sim(1)), its value the packets it stands for.
  * The handler counts events, one per call that carries one, not packets.
- * The tutorial acts on every ~1000th TX event of a BlueField, whose
- * coalescing it does not quantify; at 16 packets per event that would be
- * +1.25% per 64 MB sent, so a 4 MB flow would never increase. N =
- * TX_EVENTS_PER_INCREASE = 16 keeps the rule (+AI/4 on every Nth event) and
- * adds 1.25% per 256 packets (1 MiB) sent at full bursts: a documented
- * deviation in the count, not in the rule.
+ * As the tutorial's handler, it keeps one counter for all the flows of its
+ * port ("a global counter (that persists across calls)"; "one controller
+ * governs all the flows on its port"): TX_SINCE_INCREASE is an instance
+ * variable (`scope: instance`, pcm-handler(7)), one per NIC port in the
+ * emulation, one per engine (its binding of the package) in the CPU
+ * transport. Every TX_EVENTS_PER_INCREASE = 1000th TX event of the port,
+ * whichever flow it belongs to, raises the rate of the flow whose event it
+ * is by AI / 4. At
+ * 16 packets per event that is +1.25% per 16,000 packets (about 67 MB) the
+ * port sends, so a flow of a few MB alone on its port never increases; two
+ * flows on one port share the count and rise at their combined pace.
  * Deviation of the emulation, not of the rule: a rate policy drives no
  * window, so it runs under the scenario's fixed window (InitialCwnd,
  * pcm-sim(1)) and starts at INIT_RATE, line rate (a profile may start
@@ -28,9 +34,9 @@
  *
  * In the emulation: each CNP (at most one per CnpInterval per group, from the
  * receiver) cuts the rate by 10% while the queue marks; once the marks stop
- * the rate climbs back, 1.25% per 16 TX events. The first RTTs start at line
- * rate with an InitialCwnd window and trim until the CNPs, 10% each, have
- * cut the rates to the fair share (20 CNPs, about 1 ms, at 8:1).
+ * the rate climbs back, 1.25% per 1000 TX events of the port. The first RTTs
+ * start at line rate with an InitialCwnd window and trim until the CNPs, 10%
+ * each, have cut the rates to the fair share (20 CNPs, about 1 ms, at 8:1).
  */
 #include "doca_ecn_aimd.h"
 #include "pcm_minmax.h"

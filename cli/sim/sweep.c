@@ -5,7 +5,7 @@
  *   pcm-sim sweep GRID.yaml [-j N] [-o DIR] [--resume] [--shard I/N] [--list]
  *   pcm-sim sweep --emit slurm|parallel GRID.yaml [-o DIR] [--shards N] [-j N]
  *                 [--sshloginfile FILE]
- *   pcm-sim sweep --collect DIR
+ *   pcm-sim sweep --collect DIR [-j N]
  *
  * A run reads the grid (sweep_grid.c), builds the policies it gives as
  * sources (sweep_build.c), writes the manifest, runs the cells
@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +56,7 @@ static void usage(FILE *f)
 	      "                     [--quiet]\n"
 	      "       pcm-sim sweep --emit slurm|parallel GRID.yaml [-o DIR] [--shards N] [-j N]\n"
 	      "                     [--sshloginfile FILE]\n"
-	      "       pcm-sim sweep --collect DIR\n"
+	      "       pcm-sim sweep --collect DIR [-j N]\n"
 	      "  runs every cell of the grid (scenarios x configurations x set: values x\n"
 	      "  policies x seeds), -j at once (default: every CPU), into DIR (default\n"
 	      "  NAME.sweep): cells/, results.jsonl, summary.csv, plots/. See pcm-sim(1).\n",
@@ -228,14 +229,67 @@ static bool collect_needed(const char *dir, const struct sweep_grid *g)
 	return false;
 }
 
-/* Merge, draw, and say what there is. Return: the exit status. */
-static int collect(const char *dir)
+/*
+ * The plotting tool of a sweep that runs its cells here, started with --wait
+ * as soon as a slot of the -j is left free by the last cells: Python and
+ * matplotlib load while those cells run, and the figures are drawn once "go"
+ * comes on its stdin after the merge. At -j 1 no slot frees early, and the
+ * tool runs after the merge as it would anyway.
+ */
+struct early_plots {
+	const char *dir;
+	char jobs[16];
+	pid_t pid;  /* 0: not started */
+	int go;     /* its stdin */
+};
+
+static void plots_start(void *arg)
 {
-	const char *args[] = { dir, NULL };
+	struct early_plots *p = arg;
+	const char *args[] = { "--wait", "-j", p->jobs, p->dir, NULL };
+	pid_t pid;
+
+	if (!PCM_PYTHON[0])
+		return; /* collect() says so */
+	pid = plot_tool_start("sweep", "pcm-sweep-plot", "PCM_SWEEP_PLOT", args, &p->go);
+	if (pid > 0)
+		p->pid = pid;
+}
+
+/* Tell an early tool to draw (@draw) or to exit; wait for it. Return: 0, -errno. */
+static int plots_finish(struct early_plots *p, bool draw)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	int rc = 0;
+
+	if (!p || !p->pid)
+		return 0;
+	/* a tool that already died gives EPIPE, not SIGPIPE */
+	sigaction(SIGPIPE, &ign, &old);
+	if (draw && write(p->go, "go\n", 3) != 3)
+		rc = -errno;
+	close(p->go);
+	sigaction(SIGPIPE, &old, NULL);
+	if (plot_tool_wait(p->pid) < 0 && draw)
+		rc = -EIO;
+	p->pid = 0;
+	return rc;
+}
+
+/*
+ * Merge, draw (in @jobs processes, by @early if it was started), and say
+ * what there is. Return: the exit status.
+ */
+static int collect(const char *dir, unsigned jobs, struct early_plots *early)
+{
+	char j[16];
+	const char *args[] = { "-j", j, dir, NULL };
 	struct sweep_collected c;
 	int rc = sweep_collect(dir, &c);
 
+	snprintf(j, sizeof(j), "%u", jobs);
 	if (rc < 0) {
+		plots_finish(early, false);
 		if (rc != -ENOENT)
 			fprintf(stderr, "pcm-sim sweep: %s: cannot merge the records: %s\n", dir,
 				strerror(-rc));
@@ -248,7 +302,12 @@ static int collect(const char *dir)
 		printf("pcm-sim sweep: %zu cells have no record yet (the first is cell %zu): run "
 		       "their shards, or pcm-sim sweep GRID -o %s --resume\n",
 		       c.cells - c.present, c.first_missing, dir);
-	if (c.present && plot_tool_run("sweep", "pcm-sweep-plot", "PCM_SWEEP_PLOT", args) < 0)
+	fflush(stdout);
+	if (early && early->pid)
+		rc = plots_finish(early, c.present > 0);
+	else if (c.present)
+		rc = plot_tool_run("sweep", "pcm-sweep-plot", "PCM_SWEEP_PLOT", args);
+	if (rc < 0)
 		return 1;
 	return c.ok == c.cells ? 0 : 1;
 }
@@ -312,16 +371,26 @@ static int emit(const struct sweep_opts *o, const struct sweep_grid *g, const ch
 static int run(const struct sweep_opts *o, const struct sweep_grid *g, const char *self,
 	       const char *dir)
 {
+	struct early_plots plots = { .dir = dir };
 	struct sweep_run_opts ro = {
 		.dir = dir, .self = self, .jobs = o->jobs ? o->jobs : sweep_cpus(),
 		.resume = o->resume, .quiet = o->quiet, .shard = o->shard, .shards = o->shards,
 	};
 	struct sweep_tally t;
 	double t0 = sweep_now_s();
-	int rc = sweep_run(g, &ro, &t);
+	int rc;
 
-	if (rc < 0)
+	snprintf(plots.jobs, sizeof(plots.jobs), "%u", ro.jobs);
+	/* a shard of several leaves the merge and the plots to --collect */
+	if (!(o->have_shard && o->shards > 1)) {
+		ro.slot_idle = plots_start;
+		ro.arg = &plots;
+	}
+	rc = sweep_run(g, &ro, &t);
+	if (rc < 0) {
+		plots_finish(&plots, false);
 		return 2;
+	}
 	if (!o->quiet)
 		fprintf(stderr, "pcm-sim sweep: %s: %zu cells%s, %zu recorded before, %zu run "
 				"(%zu ok, %zu not ok) with -j %u in %.2f s\n",
@@ -330,13 +399,14 @@ static int run(const struct sweep_opts *o, const struct sweep_grid *g, const cha
 	if (o->have_shard && o->shards > 1)
 		return t.failed ? 1 : 0;
 	if (!collect_needed(dir, g)) {
+		plots_finish(&plots, false);
 		if (!o->quiet)
 			fprintf(stderr, "pcm-sim sweep: %s: results.jsonl, summary.csv and the "
 					"plots are up to date\n",
 				dir);
 		return t.failed ? 1 : 0;
 	}
-	return collect(dir);
+	return collect(dir, ro.jobs, &plots);
 }
 
 int sweep_main(int argc, char **argv)
@@ -350,7 +420,7 @@ int sweep_main(int argc, char **argv)
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
 	if (o.collect)
-		return collect(o.collect);
+		return collect(o.collect, o.jobs ? o.jobs : sweep_cpus(), NULL);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
 		return 2;

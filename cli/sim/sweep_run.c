@@ -5,7 +5,8 @@
  * deterministic run as by hand), with its stdout and stderr in files beside
  * its record; up to -j children at once, the next started as one ends.
  * SIGCHLD is waited for with a timeout, so that a terminal's progress bar
- * keeps its clock going while long cells run.
+ * keeps its clock going while long cells run. When no cell is left to start
+ * and a slot is free, the caller is told once (slot_idle), to use it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -200,6 +201,7 @@ int sweep_run(const struct sweep_grid *g, const struct sweep_run_opts *o, struct
 	struct sweep_progress pr;
 	sigset_t chld, old;
 	size_t n, next = 0, running = 0;
+	bool idle_told = false;
 	char cells[4096];
 	int rc = 0;
 
@@ -228,6 +230,10 @@ int sweep_run(const struct sweep_grid *g, const struct sweep_run_opts *o, struct
 		if (rc < 0) {
 			running--;
 			break;
+		}
+		if (next == n && running && running < o->jobs && o->slot_idle && !idle_told) {
+			o->slot_idle(o->arg);
+			idle_told = true;
 		}
 		pr.running = running;
 		pid = reap(&chld, &status);

@@ -17,6 +17,12 @@ struct sweep_run_opts {
 	bool resume;          /* skip the cells whose record is there */
 	bool quiet;           /* no progress */
 	size_t shard, shards; /* run the cells whose index is shard modulo shards */
+	/*
+	 * If set, called once when the last cells run with a slot of the -j
+	 * free (not at -j 1, nor when no cell runs), with @arg.
+	 */
+	void (*slot_idle)(void *arg);
+	void *arg;
 };
 
 struct sweep_tally {

@@ -514,5 +514,16 @@ int pcmfi_nosys_ops_set(struct fid *fid, const char *name, uint64_t flags, void 
 			void *context);
 int pcmfi_nosys_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int pcmfi_nosys_control(struct fid *fid, int command, void *arg);
+/*
+ * A fid's struct fi_ops: its own @close, and @bind and @control its own or
+ * pcmfi_nosys_*; what no pcmfi fid provides (ops_open, tostr, ops_set) is
+ * named here once.
+ */
+#define PCMFI_FI_OPS(close_fn, bind_fn, control_fn)                                             \
+	{                                                                                         \
+		.size = sizeof(struct fi_ops), .close = (close_fn), .bind = (bind_fn),            \
+		.control = (control_fn), .ops_open = pcmfi_nosys_ops_open,                        \
+		.tostr = pcmfi_nosys_tostr, .ops_set = pcmfi_nosys_ops_set,                       \
+	}
 
 #endif /* PCMFI_H */

@@ -273,15 +273,7 @@ static int cq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = cq_close,
-	.bind = pcmfi_nosys_bind,
-	.control = cq_control,
-	.ops_open = pcmfi_nosys_ops_open,
-	.tostr = pcmfi_nosys_tostr,
-	.ops_set = pcmfi_nosys_ops_set,
-};
+static struct fi_ops cq_fi_ops = PCMFI_FI_OPS(cq_close, pcmfi_nosys_bind, cq_control);
 
 static struct fi_ops_cq cq_ops = {
 	.size = sizeof(struct fi_ops_cq),

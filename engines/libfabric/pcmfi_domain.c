@@ -28,15 +28,7 @@ static int dom_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops dom_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = dom_close,
-	.bind = pcmfi_nosys_bind,
-	.control = pcmfi_nosys_control,
-	.ops_open = pcmfi_nosys_ops_open,
-	.tostr = pcmfi_nosys_tostr,
-	.ops_set = pcmfi_nosys_ops_set,
-};
+static struct fi_ops dom_fi_ops = PCMFI_FI_OPS(dom_close, pcmfi_nosys_bind, pcmfi_nosys_control);
 
 static int no_av(struct fid_domain *d, struct fi_av_attr *a, struct fid_av **av, void *c)
 {

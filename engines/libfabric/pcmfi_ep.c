@@ -506,15 +506,7 @@ static int ep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops ep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = ep_close,
-	.bind = ep_bind,
-	.control = ep_control,
-	.ops_open = pcmfi_nosys_ops_open,
-	.tostr = pcmfi_nosys_tostr,
-	.ops_set = pcmfi_nosys_ops_set,
-};
+static struct fi_ops ep_fi_ops = PCMFI_FI_OPS(ep_close, ep_bind, ep_control);
 
 static size_t queue_size(size_t asked)
 {

@@ -287,15 +287,7 @@ static int eq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops eq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = eq_close,
-	.bind = pcmfi_nosys_bind,
-	.control = eq_control,
-	.ops_open = pcmfi_nosys_ops_open,
-	.tostr = pcmfi_nosys_tostr,
-	.ops_set = pcmfi_nosys_ops_set,
-};
+static struct fi_ops eq_fi_ops = PCMFI_FI_OPS(eq_close, pcmfi_nosys_bind, eq_control);
 
 static struct fi_ops_eq eq_ops = {
 	.size = sizeof(struct fi_ops_eq),

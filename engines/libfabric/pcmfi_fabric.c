@@ -178,15 +178,8 @@ static int fabric_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops fabric_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fabric_close,
-	.bind = pcmfi_nosys_bind,
-	.control = pcmfi_nosys_control,
-	.ops_open = pcmfi_nosys_ops_open,
-	.tostr = pcmfi_nosys_tostr,
-	.ops_set = pcmfi_nosys_ops_set,
-};
+static struct fi_ops fabric_fi_ops = PCMFI_FI_OPS(fabric_close, pcmfi_nosys_bind,
+					     pcmfi_nosys_control);
 
 /**
  * pcmfi_fabric_open() - the provider's fabric entry point (fi_fabric()).

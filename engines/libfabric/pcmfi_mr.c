@@ -105,15 +105,7 @@ static int mr_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops mr_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = mr_close,
-	.bind = pcmfi_nosys_bind,
-	.control = pcmfi_nosys_control,
-	.ops_open = pcmfi_nosys_ops_open,
-	.tostr = pcmfi_nosys_tostr,
-	.ops_set = pcmfi_nosys_ops_set,
-};
+static struct fi_ops mr_fi_ops = PCMFI_FI_OPS(mr_close, pcmfi_nosys_bind, pcmfi_nosys_control);
 
 /* A key no region of @dom has. */
 static uint64_t fresh_key(const struct pcmfi_domain *dom)

@@ -376,15 +376,7 @@ static int pep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops pep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = pep_close,
-	.bind = pep_bind,
-	.control = pcmfi_nosys_control,
-	.ops_open = pcmfi_nosys_ops_open,
-	.tostr = pcmfi_nosys_tostr,
-	.ops_set = pcmfi_nosys_ops_set,
-};
+static struct fi_ops pep_fi_ops = PCMFI_FI_OPS(pep_close, pep_bind, pcmfi_nosys_control);
 
 /**
  * pcmfi_pep_open() - fi_passive_ep() on a pcm fabric; @info's src_addr (if

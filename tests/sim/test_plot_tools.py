@@ -3,7 +3,8 @@
 """test_plot_tools.py - what pcm-plot and pcm-sweep-plot draw, read back from
 matplotlib's figures rather than looked at: 64 flows in 64 distinct styles,
 more flows by class, a failure's interval shaded, a baseline under the run,
-and a sweep's policies side by side with the seeds' spread as error bars.
+and a sweep's policies side by side with the seeds' spread as error bars;
+pcm-sweep-plot run as pcm-sim sweep runs it (-j 2, --wait for "go").
 
     test_plot_tools.py TOOLS_DIR   (the directory of pcm-plot and pcm-sweep-plot)
 
@@ -13,6 +14,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -154,6 +156,39 @@ def test_sweep_plot(sweep, plt, tmp):
     sweep.plot_metric(keep, records, sweep.METRICS[0], os.path.join(d, "fct.png"))
     check(keep.figures[-1].axes[0].get_ylabel() == "max FCT (us)",
           "without an ideal, the FCT figure shows max FCT")
+    # a metric with no fallback that only some cells have (here one): those are drawn
+    with open(os.path.join(d, "results.jsonl"), "a") as f:
+        f.write(json.dumps({"cell": 5, "scenario_file": "s.yaml", "policy": "a", "seed": 3,
+                            "status": "ok", "result": {"retransmits": 7}}) + "\n")
+    records = sweep.read_records(os.path.join(d, "results.jsonl"))
+    keep = Keep(plt)
+    sweep.plot_metric(keep, records, sweep.METRICS[2], os.path.join(d, "retransmits.png"))
+    heights = [round(p.get_height(), 3) for p in keep.figures[-1].axes[0].patches]
+    check(heights == [7.0], "retransmits: the one cell that has them: %s" % heights)
+
+
+def test_sweep_plot_wait(tools, tmp):
+    """--wait draws only after "go" on stdin, every figure (here in 2 processes), in order."""
+    d = os.path.join(tmp, "sweep-wait")
+    os.makedirs(d)
+    with open(os.path.join(d, "results.jsonl"), "w") as f:
+        for i, pol in enumerate(["a", "b"]):
+            f.write(json.dumps({"cell": i, "scenario_file": "s.yaml", "policy": pol, "seed": 1,
+                                "status": "ok",
+                                "result": {"jain": 0.9, "fct_us": {"max": 10}, "retransmits": 1,
+                                           "goodput_gbps": 50, "drops": 0}}) + "\n")
+    tool = [sys.executable, os.path.join(tools, "pcm-sweep-plot"), "--wait", "-j", "2", d]
+    out = os.path.join(d, "plots")
+    r = subprocess.run(tool, input="", capture_output=True, text=True)
+    check(r.returncode == 0 and not os.path.exists(out),
+          "--wait without go draws nothing and exits 0: %d %s" % (r.returncode, r.stderr))
+    r = subprocess.run(tool, input="go\n", capture_output=True, text=True)
+    lines = r.stdout.splitlines()
+    names = sorted(os.listdir(out)) if os.path.isdir(out) else []
+    check(r.returncode == 0 and len(lines) == 5 and "fct-over-ideal.png" in lines[0]
+          and "drops.png" in lines[4], "after go, five lines in order: %s %s" % (lines, r.stderr))
+    check(names == ["drops.png", "fct-over-ideal.png", "goodput.png", "jain.png",
+                    "retransmits.png"], "after go, the five figures: %s" % names)
 
 
 def main(argv):
@@ -172,6 +207,7 @@ def main(argv):
         test_many_flows_by_class(plot, plt, tmp)
         test_goodput_and_baseline(plot, plt, tmp)
         test_sweep_plot(sweep, plt, tmp)
+        test_sweep_plot_wait(tools, tmp)
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 

@@ -1070,62 +1070,91 @@ static void test_dcqcn_cuts_the_rate_on_cnps_then_recovers(void **state)
 	cut_then_recover("dcqcn", 96u << 20, 0.5);
 }
 
-static void test_doca_ecn_aimd_cuts_the_rate_on_ecn_then_recovers(void **state)
+#define DOCA_EVENTS_PER_INCREASE 1000u /* TX events of a port per +AI/4 (doca_ecn_aimd.yaml) */
+#define DOCA_QUARTER_AI (PCM_RATE_ONE * 5 / 100 / 4)
+#define TX_EVENT_PKTS 16u /* TxEventBurst */
+
+/* Index of the earliest unread sample of @a and @b (-1: none left), by time. */
+static int next_of_two(const struct series *a, size_t ia, const struct series *b, size_t ib)
 {
-	cut_then_recover("doca_ecn_aimd", 160u << 20, 0.8);
+	if (ia < a->n && (ib >= b->n || a->s[ia].t_ps <= b->s[ib].t_ps))
+		return 0;
+	return ib < b->n ? 1 : -1;
 }
 
 /*
- * The DOCA tutorial's controller increases when marks stop: every Nth TX
- * event adds AI / 4 (1.25% of line rate), and a TX event stands for a
- * burst of packets (the NIC coalesces them, 16 packets per event here). In
- * an 8:1 incast of 4 MB the handler runs at most once per 8 data packets,
- * and, where the CNPs stop once the rates have fallen
- * (the queue drains), every flow that sends 512 packets or more after its
- * last CNP (32 TX events: two increases at every 16th) ends at least 1.25%
- * of line rate above where that CNP left it.
+ * The DOCA tutorial's controller keeps one counter for all the flows of its
+ * port and raises a rate by AI / 4 on every 1000th TX event of the port,
+ * whichever flow it is of (a TX event: a burst of 16 packets of one group).
+ * NIC 0 sends two long flows, to hosts 3 and 4, while NICs 1 and 2 send a
+ * short one to each: two 2:1 incasts mark, and the CNPs cut every rate.
+ * Once the short flows are done and the marks stop, NIC 0's rates only
+ * rise, by AI / 4 each time, on either flow, and NIC 0 sends 1000 TX events
+ * (16,000 packets, within two events: each group's burst in progress)
+ * between two increases of the port, neither more nor fewer. A count per
+ * flow would space them about 0 and 2000 events apart; the old every-16th
+ * count, 16.
  */
-static void test_doca_ecn_aimd_increases_when_marks_stop(void **state)
+static void test_doca_ecn_aimd_rises_every_1000th_tx_event_of_the_port(void **state)
 {
-	unsigned rose = 0, long_tails = 0;
+	const uint64_t long_bytes = 192u << 20;
+	struct uet_scenario *scn = incast(4, 0);
+	const struct series *se[2];
+	uint64_t last_cnp = 0, prev[2] = { 0, 0 }, pkts = 0;
+	unsigned increases = 0;
+	size_t i[2] = { 0, 0 };
 	struct run rn;
+	int k;
 
-	run(&rn, incast(8, 4000000), "doca_ecn_aimd", NULL);
+	scn->traffic = UET_TRAFFIC_NONE;
+	scn->flows = calloc(4, sizeof(*scn->flows));
+	assert_non_null(scn->flows);
+	scn->flows[0] = (struct uet_flow_spec){ .src = 0, .dst = 3, .bytes = long_bytes,
+						.policy = -1 };
+	scn->flows[1] = (struct uet_flow_spec){ .src = 0, .dst = 4, .bytes = long_bytes,
+						.policy = -1 };
+	scn->flows[2] = (struct uet_flow_spec){ .src = 1, .dst = 3, .bytes = 1u << 20,
+						.policy = -1 };
+	scn->flows[3] = (struct uet_flow_spec){ .src = 2, .dst = 4, .bytes = 1u << 20,
+						.policy = -1 };
+	scn->n_flows = 4;
+	run(&rn, scn, "doca_ecn_aimd", NULL);
 	go(&rn);
-	report("doca_ecn_aimd, 8:1 incast of 4 MB", &rn);
+	report("doca_ecn_aimd, NIC 0's two long flows beside two short ones", &rn);
 	assert_all_complete(&rn);
-	for (uint32_t f = 0; f < 8; f++) {
-		const struct series *se = &rn.pr.ctl[f];
-		uint64_t last_cnp = 0, after = 0;
-		double at_cnp = -1, top = 0;
+	for (size_t c = 0; c < rn.pr.cnps.n; c++)
+		if (rn.pr.cnps.s[c].v < 2 && rn.pr.cnps.s[c].t_ps > last_cnp)
+			last_cnp = rn.pr.cnps.s[c].t_ps;
+	assert_true(last_cnp > 0);
+	se[0] = &rn.pr.ctl[0];
+	se[1] = &rn.pr.ctl[1];
+	/* the samples of both flows in time order: one per data packet NIC 0 sends */
+	while ((k = next_of_two(se[0], i[0], se[1], i[1])) >= 0) {
+		const struct ctl_sample *x = &se[k]->s[i[k]++];
 
-		for (size_t i = 0; i < rn.pr.cnps.n; i++)
-			if (rn.pr.cnps.s[i].v == f)
-				last_cnp = rn.pr.cnps.s[i].t_ps;
-		for (size_t i = 0; i < se->n; i++) {
-			double r = (double)se->s[i].rate / PCM_RATE_ONE;
-
-			if (se->s[i].t_ps <= last_cnp + BRTT_PS)
-				continue;
-			if (at_cnp < 0)
-				at_cnp = r;
-			top = fmax(top, r);
-			after++;
+		if (x->t_ps <= last_cnp + BRTT_PS) {
+			prev[k] = x->rate;
+			continue;
 		}
-		print_message("  flow %u: last CNP at %.0f us, rate then %.4f, %llu packets after, "
-			      "highest %.4f\n",
-			      f, last_cnp / 1e6, at_cnp, (unsigned long long)after, top);
-		if (after >= 512) {
-			long_tails++;
-			rose += top - at_cnp >= 0.0124;
+		pkts++;
+		assert_true(x->rate >= prev[k]); /* no CNP any more */
+		if (x->rate == prev[k])
+			continue;
+		assert_int_equal(x->rate - prev[k], DOCA_QUARTER_AI);
+		if (increases++) {
+			print_message("  increase %u on flow %d after %llu packets of the port\n",
+				      increases, k, (unsigned long long)pkts);
+			assert_true(pkts + 2 * TX_EVENT_PKTS >=
+					    DOCA_EVENTS_PER_INCREASE * TX_EVENT_PKTS &&
+				    pkts <= DOCA_EVENTS_PER_INCREASE * TX_EVENT_PKTS +
+						    2 * TX_EVENT_PKTS);
 		}
+		pkts = 0;
+		prev[k] = x->rate;
 	}
-	/* one TX event per burst: the handler runs far less often than packets go out */
-	print_message("  %llu handler calls for %llu data packets\n",
-		      (unsigned long long)rn.r.handler_calls, (unsigned long long)rn.r.data_packets);
-	assert_true(8 * rn.r.handler_calls <= rn.r.data_packets);
-	assert_true(long_tails >= 4);
-	assert_int_equal(rose, long_tails);
+	print_message("  last CNP to NIC 0 at %.0f us; %u increases after it\n", last_cnp / 1e6,
+		      increases);
+	assert_true(increases >= 4);
 	finish(&rn);
 }
 
@@ -1334,8 +1363,7 @@ int main(void)
 		cmocka_unit_test(test_dcqcn_converges_to_fair_share_at_8_to_1),
 		cmocka_unit_test(test_dcqcn_cnp_gaps_are_close_to_the_interval_while_marks_arrive),
 		cmocka_unit_test(test_dcqcn_cuts_the_rate_on_cnps_then_recovers),
-		cmocka_unit_test(test_doca_ecn_aimd_cuts_the_rate_on_ecn_then_recovers),
-		cmocka_unit_test(test_doca_ecn_aimd_increases_when_marks_stop),
+		cmocka_unit_test(test_doca_ecn_aimd_rises_every_1000th_tx_event_of_the_port),
 		cmocka_unit_test(test_eqds_incast_trims_at_most_1pct_with_jain_above_0_99),
 		cmocka_unit_test(test_ops_sprays_evenly_and_keeps_losing_to_a_failed_link),
 		cmocka_unit_test(test_reps_steers_off_a_failed_link_with_fewer_timeouts_than_ops),

@@ -6,6 +6,7 @@
  * (bench/native_swift.c), doca_ecn_aimd against an integer model of the DOCA
  * tutorial's rules and a double-precision model of the same rules.
  */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -196,7 +197,7 @@ struct doca_ref {
 #define DOCA_DEC (((1u << 16) * 900) / 1000)
 #define DOCA_AI (DOCA_ONE * 5 / 100)
 #define DOCA_MIN (DOCA_ONE / 1000)
-#define DOCA_EVENTS_PER_INCREASE 16 /* coalesced TX events (doca_ecn_aimd.yaml) */
+#define DOCA_EVENTS_PER_INCREASE 1000 /* coalesced TX events of a port (doca_ecn_aimd.yaml) */
 
 static void doca_ref_step(struct doca_ref *r, unsigned cnps, unsigned txs)
 {
@@ -212,8 +213,12 @@ static void doca_ref_step(struct doca_ref *r, unsigned cnps, unsigned txs)
 	}
 }
 
-/* One event: @cnps CNPs and, if @tx_pkts, one coalesced TX event standing for that many packets. */
-static uint64_t doca_feed(struct pcm_shell *sh, unsigned cnps, unsigned tx_pkts, uint64_t now)
+/*
+ * One event to @flow: @cnps CNPs and, if @tx_pkts, one coalesced TX event
+ * standing for that many packets. Return: the flow's rate after it.
+ */
+static uint64_t doca_feed_flow(struct pcm_shell *sh, uint32_t flow, unsigned cnps,
+			       unsigned tx_pkts, uint64_t now)
 {
 	struct pcm_event ev = { 0 };
 	pcm_uint rate = 0;
@@ -226,9 +231,14 @@ static uint64_t doca_feed(struct pcm_shell *sh, unsigned cnps, unsigned tx_pkts,
 		ev.valid |= BIT(PCM_SIG_TX_EVENT);
 		ev.values[PCM_SIG_TX_EVENT] = tx_pkts;
 	}
-	assert_int_equal(pcm_shell_feed(sh, 0, &ev, now), (cnps || tx_pkts) ? 1 : 0);
-	assert_int_equal(pcm_shell_control(sh, 0, PCM_CTRL_RATE, &rate), 0);
+	assert_int_equal(pcm_shell_feed(sh, flow, &ev, now), (cnps || tx_pkts) ? 1 : 0);
+	assert_int_equal(pcm_shell_control(sh, flow, PCM_CTRL_RATE, &rate), 0);
 	return rate;
+}
+
+static uint64_t doca_feed(struct pcm_shell *sh, unsigned cnps, unsigned tx_pkts, uint64_t now)
+{
+	return doca_feed_flow(sh, 0, cnps, tx_pkts, now);
 }
 
 static void test_doca_cuts_by_090_per_cnp_with_floor(void **state)
@@ -256,11 +266,11 @@ static void test_doca_cuts_by_090_per_cnp_with_floor(void **state)
 }
 
 /*
- * The tutorial's increase, on coalesced TX events: every 16th event adds
+ * The tutorial's increase, on coalesced TX events: every 1000th event adds
  * AI / 4 whatever the number of packets each stands for (events, not
  * packets, are counted), and the rate never passes line rate.
  */
-static void test_doca_adds_quarter_ai_every_16th_coalesced_tx_event(void **state)
+static void test_doca_adds_quarter_ai_every_1000th_coalesced_tx_event(void **state)
 {
 	struct pcm_shell *sh = open_policy("doca_ecn_aimd");
 	struct doca_ref ref = { .rate = DOCA_ONE };
@@ -270,7 +280,7 @@ static void test_doca_adds_quarter_ai_every_16th_coalesced_tx_event(void **state
 		doca_ref_step(&ref, 1, 0);
 		assert_int_equal(doca_feed(sh, 1, 0, now++), ref.rate);
 	}
-	for (unsigned i = 0; i < DOCA_EVENTS_PER_INCREASE - 1; i++) /* unchanged until the 16th */
+	for (unsigned i = 0; i < DOCA_EVENTS_PER_INCREASE - 1; i++) /* unchanged until the 1000th */
 		assert_int_equal(doca_feed(sh, 0, 1 + i % 16, now++), ref.rate);
 	doca_ref_step(&ref, 0, DOCA_EVENTS_PER_INCREASE);
 	assert_int_equal(doca_feed(sh, 0, 16, now++), ref.rate);
@@ -286,6 +296,108 @@ static void test_doca_adds_quarter_ai_every_16th_coalesced_tx_event(void **state
 	pcm_shell_destroy(sh);
 }
 
+/*
+ * A shell of doca_ecn_aimd with @n_flows flows: flow f in handler instance
+ * @instance_of[f], every flow cut by ten CNPs first (room to rise).
+ */
+static struct pcm_shell *doca_port(uint32_t n_flows, const uint32_t *instance_of)
+{
+	const struct pcm_package *pkg = pcm_package_find(pcm_builtin_policies, "doca_ecn_aimd");
+	struct pcm_shell_config cfg = {
+		.packages = &pkg, .n_packages = 1, .max_flows = n_flows, .n_instances = 2,
+	};
+	struct pcm_shell *sh = NULL;
+	struct pcm_diag diag;
+
+	assert_non_null(pkg);
+	assert_int_equal(pcm_shell_create_filled(&cfg, 0, &sh, &diag), 0);
+	for (uint32_t f = 0; f < n_flows; f++) {
+		assert_int_equal(pcm_shell_flow_instance(sh, f, instance_of[f]), 0);
+		for (unsigned i = 0; i < 10; i++)
+			doca_feed_flow(sh, f, 1, 0, 1);
+	}
+	return sh;
+}
+
+/*
+ * The increase's rate, counted over the port: TX events of two flows of one
+ * instance (one port), interleaved unevenly, raise the flows' rates exactly
+ * floor(N / 1000) times in all after N events, checked after every event
+ * (never more often, never less), each time on the flow whose event was
+ * the 1000th and by AI / 4; each flow alone would have seen fewer than
+ * 1000 of them. The old per-flow count (or any count below 1000) fails.
+ */
+static void test_doca_counts_tx_events_of_all_flows_of_a_port(void **state)
+{
+	static const uint32_t one_port[2] = { 0, 0 };
+	struct pcm_shell *sh = doca_port(2, one_port);
+	uint64_t rate[2], increases = 0, now = 2;
+	const unsigned n = 5 * DOCA_EVENTS_PER_INCREASE + 321;
+
+	rate[0] = rate[1] = doca_feed_flow(sh, 0, 0, 0, now);
+	for (unsigned i = 1; i <= n; i++) {
+		uint32_t f = (i % 7) < 3; /* 3 of every 7 events to flow 1 */
+		uint64_t r = doca_feed_flow(sh, f, 0, 16, now++);
+
+		assert_true(r == rate[f] || r == rate[f] + (DOCA_AI >> 2));
+		increases += r != rate[f];
+		rate[f] = r;
+		assert_int_equal(increases, i / DOCA_EVENTS_PER_INCREASE);
+	}
+	assert_int_equal(increases, 5);
+	pcm_shell_destroy(sh);
+}
+
+/*
+ * Two instances (two ports) count apart: 999 events on each raise neither;
+ * the next one does. A reset flow keeps its port's count, which is not its own.
+ */
+static void test_doca_ports_count_apart(void **state)
+{
+	static const uint32_t two_ports[2] = { 0, 1 };
+	struct pcm_shell *sh = doca_port(2, two_ports);
+	uint64_t start = doca_feed_flow(sh, 0, 0, 0, 2), now = 3;
+
+	for (unsigned i = 0; i < DOCA_EVENTS_PER_INCREASE - 1; i++) {
+		assert_int_equal(doca_feed_flow(sh, 0, 0, 16, now++), start);
+		assert_int_equal(doca_feed_flow(sh, 1, 0, 16, now++), start);
+	}
+	assert_int_equal(doca_feed_flow(sh, 1, 0, 16, now++), start + (DOCA_AI >> 2));
+	assert_int_equal(doca_feed_flow(sh, 0, 0, 16, now++), start + (DOCA_AI >> 2));
+	for (unsigned i = 0; i < DOCA_EVENTS_PER_INCREASE / 2; i++)
+		doca_feed_flow(sh, 0, 0, 16, now++);
+	assert_int_equal(pcm_shell_flow_reset(sh, 0, now), 0);
+	for (unsigned i = 0; i < 10; i++)
+		start = doca_feed_flow(sh, 0, 1, 0, now++);
+	for (unsigned i = 1; i < DOCA_EVENTS_PER_INCREASE / 2; i++)
+		assert_int_equal(doca_feed_flow(sh, 0, 0, 16, now++), start);
+	assert_int_equal(doca_feed_flow(sh, 0, 0, 16, now++), start + (DOCA_AI >> 2));
+	assert_int_equal(pcm_shell_flow_instance(sh, 0, 2), -ERANGE);
+	pcm_shell_destroy(sh);
+}
+
+/* A descriptor whose instance-variable layout disagrees with its variables is refused. */
+static void test_package_validate_checks_the_instance_layout(void **state)
+{
+	const struct pcm_package *pkg = pcm_package_find(pcm_builtin_policies, "doca_ecn_aimd");
+	struct pcm_package bad;
+	const char *why = NULL;
+
+	assert_non_null(pkg);
+	assert_int_equal(pkg->n_shared_slots, 1);
+	assert_int_equal(pcm_package_validate(pkg, &why), 0);
+	bad = *pkg;
+	bad.n_shared_slots = 2;
+	assert_int_equal(pcm_package_validate(&bad, &why), -EINVAL);
+	assert_string_equal(why, "instance-variable layout does not match the variables");
+	bad = *pkg;
+	bad.shared_ref_slot = pkg->record_slots;
+	assert_int_equal(pcm_package_validate(&bad, &why), -EINVAL);
+	bad = *pkg;
+	bad.shared_ref_slot = pkg->handler_slots - 1;
+	assert_int_equal(pcm_package_validate(&bad, &why), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,7 +406,10 @@ int main(void)
 		cmocka_unit_test(test_swift_nack_and_rto_reactions_like_reference),
 		cmocka_unit_test(test_swift_mixed_trace_matches_reference_every_step),
 		cmocka_unit_test(test_doca_cuts_by_090_per_cnp_with_floor),
-		cmocka_unit_test(test_doca_adds_quarter_ai_every_16th_coalesced_tx_event),
+		cmocka_unit_test(test_doca_adds_quarter_ai_every_1000th_coalesced_tx_event),
+		cmocka_unit_test(test_doca_counts_tx_events_of_all_flows_of_a_port),
+		cmocka_unit_test(test_doca_ports_count_apart),
+		cmocka_unit_test(test_package_validate_checks_the_instance_layout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

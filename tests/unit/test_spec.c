@@ -370,6 +370,32 @@ static void test_reset_upon_trigger_accepts_strings_and_yaml_booleans(void **sta
 	pcm_spec_free(spec);
 }
 
+/* `scope` (pcm extension): flow, the default, or instance; anything else is an error at its place. */
+static void test_variable_scope_is_flow_or_instance(void **state)
+{
+	struct pcm_spec *spec;
+
+	(void)state;
+	spec = parse_ok(HEAD "variables:\n"
+			     "  - {name: A, type: uint}\n"
+			     "  - {name: B, type: uint, scope: flow}\n"
+			     "  - {name: C, type: uint, scope: instance, arr_len: 2}\n"
+			     "  - {name: D, type: float, scope: \"instance\", initial_value: 0.5}\n");
+	assert_false(spec->variables[0].shared);
+	assert_false(spec->variables[1].shared);
+	assert_true(spec->variables[2].shared);
+	assert_int_equal(spec->variables[2].arr_len, 2);
+	assert_true(spec->variables[3].shared);
+	pcm_spec_free(spec);
+	expect_error(HEAD "variables:\n  - {name: A, type: uint, scope: port}\n",
+		     "x.yaml:4:34: variables[0].scope: ",
+		     "expected \"flow\" or \"instance\", found 'port'");
+	expect_error(HEAD "variables:\n  - {name: A, type: uint, scope: [flow]}\n",
+		     "x.yaml:4:34: variables[0].scope: ", "expected a scalar");
+	expect_error(HEAD "variables:\n  - {name: A, type: uint, scoop: flow}\n",
+		     "x.yaml:4:27: variables[0].scoop: ", "did you mean scope?");
+}
+
 /* The SDK's files carry a description on every item and quote their names. */
 static void test_descriptions_and_quoted_values_as_the_sdk_writes_them(void **state)
 {
@@ -1483,6 +1509,7 @@ int main(void)
 		cmocka_unit_test(test_absent_and_empty_lists_are_accepted),
 		cmocka_unit_test(test_uint64_max_values_parse_exactly),
 		cmocka_unit_test(test_reset_upon_trigger_accepts_strings_and_yaml_booleans),
+		cmocka_unit_test(test_variable_scope_is_flow_or_instance),
 		cmocka_unit_test(test_descriptions_and_quoted_values_as_the_sdk_writes_them),
 		cmocka_unit_test(test_no_trigger_threshold_arms_no_trigger),
 		cmocka_unit_test(test_names_the_c_library_or_compiler_define_are_reserved),

@@ -5,7 +5,9 @@
  *
  * Each policy of a run gets one synchronous shell (checked against the "uet"
  * target, so a package needing what the NIC cannot measure or enforce is
- * rejected by name) with one flow record per live flow (a PDC group); a flow
+ * rejected by name) with one handler instance per NIC (a port: the groups of
+ * a NIC share its instance variables, pcm-handler(7)) and one flow record
+ * per live flow (a PDC group); a flow
  * takes a record when it is created and its record is re-initialised, so a
  * new group starts from the package's initial window, as a new UET group
  * does.
@@ -45,7 +47,8 @@
 #define BIT(t) ((pcm_uint)1 << (t))
 
 int uet_cc_init(struct uet_ccset *set, const struct uet_scenario *scn,
-		const struct pcm_package *const *pkgs, uint32_t max_flows, struct pcm_diag *diag)
+		const struct pcm_package *const *pkgs, uint32_t max_flows, uint32_t n_nics,
+		struct pcm_diag *diag)
 {
 	const struct pcm_target *uet = pcm_target_find("uet");
 
@@ -58,7 +61,11 @@ int uet_cc_init(struct uet_ccset *set, const struct uet_scenario *scn,
 		set->n = i + 1;
 		if (!pkg)
 			continue;
-		rc = pcm_shell_create(pkg, uet, max_flows, 0, &cc->shell, diag);
+		rc = pcm_shell_create_filled(
+			&(struct pcm_shell_config){ .packages = &pkg, .n_packages = 1,
+						    .target = uet, .max_flows = max_flows,
+						    .n_instances = n_nics },
+			0, &cc->shell, diag);
 		if (rc < 0)
 			return rc;
 		cc->pkg = pkg;
@@ -127,7 +134,7 @@ static void copy_controls(const struct uet_cc *cc, const struct uet_ctl *from, s
 
 /* Give @f a record of @cc's package (none if @cc is NULL or has no package). */
 static int bind_package(struct uet_ccflow *f, struct uet_bind *b, struct uet_cc *cc,
-			uint64_t now_ps)
+			uint32_t nic, uint64_t now_ps)
 {
 	uint32_t slot;
 
@@ -144,6 +151,7 @@ static int bind_package(struct uet_ccflow *f, struct uet_bind *b, struct uet_cc 
 		return -ENOSPC;
 	slot = cc->free_slots[--cc->n_free];
 	pcm_shell_flow_reset(cc->shell, slot, now_ps);
+	pcm_shell_flow_instance(cc->shell, slot, nic);
 	read_controls(cc, pcm_shell_record(cc->shell, slot), &f->ctl);
 	if (cc->delay) {
 		b->delay_ring = malloc(((size_t)cc->delay + 1) * sizeof(*b->delay_ring));
@@ -166,15 +174,16 @@ static void unbind_package(struct uet_bind *b)
 	memset(b, 0, sizeof(*b));
 }
 
-int uet_cc_attach(struct uet_ccset *set, struct uet_ccflow *f, uint32_t policy, uint64_t now_ps)
+int uet_cc_attach(struct uet_ccset *set, struct uet_ccflow *f, uint32_t policy, uint32_t nic,
+		  uint64_t now_ps)
 {
 	int rc;
 
 	if (policy >= set->n)
 		policy = 0;
-	rc = bind_package(f, &f->pol, &set->cc[policy], now_ps);
+	rc = bind_package(f, &f->pol, &set->cc[policy], nic, now_ps);
 	if (rc == 0)
-		rc = bind_package(f, &f->lb, set->lb, now_ps);
+		rc = bind_package(f, &f->lb, set->lb, nic, now_ps);
 	if (rc < 0)
 		unbind_package(&f->pol);
 	return rc;
@@ -286,7 +295,7 @@ int uet_cc_check_lb(const struct uet_scenario *scn, const struct pcm_package *co
 	return 0;
 }
 
-int uet_cc_attach_receiver(struct uet_cc *cc, struct uet_bind *b, uint64_t now_ps)
+int uet_cc_attach_receiver(struct uet_cc *cc, struct uet_bind *b, uint32_t nic, uint64_t now_ps)
 {
 	if (!cc->n_free)
 		return -ENOSPC;
@@ -294,6 +303,7 @@ int uet_cc_attach_receiver(struct uet_cc *cc, struct uet_bind *b, uint64_t now_p
 	b->cc = cc;
 	b->slot = cc->free_slots[--cc->n_free];
 	pcm_shell_flow_reset(cc->shell, b->slot, now_ps);
+	pcm_shell_flow_instance(cc->shell, b->slot, nic);
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 #include "des.h"
 
 #define SLAB_EVENTS 4096
-/* A slot served sorts at most this many entries by insertion; a larger one is merge-sorted. */
+/* A slot served sorts at most this many entries by insertion; a larger one is radix-sorted. */
 #define SMALL_RUN 16
 
 int uet_des_init(struct uet_des *des)
@@ -261,20 +261,32 @@ static void insertion_sort(struct uet_qent *a, uint32_t n)
 	}
 }
 
-/* Merge the sorted runs a[0, m) and a[m, n) into out, stably. */
-static void merge(const struct uet_qent *a, uint32_t m, uint32_t n, struct uet_qent *out)
+/*
+ * One stable counting pass of an LSD radix sort: a into b by the 5 bits of
+ * the time at @shift.
+ */
+static void radix_pass(const struct uet_qent *a, struct uet_qent *b, uint32_t n, unsigned shift)
 {
-	uint32_t i = 0, j = m, k = 0;
+	uint32_t pos[32] = { 0 }, sum = 0;
 
-	while (i < m && j < n)
-		out[k++] = a[j].t_ps < a[i].t_ps ? a[j++] : a[i++];
-	while (i < m)
-		out[k++] = a[i++];
-	while (j < n)
-		out[k++] = a[j++];
+	for (uint32_t i = 0; i < n; i++)
+		pos[(a[i].t_ps >> shift) & 31]++;
+	for (unsigned d = 0; d < 32; d++) {
+		uint32_t c = pos[d];
+
+		pos[d] = sum;
+		sum += c;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		b[pos[(a[i].t_ps >> shift) & 31]++] = a[i];
 }
 
-/* Stable sort by time of the run just loaded: a slot of arrays in insertion order. */
+/*
+ * Stable sort by time of the run just loaded: a level-0 slot's array, in
+ * insertion order. Its entries share t_ps >> 10 (one 1.024 ns slot), so
+ * two radix passes over the low 10 bits order it: linear in the slot's
+ * length, which grows with the fabric (a merge sort's passes grew with it).
+ */
 static void sort_run(struct uet_des *des)
 {
 	struct uet_qent *a = des->run, *b;
@@ -298,23 +310,8 @@ static void sort_run(struct uet_des *des)
 		des->scratch = b;
 		des->scratch_cap = n;
 	}
-	b = des->scratch;
-	for (i = 0; i < n; i += SMALL_RUN)
-		insertion_sort(a + i, n - i < SMALL_RUN ? n - i : SMALL_RUN);
-	for (uint32_t w = SMALL_RUN; w < n; w *= 2) {
-		struct uet_qent *t;
-
-		for (i = 0; i < n; i += 2 * w) {
-			uint32_t m = n - i < w ? n - i : w, e = n - i < 2 * w ? n - i : 2 * w;
-
-			merge(a + i, m, e, b + i);
-		}
-		t = a;
-		a = b;
-		b = t;
-	}
-	if (a != des->run)
-		memcpy(des->run, a, n * sizeof(*a));
+	radix_pass(a, des->scratch, n, 0);
+	radix_pass(des->scratch, a, n, 5);
 }
 
 static inline void *ref_obj(uintptr_t ref)

@@ -383,7 +383,7 @@ static int start(struct uet_sim *s, struct pcm_diag *diag)
 	for (uint32_t i = 0; i < scn->n_policies; i++)
 		pkgs[i] = s->ns.cc.cc[i].pkg;
 	memset(&s->ns.cc, 0, sizeof(s->ns.cc));
-	rc = uet_cc_init(&s->ns.cc, scn, pkgs, max_groups, diag);
+	rc = uet_cc_init(&s->ns.cc, scn, pkgs, max_groups, s->fab.n_hosts, diag);
 	if (rc < 0)
 		return rc;
 	uet_cnp_setup(&s->ns);

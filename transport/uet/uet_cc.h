@@ -65,20 +65,27 @@ struct uet_ccset {
 #define UET_FEED_LB 2u
 #define UET_FEED_ALL (UET_FEED_POL | UET_FEED_LB)
 
-/* A shell per package of @scn (pkgs[i] for scn->policies[i]; NULL: none), @max_flows records each. */
+/*
+ * A shell per package of @scn (pkgs[i] for scn->policies[i]; NULL: none),
+ * @max_flows records each, and one handler instance per NIC (@n_nics): the
+ * flows of a NIC share its instance variables (one port, one controller).
+ */
 int uet_cc_init(struct uet_ccset *set, const struct uet_scenario *scn,
-		const struct pcm_package *const *pkgs, uint32_t max_flows, struct pcm_diag *diag);
+		const struct pcm_package *const *pkgs, uint32_t max_flows, uint32_t n_nics,
+		struct pcm_diag *diag);
 void uet_cc_fini(struct uet_ccset *set);
 /* Check the LB package against every policy of @scn (at sim creation). */
 int uet_cc_check_lb(const struct uet_scenario *scn, const struct pcm_package *const *pkgs,
 		    struct pcm_diag *diag);
 
 /*
- * Give @f a fresh record of policy @policy and of the LB package; controls
+ * Give @f, a group of NIC @nic, a fresh record of policy @policy and of the
+ * LB package, in @nic's handler instance; controls
  * the packages drive start at their initial values, the others keep @f->ctl.
  * Return: 0, -ENOSPC (no record left), -ENOMEM.
  */
-int uet_cc_attach(struct uet_ccset *set, struct uet_ccflow *f, uint32_t policy, uint64_t now_ps);
+int uet_cc_attach(struct uet_ccset *set, struct uet_ccflow *f, uint32_t policy, uint32_t nic,
+		  uint64_t now_ps);
 /* Free @f's records and delay lines. */
 void uet_cc_detach(struct uet_ccflow *f);
 /* Feed @ev to @f's packages in @which (UET_FEED_*) that have a record. Return: handlers run. */
@@ -90,8 +97,8 @@ static inline unsigned uet_cc_live(const struct uet_ccflow *f)
 	       (f->lb.cc && f->lb.slot != UET_NONE ? UET_FEED_LB : 0);
 }
 
-/* Receiver credit: one record of @cc per receiving NIC, read directly (no delay line). */
-int uet_cc_attach_receiver(struct uet_cc *cc, struct uet_bind *b, uint64_t now_ps);
+/* Receiver credit: one record of @cc per receiving NIC @nic, read directly (no delay line). */
+int uet_cc_attach_receiver(struct uet_cc *cc, struct uet_bind *b, uint32_t nic, uint64_t now_ps);
 /* Return: 1 if a handler ran. */
 int uet_cc_credit_feed(struct uet_bind *b, const struct pcm_event *ev, uint64_t now_ps);
 uint64_t uet_cc_credit(const struct uet_bind *b);

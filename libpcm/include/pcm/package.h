@@ -25,8 +25,23 @@
  *   auxiliary slots   a trigger reference (the signal's value at the last
  *                     fire) per DELTA/MAGNITUDE signal, then an epoch (ps)
  *                     per ELAPSED_TIME signal: the flow's start, which only
- *                     init() sets (the SDK's ELAPSED_TIME)
+ *                     init() sets (the SDK's ELAPSED_TIME), then, in a
+ *                     package with instance variables, the address of the
+ *                     flow's instance area (shared_ref_slot)
  * The first handler_slots slots are what a handler sees.
+ *
+ * Instance variables (`scope: instance`, a pcm extension): one value for all
+ * the flows of a handler instance (a NIC port in the emulation, an engine in
+ * the CPU transport). They have variable slots in the record like the
+ * others, so the handler's accessors are the same; the instance keeps them
+ * in its area (n_shared_slots slots, pcm_package_shared_init()), and call()
+ * copies them from the area into the record before the handler runs and back
+ * after it. init() leaves the address 0 (no area: the copies are skipped and
+ * the variables are the flow's own); the shell binds the record to its
+ * instance's area after init() and after a handoff
+ * (pcm_package_bind_shared()). Calls of flows of one instance must not run
+ * at the same time: the synchronous shell runs each instance on one thread,
+ * the asynchronous shell serialises them (pkgset.h).
  *
  * Window (asynchronous shell, window_slots + 1 slots): one slot per signal
  * other than ELAPSED_TIME, holding what the events since the worker's last
@@ -49,7 +64,7 @@
 
 #include "pcm.h"
 
-#define PCM_PACKAGE_ABI_VERSION 3
+#define PCM_PACKAGE_ABI_VERSION 4
 
 /*
  * How generated code reads and writes memory it shares with other threads
@@ -181,7 +196,9 @@ struct pcm_pkg_variable {
 	uint8_t type; /* 0 uint, 1 int, 2 float (enum pcm_num_type) */
 	uint32_t slot;
 	uint32_t arr_len;
-	pcm_uint initial; /* bit pattern of the typed initial value */
+	pcm_uint initial;     /* bit pattern of the typed initial value */
+	bool shared;          /* `scope: instance` */
+	uint32_t shared_slot; /* its first slot in the instance area, if shared */
 };
 
 /* Entry points pcmc generates for one package. None blocks or allocates. */
@@ -253,6 +270,8 @@ struct pcm_package {
 	uint32_t record_slots;  /* handler_slots + references + epochs */
 	uint32_t window_slots;  /* signals other than ELAPSED_TIME; fewer than n_signals: a timer */
 	uint32_t pub_slots;
+	uint32_t n_shared_slots;  /* slots of the instance area; 0: no instance variables */
+	uint32_t shared_ref_slot; /* record slot of the instance area's address, if any */
 	pcm_uint signal_types;  /* bit per pcm_signal_t the package consumes */
 	pcm_uint control_types; /* bit per pcm_control_t the package drives */
 	int8_t control_slot[PCM_CTRL_COUNT]; /* record slot of the first control of a type, or -1 */
@@ -310,6 +329,32 @@ void pcm_package_controls(const struct pcm_package *pkg, const pcm_uint *rec,
  */
 void pcm_package_handoff(const struct pcm_package *from, const pcm_uint *from_rec,
 			 const struct pcm_package *to, pcm_uint *to_rec, pcm_uint now_ps);
+
+/**
+ * pcm_package_shared_init() - set an instance area to the initial values of
+ * @pkg's instance variables.
+ * @pkg: the package.
+ * @area: @pkg->n_shared_slots slots.
+ *
+ * Threads: any; writes @area, which no flow may be using.
+ */
+void pcm_package_shared_init(const struct pcm_package *pkg, pcm_uint *area);
+
+/**
+ * pcm_package_bind_shared() - make @rec's instance variables those of @area.
+ * @pkg: @rec's package.
+ * @rec: a flow record of @pkg, just initialised or handed off.
+ * @area: the flow's instance area for @pkg (pcm_package_shared_init()), or
+ *        NULL when @pkg has no instance variables.
+ *
+ * Threads: the record's owner.
+ */
+static inline void pcm_package_bind_shared(const struct pcm_package *pkg, pcm_uint *rec,
+					   pcm_uint *area)
+{
+	if (pkg->n_shared_slots)
+		rec[pkg->shared_ref_slot] = (pcm_uint)(uintptr_t)area;
+}
 
 /* An opened package: a built-in one, or one dlopen()ed from a shared object. */
 struct pcm_package_handle {

@@ -14,7 +14,10 @@
  * Threads: each flow has one owner, the datapath thread that feeds it; it is
  * the only thread that may feed, tick, read or change that flow. Different
  * flows may have different owners running concurrently: the shell's shared
- * state (the flow table, the counters) is synchronised internally.
+ * state (the flow table, the counters) is synchronised internally. The
+ * flows of one handler instance (pcm_shell_flow_instance()) share their
+ * instance variables, so a package with instance variables needs all the
+ * flows of an instance fed by one thread.
  */
 #ifndef PCM_SHELL_H
 #define PCM_SHELL_H
@@ -43,6 +46,8 @@ struct pcm_shell_config {
 	uint32_t max_flows;
 	/* record slots reserved per flow for packages added later; 0: the largest given */
 	uint32_t record_slots;
+	/* handler instances (package.h, instance variables), 0 .. n - 1; 0 means 1 */
+	uint32_t n_instances;
 };
 
 /* Counters of the whole shell; each is read atomically, the set is not a snapshot. */
@@ -57,6 +62,7 @@ struct pcm_shell {
 	struct pcm_slot_table slots; /* where tab keeps them: fixed from creation on */
 	struct pcm_pkgset pkgs;
 	uint32_t record_slots;
+	uint32_t *instance_of; /* by flow handle, with more than one instance; else NULL */
 	_Atomic uint64_t errors;
 	_Atomic uint64_t retired_calls; /* calls of flows since removed */
 };
@@ -89,6 +95,19 @@ int pcm_shell_create_cfg(const struct pcm_shell_config *cfg, struct pcm_shell **
 int pcm_shell_create(const struct pcm_package *pkg, const struct pcm_target *target,
 		     uint32_t n_flows, pcm_uint now_ps, struct pcm_shell **out,
 		     struct pcm_diag *diag);
+
+/**
+ * pcm_shell_create_filled() - pcm_shell_create() with a whole configuration:
+ * a shell with flows 0 .. @cfg->max_flows - 1 added, running @cfg->packages[0].
+ * @cfg: as pcm_shell_create_cfg()'s.
+ * @now_ps: time base for ELAPSED_TIME epochs.
+ * @out: the new shell.
+ * @diag: why a package was rejected.
+ *
+ * Threads: any. Return: as pcm_shell_create_cfg().
+ */
+int pcm_shell_create_filled(const struct pcm_shell_config *cfg, pcm_uint now_ps,
+			    struct pcm_shell **out, struct pcm_diag *diag);
 
 /* Free the shell and every flow. Threads: once no thread uses the shell. NULL is a no-op. */
 void pcm_shell_destroy(struct pcm_shell *shell);
@@ -157,6 +176,18 @@ int pcm_shell_flow_reset(struct pcm_shell *shell, uint32_t flow, pcm_uint now_ps
  */
 int pcm_shell_flow_swap(struct pcm_shell *shell, uint32_t flow, const struct pcm_package *pkg,
 			pcm_uint now_ps);
+
+/**
+ * pcm_shell_flow_instance() - make @flow one of the flows of handler
+ * instance @instance, whose instance variables it shares from its next call
+ * on (a new flow belongs to instance 0).
+ * @shell: the shell.
+ * @flow: a live flow.
+ * @instance: below the shell's n_instances.
+ *
+ * Threads: the flow's owner. Return: 0, -ENOENT, -ERANGE (no such instance).
+ */
+int pcm_shell_flow_instance(struct pcm_shell *shell, uint32_t flow, uint32_t instance);
 
 /* @flow's slot if it is live, or NULL. Threads: the flow's owner. */
 static inline struct pcm_flow_slot *pcm_shell_slot(const struct pcm_shell *shell, uint32_t flow)

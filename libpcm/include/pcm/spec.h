@@ -99,6 +99,8 @@ struct pcm_spec_variable {
 	uint32_t arr_len;         /* 1 for a scalar */
 	bool is_array;            /* `arr_len` was given: get_arr_uint/set_arr_uint only */
 	uint32_t slot;            /* first slot in the variable area */
+	bool shared;              /* `scope: instance` (pcm extension): one value for all the
+				   * flows of a handler instance, not one per flow */
 	char *description;        /* or NULL */
 	struct pcm_srcloc loc;
 };

@@ -85,7 +85,7 @@ void uet_credit_request_receive(struct uet_nics *ns, struct uet_nic *nic, struct
 	g = pdc->rx.grp;
 	/* the instance runs the sender's credit package, whatever this side's group runs */
 	if (!nic->credit.cc &&
-	    uet_cc_attach_receiver(&ns->cc.cc[policy], &nic->credit, uet_now(ns)) < 0) {
+	    uet_cc_attach_receiver(&ns->cc.cc[policy], &nic->credit, nic->id, uet_now(ns)) < 0) {
 		ns->oom = true;
 		return;
 	}

@@ -83,7 +83,7 @@ struct uet_group *uet_group_get(struct uet_nics *ns, struct uet_nic *nic, uint32
 	g->flow_seed = flow_seed(ns, nic->id, peer, g->id);
 	if (uet_cc_attach(&ns->cc, &g->cc,
 			  policy >= 0 ? (uint32_t)policy : uet_policy_for(ns->scn, nic->id, peer),
-			  uet_now(ns)) < 0) {
+			  nic->id, uet_now(ns)) < 0) {
 		free(g);
 		goto oom;
 	}
