@@ -160,7 +160,7 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 	refused = check_peer(d, c, refusal, sizeof(refusal));
 	if (refused < 0) {
 		log_refusal(d, c, refusal);
-		d->counters.clients_refused++;
+		d->counters.snap.clients_refused++;
 	}
 	/* A refused peer waits in a spare slot to read why; with none free, it is refused now. */
 	if ((refused < 0 && d->n_refused >= PCMD_SPARE_SLOTS) || free_slot(d, &slot) < 0) {
@@ -183,7 +183,7 @@ int pcmd_client_new(struct pcmd *d, int fd, struct pcmd_client **out, char *why,
 	if (c->refused)
 		d->n_refused++;
 	else
-		d->counters.clients_accepted++;
+		d->counters.snap.clients_accepted++;
 	if (!c->refused && c->admin)
 		d->n_admins++;
 	pcmd_debug("client %u connected (pid %d, uid %u%s)", c->id, (int)c->cred.pid,
@@ -213,7 +213,7 @@ static void protocol_error(struct pcmd_client *c, const char *text)
 {
 	pcmd_warn("client %u (pid %d): %s; disconnecting it", c->id, (int)c->cred.pid, text);
 	c->errors++;
-	c->d->counters.control_errors++;
+	c->d->counters.snap.control_errors++;
 	pcmd_client_send_notice(c, PCMD_NOTICE_ERROR, -EPROTO, text);
 	pcmd_client_kill(c, "broke the ring protocol");
 }
@@ -407,7 +407,7 @@ void pcmd_clients_flush_all(struct pcmd *d)
 
 /* ---- totals ---------------------------------------------------------------------------- */
 
-static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_totals *t)
+static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_rep_stats *t)
 {
 	/* Applications: pcmctl's own query is not one. */
 	if (c->state == PCMD_CLIENT_ALIVE && !c->refused && c->role == PCMD_ROLE_APP)
@@ -444,20 +444,13 @@ static void add_client(struct pcmd *d, const struct pcmd_client *c, struct pcmd_
 	}
 }
 
-/* Totals from @k's closed flows and descriptors, plus the live clients of @uid (ALL_USERS). */
+/* @k's counters (closed flows and clients included), plus the live clients of @uid (ALL_USERS). */
 #define ALL_USERS UINT64_MAX
 
 static void sum_clients(struct pcmd *d, const struct pcmd_counters *k, uint64_t uid,
-			struct pcmd_totals *t)
+			struct pcmd_rep_stats *t)
 {
-	memset(t, 0, sizeof(*t));
-	t->tx_bytes = k->closed_tx_bytes;
-	t->rx_bytes = k->closed_rx_bytes;
-	t->tx_msgs = k->closed_tx_msgs;
-	t->rx_msgs = k->closed_rx_msgs;
-	t->descriptors_ok = k->descriptors_ok;
-	t->descriptors_rejected = k->descriptors_rejected;
-	t->completions = k->completions;
+	*t = k->snap;
 	for (uint32_t s = 0; s < d->n_slots; s++) {
 		const struct pcmd_client *c = d->slots[s];
 
@@ -469,7 +462,7 @@ static void sum_clients(struct pcmd *d, const struct pcmd_counters *k, uint64_t 
 	}
 }
 
-void pcmd_clients_totals_of(struct pcmd *d, uint32_t uid, struct pcmd_totals *t)
+void pcmd_clients_totals_of(struct pcmd *d, uint32_t uid, struct pcmd_rep_stats *t)
 {
 	static const struct pcmd_counters none;
 	const struct pcmd_counters *k = &none;
@@ -482,7 +475,7 @@ void pcmd_clients_totals_of(struct pcmd *d, uint32_t uid, struct pcmd_totals *t)
 
 void pcmd_clients_user_goodput(struct pcmd *d, uint64_t now_ns)
 {
-	struct pcmd_totals t;
+	struct pcmd_rep_stats t;
 
 	for (uint32_t i = 0; i < d->n_tenants; i++) {
 		struct pcmd_tenant *u = d->tenants[i];
@@ -492,7 +485,7 @@ void pcmd_clients_user_goodput(struct pcmd *d, uint64_t now_ns)
 	}
 }
 
-void pcmd_clients_totals(struct pcmd *d, struct pcmd_totals *t)
+void pcmd_clients_totals(struct pcmd *d, struct pcmd_rep_stats *t)
 {
 	sum_clients(d, &d->counters, ALL_USERS, t);
 	t->region_bytes = d->region_bytes;
@@ -563,9 +556,9 @@ void pcmd_client_maybe_free(struct pcmd_client *c)
 		return;
 	if (c->intake) {
 		/* Its descriptor counts stay in the daemon's totals. */
-		d->counters.descriptors_ok += c->intake->descriptors_ok;
-		d->counters.descriptors_rejected += c->intake->descriptors_rejected;
-		d->counters.completions += c->intake->completions;
+		d->counters.snap.descriptors_ok += c->intake->descriptors_ok;
+		d->counters.snap.descriptors_rejected += c->intake->descriptors_rejected;
+		d->counters.snap.completions += c->intake->completions;
 	}
 	if (c->chan) {
 		/* Completions written during the reclaim stay readable in the client's mapping. */
@@ -580,7 +573,7 @@ void pcmd_client_maybe_free(struct pcmd_client *c)
 		d->n_refused--;
 	else if (c->admin)
 		d->n_admins--;
-	d->counters.clients_reclaimed++;
+	d->counters.snap.clients_reclaimed++;
 	pcmd_debug("client %u freed", c->id);
 	pcmd_client_destroy(c);
 }

@@ -27,7 +27,7 @@
 #include "tenant.h"
 
 struct pcmd;
-struct pcmd_totals;
+struct pcmd_rep_stats;
 
 #define PCMD_RECV_BYTES 1024		     /* larger than any request: a longer one is refused */
 #define PCMD_REFUSED_LINGER_NS 5000000000ull /* a refused peer's time to read why */
@@ -194,11 +194,14 @@ void pcmd_client_plane_event(struct pcmd *d, const struct pcmd_plane_event *ev);
 /* Every live client's ring flush after a batch of events. */
 void pcmd_clients_flush_all(struct pcmd *d);
 
-/* Totals summed over clients and flows (for STATUS, STATS and the stats file). */
-void pcmd_clients_totals(struct pcmd *d, struct pcmd_totals *t);
+/*
+ * The daemon's counters with the totals summed over clients and flows added
+ * (for STATUS, STATS and the stats file; pcmd_stats_fill() completes it).
+ */
+void pcmd_clients_totals(struct pcmd *d, struct pcmd_rep_stats *t);
 
-/* The same over one user's clients, with the flows they closed (a non-admin's view). */
-void pcmd_clients_totals_of(struct pcmd *d, uint32_t uid, struct pcmd_totals *t);
+/* The same from one user's counters, over its clients (a non-admin's view). */
+void pcmd_clients_totals_of(struct pcmd *d, uint32_t uid, struct pcmd_rep_stats *t);
 
 /* Each user's goodput over the time since the last update (status interval). */
 void pcmd_clients_user_goodput(struct pcmd *d, uint64_t now_ns);

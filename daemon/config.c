@@ -2,7 +2,8 @@
 /*
  * config.c - reading pcmd.yaml (libyaml's document API, whose node marks give
  * every message its line and column) and `--set key=value` overrides through
- * one table of keys, then checking what only makes sense across keys.
+ * one table of keys, which holds each key's name, parser, range and default,
+ * then checking what only makes sense across keys.
  *
  * A value is checked where it is read; the first problem stops the load and
  * is reported as "file:line:col: dotted.key: what is wrong (what is allowed)".
@@ -58,6 +59,11 @@ struct key_row {
 	const char *const *names; /* T_ENUM */
 	size_t loc_off;		  /* offset of a struct pcmd_cfg_loc to fill, or NO_LOC */
 	uint8_t id_kind;	  /* T_IDS */
+	/*
+	 * The default, as a file or --set would write it (a list comma-separated),
+	 * read through the same parser at every load; NULL: zero, empty.
+	 */
+	const char *def;
 };
 
 #define NO_LOC ((size_t)-1)
@@ -73,131 +79,141 @@ static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const mode_names[] = {"sync", "async_relaxed", "async_locked", "async_bounded",
 					 NULL};
 
-#define STR(k, m)                                                                                  \
+#define STR(k, m, def)                                                                             \
 	{                                                                                          \
-		k, T_STR, CFG(m), sizeof(((struct pcmd_config *)0)->m), 0, 0, NULL, NO_LOC, 0      \
+		k, T_STR, CFG(m), sizeof(((struct pcmd_config *)0)->m), 0, 0, NULL, NO_LOC, 0, def \
 	}
-#define U32(k, m, lo, hi)                                                                          \
+#define U32(k, m, lo, hi, def)                                                                     \
 	{                                                                                          \
-		k, T_U32, CFG(m), 0, lo, hi, NULL, NO_LOC, 0                                       \
+		k, T_U32, CFG(m), 0, lo, hi, NULL, NO_LOC, 0, def                                  \
 	}
-#define DUR(k, m, lo, hi)                                                                          \
+#define DUR(k, m, lo, hi, def)                                                                     \
 	{                                                                                          \
-		k, T_TIME, CFG(m), 0, lo, hi, NULL, NO_LOC, 0                                      \
+		k, T_TIME, CFG(m), 0, lo, hi, NULL, NO_LOC, 0, def                                 \
 	}
 #define SEC(k)                                                                                     \
 	{                                                                                          \
-		k, T_SECTION, 0, 0, 0, 0, NULL, NO_LOC, 0                                          \
+		k, T_SECTION, 0, 0, 0, 0, NULL, NO_LOC, 0, NULL                                    \
 	}
 
 static const struct key_row config_rows[] = {
-    {"log_level", T_ENUM, CFG(log_level), 0, 0, 0, log_names, NO_LOC, 0},
+    {"log_level", T_ENUM, CFG(log_level), 0, 0, 0, log_names, NO_LOC, 0, "info"},
     SEC("socket"),
-    STR("socket.path", socket.path),
-    STR("socket.group", socket.group),
-    {"socket.mode", T_OCTAL, CFG(socket.mode), 0, 0, 0777, NULL, NO_LOC, 0},
+    STR("socket.path", socket.path, PCMD_DEFAULT_SOCKET),
+    STR("socket.group", socket.group, "pcm"),
+    {"socket.mode", T_OCTAL, CFG(socket.mode), 0, 0, 0777, NULL, NO_LOC, 0, "0660"},
     {"socket.allow_uids", T_IDS, CFG(socket.allow_uids), CFG(socket.n_allow_uids), 0, 0, NULL,
-     CFG(socket.allow_uids_loc), ID_USER},
+     CFG(socket.allow_uids_loc), ID_USER, NULL},
     {"socket.allow_gids", T_IDS, CFG(socket.allow_gids), CFG(socket.n_allow_gids), 0, 0, NULL,
-     CFG(socket.allow_gids_loc), ID_GROUP},
+     CFG(socket.allow_gids_loc), ID_GROUP, NULL},
     {"socket.admin_uids", T_IDS, CFG(socket.admin_uids), CFG(socket.n_admin_uids), 0, 0, NULL,
-     NO_LOC, ID_USER},
+     NO_LOC, ID_USER, "0"},
     {"socket.admin_gids", T_IDS, CFG(socket.admin_gids), CFG(socket.n_admin_gids), 0, 0, NULL,
-     NO_LOC, ID_GROUP},
+     NO_LOC, ID_GROUP, NULL},
     SEC("datapath"),
-    {"datapath.kind", T_ENUM, CFG(datapath.kind), 0, 0, 0, datapath_names, NO_LOC, 0},
-    U32("datapath.chunk_bytes", datapath.chunk_bytes, 4096, 1u << 24),
-    U32("datapath.paths", datapath.paths, 1, 64),
+    {"datapath.kind", T_ENUM, CFG(datapath.kind), 0, 0, 0, datapath_names, NO_LOC, 0, "auto"},
+    U32("datapath.chunk_bytes", datapath.chunk_bytes, 4096, 1u << 24, "65536"),
+    U32("datapath.paths", datapath.paths, 1, 64, "4"),
     SEC("datapath.verbs"),
-    {"datapath.verbs.devices", T_DEVICES, 0, 0, 0, 0, NULL, NO_LOC, 0},
+    {"datapath.verbs.devices", T_DEVICES, 0, 0, 0, 0, NULL, NO_LOC, 0, NULL},
     SEC("datapath.softnic"),
-    STR("datapath.softnic.topology", datapath.softnic_topology),
-    U32("datapath.softnic.hosts", datapath.softnic_hosts, 2, 4096),
+    STR("datapath.softnic.topology", datapath.softnic_topology, NULL),
+    U32("datapath.softnic.hosts", datapath.softnic_hosts, 2, 4096, "16"),
     {"datapath.softnic.link_gbps", T_RATE, CFG(datapath.softnic_link_gbps), 0, 1, 1600, NULL,
-     NO_LOC, 0},
-    U32("datapath.softnic.seed", datapath.softnic_seed, 0, UINT32_MAX),
-    U32("datapath.softnic.dup_ppm", datapath.softnic_dup_ppm, 0, 1000000),
-    U32("datapath.softnic.delay_ppm", datapath.softnic_delay_ppm, 0, 1000000),
-    DUR("datapath.softnic.delay_us", datapath.softnic_delay_us, 0, 1000000),
+     NO_LOC, 0, "100"},
+    U32("datapath.softnic.seed", datapath.softnic_seed, 0, UINT32_MAX, "1"),
+    U32("datapath.softnic.dup_ppm", datapath.softnic_dup_ppm, 0, 1000000, NULL),
+    U32("datapath.softnic.delay_ppm", datapath.softnic_delay_ppm, 0, 1000000, NULL),
+    DUR("datapath.softnic.delay_us", datapath.softnic_delay_us, 0, 1000000, NULL),
     SEC("engines"),
-    U32("engines.count", engines.count, 1, 256),
-    DUR("engines.spin_ns", engines.spin_ns, 0, 10000000),
-    {"engines.numa_node", T_I32, CFG(engines.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC, 0},
-    {"engines.cpus", T_CPUS, CFG(engines.cpus), CFG(engines.n_cpus), 0, 0, NULL, NO_LOC, 0},
+    U32("engines.count", engines.count, 1, 256, "1"),
+    DUR("engines.spin_ns", engines.spin_ns, 0, 10000000, "20000"),
+    {"engines.numa_node", T_I32, CFG(engines.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC, 0,
+     "-1"},
+    {"engines.cpus", T_CPUS, CFG(engines.cpus), CFG(engines.n_cpus), 0, 0, NULL, NO_LOC, 0, NULL},
     SEC("workers"),
-    U32("workers.count", workers.count, 0, 256),
-    {"workers.numa_node", T_I32, CFG(workers.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC, 0},
-    {"workers.cpus", T_CPUS, CFG(workers.cpus), CFG(workers.n_cpus), 0, 0, NULL, NO_LOC, 0},
+    U32("workers.count", workers.count, 0, 256, "1"),
+    {"workers.numa_node", T_I32, CFG(workers.numa_node), 0, (uint64_t)-1, 1023, NULL, NO_LOC, 0,
+     "-1"},
+    {"workers.cpus", T_CPUS, CFG(workers.cpus), CFG(workers.n_cpus), 0, 0, NULL, NO_LOC, 0, NULL},
     SEC("policies"),
     {"policies.default", T_STR, CFG(policies.default_policy),
      sizeof(((struct pcmd_config *)0)->policies.default_policy), 0, 0, NULL,
-     CFG(policies.default_loc), 0},
-    STR("policies.default_lb", policies.default_lb),
-    {"policies.mode", T_MODE, CFG(policies.mode), 0, 0, 0, NULL, NO_LOC, 0},
-    U32("policies.skew_bound", policies.skew_bound, 1, 1u << 20),
-    {"policies.load", T_PATHS, 0, 0, 0, 0, NULL, NO_LOC, 0},
-    {"policies.rules", T_RULES, 0, 0, 0, 0, NULL, NO_LOC, 0},
+     CFG(policies.default_loc), 0, "swift"},
+    STR("policies.default_lb", policies.default_lb, NULL),
+    {"policies.mode", T_MODE, CFG(policies.mode), 0, 0, 0, NULL, NO_LOC, 0, "sync"},
+    U32("policies.skew_bound", policies.skew_bound, 1, 1u << 20, "4"),
+    {"policies.load", T_PATHS, 0, 0, 0, 0, NULL, NO_LOC, 0, NULL},
+    {"policies.rules", T_RULES, 0, 0, 0, 0, NULL, NO_LOC, 0, NULL},
     SEC("limits"),
-    U32("limits.max_clients", limits.max_clients, 1, 65535),
-    U32("limits.flows_per_client", limits.flows_per_client, 1, 65535),
+    U32("limits.max_clients", limits.max_clients, 1, 65535, "256"),
+    U32("limits.flows_per_client", limits.flows_per_client, 1, 65535, "1024"),
     {"limits.memory_per_client_bytes", T_SIZE, CFG(limits.memory_per_client_bytes), 0,
-     PCMD_REGION_ALIGN, 1ull << 46, NULL, NO_LOC, 0},
+     PCMD_REGION_ALIGN, 1ull << 46, NULL, NO_LOC, 0, "256MiB"},
     {"limits.memory_total_bytes", T_SIZE, CFG(limits.memory_total_bytes), 0, PCMD_REGION_ALIGN,
-     1ull << 50, NULL, NO_LOC, 0},
-    U32("limits.outstanding_per_client", limits.outstanding_per_client, 1, PCMD_RING_MAX_ENTRIES),
-    U32("limits.sq_entries", limits.sq_entries, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES),
-    U32("limits.cq_entries", limits.cq_entries, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES),
+     1ull << 50, NULL, NO_LOC, 0, "4GiB"},
+    U32("limits.outstanding_per_client", limits.outstanding_per_client, 1, PCMD_RING_MAX_ENTRIES,
+	"4096"),
+    U32("limits.sq_entries", limits.sq_entries, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES,
+	"4096"),
+    U32("limits.cq_entries", limits.cq_entries, PCMD_RING_MIN_ENTRIES, PCMD_RING_MAX_ENTRIES,
+	"4096"),
     {"limits.max_message_bytes", T_SIZE, CFG(limits.max_message_bytes), 0, 1, 1ull << 40, NULL,
-     NO_LOC, 0},
-    U32("limits.listeners_per_client", limits.listeners_per_client, 1, 256),
-    U32("limits.backlog", limits.backlog, 1, 4096),
-    U32("limits.admin_clients", limits.admin_clients, 0, 4096),
-    DUR("limits.hello_timeout_ms", limits.hello_timeout_ms, 10, 600000),
+     NO_LOC, 0, "256MiB"},
+    U32("limits.listeners_per_client", limits.listeners_per_client, 1, 256, "16"),
+    U32("limits.backlog", limits.backlog, 1, 4096, "64"),
+    U32("limits.admin_clients", limits.admin_clients, 0, 4096, "8"),
+    DUR("limits.hello_timeout_ms", limits.hello_timeout_ms, 10, 600000, "5000"),
+    /* limits.user.*: NULL, derived from the totals when the file gives none (check_config()) */
     SEC("limits.user"),
-    U32("limits.user.clients", limits.user.clients, 1, 65535),
-    U32("limits.user.regions", limits.user.regions, 1, 65535),
+    U32("limits.user.clients", limits.user.clients, 1, 65535, NULL),
+    U32("limits.user.regions", limits.user.regions, 1, 65535, NULL),
     {"limits.user.region_bytes", T_SIZE, CFG(limits.user.region_bytes), 0, PCMD_REGION_ALIGN,
-     1ull << 50, NULL, NO_LOC, 0},
-    U32("limits.user.hosts", limits.user.hosts, 1, 4096),
-    U32("limits.user.flows", limits.user.flows, 1, 1u << 24),
-    U32("limits.user.listeners", limits.user.listeners, 1, 65535),
+     1ull << 50, NULL, NO_LOC, 0, NULL},
+    U32("limits.user.hosts", limits.user.hosts, 1, 4096, NULL),
+    U32("limits.user.flows", limits.user.flows, 1, 1u << 24, NULL),
+    U32("limits.user.listeners", limits.user.listeners, 1, 65535, NULL),
     SEC("output"),
-    STR("output.stats_path", output.stats_path),
-    DUR("output.stats_interval_ms", output.stats_interval_ms, 10, 3600000),
-    STR("output.records_path", output.records_path),
-    DUR("output.status_interval_ms", output.status_interval_ms, 10, 3600000),
-    STR("output.group", output.group),
-    STR("output.metrics_path", output.metrics_path),
+    STR("output.stats_path", output.stats_path, NULL),
+    DUR("output.stats_interval_ms", output.stats_interval_ms, 10, 3600000, "1000"),
+    STR("output.records_path", output.records_path, NULL),
+    DUR("output.status_interval_ms", output.status_interval_ms, 10, 3600000, "1000"),
+    STR("output.group", output.group, NULL),
+    STR("output.metrics_path", output.metrics_path, NULL),
     {"output.metrics_per_flow", T_ENUM, CFG(output.metrics_per_flow), 0, 0, 0, bool_names, NO_LOC,
-     0},
+     0, NULL},
     SEC("shutdown"),
-    {"shutdown.mode", T_ENUM, CFG(shutdown.mode), 0, 0, 0, shutdown_names, NO_LOC, 0},
-    DUR("shutdown.drain_timeout_ms", shutdown.drain_timeout_ms, 0, 600000),
-    {"shared_names", T_NAMES, 0, 0, 0, 0, NULL, NO_LOC, 0},
+    {"shutdown.mode", T_ENUM, CFG(shutdown.mode), 0, 0, 0, shutdown_names, NO_LOC, 0, "drain"},
+    DUR("shutdown.drain_timeout_ms", shutdown.drain_timeout_ms, 0, 600000, "5000"),
+    {"shared_names", T_NAMES, 0, 0, 0, 0, NULL, NO_LOC, 0, NULL},
 };
 
+/* A rule's mode and skew_bound, when not given, are policies.*'s (check_rules()). */
 static const struct key_row rule_rows[] = {
-    {"peer", T_STR, RULE(peer), sizeof(((struct pcmd_rule *)0)->peer), 0, 0, NULL, NO_LOC, 0},
+    {"peer", T_STR, RULE(peer), sizeof(((struct pcmd_rule *)0)->peer), 0, 0, NULL, NO_LOC, 0, NULL},
     {"policy", T_STR, RULE(policy), sizeof(((struct pcmd_rule *)0)->policy), 0, 0, NULL,
-     RULE(policy_loc), 0},
+     RULE(policy_loc), 0, NULL},
     {"lb", T_STR, RULE(lb_policy), sizeof(((struct pcmd_rule *)0)->lb_policy), 0, 0, NULL,
-     RULE(lb_loc), 0},
-    {"mode", T_MODE, RULE(mode), 0, 0, 0, NULL, NO_LOC, 0},
-    {"skew_bound", T_U32, RULE(skew_bound), 0, 1, 1u << 20, NULL, NO_LOC, 0},
-    {"no_progress_ms", T_TIME, RULE(no_progress_ms), 0, 1, PCMD_NO_PROGRESS_MS_MAX, NULL, NO_LOC, 0},
+     RULE(lb_loc), 0, NULL},
+    {"mode", T_MODE, RULE(mode), 0, 0, 0, NULL, NO_LOC, 0, NULL},
+    {"skew_bound", T_U32, RULE(skew_bound), 0, 1, 1u << 20, NULL, NO_LOC, 0, NULL},
+    {"no_progress_ms", T_TIME, RULE(no_progress_ms), 0, 1, PCMD_NO_PROGRESS_MS_MAX, NULL, NO_LOC, 0,
+     NULL},
 };
 
 static const struct key_row device_rows[] = {
-    {"name", T_STR, DEV(name), sizeof(((struct pcmd_cfg_device *)0)->name), 0, 0, NULL, NO_LOC, 0},
-    {"port", T_U32, DEV(port), 0, 1, 255, NULL, NO_LOC, 0},
-    {"gid_index", T_I32, DEV(gid_index), 0, (uint64_t)-1, 255, NULL, NO_LOC, 0},
+    {"name", T_STR, DEV(name), sizeof(((struct pcmd_cfg_device *)0)->name), 0, 0, NULL, NO_LOC, 0,
+     NULL},
+    {"port", T_U32, DEV(port), 0, 1, 255, NULL, NO_LOC, 0, "1"},
+    {"gid_index", T_I32, DEV(gid_index), 0, (uint64_t)-1, 255, NULL, NO_LOC, 0, "-1"},
 };
 
 static const struct key_row name_rows[] = {
-    {"name", T_STR, NAME(name), sizeof(((struct pcmd_name_rule *)0)->name), 0, 0, NULL, NO_LOC, 0},
-    {"owner", T_UID, NAME(owner), 0, 0, 0, NULL, NO_LOC, 0},
-    {"dial_uids", T_IDS, NAME(dial_uids), NAME(n_dial_uids), 0, 0, NULL, NO_LOC, ID_USER},
-    {"dial_gids", T_IDS, NAME(dial_gids), NAME(n_dial_gids), 0, 0, NULL, NO_LOC, ID_GROUP},
+    {"name", T_STR, NAME(name), sizeof(((struct pcmd_name_rule *)0)->name), 0, 0, NULL, NO_LOC, 0,
+     NULL},
+    {"owner", T_UID, NAME(owner), 0, 0, 0, NULL, NO_LOC, 0, NULL},
+    {"dial_uids", T_IDS, NAME(dial_uids), NAME(n_dial_uids), 0, 0, NULL, NO_LOC, ID_USER, NULL},
+    {"dial_gids", T_IDS, NAME(dial_gids), NAME(n_dial_gids), 0, 0, NULL, NO_LOC, ID_GROUP, NULL},
 };
 
 #define N_ROWS(t) (sizeof(t) / sizeof((t)[0]))
@@ -603,19 +619,18 @@ static uint32_t *map_list_count(struct pcmd_config *cfg, const struct map_list *
 	return (uint32_t *)((uint8_t *)cfg + l->count_off);
 }
 
-/* Entry @n of @l, zeroed, with the defaults a key left out keeps. */
-static void *map_list_entry(struct pcmd_config *cfg, const struct map_list *l, uint32_t n)
+static int set_defaults(struct loader *ld, const struct key_row *rows, size_t n_rows, void *base);
+
+/* Entry @n of @l, zeroed, with the defaults of its rows (and a rule's mode to inherit). */
+static int map_list_entry(struct loader *ld, const struct map_list *l, uint32_t n, uint8_t **out)
 {
-	uint8_t *e = (uint8_t *)cfg + l->array_off + n * l->entry_size;
+	uint8_t *e = (uint8_t *)ld->cfg + l->array_off + n * l->entry_size;
 
 	memset(e, 0, l->entry_size);
-	if (l->type == T_RULES) {
-		((struct pcmd_rule *)e)->mode = PCMD_SHELL_DEFAULT;
-	} else if (l->type == T_DEVICES) {
-		((struct pcmd_cfg_device *)e)->port = 1;
-		((struct pcmd_cfg_device *)e)->gid_index = -1;
-	}
-	return e;
+	if (l->type == T_RULES)
+		((struct pcmd_rule *)e)->mode = PCMD_SHELL_DEFAULT; /* no name a file could give */
+	*out = e;
+	return set_defaults(ld, l->rows, l->n_rows, e);
 }
 
 static int read_list_of_maps(struct loader *ld, const struct map_list *l, const char *key,
@@ -636,7 +651,9 @@ static int read_list_of_maps(struct loader *ld, const struct map_list *l, const 
 			return fail_at(ld, item, ikey, "each entry is a mapping");
 		if (n >= l->max)
 			return fail_at(ld, item, ikey, "more than %u %s", l->max, l->noun);
-		e = map_list_entry(ld->cfg, l, n);
+		rc = map_list_entry(ld, l, n, &e);
+		if (rc < 0)
+			return rc;
 		if (l->loc_off != NO_LOC)
 			*(struct pcmd_cfg_loc *)(e + l->loc_off) = node_loc(ld, item);
 		*count = n + 1;
@@ -777,46 +794,57 @@ static int walk_items(struct loader *ld, const struct key_row *rows, size_t n_ro
 
 /* ---- defaults, checks ------------------------------------------------------------------ */
 
-void pcmd_config_defaults(struct pcmd_config *cfg)
+/*
+ * A key's value from text, as a file's scalar or list or --set gives it (a
+ * list comma-separated): the key table's defaults and the overrides.
+ */
+static int set_text(struct loader *ld, const struct key_row *row, void *base, const char *key,
+		    char *text)
 {
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->log_level = PCMD_LOG_INFO;
-	snprintf(cfg->socket.path, sizeof(cfg->socket.path), "%s", PCMD_DEFAULT_SOCKET);
-	snprintf(cfg->socket.group, sizeof(cfg->socket.group), "pcm");
-	cfg->socket.mode = 0660;
-	cfg->socket.admin_uids[0] = 0;
-	cfg->socket.n_admin_uids = 1;
-	cfg->datapath.kind = PCMD_DATAPATH_AUTO;
-	cfg->datapath.resolved = PCMD_DATAPATH_SOFTNIC;
-	cfg->datapath.softnic_hosts = 16;
-	cfg->datapath.softnic_link_gbps = 100;
-	cfg->datapath.softnic_seed = 1;
-	cfg->datapath.chunk_bytes = 65536;
-	cfg->datapath.paths = 4;
-	cfg->engines.count = 1;
-	cfg->engines.numa_node = -1;
-	cfg->engines.spin_ns = 20000;
-	cfg->workers.count = 1;
-	cfg->workers.numa_node = -1;
-	snprintf(cfg->policies.default_policy, sizeof(cfg->policies.default_policy), "swift");
-	cfg->policies.mode = PCMD_SHELL_SYNC;
-	cfg->policies.skew_bound = 4;
-	cfg->limits.max_clients = 256;
-	cfg->limits.flows_per_client = 1024;
-	cfg->limits.memory_per_client_bytes = 256ull << 20;
-	cfg->limits.memory_total_bytes = 4ull << 30;
-	cfg->limits.outstanding_per_client = 4096;
-	cfg->limits.sq_entries = 4096;
-	cfg->limits.cq_entries = 4096;
-	cfg->limits.max_message_bytes = 256ull << 20;
-	cfg->limits.listeners_per_client = 16;
-	cfg->limits.backlog = 64;
-	cfg->limits.admin_clients = 8;
-	cfg->limits.hello_timeout_ms = 5000;
-	cfg->output.stats_interval_ms = 1000;
-	cfg->output.status_interval_ms = 1000;
-	cfg->shutdown.mode = PCMD_SHUTDOWN_DRAIN;
-	cfg->shutdown.drain_timeout_ms = 5000;
+	uint32_t n = 0;
+
+	if (!is_list_type(row->type))
+		return set_scalar(ld, row, base, key, text, NULL);
+	clear_list(ld->cfg, base, row);
+	for (char *save, *tok = strtok_r(text, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save), n++) {
+		int rc = add_list_item(ld, row, base, key, tok, NULL, n);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The defaults of @rows (their def column) in @base, which is zeroed already. */
+static int set_defaults(struct loader *ld, const struct key_row *rows, size_t n_rows, void *base)
+{
+	for (size_t i = 0; i < n_rows; i++) {
+		char text[PCMD_PATH_MAX];
+		int rc;
+
+		if (!rows[i].def)
+			continue;
+		snprintf(text, sizeof(text), "%s", rows[i].def);
+		rc = set_text(ld, &rows[i], base, rows[i].key, text);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int load_defaults(struct loader *ld)
+{
+	memset(ld->cfg, 0, sizeof(*ld->cfg));
+	ld->cfg->datapath.resolved = PCMD_DATAPATH_SOFTNIC;
+	return set_defaults(ld, config_rows, N_ROWS(config_rows), ld->cfg);
+}
+
+int pcmd_config_defaults(struct pcmd_config *cfg, char *err, size_t err_len)
+{
+	struct loader ld = {.cfg = cfg, .name = "(defaults)", .err = err, .err_len = err_len};
+
+	return load_defaults(&ld);
 }
 
 const char *pcmd_config_where(const struct pcmd_config *cfg, const struct pcmd_cfg_loc *loc,
@@ -1132,20 +1160,7 @@ static int apply_override(struct loader *ld, const char *kv)
 	}
 	if (is_map_list(row->type))
 		return fail_at(ld, NULL, key, "set lists of mappings in the file");
-	if (is_list_type(row->type)) {
-		uint32_t n = 0;
-
-		clear_list(ld->cfg, ld->cfg, row);
-		for (char *save, *tok = strtok_r(val, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save), n++) {
-			int rc = add_list_item(ld, row, ld->cfg, key, tok, NULL, n);
-
-			if (rc < 0)
-				return rc;
-		}
-		return 0;
-	}
-	return set_scalar(ld, row, ld->cfg, key, val, NULL);
+	return set_text(ld, row, ld->cfg, key, val);
 }
 
 static int apply_overrides(struct loader *ld, const struct pcmd_overrides *ovr)
@@ -1221,7 +1236,10 @@ int pcmd_config_load_buffer(const char *name, const char *buf, size_t len,
 	int rc;
 
 	err[0] = '\0';
-	pcmd_config_defaults(cfg);
+	ld.name = "(defaults)";
+	rc = load_defaults(&ld);
+	if (rc < 0)
+		return rc;
 	snprintf(cfg->path, sizeof(cfg->path), "%s", name ? name : "");
 	ld.name = cfg->path[0] ? cfg->path : "(config)";
 	if (buf) {

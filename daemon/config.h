@@ -209,10 +209,17 @@ struct pcmd_overrides {
 };
 
 /**
- * pcmd_config_defaults() - fill @cfg with the built-in defaults.
+ * pcmd_config_defaults() - fill @cfg with the built-in defaults: each key's
+ * default is a column of config.c's key table, read through the key's own
+ * parser and range, as pcmd_config_load() starts from them.
  * @cfg: the config.
+ * @err: on failure, "(defaults): key: what is wrong".
+ * @err_len: its size.
+ *
+ * Return: 0, or -EINVAL when a default of the table does not parse (a bug
+ * the unit test catches).
  */
-void pcmd_config_defaults(struct pcmd_config *cfg);
+int pcmd_config_defaults(struct pcmd_config *cfg, char *err, size_t err_len);
 
 /**
  * pcmd_config_load() - defaults, then the file at @path (if not NULL), then

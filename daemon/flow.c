@@ -320,7 +320,7 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 	snprintf(cn->peer, sizeof(cn->peer), "%s", req->addr);
 	*conn_id = conn_id_of(c, index);
 	if (!owner) {
-		d->counters.flows_opened++;
+		d->counters.snap.flows_opened++;
 		refuse_dial(c, index); /* frees the conn: *conn_id names it no more */
 		return 0;
 	}
@@ -333,7 +333,7 @@ int pcmd_flow_connect(struct pcmd_client *c, const struct pcmd_req_connect *req,
 		drop_conn(c, index);
 		return rc;
 	}
-	d->counters.flows_opened++;
+	d->counters.snap.flows_opened++;
 	return 0;
 }
 
@@ -426,7 +426,7 @@ int pcmd_flow_set_policy(struct pcmd_client *c, uint32_t index, const struct pcm
 		pcmd_policy_choice_hold(&cn->choice, -1);
 	cn->choice = ch;
 	cn->choice_held = true;
-	d->counters.policy_swaps++;
+	d->counters.snap.policy_swaps++;
 	return 0;
 }
 
@@ -545,7 +545,7 @@ bool pcmd_flow_on_accepted(struct pcmd_client *c, uint32_t index, const struct p
 		cn->peer_cred = cred_of(dialer);
 	cn->flow_id = ++c->d->next_flow_id;
 	cn->opened_ns = pcmd_now_ns();
-	c->d->counters.flows_opened++;
+	c->d->counters.snap.flows_opened++;
 	status = setup_accepted(c, index, ev);
 	if (status == 0 && !may_stay_up(c))
 		status = -ECONNABORTED;
@@ -591,10 +591,10 @@ static void write_record(struct pcmd_client *c, const struct pcmd_conn *cn,
 /* A closed flow's bytes and messages, kept in the totals. */
 static void add_closed(struct pcmd_counters *k, const struct pcmd_intake_counters *n)
 {
-	k->closed_tx_bytes += n->tx_bytes;
-	k->closed_rx_bytes += n->rx_bytes;
-	k->closed_tx_msgs += n->tx_msgs;
-	k->closed_rx_msgs += n->rx_msgs;
+	k->snap.tx_bytes += n->tx_bytes;
+	k->snap.rx_bytes += n->rx_bytes;
+	k->snap.tx_msgs += n->tx_msgs;
+	k->snap.rx_msgs += n->rx_msgs;
 }
 
 void pcmd_flow_on_closed(struct pcmd_client *c, uint32_t index)

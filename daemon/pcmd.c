@@ -44,11 +44,11 @@
 
 void pcmd_status_line(struct pcmd *d, char *buf, size_t len)
 {
-	struct pcmd_totals t;
+	struct pcmd_rep_stats t;
 	char rate[32];
 
 	pcmd_clients_totals(d, &t);
-	pcm_units_format_rate(d->counters.goodput_bps, "bit/s", rate, sizeof(rate));
+	pcm_units_format_rate(d->counters.snap.goodput_bps, "bit/s", rate, sizeof(rate));
 	snprintf(buf, len, "%s: %llu clients, %llu flows, goodput %s",
 		 d->phase == PCMD_PHASE_RUNNING ? "running" : "stopping",
 		 (unsigned long long)t.clients, (unsigned long long)t.flows, rate);
@@ -161,7 +161,7 @@ static void arm_timer(struct pcmd *d, struct pcmd_op *op, pcmd_op_fn fn, uint64_
 static void status_tick(struct pcmd_op *op, int res)
 {
 	struct pcmd *d = OWNER(op, status_timer);
-	struct pcmd_totals t;
+	struct pcmd_rep_stats t;
 	char line[256];
 
 	if (d->phase == PCMD_PHASE_DONE)
@@ -222,13 +222,12 @@ static void stats_tick(struct pcmd_op *op, int res)
 {
 	struct pcmd *d = OWNER(op, stats_timer);
 	struct pcmd_rep_stats s;
-	struct pcmd_totals t;
 	char line[4096];
 
 	if (d->phase == PCMD_PHASE_DONE)
 		return;
-	pcmd_clients_totals(d, &t);
-	pcmd_stats_fill(&d->counters, &t, &d->output, pcmd_now_ns() - d->start_ns, &s);
+	pcmd_clients_totals(d, &s);
+	pcmd_stats_fill(&d->output, pcmd_now_ns() - d->start_ns, &s);
 	if (pcmd_writer_active(&d->output.stats)) {
 		pcmd_stats_json_line(&s, pcmd_now_ns(), pcmd_wall_ns(), line, sizeof(line));
 		pcmd_writer_append(&d->output.stats, line);
@@ -486,7 +485,7 @@ int pcmd_reload(struct pcmd *d)
 		rc = pcmd_policies_prepare(d->policies, cfg, err, sizeof(err));
 	if (rc < 0) {
 		pcmd_err("reload rejected, the running configuration is unchanged: %s", err);
-		d->counters.reload_failures++;
+		d->counters.snap.reload_failures++;
 		free(cfg);
 		pcmd_status_line(d, line, sizeof(line));
 		pcmd_notify_ready(line);
@@ -500,7 +499,7 @@ int pcmd_reload(struct pcmd *d)
 	reload_outputs(d, cfg);
 	pcmd_log_set_level(cfg->log_level);
 	d->generation++;
-	d->counters.reloads++;
+	d->counters.snap.reloads++;
 	pcmd_info("configuration reloaded from %s (generation %u)",
 		  d->config_path[0] ? d->config_path : "(defaults)", d->generation);
 	pcmd_status_line(d, line, sizeof(line));

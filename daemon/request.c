@@ -100,7 +100,7 @@ static size_t fail(struct req *r, int status, const char *fmt, ...)
 	vsnprintf(e->text, sizeof(e->text), fmt, ap);
 	va_end(ap);
 	r->c->errors++;
-	r->d->counters.control_errors++;
+	r->d->counters.snap.control_errors++;
 	pcmd_debug("client %u: %s refused: %s", r->c->id, msg_name(r->hdr.type, name, sizeof(name)),
 		   e->text);
 	return finish(r, sizeof(*e), status);
@@ -478,7 +478,7 @@ static bool visible(const struct view *v, const struct pcmd_client *c)
 	return v->all || (!c->refused && c->cred.uid == v->uid);
 }
 
-static void view_totals(struct req *r, const struct view *v, struct pcmd_totals *t)
+static void view_totals(struct req *r, const struct view *v, struct pcmd_rep_stats *t)
 {
 	if (v->all)
 		pcmd_clients_totals(r->d, t);
@@ -490,13 +490,13 @@ static size_t on_status(struct req *r)
 {
 	struct pcmd *d = r->d;
 	struct pcmd_rep_status *p = ok_body(r, sizeof(*p));
-	struct pcmd_totals t;
+	struct pcmd_rep_stats t;
 	struct view v;
 
 	view_of(r, &v);
 	view_totals(r, &v, &t);
 	p->uptime_ns = pcmd_now_ns() - d->start_ns;
-	p->goodput_bps = v.k->goodput_bps;
+	p->goodput_bps = v.k->snap.goodput_bps;
 	p->pid = (uint32_t)getpid();
 	p->clients = (uint32_t)t.clients;
 	p->flows = (uint32_t)t.flows;
@@ -518,12 +518,11 @@ static size_t on_stats(struct req *r)
 {
 	struct pcmd *d = r->d;
 	struct pcmd_rep_stats *p = ok_body(r, sizeof(*p));
-	struct pcmd_totals t;
 	struct view v;
 
 	view_of(r, &v);
-	view_totals(r, &v, &t);
-	pcmd_stats_fill(v.k, &t, &d->output, pcmd_now_ns() - d->start_ns, p);
+	view_totals(r, &v, p); /* its st: 0, as ok_body() left it; finish() sets it */
+	pcmd_stats_fill(&d->output, pcmd_now_ns() - d->start_ns, p);
 	/* The output files' counts are daemon-wide: an admin's. */
 	if (!v.all)
 		p->records_dropped_lines = p->stats_dropped_lines = p->output_write_errors = 0;
@@ -856,7 +855,7 @@ size_t pcmd_request_handle(struct pcmd_client *c, const struct pcmd_request_in *
 
 	*n_fds = 0;
 	c->requests++;
-	c->d->counters.control_requests++;
+	c->d->counters.snap.control_requests++;
 	memset(&r.hdr, 0, sizeof(r.hdr));
 	memcpy(&r.hdr, in->msg, in->len < sizeof(r.hdr) ? in->len : sizeof(r.hdr));
 	if (c->refused) {

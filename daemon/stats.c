@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * stats.c - the snapshot of pcmd's counters, its stats file line, and a
- * closed flow's row for the records file.
+ * stats.c - what the snapshot of pcmd's counters adds to them, its stats
+ * file line, a closed flow's row for the records file, and the goodput.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,37 +11,12 @@
 #include "pcmd_metrics.h"
 #include "stats.h"
 
-void pcmd_stats_fill(const struct pcmd_counters *k, const struct pcmd_totals *t,
-		     const struct pcmd_output *o, uint64_t uptime_ns, struct pcmd_rep_stats *p)
+void pcmd_stats_fill(const struct pcmd_output *o, uint64_t uptime_ns, struct pcmd_rep_stats *s)
 {
-	memset(p, 0, sizeof(*p));
-	p->uptime_ns = uptime_ns;
-	p->clients = t->clients;
-	p->clients_accepted = k->clients_accepted;
-	p->clients_refused = k->clients_refused;
-	p->clients_reclaimed = k->clients_reclaimed;
-	p->flows = t->flows;
-	p->flows_opened = k->flows_opened;
-	p->listeners = t->listeners;
-	p->region_bytes = t->region_bytes;
-	p->tx_bytes = t->tx_bytes;
-	p->rx_bytes = t->rx_bytes;
-	p->tx_msgs = t->tx_msgs;
-	p->rx_msgs = t->rx_msgs;
-	p->retransmits = t->retransmits;
-	p->descriptors_ok = t->descriptors_ok;
-	p->descriptors_rejected = t->descriptors_rejected;
-	p->completions = t->completions;
-	p->cq_full_waits = t->cq_full_waits;
-	p->control_requests = k->control_requests;
-	p->control_errors = k->control_errors;
-	p->policy_swaps = k->policy_swaps;
-	p->reloads = k->reloads;
-	p->reload_failures = k->reload_failures;
-	p->goodput_bps = k->goodput_bps;
-	p->records_dropped_lines = o->records.health.dropped_lines;
-	p->stats_dropped_lines = o->stats.health.dropped_lines;
-	p->output_write_errors =
+	s->uptime_ns = uptime_ns;
+	s->records_dropped_lines = o->records.health.dropped_lines;
+	s->stats_dropped_lines = o->stats.health.dropped_lines;
+	s->output_write_errors =
 	    o->records.health.errors + o->stats.health.errors + o->metrics.health.errors;
 }
 
@@ -85,7 +60,7 @@ void pcmd_stats_goodput_update(struct pcmd_counters *k, uint64_t rx_bytes, uint6
 	uint64_t dt = now_ns - k->goodput_last_ns;
 
 	if (k->goodput_last_ns && dt > 0 && rx_bytes >= k->goodput_last_bytes)
-		k->goodput_bps =
+		k->snap.goodput_bps =
 		    (uint64_t)((double)(rx_bytes - k->goodput_last_bytes) * 8e9 / (double)dt);
 	k->goodput_last_bytes = rx_bytes;
 	k->goodput_last_ns = now_ns;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats.h - pcmd's counters, the totals computed from them and from the live
- * flows, the snapshot of both that every reader gets (struct pcmd_rep_stats:
- * the STATS reply, the stats file, the metrics file; their names are
- * pcmd-abi/pcmd_metrics.h's), and the outputs: the stats file (one JSON line
+ * stats.h - pcmd's counters, kept in the fields of the snapshot every reader
+ * gets (struct pcmd_rep_stats: the STATS reply, the stats file, the metrics
+ * file; their names are pcmd-abi/pcmd_metrics.h's), which adds the live
+ * clients and flows to them (client.c), and the outputs: the stats file (one JSON line
  * per output.stats_interval_ms), the flow records (one CSV row per closed
  * flow, columns in PCMD_RECORDS_HEADER) and the metrics file (the Prometheus
  * text, replaced at each stats interval).
@@ -17,38 +17,20 @@
 #include "pcmd_proto.h"
 #include "writer.h"
 
+/*
+ * The daemon's counters, and each user's (struct pcmd_tenant), counted
+ * straight into the snapshot's fields (@snap), which the snapshot starts from
+ * whole (pcmd_clients_totals()): the counters since start (clients_accepted,
+ * flows_opened, control_requests, reloads, ...), goodput_bps, and what closed
+ * flows and clients left of the totals (tx/rx bytes and messages, descriptors,
+ * completions), so that the totals never go back. The rest (clients, flows,
+ * listeners, ...) stays 0 here: the snapshot sums it over the live clients.
+ */
 struct pcmd_counters {
-	uint64_t clients_accepted;
-	uint64_t clients_refused;
-	uint64_t clients_reclaimed;
-	uint64_t flows_opened;
-	uint64_t descriptors_ok;
-	uint64_t descriptors_rejected;
-	uint64_t completions;
-	uint64_t control_requests;
-	uint64_t control_errors;
-	uint64_t policy_swaps;
-	uint64_t reloads;
-	uint64_t reload_failures;
-	/* Of flows already closed, so totals never go back. */
-	uint64_t closed_tx_bytes, closed_rx_bytes, closed_tx_msgs, closed_rx_msgs;
-	uint64_t closed_cq_full_waits;
-	/* Goodput over the last status interval. */
-	uint64_t goodput_bps;
+	struct pcmd_rep_stats snap; /* its st: 0 */
+	/* Where the goodput's interval began. */
 	uint64_t goodput_last_bytes;
 	uint64_t goodput_last_ns;
-};
-
-struct pcmd_totals {
-	uint64_t clients;
-	uint64_t flows;
-	uint64_t listeners;
-	uint64_t region_bytes;
-	uint64_t tx_bytes, rx_bytes, tx_msgs, rx_msgs;
-	uint64_t retransmits;
-	uint64_t cq_full_waits;
-	/* Closed clients' (pcmd_counters) plus the live clients' descriptor paths. */
-	uint64_t descriptors_ok, descriptors_rejected, completions;
 };
 
 struct pcmd_output {
@@ -89,15 +71,13 @@ struct pcmd_flow_record {
 void pcmd_stats_record_line(const struct pcmd_flow_record *r, char *buf, size_t len);
 
 /**
- * pcmd_stats_fill() - the snapshot every reader of the counters gets.
- * @k: the counters.
- * @t: the totals.
+ * pcmd_stats_fill() - complete a snapshot of the counters and totals
+ * (pcmd_clients_totals()) with what neither holds.
  * @o: the outputs (their dropped lines and errors).
  * @uptime_ns: since start.
- * @out: the snapshot.
+ * @s: the snapshot.
  */
-void pcmd_stats_fill(const struct pcmd_counters *k, const struct pcmd_totals *t,
-		     const struct pcmd_output *o, uint64_t uptime_ns, struct pcmd_rep_stats *out);
+void pcmd_stats_fill(const struct pcmd_output *o, uint64_t uptime_ns, struct pcmd_rep_stats *s);
 
 /**
  * pcmd_stats_json_line() - the stats file's line for one interval: the

@@ -38,7 +38,7 @@ struct pcmd_tenant {
 	uint32_t refs; /* clients of this uid */
 	uint64_t used[PCMD_TENANT_RES_COUNT];
 	/* What a non-admin's pcmctl reads of its own: its closed flows' bytes and messages
-	 * (closed_*), its goodput (goodput_*); the other counters stay 0. */
+	 * (snap.tx_bytes, ...), its goodput (snap.goodput_bps); the other counters stay 0. */
 	struct pcmd_counters counters;
 };
 

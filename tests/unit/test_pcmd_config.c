@@ -50,6 +50,34 @@ static void test_defaults_are_valid_and_documented_values(void **state)
 	assert_int_equal(cfg.shutdown.mode, PCMD_SHUTDOWN_DRAIN);
 	assert_int_equal(cfg.socket.n_admin_uids, 1);
 	assert_int_equal(cfg.socket.admin_uids[0], 0);
+	/* one key of each kind the key table's def column is read as */
+	assert_int_equal(cfg.log_level, PCMD_LOG_INFO);
+	assert_int_equal(cfg.limits.memory_total_bytes, 4ull << 30);
+	assert_int_equal(cfg.engines.numa_node, -1);
+	assert_int_equal(cfg.datapath.softnic_link_gbps, 100);
+	assert_int_equal(cfg.engines.spin_ns, 20000);
+	assert_int_equal(cfg.policies.mode, PCMD_SHELL_SYNC);
+	assert_int_equal(cfg.limits.sq_entries, 4096);
+	assert_int_equal(cfg.datapath.resolved, PCMD_DATAPATH_SOFTNIC);
+	assert_int_equal(pcmd_config_defaults(&cfg, err, sizeof(err)), 0);
+}
+
+/* A device entry's port and gid_index, and a rule's mode, when the file leaves them out. */
+static void test_list_entries_take_their_rows_defaults(void **state)
+{
+	assert_int_equal(load("datapath:\n"
+			      "  verbs:\n"
+			      "    devices:\n"
+			      "      - name: rxe0\n"
+			      "policies:\n"
+			      "  mode: async_locked\n"
+			      "  rules:\n"
+			      "    - peer: 10.0.0.1\n"),
+			 0);
+	assert_int_equal(cfg.datapath.devices[0].port, 1);
+	assert_int_equal(cfg.datapath.devices[0].gid_index, -1);
+	assert_int_equal(cfg.policies.rules[0].mode, PCMD_SHELL_ASYNC_LOCKED);
+	assert_int_equal(cfg.policies.rules[0].skew_bound, 4);
 }
 
 static void test_every_section_parses(void **state)
@@ -451,6 +479,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults_are_valid_and_documented_values),
+	    cmocka_unit_test(test_list_entries_take_their_rows_defaults),
 	    cmocka_unit_test(test_every_section_parses),
 	    cmocka_unit_test(test_errors_name_file_line_column_and_key),
 	    cmocka_unit_test(test_cross_key_errors_point_at_the_key_that_was_set),
