@@ -19,13 +19,7 @@ static void write_header(struct pcmd_channel *ch)
 
 	h->magic = PCMD_REGION_MAGIC;
 	h->version = PCMD_REGION_VERSION;
-	h->sq_entries = ch->lay.sq_entries;
-	h->cq_entries = ch->lay.cq_entries;
-	h->sq_off = ch->lay.sq_off;
-	h->cq_off = ch->lay.cq_off;
-	h->data_off = ch->lay.data_off;
-	h->data_bytes = ch->lay.data_bytes;
-	h->region_bytes = ch->lay.region_bytes;
+	h->lay = ch->lay;
 	pcmd_ring_init(&ch->sq, &h->sq, ch->base + ch->lay.sq_off, ch->lay.sq_entries,
 		       sizeof(struct pcmd_sqe));
 	pcmd_ring_init(&ch->cq, &h->cq, ch->base + ch->lay.cq_off, ch->lay.cq_entries,

@@ -6,8 +6,8 @@
  *
  * Region (one sealed memfd per client, mapped MAP_SHARED by both):
  *
- *   0          struct pcmd_region_hdr: layout echo and the ring indices, each
- *              index on its own cache line
+ *   0          struct pcmd_region_hdr: the layout (the REGION reply's struct,
+ *              echoed) and the ring indices, each index on its own cache line
  *   sq_off     submission ring: sq_entries x struct pcmd_sqe (client -> pcmd)
  *   cq_off     completion ring: cq_entries x struct pcmd_cqe (pcmd -> client)
  *   data_off   data area: data_bytes of message buffers, page-aligned
@@ -54,7 +54,7 @@
 #include "pcmd_proto.h"
 
 #define PCMD_REGION_MAGIC 0x4e474552444d4350ull /* "PCMDREGN" */
-#define PCMD_REGION_VERSION 1
+#define PCMD_REGION_VERSION 2 /* 2: the header's layout echo is the REGION reply's struct */
 #define PCMD_REGION_ALIGN 4096u
 #define PCMD_RING_MIN_ENTRIES 8u
 #define PCMD_RING_MAX_ENTRIES 65536u
@@ -112,14 +112,8 @@ struct pcmd_ring_ctl {
 struct pcmd_region_hdr {
 	uint64_t magic;	  /* PCMD_REGION_MAGIC */
 	uint32_t version; /* PCMD_REGION_VERSION */
-	uint32_t sq_entries;
-	uint32_t cq_entries;
 	uint32_t reserved;
-	uint64_t sq_off;
-	uint64_t cq_off;
-	uint64_t data_off;
-	uint64_t data_bytes;
-	uint64_t region_bytes;
+	struct pcmd_region_layout lay; /* the layout the REGION reply carried */
 	uint8_t pad[8];
 	struct pcmd_ring_ctl sq;
 	struct pcmd_ring_ctl cq;

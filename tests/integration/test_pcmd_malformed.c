@@ -517,8 +517,8 @@ static void test_malformed_descriptors_complete_with_errors(void **state)
 	for (size_t i = 0; i < 4096; i++)
 		assert_int_equal(bdata[4096 + i], 0x5a);
 	/* Scribbling over the shared header changes nothing pcmd does. */
-	((struct pcmd_region_hdr *)a.base)->data_bytes = UINT64_MAX;
-	((struct pcmd_region_hdr *)a.base)->sq_off = 12345;
+	((struct pcmd_region_hdr *)a.base)->lay.data_bytes = UINT64_MAX;
+	((struct pcmd_region_hdr *)a.base)->lay.sq_off = 12345;
 	raw_put(&a, PCMD_OP_SEND, a.conn, data, 1, 10);
 	expect_cqe(&a, 10, -EFAULT);
 	/* b's memory outside the one receive was never written. */

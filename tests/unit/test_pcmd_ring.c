@@ -165,9 +165,11 @@ static void test_channel_memfd_is_sealed_and_header_written(void **state)
 	assert_int_equal(ftruncate(ch->memfd, 0), -1);
 	assert_int_equal(errno, EPERM);
 	assert_int_equal(h->magic, PCMD_REGION_MAGIC);
-	assert_int_equal(h->sq_entries, 8);
-	assert_int_equal(h->cq_entries, 16);
-	assert_int_equal(h->data_bytes, 1u << 16);
+	assert_int_equal(h->version, PCMD_REGION_VERSION);
+	assert_memory_equal(&h->lay, &ch->lay, sizeof(ch->lay));
+	assert_int_equal(h->lay.sq_entries, 8);
+	assert_int_equal(h->lay.cq_entries, 16);
+	assert_int_equal(h->lay.data_bytes, 1u << 16);
 	assert_int_equal(ch->max_reserved, 16); /* outstanding capped at the completion ring */
 	pcmd_channel_destroy(ch);
 }

@@ -364,7 +364,7 @@ static int check_layout(struct dc_ep *ep, const struct pcmd_rep_region *p)
 	}
 	h = (const struct pcmd_region_hdr *)ep->base;
 	if (h->magic != PCMD_REGION_MAGIC || h->version != PCMD_REGION_VERSION ||
-	    h->region_bytes != lay.region_bytes)
+	    memcmp(&h->lay, &lay, sizeof(lay)) != 0)
 		return pcm_tp_set_error(-EPROTO, "the region's header is not pcmd's");
 	ep->data = ep->base + lay.data_off;
 	pcmd_ring_init(&ep->sq, &((struct pcmd_region_hdr *)ep->base)->sq, ep->base + lay.sq_off,
