@@ -773,8 +773,8 @@ static bool status_allowed(const struct conn *c, int s, const struct msg *m, int
 		return true;
 	case -EMSGSIZE:
 		return m->len > m->cap;
-	case -ECANCELED:
-		return c->s[s].aborted;
+	case -ECANCELED: /* an abort, or a close before the bind: no peer to finish with */
+		return c->s[s].aborted || (c->s[s].closed && !c->s[s].bound);
 	case -ECONNRESET:
 		return conn_disturbed(c);
 	case -ETIMEDOUT: /* a limit of its own, or a peer that closed or went away (its RESET lost) */
@@ -999,6 +999,8 @@ static bool refusal_allowed(const struct conn *c, int s, int rc)
 {
 	if (rc == -ESHUTDOWN)
 		return c->s[s].closed;
+	if (rc == -ENOENT) /* closed, and its quarantine is over: the id names nothing now */
+		return c->s[s].close_done;
 	if (rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EIO)
 		return conn_disturbed(c);
 	return false;
