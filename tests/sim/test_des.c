@@ -34,12 +34,14 @@ static void test_pop_order_is_time_then_insertion_across_levels(void **state)
 {
 	enum { N = 20000 };
 	struct uet_des des;
+	struct uet_mem mem;
 	struct uet_rng rng;
 	struct ref *r = calloc(N, sizeof(*r));
 	uint64_t last_t = 0, last_id = 0;
 	size_t n = 0;
 
-	assert_int_equal(uet_des_init(&des), 0);
+	uet_mem_init(&mem);
+	assert_int_equal(uet_des_init(&des, &mem), 0);
 	uet_rng_seed(&rng, 7);
 	for (size_t i = 0; i < N; i++) {
 		/* spread over ps, ns, us, ms, s and beyond the 70 s wheel horizon */
@@ -75,6 +77,7 @@ static void test_pop_order_is_time_then_insertion_across_levels(void **state)
 	assert_int_equal(des.n_pending, 0);
 	assert_int_equal(n, N - (N + 2) / 3);
 	uet_des_fini(&des);
+	uet_mem_fini(&mem);
 	free(r);
 }
 
@@ -82,11 +85,13 @@ static void test_pop_order_is_time_then_insertion_across_levels(void **state)
 static void test_events_scheduled_while_running_keep_order(void **state)
 {
 	struct uet_des des;
+	struct uet_mem mem;
 	struct uet_rng rng;
 	uint64_t last = 0, popped = 0;
 	struct uet_fired ev;
 
-	assert_int_equal(uet_des_init(&des), 0);
+	uet_mem_init(&mem);
+	assert_int_equal(uet_des_init(&des, &mem), 0);
 	uet_rng_seed(&rng, 11);
 	for (int i = 0; i < 100; i++)
 		uet_des_schedule(&des, 5 + (uint64_t)i * 333, 1, NULL, 0);
@@ -109,15 +114,18 @@ static void test_events_scheduled_while_running_keep_order(void **state)
 	/* 100 events pending at any time: the pool recycled instead of growing */
 	assert_true(des.n_allocated <= 8192);
 	uet_des_fini(&des);
+	uet_mem_fini(&mem);
 }
 
 static void test_cancelled_event_in_current_slot_is_skipped(void **state)
 {
 	struct uet_des des;
+	struct uet_mem mem;
 	struct uet_fired a = { 0 };
 	struct uet_ev *b;
 
-	assert_int_equal(uet_des_init(&des), 0);
+	uet_mem_init(&mem);
+	assert_int_equal(uet_des_init(&des, &mem), 0);
 	uet_des_schedule(&des, 100, 1, NULL, 1);
 	assert_true(uet_des_pop(&des, &a));
 	uet_des_free(&des, a.ev);
@@ -129,6 +137,7 @@ static void test_cancelled_event_in_current_slot_is_skipped(void **state)
 	uet_des_free(&des, a.ev);
 	assert_false(uet_des_pop(&des, &a));
 	uet_des_fini(&des);
+	uet_mem_fini(&mem);
 }
 
 /* A 64-byte object that is its own event, as a packet or a port is. */
@@ -149,10 +158,12 @@ static void test_crowded_slots_keep_order_for_objects_and_pooled_events(void **s
 	struct obj *objs = aligned_alloc(64, N * sizeof(*objs));
 	struct ref *r = calloc(2 * N, sizeof(*r));
 	struct uet_des des;
+	struct uet_mem mem;
 	struct uet_rng rng;
 	size_t n = 0, popped = 0;
 
-	assert_int_equal(uet_des_init(&des), 0);
+	uet_mem_init(&mem);
+	assert_int_equal(uet_des_init(&des, &mem), 0);
 	uet_rng_seed(&rng, 23);
 	for (size_t i = 0; i < N; i++) {
 		/* eight crowded nanoseconds, times falling within each */
@@ -200,6 +211,7 @@ static void test_crowded_slots_keep_order_for_objects_and_pooled_events(void **s
 	assert_int_equal(popped, n);
 	assert_int_equal(des.n_pending, 0);
 	uet_des_fini(&des);
+	uet_mem_fini(&mem);
 	free(r);
 	free(objs);
 }

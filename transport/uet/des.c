@@ -16,9 +16,10 @@
 /* A slot served sorts at most this many entries by insertion; a larger one is radix-sorted. */
 #define SMALL_RUN 16
 
-int uet_des_init(struct uet_des *des)
+int uet_des_init(struct uet_des *des, struct uet_mem *mem)
 {
 	memset(des, 0, sizeof(*des));
+	des->mem = mem;
 	return uet_des_grow(des);
 }
 
@@ -32,7 +33,7 @@ void uet_des_fini(struct uet_des *des)
 			free(a);
 		}
 	for (size_t i = 0; i < des->n_slabs; i++)
-		free(des->slabs[i]);
+		uet_mem_free(des->mem, des->slabs[i], SLAB_EVENTS * sizeof(struct uet_ev));
 	for (unsigned l = 0; l < UET_LEVELS; l++)
 		for (unsigned s = 0; s < UET_WHEEL_SLOTS; s++)
 			free(des->lv[l].slot[s].e);
@@ -56,10 +57,9 @@ int uet_des_grow(struct uet_des *des)
 		des->slabs = s;
 		des->slabs_cap = cap;
 	}
-	slab = aligned_alloc(64, SLAB_EVENTS * sizeof(*slab));
+	slab = uet_mem_zalloc(des->mem, SLAB_EVENTS * sizeof(*slab));
 	if (!slab)
 		return -ENOMEM;
-	memset(slab, 0, SLAB_EVENTS * sizeof(*slab));
 	des->slabs[des->n_slabs++] = slab;
 	for (size_t i = 0; i < SLAB_EVENTS; i++) {
 		slab[i].next = des->free_list;

@@ -38,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mem.h"
+
 #define UET_WHEEL_BITS 12
 #define UET_WHEEL_SLOTS (1u << UET_WHEEL_BITS)
 #define UET_WHEEL_WORDS (UET_WHEEL_SLOTS / 64)
@@ -103,17 +105,18 @@ struct uet_des {
 	struct uet_wheel_level lv[UET_LEVELS];
 	struct uet_slot overflow;
 	struct uet_ev *free_list;
+	struct uet_mem *mem;     /* the run's: the event slabs */
 	void **slabs;
 	size_t n_slabs, slabs_cap;
 	uint64_t n_allocated;
 };
 
 /**
- * uet_des_init() - an empty event queue at time 0.
+ * uet_des_init() - an empty event queue at time 0, its events from @mem.
  *
  * Return: 0, -ENOMEM.
  */
-int uet_des_init(struct uet_des *des);
+int uet_des_init(struct uet_des *des, struct uet_mem *mem);
 
 void uet_des_fini(struct uet_des *des);
 

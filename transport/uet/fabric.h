@@ -106,6 +106,7 @@ struct uet_fabric {
 	struct uet_des *des;
 	struct uet_rng *rng;
 	struct uet_pkt_pool *pkts;
+	struct uet_mem *mem;     /* the run's: switches and ports */
 	const struct uet_fabric_ops *ops;
 	void *ops_ctx;
 	/* every packet reaching a switch: fault injection for tests (hook) */

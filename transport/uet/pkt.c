@@ -23,10 +23,9 @@ static int grow(struct uet_pkt_pool *pool)
 		pool->slabs = a;
 		pool->cap_slabs = cap;
 	}
-	slab = aligned_alloc(64, PKT_SLAB * sizeof(*slab));
+	slab = uet_mem_zalloc(pool->mem, PKT_SLAB * sizeof(*slab));
 	if (!slab)
 		return -1;
-	memset(slab, 0, PKT_SLAB * sizeof(*slab));
 	pool->slabs[pool->n_slabs++] = slab;
 	for (size_t i = 0; i < PKT_SLAB; i++) {
 		slab[i].next = pool->free;
@@ -53,10 +52,13 @@ struct uet_pkt *uet_pkt_alloc(struct uet_pkt_pool *pool)
 
 void uet_pkt_pool_fini(struct uet_pkt_pool *pool)
 {
+	struct uet_mem *mem = pool->mem;
+
 	for (size_t i = 0; i < pool->n_slabs; i++)
-		free(pool->slabs[i]);
+		uet_mem_free(mem, pool->slabs[i], PKT_SLAB * sizeof(struct uet_pkt));
 	free(pool->slabs);
 	memset(pool, 0, sizeof(*pool));
+	pool->mem = mem;
 }
 
 void uet_pkt_view(const struct uet_pkt *p, uint64_t t_ps, uint32_t at, bool rx,

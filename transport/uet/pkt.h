@@ -50,6 +50,7 @@ struct uet_pkt_pool {
 	uint64_t raw_live;       /* of which raw queue pairs' (a run waits for them) */
 	void **slabs;
 	size_t n_slabs, cap_slabs;
+	struct uet_mem *mem;     /* the slabs' */
 	bool oom;                /* an allocation failed */
 };
 

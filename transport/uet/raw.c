@@ -295,7 +295,7 @@ void uet_raw_tx_start(struct uet_raw *r, struct uet_nics *ns, struct uet_nic *ni
 	nic->st[UET_ST_TX_DATA_BYTES] += pkt->payload;
 	if (pkt->dscp == UET_DSCP_CONTROL)
 		return;
-	if (uet_bytepool_release_at(&nic->egress, end_ps, pkt->wire) < 0) {
+	if (uet_bytepool_release_at(&nic->egress, ns->mem, end_ps, pkt->wire) < 0) {
 		ns->oom = true;
 		nic->egress.used -= pkt->wire;
 	}

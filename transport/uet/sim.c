@@ -279,8 +279,11 @@ int uet_sim_create(const struct uet_scenario *scn, const struct pcm_package *con
 	s->scn = scn;
 	s->seed = seed;
 	uet_rng_seed(&s->rng, seed);
-	rc = uet_des_init(&s->des);
+	uet_mem_init(&s->mem);
+	s->pkts.mem = &s->mem;
+	rc = uet_des_init(&s->des, &s->mem);
 	if (rc < 0) {
+		uet_mem_fini(&s->mem);
 		free(s);
 		return rc;
 	}
@@ -289,6 +292,7 @@ int uet_sim_create(const struct uet_scenario *scn, const struct pcm_package *con
 		.des = &s->des,
 		.rng = &s->rng,
 		.pkts = &s->pkts,
+		.mem = &s->mem,
 		.ops = &host_ops,
 		.ops_ctx = s,
 		.seed = seed,
@@ -299,6 +303,7 @@ int uet_sim_create(const struct uet_scenario *scn, const struct pcm_package *con
 		.des = &s->des,
 		.rng = &s->rng,
 		.pkts = &s->pkts,
+		.mem = &s->mem,
 		.fab = &s->fab,
 		.seed = seed,
 	};
@@ -344,6 +349,7 @@ void uet_sim_destroy(struct uet_sim *s)
 	uet_pkt_pool_fini(&s->pkts);
 	free(s->msgs);
 	uet_des_fini(&s->des);
+	uet_mem_fini(&s->mem);
 	free(s);
 }
 
@@ -393,7 +399,7 @@ static int start(struct uet_sim *s, struct pcm_diag *diag)
 		if (m->policy == UINT32_MAX)
 			m->policy = uet_policy_for(scn, m->src, m->dst);
 	}
-	s->ns.pdcs = calloc(s->n_msgs ? s->n_msgs : 1, sizeof(*s->ns.pdcs));
+	s->ns.pdcs = uet_mem_zalloc(&s->mem, (size_t)s->n_msgs * sizeof(*s->ns.pdcs));
 	if (!s->ns.pdcs)
 		return -ENOMEM;
 	s->ns.n_pdcs = s->n_msgs;

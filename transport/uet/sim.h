@@ -15,6 +15,7 @@
 struct uet_sim {
 	const struct uet_scenario *scn;
 	uint64_t seed;
+	struct uet_mem mem;      /* the run's state is cut from here (mem.h) */
 	struct uet_des des;
 	struct uet_rng rng;
 	struct uet_pkt_pool pkts;

@@ -247,11 +247,10 @@ int uet_fabric_build(struct uet_fabric *f, uint64_t host_rate_bps, uint32_t mtu_
 	f->per_leaf = divisor(t->hosts_per_leaf);
 	f->half = divisor(t->k / 2);
 	f->per_pod = divisor((t->k / 2) * (t->k / 2));
-	f->sw = calloc(f->n_switches, sizeof(*f->sw));
-	f->ports = aligned_alloc(64, (size_t)f->n_ports * sizeof(*f->ports));
+	f->sw = uet_mem_zalloc(f->mem, (size_t)f->n_switches * sizeof(*f->sw));
+	f->ports = uet_mem_zalloc(f->mem, (size_t)f->n_ports * sizeof(*f->ports));
 	if (!f->sw || !f->ports)
 		return -ENOMEM;
-	memset(f->ports, 0, (size_t)f->n_ports * sizeof(*f->ports));
 	b.next_port = f->n_hosts;
 	switch (t->kind) {
 	case UET_TOPO_LEAF_SPINE:
@@ -281,8 +280,8 @@ int uet_fabric_build(struct uet_fabric *f, uint64_t host_rate_bps, uint32_t mtu_
 
 void uet_fabric_free(struct uet_fabric *f)
 {
-	free(f->sw);
-	free(f->ports);
+	uet_mem_free(f->mem, f->sw, (size_t)f->n_switches * sizeof(*f->sw));
+	uet_mem_free(f->mem, f->ports, (size_t)f->n_ports * sizeof(*f->ports));
 	f->sw = NULL;
 	f->ports = NULL;
 }

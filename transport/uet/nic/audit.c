@@ -12,7 +12,7 @@
 
 int uet_nics_init(struct uet_nics *ns, uint32_t n_hosts)
 {
-	ns->nics = calloc(n_hosts, sizeof(*ns->nics));
+	ns->nics = uet_mem_zalloc(ns->mem, (size_t)n_hosts * sizeof(*ns->nics));
 	if (!ns->nics)
 		return -1;
 	ns->n_hosts = n_hosts;
@@ -38,14 +38,14 @@ void uet_nics_fini(struct uet_nics *ns)
 
 		for (uint32_t i = 0; i < nic->n_groups; i++) {
 			uet_cc_detach(&nic->groups[i]->cc);
-			free(nic->groups[i]);
+			uet_mem_free(ns->mem, nic->groups[i], sizeof(*nic->groups[i]));
 		}
-		free(nic->groups);
-		uet_bytepool_free(&nic->egress);
-		uet_bytepool_free(&nic->rx_pool);
+		uet_mem_free(ns->mem, nic->groups, nic->cap_groups * sizeof(*nic->groups));
+		uet_bytepool_free(&nic->egress, ns->mem);
+		uet_bytepool_free(&nic->rx_pool, ns->mem);
 	}
-	free(ns->nics);
-	free(ns->pdcs);
+	uet_mem_free(ns->mem, ns->nics, (size_t)ns->n_hosts * sizeof(*ns->nics));
+	uet_mem_free(ns->mem, ns->pdcs, (size_t)ns->n_pdcs * sizeof(*ns->pdcs));
 	ns->nics = NULL;
 	ns->pdcs = NULL;
 }

@@ -26,7 +26,7 @@ uint64_t uet_bytepool_time_at_or_below(const struct uet_bytepool *p, uint64_t le
 	return UINT64_MAX;
 }
 
-void uet_bytepool_free(struct uet_bytepool *p)
+void uet_bytepool_free(struct uet_bytepool *p, struct uet_mem *mem)
 {
-	uet_ring_free(&p->rel);
+	uet_ring_free(&p->rel, mem);
 }

@@ -26,13 +26,17 @@ static inline void uet_bytepool_drain(struct uet_bytepool *p, uint64_t now_ps)
 	}
 }
 
-/* Schedule the release of @bytes (already counted in used) at @end_ps. Return: 0, -ENOMEM. */
-static inline int uet_bytepool_release_at(struct uet_bytepool *p, uint64_t end_ps, uint32_t bytes)
+/*
+ * Schedule the release of @bytes (already counted in used) at @end_ps, the
+ * FIFO growing from @mem. Return: 0, -ENOMEM.
+ */
+static inline int uet_bytepool_release_at(struct uet_bytepool *p, struct uet_mem *mem,
+					  uint64_t end_ps, uint32_t bytes)
 {
-	return uet_ring_push(&p->rel, end_ps, bytes);
+	return uet_ring_push(&p->rel, mem, end_ps, bytes);
 }
 /* When the scheduled releases bring used to @level or below; UINT64_MAX if they never do. */
 uint64_t uet_bytepool_time_at_or_below(const struct uet_bytepool *p, uint64_t level);
-void uet_bytepool_free(struct uet_bytepool *p);
+void uet_bytepool_free(struct uet_bytepool *p, struct uet_mem *mem);
 
 #endif /* PCM_UET_BYTEPOOL_H */

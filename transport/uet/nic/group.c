@@ -62,14 +62,15 @@ struct uet_group *uet_group_get(struct uet_nics *ns, struct uet_nic *nic, uint32
 		return g;
 	if (nic->n_groups == nic->cap_groups) {
 		uint32_t cap = nic->cap_groups ? nic->cap_groups * 2 : 4;
-		struct uet_group **a = realloc(nic->groups, cap * sizeof(*a));
+		struct uet_group **a = uet_mem_realloc(ns->mem, nic->groups,
+						       nic->cap_groups * sizeof(*a), cap * sizeof(*a));
 
 		if (!a)
 			goto oom;
 		nic->groups = a;
 		nic->cap_groups = cap;
 	}
-	g = calloc(1, sizeof(*g));
+	g = uet_mem_zalloc(ns->mem, sizeof(*g));
 	if (!g)
 		goto oom;
 	g->nic = nic;
@@ -84,7 +85,7 @@ struct uet_group *uet_group_get(struct uet_nics *ns, struct uet_nic *nic, uint32
 	if (uet_cc_attach(&ns->cc, &g->cc,
 			  policy >= 0 ? (uint32_t)policy : uet_policy_for(ns->scn, nic->id, peer),
 			  nic->id, uet_now(ns)) < 0) {
-		free(g);
+		uet_mem_free(ns->mem, g, sizeof(*g));
 		goto oom;
 	}
 	nic->groups[nic->n_groups++] = g;
@@ -123,7 +124,7 @@ bool uet_group_release_if_dead(struct uet_nics *ns, struct uet_group *g)
 			break;
 		}
 	}
-	free(g);
+	uet_mem_free(ns->mem, g, sizeof(*g));
 	return false;
 }
 

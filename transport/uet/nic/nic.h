@@ -221,6 +221,7 @@ struct uet_nics {
 	struct uet_des *des;
 	struct uet_rng *rng;
 	struct uet_pkt_pool *pkts;
+	struct uet_mem *mem;             /* the run's: NICs, PDCs, groups, their rings */
 	struct uet_fabric *fab;
 	struct uet_nic *nics;
 	uint32_t n_hosts;
@@ -270,8 +271,13 @@ static inline bool uet_rx_has(const struct uet_rxpdc *rx, uint32_t psn)
 	return rx->bits[psn >> 6] >> (psn & 63) & 1;
 }
 
-/* The sender's records of a PDC start this small, or as small as the message. */
+/*
+ * The sender's records of a PDC start with room for twice the initial window
+ * (claim_psn()'s rule for the first window: no growth while it is sent),
+ * within these bounds, and never more than the message needs.
+ */
 #define UET_TX_RING_MIN 16
+#define UET_TX_RING_FIRST_MAX 256
 
 /* The least power of two >= @n (at most 2^31). */
 static inline uint32_t uet_pow2_at_least(uint64_t n)

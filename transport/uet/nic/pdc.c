@@ -18,12 +18,31 @@
 
 #include "nic.h"
 
+/* The receiver's bitmap of @pdc: a bit per packet, and a word to spare. */
+static size_t rx_bits_bytes(const struct uet_pdc *pdc)
+{
+	return ((size_t)(pdc->npkts + 63) / 64 + 1) * sizeof(uint64_t);
+}
+
 void uet_pdc_free(struct uet_nics *ns, struct uet_pdc *pdc)
 {
 	uet_rto_free(ns, pdc);
-	free(pdc->rx.bits);
-	free(pdc->tx);
-	free(pdc);
+	uet_mem_free(ns->mem, pdc->rx.bits, rx_bits_bytes(pdc));
+	uet_mem_free(ns->mem, pdc->tx, ((size_t)pdc->tx_mask + 1) * sizeof(*pdc->tx));
+	uet_mem_free(ns->mem, pdc, sizeof(*pdc));
+}
+
+/* How many records a PDC of @npkts packets starts with (nic.h). */
+static uint32_t tx_ring_first(const struct uet_nics *ns, uint64_t npkts)
+{
+	uint64_t window = ns->cfg.initial_cwnd_bytes / ns->cfg.rdma_data_mss + 2;
+	uint64_t n = 2 * window;
+
+	if (n < UET_TX_RING_MIN)
+		n = UET_TX_RING_MIN;
+	if (n > UET_TX_RING_FIRST_MAX)
+		n = UET_TX_RING_FIRST_MAX;
+	return uet_pow2_at_least(n < npkts ? n : npkts);
 }
 
 int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m)
@@ -36,13 +55,13 @@ int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m)
 
 	if (npkts > UINT32_MAX - 2)
 		return -EINVAL;
-	pdc = calloc(1, sizeof(*pdc));
+	pdc = uet_mem_zalloc(ns->mem, sizeof(*pdc));
 	if (!pdc)
 		return -ENOMEM;
-	pdc->tx_mask = (npkts < UET_TX_RING_MIN ? uet_pow2_at_least(npkts) : UET_TX_RING_MIN) - 1;
-	pdc->tx = calloc(pdc->tx_mask + 1, sizeof(*pdc->tx));
+	pdc->tx_mask = tx_ring_first(ns, npkts) - 1;
+	pdc->tx = uet_mem_zalloc(ns->mem, ((size_t)pdc->tx_mask + 1) * sizeof(*pdc->tx));
 	if (!pdc->tx) {
-		free(pdc);
+		uet_mem_free(ns->mem, pdc, sizeof(*pdc));
 		return -ENOMEM;
 	}
 	pdc->id = m->id;
@@ -54,8 +73,7 @@ int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m)
 	pdc->retx_head = pdc->retx_tail = UET_NONE;
 	g = uet_group_get(ns, nic, m->dst, (int)m->policy);
 	if (!g) {
-		free(pdc->tx);
-		free(pdc);
+		uet_pdc_free(ns, pdc);
 		return -ENOMEM;
 	}
 	pdc->grp = g;
@@ -96,14 +114,14 @@ void uet_nic_doorbell(struct uet_nics *ns, struct uet_pdc *pdc)
 
 bool uet_pdc_rx_create(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc)
 {
-	pdc->rx.bits = calloc((pdc->npkts + 63) / 64 + 1, sizeof(uint64_t));
+	pdc->rx.bits = uet_mem_zalloc(ns->mem, rx_bits_bytes(pdc));
 	if (!pdc->rx.bits) {
 		ns->oom = true;
 		return false;
 	}
 	pdc->rx.grp = uet_group_get(ns, nic, pdc->nic, (int)pdc->msg->policy);
 	if (!pdc->rx.grp) {
-		free(pdc->rx.bits);
+		uet_mem_free(ns->mem, pdc->rx.bits, rx_bits_bytes(pdc));
 		pdc->rx.bits = NULL;
 		return false;
 	}

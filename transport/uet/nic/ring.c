@@ -1,41 +1,40 @@
 // SPDX-License-Identifier: MIT
 /*
- * ring.c - growing the (time, value) FIFO of uet_nic_ring.h: double the arrays and
- * lay the entries out from slot 0.
+ * ring.c - sizing the (time, value) FIFO of uet_nic_ring.h: new arrays, the
+ * entries laid out from slot 0.
  */
 #include <errno.h>
-#include <stdlib.h>
 
 #include "uet_nic_ring.h"
 
-int uet_ring_grow(struct uet_ring *r)
+int uet_ring_resize(struct uet_ring *r, struct uet_mem *mem, uint32_t cap)
 {
-	uint32_t cap = r->cap ? r->cap * 2 : 16;
-	uint64_t *t = malloc(cap * sizeof(*t));
-	uint32_t *v = malloc(cap * sizeof(*v));
+	uint64_t *t = uet_mem_alloc(mem, cap * sizeof(*t));
+	uint32_t *v = uet_mem_alloc(mem, cap * sizeof(*v));
+	uint32_t len;
 
 	if (!t || !v) {
-		free(t);
-		free(v);
+		uet_mem_free(mem, t, cap * sizeof(*t));
+		uet_mem_free(mem, v, cap * sizeof(*v));
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < r->len; i++) {
 		t[i] = r->t[uet_ring_slot(r, i)];
 		v[i] = r->v[uet_ring_slot(r, i)];
 	}
-	free(r->t);
-	free(r->v);
+	len = r->len;
+	uet_ring_free(r, mem);
 	r->t = t;
 	r->v = v;
-	r->head = 0;
+	r->len = len;
 	r->cap = cap;
 	return 0;
 }
 
-void uet_ring_free(struct uet_ring *r)
+void uet_ring_free(struct uet_ring *r, struct uet_mem *mem)
 {
-	free(r->t);
-	free(r->v);
+	uet_mem_free(mem, r->t, r->cap * sizeof(*r->t));
+	uet_mem_free(mem, r->v, r->cap * sizeof(*r->v));
 	r->t = NULL;
 	r->v = NULL;
 	r->head = r->len = r->cap = 0;

@@ -41,8 +41,8 @@ void uet_rto_free(struct uet_nics *ns, struct uet_pdc *pdc)
 	if (!pdc->rtoq)
 		return;
 	for (uint32_t l = 0; l < rto_levels(&ns->cfg); l++)
-		uet_ring_free(&pdc->rtoq[l]);
-	free(pdc->rtoq);
+		uet_ring_free(&pdc->rtoq[l], ns->mem);
+	uet_mem_free(ns->mem, pdc->rtoq, rto_levels(&ns->cfg) * sizeof(*pdc->rtoq));
 	pdc->rtoq = NULL;
 }
 
@@ -80,13 +80,15 @@ void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_
 	uint32_t levels = rto_levels(&ns->cfg);
 	uint32_t l = ns->cfg.fixed_rexmit_enable ? 0 : (level < levels - 1 ? level : levels - 1);
 	if (!pdc->rtoq) {
-		pdc->rtoq = calloc(levels, sizeof(*pdc->rtoq));
-		if (!pdc->rtoq) {
+		/* level 0 holds a deadline per packet in flight: as many as the PDC's records */
+		pdc->rtoq = uet_mem_zalloc(ns->mem, levels * sizeof(*pdc->rtoq));
+		if (!pdc->rtoq ||
+		    uet_ring_resize(&pdc->rtoq[0], ns->mem, pdc->tx_mask + 1) < 0) {
 			ns->oom = true;
 			return;
 		}
 	}
-	if (uet_ring_push(&pdc->rtoq[l], deadline, psn) < 0) {
+	if (uet_ring_push(&pdc->rtoq[l], ns->mem, deadline, psn) < 0) {
 		ns->oom = true;
 		return;
 	}

@@ -35,7 +35,7 @@ static void deliver(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pd
 	written = uet_pcie_write(ns, nic, pkt->payload);
 	nic->rx_pool.used += ip_bytes;
 	UET_CHECK(ns, nic->rx_pool.used <= ns->cfg.rx_pool_bytes);
-	if (uet_bytepool_release_at(&nic->rx_pool, written, ip_bytes) < 0) {
+	if (uet_bytepool_release_at(&nic->rx_pool, ns->mem, written, ip_bytes) < 0) {
 		ns->oom = true;
 		nic->rx_pool.used -= ip_bytes;
 	}

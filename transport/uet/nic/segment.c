@@ -26,7 +26,7 @@ static bool tx_ring_grow(struct uet_nics *ns, struct uet_pdc *pdc)
 {
 	uint32_t cap = pdc->tx_mask + 1, ncap = cap * 2;
 	uint32_t first = pdc->next_psn > cap ? pdc->next_psn - cap : 0;
-	struct uet_txpkt *tx = calloc(ncap, sizeof(*tx));
+	struct uet_txpkt *tx = uet_mem_zalloc(ns->mem, ncap * sizeof(*tx));
 
 	if (!tx) {
 		ns->oom = true;
@@ -34,7 +34,7 @@ static bool tx_ring_grow(struct uet_nics *ns, struct uet_pdc *pdc)
 	}
 	for (uint32_t psn = first; psn < pdc->next_psn; psn++)
 		tx[psn & (ncap - 1)] = *uet_tx(pdc, psn);
-	free(pdc->tx);
+	uet_mem_free(ns->mem, pdc->tx, cap * sizeof(*tx));
 	pdc->tx = tx;
 	pdc->tx_mask = ncap - 1;
 	return true;

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mem.h"
+
 struct uet_ring {
 	uint64_t *t;
 	uint32_t *v;
@@ -31,15 +33,21 @@ static inline void uet_ring_pop(struct uet_ring *r)
 	r->len--;
 }
 
-/* Double the room of a full ring. Return: 0, -ENOMEM. */
-int uet_ring_grow(struct uet_ring *r);
+/* Room for @cap (>= len) entries, from @mem. Return: 0, -ENOMEM. */
+int uet_ring_resize(struct uet_ring *r, struct uet_mem *mem, uint32_t cap);
 
-/* Append (@t, @v). Return: 0, -ENOMEM. */
-static inline int uet_ring_push(struct uet_ring *r, uint64_t t, uint32_t v)
+/* Double the room of a full ring. Return: 0, -ENOMEM. */
+static inline int uet_ring_grow(struct uet_ring *r, struct uet_mem *mem)
+{
+	return uet_ring_resize(r, mem, r->cap ? r->cap * 2 : 16);
+}
+
+/* Append (@t, @v), growing from @mem. Return: 0, -ENOMEM. */
+static inline int uet_ring_push(struct uet_ring *r, struct uet_mem *mem, uint64_t t, uint32_t v)
 {
 	uint32_t tail;
 
-	if (__builtin_expect(r->len == r->cap, 0) && uet_ring_grow(r) < 0)
+	if (__builtin_expect(r->len == r->cap, 0) && uet_ring_grow(r, mem) < 0)
 		return -ENOMEM;
 	tail = uet_ring_slot(r, r->len);
 	r->t[tail] = t;
@@ -47,6 +55,7 @@ static inline int uet_ring_push(struct uet_ring *r, uint64_t t, uint32_t v)
 	r->len++;
 	return 0;
 }
-void uet_ring_free(struct uet_ring *r);
+/* Give the ring's arrays back to @mem; the ring is empty. */
+void uet_ring_free(struct uet_ring *r, struct uet_mem *mem);
 
 #endif /* UET_NIC_RING_H */

@@ -45,7 +45,7 @@ void uet_nic_tx_start(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *
 	count_tx(nic, pkt);
 	if (pkt->kind != UET_PKT_DATA)
 		return;
-	if (uet_bytepool_release_at(&nic->egress, end_ps, pkt->wire) < 0) {
+	if (uet_bytepool_release_at(&nic->egress, ns->mem, end_ps, pkt->wire) < 0) {
 		ns->oom = true;
 		nic->egress.used -= pkt->wire;
 	}
