@@ -241,6 +241,17 @@ static inline bool uet_des_pop_until(struct uet_des *des, uint64_t limit_ps, str
 	return true;
 }
 
+/*
+ * The reference of the event @ahead places after the next one due in the
+ * slot being served (0: none that far, or not popped yet). For a second
+ * prefetch stage: its object was fetched UET_DES_PREFETCH events ahead, so
+ * the caller can read it and fetch what its handler will touch.
+ */
+static inline uintptr_t uet_des_ahead(const struct uet_des *des, uint32_t ahead)
+{
+	return des->run_pos + ahead < des->run_len ? des->run[des->run_pos + ahead].ref : 0;
+}
+
 static inline bool uet_des_pop(struct uet_des *des, struct uet_fired *out)
 {
 	return uet_des_pop_until(des, UINT64_MAX, out);

@@ -247,6 +247,16 @@ void uet_port_free_event(struct uet_fabric *f, struct uet_port *p)
 	}
 }
 
+/* The egress port of @pkt at switch @sw: routed ahead by uet_fabric_warm_arrival(), or now. */
+static inline uint32_t egress(const struct uet_fabric *f, const struct uet_switch *sw,
+			      struct uet_pkt *pkt)
+{
+	uint32_t hint = pkt->egress_hint;
+
+	pkt->egress_hint = 0;
+	return hint ? hint - 1 : route(f, sw, pkt);
+}
+
 static void switch_receive(struct uet_fabric *f, struct uet_pkt *pkt)
 {
 	const struct uet_switch *sw = &f->sw[pkt->node - f->n_hosts];
@@ -263,7 +273,7 @@ static void switch_receive(struct uet_fabric *f, struct uet_pkt *pkt)
 			uet_pkt_free(f->pkts, pkt);
 			return;
 		}
-		out = &f->ports[route(f, sw, pkt)];
+		out = &f->ports[egress(f, sw, pkt)];
 		if (verdict == UET_FILTER_TRIM &&
 		    (pkt->kind == UET_PKT_DATA || pkt->kind == UET_PKT_RAW) &&
 		    pkt->dscp != UET_DSCP_TRIMMED && pkt->dscp != UET_DSCP_TRIMMED_LAST_HOP) {
@@ -279,7 +289,7 @@ static void switch_receive(struct uet_fabric *f, struct uet_pkt *pkt)
 		uet_port_send(f, out, pkt);
 		return;
 	}
-	uet_port_send(f, &f->ports[route(f, sw, pkt)], pkt);
+	uet_port_send(f, &f->ports[egress(f, sw, pkt)], pkt);
 }
 
 void uet_fabric_arrive(struct uet_fabric *f, struct uet_pkt *pkt)
@@ -288,6 +298,29 @@ void uet_fabric_arrive(struct uet_fabric *f, struct uet_pkt *pkt)
 		f->ops->deliver(f->ops_ctx, pkt->node, pkt);
 	else
 		switch_receive(f, pkt);
+}
+
+void uet_fabric_warm_arrival(const struct uet_fabric *f, struct uet_pkt *pkt)
+{
+	uint32_t out;
+
+	if (pkt->node < f->n_hosts)
+		return;
+	out = route(f, &f->sw[pkt->node - f->n_hosts], pkt);
+	__builtin_prefetch(&f->ports[out]);
+	/* without rerouting the route is a function of the packet alone: keep it */
+	if (!f->any_reroute)
+		pkt->egress_hint = out + 1;
+}
+
+void uet_port_warm(const struct uet_port *p)
+{
+	for (int tc = UET_NTC - 1; tc >= 0; tc--) {
+		if (p->qhead[tc]) {
+			__builtin_prefetch(p->qhead[tc]);
+			return;
+		}
+	}
 }
 
 int uet_fabric_audit(const struct uet_fabric *f, struct pcm_diag *diag)

@@ -47,6 +47,7 @@ struct uet_pkt *uet_pkt_alloc(struct uet_pkt_pool *pool)
 	}
 	pool->free = UET_PKT_NEXT(p);
 	pool->live++;
+	p->egress_hint = 0;
 	return p;
 }
 

@@ -32,6 +32,7 @@ struct uet_pkt {
 	uint8_t kind, dscp, flags, nack_code;
 	uint8_t ce;          /* ACK: CE-marked packets since the previous ACK */
 	uint8_t retx_level;  /* DATA: retransmissions before this one (saturating; timer backoff) */
+	uint32_t egress_hint; /* at a switch: its egress port + 1, routed ahead (0: not yet) */
 	union {
 		uint64_t sack_bits; /* ACK */
 		uint64_t value;     /* PROBE: send time; CREDIT_REQ: bytes; CREDIT: cumulative credit; RAW: cookie */

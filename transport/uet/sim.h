@@ -26,6 +26,8 @@ struct uet_sim {
 	struct uet_msg_info *msgs;
 	uint32_t n_msgs, cap_msgs;
 	bool started;
+	bool warm;     /* prefetch in stages (sim.c), decided at the start */
+	enum uet_prefetch prefetch;
 	int start_rc;                 /* uet_sim_start()'s, kept with its diagnostic */
 	struct pcm_diag start_diag;
 	uint64_t stop_ps;

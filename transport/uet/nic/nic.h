@@ -499,6 +499,14 @@ void uet_nic_tx_start(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *
 
 /* rx.c */
 void uet_nic_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
+/*
+ * Fetch into the cache, ahead of its ARRIVE event, what receiving @pkt at
+ * @nic touches: @late false, the NIC and the PDC's slot in ns->pdcs; @late
+ * true (an event or two later, that slot now cached), the PDC itself. Only
+ * a hint: nothing changes.
+ */
+void uet_nic_warm_receive(const struct uet_nics *ns, const struct uet_nic *nic,
+			  const struct uet_pkt *pkt, bool late);
 
 /* ack.c */
 void uet_ack_send(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc,

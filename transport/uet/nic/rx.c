@@ -107,6 +107,26 @@ static void receive_data(struct uet_nics *ns, struct uet_nic *nic, struct uet_pk
 		uet_pkt_free(ns->pkts, pkt);
 }
 
+void uet_nic_warm_receive(const struct uet_nics *ns, const struct uet_nic *nic,
+			  const struct uet_pkt *pkt, bool late)
+{
+	const struct uet_pdc *pdc;
+
+	if (pkt->pdc >= ns->n_pdcs)
+		return;
+	if (!late) {
+		__builtin_prefetch(nic);
+		__builtin_prefetch(&nic->rx_pool);
+		__builtin_prefetch(&ns->pdcs[pkt->pdc]);
+		return;
+	}
+	pdc = ns->pdcs[pkt->pdc];
+	if (!pdc)
+		return;
+	__builtin_prefetch(pdc);
+	__builtin_prefetch(pkt->kind == UET_PKT_DATA ? (const void *)&pdc->rx : (const void *)&pdc->tx);
+}
+
 void uet_nic_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt)
 {
 	if (ns->monitor_on)

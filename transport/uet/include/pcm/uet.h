@@ -508,6 +508,24 @@ void uet_sim_set_hooks(struct uet_sim *sim, const struct uet_hooks *hooks);
  */
 void uet_sim_set_checks(struct uet_sim *sim, bool on);
 
+/** enum uet_prefetch - whether a run prefetches in stages ahead of its events. */
+enum uet_prefetch {
+	UET_PREFETCH_AUTO = 0, /* on for fabrics of 1,024 hosts or more (the default) */
+	UET_PREFETCH_ON,
+	UET_PREFETCH_OFF,
+};
+
+/**
+ * uet_sim_set_prefetch() - choose whether the run fetches into the cache,
+ * a few events ahead, what each event's handler will touch (a switch's
+ * egress port, a port's next packet, a NIC and its PDC). It changes no
+ * result, only the speed: it pays where the fabric's state outgrows the
+ * caches, and costs a few instructions per event where it does not.
+ * @sim: the sim, before uet_sim_start().
+ * @mode: UET_PREFETCH_*.
+ */
+void uet_sim_set_prefetch(struct uet_sim *sim, enum uet_prefetch mode);
+
 /**
  * uet_sim_set_records() - write the records to these streams (before the run).
  * The library writes CSV rows and never opens, flushes or closes the streams.

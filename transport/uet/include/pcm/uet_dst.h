@@ -72,7 +72,9 @@ struct uet_dst_result {
  * check every invariant (see above).
  * @scn: the scenario; its seed and stop time are used.
  * @pkgs: its packages (NULL entries: a fixed window).
- * @twice: also run it a second time and compare (determinism).
+ * @twice: also run it a second time, prefetching in stages
+ *	(uet_sim_set_prefetch(), off in the first run of a small fabric), and
+ *	compare: the same seed gives the same run, prefetched or not.
  * @res: what happened.
  *
  * Return: 0 if every invariant held, -EFAULT if one failed (res->what says
