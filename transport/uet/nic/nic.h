@@ -272,9 +272,10 @@ static inline bool uet_rx_has(const struct uet_rxpdc *rx, uint32_t psn)
 }
 
 /*
- * The sender's records of a PDC start with room for twice the initial window
- * (claim_psn()'s rule for the first window: no growth while it is sent),
- * within these bounds, and never more than the message needs.
+ * The sender's records of a PDC start with room for windows up to twice the
+ * initial one (claim_psn() keeps twice the packets in flight), within these
+ * bounds and never more than the message needs: records that grew in step
+ * on every PDC would leave their smaller arrays unused in the run's memory.
  */
 #define UET_TX_RING_MIN 16
 #define UET_TX_RING_FIRST_MAX 256

@@ -36,7 +36,7 @@ void uet_pdc_free(struct uet_nics *ns, struct uet_pdc *pdc)
 static uint32_t tx_ring_first(const struct uet_nics *ns, uint64_t npkts)
 {
 	uint64_t window = ns->cfg.initial_cwnd_bytes / ns->cfg.rdma_data_mss + 2;
-	uint64_t n = 2 * window;
+	uint64_t n = 4 * window;
 
 	if (n < UET_TX_RING_MIN)
 		n = UET_TX_RING_MIN;
