@@ -332,7 +332,7 @@ static bool is_eval_tag(const yaml_node_t *node)
 /* An empty value, ~ or null: treated as if the key were absent. */
 static bool is_null(const yaml_node_t *node)
 {
-	const char *text;
+	const char *text = NULL;
 
 	if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
 	    !is_standard_tag(node))
@@ -438,7 +438,7 @@ static int collect_fields(struct loader *ld, yaml_node_t *map, const char *where
 	     pair < map->data.mapping.pairs.top; pair++) {
 		yaml_node_t *key_node = get_node(ld, pair->key);
 		yaml_node_t *value_node = get_node(ld, pair->value);
-		const char *text;
+		const char *text = NULL;
 		int k, ret;
 
 		if (!key_node || !value_node)
@@ -482,7 +482,7 @@ static int description_field(struct loader *ld, const struct fields *f, unsigned
 			     const char *where, char **out)
 {
 	char key[KEY_MAX];
-	const char *text;
+	const char *text = NULL;
 	int ret;
 
 	if (!f->value[k])
@@ -502,7 +502,7 @@ static int identifier_field(struct loader *ld, const yaml_node_t *node, const ch
 			    char name[PCM_NAME_MAX])
 {
 	char buf[SHOWN_MAX + 4];
-	const char *text;
+	const char *text = NULL;
 	size_t len;
 	int ret = scalar_text(ld, node, key, &text);
 
@@ -549,7 +549,7 @@ static int spec_name_field(struct loader *ld, const struct item *it, unsigned k,
 			   char name[PCM_NAME_MAX])
 {
 	char key[KEY_MAX], why[160];
-	yaml_node_t *node;
+	yaml_node_t *node = NULL;
 	struct pcm_srcloc loc;
 	int ret = item_field(ld, it, k, key, &node);
 
@@ -595,7 +595,7 @@ static int num_type_field(struct loader *ld, const yaml_node_t *node, const char
 {
 	static const enum pcm_num_type types[] = { PCM_NUM_UINT, PCM_NUM_INT, PCM_NUM_FLOAT };
 	char buf[SHOWN_MAX + 4];
-	const char *text;
+	const char *text = NULL;
 	int ret = scalar_text(ld, node, key, &text);
 
 	if (ret)
@@ -615,7 +615,7 @@ static int bool_field(struct loader *ld, const yaml_node_t *node, const char *ke
 	static const char *const trues[] = { "true", "True", "TRUE" };
 	static const char *const falses[] = { "false", "False", "FALSE" };
 	char buf[SHOWN_MAX + 4];
-	const char *text;
+	const char *text = NULL;
 	int ret = scalar_text(ld, node, key, &text);
 
 	if (ret)
@@ -768,7 +768,7 @@ static int value_field(struct loader *ld, const yaml_node_t *node, const char *k
 {
 	bool eval = is_eval_tag(node);
 	struct pcm_num num;
-	const char *text;
+	const char *text = NULL;
 	size_t len;
 	int ret;
 
@@ -922,7 +922,7 @@ static int required_enum(struct loader *ld, const struct item *it, unsigned k,
 			 enum pcm_name_kind kind, const char *what, unsigned *value)
 {
 	char key[KEY_MAX];
-	yaml_node_t *node;
+	yaml_node_t *node = NULL;
 	int ret = item_field(ld, it, k, key, &node);
 
 	return ret ? ret : enum_field(ld, node, key, kind, what, value);
@@ -974,7 +974,7 @@ static int parse_algorithm(struct loader *ld, const yaml_node_t *root, const str
 			   unsigned k, struct pcm_spec *spec)
 {
 	struct fields f = { .keys = algorithm_keys, .n_keys = ALGO_N_FIELDS };
-	yaml_node_t *node;
+	yaml_node_t *node = NULL;
 	int ret = required_field(ld, root, top, k, "", &node);
 
 	if (ret)
@@ -1000,7 +1000,7 @@ static int parse_constant(struct loader *ld, const struct item *it, void *out)
 {
 	struct pcm_spec_constant *c = out;
 	char key[KEY_MAX];
-	yaml_node_t *node;
+	yaml_node_t *node = NULL;
 	int ret;
 
 	c->loc = node_loc(it->node);
@@ -1290,7 +1290,7 @@ static int scope_field(struct loader *ld, const struct item *it, bool *shared)
 {
 	char buf[SHOWN_MAX + 4];
 	char key[KEY_MAX];
-	const char *text;
+	const char *text = NULL;
 	int ret;
 
 	if (!it->f.value[VAR_SCOPE])
@@ -1311,7 +1311,7 @@ static int scope_field(struct loader *ld, const struct item *it, bool *shared)
 static int parse_variable(struct loader *ld, const struct item *it, void *out)
 {
 	struct pcm_spec_variable *var = out;
-	yaml_node_t *node, *len_node = it->f.value[VAR_ARR_LEN];
+	yaml_node_t *node = NULL, *len_node = it->f.value[VAR_ARR_LEN];
 	char key[KEY_MAX];
 	int ret;
 
@@ -1476,7 +1476,7 @@ static int fabric_name(struct loader *ld, const yaml_node_t *key_node,
 		       char name[PCM_NAME_MAX])
 {
 	char buf[SHOWN_MAX + 4];
-	const char *text;
+	const char *text = NULL;
 	struct pcm_srcloc loc = node_loc(key_node);
 	int ret = scalar_text(ld, key_node, NULL, &text);
 
