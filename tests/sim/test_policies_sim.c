@@ -97,6 +97,8 @@ struct probe {
 	/* receiver: first transmissions that arrived after a higher PSN of their message */
 	int64_t *max_first_psn;
 	uint64_t reordered;
+	/* fat tree: packets up each switch port (edge to aggregation, aggregation to core) */
+	uint64_t *up_pkts;
 };
 
 static void push(struct samples *a, uint64_t t_ps, uint64_t v, uint64_t cwnd)
@@ -198,10 +200,47 @@ static void probe_monitor(void *ctx, const struct uet_pkt_view *v)
 	}
 }
 
+/* The port of switch node @from whose link goes to node @to. */
+static uint32_t port_to(const struct uet_fabric *f, uint32_t from, uint32_t to)
+{
+	const struct uet_switch *sw = &f->sw[from - f->n_hosts];
+
+	for (uint32_t i = 0; i < sw->n_ports; i++)
+		if (f->ports[sw->port_base + i].peer == to)
+			return sw->port_base + i;
+	fail_msg("no link from node %u to node %u", from, to);
+	return 0;
+}
+
+/*
+ * A packet arriving at switch @v->nic of a fat tree came up a link if it
+ * reached an aggregation switch of its source's pod (from the source's
+ * edge switch) or a core switch (from the source pod's aggregation switch
+ * under it): count it on that link's lower port.
+ */
+static void count_up(struct probe *pr, const struct uet_pkt_view *v)
+{
+	const struct uet_fabric *f = &pr->sim->fab;
+	const struct uet_switch *at = &f->sw[v->nic - f->n_hosts];
+	uint32_t edge = f->ports[v->src].peer;
+	uint32_t pod = f->sw[edge - f->n_hosts].pod;
+	uint32_t below;
+
+	if (at->kind == UET_SW_AGG && at->pod == pod)
+		below = edge;
+	else if (at->kind == UET_SW_CORE)
+		below = f->ports[at->port_base + pod].peer;
+	else
+		return;
+	pr->up_pkts[port_to(f, below, v->nic)]++;
+}
+
 static enum uet_filter_verdict probe_filter(void *ctx, const struct uet_pkt_view *v)
 {
 	struct probe *pr = ctx;
 
+	if (pr->up_pkts)
+		count_up(pr, v);
 	if (pr->mark_bad && v->kind == UET_PKT_DATA && bad_ev(v->entropy))
 		return UET_FILTER_MARK;
 	return UET_FILTER_PASS;
@@ -276,6 +315,10 @@ static void run(struct run *rn, struct uet_scenario *scn, const char *policy, co
 		fail_msg("uet_sim_create: %s", diag.msg);
 	rn->pr.recv = UINT32_MAX;
 	rn->pr.var_slot = -1;
+	if (scn->topo.kind == UET_TOPO_FAT_TREE) {
+		rn->pr.up_pkts = calloc(rn->pr.sim->fab.n_ports, sizeof(*rn->pr.up_pkts));
+		assert_non_null(rn->pr.up_pkts);
+	}
 	if (scn->topo.kind == UET_TOPO_INCAST) {
 		struct uet_sim *s = rn->pr.sim;
 
@@ -314,6 +357,7 @@ static void finish(struct run *rn)
 	for (uint32_t i = 0; i < rn->pr.n_ctl; i++)
 		free(rn->pr.ctl[i].s);
 	free(rn->pr.ctl);
+	free(rn->pr.up_pkts);
 	free(rn->pr.first_ev);
 	free(rn->pr.ev_changed);
 	free(rn->pr.max_first_psn);
@@ -528,7 +572,7 @@ static void queue_near_k(const char *policy)
 	p90 = quantile(&rn.pr.queue, t0, t1, 0.9, value) / (double)k;
 	print_message("  bottleneck queue / K (%llu B): p10 %.2f p50 %.2f p90 %.2f; limit %.2f K\n",
 		      (unsigned long long)k, p10, p50, p90,
-		      (double)rn.pr.bottleneck->limit / (double)k);
+		      (double)rn.pr.sim->fab.q_limit / (double)k);
 	assert_true(p50 >= 0.5 && p50 <= 1.5);
 	assert_true(p90 <= 2.0);
 	finish(&rn);
@@ -579,9 +623,9 @@ static void test_newreno_saws_between_a_full_buffer_and_half(void **state)
 	qmax = quantile(&rn.pr.queue, 5 * BRTT_PS, first_done_ps(&rn), 1.0, value);
 	print_message("  after 5 BRTT: fewest halvings of a flow %u, deepest cut x%.2f, queue max "
 		      "%.0f of %llu B\n",
-		      fewest, deepest, qmax, (unsigned long long)rn.pr.bottleneck->limit);
+		      fewest, deepest, qmax, (unsigned long long)rn.pr.sim->fab.q_limit);
 	/* the buffer fills until a trim, each flow halves (BETA), more than once */
-	assert_true(qmax >= 0.95 * (double)rn.pr.bottleneck->limit);
+	assert_true(qmax >= 0.95 * (double)rn.pr.sim->fab.q_limit);
 	assert_true(fewest >= 2);
 	assert_true(deepest >= 0.45);
 	finish(&rn);
@@ -1221,8 +1265,9 @@ static void test_reps_steers_off_a_failed_link_with_fewer_timeouts_than_ops(void
  * largest max/min packet count over the uplinks of any edge or aggregation
  * switch that sent at least 200 packets up.
  */
-static double uplink_imbalance(const struct uet_sim *s)
+static double uplink_imbalance(const struct probe *pr)
 {
+	const struct uet_sim *s = pr->sim;
 	double worst = 1;
 
 	for (uint32_t w = 0; w < s->fab.n_switches; w++) {
@@ -1237,9 +1282,11 @@ static double uplink_imbalance(const struct uet_sim *s)
 
 			if (p->peer < s->fab.n_hosts || s->fab.sw[p->peer - s->fab.n_hosts].kind != up)
 				continue;
-			lo = p->tx_pkts < lo ? p->tx_pkts : lo;
-			hi = p->tx_pkts > hi ? p->tx_pkts : hi;
-			sum += p->tx_pkts;
+			uint64_t n = pr->up_pkts[sw->port_base + i];
+
+			lo = n < lo ? n : lo;
+			hi = n > hi ? n : hi;
+			sum += n;
 		}
 		if (sum >= 200)
 			worst = fmax(worst, lo ? (double)hi / (double)lo : INFINITY);
@@ -1265,7 +1312,7 @@ static double spread(const char *lb)
 	go(&rn);
 	report(lb, &rn);
 	assert_all_complete(&rn);
-	imbalance = uplink_imbalance(rn.pr.sim);
+	imbalance = uplink_imbalance(&rn.pr);
 	print_message("  uplink packets, max / min over a switch's uplinks: %.3f\n", imbalance);
 	finish(&rn);
 	return imbalance;

@@ -103,10 +103,9 @@ static bool lost_on_failed_link(struct uet_fabric *f, const struct uet_port *p)
  */
 static void transmit(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt, uint64_t now)
 {
-	uint64_t end = now + uet_ser_ps(p->ps_per_byte_q16, pkt->wire);
+	uint64_t end = now + uet_ser_ps(uet_port_ps_per_byte_q16(f, p), pkt->wire);
 
 	p->busy_until = end;
-	p->tx_pkts++;
 	if (p->is_nic)
 		f->ops->tx_start(f->ops_ctx, p->owner, pkt, end);
 	if (__builtin_expect(p->failed, 0) && lost_on_failed_link(f, p)) {
@@ -161,7 +160,7 @@ static int admit(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt)
 	unsigned tc = classify(p, pkt);
 
 	if (tc == UET_TC_DATA) {
-		uint64_t limit = p->limit, q = p->qbytes[UET_TC_DATA];
+		uint64_t limit = f->q_limit, q = p->qbytes[UET_TC_DATA];
 
 		if (pkt->dscp == UET_DSCP_TRIMMABLE_RETX && p->uet_policy)
 			limit += limit / 2;
@@ -175,19 +174,19 @@ static int admit(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt)
 				drop(f, pkt);
 				return -1;
 			}
-		} else if (p->ecn_kmax && q > p->ecn_kmin) {
-			uint32_t span = (uint32_t)(p->ecn_kmax - p->ecn_kmin);
-			bool mark = q >= p->ecn_kmax;
+		} else if (f->ecn_kmax && q > f->ecn_kmin) {
+			uint32_t span = (uint32_t)(f->ecn_kmax - f->ecn_kmin);
+			bool mark = q >= f->ecn_kmax;
 
 			if (!mark)
-				mark = uet_rng_below(f->rng, span) < q - p->ecn_kmin;
+				mark = uet_rng_below(f->rng, span) < q - f->ecn_kmin;
 			if (mark) {
 				pkt->flags |= UET_PF_CE;
 				f->sw_marks++;
 			}
 		}
 	}
-	if (tc != UET_TC_DATA && p->qbytes[tc] + pkt->wire > p->limit) {
+	if (tc != UET_TC_DATA && p->qbytes[tc] + pkt->wire > f->q_limit) {
 		drop(f, pkt);
 		return -1;
 	}
@@ -211,7 +210,7 @@ void uet_port_send(struct uet_fabric *f, struct uet_port *p, struct uet_pkt *pkt
 			return;
 	}
 	pkt->next = NULL;
-	if (p->qtail[tc])
+	if (p->qhead[tc])
 		p->qtail[tc]->next = pkt;
 	else
 		p->qhead[tc] = pkt;
@@ -237,8 +236,6 @@ void uet_port_free_event(struct uet_fabric *f, struct uet_port *p)
 	if (!pkt)
 		return;
 	p->qhead[tc] = UET_PKT_NEXT(pkt);
-	if (!p->qhead[tc])
-		p->qtail[tc] = NULL;
 	p->qbytes[tc] -= pkt->wire;
 	transmit(f, p, pkt, f->des->now_ps);
 	if (p->qhead[0] || p->qhead[1] || p->qhead[2]) {

@@ -32,32 +32,38 @@ enum uet_tc {
 /* A failed link's loss: everything. */
 #define UET_LOSS_ALL_PPM 1000000u
 
+/* The link rates of a fabric's ports (hosts', links', uplinks'): a port names its own. */
+#define UET_PORT_RATES 4
+
 /*
- * A port: two cache lines, each packet's serialization and queueing
- * touching both and nothing else (the third holds what failures and
- * records use). It is its own DES event (PORT_FREE).
+ * A port: two cache lines. The first holds all that serializing a packet,
+ * admitting one and serving the queues read, so a packet crossing an idle
+ * port touches that line only. The second holds the queues' tails, written
+ * only when a packet waits behind another (a class is empty when its head
+ * is NULL; its tail is stale then), and what failures and records use. A
+ * port is its own DES event (PORT_FREE). Queue limits and ECN thresholds
+ * are the fabric's, the same for every port.
  */
 struct uet_port {
-	/* line 1: the serializer, the queues, the flags */
+	/* line 1: the serializer, the queues' heads and bytes, the link, the flags */
 	uint64_t busy_until;
-	struct uet_pkt *qhead[UET_NTC], *qtail[UET_NTC];
+	struct uet_pkt *qhead[UET_NTC];
+	uint64_t qbytes[UET_NTC];
 	uint32_t peer;          /* node id at the other end */
+	uint8_t rate;           /* its link's rate: an index into the fabric's rate table */
 	bool free_pending : 1;  /* its PORT_FREE event is queued */
 	bool is_nic : 1;        /* a host's egress port */
 	bool faces_nic : 1;     /* a switch port whose link goes to a host */
 	bool failed : 1, reroute_away : 1;
 	bool trimming : 1, uet_policy : 1;
-	/* line 2: the link's rate (its delay is the fabric's), counts, the admission limits */
-	uint64_t ps_per_byte_q16;
-	uint64_t tx_pkts;       /* packets serialized */
-	uint64_t qbytes[UET_NTC];
-	uint64_t limit;
-	uint64_t ecn_kmin, ecn_kmax;
-	/* line 3 */
+	/* line 2 */
+	struct uet_pkt *qtail[UET_NTC] __attribute__((aligned(64)));
 	uint32_t owner;         /* node id */
 	uint32_t loss_ppm;      /* while failed: parts per million lost (UET_LOSS_ALL_PPM: all) */
 	uint64_t sampled_qbytes; /* the total in the last uet-queues row, +1 (0: none yet) */
 } __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct uet_port) == 128, "a port is two cache lines");
 
 enum uet_switch_kind {
 	UET_SW_STAR = 0,
@@ -122,6 +128,10 @@ struct uet_fabric {
 	uint64_t link_delay_ps;  /* every link's */
 	uint64_t unloaded_rtt_ps; /* of the longest path: propagation, an MTU and an ACK per hop */
 	uint64_t bdp_bytes;      /* host rate times that RTT */
+	/* every port's: the byte limit of each class, and the data class's ECN thresholds */
+	uint64_t q_limit, ecn_kmin, ecn_kmax;
+	uint64_t rate_q16[UET_PORT_RATES]; /* picoseconds per byte << 16, by uet_port.rate */
+	uint32_t n_rates;
 	bool any_reroute;        /* some failure makes ECMP avoid its link */
 	/* totals: what the switches and links did */
 	uint64_t sw_drops, sw_trims, sw_marks, link_drops, filter_drops;
@@ -171,6 +181,12 @@ int uet_fabric_audit(const struct uet_fabric *f, struct pcm_diag *diag);
 static inline uint64_t uet_ser_ps(uint64_t ps_per_byte_q16, uint64_t bytes)
 {
 	return (bytes * ps_per_byte_q16) >> 16;
+}
+
+/* Picoseconds per byte of @p's link, << 16. */
+static inline uint64_t uet_port_ps_per_byte_q16(const struct uet_fabric *f, const struct uet_port *p)
+{
+	return f->rate_q16[p->rate];
 }
 
 static inline uint64_t uet_ps_per_byte_q16(uint64_t rate_bps)

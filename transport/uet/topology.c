@@ -40,6 +40,23 @@ static uint32_t add_switch(struct builder *b, uint32_t i, uint8_t kind, uint32_t
 	return sw->port_base;
 }
 
+/* The index of @rate_bps in the fabric's rate table, added if new. */
+static uint8_t port_rate(struct uet_fabric *f, uint64_t rate_bps)
+{
+	uint64_t q16 = uet_ps_per_byte_q16(rate_bps);
+	uint32_t i;
+
+	for (i = 0; i < f->n_rates && i < UET_PORT_RATES; i++)
+		if (f->rate_q16[i] == q16)
+			return (uint8_t)i;
+	/* hosts, links and leaf-spine uplinks: more is a bug, which the build reports */
+	f->n_rates++;
+	if (i == UET_PORT_RATES)
+		return 0;
+	f->rate_q16[i] = q16;
+	return (uint8_t)i;
+}
+
 static void init_port(struct uet_fabric *f, struct uet_port *p, uint32_t owner, uint32_t peer,
 		      uint64_t rate_bps)
 {
@@ -47,7 +64,7 @@ static void init_port(struct uet_fabric *f, struct uet_port *p, uint32_t owner, 
 
 	p->owner = owner;
 	p->peer = peer;
-	p->ps_per_byte_q16 = uet_ps_per_byte_q16(rate_bps);
+	p->rate = port_rate(f, rate_bps);
 	p->is_nic = owner < f->n_hosts;
 	p->faces_nic = !p->is_nic && peer < f->n_hosts;
 	p->uet_policy = t->uet_policy;
@@ -198,23 +215,20 @@ static struct uet_divisor divisor(uint32_t d)
 	return v;
 }
 
+/* Every port's queue limit and ECN thresholds. */
 static void set_queue_limits(struct uet_fabric *f, uint32_t mtu_bytes)
 {
 	const struct uet_topo_cfg *t = f->topo;
 
-	for (uint32_t i = 0; i < f->n_ports; i++) {
-		struct uet_port *p = &f->ports[i];
-
-		p->limit = t->queue_bytes ? t->queue_bytes : f->bdp_bytes;
-		if (p->limit < 2ull * mtu_bytes)
-			p->limit = 2ull * mtu_bytes;
-		p->ecn_kmin = t->ecn_kmin_bytes == UINT64_MAX ? p->limit / 5 : t->ecn_kmin_bytes;
-		p->ecn_kmax = t->ecn_kmax_bytes;
-		if (p->ecn_kmax == UINT64_MAX)
-			p->ecn_kmax = p->limit * 4 / 5;
-		if (p->ecn_kmax <= p->ecn_kmin)
-			p->ecn_kmax = p->ecn_kmax ? p->ecn_kmin + 1 : 0;
-	}
+	f->q_limit = t->queue_bytes ? t->queue_bytes : f->bdp_bytes;
+	if (f->q_limit < 2ull * mtu_bytes)
+		f->q_limit = 2ull * mtu_bytes;
+	f->ecn_kmin = t->ecn_kmin_bytes == UINT64_MAX ? f->q_limit / 5 : t->ecn_kmin_bytes;
+	f->ecn_kmax = t->ecn_kmax_bytes;
+	if (f->ecn_kmax == UINT64_MAX)
+		f->ecn_kmax = f->q_limit * 4 / 5;
+	if (f->ecn_kmax <= f->ecn_kmin)
+		f->ecn_kmax = f->ecn_kmax ? f->ecn_kmin + 1 : 0;
 }
 
 int uet_fabric_build(struct uet_fabric *f, uint64_t host_rate_bps, uint32_t mtu_bytes,
@@ -266,6 +280,10 @@ int uet_fabric_build(struct uet_fabric *f, uint64_t host_rate_bps, uint32_t mtu_
 	}
 	if (b.next_port != f->n_ports) {
 		uet_diag_set(diag, "internal: %u ports built, %u expected", b.next_port, f->n_ports);
+		return -EINVAL;
+	}
+	if (f->n_rates > UET_PORT_RATES) {
+		uet_diag_set(diag, "internal: %u link rates, at most %u", f->n_rates, UET_PORT_RATES);
 		return -EINVAL;
 	}
 	/* unloaded RTT of the longest path: propagation both ways, an MTU and an ACK per hop */
@@ -348,6 +366,6 @@ void uet_fabric_queue_rows(struct uet_fabric *f, FILE *out)
 			continue;
 		p->sampled_qbytes = total;
 		uet_rec_queue_row(out, f->des->now_ps, i, f->sw[p->owner - f->n_hosts].name, p->peer,
-				  p->qbytes, p->limit);
+				  p->qbytes, f->q_limit);
 	}
 }

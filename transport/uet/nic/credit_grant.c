@@ -55,7 +55,7 @@ static void distribute(struct uet_nics *ns, struct uet_nic *nic)
 		uint64_t dt = ns->cfg.credit_tick_ps;
 
 		if (!dt)
-			dt = uet_ser_ps(nic->port->ps_per_byte_q16, ns->cfg.rdma_data_mss);
+			dt = uet_ser_ps(uet_port_ps_per_byte_q16(ns->fab, nic->port), ns->cfg.rdma_data_mss);
 		nic->credit_tick_ev = uet_nic_schedule(ns, uet_now(ns) + dt, UET_EV_CREDIT_TICK, nic,
 						       0);
 	}

@@ -123,7 +123,7 @@ static void tx_event_coalesce(struct uet_nics *ns, struct uet_group *g, unsigned
 static void pace(struct uet_nics *ns, struct uet_nic *nic, struct uet_group *g, uint32_t wire)
 {
 	uint64_t rate = g->cc.ctl.rate ? g->cc.ctl.rate : 1;
-	uint64_t ser = uet_ser_ps(nic->port->ps_per_byte_q16, wire);
+	uint64_t ser = uet_ser_ps(uet_port_ps_per_byte_q16(ns->fab, nic->port), wire);
 	uint64_t start = g->next_send_ps > uet_now(ns) ? g->next_send_ps : uet_now(ns);
 
 	g->next_send_ps = start + (uint64_t)((double)ser * PCM_RATE_ONE / (double)rate);
