@@ -19,9 +19,9 @@ uint64_t uet_bytepool_time_at_or_below(const struct uet_bytepool *p, uint64_t le
 	for (uint32_t i = 0; i < r->len; i++) {
 		uint32_t j = uet_ring_slot(r, i);
 
-		used -= r->v[j];
+		used -= r->e[j].v;
 		if (used <= level)
-			return r->t[j];
+			return r->e[j].t;
 	}
 	return UINT64_MAX;
 }

@@ -20,8 +20,8 @@ static inline void uet_bytepool_drain(struct uet_bytepool *p, uint64_t now_ps)
 {
 	struct uet_ring *r = &p->rel;
 
-	while (r->len && r->t[r->head] <= now_ps) {
-		p->used -= r->v[r->head];
+	while (r->len && r->e[r->head].t <= now_ps) {
+		p->used -= r->e[r->head].v;
 		uet_ring_pop(r);
 	}
 }

@@ -147,10 +147,16 @@ struct uet_pdc {
 	 */
 	struct uet_ring *rtoq;
 	struct uet_ev *rto_ev;
+	uint64_t rto_at;       /* rto_ev's time, read here instead of from the event */
 	struct uet_rxpdc rx;
 	bool rx_open;
 };
 
+/*
+ * A group: what every packet's send and ACK touch comes first (four cache
+ * lines, the group aligned to them); receiver credit, the receiver's side
+ * and the CNP notification point, which most runs do not use, come after.
+ */
 struct uet_group {
 	struct uet_nic *nic;
 	uint32_t peer;
@@ -168,8 +174,11 @@ struct uet_group {
 	uint64_t next_send_ps;
 	struct uet_ev *pace_ev;
 	uint64_t base_rtt_ps;
-	/* receiver credit, sender side (credit.c): wire bytes */
-	uint64_t credit_granted, credit_used; /* may send while used < granted */
+	uint64_t last_rtt_ps;
+	uint64_t flow_seed;     /* PCM_SIG_FLOW_SEED of this group's events */
+	uint32_t tx_unreported; /* data packets sent since its last TX event */
+	/* receiver credit, sender side (credit.c): wire bytes; may send while used < granted */
+	uint64_t credit_used, credit_granted;
 	uint64_t credit_need;   /* posted plus lost: what it must put on the wire */
 	uint64_t credit_requested; /* cumulative, need beyond the speculative bytes */
 	struct uet_ev *credit_retry_ev;
@@ -183,10 +192,7 @@ struct uet_group {
 	uint32_t cnp_marks;     /* CE-marked packets since, not yet notified */
 	uint32_t cnp_pdc;       /* the PDC of the latest of them */
 	struct uet_ev *cnp_ev;  /* the end of the current CnpInterval */
-	uint64_t last_rtt_ps;
-	uint64_t flow_seed;     /* PCM_SIG_FLOW_SEED of this group's events */
-	uint32_t tx_unreported; /* data packets sent since its last TX event */
-};
+} __attribute__((aligned(64)));
 
 struct uet_nic {
 	uint32_t id;

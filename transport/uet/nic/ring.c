@@ -9,23 +9,16 @@
 
 int uet_ring_resize(struct uet_ring *r, struct uet_mem *mem, uint32_t cap)
 {
-	uint64_t *t = uet_mem_alloc(mem, cap * sizeof(*t));
-	uint32_t *v = uet_mem_alloc(mem, cap * sizeof(*v));
+	struct uet_ring_ent *e = uet_mem_alloc(mem, cap * sizeof(*e));
 	uint32_t len;
 
-	if (!t || !v) {
-		uet_mem_free(mem, t, cap * sizeof(*t));
-		uet_mem_free(mem, v, cap * sizeof(*v));
+	if (!e)
 		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < r->len; i++) {
-		t[i] = r->t[uet_ring_slot(r, i)];
-		v[i] = r->v[uet_ring_slot(r, i)];
-	}
+	for (uint32_t i = 0; i < r->len; i++)
+		e[i] = r->e[uet_ring_slot(r, i)];
 	len = r->len;
 	uet_ring_free(r, mem);
-	r->t = t;
-	r->v = v;
+	r->e = e;
 	r->len = len;
 	r->cap = cap;
 	return 0;
@@ -33,9 +26,7 @@ int uet_ring_resize(struct uet_ring *r, struct uet_mem *mem, uint32_t cap)
 
 void uet_ring_free(struct uet_ring *r, struct uet_mem *mem)
 {
-	uet_mem_free(mem, r->t, r->cap * sizeof(*r->t));
-	uet_mem_free(mem, r->v, r->cap * sizeof(*r->v));
-	r->t = NULL;
-	r->v = NULL;
+	uet_mem_free(mem, r->e, r->cap * sizeof(*r->e));
+	r->e = NULL;
 	r->head = r->len = r->cap = 0;
 }

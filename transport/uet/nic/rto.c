@@ -55,23 +55,25 @@ static void rto_rearm(struct uet_nics *ns, struct uet_pdc *pdc)
 		struct uet_ring *q = &pdc->rtoq[l];
 
 		while (q->len) {
-			uint32_t psn = q->v[q->head];
+			uint32_t psn = q->e[q->head].v;
 
-			if (uet_tx_state(pdc, psn) == UET_TX_OUT && uet_tx(pdc, psn)->rto_ps == q->t[q->head])
+			if (uet_tx_state(pdc, psn) == UET_TX_OUT && uet_tx(pdc, psn)->rto_ps == q->e[q->head].t)
 				break;
 			uet_ring_pop(q);
 		}
-		if (q->len && q->t[q->head] < next)
-			next = q->t[q->head];
+		if (q->len && q->e[q->head].t < next)
+			next = q->e[q->head].t;
 	}
-	if (pdc->rto_ev && pdc->rto_ev->t_ps == next)
+	if (pdc->rto_ev && pdc->rto_at == next)
 		return;
 	if (pdc->rto_ev) {
 		uet_des_cancel(ns->des, pdc->rto_ev);
 		pdc->rto_ev = NULL;
 	}
-	if (next != UINT64_MAX)
+	if (next != UINT64_MAX) {
 		pdc->rto_ev = uet_nic_schedule(ns, next, UET_EV_RTO, pdc, 0);
+		pdc->rto_at = next;
+	}
 }
 
 void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_t level,
@@ -93,10 +95,11 @@ void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_
 		return;
 	}
 	uet_tx(pdc, psn)->rto_ps = deadline;
-	if (!pdc->rto_ev || deadline < pdc->rto_ev->t_ps) {
+	if (!pdc->rto_ev || deadline < pdc->rto_at) {
 		if (pdc->rto_ev)
 			uet_des_cancel(ns->des, pdc->rto_ev);
 		pdc->rto_ev = uet_nic_schedule(ns, deadline, UET_EV_RTO, pdc, 0);
+		pdc->rto_at = deadline;
 	}
 }
 
@@ -122,9 +125,9 @@ void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
 	for (uint32_t l = 0; l < rto_levels(&ns->cfg); l++) {
 		struct uet_ring *q = &pdc->rtoq[l];
 
-		while (q->len && q->t[q->head] <= now) {
-			uint64_t deadline = q->t[q->head];
-			uint32_t psn = q->v[q->head];
+		while (q->len && q->e[q->head].t <= now) {
+			uint64_t deadline = q->e[q->head].t;
+			uint32_t psn = q->e[q->head].v;
 			struct uet_txpkt *t;
 
 			uet_ring_pop(q);
