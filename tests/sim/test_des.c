@@ -3,7 +3,8 @@
  * test_des.c - the timing wheel pops events in exact (time, insertion) order
  * across every level and the overflow list, pooled events and objects that
  * are their own events alike; cancellation removes exactly the cancelled
- * events, and the event pool recycles instead of growing.
+ * events, the event pool recycles instead of growing, and busy level-1
+ * slots fill into the array the last one left.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -216,6 +217,64 @@ static void test_crowded_slots_keep_order_for_objects_and_pooled_events(void **s
 	free(objs);
 }
 
+/*
+ * Epoch after epoch, each event served schedules one into the next level-0
+ * epoch, so every level-1 slot fills past EPOCH_SPARE_MIN (4096) while the
+ * one before it is served: the busy slots take over the array of the last
+ * one served, and the order stays exact.
+ */
+static void test_busy_epochs_reuse_arrays_and_keep_order(void **state)
+{
+	enum { PER_EPOCH = 10000, EPOCHS = 6, EPOCH_PS = 1u << 22 };
+	struct ref *r = calloc((size_t)PER_EPOCH * EPOCHS, sizeof(*r));
+	uint64_t *popped_t = calloc((size_t)PER_EPOCH * EPOCHS, sizeof(*popped_t));
+	uint32_t *popped_id = calloc((size_t)PER_EPOCH * EPOCHS, sizeof(*popped_id));
+	uint32_t n = 0, popped = 0, taken = 0, spare_before = 0;
+	struct uet_des des;
+	struct uet_mem mem;
+	struct uet_rng rng;
+
+	assert_true(r && popped_t && popped_id);
+	uet_mem_init(&mem);
+	assert_int_equal(uet_des_init(&des, &mem), 0);
+	uet_rng_seed(&rng, 5);
+	for (; n < PER_EPOCH; n++) {
+		uint64_t t = EPOCH_PS + uet_rng_below(&rng, EPOCH_PS);
+
+		r[n] = (struct ref){ .t = t, .id = n };
+		assert_non_null(uet_des_schedule(&des, t, 1, NULL, n));
+	}
+	for (struct uet_fired ev; uet_des_pop(&des, &ev);) {
+		uint64_t t = des.now_ps + EPOCH_PS;
+
+		popped_t[popped] = des.now_ps;
+		popped_id[popped++] = ev.arg;
+		uet_des_free(&des, ev.ev);
+		if (spare_before && !des.epoch_spare_cap)
+			taken++;
+		spare_before = des.epoch_spare_cap;
+		if (t >> 22 > EPOCHS)
+			continue;
+		r[n] = (struct ref){ .t = t, .id = n };
+		assert_non_null(uet_des_schedule(&des, t, 1, NULL, n));
+		n++;
+	}
+	assert_int_equal(popped, n);
+	assert_int_equal(n, PER_EPOCH * EPOCHS);
+	qsort(r, n, sizeof(*r), ref_cmp);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(popped_t[i], r[i].t);
+		assert_int_equal(popped_id[i], r[i].id);
+	}
+	/* every epoch after the second filled into the array the one before it left */
+	assert_true(taken >= EPOCHS - 3);
+	uet_des_fini(&des);
+	uet_mem_fini(&mem);
+	free(r);
+	free(popped_t);
+	free(popped_id);
+}
+
 static void test_same_seed_same_random_stream(void **state)
 {
 	struct uet_rng a, b, c;
@@ -238,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_events_scheduled_while_running_keep_order),
 		cmocka_unit_test(test_cancelled_event_in_current_slot_is_skipped),
 		cmocka_unit_test(test_crowded_slots_keep_order_for_objects_and_pooled_events),
+		cmocka_unit_test(test_busy_epochs_reuse_arrays_and_keep_order),
 		cmocka_unit_test(test_same_seed_same_random_stream),
 	};
 

@@ -15,6 +15,8 @@
 #define SLAB_EVENTS 4096
 /* A slot served sorts at most this many entries by insertion; a larger one is radix-sorted. */
 #define SMALL_RUN 16
+/* A level-1 slot this full takes the array of the last one served (grow_epoch_slot()). */
+#define EPOCH_SPARE_MIN 4096
 
 int uet_des_init(struct uet_des *des, struct uet_mem *mem)
 {
@@ -38,6 +40,7 @@ void uet_des_fini(struct uet_des *des)
 		for (unsigned s = 0; s < UET_WHEEL_SLOTS; s++)
 			free(des->lv[l].slot[s].e);
 	free(des->overflow.e);
+	free(des->epoch_spare);
 	free(des->slabs);
 	free(des->run);
 	free(des->scratch);
@@ -159,6 +162,45 @@ static inline void slot_push(struct uet_des *des, struct uet_slot *sl, const str
 	sl->e[sl->len++] = *e;
 }
 
+/*
+ * Grow a busy level-1 slot (EPOCH_SPARE_MIN entries) into the array of the
+ * last one served, if that is larger. The slot of the next epoch takes most
+ * of what the current one schedules beyond itself, about what the previous
+ * such slot took: one copy instead of a copy per doubling, and no fresh
+ * memory. Slots further out (timers) stay small and leave it.
+ */
+static bool grow_epoch_slot(struct uet_des *des, struct uet_slot *sl)
+{
+	struct uet_qent *b = des->epoch_spare;
+
+	if (sl->cap < EPOCH_SPARE_MIN || des->epoch_spare_cap <= sl->cap)
+		return grow_array(des, &sl->e, &sl->cap, sl->len);
+	memcpy(b, sl->e, sl->len * sizeof(*b));
+	array_put(des, sl->e, sl->cap);
+	sl->e = b;
+	sl->cap = des->epoch_spare_cap;
+	des->epoch_spare = NULL;
+	des->epoch_spare_cap = 0;
+	return true;
+}
+
+/* Empty a level-1 slot served: its array is kept for the next if it is the largest. */
+static void epoch_slot_reset(struct uet_des *des, struct uet_slot *sl)
+{
+	sl->len = 0;
+	if (sl->cap <= 16)
+		return;
+	if (sl->cap > des->epoch_spare_cap) {
+		free(des->epoch_spare);
+		des->epoch_spare = sl->e;
+		des->epoch_spare_cap = sl->cap;
+	} else {
+		array_put(des, sl->e, sl->cap);
+	}
+	sl->e = NULL;
+	sl->cap = 0;
+}
+
 /* Empty a slot after its entries were moved; a burst's large array goes to the spares. */
 static void slot_reset(struct uet_des *des, struct uet_slot *sl, uint32_t keep_cap)
 {
@@ -211,8 +253,16 @@ static inline void place(struct uet_des *des, const struct uet_qent *e)
 		lv = &des->lv[0];
 		s = (unsigned)(t >> 10) & (UET_WHEEL_SLOTS - 1);
 	} else if ((t >> 34) == (cur >> 24)) {
+		struct uet_slot *sl;
+
 		lv = &des->lv[1];
 		s = (unsigned)(t >> 22) & (UET_WHEEL_SLOTS - 1);
+		sl = &lv->slot[s];
+		if (__builtin_expect(sl->len == sl->cap, 0) && !grow_epoch_slot(des, sl))
+			return;
+		sl->e[sl->len++] = *e;
+		bit_set(lv, s);
+		return;
 	} else if ((t >> 46) == (cur >> 36)) {
 		lv = &des->lv[2];
 		s = (unsigned)(t >> 34) & (UET_WHEEL_SLOTS - 1);
@@ -243,8 +293,11 @@ static void redistribute(struct uet_des *des, unsigned level, unsigned s)
 	bit_clear(lv, s);
 	for (uint32_t i = 0; i < sl->len; i++)
 		place(des, &sl->e[i]);
-	/* a level-1 slot can hold a whole epoch's worth: keep only small arrays */
-	slot_reset(des, sl, 16);
+	/* a slot above level 0 can hold a whole epoch's worth: keep only small arrays */
+	if (level == 1)
+		epoch_slot_reset(des, sl);
+	else
+		slot_reset(des, sl, 16);
 }
 
 static void insertion_sort(struct uet_qent *a, uint32_t n)

@@ -102,6 +102,9 @@ struct uet_des {
 	uint32_t scratch_cap;
 	/* small slot arrays given back, by capacity (4 << class): reused, not freed */
 	struct uet_qent *spare[UET_DES_SPARE_CLASSES];
+	/* the largest array of a level-1 slot served, for the next busy one (des.c) */
+	struct uet_qent *epoch_spare;
+	uint32_t epoch_spare_cap;
 	struct uet_wheel_level lv[UET_LEVELS];
 	struct uet_slot overflow;
 	struct uet_ev *free_list;
