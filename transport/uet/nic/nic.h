@@ -148,6 +148,7 @@ struct uet_pdc {
 	struct uet_ring *rtoq;
 	struct uet_ev *rto_ev;
 	uint64_t rto_at;       /* rto_ev's time, read here instead of from the event */
+	uint32_t rto_psn;      /* level 0 in the records: no first transmission below times out */
 	struct uet_rxpdc rx;
 	bool rx_open;
 };

@@ -22,7 +22,12 @@
  *
  * Timers of one backoff level have one duration and start in serialization
  * order, so each PDC keeps one FIFO of deadlines per level and one DES event
- * at the earliest live head.
+ * at the earliest live head. With more than one level, level 0 holds first
+ * transmissions only, which leave in PSN order: its FIFO is the sender
+ * records themselves, walked in PSN order from a cursor (a first
+ * transmission's timer runs while its record is in flight, sent once, with
+ * a deadline), so a packet does not write a FIFO entry on a line of its
+ * own beside its record.
  */
 #include <stdlib.h>
 
@@ -31,6 +36,33 @@
 static uint32_t rto_levels(const struct uet_nic_cfg *c)
 {
 	return c->fixed_rexmit_enable ? 1 : c->max_rto_backoff + 1;
+}
+
+/* Is level 0 read from the records (first transmissions only) rather than a FIFO? */
+static bool first_in_records(const struct uet_nic_cfg *c)
+{
+	return rto_levels(c) > 1;
+}
+
+/*
+ * The record of the earliest first transmission whose timer runs, the
+ * cursor moved up to it past records whose timer ended (acknowledged,
+ * NACKed, timed out, sent again); NULL if none runs, or the next one has
+ * not started serialization (nor has any later one: they leave in order).
+ * Below una everything is acknowledged (and a grown ring holds no record
+ * of it).
+ */
+static struct uet_txpkt *first_head(struct uet_pdc *pdc)
+{
+	if (pdc->rto_psn < pdc->una)
+		pdc->rto_psn = pdc->una;
+	for (; pdc->rto_psn < pdc->next_psn; pdc->rto_psn++) {
+		struct uet_txpkt *t = uet_tx(pdc, pdc->rto_psn);
+
+		if (t->tx_count == 0 || (t->tx_count == 1 && t->state == UET_TX_OUT))
+			return t->rto_ps ? t : NULL;
+	}
+	return NULL;
 }
 
 void uet_rto_free(struct uet_nics *ns, struct uet_pdc *pdc)
@@ -50,8 +82,16 @@ void uet_rto_free(struct uet_nics *ns, struct uet_pdc *pdc)
 static void rto_rearm(struct uet_nics *ns, struct uet_pdc *pdc)
 {
 	uint64_t next = UINT64_MAX;
+	uint32_t l = 0;
 
-	for (uint32_t l = 0; pdc->rtoq && l < rto_levels(&ns->cfg); l++) {
+	if (first_in_records(&ns->cfg)) {
+		const struct uet_txpkt *t = first_head(pdc);
+
+		if (t)
+			next = t->rto_ps;
+		l = 1;
+	}
+	for (; pdc->rtoq && l < rto_levels(&ns->cfg); l++) {
 		struct uet_ring *q = &pdc->rtoq[l];
 
 		while (q->len) {
@@ -81,18 +121,20 @@ void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_
 {
 	uint32_t levels = rto_levels(&ns->cfg);
 	uint32_t l = ns->cfg.fixed_rexmit_enable ? 0 : (level < levels - 1 ? level : levels - 1);
-	if (!pdc->rtoq) {
-		/* level 0 holds a deadline per packet in flight: as many as the PDC's records */
-		pdc->rtoq = uet_mem_zalloc(ns->mem, levels * sizeof(*pdc->rtoq));
-		if (!pdc->rtoq ||
-		    uet_ring_resize(&pdc->rtoq[0], ns->mem, pdc->tx_mask + 1) < 0) {
+	if (l > 0 || !first_in_records(&ns->cfg)) {
+		if (!pdc->rtoq) {
+			pdc->rtoq = uet_mem_zalloc(ns->mem, levels * sizeof(*pdc->rtoq));
+			/* a level-0 FIFO holds a deadline per packet in flight: as many as the records */
+			if (!pdc->rtoq || (l == 0 && uet_ring_resize(&pdc->rtoq[0], ns->mem,
+								     pdc->tx_mask + 1) < 0)) {
+				ns->oom = true;
+				return;
+			}
+		}
+		if (uet_ring_push(&pdc->rtoq[l], ns->mem, deadline, psn) < 0) {
 			ns->oom = true;
 			return;
 		}
-	}
-	if (uet_ring_push(&pdc->rtoq[l], ns->mem, deadline, psn) < 0) {
-		ns->oom = true;
-		return;
 	}
 	uet_tx(pdc, psn)->rto_ps = deadline;
 	if (!pdc->rto_ev || deadline < pdc->rto_at) {
@@ -115,6 +157,16 @@ static void feed_timeout(struct uet_nics *ns, struct uet_group *g, uint16_t entr
 	uet_group_feed(ns, g, &ev);
 }
 
+/* @psn's timer expired while it was out: out of flight, queued ahead of new data. */
+static void time_out(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn)
+{
+	uint16_t entropy = uet_tx(pdc, psn)->entropy;
+
+	pdc->grp->nic->st[UET_ST_TIMEOUTS]++;
+	uet_requeue(ns, pdc, psn, true);
+	feed_timeout(ns, pdc->grp, entropy);
+}
+
 void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
 {
 	struct uet_group *g = pdc->grp;
@@ -122,23 +174,24 @@ void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
 	uint32_t fired = 0;
 
 	pdc->rto_ev = NULL;
-	for (uint32_t l = 0; l < rto_levels(&ns->cfg); l++) {
+	if (first_in_records(&ns->cfg)) {
+		for (struct uet_txpkt *t; (t = first_head(pdc)) && t->rto_ps <= now; fired++)
+			time_out(ns, pdc, pdc->rto_psn++);
+	}
+	for (uint32_t l = first_in_records(&ns->cfg) ? 1 : 0;
+	     pdc->rtoq && l < rto_levels(&ns->cfg); l++) {
 		struct uet_ring *q = &pdc->rtoq[l];
 
 		while (q->len && q->e[q->head].t <= now) {
 			uint64_t deadline = q->e[q->head].t;
 			uint32_t psn = q->e[q->head].v;
-			struct uet_txpkt *t;
 
 			uet_ring_pop(q);
 			if (uet_tx_state(pdc, psn) != UET_TX_OUT)
 				continue; /* acknowledged or NACKed since */
-			t = uet_tx(pdc, psn);
-			if (t->rto_ps != deadline)
+			if (uet_tx(pdc, psn)->rto_ps != deadline)
 				continue; /* retransmitted since */
-			g->nic->st[UET_ST_TIMEOUTS]++;
-			uet_requeue(ns, pdc, psn, true);
-			feed_timeout(ns, g, t->entropy);
+			time_out(ns, pdc, psn);
 			fired++;
 		}
 	}
