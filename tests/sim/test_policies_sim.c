@@ -200,18 +200,6 @@ static void probe_monitor(void *ctx, const struct uet_pkt_view *v)
 	}
 }
 
-/* The port of switch node @from whose link goes to node @to. */
-static uint32_t port_to(const struct uet_fabric *f, uint32_t from, uint32_t to)
-{
-	const struct uet_switch *sw = &f->sw[from - f->n_hosts];
-
-	for (uint32_t i = 0; i < sw->n_ports; i++)
-		if (f->ports[sw->port_base + i].peer == to)
-			return sw->port_base + i;
-	fail_msg("no link from node %u to node %u", from, to);
-	return 0;
-}
-
 /*
  * A packet arriving at switch @v->nic of a fat tree came up a link if it
  * reached an aggregation switch of its source's pod (from the source's
@@ -224,6 +212,7 @@ static void count_up(struct probe *pr, const struct uet_pkt_view *v)
 	const struct uet_switch *at = &f->sw[v->nic - f->n_hosts];
 	uint32_t edge = f->ports[v->src].peer;
 	uint32_t pod = f->sw[edge - f->n_hosts].pod;
+	const struct uet_port *up;
 	uint32_t below;
 
 	if (at->kind == UET_SW_AGG && at->pod == pod)
@@ -232,7 +221,9 @@ static void count_up(struct probe *pr, const struct uet_pkt_view *v)
 		below = f->ports[at->port_base + pod].peer;
 	else
 		return;
-	pr->up_pkts[port_to(f, below, v->nic)]++;
+	up = uet_port_between(f, below, v->nic);
+	assert_non_null(up);
+	pr->up_pkts[up - f->ports]++;
 }
 
 static enum uet_filter_verdict probe_filter(void *ctx, const struct uet_pkt_view *v)

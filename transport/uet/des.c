@@ -184,23 +184,6 @@ static bool grow_epoch_slot(struct uet_des *des, struct uet_slot *sl)
 	return true;
 }
 
-/* Empty a level-1 slot served: its array is kept for the next if it is the largest. */
-static void epoch_slot_reset(struct uet_des *des, struct uet_slot *sl)
-{
-	sl->len = 0;
-	if (sl->cap <= 16)
-		return;
-	if (sl->cap > des->epoch_spare_cap) {
-		free(des->epoch_spare);
-		des->epoch_spare = sl->e;
-		des->epoch_spare_cap = sl->cap;
-	} else {
-		array_put(des, sl->e, sl->cap);
-	}
-	sl->e = NULL;
-	sl->cap = 0;
-}
-
 /* Empty a slot after its entries were moved; a burst's large array goes to the spares. */
 static void slot_reset(struct uet_des *des, struct uet_slot *sl, uint32_t keep_cap)
 {
@@ -253,16 +236,12 @@ static inline void place(struct uet_des *des, const struct uet_qent *e)
 		lv = &des->lv[0];
 		s = (unsigned)(t >> 10) & (UET_WHEEL_SLOTS - 1);
 	} else if ((t >> 34) == (cur >> 24)) {
-		struct uet_slot *sl;
-
 		lv = &des->lv[1];
 		s = (unsigned)(t >> 22) & (UET_WHEEL_SLOTS - 1);
-		sl = &lv->slot[s];
-		if (__builtin_expect(sl->len == sl->cap, 0) && !grow_epoch_slot(des, sl))
+		/* grown here, slot_push() below finds room */
+		if (__builtin_expect(lv->slot[s].len == lv->slot[s].cap, 0) &&
+		    !grow_epoch_slot(des, &lv->slot[s]))
 			return;
-		sl->e[sl->len++] = *e;
-		bit_set(lv, s);
-		return;
 	} else if ((t >> 46) == (cur >> 36)) {
 		lv = &des->lv[2];
 		s = (unsigned)(t >> 34) & (UET_WHEEL_SLOTS - 1);
@@ -293,11 +272,18 @@ static void redistribute(struct uet_des *des, unsigned level, unsigned s)
 	bit_clear(lv, s);
 	for (uint32_t i = 0; i < sl->len; i++)
 		place(des, &sl->e[i]);
-	/* a slot above level 0 can hold a whole epoch's worth: keep only small arrays */
-	if (level == 1)
-		epoch_slot_reset(des, sl);
-	else
-		slot_reset(des, sl, 16);
+	/*
+	 * A slot above level 0 can hold a whole epoch's worth: keep only small
+	 * arrays, but a level-1 slot's largest array waits for the next busy one.
+	 */
+	if (level == 1 && sl->cap > 16 && sl->cap > des->epoch_spare_cap) {
+		free(des->epoch_spare);
+		des->epoch_spare = sl->e;
+		des->epoch_spare_cap = sl->cap;
+		sl->e = NULL;
+		sl->cap = 0;
+	}
+	slot_reset(des, sl, 16);
 }
 
 static void insertion_sort(struct uet_qent *a, uint32_t n)

@@ -168,6 +168,8 @@ void uet_port_warm(const struct uet_port *p);
 
 /* A node by name ("host3", "sw0", "leaf1", "spine0", "edge0.1", "agg2.0", "core5"), or -1. */
 int uet_node_find(const struct uet_fabric *f, const char *name);
+/* Node @a's port whose link goes to node @b, or NULL. */
+struct uet_port *uet_port_between(const struct uet_fabric *f, uint32_t a, uint32_t b);
 bool uet_nodes_linked(const struct uet_fabric *f, uint32_t a, uint32_t b);
 /* Take the link of @fl down (both ways) or bring it back. */
 void uet_link_set(struct uet_fabric *f, const struct uet_link_failure *fl, bool down);

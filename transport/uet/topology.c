@@ -317,7 +317,7 @@ int uet_node_find(const struct uet_fabric *f, const char *name)
 	return -1;
 }
 
-static struct uet_port *port_between(const struct uet_fabric *f, uint32_t a, uint32_t b)
+struct uet_port *uet_port_between(const struct uet_fabric *f, uint32_t a, uint32_t b)
 {
 	uint32_t base, n;
 
@@ -336,7 +336,7 @@ static struct uet_port *port_between(const struct uet_fabric *f, uint32_t a, uin
 
 bool uet_nodes_linked(const struct uet_fabric *f, uint32_t a, uint32_t b)
 {
-	return port_between(f, a, b) != NULL;
+	return uet_port_between(f, a, b) != NULL;
 }
 
 void uet_link_set(struct uet_fabric *f, const struct uet_link_failure *fl, bool down)
@@ -346,8 +346,8 @@ void uet_link_set(struct uet_fabric *f, const struct uet_link_failure *fl, bool 
 
 	if (a < 0 || b < 0)
 		return;
-	pa = port_between(f, (uint32_t)a, (uint32_t)b);
-	pb = port_between(f, (uint32_t)b, (uint32_t)a);
+	pa = uet_port_between(f, (uint32_t)a, (uint32_t)b);
+	pb = uet_port_between(f, (uint32_t)b, (uint32_t)a);
 	if (!pa || !pb)
 		return;
 	pa->failed = pb->failed = down;
