@@ -51,7 +51,7 @@
 /* Event type 0 marks a cancelled event still queued. */
 #define UET_EV_DEAD 0
 /* Events whose object is fetched ahead of their turn while a slot is served. */
-#define UET_DES_PREFETCH 8
+#define UET_DES_PREFETCH 6
 /* Types of events carried in an entry's low bits (uet_des_arm()): 1 .. 31. */
 #define UET_DES_TAG_MASK 31u
 

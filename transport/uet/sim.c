@@ -438,19 +438,16 @@ static int start(struct uet_sim *s, struct pcm_diag *diag)
  * Prefetching in stages, on a fabric large enough for its state to outgrow
  * the caches (below WARM_MIN_HOSTS it costs instructions and saves
  * nothing). The DES fetches each event's object UET_DES_PREFETCH events
- * ahead. WARM_EARLY events ahead that object is cached, and what its
- * handler touches first is fetched from it (a switch's egress port, a
- * port's next packet, a NIC and its PDC slot); WARM_MID ahead, the PDC that
- * slot points to; WARM_LATE ahead, what that PDC points to (an ACK's sender
- * record and group, a data packet's receive bits). Each stage leaves the
- * fetch before it two events to arrive from memory.
+ * ahead; WARM_EARLY events ahead that object is cached and what its handler
+ * touches first is fetched from it (a switch's egress port, a port's next
+ * packet, a NIC and its PDC slot); WARM_LATE ahead, the PDC that slot
+ * points to.
  */
 #define WARM_MIN_HOSTS 1024
-#define WARM_EARLY 5
-#define WARM_MID 3
+#define WARM_EARLY 3
 #define WARM_LATE 1
 
-static inline void warm(struct uet_sim *s, uintptr_t ref, enum uet_warm_stage stage)
+static inline void warm(struct uet_sim *s, uintptr_t ref, bool late)
 {
 	void *obj = (void *)(ref & ~(uintptr_t)UET_DES_TAG_MASK);
 
@@ -459,15 +456,15 @@ static inline void warm(struct uet_sim *s, uintptr_t ref, enum uet_warm_stage st
 		struct uet_pkt *pkt = obj;
 
 		if (pkt->node >= s->fab.n_hosts) {
-			if (stage == UET_WARM_NIC)
+			if (!late)
 				uet_fabric_warm_arrival(&s->fab, pkt);
 		} else if (pkt->kind != UET_PKT_RAW) {
-			uet_nic_warm_receive(&s->ns, &s->ns.nics[pkt->node], pkt, stage);
+			uet_nic_warm_receive(&s->ns, &s->ns.nics[pkt->node], pkt, late);
 		}
 		break;
 	}
 	case UET_EV_PORT_FREE:
-		if (stage == UET_WARM_NIC)
+		if (!late)
 			uet_port_warm(obj);
 		break;
 	default:
@@ -479,9 +476,8 @@ static inline void warm_ahead(struct uet_sim *s)
 {
 	if (!s->warm)
 		return;
-	warm(s, uet_des_ahead(&s->des, WARM_EARLY), UET_WARM_NIC);
-	warm(s, uet_des_ahead(&s->des, WARM_MID), UET_WARM_PDC);
-	warm(s, uet_des_ahead(&s->des, WARM_LATE), UET_WARM_STATE);
+	warm(s, uet_des_ahead(&s->des, WARM_EARLY), false);
+	warm(s, uet_des_ahead(&s->des, WARM_LATE), true);
 }
 
 int uet_sim_start(struct uet_sim *s, struct pcm_diag *diag)

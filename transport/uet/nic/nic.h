@@ -508,18 +508,13 @@ void uet_nic_tx_start(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *
 /* rx.c */
 void uet_nic_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt);
 /*
- * The stages of fetching, ahead of its ARRIVE event, what receiving a packet
- * touches; each stage reads what the one before fetched.
+ * Fetch into the cache, ahead of its ARRIVE event, what receiving @pkt at
+ * @nic touches: @late false, the NIC and the PDC's slot in ns->pdcs; @late
+ * true (an event or two later, that slot now cached), the PDC itself. Only
+ * a hint: nothing changes.
  */
-enum uet_warm_stage {
-	UET_WARM_NIC,   /* the NIC and the PDC's slot in ns->pdcs */
-	UET_WARM_PDC,   /* the PDC the slot points to */
-	UET_WARM_STATE, /* what the PDC points to: the ACK's sender record and group, the data's receive bits */
-};
-
-/* Fetch into the cache what receiving @pkt at @nic touches, at @stage. Only a hint: nothing changes. */
 void uet_nic_warm_receive(const struct uet_nics *ns, const struct uet_nic *nic,
-			  const struct uet_pkt *pkt, enum uet_warm_stage stage);
+			  const struct uet_pkt *pkt, bool late);
 
 /* ack.c */
 void uet_ack_send(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc,

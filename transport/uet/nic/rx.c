@@ -107,26 +107,14 @@ static void receive_data(struct uet_nics *ns, struct uet_nic *nic, struct uet_pk
 		uet_pkt_free(ns->pkts, pkt);
 }
 
-/* The ACK's: the record of the lowest PSN not acknowledged, and the group's lines an ACK reads. */
-static void warm_ack_state(const struct uet_pdc *pdc)
-{
-	const char *g = (const char *)pdc->grp;
-
-	if (pdc->tx)
-		__builtin_prefetch(&pdc->tx[pdc->una & pdc->tx_mask]);
-	for (size_t off = 0; g && off < offsetof(struct uet_group, credit_granted); off += 64)
-		__builtin_prefetch(g + off);
-}
-
 void uet_nic_warm_receive(const struct uet_nics *ns, const struct uet_nic *nic,
-			  const struct uet_pkt *pkt, enum uet_warm_stage stage)
+			  const struct uet_pkt *pkt, bool late)
 {
 	const struct uet_pdc *pdc;
-	bool data = pkt->kind == UET_PKT_DATA;
 
 	if (pkt->pdc >= ns->n_pdcs)
 		return;
-	if (stage == UET_WARM_NIC) {
+	if (!late) {
 		__builtin_prefetch(nic);
 		__builtin_prefetch(&nic->rx_pool);
 		__builtin_prefetch(&ns->pdcs[pkt->pdc]);
@@ -135,17 +123,8 @@ void uet_nic_warm_receive(const struct uet_nics *ns, const struct uet_nic *nic,
 	pdc = ns->pdcs[pkt->pdc];
 	if (!pdc)
 		return;
-	if (stage == UET_WARM_PDC) {
-		__builtin_prefetch(pdc);
-		__builtin_prefetch(data ? (const void *)&pdc->rx : (const void *)&pdc->tx);
-		if (!data)
-			__builtin_prefetch(&pdc->rto_at);
-	} else if (data) {
-		if (pdc->rx.bits && pkt->psn < pdc->npkts)
-			__builtin_prefetch(&pdc->rx.bits[pkt->psn >> 6]);
-	} else if (pkt->kind == UET_PKT_ACK) {
-		warm_ack_state(pdc);
-	}
+	__builtin_prefetch(pdc);
+	__builtin_prefetch(pkt->kind == UET_PKT_DATA ? (const void *)&pdc->rx : (const void *)&pdc->tx);
 }
 
 void uet_nic_receive(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt)
