@@ -188,6 +188,17 @@ int bench_parse_u64(const char *flag, const char *s, uint64_t min, uint64_t max,
 /* The same for a 32-bit option (@max <= UINT32_MAX). */
 int bench_parse_u32(const char *flag, const char *s, uint32_t min, uint32_t max, uint32_t *out);
 
+/**
+ * bench_run_piped() - run the program at path @argv[0] with @argv, handing
+ * its stdout (and its stderr, with @merge_stderr; else that goes to ours) to
+ * @chunk as it comes, to the end, then wait for it.
+ *
+ * Return: its exit status (128 + the signal that killed it), or -errno when
+ * it could not be started.
+ */
+int bench_run_piped(char *const argv[], bool merge_stderr,
+		    void (*chunk)(void *ctx, const char *data, size_t n), void *ctx);
+
 /* bench_flags.c */
 /*
  * A flag's size, rate or duration (pcm-units(7)) as a whole number of @unit,
@@ -259,6 +270,9 @@ int bench_validate_rtt_injection(int argc, char **argv);
 
 /* bench_arith.c */
 int bench_validate_arith(int argc, char **argv);
+
+/* bench_simscale.c: pcm-sim's speed as the fat tree grows */
+int bench_sim_scale(int argc, char **argv);
 
 /* pcm-bench goodput / latency (bench_transport.c): the transport engine over a datapath. */
 int bench_goodput(int argc, char **argv);

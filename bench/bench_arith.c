@@ -28,11 +28,9 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -40,7 +38,6 @@
 #include "progdir.h"
 #include "uet.h"
 
-extern char **environ;
 extern const char pcm_bench_scenario_incast8[];
 extern const size_t pcm_bench_scenario_incast8_len;
 
@@ -141,6 +138,32 @@ static int find_sources(const struct arith_opts *o, char *spec, char *handler, s
 /* What pcmc says when --arith cannot change a package (pcmc.c, note_arith()). */
 #define PCMC_NO_EFFECT "has no effect on"
 
+/* pcmc's output on its way to our stderr, searched for PCMC_NO_EFFECT. */
+struct pcmc_output {
+	char text[65536];
+	size_t used;
+	bool no_effect;
+};
+
+static void pcmc_chunk(void *ctx, const char *data, size_t n)
+{
+	struct pcmc_output *o = ctx;
+
+	fwrite(data, 1, n, stderr);
+	while (n) {
+		size_t take = n < sizeof(o->text) - 1 - o->used ? n : sizeof(o->text) - 1 - o->used;
+
+		memcpy(o->text + o->used, data, take);
+		o->used += take;
+		o->text[o->used] = '\0';
+		o->no_effect = o->no_effect || strstr(o->text, PCMC_NO_EFFECT);
+		if (o->used == sizeof(o->text) - 1)
+			o->used = 0; /* a full buffer was searched; keep searching the rest */
+		data += take;
+		n -= take;
+	}
+}
+
 /*
  * Run `pcmc build` with its stdout and stderr sent to our stderr, so ours
  * carries results only; *no_effect tells whether pcmc warned that --arith has
@@ -152,50 +175,19 @@ static int pcmc_build(const char *pcmc, const char *spec, const char *handler, c
 	char *argv[] = { (char *)pcmc,	  "build",	   (char *)spec, (char *)handler,
 			 "--arith",	  (char *)arith, "--target",   "uet",
 			 "-o",		  (char *)out,	 NULL };
-	posix_spawn_file_actions_t fa;
-	char text[65536];
-	size_t used = 0;
-	int rc, status, fds[2];
-	ssize_t n;
-	pid_t pid;
+	static struct pcmc_output o;
+	int rc;
 
-	*no_effect = false;
-	if (pipe(fds) < 0)
-		return -errno;
-	rc = posix_spawn_file_actions_init(&fa);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
-	if (!rc)
-		rc = posix_spawn_file_actions_addclose(&fa, fds[0]);
-	if (!rc)
-		rc = posix_spawn(&pid, pcmc, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
-	if (rc) {
-		close(fds[0]);
+	o.used = 0;
+	o.no_effect = false;
+	rc = bench_run_piped(argv, true, pcmc_chunk, &o);
+	*no_effect = o.no_effect;
+	if (rc < 0) {
 		fprintf(stderr, "pcm-bench: validate-arith: cannot run %s: %s\n", pcmc,
-			strerror(rc));
-		return -rc;
+			strerror(-rc));
+		return rc;
 	}
-	/* Read to the end before waiting: a long compiler error must not block pcmc. */
-	while ((n = read(fds[0], text + used, sizeof(text) - 1 - used)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		fwrite(text + used, 1, (size_t)n, stderr);
-		used += (size_t)n;
-		text[used] = '\0';
-		*no_effect = *no_effect || strstr(text, PCMC_NO_EFFECT);
-		if (used == sizeof(text) - 1)
-			used = 0; /* a full buffer was searched; keep passing the rest on */
-	}
-	close(fds[0]);
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (rc != 0) {
 		fprintf(stderr, "pcm-bench: validate-arith: `%s build ... --arith %s` failed\n",
 			pcmc, arith);
 		return -EIO;

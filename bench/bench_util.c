@@ -2,13 +2,16 @@
 /*
  * bench_util.c - the helpers pcm-bench's subcommands share (bench.h): the
  * clocks, the handler benchmarks' simulated clock, a generator, the median
- * of a run's figures and the parsing of a number option. It calls no other
- * file of pcm-bench.
+ * of a run's figures, the parsing of a number option and running another
+ * program with its output piped back. It calls no other file of pcm-bench.
  */
 #include <errno.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -88,4 +91,59 @@ int bench_parse_u32(const char *flag, const char *s, uint32_t min, uint32_t max,
 	if (rc == 0)
 		*out = (uint32_t)v;
 	return rc;
+}
+
+extern char **environ;
+
+/* Start @argv[0] with its stdout (and stderr) into a pipe: *fd reads it. Return: 0, -errno. */
+static int spawn_piped(char *const argv[], bool merge_stderr, pid_t *pid, int *fd)
+{
+	posix_spawn_file_actions_t fa;
+	int rc, fds[2];
+
+	if (pipe(fds) < 0)
+		return -errno;
+	rc = posix_spawn_file_actions_init(&fa);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+	if (!rc && merge_stderr)
+		rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+	if (!rc)
+		rc = posix_spawn_file_actions_addclose(&fa, fds[0]);
+	if (!rc)
+		rc = posix_spawn(pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	if (rc) {
+		close(fds[0]);
+		return -rc;
+	}
+	*fd = fds[0];
+	return 0;
+}
+
+int bench_run_piped(char *const argv[], bool merge_stderr,
+		    void (*chunk)(void *ctx, const char *data, size_t n), void *ctx)
+{
+	char buf[4096];
+	int rc, fd = -1, status;
+	ssize_t n;
+	pid_t pid;
+
+	rc = spawn_piped(argv, merge_stderr, &pid, &fd);
+	if (rc < 0)
+		return rc;
+	/* read to the end before waiting: a long output must not block the program */
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		chunk(ctx, buf, (size_t)n);
+	}
+	close(fd);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

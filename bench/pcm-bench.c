@@ -12,6 +12,8 @@
  *                      [--queue-ns N] [--skew-bound N] [--csv FILE]
  *   pcm-bench validate-arith --policy NAME [--scenario FILE] [--policy-dir DIR] [--seed N]
  *                      [--json]
+ *   pcm-bench sim-scale [--scenario FILE] [--k K1,K2,...] [--rounds N] [--set KEY=VALUE]...
+ *                      [--json]
  *   pcm-bench list
  *   pcm-bench goodput ... | latency ... (usage() below)
  *
@@ -44,6 +46,8 @@ static void usage(FILE *f)
 	      "                     [--gap-ns N] [--queue-ns N] [--skew-bound N] [--csv FILE]\n"
 	      "  pcm-bench validate-arith --policy NAME [--scenario FILE] [--policy-dir DIR]\n"
 	      "                     [--seed N] [--json]\n"
+	      "  pcm-bench sim-scale [--scenario FILE] [--k K1,K2,...] [--rounds N]\n"
+	      "                     [--set KEY=VALUE]... [--json]\n"
 	      "  pcm-bench goodput [--datapath null|softnic|verbs] [--flows F] [--msg-size S]\n"
 	      "                     [--depth D] [--chunk-size C] [--policy P] [--engines E] [--json]\n"
 	      "                     [--mode sync|async-relaxed|async-locked|async-bounded]\n"
@@ -83,6 +87,7 @@ static const struct bench_command {
 	{ "handlers", bench_handlers },
 	{ "validate-rtt-injection", bench_validate_rtt_injection },
 	{ "validate-arith", bench_validate_arith },
+	{ "sim-scale", bench_sim_scale },
 	{ "list", cmd_list },
 	{ "goodput", cmd_goodput },
 	{ "latency", bench_latency },

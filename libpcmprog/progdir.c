@@ -49,7 +49,8 @@ static int search_path(const char *name, char *out, size_t len)
 int pcm_find_program(const char *name, const char *env, char *out, size_t len)
 {
 	/* an install keeps them together; the build tree has cli/pcmc, cli/sim/pcm-sim, bench/ */
-	static const char *const beside[] = { "%s/%s", "%s/../%s", "%s/../cli/%s" };
+	static const char *const beside[] = { "%s/%s", "%s/../%s", "%s/../cli/%s",
+					      "%s/../cli/sim/%s" };
 	const char *env_path = env ? getenv(env) : NULL;
 	char dir[PATH_MAX];
 

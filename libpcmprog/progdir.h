@@ -2,8 +2,8 @@
 /*
  * progdir.h - the directory of the running program, from which pcm's
  * programs find what is installed beside them (pcmc its headers, pcm-bench
- * pcmc and the policy sources, pcm-sim sweep pcmc), so that nothing needs a
- * path compiled in.
+ * pcmc, pcm-sim and the policy sources, pcm-sim sweep pcmc), so that nothing
+ * needs a path compiled in.
  */
 #ifndef PCM_PROG_PROGDIR_H
 #define PCM_PROG_PROGDIR_H
@@ -19,8 +19,8 @@ void pcm_prog_dir(char *out, size_t len);
 
 /**
  * pcm_find_program() - another pcm program: beside this one (an install),
- * then where the build tree keeps it (../, ../cli/), then at the path or
- * name environment variable @env gives, then on $PATH.
+ * then where the build tree keeps it (../, ../cli/, ../cli/sim/), then at
+ * the path or name environment variable @env gives, then on $PATH.
  * @name: the program ("pcmc").
  * @env: the variable that names it ("PCMC"), or NULL.
  * @out: its path, @len bytes.

@@ -11,7 +11,8 @@
 # installed, builds against libpcm with pkg-config, builds an out-of-tree
 # package with the installed pcmc and runs it in the installed pcm-sim, and
 # runs the installed pcm-bench validate-arith (which needs the installed
-# pcmc and policy sources).
+# pcmc and policy sources) and sim-scale (the installed pcm-sim and
+# scenario).
 #
 # Reproduce by hand: tests/integration/test_install.sh "$PWD" none
 set -euo pipefail
@@ -189,5 +190,12 @@ echo "== the installed pcm-bench validate-arith finds the installed pcmc and sou
 env -i PATH=/usr/bin:/bin "$prefix/bin/pcm-bench" validate-arith --policy swift --json \
 	>"$work/arith.out" 2>"$work/arith.err" || { cat "$work/arith.err"; fail "validate-arith"; }
 [ "$(grep -c '"completed":8' "$work/arith.out")" = 4 ] || { cat "$work/arith.out"; fail "arith runs"; }
+
+echo "== the installed pcm-bench sim-scale finds the installed pcm-sim and scenario"
+(cd / && env -i PATH=/usr/bin:/bin "$prefix/bin/pcm-bench" sim-scale --k 4 --rounds 1 \
+	--set traffic.bytes=64KB --json) >"$work/scale.out" 2>"$work/scale.err" ||
+	{ cat "$work/scale.err"; fail "sim-scale"; }
+grep -q '"summary":true,"scenario":"[^"]*/share/pcm/scenarios/fattree-permutation.yaml","k":4,"hosts":16' \
+	"$work/scale.out" || { cat "$work/scale.out"; fail "sim-scale's summary"; }
 
 echo "install test passed"
