@@ -60,7 +60,7 @@ cp "$PCMCTL" "$DIR/pcmctl"
 SOCK=$DIR/pcmd.sock
 
 # as USER CMD...: CMD as USER (its uid, the group, supplementary groups), nothing
-# inherited; with $RT set (the fairness check), under that real-time priority
+# inherited; with $RT set (the fairness check), under that real-time priority and on CPU 1
 RT=''
 as() {
 	u=$1
@@ -362,9 +362,20 @@ check_fairness() {
 	# 1 MiB messages, 64 in flight (its bytes). pcmd and both users run at a real-time
 	# priority, so that what is measured is pcmd's sharing, not the machine's other load
 	# (without it, on a 2-CPU machine at a load of 15, either pair's share is the scheduler's).
-	if chrt -a -f -p 20 "$PCMD_PID" >/dev/null 2>&1; then
-		RT='chrt -f 10'
+	# With 2 CPUs or more, pcmd runs on CPU 0 and both users on CPU 1: unpinned, pcmd's
+	# real-time threads could land on the CPU of one user's pair and starve it, and a round
+	# then measured where the kernel put them (alice kept either about all of her goodput or
+	# 0.39-0.47 next to the 1 MiB flood, and 1 run in 4 failed on a quiet 2-CPU machine).
+	PIN=''
+	if [ "$(nproc)" -ge 2 ] && taskset -a -p -c 0 "$PCMD_PID" >/dev/null 2>&1; then
+		PIN='taskset -c 1'
 	else
+		echo "note: fewer than 2 CPUs or no taskset: pcmd and the users share the CPUs" >&2
+	fi
+	if chrt -a -f -p 20 "$PCMD_PID" >/dev/null 2>&1; then
+		RT="$PIN chrt -f 10"
+	else
+		RT=$PIN
 		echo "note: no real-time priority here (chrt): fairness measured at normal priority" >&2
 	fi
 	round=0
@@ -387,6 +398,7 @@ check_fairness() {
 	done
 	RT=''
 	chrt -a -o -p 0 "$PCMD_PID" >/dev/null 2>&1 || true
+	[ -z "$PIN" ] || taskset -a -p -c "0-$(($(nproc) - 1))" "$PCMD_PID" >/dev/null
 	median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 	for kind in tiny hog; do
 		if [ $kind = tiny ]; then LIST=$TINY; else LIST=$HOG; fi
