@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "pcm_text.h"
 #include "progdir.h"
 
 #define MAX_KS 8
@@ -41,6 +42,7 @@ struct simscale_opts {
 	const char *sets[MAX_SETS];
 	unsigned n_sets;
 	bool json;
+	const char *scenario_json; /* the scenario inside a JSON string (pcm_text_json()) */
 };
 
 /* One pcm-sim run: the figures its --json line gives. */
@@ -207,7 +209,10 @@ static void sim_chunk(void *ctx, const char *data, size_t n)
 	o->text[o->used] = '\0';
 }
 
-/* pcm-sim's stdout for one run into @out; its stderr goes to ours. Return: its exit status, or -errno. */
+/*
+ * pcm-sim's stdout for one run into @out; its stderr goes to ours.
+ * Return: its exit status, or -errno.
+ */
 static int spawn_sim(const char *sim, const struct simscale_opts *o, uint32_t k, char *out,
 		     size_t len)
 {
@@ -231,22 +236,6 @@ static int spawn_sim(const char *sim, const struct simscale_opts *o, uint32_t k,
 	return bench_run_piped(argv, false, sim_chunk, &so);
 }
 
-static void json_path(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static void print_run(const struct simscale_opts *o, uint32_t round, uint32_t k,
 		      const struct simscale_run *r, double ratio)
 {
@@ -255,13 +244,12 @@ static void print_run(const struct simscale_opts *o, uint32_t round, uint32_t k,
 		       round, k, r->hosts, r->rate, r->rss_mb, ratio);
 		return;
 	}
-	printf("{\"bench\":\"sim-scale\",\"scenario\":");
-	json_path(o->scenario);
-	printf(",\"round\":%u,\"k\":%u,\"hosts\":%.0f,\"data_packets\":%.0f,\"events\":%.0f,"
-	       "\"wall_s\":%.3f,\"data_packets_per_wall_s\":%.0f,\"max_rss_mb\":%.1f,"
+	printf("{\"bench\":\"sim-scale\",\"scenario\":\"%s\",\"round\":%u,\"k\":%u,"
+	       "\"hosts\":%.0f,\"data_packets\":%.0f,\"events\":%.0f,\"wall_s\":%.3f,"
+	       "\"data_packets_per_wall_s\":%.0f,\"max_rss_mb\":%.1f,"
 	       "\"baseline_k\":%u,\"ratio\":%.4f}\n",
-	       round, k, r->hosts, r->data_packets, r->events, r->wall_s, r->rate, r->rss_mb,
-	       o->ks[0], ratio);
+	       o->scenario_json, round, k, r->hosts, r->data_packets, r->events, r->wall_s,
+	       r->rate, r->rss_mb, o->ks[0], ratio);
 }
 
 /* The summary of size @ki over the rounds: @rate and @ratio hold one figure per round. */
@@ -283,18 +271,18 @@ static void print_summary(const struct simscale_opts *o, unsigned ki, double hos
 		       median_ratio, lo, hi, rss_max);
 		return;
 	}
-	printf("{\"bench\":\"sim-scale\",\"summary\":true,\"scenario\":");
-	json_path(o->scenario);
-	printf(",\"k\":%u,\"hosts\":%.0f,\"rounds\":%u,\"median_data_packets_per_wall_s\":%.0f,"
+	printf("{\"bench\":\"sim-scale\",\"summary\":true,\"scenario\":\"%s\",\"k\":%u,"
+	       "\"hosts\":%.0f,\"rounds\":%u,\"median_data_packets_per_wall_s\":%.0f,"
 	       "\"baseline_k\":%u,\"ratio_of_medians\":%.4f,\"median_round_ratio\":%.4f,"
 	       "\"min_round_ratio\":%.4f,\"max_round_ratio\":%.4f,\"max_rss_mb\":%.1f}\n",
-	       o->ks[ki], hosts, o->rounds, median_rate, o->ks[0], median_rate / base_median,
-	       median_ratio, lo, hi, rss_max);
+	       o->scenario_json, o->ks[ki], hosts, o->rounds, median_rate, o->ks[0],
+	       median_rate / base_median, median_ratio, lo, hi, rss_max);
 }
 
 int bench_sim_scale(int argc, char **argv)
 {
 	static double rate[MAX_KS][MAX_ROUNDS], ratio[MAX_KS][MAX_ROUNDS];
+	static char scn_json[PCM_TEXT_JSON_MAX(PATH_MAX)];
 	double hosts[MAX_KS] = { 0 }, rss_max[MAX_KS] = { 0 };
 	struct simscale_opts o;
 	char sim[PATH_MAX], scn_buf[PATH_MAX], out[65536];
@@ -306,6 +294,8 @@ int bench_sim_scale(int argc, char **argv)
 			o.scenario, strerror(errno));
 		return 2;
 	}
+	pcm_text_json(scn_json, sizeof(scn_json), o.scenario);
+	o.scenario_json = scn_json;
 	if (pcm_find_program("pcm-sim", "PCM_SIM", sim, sizeof(sim)) < 0) {
 		fprintf(stderr, "pcm-bench: sim-scale: no pcm-sim beside pcm-bench, in the build "
 				"tree (../cli/sim/pcm-sim), in $PCM_SIM or on $PATH\n");
