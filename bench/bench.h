@@ -199,6 +199,18 @@ int bench_parse_u32(const char *flag, const char *s, uint32_t min, uint32_t max,
 int bench_run_piped(char *const argv[], bool merge_stderr,
 		    void (*chunk)(void *ctx, const char *data, size_t n), void *ctx);
 
+/**
+ * bench_installed_data() - the path of share/pcm/@rel in the install this
+ * program belongs to: the datadir meson configured when it is absolute, else
+ * that datadir relative to this program's directory (a relocatable prefix).
+ * Nothing is checked for existence.
+ * @rel: the file under share/pcm ("scenarios/x.yaml").
+ * @out: the path, @len bytes.
+ *
+ * Return: 0, -ENAMETOOLONG, -ENOENT (this program's directory is unknown).
+ */
+int bench_installed_data(const char *rel, char *out, size_t len);
+
 /* bench_flags.c */
 /*
  * A flag's size, rate or duration (pcm-units(7)) as a whole number of @unit,

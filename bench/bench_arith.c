@@ -84,7 +84,7 @@ static int handler_of(const char *spec, char *out, size_t len)
 static int find_sources(const struct arith_opts *o, char *spec, char *handler, size_t len)
 {
 	const struct pcm_package *pkg;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], rel[PATH_MAX];
 
 	if (o->policy_dir) {
 		snprintf(spec, len, "%s/%s.yaml", o->policy_dir, o->policy);
@@ -115,12 +115,10 @@ static int find_sources(const struct arith_opts *o, char *spec, char *handler, s
 			n = snprintf(spec, len, "%s/../%s", dir, pkg->spec_path);
 		else if (attempt == 1 || pkg->spec_path[0] == '/')
 			n = snprintf(spec, len, "%s", pkg->spec_path);
-		else if (attempt == 2 && PCM_DATADIR_FROM_BINDIR[0] == '/')
-			n = snprintf(spec, len, "%s/pcm/policies/%s.yaml", PCM_DATADIR_FROM_BINDIR,
-				     o->policy);
-		else if (attempt == 2 && dir[0])
-			n = snprintf(spec, len, "%s/%s/pcm/policies/%s.yaml", dir,
-				     PCM_DATADIR_FROM_BINDIR, o->policy);
+		else if (attempt == 2 && snprintf(rel, sizeof(rel), "policies/%s.yaml", o->policy) <
+						 (int)sizeof(rel) &&
+			 bench_installed_data(rel, spec, len) == 0)
+			n = (int)strlen(spec);
 		else
 			continue;
 		if (n > 0 && (size_t)n < len && handler_of(spec, handler, len) == 0 &&

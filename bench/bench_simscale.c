@@ -90,19 +90,13 @@ static int parse_ks(const char *s, struct simscale_opts *o)
 static const char *default_scenario(char *buf, size_t len)
 {
 	static const char local[] = "scenarios/" DEFAULT_SCENARIO;
-	char dir[PATH_MAX], path[2 * PATH_MAX];
+	char path[2 * PATH_MAX];
 
 	if (access(local, R_OK) == 0)
 		return local;
-	pcm_prog_dir(dir, sizeof(dir));
-	if (PCM_DATADIR_FROM_BINDIR[0] == '/')
-		snprintf(path, sizeof(path), "%s/pcm/scenarios/%s", PCM_DATADIR_FROM_BINDIR,
-			 DEFAULT_SCENARIO);
-	else
-		snprintf(path, sizeof(path), "%s/%s/pcm/scenarios/%s", dir,
-			 PCM_DATADIR_FROM_BINDIR, DEFAULT_SCENARIO);
 	/* bin/../share/...: named as the user would */
-	if (len >= PATH_MAX && realpath(path, buf))
+	if (bench_installed_data(local, path, sizeof(path)) == 0 && len >= PATH_MAX &&
+	    realpath(path, buf))
 		return buf;
 	return local; /* unreadable: the error names the usual place */
 }

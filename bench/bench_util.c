@@ -6,6 +6,7 @@
  * program with its output piped back. It calls no other file of pcm-bench.
  */
 #include <errno.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "progdir.h"
 
 uint64_t bench_xorshift64(uint64_t *s)
 {
@@ -146,4 +148,20 @@ int bench_run_piped(char *const argv[], bool merge_stderr,
 		if (errno != EINTR)
 			return -errno;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int bench_installed_data(const char *rel, char *out, size_t len)
+{
+	char dir[PATH_MAX];
+	int n;
+
+	if (PCM_DATADIR_FROM_BINDIR[0] == '/') {
+		n = snprintf(out, len, "%s/pcm/%s", PCM_DATADIR_FROM_BINDIR, rel);
+	} else {
+		pcm_prog_dir(dir, sizeof(dir));
+		if (!dir[0])
+			return -ENOENT;
+		n = snprintf(out, len, "%s/%s/pcm/%s", dir, PCM_DATADIR_FROM_BINDIR, rel);
+	}
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
