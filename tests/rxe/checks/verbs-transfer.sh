@@ -161,8 +161,9 @@ echo "pcm-bench goodput: a receiver expecting another seed refused the bytes, bo
 # ---- 2. ib_write_bw in the same run, and the ratio --------------------------------------------
 
 for qp in UC RC; do
-	# No second try: ib-write-bw-gbps's QP timeout removed the spurious
-	# retransmissions that made rdma_rxe end RC runs in status 9.
+	# No second try here: ib-write-bw-gbps's QP timeout removed the spurious
+	# retransmissions that made rdma_rxe end RC runs in status 9, and it
+	# reruns by itself only a run that perftest could not time.
 	ib=$("$here/../ib-write-bw-gbps" --server-dev rxe1 --client-dev rxe0 -- \
 		-c $qp -s 65536 -n 200 2>"$logs/ib-$qp.log") || {
 		cat "$logs/ib-$qp.log" >&2

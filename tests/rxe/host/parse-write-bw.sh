@@ -3,7 +3,9 @@
 #
 # parse-write-bw.sh - on the host: parse-write-bw turns the average of a
 # perftest report (MiB/s or Gbit/s) into Gbit/s, and refuses a report with
-# no result row, with two rows, or with a malformed row.
+# no result row, with two rows, or with a malformed row. A report of a run
+# whose clock calibration failed (perftest then prints 0 for every figure)
+# is refused with exit status 3, which ib-write-bw-gbps reruns.
 set -euo pipefail
 parse=$(cd "$(dirname "$0")/.." && pwd)/parse-write-bw
 
@@ -49,3 +51,16 @@ if err=$(echo "Couldn't connect to 10.0.3.15:18515" | "$parse" 2>&1); then
 	fail "parse-write-bw accepted an error message: $err"
 fi
 echo "refused (no report): $err"
+
+# The report of a run that perftest could not time, as rxe0's client printed
+# it in CI (stop 30): its line on stderr, then the table, all zero.
+set +e
+err=$({ echo 'Correlation coefficient r^2: 0.891471 < 0.9'
+	report MB/sec ' 65536      500              0.00               0.00   		   0.000000'
+} | "$parse" 2>&1)
+rc=$?
+set -e
+[ $rc -eq 3 ] || fail "parse-write-bw gave exit $rc, not 3, for a report whose clock calibration failed: $err"
+grep -q 'could not calibrate its clock ("Correlation coefficient r^2: 0.891471 < 0.9")' <<<"$err" ||
+	fail "parse-write-bw did not say the calibration failed: $err"
+echo "refused with exit 3 (clock calibration failed): $err"
