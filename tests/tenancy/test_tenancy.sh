@@ -10,8 +10,8 @@
 #   oscar    in the socket's group, but refused by socket.allow_uids
 # Each check names what it guards; the users and the group are removed at
 # the end, whatever happens. PCM_TENANCY_CHECKS runs some of the checks
-# (descriptors lockout regions limits memory names visibility fairness chaos
-# health);
+# (descriptors lockout regions limits memory names visibility fairness
+# saturated chaos health);
 # PCM_TENANCY_FAIR_ROUNDS (default 3) sets how many alone/flooded rounds the
 # fairness check takes the median of. The chaos check runs seeded hostile
 # clients (pcm-tenant chaos): PCM_TENANCY_SEED (default random, printed with
@@ -36,6 +36,9 @@ PCMD_PID='' BG=''
 cleanup() {
 	for p in $BG; do kill "$p" 2>/dev/null || true; done
 	if [ -n "$PCMD_PID" ] && kill "$PCMD_PID" 2>/dev/null; then wait "$PCMD_PID" 2>/dev/null || true; fi
+	for cg in /sys/fs/cgroup/pcm-tenancy-$S /sys/fs/cgroup/*/pcm-tenancy-$S; do
+		[ ! -d "$cg" ] || rmdir "$cg" 2>/dev/null || true
+	done
 	for u in $M $A $B $O; do userdel "$u" 2>/dev/null || true; done
 	groupdel "$G" 2>/dev/null || true
 	rm -rf "$DIR"
@@ -418,6 +421,103 @@ check_fairness() {
 	done
 }
 
+# ---- 7b. a saturated data plane: pcmd held to a slice of one CPU, shared fairly ----
+# cpu_cap PID QUOTA_US PERIOD_US: put process PID (all its threads) in a cgroup of its own
+# whose CPU time is capped at QUOTA_US per PERIOD_US (cgroup v2's cpu.max, else v1's cpu
+# controller); prints the cgroup's directory, or nothing when neither can be used.
+cpu_cap() {
+	for root in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct; do
+		cg=$root/pcm-tenancy-$S
+		if [ -f "$root/cgroup.controllers" ] && grep -qw cpu "$root/cgroup.controllers"; then
+			grep -qw cpu "$root/cgroup.subtree_control" ||
+				echo +cpu >"$root/cgroup.subtree_control" 2>/dev/null || continue
+			mkdir -p "$cg" && echo "$2 $3" >"$cg/cpu.max" || continue
+		elif [ -f "$root/cpu.cfs_quota_us" ]; then
+			mkdir -p "$cg" && echo "$3" >"$cg/cpu.cfs_period_us" &&
+				echo "$2" >"$cg/cpu.cfs_quota_us" || continue
+		else
+			continue
+		fi
+		echo "$1" >"$cg/cgroup.procs" 2>/dev/null && { echo "$cg"; return 0; }
+		rmdir "$cg" 2>/dev/null || true
+	done
+}
+# cpu_uncap CGROUP PID: PID back to its parent cgroup, CGROUP removed
+cpu_uncap() {
+	echo "$2" >"$(dirname "$1")/cgroup.procs"
+	rmdir "$1"
+}
+check_saturated() {
+	# The fairness check above shows that a flood does not take its neighbour's goodput
+	# while pcmd has CPU to spare. Here pcmd gets a slice of one CPU (SAT_QUOTA_US of every
+	# SAT_PERIOD_US, a cgroup's CPU cap), well below what one pair alone uses, so that pcmd is
+	# the bottleneck: alice's pair alone must get at most 0.7 of what it gets uncapped, or
+	# the check proves nothing and fails. Then alice's and mallory's identical pairs, started
+	# together, must each get 0.4-0.6 of their sum (median of the rounds): a saturated data
+	# plane is split evenly between equal tenants. Next to mallory's two floods alice's
+	# goodput is shown, not bounded: on softnic the fabric thread gives every host its links'
+	# rate in virtual time, and a flood that costs much CPU per virtual second (many tiny
+	# messages, a deep window) slows that time for all (pcmd(8) gives the figures). pcmd runs
+	# on CPU 0 and the users on CPU 1 (with 2 CPUs), all at normal priority: a cgroup's CPU
+	# cap does not apply to real-time threads.
+	SAT_QUOTA_US=1000 SAT_PERIOD_US=20000
+	PIN=''
+	if [ "$(nproc)" -ge 2 ] && taskset -a -p -c 0 "$PCMD_PID" >/dev/null 2>&1; then
+		PIN='taskset -c 1'
+	fi
+	RT=$PIN
+	FREE=$(tenant "$A" pair sat-free 3 262144 4 | awk '/goodput_bps/ {print $2}')
+	CG=$(cpu_cap "$PCMD_PID" $SAT_QUOTA_US $SAT_PERIOD_US)
+	if [ -z "$CG" ]; then
+		RT=''
+		[ -z "$PIN" ] || taskset -a -p -c "0-$(($(nproc) - 1))" "$PCMD_PID" >/dev/null
+		echo "note: no cgroup CPU controller can be used here: the saturated data plane is not checked" >&2
+		return 0
+	fi
+	echo "saturated: pcmd capped at $SAT_QUOTA_US us of every $SAT_PERIOD_US us ($CG)"
+	round=0 CAPPED='' SHARES='' TINY='' HOG=''
+	while [ $round -lt "$FAIR_ROUNDS" ]; do
+		ALONE=$(tenant "$A" pair sat-a$round 3 262144 4 | awk '/goodput_bps/ {print $2}')
+		CAPPED="$CAPPED $(python3 -c "print('%.3f' % ($ALONE / $FREE))")"
+		tenant_bg "$M" pair sat-m$round 4 262144 4 >"$DIR/sat-m.out" 2>&1 &
+		SM=$!
+		BG="$BG $SM"
+		WA=$(tenant "$A" pair sat-eq$round 4 262144 4 | awk '/goodput_bps/ {print $2}')
+		wait "$SM" || fail "mallory's pair beside alice's: $(cat "$DIR/sat-m.out")"
+		WM=$(awk '/goodput_bps/ {print $2}' "$DIR/sat-m.out")
+		SHARE=$(python3 -c "print('%.3f' % ($WA / ($WA + $WM)))")
+		SHARES="$SHARES $SHARE"
+		for kind in tiny hog; do
+			if [ $kind = tiny ]; then FL_MSG=64 FL_DEPTH=512; else FL_MSG=1048576 FL_DEPTH=64; fi
+			tenant_bg "$M" pair sat-flood-$kind$round 5 $FL_MSG $FL_DEPTH >"$DIR/flood.out" 2>&1 &
+			FL=$!
+			BG="$BG $FL"
+			wait_for "$DIR/flood.out" "ready"
+			WITH=$(tenant "$A" pair sat-$kind$round 3 262144 4 | awk '/goodput_bps/ {print $2}')
+			wait "$FL" || fail "mallory's $kind flood: $(cat "$DIR/flood.out")"
+			R=$(python3 -c "print('%.3f' % ($WITH / $ALONE))")
+			if [ $kind = tiny ]; then TINY="$TINY $R"; else HOG="$HOG $R"; fi
+		done
+		echo "saturated round $round: alice alone $ALONE bit/s ($(echo "$CAPPED" | awk '{print $NF}') of uncapped $FREE); beside mallory's equal pair alice $WA, mallory $WM (alice's share $SHARE); beside the tiny flood alice keeps $(echo "$TINY" | awk '{print $NF}'), beside the 1 MiB flood $(echo "$HOG" | awk '{print $NF}') of alone"
+		round=$((round + 1))
+	done
+	RT=''
+	cpu_uncap "$CG" "$PCMD_PID"
+	[ -z "$PIN" ] || taskset -a -p -c "0-$(($(nproc) - 1))" "$PCMD_PID" >/dev/null
+	median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+	# shellcheck disable=SC2086
+	CAP_MED=$(median $CAPPED)
+	python3 -c "import sys; sys.exit(0 if $CAP_MED <= 0.7 else 1)" ||
+		fail "saturated: capped, alice's pair still got $CAP_MED of its uncapped goodput (of$CAPPED): pcmd was not the bottleneck"
+	# shellcheck disable=SC2086
+	SH_MED=$(median $SHARES)
+	python3 -c "import sys; sys.exit(0 if 0.4 <= $SH_MED <= 0.6 else 1)" ||
+		fail "saturated pcmd: alice's share beside mallory's equal pair is $SH_MED (median of$SHARES), outside 0.4-0.6"
+	# shellcheck disable=SC2086
+	pass "saturated pcmd (alice alone at $CAP_MED of uncapped): equal tenants split it $SH_MED / $(python3 -c "print('%.3f' % (1 - $SH_MED))") (median of$SHARES); beside the floods alice keeps $(median $TINY) (tiny) and $(median $HOG) (1 MiB) of alone, not bounded"
+	healthy "saturated"
+}
+
 # ---- 8. seeded hostile clients: garbage, descriptors, hello-less holds, squatting, rings ----
 # chaos_round FIRST COUNT: actions FIRST.. of seed $SEED as mallory (allowed) and oscar
 # (refused), while alice's pair moves checked bytes on chaos-victim; prints why it failed and
@@ -489,6 +589,6 @@ check_health() {
 	pass "pcmd healthy to the end: $FD0 fds at start and end, clean exit"
 }
 # PCM_TENANCY_CHECKS: the checks to run, in this order (default: all of them).
-for c in ${PCM_TENANCY_CHECKS:-descriptors lockout regions limits memory names visibility fairness chaos health}; do
+for c in ${PCM_TENANCY_CHECKS:-descriptors lockout regions limits memory names visibility fairness saturated chaos health}; do
 	"check_$c"
 done
