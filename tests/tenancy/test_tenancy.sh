@@ -441,6 +441,7 @@ cpu_cap() {
 		echo "$1" >"$cg/cgroup.procs" 2>/dev/null && { echo "$cg"; return 0; }
 		rmdir "$cg" 2>/dev/null || true
 	done
+	return 0 # nothing printed: no controller that can be used
 }
 # cpu_uncap CGROUP PID: PID back to its parent cgroup, CGROUP removed
 cpu_uncap() {
