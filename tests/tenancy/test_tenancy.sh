@@ -357,6 +357,38 @@ check_visibility() {
 	pass "mallory sees none of alice's flows, clients or bytes (status, flows, stats, top); alice sees her own 2; root sees all"
 }
 
+# median X...: the median of the numbers
+median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+# pin_pcmd: with 2 CPUs or more, pcmd's threads on CPU 0 and $PIN set to put a user's
+# command on CPU 1; else $PIN empty. unpin_pcmd: pcmd back on every CPU.
+pin_pcmd() {
+	PIN=''
+	if [ "$(nproc)" -ge 2 ] && taskset -a -p -c 0 "$PCMD_PID" >/dev/null 2>&1; then
+		PIN='taskset -c 1'
+	fi
+}
+unpin_pcmd() {
+	[ -z "$PIN" ] || taskset -a -p -c "0-$(($(nproc) - 1))" "$PCMD_PID" >/dev/null
+}
+# beside_floods TAG ROUND ALONE: alice's pair (4 messages of 256 KiB in flight) beside each of
+# mallory's floods in turn: 64-byte messages, 512 in flight (pcmd's per-descriptor work), and
+# 1 MiB messages, 64 in flight (its bytes). Appends alice's goodput over ALONE to $TINY and
+# $HOG and prints a line per flood, starting with TAG.
+beside_floods() {
+	for kind in tiny hog; do
+		if [ $kind = tiny ]; then FL_MSG=64 FL_DEPTH=512; else FL_MSG=1048576 FL_DEPTH=64; fi
+		tenant_bg "$M" pair $1-flood-$kind$2 5 $FL_MSG $FL_DEPTH >"$DIR/flood.out" 2>&1 &
+		FL=$!
+		BG="$BG $FL"
+		wait_for "$DIR/flood.out" "ready"
+		WITH=$(tenant "$A" pair $1-$kind$2 3 262144 4 | awk '/goodput_bps/ {print $2}')
+		wait "$FL" || fail "mallory's $kind flood: $(cat "$DIR/flood.out")"
+		R=$(python3 -c "print('%.3f' % ($WITH / $3))")
+		echo "$1 round $2: alice alone $3 bit/s, with mallory's $kind flood $WITH bit/s (ratio $R); mallory $(awk '/goodput_bps/ {print $2}' "$DIR/flood.out") bit/s"
+		if [ $kind = tiny ]; then TINY="$TINY $R"; else HOG="$HOG $R"; fi
+	done
+}
+
 # ---- 7. fairness: a flooding neighbour leaves alice at least 0.8 of her fair share ----
 check_fairness() {
 	# Alone, alice's pair (4 messages of 256 KiB in flight) gets G; with mallory's pair flooding
@@ -369,12 +401,8 @@ check_fairness() {
 	# real-time threads could land on the CPU of one user's pair and starve it, and a round
 	# then measured where the kernel put them (alice kept either about all of her goodput or
 	# 0.39-0.47 next to the 1 MiB flood, and 1 run in 4 failed on a quiet 2-CPU machine).
-	PIN=''
-	if [ "$(nproc)" -ge 2 ] && taskset -a -p -c 0 "$PCMD_PID" >/dev/null 2>&1; then
-		PIN='taskset -c 1'
-	else
-		echo "note: fewer than 2 CPUs or no taskset: pcmd and the users share the CPUs" >&2
-	fi
+	pin_pcmd
+	[ -n "$PIN" ] || echo "note: fewer than 2 CPUs or no taskset: pcmd and the users share the CPUs" >&2
 	if chrt -a -f -p 20 "$PCMD_PID" >/dev/null 2>&1; then
 		RT="$PIN chrt -f 10"
 	else
@@ -385,24 +413,12 @@ check_fairness() {
 	TINY='' HOG=''
 	while [ $round -lt "$FAIR_ROUNDS" ]; do
 		ALONE=$(tenant "$A" pair fair-a$round 3 262144 4 | awk '/goodput_bps/ {print $2}')
-		for kind in tiny hog; do
-			if [ $kind = tiny ]; then FL_MSG=64 FL_DEPTH=512; else FL_MSG=1048576 FL_DEPTH=64; fi
-			tenant_bg "$M" pair flood-$kind$round 5 $FL_MSG $FL_DEPTH >"$DIR/flood.out" 2>&1 &
-			FL=$!
-			BG="$BG $FL"
-			wait_for "$DIR/flood.out" "ready"
-			WITH=$(tenant "$A" pair fair-$kind$round 3 262144 4 | awk '/goodput_bps/ {print $2}')
-			wait "$FL" || fail "mallory's $kind flood: $(cat "$DIR/flood.out")"
-			R=$(python3 -c "print('%.3f' % ($WITH / $ALONE))")
-			echo "fairness round $round: alice alone $ALONE bit/s, with mallory's $kind flood $WITH bit/s (ratio $R); mallory $(awk '/goodput_bps/ {print $2}' "$DIR/flood.out") bit/s"
-			if [ $kind = tiny ]; then TINY="$TINY $R"; else HOG="$HOG $R"; fi
-		done
+		beside_floods fairness $round "$ALONE"
 		round=$((round + 1))
 	done
 	RT=''
 	chrt -a -o -p 0 "$PCMD_PID" >/dev/null 2>&1 || true
-	[ -z "$PIN" ] || taskset -a -p -c "0-$(($(nproc) - 1))" "$PCMD_PID" >/dev/null
-	median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+	unpin_pcmd
 	for kind in tiny hog; do
 		if [ $kind = tiny ]; then LIST=$TINY; else LIST=$HOG; fi
 		# shellcheck disable=SC2086
@@ -462,16 +478,13 @@ check_saturated() {
 	# on CPU 0 and the users on CPU 1 (with 2 CPUs), all at normal priority: a cgroup's CPU
 	# cap does not apply to real-time threads.
 	SAT_QUOTA_US=1000 SAT_PERIOD_US=20000
-	PIN=''
-	if [ "$(nproc)" -ge 2 ] && taskset -a -p -c 0 "$PCMD_PID" >/dev/null 2>&1; then
-		PIN='taskset -c 1'
-	fi
+	pin_pcmd
 	RT=$PIN
 	FREE=$(tenant "$A" pair sat-free 3 262144 4 | awk '/goodput_bps/ {print $2}')
 	CG=$(cpu_cap "$PCMD_PID" $SAT_QUOTA_US $SAT_PERIOD_US)
 	if [ -z "$CG" ]; then
 		RT=''
-		[ -z "$PIN" ] || taskset -a -p -c "0-$(($(nproc) - 1))" "$PCMD_PID" >/dev/null
+		unpin_pcmd
 		echo "note: no cgroup CPU controller can be used here: the saturated data plane is not checked" >&2
 		return 0
 	fi
@@ -488,24 +501,13 @@ check_saturated() {
 		WM=$(awk '/goodput_bps/ {print $2}' "$DIR/sat-m.out")
 		SHARE=$(python3 -c "print('%.3f' % ($WA / ($WA + $WM)))")
 		SHARES="$SHARES $SHARE"
-		for kind in tiny hog; do
-			if [ $kind = tiny ]; then FL_MSG=64 FL_DEPTH=512; else FL_MSG=1048576 FL_DEPTH=64; fi
-			tenant_bg "$M" pair sat-flood-$kind$round 5 $FL_MSG $FL_DEPTH >"$DIR/flood.out" 2>&1 &
-			FL=$!
-			BG="$BG $FL"
-			wait_for "$DIR/flood.out" "ready"
-			WITH=$(tenant "$A" pair sat-$kind$round 3 262144 4 | awk '/goodput_bps/ {print $2}')
-			wait "$FL" || fail "mallory's $kind flood: $(cat "$DIR/flood.out")"
-			R=$(python3 -c "print('%.3f' % ($WITH / $ALONE))")
-			if [ $kind = tiny ]; then TINY="$TINY $R"; else HOG="$HOG $R"; fi
-		done
-		echo "saturated round $round: alice alone $ALONE bit/s ($(echo "$CAPPED" | awk '{print $NF}') of uncapped $FREE); beside mallory's equal pair alice $WA, mallory $WM (alice's share $SHARE); beside the tiny flood alice keeps $(echo "$TINY" | awk '{print $NF}'), beside the 1 MiB flood $(echo "$HOG" | awk '{print $NF}') of alone"
+		echo "saturated round $round: alice alone $ALONE bit/s ($(echo "$CAPPED" | awk '{print $NF}') of uncapped $FREE); beside mallory's equal pair alice $WA, mallory $WM (alice's share $SHARE)"
+		beside_floods saturated $round "$ALONE"
 		round=$((round + 1))
 	done
 	RT=''
 	cpu_uncap "$CG" "$PCMD_PID"
-	[ -z "$PIN" ] || taskset -a -p -c "0-$(($(nproc) - 1))" "$PCMD_PID" >/dev/null
-	median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+	unpin_pcmd
 	# shellcheck disable=SC2086
 	CAP_MED=$(median $CAPPED)
 	python3 -c "import sys; sys.exit(0 if $CAP_MED <= 0.7 else 1)" ||
