@@ -87,7 +87,7 @@ static uint32_t retire(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn)
 	payload = uet_pdc_payload(ns, pdc, psn);
 	if (t->state == UET_TX_OUT) {
 		g->inflight -= payload + UET_NOMINAL_HDR_BYTES;
-		t->rto_ps = 0;
+		t->timer_on = false;
 	} else {
 		g->backlog_bytes -= payload;
 		g->backlog_pkts--;

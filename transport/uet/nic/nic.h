@@ -71,12 +71,19 @@ static inline bool uet_tx_queued(uint8_t state)
 	return state == UET_TX_RTXQ || state == UET_TX_RTXQ_RTO;
 }
 
+/*
+ * A PSN's sender record: 16 bytes, so that the records in flight, which a
+ * large fabric touches once per packet and its ACK, take as few lines as
+ * they can. The running timer's deadline is not kept: it is the latest
+ * copy's serialization start, plus its serialization time and the timeout
+ * of its backoff level (uet_tx_deadline()).
+ */
 struct uet_txpkt {
-	uint64_t rto_ps;    /* deadline of the running retransmission timer, 0 if none */
 	uint64_t tx_ps;     /* serialization start of the latest transmission */
 	uint32_t retx_next; /* retransmission FIFO link */
 	uint16_t entropy;   /* of the latest transmission */
-	uint8_t state;
+	uint8_t state : 7;
+	bool timer_on : 1;  /* the latest transmission's retransmission timer runs */
 	/*
 	 * Transmissions so far, saturating at 255: it only picks the timer's
 	 * backoff level (capped at MaxExponentialRTOBackoffCount <= 40) and tells
@@ -84,6 +91,8 @@ struct uet_txpkt {
 	 */
 	uint8_t tx_count;
 };
+
+_Static_assert(sizeof(struct uet_txpkt) == 16, "a sender record is 16 bytes");
 
 struct uet_group;
 
@@ -138,6 +147,7 @@ struct uet_pdc {
 	 */
 	struct uet_txpkt *tx;
 	uint32_t tx_mask;
+	uint64_t ps_per_byte_q16; /* its NIC's port: serialization times of its records */
 	/*
 	 * Retransmission timers, one FIFO of (deadline, PSN) per backoff level:
 	 * every timer of a level has one duration and starts in serialization
@@ -538,6 +548,21 @@ static inline uint64_t uet_rto_ps(const struct uet_nic_cfg *c, uint32_t level)
 	if (c->fixed_rexmit_enable)
 		return c->fixed_rexmit_ps;
 	return c->initial_rto_ps << (k > 40 ? 40 : k);
+}
+
+/*
+ * The deadline of the timer that @psn's latest transmission started at
+ * backoff @level (uet_rto_arm()): it runs from the end of that copy's
+ * serialization. Copies of one PSN start serializing at distinct times, so
+ * a deadline names its copy.
+ */
+static inline uint64_t uet_tx_deadline(const struct uet_nics *ns, const struct uet_pdc *pdc,
+				       uint32_t psn, uint32_t level)
+{
+	uint32_t wire = uet_pdc_payload(ns, pdc, psn) + UET_WIRE_HDR_BYTES;
+
+	return uet_tx(pdc, psn)->tx_ps + uet_ser_ps(pdc->ps_per_byte_q16, wire) +
+	       uet_rto_ps(&ns->cfg, level);
 }
 
 void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_t level,

@@ -67,6 +67,7 @@ int uet_nic_post(struct uet_nics *ns, struct uet_msg_info *m)
 	pdc->id = m->id;
 	pdc->nic = m->src;
 	pdc->peer = m->dst;
+	pdc->ps_per_byte_q16 = uet_port_ps_per_byte_q16(ns->fab, nic->port);
 	pdc->msg = m;
 	pdc->npkts = (uint32_t)npkts;
 	pdc->last_payload = (uint32_t)(m->bytes - (npkts - 1) * mss);

@@ -26,8 +26,10 @@
  * transmissions only, which leave in PSN order: its FIFO is the sender
  * records themselves, walked in PSN order from a cursor (a first
  * transmission's timer runs while its record is in flight, sent once, with
- * a deadline), so a packet does not write a FIFO entry on a line of its
- * own beside its record.
+ * its timer on), so a packet does not write a FIFO entry on a line of its
+ * own beside its record. A record keeps no deadline: its copy's
+ * serialization start gives it (uet_tx_deadline()), and a FIFO entry is
+ * live while its deadline is the one its PSN's record gives at its level.
  */
 #include <stdlib.h>
 
@@ -60,7 +62,7 @@ static struct uet_txpkt *first_head(struct uet_pdc *pdc)
 		struct uet_txpkt *t = uet_tx(pdc, pdc->rto_psn);
 
 		if (t->tx_count == 0 || (t->tx_count == 1 && t->state == UET_TX_OUT))
-			return t->rto_ps ? t : NULL;
+			return t->timer_on ? t : NULL;
 	}
 	return NULL;
 }
@@ -78,6 +80,14 @@ void uet_rto_free(struct uet_nics *ns, struct uet_pdc *pdc)
 	pdc->rtoq = NULL;
 }
 
+/* Does the timer of @psn's latest transmission run, at backoff @level, to @deadline? */
+static bool timer_live(const struct uet_nics *ns, const struct uet_pdc *pdc, uint32_t psn,
+		       uint32_t level, uint64_t deadline)
+{
+	return uet_tx_state(pdc, psn) == UET_TX_OUT && uet_tx(pdc, psn)->timer_on &&
+	       uet_tx_deadline(ns, pdc, psn, level) == deadline;
+}
+
 /* Schedule the PDC's timer event at its earliest live deadline, dropping stale heads. */
 static void rto_rearm(struct uet_nics *ns, struct uet_pdc *pdc)
 {
@@ -88,16 +98,14 @@ static void rto_rearm(struct uet_nics *ns, struct uet_pdc *pdc)
 		const struct uet_txpkt *t = first_head(pdc);
 
 		if (t)
-			next = t->rto_ps;
+			next = uet_tx_deadline(ns, pdc, pdc->rto_psn, 0);
 		l = 1;
 	}
 	for (; pdc->rtoq && l < rto_levels(&ns->cfg); l++) {
 		struct uet_ring *q = &pdc->rtoq[l];
 
 		while (q->len) {
-			uint32_t psn = q->e[q->head].v;
-
-			if (uet_tx_state(pdc, psn) == UET_TX_OUT && uet_tx(pdc, psn)->rto_ps == q->e[q->head].t)
+			if (timer_live(ns, pdc, q->e[q->head].v, l, q->e[q->head].t))
 				break;
 			uet_ring_pop(q);
 		}
@@ -136,7 +144,9 @@ void uet_rto_arm(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, uint32_
 			return;
 		}
 	}
-	uet_tx(pdc, psn)->rto_ps = deadline;
+	uet_tx(pdc, psn)->timer_on = true;
+	/* the record gives the deadline back (uet_tx_deadline()) */
+	UET_CHECK(ns, uet_tx_deadline(ns, pdc, psn, l) == deadline);
 	if (!pdc->rto_ev || deadline < pdc->rto_at) {
 		if (pdc->rto_ev)
 			uet_des_cancel(ns->des, pdc->rto_ev);
@@ -175,8 +185,10 @@ void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
 
 	pdc->rto_ev = NULL;
 	if (first_in_records(&ns->cfg)) {
-		for (struct uet_txpkt *t; (t = first_head(pdc)) && t->rto_ps <= now; fired++)
+		while (first_head(pdc) && uet_tx_deadline(ns, pdc, pdc->rto_psn, 0) <= now) {
 			time_out(ns, pdc, pdc->rto_psn++);
+			fired++;
+		}
 	}
 	for (uint32_t l = first_in_records(&ns->cfg) ? 1 : 0;
 	     pdc->rtoq && l < rto_levels(&ns->cfg); l++) {
@@ -187,10 +199,8 @@ void uet_nic_rto(struct uet_nics *ns, struct uet_pdc *pdc)
 			uint32_t psn = q->e[q->head].v;
 
 			uet_ring_pop(q);
-			if (uet_tx_state(pdc, psn) != UET_TX_OUT)
-				continue; /* acknowledged or NACKed since */
-			if (uet_tx(pdc, psn)->rto_ps != deadline)
-				continue; /* retransmitted since */
+			if (!timer_live(ns, pdc, psn, l, deadline))
+				continue; /* acknowledged, NACKed or sent again since */
 			time_out(ns, pdc, psn);
 			fired++;
 		}

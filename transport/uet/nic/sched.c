@@ -231,7 +231,7 @@ void uet_requeue(struct uet_nics *ns, struct uet_pdc *pdc, uint32_t psn, bool ti
 	struct uet_group *g = pdc->grp;
 	uint32_t payload = uet_pdc_payload(ns, pdc, psn);
 
-	t->rto_ps = 0;
+	t->timer_on = false;
 	t->state = timeout ? UET_TX_RTXQ_RTO : UET_TX_RTXQ;
 	t->retx_next = UET_NONE;
 	if (pdc->retx_tail != UET_NONE)
