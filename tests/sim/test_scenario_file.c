@@ -195,6 +195,31 @@ static void test_inconsistent_scenario_is_rejected_at_creation(void **state)
 	}
 }
 
+/*
+ * A packet keeps node ids in 21 bits (pkt.h). The file's bounds stay below
+ * that; a scenario built through the API past it is refused, not truncated.
+ */
+static void test_a_fabric_past_the_packets_node_ids_is_refused(void **state)
+{
+	static const char yaml[] =
+		"topology: {type: leaf_spine, leaves: 2, spines: 2, hosts_per_leaf: 1}\n";
+	struct uet_scenario *scn = NULL;
+	struct uet_sim *sim = NULL;
+	struct pcm_diag diag;
+
+	(void)state;
+	assert_int_equal(uet_scenario_parse("c.yaml", yaml, strlen(yaml), &scn, &diag), 0);
+	snprintf(scn->policies[0], sizeof(scn->policies[0]), "none");
+	/* 2^20 hosts, one per leaf, and 4,096 spines: 2^21 + 4,096 nodes */
+	scn->topo.leaves = 1u << 20;
+	scn->topo.hosts_per_leaf = 1;
+	scn->topo.spines = 4096;
+	assert_int_equal(uet_sim_create(scn, NULL, 1, &sim, &diag), -EINVAL);
+	assert_non_null(strstr(diag.msg, "under 2^21 nodes"));
+	assert_null(sim);
+	uet_scenario_free(scn);
+}
+
 static void test_lb_gets_its_own_package_entry_apart_from_rules(void **state)
 {
 	static const char y[] = "rules:\n  - {dst: 3, policy: reps}\n"
@@ -346,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_units_are_read_as_pcmd_conf_reads_them),
 		cmocka_unit_test(test_bad_input_names_file_line_col_and_key),
 		cmocka_unit_test(test_inconsistent_scenario_is_rejected_at_creation),
+		cmocka_unit_test(test_a_fabric_past_the_packets_node_ids_is_refused),
 		cmocka_unit_test(test_lb_gets_its_own_package_entry_apart_from_rules),
 		cmocka_unit_test(test_mangled_input_never_crashes),
 		cmocka_unit_test(test_missing_file_is_an_error_not_a_crash),

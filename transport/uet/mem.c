@@ -98,10 +98,10 @@ static void unmap_block(struct uet_mem *m, void *p)
 		}
 }
 
-/* @size bytes from the newest chunk, aligned to 64 if @size is a multiple of 64. */
+/* @size bytes from the newest chunk, aligned as uet_mem_align() says. */
 static void *cut(struct uet_mem *m, size_t size)
 {
-	size_t align = size % 64 == 0 ? 64 : 16;
+	size_t align = uet_mem_align(size);
 	char *p = (char *)(((uintptr_t)m->bump + align - 1) & ~(uintptr_t)(align - 1));
 
 	if (!m->bump || p + size > m->end) {
@@ -145,7 +145,7 @@ static void *sanitized_alloc(size_t n, bool zero)
 
 	if (n == 0)
 		n = 1;
-	p = n % 64 == 0 ? aligned_alloc(64, n) : malloc(n);
+	p = uet_mem_align(n) > 16 ? aligned_alloc(uet_mem_align(n), n) : malloc(n);
 	if (p && zero)
 		memset(p, 0, n);
 	return p;

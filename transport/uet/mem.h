@@ -15,8 +15,9 @@
  * A block is given back with its size, to a free list of its size class
  * (sizes up to 512 B in steps of 16, then four classes per power of two, up
  * to UET_MEM_CLASS_MAX); larger blocks are mappings of their own. The whole
- * is unmapped when the run ends. Blocks are 16-byte aligned, and 64-byte
- * aligned when their size is a multiple of 64.
+ * is unmapped when the run ends. Blocks are 16-byte aligned, 64-byte
+ * aligned when their size is a multiple of 64, and 32-byte aligned when it
+ * is a multiple of 32 (uet_mem_align()).
  *
  * Built with AddressSanitizer (UET_MEM_SANITIZED), every block is a malloc()
  * of its own, with the same alignment, so that the sanitizer sees each one.
@@ -57,6 +58,12 @@ struct uet_mem {
 	size_t mapped;               /* bytes mapped so far */
 	size_t huge;                 /* of which advised as huge pages */
 };
+
+/* The alignment of a block of @n bytes. */
+static inline size_t uet_mem_align(size_t n)
+{
+	return n % 64 == 0 ? 64 : n % 32 == 0 ? 32 : 16;
+}
 
 /* An empty memory; nothing is mapped until the first block. */
 void uet_mem_init(struct uet_mem *m);

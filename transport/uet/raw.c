@@ -165,7 +165,7 @@ static int send_one(struct uet_raw *r, struct uet_nics *ns, struct uet_nic *nic,
 	pkt->sack_base = m->first_psn;   /* the message's first PSN */
 	pkt->cack = m->npkts;            /* and its packet count */
 	pkt->value = m->cookie;
-	pkt->payload = (uint16_t)payload;
+	pkt->raw_payload = (uint16_t)payload;
 	pkt->wire = (uint16_t)wire;
 	pkt->entropy = q->entropy;
 	if (q->control)
@@ -292,7 +292,7 @@ void uet_raw_tx_start(struct uet_raw *r, struct uet_nics *ns, struct uet_nic *ni
 	if (ns->monitor_on)
 		uet_nic_monitor(ns, pkt, nic->id, false);
 	nic->st[UET_ST_TX_DATA_PKTS]++;
-	nic->st[UET_ST_TX_DATA_BYTES] += pkt->payload;
+	nic->st[UET_ST_TX_DATA_BYTES] += pkt->raw_payload;
 	if (pkt->dscp == UET_DSCP_CONTROL)
 		return;
 	if (uet_bytepool_release_at(&nic->egress, ns->mem, end_ps, pkt->wire) < 0) {
@@ -320,9 +320,9 @@ void uet_raw_receive(struct uet_raw *r, struct uet_nics *ns, struct uet_nic *nic
 	struct uet_rawqp *q = r->qps[pkt->pdc];
 	uint32_t psn = pkt->psn, first = pkt->sack_base, qpn = pkt->pdc;
 	uint64_t cookie = pkt->value, now = uet_now(ns);
-	bool trimmed = pkt->dscp == UET_DSCP_TRIMMED || pkt->dscp == UET_DSCP_TRIMMED_LAST_HOP;
+	bool trimmed = uet_dscp_is_trimmed(pkt->dscp);
 	bool last = psn + 1 == first + pkt->cack, ce = pkt->flags & UET_PF_CE;
-	uint32_t payload = pkt->payload;
+	uint32_t payload = pkt->raw_payload;
 
 	if (ns->monitor_on)
 		uet_nic_monitor(ns, pkt, nic->id, true);

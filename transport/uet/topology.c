@@ -108,7 +108,7 @@ static int count_nodes(struct uet_fabric *f, const char *where, struct pcm_diag 
 	default:
 		goto bad;
 	}
-	if (hosts > (1u << 20) || hosts < 2)
+	if (hosts > (1u << 20) || hosts < 2 || hosts + sws > UET_PKT_MAX_NODES)
 		goto bad;
 	f->n_hosts = (uint32_t)hosts;
 	f->n_switches = (uint32_t)sws;
@@ -118,7 +118,7 @@ static int count_nodes(struct uet_fabric *f, const char *where, struct pcm_diag 
 bad:
 	uet_diag_set(diag,
 		     "%s: topology: sizes out of range (incast senders 1..65535, leaf-spine counts "
-		     ">= 1, fat-tree k even in 2..64, 2 .. 2^20 hosts)",
+		     ">= 1, fat-tree k even in 2..64, 2 .. 2^20 hosts, under 2^21 nodes)",
 		     where);
 	return -EINVAL;
 }

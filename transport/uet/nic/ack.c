@@ -3,9 +3,10 @@
  * ack.c - acknowledgements ("Acknowledgements", "Selective
  * acknowledgements", and the base-RTT probe).
  *
- * Receiver: a data packet with the ACK-request flag becomes its ACK, held for
- * the receiver's PCIe service time (the receive pool's bytes plus this
- * packet at LaneBps x LaneCount) and reporting that time in 128 ns steps;
+ * Receiver: a data packet with the ACK-request flag becomes its ACK (copied
+ * into a whole packet, pkt.h), held for the receiver's PCIe service time
+ * (the receive pool's bytes plus this packet at LaneBps x LaneCount) and
+ * reporting that time in 128 ns steps;
  * ACKs leave in the order they were made. An ACK carries the cumulative ACK
  * (every PSN below it arrived) and a 64-PSN bitmap of what arrived beyond
  * it; with more out-of-order packets than one bitmap covers, successive ACKs
@@ -40,6 +41,9 @@ void uet_ack_send(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc,
 	uint32_t base = rx->expected;
 	uint64_t units = hold_ps / UET_SERVICE_STEP_PS, ack_t;
 
+	pkt = uet_pkt_lengthen(ns->pkts, pkt);
+	if (!pkt)
+		return;
 	if (blocks > 1)
 		base += (rx->sack_cursor++ % blocks) * UET_SACK_BITS;
 	if (UET_CHECKING(ns)) {
@@ -57,7 +61,6 @@ void uet_ack_send(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc,
 	pkt->src = nic->id;
 	pkt->dst = pdc->nic;
 	pkt->wire = UET_ACK_WIRE_BYTES;
-	pkt->payload = 0;
 	pkt->dscp = UET_DSCP_CONTROL;
 	pkt->flags &= UET_PF_RETX;
 	ack_t = uet_now(ns) + hold_ps;

@@ -48,7 +48,7 @@ bool uet_coalesce_ack_due(const struct uet_nics *ns, struct uet_rxpdc *rx,
 		rx->ack_request = false;
 		due = true;
 	}
-	rx->unacked_bytes += pkt->payload;
+	rx->unacked_bytes += uet_pkt_payload(pkt);
 	if (rx->unacked_bytes >= ns->cfg.ack_coalesce_bytes)
 		due = true;
 	if (due)

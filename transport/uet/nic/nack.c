@@ -19,13 +19,15 @@ void uet_nack_send(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pdc
 		   struct uet_pkt *pkt)
 {
 	nic->st[UET_ST_RX_TRIMMED]++;
+	pkt = uet_pkt_lengthen(ns->pkts, pkt);
+	if (!pkt)
+		return;
 	pkt->nack_code = pkt->dscp == UET_DSCP_TRIMMED ? UET_NACK_TRIMMED
 						       : UET_NACK_TRIMMED_LAST_HOP;
 	pkt->kind = UET_PKT_NACK;
 	pkt->src = nic->id;
 	pkt->dst = pdc->nic;
 	pkt->wire = UET_NACK_WIRE_BYTES;
-	pkt->payload = 0;
 	pkt->dscp = UET_DSCP_CONTROL;
 	pkt->flags = 0;
 	uet_port_send(ns->fab, nic->port, pkt);

@@ -27,12 +27,13 @@ static void deliver(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pd
 {
 	struct uet_rxpdc *rx = &pdc->rx;
 	uint32_t psn = pkt->psn;
+	uint32_t payload = uet_pkt_payload(pkt);
 	uint64_t written;
 
 	rx->bits[psn >> 6] |= (uint64_t)1 << (psn & 63);
-	nic->st[UET_ST_RX_DATA_BYTES] += pkt->payload;
-	pdc->msg->delivered_bytes += pkt->payload;
-	written = uet_pcie_write(ns, nic, pkt->payload);
+	nic->st[UET_ST_RX_DATA_BYTES] += payload;
+	pdc->msg->delivered_bytes += payload;
+	written = uet_pcie_write(ns, nic, payload);
 	nic->rx_pool.used += ip_bytes;
 	UET_CHECK(ns, nic->rx_pool.used <= ns->cfg.rx_pool_bytes);
 	if (uet_bytepool_release_at(&nic->rx_pool, ns->mem, written, ip_bytes) < 0) {
@@ -52,8 +53,8 @@ static void deliver(struct uet_nics *ns, struct uet_nic *nic, struct uet_pdc *pd
 static void receive_data(struct uet_nics *ns, struct uet_nic *nic, struct uet_pkt *pkt)
 {
 	struct uet_pdc *pdc = ns->pdcs[pkt->pdc];
-	bool trimmed = pkt->dscp == UET_DSCP_TRIMMED || pkt->dscp == UET_DSCP_TRIMMED_LAST_HOP;
-	uint32_t ip_bytes = trimmed ? UET_TRIMMED_IP_BYTES : pkt->payload + UET_NOMINAL_HDR_BYTES;
+	bool trimmed = uet_dscp_is_trimmed(pkt->dscp);
+	uint32_t ip_bytes = trimmed ? UET_TRIMMED_IP_BYTES : uet_pkt_payload(pkt) + UET_NOMINAL_HDR_BYTES;
 	uint64_t hold;
 	struct uet_rxpdc *rx;
 	bool first, dup, ack;

@@ -111,7 +111,7 @@ static enum uet_try pdc_try(struct uet_nics *ns, struct uet_nic *nic, struct uet
 	case K_RETX: {
 		bool rto = uet_tx(pdc, psn)->state == UET_TX_RTXQ_RTO;
 
-		pkt = uet_pkt_alloc(ns->pkts);
+		pkt = uet_pkt_alloc_data(ns->pkts);
 		if (!pkt)
 			return UET_TRY_BLOCKED;
 		retx_pop(pdc, psn);

@@ -59,7 +59,7 @@ static bool claim_psn(struct uet_nics *ns, struct uet_pdc *pdc)
 
 struct uet_pkt *uet_segment_new(struct uet_nics *ns, struct uet_pdc *pdc)
 {
-	struct uet_pkt *pkt = uet_pkt_alloc(ns->pkts);
+	struct uet_pkt *pkt = uet_pkt_alloc_data(ns->pkts);
 
 	if (pkt && !claim_psn(ns, pdc)) {
 		uet_pkt_free(ns->pkts, pkt);
@@ -147,12 +147,9 @@ void uet_segment_commit(struct uet_nics *ns, struct uet_nic *nic, struct uet_gro
 	pkt->dst = pdc->peer;
 	pkt->pdc = pdc->id;
 	pkt->psn = psn;
-	pkt->payload = (uint16_t)payload;
 	pkt->wire = (uint16_t)(payload + UET_WIRE_HDR_BYTES);
 	pkt->flags = (uint8_t)((ar ? UET_PF_AR : 0) | (retx ? UET_PF_RETX : 0) |
 			       (psn + 1 == pdc->npkts ? UET_PF_EOM : 0));
-	pkt->nack_code = 0;
-	pkt->ce = 0;
 	pkt->dscp = c->trimming ? UET_DSCP_TRIMMABLE : UET_DSCP_NO_TRIM;
 	if (retx && c->trimmable_retx)
 		pkt->dscp = UET_DSCP_TRIMMABLE_RETX;

@@ -15,7 +15,7 @@ static void count_tx(struct uet_nic *nic, const struct uet_pkt *pkt)
 	switch (pkt->kind) {
 	case UET_PKT_DATA:
 		nic->st[UET_ST_TX_DATA_PKTS]++;
-		nic->st[UET_ST_TX_DATA_BYTES] += pkt->payload;
+		nic->st[UET_ST_TX_DATA_BYTES] += uet_pkt_payload(pkt);
 		if (pkt->flags & UET_PF_RETX)
 			nic->st[UET_ST_TX_RETX_PKTS]++;
 		break;
