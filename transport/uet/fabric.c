@@ -246,6 +246,19 @@ void uet_port_free_event(struct uet_fabric *f, struct uet_port *p)
 	}
 }
 
+/* The egress port of @pkt at switch @sw: routed ahead by uet_fabric_warm_arrival(), or now. */
+static inline uint32_t egress(const struct uet_fabric *f, const struct uet_switch *sw,
+			      struct uet_pkt *pkt)
+{
+	uint32_t hint;
+
+	if (pkt->kind == UET_PKT_DATA)
+		return route(f, sw, pkt);
+	hint = pkt->egress_hint;
+	pkt->egress_hint = 0;
+	return hint ? hint - 1 : route(f, sw, pkt);
+}
+
 static void switch_receive(struct uet_fabric *f, struct uet_pkt *pkt)
 {
 	const struct uet_switch *sw = &f->sw[pkt->node - f->n_hosts];
@@ -262,7 +275,7 @@ static void switch_receive(struct uet_fabric *f, struct uet_pkt *pkt)
 			uet_pkt_free(f->pkts, pkt);
 			return;
 		}
-		out = &f->ports[route(f, sw, pkt)];
+		out = &f->ports[egress(f, sw, pkt)];
 		if (verdict == UET_FILTER_TRIM &&
 		    (pkt->kind == UET_PKT_DATA || pkt->kind == UET_PKT_RAW) &&
 		    pkt->dscp != UET_DSCP_TRIMMED && pkt->dscp != UET_DSCP_TRIMMED_LAST_HOP) {
@@ -278,7 +291,7 @@ static void switch_receive(struct uet_fabric *f, struct uet_pkt *pkt)
 		uet_port_send(f, out, pkt);
 		return;
 	}
-	uet_port_send(f, &f->ports[route(f, sw, pkt)], pkt);
+	uet_port_send(f, &f->ports[egress(f, sw, pkt)], pkt);
 }
 
 void uet_fabric_arrive(struct uet_fabric *f, struct uet_pkt *pkt)
@@ -289,10 +302,20 @@ void uet_fabric_arrive(struct uet_fabric *f, struct uet_pkt *pkt)
 		switch_receive(f, pkt);
 }
 
-void uet_fabric_warm_arrival(const struct uet_fabric *f, const struct uet_pkt *pkt)
+void uet_fabric_warm_arrival(const struct uet_fabric *f, struct uet_pkt *pkt)
 {
-	if (pkt->node >= f->n_hosts)
-		__builtin_prefetch(&f->ports[route(f, &f->sw[pkt->node - f->n_hosts], pkt)]);
+	uint32_t out;
+
+	if (pkt->node < f->n_hosts)
+		return;
+	out = route(f, &f->sw[pkt->node - f->n_hosts], pkt);
+	__builtin_prefetch(&f->ports[out]);
+	/*
+	 * without rerouting the route is a function of the packet alone: a
+	 * whole packet keeps it (a data packet has no room)
+	 */
+	if (!f->any_reroute && pkt->kind != UET_PKT_DATA)
+		pkt->egress_hint = out + 1;
 }
 
 void uet_port_warm(const struct uet_port *p)

@@ -159,10 +159,12 @@ void uet_port_free_event(struct uet_fabric *f, struct uet_port *p);
 void uet_fabric_arrive(struct uet_fabric *f, struct uet_pkt *pkt);
 /*
  * Fetch into the cache what a coming ARRIVE (@pkt at a switch: the egress
- * port it will take) or PORT_FREE (@p: the packet it will send) touches
- * first. Neither changes what the event will do.
+ * port it will take, whose index a whole packet keeps in pkt->egress_hint
+ * where routing does not depend on failed links) or PORT_FREE (@p: the
+ * packet it will send) touches first. Neither changes what the event will
+ * do.
  */
-void uet_fabric_warm_arrival(const struct uet_fabric *f, const struct uet_pkt *pkt);
+void uet_fabric_warm_arrival(const struct uet_fabric *f, struct uet_pkt *pkt);
 void uet_port_warm(const struct uet_port *p);
 
 /* A node by name ("host3", "sw0", "leaf1", "spine0", "edge0.1", "agg2.0", "core5"), or -1. */

@@ -70,8 +70,10 @@ struct uet_pkt *uet_pkt_alloc(struct uet_pkt_pool *pool)
 	struct uet_pkt *p = take(pool, sizeof(*p), &pool->free);
 
 	/* not a data packet, should it be given back before its kind is set */
-	if (p)
+	if (p) {
 		p->kind = UET_PKT_KIND_COUNT;
+		p->egress_hint = 0;
+	}
 	return p;
 }
 

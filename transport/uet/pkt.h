@@ -24,7 +24,9 @@
  * touches, take half a cache line each. Its payload is not stored
  * (uet_pkt_payload()). Every other kind is the whole 64 bytes; a data
  * packet that becomes its ACK or NACK is copied into one
- * (uet_pkt_lengthen()). Node ids take 21 bits (UET_PKT_MAX_NODES).
+ * (uet_pkt_lengthen()). Node ids take 21 bits (UET_PKT_MAX_NODES). A whole
+ * packet keeps the egress port that prefetching routed ahead at a switch; a
+ * data packet is routed again when it arrives.
  */
 struct uet_pkt {
 	/* a data packet's 32 bytes */
@@ -42,6 +44,7 @@ struct uet_pkt {
 	uint16_t service_units; /* ACK: receiver service time in UET_SERVICE_STEP_PS */
 	uint8_t nack_code;
 	uint8_t ce;          /* ACK: CE-marked packets since the previous ACK */
+	uint32_t egress_hint; /* at a switch: its egress port + 1, routed ahead (0: not yet) */
 	union {
 		uint64_t sack_bits; /* ACK */
 		uint64_t value;     /* PROBE: send time; CREDIT_REQ: bytes; CREDIT: cumulative credit; RAW: cookie */
