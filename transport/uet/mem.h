@@ -5,7 +5,7 @@
  * events, the timing wheel's slot arrays) comes from here.
  *
  * A run's state is thousands of small blocks touched at random: at 8,192
- * hosts, 140 MB of them, about 17 KB per host, and each event reaches a few.
+ * hosts, 97 MB of them, about 12 KB per host, and each event reaches a few.
  * With 4 KiB pages every such touch may also miss the TLB. So blocks are cut
  * from 2 MiB chunks, and once a run's mappings pass UET_MEM_SMALL_BYTES
  * the further ones are advised as transparent huge pages (MADV_HUGEPAGE;
