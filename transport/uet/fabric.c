@@ -278,7 +278,7 @@ static void switch_receive(struct uet_fabric *f, struct uet_pkt *pkt)
 		out = &f->ports[egress(f, sw, pkt)];
 		if (verdict == UET_FILTER_TRIM &&
 		    (pkt->kind == UET_PKT_DATA || pkt->kind == UET_PKT_RAW) &&
-		    pkt->dscp != UET_DSCP_TRIMMED && pkt->dscp != UET_DSCP_TRIMMED_LAST_HOP) {
+		    !uet_dscp_is_trimmed(pkt->dscp)) {
 			trim(out, pkt);
 			f->sw_trims++;
 		}

@@ -141,11 +141,13 @@ static void *alloc_block(struct uet_mem *m, size_t n, bool zero)
 /* Under a sanitizer: a block of its own, as aligned as the arena's would be. */
 static void *sanitized_alloc(size_t n, bool zero)
 {
+	size_t align;
 	void *p;
 
 	if (n == 0)
 		n = 1;
-	p = uet_mem_align(n) > 16 ? aligned_alloc(uet_mem_align(n), n) : malloc(n);
+	align = uet_mem_align(n);
+	p = align > 16 ? aligned_alloc(align, n) : malloc(n);
 	if (p && zero)
 		memset(p, 0, n);
 	return p;

@@ -22,23 +22,17 @@ static int grow(struct uet_pkt_pool *pool, size_t size, struct uet_pkt **free)
 
 	if (pool->n_slabs == pool->cap_slabs) {
 		size_t cap = pool->cap_slabs ? pool->cap_slabs * 2 : 16;
-		void **a = realloc(pool->slabs, cap * sizeof(*a));
-		size_t *b;
+		struct uet_pkt_slab *a = realloc(pool->slabs, cap * sizeof(*a));
 
 		if (!a)
 			return -1;
 		pool->slabs = a;
-		b = realloc(pool->slab_bytes, cap * sizeof(*b));
-		if (!b)
-			return -1;
-		pool->slab_bytes = b;
 		pool->cap_slabs = cap;
 	}
 	slab = uet_mem_zalloc(pool->mem, bytes);
 	if (!slab)
 		return -1;
-	pool->slabs[pool->n_slabs] = slab;
-	pool->slab_bytes[pool->n_slabs++] = bytes;
+	pool->slabs[pool->n_slabs++] = (struct uet_pkt_slab){ .p = slab, .bytes = bytes };
 	for (size_t i = 0; i < PKT_SLAB; i++) {
 		struct uet_pkt *p = (struct uet_pkt *)(slab + i * size);
 
@@ -103,9 +97,8 @@ void uet_pkt_pool_fini(struct uet_pkt_pool *pool)
 	struct uet_mem *mem = pool->mem;
 
 	for (size_t i = 0; i < pool->n_slabs; i++)
-		uet_mem_free(mem, pool->slabs[i], pool->slab_bytes[i]);
+		uet_mem_free(mem, pool->slabs[i].p, pool->slabs[i].bytes);
 	free(pool->slabs);
-	free(pool->slab_bytes);
 	memset(pool, 0, sizeof(*pool));
 	pool->mem = mem;
 }

@@ -67,8 +67,10 @@ struct uet_pkt_pool {
 	struct uet_pkt *free_data; /* data packets' blocks given back */
 	uint64_t live;           /* allocated and not freed */
 	uint64_t raw_live;       /* of which raw queue pairs' (a run waits for them) */
-	void **slabs;
-	size_t *slab_bytes;
+	struct uet_pkt_slab {
+		void *p;
+		size_t bytes;
+	} *slabs;
 	size_t n_slabs, cap_slabs;
 	struct uet_mem *mem;     /* the slabs' */
 	bool oom;                /* an allocation failed */

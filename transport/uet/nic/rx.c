@@ -54,7 +54,8 @@ static void receive_data(struct uet_nics *ns, struct uet_nic *nic, struct uet_pk
 {
 	struct uet_pdc *pdc = ns->pdcs[pkt->pdc];
 	bool trimmed = uet_dscp_is_trimmed(pkt->dscp);
-	uint32_t ip_bytes = trimmed ? UET_TRIMMED_IP_BYTES : uet_pkt_payload(pkt) + UET_NOMINAL_HDR_BYTES;
+	uint32_t ip_bytes =
+		trimmed ? UET_TRIMMED_IP_BYTES : uet_pkt_payload(pkt) + UET_NOMINAL_HDR_BYTES;
 	uint64_t hold;
 	struct uet_rxpdc *rx;
 	bool first, dup, ack;
